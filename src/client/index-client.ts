@@ -1,0 +1,153 @@
+import { decodeCursor, encodeCursor } from '../engine/cursor';
+import { ErrorCode, ValidationError } from '../engine/errors';
+import type { IndexEntry } from '../engine/index-entry';
+import {
+	DEFAULT_LIMIT,
+	assertValidFilters,
+	assertValidLimit,
+	compareEntries,
+	type ListFilters,
+	type ListPosition,
+	type ShardRow,
+} from '../engine/index-query';
+import type { Registry, ResolvedEntry } from '../engine/registry';
+import { shardIndex, shardName } from '../engine/shard';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
+import { namespace, type ShardflowEnv } from './instance-client';
+import { unwrap, type IndexRpc } from './rpc';
+
+export interface ListQuery extends ListFilters {
+	/** Omit to list every registered type. */
+	type?: string;
+	limit?: number;
+	cursor?: string | null;
+}
+
+export interface ListPage {
+	items: IndexEntry[];
+	/** Pass back as `cursor` for the next page; null on the last page. */
+	nextCursor: string | null;
+}
+
+export function shardStub(env: ShardflowEnv, type: string, n: number): IndexRpc {
+	return namespace(env).getByName(shardName(type, n)) as IndexRpc;
+}
+
+/** Every shard number a read of this type must ask: the current layout and, while resizing, the previous one. */
+export function readShards(entry: ResolvedEntry): number[] {
+	return Array.from({ length: Math.max(entry.shards, entry.previousShards ?? 0) }, (_, n) => n);
+}
+
+/**
+ * Delivers one index entry to the shard that owns its id. While resizing, it
+ * also tombstones the entry in its previous-layout shard, so a stale status
+ * there cannot surface under a status filter.
+ */
+export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, entry: IndexEntry): Promise<void> {
+	const config = registry.get(entry.type);
+	const home = shardIndex(entry.id, config.shards);
+	await unwrap(shardStub(env, entry.type, home).indexWrite([entry]));
+	if (config.previousShards !== undefined) {
+		const previous = shardIndex(entry.id, config.previousShards);
+		if (previous !== home) await unwrap(shardStub(env, entry.type, previous).indexTombstone([{ id: entry.id, version: entry.version }]));
+	}
+}
+
+/** Reads of the sharded index: fan out, merge, drop stale copies, page by keyset. */
+export class IndexClient {
+	constructor(
+		private readonly env: ShardflowEnv,
+		private readonly registry: Registry,
+	) {}
+
+	async list(query: ListQuery = {}): Promise<ListPage> {
+		const limit = query.limit ?? DEFAULT_LIMIT;
+		assertValidLimit(limit);
+		const filters: ListFilters = {
+			...(query.status?.length ? { status: query.status } : {}),
+			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']),
+		};
+		assertValidFilters(filters);
+		const types = query.type === undefined ? this.registry.types() : [this.registry.get(query.type).type];
+		const after = query.cursor ? decodeCursor(query.cursor, query.type, filters) : undefined;
+
+		const perShard = await Promise.all(
+			types.flatMap((type) => {
+				const entry = this.registry.get(type);
+				return readShards(entry).map(async (n) => {
+					const rows = await unwrap(shardStub(this.env, type, n).indexList({ ...filters, limit, ...(after ? { after } : {}) }));
+					return { entry, n, rows, full: rows.length === limit };
+				});
+			}),
+		);
+
+		const candidates: (ShardRow & { config: ResolvedEntry })[] = perShard.flatMap(({ entry, n, rows }) =>
+			rows.map((row) => ({ ...row, shard: n, config: entry })),
+		);
+		candidates.sort(compareEntries);
+		const window = candidates.slice(0, limit);
+		const hasMore = candidates.length > limit || perShard.some((s) => s.full);
+		const items = await this.dropStale(window);
+		const last: ListPosition | undefined = window.at(-1);
+		return {
+			items: items.map(({ id, type, status, createdAt, updatedAt, version }) => ({ id, type, status, createdAt, updatedAt, version })),
+			nextCursor: hasMore && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }, query.type, filters) : null,
+		};
+	}
+
+	/** Instances per status for one type, summed across its shards. */
+	async counts(type: string): Promise<Record<WorkflowStatus, number>> {
+		const entry = this.registry.get(type);
+		const perShard = await Promise.all(readShards(entry).map((n) => unwrap(shardStub(this.env, type, n).indexCounts())));
+		const total = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
+		for (const counts of perShard) for (const [status, n] of Object.entries(counts)) total[status as WorkflowStatus] += n;
+		return total;
+	}
+
+	/**
+	 * A copy of an entry is shown only from the shard that owns its id under
+	 * the current layout, or from a previous-layout shard while the owner has
+	 * nothing as new. So one id appears once, with its newest status.
+	 */
+	private async dropStale<T extends ShardRow & { config: ResolvedEntry }>(window: T[]): Promise<T[]> {
+		const newest = new Map<string, T>();
+		for (const row of window) {
+			const seen = newest.get(row.id);
+			if (!seen || row.version > seen.version) newest.set(row.id, row);
+		}
+		const foreign = [...newest.values()].filter((row) => shardIndex(row.id, row.config.shards) !== row.shard);
+		const superseded = new Set<string>();
+		const byHome = new Map<string, T[]>();
+		for (const row of foreign) {
+			const fromPreviousLayout =
+				row.config.previousShards !== undefined && shardIndex(row.id, row.config.previousShards) === row.shard;
+			if (!fromPreviousLayout) {
+				superseded.add(row.id);
+				continue;
+			}
+			const key = `${row.type}\u0000${shardIndex(row.id, row.config.shards)}`;
+			byHome.set(key, [...(byHome.get(key) ?? []), row]);
+		}
+		await Promise.all(
+			[...byHome].map(async ([key, rows]) => {
+				const [type, n] = key.split('\u0000') as [string, string];
+				const versions = await unwrap(shardStub(this.env, type, Number(n)).indexVersions(rows.map((r) => r.id)));
+				for (const row of rows) if ((versions[row.id] ?? -1) >= row.version) superseded.add(row.id);
+			}),
+		);
+		return window.filter((row) => newest.get(row.id) === row && !superseded.has(row.id));
+	}
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partial<Pick<T, K>> {
+	const out: Partial<Pick<T, K>> = {};
+	for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+	return out;
+}
+
+export function assertKnownType(registry: Registry, type: unknown): string {
+	if (typeof type !== 'string' || !registry.has(type)) {
+		throw new ValidationError(ErrorCode.UnknownType, `unknown workflow type ${JSON.stringify(type)}; registered types: ${registry.types().join(', ')}`);
+	}
+	return type;
+}

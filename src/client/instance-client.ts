@@ -1,0 +1,47 @@
+import type { CreateResult } from '../engine/instance-engine';
+import { assertValidWorkflowId, uuidv7 } from '../engine/ids';
+import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import { unwrap, type InstanceRpc } from './rpc';
+
+/** The one binding every caller needs: the `WorkflowRunner` Durable Object namespace. */
+export interface ShardflowEnv {
+	WORKFLOW_RUNNER: DurableObjectNamespace<any>;
+}
+
+/** The namespace without its generic stub types, which are too deep for `tsc` when cast. */
+export function namespace(env: ShardflowEnv): { getByName(name: string): unknown } {
+	const ns = env.WORKFLOW_RUNNER as unknown as { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): unknown };
+	return { getByName: (name) => ns.get(ns.idFromName(name)) };
+}
+
+/** The stub of a workflow instance. Refuses reserved and malformed ids before any object is touched. */
+export function instanceStub(env: ShardflowEnv, id: string): InstanceRpc {
+	assertValidWorkflowId(id);
+	return namespace(env).getByName(id) as InstanceRpc;
+}
+
+/** Untyped control calls by type name; the typed ones are the static helpers of `Workflow`. */
+export const instances = {
+	create(env: ShardflowEnv, type: string, options: { id?: string; payload?: unknown }): Promise<CreateResult> {
+		const id = options.id ?? uuidv7();
+		return unwrap(instanceStub(env, id).create({ id, type, payload: options.payload }));
+	},
+	status(env: ShardflowEnv, id: string): Promise<WorkflowStatusInfo> {
+		return unwrap(instanceStub(env, id).describe());
+	},
+	sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown): Promise<void> {
+		return unwrap(instanceStub(env, id).sendEvent({ event, payload })).then(() => undefined);
+	},
+	pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+		return unwrap(instanceStub(env, id).pause());
+	},
+	resume(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+		return unwrap(instanceStub(env, id).resume());
+	},
+	terminate(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+		return unwrap(instanceStub(env, id).terminate());
+	},
+	restart(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+		return unwrap(instanceStub(env, id).restart());
+	},
+};

@@ -1,0 +1,50 @@
+import type { ErrorBody } from '../engine/errors';
+import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
+import type { CreateResult } from '../engine/instance-engine';
+import type { IndexEntry } from '../engine/index-entry';
+import type { ShardListQuery } from '../engine/index-query';
+import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+
+/**
+ * Every RPC method of `WorkflowRunner` answers with this envelope instead of
+ * throwing: a thrown error loses its class and code on the way across RPC.
+ */
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
+
+/** The RPC surface of a `WorkflowRunner` in its workflow-instance role. */
+export interface InstanceRpc {
+	create(request: { id: string; type: string; payload: unknown }): Promise<RpcResult<CreateResult>>;
+	describe(): Promise<RpcResult<WorkflowStatusInfo>>;
+	sendEvent(request: { event: string; payload: unknown }): Promise<RpcResult<null>>;
+	pause(): Promise<RpcResult<WorkflowStatus>>;
+	resume(): Promise<RpcResult<WorkflowStatus>>;
+	terminate(): Promise<RpcResult<WorkflowStatus>>;
+	restart(): Promise<RpcResult<WorkflowStatus>>;
+}
+
+/** Turns an RPC envelope back into a value or a typed error. */
+export async function unwrap<T>(result: Promise<RpcResult<T>> | RpcResult<T>): Promise<T> {
+	const settled = await result;
+	if (!settled.ok) throw errorFromBody(settled.error);
+	return settled.value;
+}
+
+/** Runs `fn` and wraps its outcome for RPC; unexpected errors are logged and reported as INTERNAL. */
+export async function wrap<T>(fn: () => T | Promise<T>): Promise<RpcResult<T>> {
+	try {
+		return { ok: true, value: await fn() };
+	} catch (error) {
+		if (!(error instanceof ShardflowError)) console.error('shardflow: unexpected error', error);
+		return { ok: false, error: toErrorBody(error) };
+	}
+}
+
+/** The RPC surface of a `WorkflowRunner` in its index-shard role. */
+export interface IndexRpc {
+	indexWrite(entries: IndexEntry[]): Promise<RpcResult<null>>;
+	indexTombstone(items: { id: string; version: number }[]): Promise<RpcResult<null>>;
+	indexList(query: ShardListQuery): Promise<RpcResult<IndexEntry[]>>;
+	indexCounts(): Promise<RpcResult<Record<string, number>>>;
+	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;
+	indexScan(request: { afterId: string; limit: number }): Promise<RpcResult<IndexEntry[]>>;
+}

@@ -1,0 +1,92 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+// Both roles of WorkflowRunner share one schema (one migration set); an
+// instance uses the first five tables, an index shard only `index_entries`.
+
+/** The single row of a workflow instance. */
+export const instance = sqliteTable('instance', {
+	id: text('id').primaryKey(),
+	type: text('type').notNull(),
+	status: text('status').notNull(),
+	payload: text('payload'),
+	output: text('output'),
+	errorName: text('error_name'),
+	errorMessage: text('error_message'),
+	createdAt: integer('created_at').notNull(),
+	updatedAt: integer('updated_at').notNull(),
+	version: integer('version').notNull(),
+	generation: integer('generation').notNull().default(0),
+});
+
+/** One row per step, keyed by kind and name (see engine/step-key.ts). */
+export const steps = sqliteTable('steps', {
+	key: text('key').primaryKey(),
+	name: text('name').notNull(),
+	kind: text('kind').notNull(),
+	status: text('status').notNull(),
+	attempts: integer('attempts').notNull().default(0),
+	result: text('result'),
+	errorName: text('error_name'),
+	errorMessage: text('error_message'),
+	startedAt: integer('started_at'),
+	finishedAt: integer('finished_at'),
+	wakeAt: integer('wake_at'),
+	seq: integer('seq').notNull(),
+});
+
+/** Pending wake-ups (sleeps, retry waits, event timeouts); the alarm points at the earliest. */
+export const wakeups = sqliteTable(
+	'wakeups',
+	{
+		key: text('key').primaryKey(),
+		at: integer('at').notNull(),
+	},
+	(t) => [index('wakeups_at').on(t.at)],
+);
+
+/** Events that arrived before their wait; consumed oldest first. */
+export const events = sqliteTable(
+	'events',
+	{
+		seq: integer('seq').primaryKey({ autoIncrement: true }),
+		name: text('name').notNull(),
+		payload: text('payload'),
+		receivedAt: integer('received_at').notNull(),
+	},
+	(t) => [index('events_name_seq').on(t.name, t.seq)],
+);
+
+/** The pending index update of this instance (at most one row: only the newest matters). */
+export const outbox = sqliteTable('outbox', {
+	slot: integer('slot').primaryKey(),
+	entry: text('entry').notNull(),
+	version: integer('version').notNull(),
+	attempts: integer('attempts').notNull().default(0),
+	nextAttemptAt: integer('next_attempt_at').notNull(),
+});
+
+/**
+ * Index shard rows. `status = '__moved'` is a tombstone left when an entry
+ * moves to another shard, so a late, older write cannot bring it back.
+ */
+export const indexEntries = sqliteTable(
+	'index_entries',
+	{
+		id: text('id').primaryKey(),
+		type: text('type').notNull(),
+		status: text('status').notNull(),
+		createdAt: integer('created_at').notNull(),
+		updatedAt: integer('updated_at').notNull(),
+		version: integer('version').notNull(),
+	},
+	(t) => [
+		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
+		index('index_entries_updated').on(t.updatedAt, t.id),
+	],
+);
+
+/** Facts an object keeps about itself (its name, when `ctx.id.name` is not available). */
+export const meta = sqliteTable('meta', {
+	key: text('key').primaryKey(),
+	value: text('value').notNull(),
+});

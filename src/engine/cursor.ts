@@ -1,0 +1,51 @@
+import { ErrorCode, ValidationError } from './errors';
+import type { ListFilters, ListPosition } from './index-query';
+import { fnv1a32 } from './shard';
+
+/**
+ * The one owner of the listing cursor format: base64url of
+ * `[version, updatedAt, id, filterHash, check]`. The filter hash ties a cursor
+ * to the query that issued it; the check rejects cursors edited by hand.
+ */
+const VERSION = 1;
+
+function filterHash(type: string | undefined, filters: ListFilters): number {
+	const status = [...(filters.status ?? [])].sort().join(',');
+	return fnv1a32(
+		JSON.stringify([type ?? '*', status, filters.createdAfter, filters.createdBefore, filters.updatedAfter, filters.updatedBefore]),
+	);
+}
+
+function check(parts: unknown[]): number {
+	return fnv1a32(`shardflow-cursor:${JSON.stringify(parts)}`);
+}
+
+export function encodeCursor(position: ListPosition, type: string | undefined, filters: ListFilters): string {
+	const parts = [VERSION, position.updatedAt, position.id, filterHash(type, filters)];
+	const json = JSON.stringify([...parts, check(parts)]);
+	return btoa(String.fromCharCode(...new TextEncoder().encode(json)))
+		.replaceAll('+', '-')
+		.replaceAll('/', '_')
+		.replace(/=+$/, '');
+}
+
+export function decodeCursor(cursor: string, type: string | undefined, filters: ListFilters): ListPosition {
+	const invalid = (why: string) =>
+		new ValidationError(ErrorCode.InvalidCursor, `invalid cursor: ${why}; pass the nextCursor of the previous page, with the same filters`);
+	if (typeof cursor !== 'string' || cursor.length > 600 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid('malformed');
+	let parts: unknown;
+	try {
+		const binary = atob(cursor.replaceAll('-', '+').replaceAll('_', '/'));
+		parts = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+	} catch {
+		throw invalid('malformed');
+	}
+	if (!Array.isArray(parts) || parts.length !== 5) throw invalid('malformed');
+	const [version, updatedAt, id, hash, sum] = parts;
+	if (version !== VERSION || typeof updatedAt !== 'number' || !Number.isSafeInteger(updatedAt) || typeof id !== 'string') {
+		throw invalid('malformed');
+	}
+	if (sum !== check(parts.slice(0, 4))) throw invalid('not issued by this API');
+	if (hash !== filterHash(type, filters)) throw invalid('it belongs to a query with other filters');
+	return { updatedAt, id };
+}

@@ -1,0 +1,41 @@
+import { ErrorCode, ValidationError } from './errors';
+
+/** A length of time: milliseconds, or a string such as `'2s'`, `'1 second'`, `'24 hours'`, `'7d'`. */
+export type Duration = number | string;
+
+const UNIT_MS: Record<string, number> = {
+	ms: 1, millisecond: 1, milliseconds: 1,
+	s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
+	m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
+	h: 3_600_000, hr: 3_600_000, hrs: 3_600_000, hour: 3_600_000, hours: 3_600_000,
+	d: 86_400_000, day: 86_400_000, days: 86_400_000,
+	w: 604_800_000, week: 604_800_000, weeks: 604_800_000,
+	y: 31_536_000_000, year: 31_536_000_000, years: 31_536_000_000,
+};
+
+const PATTERN = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$/i;
+
+/** Longest duration accepted: 365 days, so a typo cannot park a workflow forever. */
+export const MAX_DURATION_MS = 365 * 86_400_000;
+
+/** Parses a duration into milliseconds, or throws `INVALID_DURATION` saying what is accepted. */
+export function parseDuration(value: Duration): number {
+	let ms: number | undefined;
+	if (typeof value === 'number') {
+		ms = Number.isFinite(value) && value >= 0 ? value : undefined;
+	} else if (typeof value === 'string') {
+		const match = PATTERN.exec(value);
+		const unit = match ? UNIT_MS[match[2]!.toLowerCase()] : undefined;
+		if (match && unit !== undefined) ms = Number(match[1]) * unit;
+	}
+	if (ms === undefined) {
+		throw new ValidationError(
+			ErrorCode.InvalidDuration,
+			`invalid duration ${JSON.stringify(value)}: use milliseconds (a number >= 0) or a string like "500ms", "2s", "1 second", "24 hours", "7d", "7 days"`,
+		);
+	}
+	if (ms > MAX_DURATION_MS) {
+		throw new ValidationError(ErrorCode.InvalidDuration, `duration ${JSON.stringify(value)} is longer than the maximum of 365 days`);
+	}
+	return Math.round(ms);
+}

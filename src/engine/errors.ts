@@ -1,0 +1,174 @@
+/**
+ * Typed errors with stable codes. Class identity does not survive Durable
+ * Object RPC, so every error crosses the boundary as `{code, message}` and is
+ * rebuilt on the other side with `errorFromBody`. Match on `code`, never on
+ * the message text.
+ */
+export const ErrorCode = {
+	InvalidId: 'INVALID_ID',
+	ReservedId: 'RESERVED_ID',
+	UnknownType: 'UNKNOWN_TYPE',
+	TypeMismatch: 'TYPE_MISMATCH',
+	InvalidPayload: 'INVALID_PAYLOAD',
+	UnknownEvent: 'UNKNOWN_EVENT',
+	InvalidEventPayload: 'INVALID_EVENT_PAYLOAD',
+	NotFound: 'NOT_FOUND',
+	InvalidState: 'INVALID_STATE',
+	TooLarge: 'TOO_LARGE',
+	NotSerializable: 'NOT_SERIALIZABLE',
+	InvalidDuration: 'INVALID_DURATION',
+	InvalidOptions: 'INVALID_OPTIONS',
+	Determinism: 'NON_DETERMINISTIC',
+	StepFailed: 'STEP_FAILED',
+	StepTimeout: 'STEP_TIMEOUT',
+	EventTimeout: 'EVENT_TIMEOUT',
+	NonRetryable: 'NON_RETRYABLE',
+	WrongRole: 'WRONG_ROLE',
+	InvalidCursor: 'INVALID_CURSOR',
+	InvalidQuery: 'INVALID_QUERY',
+	Internal: 'INTERNAL',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The shape every error takes across RPC and HTTP. */
+export interface ErrorBody {
+	code: string;
+	message: string;
+	name?: string;
+}
+
+/** Base class of every error the engine raises on purpose. */
+export class ShardflowError extends Error {
+	override name = 'ShardflowError';
+	constructor(
+		readonly code: ErrorCode,
+		message: string,
+		options?: { cause?: unknown },
+	) {
+		super(message, options);
+	}
+
+	toBody(): ErrorBody {
+		return { code: this.code, message: this.message, name: this.name };
+	}
+}
+
+/** Input that the engine refuses before storing anything. */
+export class ValidationError extends ShardflowError {
+	override name = 'ValidationError';
+}
+
+/** The instance (or shard) does not exist. */
+export class NotFoundError extends ShardflowError {
+	override name = 'NotFoundError';
+	constructor(message: string) {
+		super(ErrorCode.NotFound, message);
+	}
+}
+
+/** A control call that makes no sense in the instance's current status. */
+export class InvalidStateError extends ShardflowError {
+	override name = 'InvalidStateError';
+	constructor(message: string) {
+		super(ErrorCode.InvalidState, message);
+	}
+}
+
+/** The same id already belongs to a workflow of another type. */
+export class TypeMismatchError extends ShardflowError {
+	override name = 'TypeMismatchError';
+	constructor(message: string) {
+		super(ErrorCode.TypeMismatch, message);
+	}
+}
+
+/** A workflow broke a replay rule (for example a step name used twice). */
+export class DeterminismError extends ShardflowError {
+	override name = 'DeterminismError';
+	constructor(message: string) {
+		super(ErrorCode.Determinism, message);
+	}
+}
+
+/**
+ * Throw this from a step to fail it at once, without the remaining retries.
+ *
+ * @example
+ * await step.do('charge', async () => {
+ *   if (card.expired) throw new NonRetryableError('card expired');
+ * });
+ */
+export class NonRetryableError extends Error {
+	override name = 'NonRetryableError';
+	readonly code = ErrorCode.NonRetryable;
+}
+
+/**
+ * `step.do` throws this once a step has failed for good. `run()` may catch it
+ * to compensate; the same error is thrown again on every later replay, without
+ * running the step's function again.
+ */
+export class StepFailedError extends ShardflowError {
+	override name = 'StepFailedError';
+	constructor(
+		readonly stepName: string,
+		readonly attempts: number,
+		readonly causeName: string,
+		readonly causeMessage: string,
+	) {
+		super(ErrorCode.StepFailed, `step "${stepName}" failed after ${attempts} attempt(s): ${causeName}: ${causeMessage}`);
+	}
+}
+
+/** One attempt of a step ran past its `timeout`. */
+export class StepTimeoutError extends ShardflowError {
+	override name = 'StepTimeoutError';
+	constructor(stepName: string, timeoutMs: number) {
+		super(ErrorCode.StepTimeout, `step "${stepName}" attempt timed out after ${timeoutMs} ms`);
+	}
+}
+
+/** `step.waitForEvent` throws this when its timeout passes first. */
+export class EventTimeoutError extends ShardflowError {
+	override name = 'EventTimeoutError';
+	constructor(readonly stepName: string, readonly eventName: string) {
+		super(ErrorCode.EventTimeout, `step "${stepName}" timed out waiting for event "${eventName}"`);
+	}
+}
+
+/** An index-shard call reached a workflow instance, or the other way round. */
+export class WrongRoleError extends ShardflowError {
+	override name = 'WrongRoleError';
+	constructor(message: string) {
+		super(ErrorCode.WrongRole, message);
+	}
+}
+
+const classesByCode: Partial<Record<string, (body: ErrorBody) => ShardflowError>> = {
+	[ErrorCode.NotFound]: (b) => new NotFoundError(b.message),
+	[ErrorCode.InvalidState]: (b) => new InvalidStateError(b.message),
+	[ErrorCode.TypeMismatch]: (b) => new TypeMismatchError(b.message),
+	[ErrorCode.Determinism]: (b) => new DeterminismError(b.message),
+	[ErrorCode.WrongRole]: (b) => new WrongRoleError(b.message),
+};
+
+/** Rebuilds a typed error from its RPC/HTTP body. */
+export function errorFromBody(body: ErrorBody): ShardflowError {
+	const make = classesByCode[body.code];
+	if (make) return make(body);
+	const known = Object.values(ErrorCode) as string[];
+	const code = (known.includes(body.code) ? body.code : ErrorCode.Internal) as ErrorCode;
+	return new ValidationError(code, body.message);
+}
+
+/** Turns anything thrown into a body that is safe to send to a client. */
+export function toErrorBody(error: unknown): ErrorBody {
+	if (error instanceof ShardflowError) return error.toBody();
+	return { code: ErrorCode.Internal, message: 'internal error' };
+}
+
+/** The name and message of anything thrown, for storing a step or workflow failure. */
+export function describeThrown(error: unknown): { name: string; message: string } {
+	if (error instanceof Error) return { name: error.name || 'Error', message: error.message };
+	return { name: 'Error', message: typeof error === 'string' ? error : JSON.stringify(error) ?? String(error) };
+}

@@ -1,0 +1,25 @@
+import { ErrorCode, ValidationError } from './errors';
+
+const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/** Checks a caller-chosen workflow id; names under `__` belong to the engine (index shards). */
+export function assertValidWorkflowId(id: unknown): asserts id is string {
+	if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+		throw new ValidationError(ErrorCode.InvalidId, `invalid workflow id ${JSON.stringify(id)?.slice(0, 120)}: use 1-100 characters of A-Z a-z 0-9 _ . : -`);
+	}
+	if (id.startsWith('__')) {
+		throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids starting with "__" belong to the engine`);
+	}
+}
+
+/** A time-ordered unique id (UUIDv7, RFC 9562), used when `create` gets no id. */
+export function uuidv7(now: number = Date.now()): string {
+	const bytes = new Uint8Array(16);
+	crypto.getRandomValues(bytes);
+	const ms = BigInt(now);
+	for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+	bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+	bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+	const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,15 @@
+import type { WorkflowStatus } from './types';
+
+/**
+ * What an instance tells its index shard at every status transition.
+ * `version` grows with every transition of that instance, so a shard keeps
+ * the newest entry even when deliveries arrive out of order.
+ */
+export interface IndexEntry {
+	id: string;
+	type: string;
+	status: WorkflowStatus;
+	createdAt: number;
+	updatedAt: number;
+	version: number;
+}

@@ -1,0 +1,357 @@
+import {
+	ErrorCode,
+	InvalidStateError,
+	NotFoundError,
+	TypeMismatchError,
+	ValidationError,
+	describeThrown,
+} from './errors';
+import { assertValidWorkflowId } from './ids';
+import type { IndexEntry } from './index-entry';
+import { fromStoredJson, toStoredJson } from './json';
+import type { Registry, ResolvedEntry } from './registry';
+import { validateWith } from './schema-validation';
+import { AbortSignal_, SuspendSignal } from './signals';
+import { StepContext } from './step-context';
+import type { InstanceRow, InstanceStore, StepRow } from './store';
+import { FINISHED_STATUSES, type WorkflowStatus, type WorkflowStatusInfo } from './types';
+
+/** What the Durable Object shell (or a test) provides to the engine. */
+export interface EngineHost {
+	store: InstanceStore;
+	registry: Registry;
+	env: unknown;
+	now(): number;
+	/** Sets the single alarm to exactly `at`, or deletes it. */
+	setAlarm(at: number | undefined): void;
+	/** Makes sure the alarm fires no later than `at` (an earlier one stays: an early alarm is harmless). */
+	ensureAlarmBy(at: number): void;
+	/** Keeps background work (the replay loop, index delivery) alive after the request returns. */
+	background(work: Promise<unknown>): void;
+	/** Sends one index entry to its shard (and removes it from a previous-layout shard). */
+	sendIndexEntry(entry: IndexEntry): Promise<void>;
+	yieldToEventLoop(): Promise<void>;
+}
+
+/** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
+export function outboxBackoffMs(attempts: number): number {
+	return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 300_000);
+}
+/** How long a fresh outbox row may wait for its in-memory delivery before the alarm retries it. */
+export const OUTBOX_GRACE_MS = 10_000;
+/**
+ * While a pass runs, the alarm stays armed this far ahead: if the isolate
+ * dies mid-step, the alarm brings the instance back and the replay goes on.
+ */
+export const WATCHDOG_MS = OUTBOX_GRACE_MS;
+
+const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];
+
+export interface CreateResult {
+	id: string;
+	type: string;
+	status: WorkflowStatus;
+	created: boolean;
+}
+
+/**
+ * One workflow instance: its lifecycle, its replay loop and its index outbox.
+ * Pure TypeScript over `EngineHost`; the Durable Object is a thin shell around it.
+ */
+export class InstanceEngine {
+	private loop: Promise<void> | undefined;
+	private rerun = false;
+	private delivering: Promise<void> | undefined;
+	private redeliver = false;
+	/** Mirrors the stored row so boundary checks cost no query. */
+	private row: InstanceRow | undefined;
+
+	constructor(private readonly host: EngineHost) {
+		this.row = host.store.readInstance();
+	}
+
+	get exists(): boolean {
+		return this.row !== undefined;
+	}
+
+	async create(id: string, type: string, payloadInput: unknown): Promise<CreateResult> {
+		assertValidWorkflowId(id);
+		const entry = this.host.registry.get(type);
+		if (this.row) return this.existing(type);
+		const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
+		const payloadJson = toStoredJson(payload, 'payload');
+		// A concurrent create may have won while the schema validated.
+		if (this.row) return this.existing(type);
+		const now = this.host.now();
+		this.transition({
+			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null,
+			createdAt: now, updatedAt: now, version: 0, generation: 0,
+		});
+		this.kick();
+		return { id, type, status: 'created', created: true };
+	}
+
+	status(): WorkflowStatusInfo {
+		const row = this.require();
+		return {
+			id: row.id,
+			type: row.type,
+			status: row.status,
+			payload: fromStoredJson(row.payload),
+			...(row.output !== null ? { output: fromStoredJson(row.output) } : {}),
+			...(row.errorName !== null ? { error: { name: row.errorName, message: row.errorMessage ?? '' } } : {}),
+			createdAt: row.createdAt,
+			updatedAt: row.updatedAt,
+			version: row.version,
+			steps: this.host.store.readSteps().map(summarizeStep),
+		};
+	}
+
+	async sendEvent(name: string, payloadInput: unknown): Promise<void> {
+		const row = this.require();
+		if (FINISHED_STATUSES.includes(row.status)) {
+			throw new InvalidStateError(`workflow "${row.id}" is ${row.status} and accepts no more events`);
+		}
+		const { workflow } = this.entryOf(row);
+		const events = workflow.events ?? {};
+		if (typeof name !== 'string' || !Object.hasOwn(events, name)) {
+			const declared = Object.keys(events);
+			throw new ValidationError(
+				ErrorCode.UnknownEvent,
+				`workflow type "${row.type}" does not declare event ${JSON.stringify(name)}${declared.length ? `; declared events: ${declared.join(', ')}` : ' (it declares no events)'}`,
+			);
+		}
+		const payload = await validateWith(events[name], payloadInput, ErrorCode.InvalidEventPayload, `payload for event "${name}"`);
+		const json = toStoredJson(payload, `payload of event "${name}"`);
+		const current = this.require();
+		if (FINISHED_STATUSES.includes(current.status)) {
+			throw new InvalidStateError(`workflow "${current.id}" is ${current.status} and accepts no more events`);
+		}
+		this.host.store.appendEvent(name, json, this.host.now());
+		if (current.status !== 'paused') this.kick();
+	}
+
+	pause(): WorkflowStatus {
+		const row = this.require();
+		if (!RUNNABLE.includes(row.status)) throw new InvalidStateError(`cannot pause workflow "${row.id}": it is ${row.status}`);
+		this.transition({ ...row, status: 'paused' });
+		return 'paused';
+	}
+
+	resume(): WorkflowStatus {
+		const row = this.require();
+		if (row.status !== 'paused') throw new InvalidStateError(`cannot resume workflow "${row.id}": it is ${row.status}, not paused`);
+		this.transition({ ...row, status: 'running' });
+		this.kick();
+		return 'running';
+	}
+
+	terminate(): WorkflowStatus {
+		const row = this.require();
+		if (FINISHED_STATUSES.includes(row.status)) throw new InvalidStateError(`cannot terminate workflow "${row.id}": it is already ${row.status}`);
+		this.host.store.transaction(() => {
+			this.host.store.deleteAllWakeups();
+			this.transition({ ...row, status: 'terminated' });
+		});
+		return 'terminated';
+	}
+
+	restart(): WorkflowStatus {
+		const row = this.require();
+		if (!FINISHED_STATUSES.includes(row.status)) {
+			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored or terminated workflows restart`);
+		}
+		this.host.store.transaction(() => {
+			this.host.store.deleteSteps();
+			this.host.store.deleteAllEvents();
+			this.host.store.deleteAllWakeups();
+			this.transition({ ...row, status: 'created', output: null, errorName: null, errorMessage: null, generation: row.generation + 1 });
+		});
+		this.kick();
+		return 'created';
+	}
+
+	/** The alarm: due wake-ups are cleared, the index outbox retried, the loop resumed. */
+	alarm(): void {
+		const now = this.host.now();
+		this.host.store.deleteWakeupsDue(now);
+		const outbox = this.host.store.readOutbox();
+		if (outbox && outbox.nextAttemptAt <= now) this.deliverIndex();
+		if (this.row && RUNNABLE.includes(this.row.status)) this.kick();
+		else this.rearm();
+	}
+
+	/** Resolves once the replay loop and index delivery have nothing left to do. */
+	async idle(): Promise<void> {
+		while (this.loop || this.delivering) await (this.loop ?? this.delivering);
+	}
+
+	/** Starts the replay loop, or asks the running one to go round once more. */
+	kick(): void {
+		if (this.loop) {
+			this.rerun = true;
+			return;
+		}
+		this.loop = this.drive().finally(() => {
+			this.loop = undefined;
+		});
+		this.host.background(this.loop);
+	}
+
+	private async drive(): Promise<void> {
+		do {
+			this.rerun = false;
+			await this.pass();
+		} while (this.rerun);
+		this.rearm();
+	}
+
+	/** One replay pass: `run()` from the top, completed steps answered from storage. */
+	private async pass(): Promise<void> {
+		const start = this.row;
+		if (!start || !RUNNABLE.includes(start.status)) return;
+		const entry = this.entryOf(start);
+		const generation = start.generation;
+		this.host.ensureAlarmBy(this.host.now() + WATCHDOG_MS);
+		if (start.status !== 'running') this.transition({ ...start, status: 'running' });
+
+		const rows = new Map<string, StepRow>();
+		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
+		const step = new StepContext(this.host.store, rows, entry, {
+			now: () => this.host.now(),
+			yieldToEventLoop: () => this.host.yieldToEventLoop(),
+			checkBoundary: () => {
+				const row = this.row!;
+				if (row.generation !== generation) throw new AbortSignal_('restarted');
+				if (row.status === 'terminated') throw new AbortSignal_('terminated');
+				if (row.status === 'paused') throw new SuspendSignal('paused');
+			},
+		});
+
+		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
+		try {
+			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.host.env });
+			outcome = { ok: true, output: await workflow.run(step, fromStoredJson(start.payload)) };
+		} catch (error) {
+			outcome = { ok: false, error };
+		}
+
+		const now = this.row!;
+		if (now.generation !== generation || !['running', 'paused'].includes(now.status)) return;
+		const signal = step.signal;
+		if (step.fatal) {
+			this.fail(now, step.fatal);
+		} else if (signal instanceof SuspendSignal) {
+			if (now.status === 'running') this.transition({ ...now, status: signal.status });
+		} else if (signal instanceof AbortSignal_) {
+			return;
+		} else if (outcome.ok) {
+			let output: string | null;
+			try {
+				output = toStoredJson(outcome.output, 'workflow output');
+			} catch (error) {
+				this.fail(now, error);
+				return;
+			}
+			this.transition({ ...now, status: 'completed', output });
+		} else {
+			this.fail(now, outcome.error);
+		}
+	}
+
+	private fail(row: InstanceRow, error: unknown): void {
+		const { name, message } = describeThrown(error);
+		this.transition({ ...row, status: 'errored', errorName: name, errorMessage: message });
+	}
+
+	/**
+	 * Every status change: the instance row and its pending index update are
+	 * written together, so the index can lag but never miss a transition.
+	 */
+	private transition(next: InstanceRow): void {
+		const now = Math.max(this.host.now(), next.updatedAt);
+		const row: InstanceRow = { ...next, updatedAt: now, version: next.version + 1 };
+		this.host.store.transaction(() => {
+			this.host.store.writeInstance(row);
+			this.host.store.writeOutbox({
+				entry: { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version },
+				attempts: 0,
+				nextAttemptAt: now + OUTBOX_GRACE_MS,
+			});
+		});
+		this.row = row;
+		this.host.ensureAlarmBy(now + OUTBOX_GRACE_MS);
+		this.deliverIndex();
+	}
+
+	/** Delivers the pending index update off the critical path; failures wait for the alarm. */
+	deliverIndex(): void {
+		if (this.delivering) {
+			this.redeliver = true;
+			return;
+		}
+		this.delivering = this.deliverLoop().finally(() => {
+			this.delivering = undefined;
+		});
+		this.host.background(this.delivering);
+	}
+
+	private async deliverLoop(): Promise<void> {
+		do {
+			this.redeliver = false;
+			const pending = this.host.store.readOutbox();
+			if (!pending) return;
+			try {
+				await this.host.sendIndexEntry(pending.entry);
+				this.host.store.ackOutbox(pending.entry.version);
+			} catch {
+				const attempts = pending.attempts + 1;
+				this.host.store.deferOutbox(pending.entry.version, attempts, this.host.now() + outboxBackoffMs(attempts));
+				// A newer entry written meanwhile gets its own attempt; otherwise wait for the alarm.
+				if (!this.redeliver) break;
+			}
+		} while (this.redeliver);
+		this.rearm();
+	}
+
+	/** Points the alarm at the earliest wake-up or outbox retry. */
+	private rearm(): void {
+		const wake = this.host.store.earliestWakeup();
+		const outbox = this.host.store.readOutbox()?.nextAttemptAt;
+		const paused = this.row?.status === 'paused';
+		const watchdog = this.loop && this.row?.status === 'running' ? this.host.now() + WATCHDOG_MS : undefined;
+		const candidates = [paused ? undefined : wake, outbox, watchdog].filter((t): t is number => t !== undefined);
+		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
+	}
+
+	private existing(type: string): CreateResult {
+		const row = this.row!;
+		if (row.type !== type) {
+			throw new TypeMismatchError(`workflow id "${row.id}" already belongs to a workflow of type "${row.type}", not "${type}"`);
+		}
+		return { id: row.id, type: row.type, status: row.status, created: false };
+	}
+
+	private require(): InstanceRow {
+		if (!this.row) throw new NotFoundError('no such workflow instance');
+		return this.row;
+	}
+
+	private entryOf(row: InstanceRow): ResolvedEntry {
+		return this.host.registry.get(row.type);
+	}
+}
+
+function summarizeStep(row: StepRow) {
+	return {
+		name: row.name,
+		kind: row.kind,
+		status: row.status,
+		attempts: row.attempts,
+		startedAt: row.startedAt,
+		finishedAt: row.finishedAt,
+		wakeAt: row.wakeAt,
+		...(row.status === 'completed' && row.result !== null ? { result: fromStoredJson(row.result) } : {}),
+		...(row.errorName !== null ? { error: { name: row.errorName, message: row.errorMessage ?? '' } } : {}),
+	};
+}

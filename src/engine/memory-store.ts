@@ -1,0 +1,84 @@
+import type { EventRow, InstanceRow, InstanceStore, OutboxRow, StepRow } from './store';
+
+/** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
+export class MemoryInstanceStore implements InstanceStore {
+	instance: InstanceRow | undefined;
+	steps = new Map<string, StepRow>();
+	wakeups = new Map<string, number>();
+	events: EventRow[] = [];
+	outbox: OutboxRow | undefined;
+	private nextEventSeq = 1;
+
+	transaction<T>(fn: () => T): T {
+		const snapshot = structuredClone({
+			instance: this.instance,
+			steps: this.steps,
+			wakeups: this.wakeups,
+			events: this.events,
+			outbox: this.outbox,
+		});
+		try {
+			return fn();
+		} catch (error) {
+			Object.assign(this, snapshot);
+			throw error;
+		}
+	}
+
+	readInstance() {
+		return this.instance && { ...this.instance };
+	}
+	writeInstance(row: InstanceRow) {
+		this.instance = { ...row };
+	}
+	readSteps() {
+		return [...this.steps.values()].map((r) => ({ ...r })).sort((a, b) => a.seq - b.seq);
+	}
+	writeStep(row: StepRow) {
+		this.steps.set(row.key, { ...row });
+	}
+	deleteSteps() {
+		this.steps.clear();
+	}
+	setWakeup(key: string, at: number) {
+		this.wakeups.set(key, at);
+	}
+	deleteWakeup(key: string) {
+		this.wakeups.delete(key);
+	}
+	deleteWakeupsDue(now: number) {
+		for (const [key, at] of this.wakeups) if (at <= now) this.wakeups.delete(key);
+	}
+	deleteAllWakeups() {
+		this.wakeups.clear();
+	}
+	earliestWakeup() {
+		let min: number | undefined;
+		for (const at of this.wakeups.values()) if (min === undefined || at < min) min = at;
+		return min;
+	}
+	appendEvent(name: string, payload: string | null, receivedAt: number) {
+		this.events.push({ seq: this.nextEventSeq++, name, payload, receivedAt });
+	}
+	oldestEvent(name: string) {
+		return this.events.find((e) => e.name === name);
+	}
+	deleteEvent(seq: number) {
+		this.events = this.events.filter((e) => e.seq !== seq);
+	}
+	deleteAllEvents() {
+		this.events = [];
+	}
+	writeOutbox(row: OutboxRow) {
+		this.outbox = structuredClone(row);
+	}
+	readOutbox() {
+		return this.outbox && structuredClone(this.outbox);
+	}
+	ackOutbox(version: number) {
+		if (this.outbox?.entry.version === version) this.outbox = undefined;
+	}
+	deferOutbox(version: number, attempts: number, nextAttemptAt: number) {
+		if (this.outbox?.entry.version === version) this.outbox = { ...this.outbox, attempts, nextAttemptAt };
+	}
+}

@@ -1,0 +1,88 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { ErrorCode, ValidationError } from './errors';
+import type { EventMap, Step, WorkflowContext, WorkflowDefaults } from './types';
+
+/** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
+export interface WorkflowClass {
+	readonly type: string;
+	events?: EventMap;
+	payload?: StandardSchemaV1;
+	defaults?: WorkflowDefaults;
+	new (ctx: WorkflowContext<any>): { run(step: Step<any>, payload: any): Promise<unknown> };
+}
+
+/** Per-type index options. */
+export interface TypeOptions {
+	/** Index shards for this type (1-256, default 1). */
+	shards?: number;
+	/** While resizing: the shard count before the change, read alongside the new layout. */
+	previousShards?: number;
+}
+
+export interface RegistryEntry extends TypeOptions {
+	workflow: WorkflowClass;
+}
+
+export interface ResolvedEntry {
+	type: string;
+	workflow: WorkflowClass;
+	shards: number;
+	previousShards: number | undefined;
+}
+
+/** A typed map of workflow types; adding a type is a code change, never a config change. */
+export interface Registry<T extends Record<string, RegistryEntry> = Record<string, RegistryEntry>> {
+	readonly definitions: T;
+	types(): string[];
+	has(type: string): boolean;
+	/** Throws `UNKNOWN_TYPE` naming the registered types. */
+	get(type: string): ResolvedEntry;
+}
+
+export const MAX_SHARDS = 256;
+
+const TYPE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/**
+ * Declares the workflow types a deployment runs.
+ *
+ * @example
+ * export const registry = defineRegistry({
+ *   test: { workflow: TestWorkflow },
+ *   payment: { workflow: PaymentWorkflow, shards: 4 },
+ * });
+ */
+export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry & { workflow: { readonly type: K } } }>(
+	definitions: T,
+): Registry<T> {
+	const resolved = new Map<string, ResolvedEntry>();
+	for (const [type, entry] of Object.entries(definitions) as [string, RegistryEntry][]) {
+		if (!TYPE_PATTERN.test(type)) throw new Error(`workflow type "${type}" must match ${TYPE_PATTERN}`);
+		if (entry.workflow.type !== type) {
+			throw new Error(`registry key "${type}" holds a workflow whose static type is "${entry.workflow.type}"`);
+		}
+		for (const [name, n] of [['shards', entry.shards], ['previousShards', entry.previousShards]] as const) {
+			if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > MAX_SHARDS)) {
+				throw new Error(`${type}.${name} must be a whole number from 1 to ${MAX_SHARDS}, got ${n}`);
+			}
+		}
+		const shards = entry.shards ?? 1;
+		const previousShards = entry.previousShards === shards ? undefined : entry.previousShards;
+		resolved.set(type, { type, workflow: entry.workflow, shards, previousShards });
+	}
+	return {
+		definitions,
+		types: () => [...resolved.keys()],
+		has: (type) => resolved.has(type),
+		get(type) {
+			const entry = resolved.get(type);
+			if (!entry) {
+				throw new ValidationError(
+					ErrorCode.UnknownType,
+					`unknown workflow type ${JSON.stringify(type)}; registered types: ${[...resolved.keys()].join(', ')}`,
+				);
+			}
+			return entry;
+		},
+	};
+}

@@ -1,0 +1,39 @@
+const FNV_OFFSET_BASIS = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+const utf8 = new TextEncoder();
+
+/**
+ * 32-bit FNV-1a over the UTF-8 bytes of `input`. `Math.imul` keeps the
+ * product in 32 bits; a plain `*` would round to a double and lose the low
+ * bits, which skews `% n` towards shard 0 (see DESIGN-NOTES section 1).
+ */
+export function fnv1a32(input: string): number {
+	let hash = FNV_OFFSET_BASIS;
+	for (const byte of utf8.encode(input)) {
+		hash ^= byte;
+		hash = Math.imul(hash, FNV_PRIME);
+	}
+	return hash >>> 0;
+}
+
+/** The index shard that owns `workflowId` when its type has `shardCount` shards. */
+export function shardIndex(workflowId: string, shardCount: number): number {
+	return fnv1a32(workflowId) % shardCount;
+}
+
+export const INDEX_PREFIX = '__index:';
+
+/** The Durable Object name of shard `n` of a type's index. */
+export function shardName(type: string, n: number): string {
+	return `${INDEX_PREFIX}${type}:${n}`;
+}
+
+/** Parses `__index:<type>:<n>`; undefined for any other name. */
+export function parseShardName(name: string): { type: string; shard: number } | undefined {
+	if (!name.startsWith(INDEX_PREFIX)) return undefined;
+	const rest = name.slice(INDEX_PREFIX.length);
+	const colon = rest.lastIndexOf(':');
+	const shard = Number(rest.slice(colon + 1));
+	if (colon <= 0 || !Number.isInteger(shard) || shard < 0) return undefined;
+	return { type: rest.slice(0, colon), shard };
+}

@@ -1,0 +1,17 @@
+/**
+ * Internal control flow of the replay loop. These never escape the engine:
+ * the runner catches them, and a workflow that catches one by mistake is
+ * suspended all the same (the step context remembers it).
+ */
+export class SuspendSignal {
+	constructor(readonly status: 'sleeping' | 'waiting' | 'paused') {}
+}
+
+/** The pass must stop without changing the status (terminated or restarted meanwhile). */
+export class AbortSignal_ {
+	constructor(readonly reason: 'terminated' | 'restarted') {}
+}
+
+export function isSignal(value: unknown): value is SuspendSignal | AbortSignal_ {
+	return value instanceof SuspendSignal || value instanceof AbortSignal_;
+}

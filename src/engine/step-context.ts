@@ -1,0 +1,274 @@
+import { parseDuration } from './duration';
+import {
+	DeterminismError,
+	ErrorCode,
+	EventTimeoutError,
+	NonRetryableError,
+	ShardflowError,
+	StepFailedError,
+	StepTimeoutError,
+	ValidationError,
+	describeThrown,
+} from './errors';
+import { fromStoredJson, toStoredJson } from './json';
+import type { ResolvedEntry } from './registry';
+import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs } from './retry-policy';
+import { AbortSignal_, SuspendSignal, isSignal } from './signals';
+import { stepKey } from './step-key';
+import type { InstanceStore, StepRow } from './store';
+import type { Step, StepDoOptions, StepKind, WaitForEventOptions } from './types';
+
+/** What a pass of the replay loop lends its step context. */
+export interface PassHooks {
+	now(): number;
+	/** Throws a signal when the instance was paused, terminated or restarted since the pass began. */
+	checkBoundary(): void;
+	/** Gives other requests of the isolate a turn; called every few steps. */
+	yieldToEventLoop(): Promise<void>;
+}
+
+/** Completed steps between two yields to the event loop (see DESIGN-NOTES section 7). */
+export const STEPS_PER_YIELD = 64;
+
+/**
+ * The `step` object of one replay pass. Completed steps answer from the rows
+ * loaded at the start of the pass; new outcomes are written through to the
+ * store and to that in-memory copy.
+ */
+export class StepContext implements Step<any> {
+	private readonly claimed = new Set<string>();
+	private nextSeq: number;
+	private stepsSinceYield = 0;
+	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
+	signal: SuspendSignal | AbortSignal_ | undefined;
+	/** A determinism error; fails the workflow even if `run()` catches it. */
+	fatal: DeterminismError | undefined;
+
+	constructor(
+		private readonly store: InstanceStore,
+		private readonly rows: Map<string, StepRow>,
+		private readonly entry: ResolvedEntry,
+		private readonly hooks: PassHooks,
+	) {
+		let max = 0;
+		for (const row of rows.values()) max = Math.max(max, row.seq);
+		this.nextSeq = max + 1;
+	}
+
+	async do<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T> {
+		const key = this.enter('do', name);
+		const row = this.rows.get(key);
+		if (row?.status === 'completed') return fromStoredJson(row.result) as T;
+		if (row?.status === 'failed') throw this.failure(row);
+
+		const policy = resolveRetryPolicy(options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY);
+		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
+		const now = this.hooks.now();
+		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) throw this.suspend('sleeping');
+
+		const attempts = row?.attempts ?? 0;
+		if (row?.status === 'running' && attempts > policy.limit) {
+			// The last allowed attempt started and never recorded an outcome: the isolate died mid-step.
+			this.write(this.failedRow(row, attempts, 'StepInterruptedError', 'the last attempt was interrupted (crash or eviction) before it finished', now));
+			throw this.failure(this.rows.get(key)!);
+		}
+
+		// Record the attempt before running fn: a crash mid-step still counts it.
+		const attempt = attempts + 1;
+		const running: StepRow = {
+			...(row ?? this.newRow(key, name, 'do')),
+			status: 'running',
+			attempts: attempt,
+			startedAt: row?.startedAt ?? now,
+			wakeAt: null,
+		};
+		this.write(running);
+
+		let json: string | null;
+		try {
+			const value = await runWithTimeout(fn, timeoutMs, name);
+			json = toStoredJson(value, `result of step "${name}"`);
+		} catch (error) {
+			if (isSignal(error)) throw error;
+			return this.attemptFailed(running, error, attempt, policy);
+		}
+		this.checkAbort();
+		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, finishedAt: this.hooks.now() });
+		if (++this.stepsSinceYield >= STEPS_PER_YIELD) {
+			this.stepsSinceYield = 0;
+			await this.hooks.yieldToEventLoop();
+		}
+		return fromStoredJson(json) as T;
+	}
+
+	async sleep(name: string, duration: string | number): Promise<void> {
+		const key = this.enter('sleep', name);
+		const row = this.rows.get(key);
+		if (row?.status === 'completed') return;
+		const ms = row ? 0 : parseDuration(duration);
+		return this.sleepStep(key, name, row, row?.wakeAt ?? this.hooks.now() + ms);
+	}
+
+	async sleepUntil(name: string, until: Date | number): Promise<void> {
+		const key = this.enter('sleep', name);
+		const row = this.rows.get(key);
+		if (row?.status === 'completed') return;
+		const at = until instanceof Date ? until.getTime() : until;
+		if (!Number.isFinite(at)) {
+			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a valid Date or epoch milliseconds, got ${String(until)}`);
+		}
+		return this.sleepStep(key, name, row, row?.wakeAt ?? at);
+	}
+
+	async waitForEvent(event: string, options?: WaitForEventOptions): Promise<any> {
+		const key = this.enter('wait', event);
+		const row = this.rows.get(key);
+		if (row?.status === 'completed') return fromStoredJson(row.result);
+		if (row?.status === 'timed_out') throw new EventTimeoutError(event, event);
+		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
+			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
+		}
+		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
+		const now = this.hooks.now();
+		const base = row ?? this.newRow(key, event, 'wait');
+
+		const buffered = this.store.oldestEvent(event);
+		if (buffered) {
+			// Consuming the event and completing the wait are one transaction: never lost, never twice.
+			const done: StepRow = { ...base, status: 'completed', result: buffered.payload, startedAt: base.startedAt ?? now, finishedAt: now, wakeAt: null };
+			this.store.transaction(() => {
+				this.store.deleteEvent(buffered.seq);
+				this.store.deleteWakeup(key);
+				this.write(done);
+			});
+			return fromStoredJson(buffered.payload);
+		}
+		if (!row) {
+			const wakeAt = timeoutMs === undefined ? null : now + timeoutMs;
+			this.store.transaction(() => {
+				this.write({ ...base, status: 'waiting', startedAt: now, wakeAt });
+				if (wakeAt !== null) this.store.setWakeup(key, wakeAt);
+			});
+			throw this.suspend('waiting');
+		}
+		if (row.wakeAt !== null && row.wakeAt <= now) {
+			this.store.transaction(() => {
+				this.store.deleteWakeup(key);
+				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"` });
+			});
+			throw new EventTimeoutError(event, event);
+		}
+		throw this.suspend('waiting');
+	}
+
+	private sleepStep(key: string, name: string, row: StepRow | undefined, wakeAt: number): Promise<void> {
+		const now = this.hooks.now();
+		const base = row ?? this.newRow(key, name, 'sleep');
+		if (wakeAt <= now) {
+			this.store.transaction(() => {
+				this.store.deleteWakeup(key);
+				this.write({ ...base, status: 'completed', startedAt: base.startedAt ?? now, finishedAt: now, wakeAt });
+			});
+			return Promise.resolve();
+		}
+		if (!row) {
+			this.store.transaction(() => {
+				this.write({ ...base, status: 'sleeping', startedAt: now, wakeAt });
+				this.store.setWakeup(key, wakeAt);
+			});
+		}
+		throw this.suspend('sleeping');
+	}
+
+	/** Every step starts here: replay rules, then pause/terminate checks. */
+	private enter(kind: StepKind, name: string): string {
+		if (this.signal) throw this.signal;
+		if (typeof name !== 'string' || name.length === 0 || name.length > 256) {
+			throw new ValidationError(ErrorCode.InvalidOptions, `step names must be 1-256 characters, got ${JSON.stringify(name)}`);
+		}
+		const key = stepKey(kind, name);
+		if (this.claimed.has(key)) {
+			this.fatal = new DeterminismError(
+				`step name "${name}" (${kind}) is used twice in one run; step names must be unique and deterministic (no Date.now() or random values in names)`,
+			);
+			throw this.fatal;
+		}
+		this.claimed.add(key);
+		try {
+			this.hooks.checkBoundary();
+		} catch (signal) {
+			if (signal instanceof SuspendSignal || signal instanceof AbortSignal_) this.signal = signal;
+			throw signal;
+		}
+		return key;
+	}
+
+	private checkAbort(): void {
+		try {
+			this.hooks.checkBoundary();
+		} catch (signal) {
+			// A pause that arrived mid-step lets the step checkpoint; terminate/restart do not.
+			if (signal instanceof AbortSignal_) {
+				this.signal = signal;
+				throw signal;
+			}
+		}
+	}
+
+	private attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ReturnType<typeof resolveRetryPolicy>): never {
+		this.checkAbort();
+		const { name: errorName, message } = describeThrown(error);
+		const now = this.hooks.now();
+		const permanent =
+			error instanceof NonRetryableError ||
+			(error instanceof ShardflowError && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
+		if (permanent || attempt > policy.limit) {
+			this.write(this.failedRow(running, attempt, errorName, message, now));
+			throw this.failure(this.rows.get(running.key)!);
+		}
+		const wakeAt = now + retryDelayMs(policy, attempt);
+		this.store.transaction(() => {
+			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, wakeAt });
+			this.store.setWakeup(running.key, wakeAt);
+		});
+		throw this.suspend('sleeping');
+	}
+
+	private failedRow(row: StepRow, attempts: number, errorName: string, errorMessage: string, now: number): StepRow {
+		return { ...row, status: 'failed', attempts, errorName, errorMessage, finishedAt: now, wakeAt: null };
+	}
+
+	private failure(row: StepRow): StepFailedError {
+		return new StepFailedError(row.name, row.attempts, row.errorName ?? 'Error', row.errorMessage ?? '');
+	}
+
+	private suspend(status: SuspendSignal['status']): SuspendSignal {
+		this.signal = new SuspendSignal(status);
+		return this.signal;
+	}
+
+	private newRow(key: string, name: string, kind: StepKind): StepRow {
+		return {
+			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null,
+			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
+		};
+	}
+
+	private write(row: StepRow): void {
+		this.store.writeStep(row);
+		this.rows.set(row.key, row);
+	}
+}
+
+async function runWithTimeout<T>(fn: () => Promise<T> | T, timeoutMs: number | undefined, name: string): Promise<T> {
+	if (timeoutMs === undefined) return await fn();
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const timeout = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new StepTimeoutError(name, timeoutMs)), timeoutMs);
+	});
+	try {
+		return await Promise.race([Promise.resolve().then(fn), timeout]);
+	} finally {
+		if (timer !== undefined) clearTimeout(timer);
+	}
+}

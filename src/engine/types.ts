@@ -1,0 +1,108 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { Duration } from './duration';
+import type { RetryPolicy } from './retry-policy';
+
+/**
+ * An event declaration: either a Standard Schema (zod, valibot, arktype …),
+ * which validates at runtime and gives the type, or a plain type marker
+ * (`{} as { approved: boolean }`), which gives the type only.
+ */
+export type EventDeclaration = StandardSchemaV1 | object;
+
+/** `static events` of a workflow class. */
+export type EventMap = Record<string, EventDeclaration>;
+
+/** The payload type an event declaration delivers to `waitForEvent`. */
+export type EventPayload<D> = D extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<D> : D;
+/** The payload type a sender must give for an event declaration. */
+export type EventInput<D> = D extends StandardSchemaV1 ? StandardSchemaV1.InferInput<D> : D;
+
+/** Event names of a map; `never` when the workflow declares none. */
+export type EventName<E> = keyof E & string;
+
+/** Options of one `step.do`. */
+export interface StepDoOptions {
+	/** Overrides the workflow's `static defaults.retries`. */
+	retries?: RetryPolicy;
+	/** Longest a single attempt may take; a late attempt fails with `STEP_TIMEOUT` and is retried. */
+	timeout?: Duration;
+}
+
+export interface WaitForEventOptions {
+	/** Without a timeout the wait lasts until the event arrives or the instance is terminated. */
+	timeout?: Duration;
+}
+
+/** A JSON value: what steps may return and events may carry. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/**
+ * The step API handed to `run()`. Every method is a checkpoint: once it has
+ * completed, a replay returns its stored outcome instead of doing it again.
+ */
+export interface Step<E extends object = {}> {
+	/**
+	 * Runs `fn` at least once until it succeeds, and stores its result.
+	 * @example const user = await step.do('fetch-user', () => api.getUser(id));
+	 */
+	do<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T>;
+	/** Durable sleep: the instance hibernates and the alarm wakes it. */
+	sleep(name: string, duration: Duration): Promise<void>;
+	/** Durable sleep until an absolute time (stored as given, so replays after it pass do not fail). */
+	sleepUntil(name: string, until: Date | number): Promise<void>;
+	/**
+	 * Waits for the named event. Events sent before the wait is reached are
+	 * buffered and delivered in arrival order.
+	 * @example const approval = await step.waitForEvent('approval', { timeout: '7 days' });
+	 */
+	waitForEvent<K extends EventName<E>>(event: K, options?: WaitForEventOptions): Promise<EventPayload<E[K]>>;
+}
+
+/** What a running workflow knows about itself. */
+export interface WorkflowContext<Env = unknown> {
+	id: string;
+	type: string;
+	env: Env;
+}
+
+/** Workflow-level defaults that every step inherits unless it overrides them. */
+export interface WorkflowDefaults {
+	retries?: RetryPolicy;
+}
+
+/** The statuses an instance can be in. */
+export const WORKFLOW_STATUSES = ['created', 'running', 'sleeping', 'waiting', 'paused', 'completed', 'errored', 'terminated'] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+/** Statuses from which an instance never moves on its own. */
+export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'errored', 'terminated'];
+
+export type StepKind = 'do' | 'sleep' | 'wait';
+export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out';
+
+/** One entry of a status's step history. */
+export interface StepSummary {
+	name: string;
+	kind: StepKind;
+	status: StepStatus;
+	attempts: number;
+	startedAt: number | null;
+	finishedAt: number | null;
+	wakeAt: number | null;
+	result?: unknown;
+	error?: { name: string; message: string };
+}
+
+/** Everything `status()` tells about one instance. */
+export interface WorkflowStatusInfo {
+	id: string;
+	type: string;
+	status: WorkflowStatus;
+	payload: unknown;
+	output?: unknown;
+	error?: { name: string; message: string };
+	createdAt: number;
+	updatedAt: number;
+	version: number;
+	steps: StepSummary[];
+}

@@ -1,0 +1,124 @@
+import { and, asc, eq, lte, min, sql } from 'drizzle-orm';
+import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
+import * as schema from '../db/schema';
+import type { IndexEntry } from '../engine/index-entry';
+import type { EventRow, InstanceRow, InstanceStore, OutboxRow, StepRow } from '../engine/store';
+
+const { instance, steps, wakeups, events, outbox } = schema;
+const p = sql.placeholder;
+const OUTBOX_SLOT = 1;
+
+/**
+ * `InstanceStore` over Drizzle's durable-sqlite driver. The statements on
+ * the replay path are prepared once per object, so a step costs a bound
+ * statement, not a query build.
+ */
+export class DrizzleInstanceStore implements InstanceStore {
+	private readonly q;
+
+	constructor(
+		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
+		private readonly storage: DurableObjectStorage,
+	) {
+		const stepValues = {
+			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
+			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'),
+			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'),
+		};
+		this.q = {
+			readSteps: db.select().from(steps).orderBy(asc(steps.seq)).prepare(),
+			writeStep: db
+				.insert(steps)
+				.values(stepValues as never)
+				.onConflictDoUpdate({
+					target: steps.key,
+					set: {
+						status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
+						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`,
+						startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
+					},
+				})
+				.prepare(),
+			readOutbox: db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
+		};
+	}
+
+	transaction<T>(fn: () => T): T {
+		return this.storage.transactionSync(fn);
+	}
+
+	readInstance(): InstanceRow | undefined {
+		return this.db.select().from(instance).get() as InstanceRow | undefined;
+	}
+
+	writeInstance(row: InstanceRow): void {
+		const { id, ...rest } = row;
+		this.db.insert(instance).values(row).onConflictDoUpdate({ target: instance.id, set: rest }).run();
+	}
+
+	readSteps(): StepRow[] {
+		return this.q.readSteps.all() as StepRow[];
+	}
+
+	writeStep(row: StepRow): void {
+		this.q.writeStep.run(row as never);
+	}
+
+	deleteSteps(): void {
+		this.db.delete(steps).run();
+	}
+
+	setWakeup(key: string, at: number): void {
+		this.db.insert(wakeups).values({ key, at }).onConflictDoUpdate({ target: wakeups.key, set: { at } }).run();
+	}
+
+	deleteWakeup(key: string): void {
+		this.db.delete(wakeups).where(eq(wakeups.key, key)).run();
+	}
+
+	deleteWakeupsDue(now: number): void {
+		this.db.delete(wakeups).where(lte(wakeups.at, now)).run();
+	}
+
+	deleteAllWakeups(): void {
+		this.db.delete(wakeups).run();
+	}
+
+	earliestWakeup(): number | undefined {
+		return this.db.select({ at: min(wakeups.at) }).from(wakeups).get()?.at ?? undefined;
+	}
+
+	appendEvent(name: string, payload: string | null, receivedAt: number): void {
+		this.db.insert(events).values({ name, payload, receivedAt }).run();
+	}
+
+	oldestEvent(name: string): EventRow | undefined {
+		return this.db.select().from(events).where(eq(events.name, name)).orderBy(asc(events.seq)).limit(1).get();
+	}
+
+	deleteEvent(seq: number): void {
+		this.db.delete(events).where(eq(events.seq, seq)).run();
+	}
+
+	deleteAllEvents(): void {
+		this.db.delete(events).run();
+	}
+
+	writeOutbox(row: OutboxRow): void {
+		const values = { entry: JSON.stringify(row.entry), version: row.entry.version, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
+		this.db.insert(outbox).values({ slot: OUTBOX_SLOT, ...values }).onConflictDoUpdate({ target: outbox.slot, set: values }).run();
+	}
+
+	readOutbox(): OutboxRow | undefined {
+		const row = this.q.readOutbox.get();
+		return row && { entry: JSON.parse(row.entry) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
+	}
+
+	ackOutbox(version: number): void {
+		this.db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+	}
+
+	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void {
+		this.db.update(outbox).set({ attempts, nextAttemptAt }).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+	}
+}

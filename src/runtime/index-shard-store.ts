@@ -1,0 +1,114 @@
+import { and, asc, desc, eq, gt, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
+import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
+import * as schema from '../db/schema';
+import type { IndexEntry } from '../engine/index-entry';
+import { compareEntries, type ShardListQuery } from '../engine/index-query';
+import type { WorkflowStatus } from '../engine/types';
+
+const { indexEntries: t } = schema;
+
+/** Status of a tombstone left behind when an entry moves to another shard. */
+export const MOVED = '__moved';
+
+const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version };
+
+/** The SQL side of one index shard. Every read is answered from an index that fits it. */
+export class IndexShardStore {
+	constructor(
+		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
+		private readonly storage: DurableObjectStorage,
+	) {}
+
+	/** Keeps, per id, the entry with the highest version; older deliveries arriving late change nothing. */
+	write(entries: IndexEntry[]): void {
+		this.storage.transactionSync(() => {
+			for (const e of entries) {
+				this.db
+					.insert(t)
+					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version })
+					.onConflictDoUpdate({
+						target: t.id,
+						set: {
+							type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
+							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`,
+						},
+						setWhere: sql`excluded.version > ${t.version}`,
+					})
+					.run();
+			}
+		});
+	}
+
+	/** Replaces entries that moved to another shard with tombstones at their version. */
+	tombstone(items: { id: string; version: number }[]): void {
+		this.storage.transactionSync(() => {
+			for (const { id, version } of items) {
+				this.db
+					.insert(t)
+					.values({ id, type: '', status: MOVED, createdAt: 0, updatedAt: 0, version })
+					.onConflictDoUpdate({ target: t.id, set: { status: MOVED, version: sql`excluded.version` }, setWhere: sql`excluded.version >= ${t.version}` })
+					.run();
+			}
+		});
+	}
+
+	/**
+	 * At most `limit` live rows after `query.after`, newest first. With several
+	 * statuses, one index-ordered query per status, merged.
+	 */
+	list(query: ShardListQuery): IndexEntry[] {
+		const statuses: (WorkflowStatus | undefined)[] = query.status?.length ? [...new Set(query.status)] : [undefined];
+		const rows = statuses.flatMap((status) => this.listOne(query, status));
+		if (statuses.length > 1) rows.sort(compareEntries);
+		return rows.slice(0, query.limit);
+	}
+
+	private listOne(query: ShardListQuery, status: WorkflowStatus | undefined): IndexEntry[] {
+		const where: (SQL | undefined)[] = [status ? eq(t.status, status) : ne(t.status, MOVED)];
+		if (query.after) where.push(sql`(${t.updatedAt}, ${t.id}) < (${query.after.updatedAt}, ${query.after.id})`);
+		if (query.updatedAfter !== undefined) where.push(gt(t.updatedAt, query.updatedAfter));
+		if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
+		if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
+		if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
+		return this.db
+			.select(columns)
+			.from(t)
+			.where(and(...where))
+			.orderBy(desc(t.updatedAt), desc(t.id))
+			.limit(query.limit)
+			.all() as IndexEntry[];
+	}
+
+	/** Live entries per status. */
+	counts(): Record<string, number> {
+		const rows = this.db
+			.select({ status: t.status, n: sql<number>`count(*)` })
+			.from(t)
+			.where(ne(t.status, MOVED))
+			.groupBy(t.status)
+			.all();
+		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+	}
+
+	/** Versions of the live entries among `ids`. */
+	versions(ids: string[]): Record<string, number> {
+		if (ids.length === 0) return {};
+		const rows = this.db
+			.select({ id: t.id, version: t.version })
+			.from(t)
+			.where(and(inArray(t.id, ids), ne(t.status, MOVED)))
+			.all();
+		return Object.fromEntries(rows.map((r) => [r.id, r.version]));
+	}
+
+	/** Live entries in id order after `afterId`, for rebalancing. */
+	scan(afterId: string, limit: number): IndexEntry[] {
+		return this.db
+			.select(columns)
+			.from(t)
+			.where(and(gt(t.id, afterId), ne(t.status, MOVED)))
+			.orderBy(asc(t.id))
+			.limit(limit)
+			.all() as IndexEntry[];
+	}
+}

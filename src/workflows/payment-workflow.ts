@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { EventTimeoutError } from '../engine/errors';
+import type { Step } from '../engine/types';
+import { Workflow, type PayloadOf } from '../workflow';
+
+const payload = z.object({
+	amount: z.number().positive(),
+	currency: z.string().length(3),
+});
+
+const events = {
+	approval: z.object({ approved: z.boolean(), reviewer: z.string().min(1) }),
+	'refund-requested': z.object({ reason: z.string(), amount: z.number() }),
+};
+
+export type PaymentPayload = PayloadOf<typeof payload>;
+export type PaymentResult =
+	| { status: 'charged'; amount: number; currency: string; reviewer: string }
+	| { status: 'declined'; reviewer: string }
+	| { status: 'expired' };
+
+/** Reserve funds, wait up to 7 days for a reviewer, then charge or release. */
+export class PaymentWorkflow extends Workflow<PaymentPayload, PaymentResult> {
+	static override readonly type = 'payment';
+	static override payload = payload;
+	static override events = events;
+	static override defaults = { retries: { limit: 3, delay: '1s', backoff: 'exponential' as const } };
+
+	async run(step: Step<typeof PaymentWorkflow.events>, { amount, currency }: PaymentPayload): Promise<PaymentResult> {
+		await step.do('reserve-funds', async () => ({ reserved: amount, currency }));
+		let approval;
+		try {
+			approval = await step.waitForEvent('approval', { timeout: '7 days' });
+		} catch (error) {
+			if (error instanceof EventTimeoutError) return { status: 'expired' };
+			throw error;
+		}
+		if (approval.approved) {
+			await step.do('charge-card', async () => ({ charged: amount, currency }));
+			return { status: 'charged', amount, currency, reviewer: approval.reviewer };
+		}
+		await step.do('release-funds', async () => ({ released: amount, currency }));
+		return { status: 'declined', reviewer: approval.reviewer };
+	}
+}

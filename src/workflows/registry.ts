@@ -1,0 +1,14 @@
+import { defineRegistry } from '../engine/registry';
+import { PaymentWorkflow } from './payment-workflow';
+import { TestWorkflow } from './test-workflow';
+
+/**
+ * Every workflow type this deployment runs. Adding a type is a code change
+ * here; `wrangler.jsonc` never changes.
+ */
+export const registry = defineRegistry({
+	test: { workflow: TestWorkflow },
+	payment: { workflow: PaymentWorkflow, shards: 4 },
+});
+
+export type WorkflowType = keyof typeof registry.definitions;

@@ -1,0 +1,38 @@
+import { runDurableObjectAlarm } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { runtimeClock } from '../src/runtime/clock';
+import type { WorkflowRunner } from '../src/runtime/workflow-runner';
+
+export const testEnv = env as unknown as { WORKFLOW_RUNNER: DurableObjectNamespace<WorkflowRunner> };
+
+/** The Durable Object stub behind a workflow id or shard name. */
+export function stub(name: string): DurableObjectStub<WorkflowRunner> {
+	return testEnv.WORKFLOW_RUNNER.get(testEnv.WORKFLOW_RUNNER.idFromName(name));
+}
+
+/** Waits until the instance's replay loop and index delivery are idle. */
+export async function settle(id: string): Promise<void> {
+	await stub(id).settle();
+}
+
+/** Moves every instance's clock forward (sleeps, timeouts and retry waits see the new time). */
+export function advanceClock(ms: number): void {
+	runtimeClock.offsetMs += ms;
+}
+
+export function resetClock(): void {
+	runtimeClock.offsetMs = 0;
+}
+
+/** Fires the instance's alarm now (if one is set) and waits for the work it starts. */
+export async function fireAlarm(id: string): Promise<boolean> {
+	const ran = await runDurableObjectAlarm(stub(id));
+	await settle(id);
+	return ran;
+}
+
+let counter = 0;
+/** A workflow id unique to this test run. */
+export function uniqueId(prefix = 'wf'): string {
+	return `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+}
