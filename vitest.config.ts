@@ -1,10 +1,19 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
+// Two projects: the pure engine core on plain Node (no workerd), and
+// everything that needs the runtime inside workerd through the Workers
+// vitest integration.
 export default defineConfig({
-	plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.jsonc' } })],
 	test: {
-		include: ['test/**/*.test.ts'],
-		testTimeout: 30_000,
+		projects: [
+			{
+				test: { name: 'engine', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts'], environment: 'node' },
+			},
+			{
+				plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.jsonc' } })],
+				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts'], testTimeout: 60_000 },
+			},
+		],
 	},
 });

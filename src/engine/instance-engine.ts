@@ -192,17 +192,21 @@ export class InstanceEngine {
 			this.rerun = true;
 			return;
 		}
-		this.loop = this.drive().finally(() => {
-			this.loop = undefined;
-		});
+		this.loop = this.drive();
 		this.host.background(this.loop);
 	}
 
 	private async drive(): Promise<void> {
-		do {
-			this.rerun = false;
-			await this.pass();
-		} while (this.rerun);
+		await Promise.resolve();
+		try {
+			do {
+				this.rerun = false;
+				await this.pass();
+			} while (this.rerun);
+		} finally {
+			// Cleared in the same turn as the last `rerun` check, so no kick is lost in between.
+			this.loop = undefined;
+		}
 		this.rearm();
 	}
 
@@ -290,27 +294,32 @@ export class InstanceEngine {
 			this.redeliver = true;
 			return;
 		}
-		this.delivering = this.deliverLoop().finally(() => {
-			this.delivering = undefined;
-		});
+		this.delivering = this.deliverLoop();
 		this.host.background(this.delivering);
 	}
 
 	private async deliverLoop(): Promise<void> {
-		do {
-			this.redeliver = false;
-			const pending = this.host.store.readOutbox();
-			if (!pending) return;
-			try {
-				await this.host.sendIndexEntry(pending.entry);
-				this.host.store.ackOutbox(pending.entry.version);
-			} catch {
-				const attempts = pending.attempts + 1;
-				this.host.store.deferOutbox(pending.entry.version, attempts, this.host.now() + outboxBackoffMs(attempts));
-				// A newer entry written meanwhile gets its own attempt; otherwise wait for the alarm.
-				if (!this.redeliver) break;
-			}
-		} while (this.redeliver);
+		// Starts on the next microtask, so `delivering` is set before the loop can clear it.
+		await Promise.resolve();
+		try {
+			do {
+				this.redeliver = false;
+				const pending = this.host.store.readOutbox();
+				if (!pending) break;
+				try {
+					await this.host.sendIndexEntry(pending.entry);
+					this.host.store.ackOutbox(pending.entry.version);
+				} catch {
+					const attempts = pending.attempts + 1;
+					this.host.store.deferOutbox(pending.entry.version, attempts, this.host.now() + outboxBackoffMs(attempts));
+					// A newer entry written meanwhile gets its own attempt; otherwise wait for the alarm.
+					if (!this.redeliver) break;
+				}
+			} while (this.redeliver);
+		} finally {
+			// Cleared in the same turn as the last `redeliver` check, so no delivery request is lost.
+			this.delivering = undefined;
+		}
 		this.rearm();
 	}
 
@@ -319,7 +328,7 @@ export class InstanceEngine {
 		const wake = this.host.store.earliestWakeup();
 		const outbox = this.host.store.readOutbox()?.nextAttemptAt;
 		const paused = this.row?.status === 'paused';
-		const watchdog = this.loop && this.row?.status === 'running' ? this.host.now() + WATCHDOG_MS : undefined;
+		const watchdog = this.loop !== undefined && this.row?.status === 'running' ? this.host.now() + WATCHDOG_MS : undefined;
 		const candidates = [paused ? undefined : wake, outbox, watchdog].filter((t): t is number => t !== undefined);
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
 	}

@@ -121,16 +121,17 @@ export class StepContext implements Step<any> {
 	}
 
 	async waitForEvent(event: string, options?: WaitForEventOptions): Promise<any> {
-		const key = this.enter('wait', event);
+		const stepName = options?.name ?? event;
+		const key = this.enter('wait', stepName);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result);
-		if (row?.status === 'timed_out') throw new EventTimeoutError(event, event);
+		if (row?.status === 'timed_out') throw new EventTimeoutError(stepName, event);
 		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
 			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
 		}
 		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
 		const now = this.hooks.now();
-		const base = row ?? this.newRow(key, event, 'wait');
+		const base = row ?? this.newRow(key, stepName, 'wait');
 
 		const buffered = this.store.oldestEvent(event);
 		if (buffered) {
@@ -156,7 +157,7 @@ export class StepContext implements Step<any> {
 				this.store.deleteWakeup(key);
 				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"` });
 			});
-			throw new EventTimeoutError(event, event);
+			throw new EventTimeoutError(stepName, event);
 		}
 		throw this.suspend('waiting');
 	}

@@ -31,6 +31,8 @@ export interface StepDoOptions {
 export interface WaitForEventOptions {
 	/** Without a timeout the wait lasts until the event arrives or the instance is terminated. */
 	timeout?: Duration;
+	/** The step's name; defaults to the event name. Give one per wait to await the same event more than once. */
+	name?: string;
 }
 
 /** A JSON value: what steps may return and events may carry. */

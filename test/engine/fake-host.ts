@@ -1,0 +1,72 @@
+import type { IndexEntry } from '../../src/engine/index-entry';
+import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
+import { MemoryInstanceStore } from '../../src/engine/memory-store';
+import { defineRegistry, type Registry } from '../../src/engine/registry';
+
+/**
+ * An `EngineHost` for the pure engine: an in-memory store, a clock the test
+ * moves, an alarm it fires by hand and an index it can make fail.
+ */
+export class FakeHost implements EngineHost {
+	store = new MemoryInstanceStore();
+	env = {};
+	clock = 1_700_000_000_000;
+	alarmAt: number | undefined;
+	delivered: IndexEntry[] = [];
+	failDeliveries = 0;
+	private work = new Set<Promise<unknown>>();
+
+	constructor(readonly registry: Registry) {}
+
+	now = () => this.clock;
+	setAlarm(at: number | undefined) {
+		this.alarmAt = at;
+	}
+	ensureAlarmBy(at: number) {
+		if (this.alarmAt === undefined || this.alarmAt > at) this.alarmAt = at;
+	}
+	background(work: Promise<unknown>) {
+		this.work.add(work);
+		void work.finally(() => this.work.delete(work));
+	}
+	async sendIndexEntry(entry: IndexEntry) {
+		if (this.failDeliveries > 0) {
+			this.failDeliveries--;
+			throw new Error('index shard unavailable');
+		}
+		this.delivered.push(entry);
+	}
+	yieldToEventLoop() {
+		return new Promise<void>((resolve) => setTimeout(resolve, 0));
+	}
+
+	/** A fresh engine over the same store: what an eviction or a crash leaves behind. */
+	engine(): InstanceEngine {
+		return new InstanceEngine(this);
+	}
+
+	/** Abandons all background work, as a crashed isolate does. */
+	crash(): void {
+		this.work.clear();
+	}
+
+	async idle(): Promise<void> {
+		while (this.work.size) await Promise.allSettled([...this.work]);
+	}
+
+	/** Moves the clock to the alarm time and fires it. */
+	async fireAlarm(engine: InstanceEngine): Promise<boolean> {
+		if (this.alarmAt === undefined) return false;
+		this.clock = Math.max(this.clock, this.alarmAt);
+		this.alarmAt = undefined;
+		engine.alarm();
+		await this.idle();
+		return true;
+	}
+}
+
+/** A registry holding one workflow class under its own type. */
+export function registryOf(...classes: { type: string }[]): Registry {
+	const defs = Object.fromEntries(classes.map((workflow) => [workflow.type, { workflow }]));
+	return defineRegistry(defs as never);
+}

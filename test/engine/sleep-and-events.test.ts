@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ErrorCode, EventTimeoutError } from '../../src/engine/errors';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+import { FakeHost, registryOf } from './fake-host';
+
+const DAY = 86_400_000;
+
+class Sleeper extends Workflow<{ until?: number }, string> {
+	static override readonly type = 'sleeper';
+	async run(step: Step, { until }: { until?: number }) {
+		if (until !== undefined) await step.sleepUntil('until', until);
+		else await step.sleep('day', '24 hours');
+		return 'awake';
+	}
+}
+
+const events = {
+	item: z.object({ n: z.number() }),
+	stop: {} as { reason: string },
+};
+
+class Collector extends Workflow<{ count: number }, number[]> {
+	static override readonly type = 'collector';
+	static override events = events;
+	async run(step: Step<typeof events>, { count }: { count: number }) {
+		const seen: number[] = [];
+		for (let i = 0; i < count; i++) {
+			// Each wait has its own step name, so the same event can be awaited many times.
+			const item = await step.waitForEvent('item', { name: `item-${i}` });
+			seen.push(item.n);
+			await step.do(`record-${i}`, () => item.n);
+		}
+		return seen;
+	}
+}
+
+class Timeouts extends Workflow<{}, string> {
+	static override readonly type = 'timeouts';
+	static override events = { stop: {} as { reason: string } };
+	async run(step: Step<typeof Timeouts.events>) {
+		try {
+			const stop = await step.waitForEvent('stop', { timeout: '7 days' });
+			return stop.reason;
+		} catch (error) {
+			if (error instanceof EventTimeoutError) return 'timed out';
+			throw error;
+		}
+	}
+}
+
+const registry = registryOf(Sleeper, Collector, Timeouts);
+
+async function start(type: string, payload: unknown = {}) {
+	const host = new FakeHost(registry);
+	const engine = host.engine();
+	await engine.create('wf-1', type, payload);
+	await host.idle();
+	return { host, engine };
+}
+
+describe('step.sleep and step.sleepUntil', () => {
+	it('sleeps 24 hours on the alarm: an early alarm is harmless, a due one completes the sleep', async () => {
+		const { host, engine } = await start('sleeper');
+		expect(engine.status().status).toBe('sleeping');
+		expect(host.alarmAt).toBe(host.clock + DAY);
+		engine.alarm(); // spurious: the deadline has not passed
+		await host.idle();
+		expect(engine.status().status).toBe('sleeping');
+		expect(host.alarmAt).toBe(host.clock + DAY);
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'awake' });
+	});
+
+	it('completes a sleep whose deadline passed while the instance was evicted, even if the alarm fires hours late', async () => {
+		const { host } = await start('sleeper');
+		host.clock += DAY + 5 * 3_600_000;
+		const revived = host.engine();
+		revived.alarm();
+		await host.idle();
+		expect(revived.status().status).toBe('completed');
+	});
+
+	it('treats sleepUntil in the past as already done', async () => {
+		const host = new FakeHost(registry);
+		const engine = host.engine();
+		await engine.create('wf-1', 'sleeper', { until: host.clock - 1000 });
+		await host.idle();
+		expect(engine.status().status).toBe('completed');
+	});
+
+	it('stores the absolute sleepUntil time, so replays after the deadline do not fail', async () => {
+		const host = new FakeHost(registry);
+		const engine = host.engine();
+		const until = host.clock + 60_000;
+		await engine.create('wf-1', 'sleeper', { until });
+		await host.idle();
+		expect(engine.status().steps[0]).toMatchObject({ status: 'sleeping', wakeAt: until });
+		host.clock = until + DAY;
+		await host.fireAlarm(engine);
+		expect(engine.status().status).toBe('completed');
+	});
+});
+
+describe('step.waitForEvent', () => {
+	it('buffers events sent before the wait and delivers them in arrival order, each once', async () => {
+		const host = new FakeHost(registry);
+		const engine = host.engine();
+		await engine.create('wf-1', 'collector', { count: 3 });
+		await engine.sendEvent('item', { n: 1 });
+		await engine.sendEvent('item', { n: 2 });
+		await engine.sendEvent('item', { n: 3 });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: [1, 2, 3] });
+		expect(host.store.events).toEqual([]);
+	});
+
+	it('refuses an event name the workflow does not declare, and an invalid payload, storing nothing', async () => {
+		const { engine, host } = await start('collector', { count: 1 });
+		await expect(engine.sendEvent('nope', {})).rejects.toMatchObject({ code: ErrorCode.UnknownEvent });
+		await expect(engine.sendEvent('item', { n: 'one' })).rejects.toMatchObject({ code: ErrorCode.InvalidEventPayload });
+		expect(host.store.events).toEqual([]);
+		expect(engine.status().status).toBe('waiting');
+	});
+
+	it('throws a catchable timeout error when the timeout passes first', async () => {
+		const { host, engine } = await start('timeouts');
+		expect(host.alarmAt).toBe(host.clock + 7 * DAY);
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'timed out' });
+	});
+
+	it('resolves at once when the event arrives, not on the alarm', async () => {
+		const { host, engine } = await start('timeouts');
+		await engine.sendEvent('stop', { reason: 'done' });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
+		expect(host.store.wakeups.size).toBe(0);
+	});
+});

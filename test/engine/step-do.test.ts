@@ -1,0 +1,201 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/errors';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+import { FakeHost, registryOf } from './fake-host';
+
+let calls: Record<string, number> = {};
+let failuresLeft: Record<string, number> = {};
+const count = (name: string) => (calls[name] = (calls[name] ?? 0) + 1);
+
+beforeEach(() => {
+	calls = {};
+	failuresLeft = {};
+});
+
+class ThreeSteps extends Workflow<{ n: number }, number> {
+	static override readonly type = 'three';
+	async run(step: Step, { n }: { n: number }) {
+		const a = await step.do('a', () => (count('a'), n + 1));
+		await step.sleep('pause', '10s');
+		const b = await step.do('b', () => (count('b'), a * 2));
+		return b;
+	}
+}
+
+class Flaky extends Workflow<{ mode: string }, string> {
+	static override readonly type = 'flaky';
+	static override defaults = { retries: { limit: 2, delay: '1s', backoff: 'exponential' as const } };
+	async run(step: Step, { mode }: { mode: string }) {
+		try {
+			return await step.do('call', () => {
+				count('call');
+				if (mode === 'fatal') throw new NonRetryableError('card expired');
+				if ((failuresLeft.call ?? 0) > 0) {
+					failuresLeft.call!--;
+					throw new TypeError('upstream 503');
+				}
+				return 'ok';
+			});
+		} catch (error) {
+			if (mode === 'compensate' && error instanceof StepFailedError) {
+				await step.do('compensate', () => (count('compensate'), 'undone'));
+				return `compensated: ${error.causeName}`;
+			}
+			throw error;
+		}
+	}
+}
+
+class Duplicate extends Workflow<{}, void> {
+	static override readonly type = 'duplicate';
+	async run(step: Step) {
+		await step.do('charge', () => 1);
+		await step.do('charge', () => 2);
+	}
+}
+
+class SharedNames extends Workflow<{}, number> {
+	static override readonly type = 'shared';
+	async run(step: Step) {
+		await step.sleep('x', 0);
+		return step.do('x', () => 7);
+	}
+}
+
+class HugeResult extends Workflow<{}, void> {
+	static override readonly type = 'huge';
+	async run(step: Step) {
+		await step.do('big', () => 'x'.repeat(1024 * 1024 + 1));
+	}
+}
+
+class SlowStep extends Workflow<{}, void> {
+	static override readonly type = 'slow';
+	async run(step: Step) {
+		await step.do('slow', () => new Promise((r) => setTimeout(r, 200)), { timeout: 20, retries: { limit: 0, delay: 0 } });
+	}
+}
+
+const registry = registryOf(ThreeSteps, Flaky, Duplicate, SharedNames, HugeResult, SlowStep);
+
+async function start(type: string, payload: unknown = {}) {
+	const host = new FakeHost(registry);
+	const engine = host.engine();
+	await engine.create('wf-1', type, payload);
+	await host.idle();
+	return { host, engine };
+}
+
+describe('step.do', () => {
+	it('replays completed steps from storage without running them again', async () => {
+		const { host, engine } = await start('three', { n: 1 });
+		expect(engine.status().status).toBe('sleeping');
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 4 });
+		expect(calls).toEqual({ a: 1, b: 1 });
+	});
+
+	it('survives an eviction between steps: a new engine over the same store resumes where it stopped', async () => {
+		const { host } = await start('three', { n: 5 });
+		const revived = host.engine();
+		await host.fireAlarm(revived);
+		expect(revived.status()).toMatchObject({ status: 'completed', output: 12 });
+		expect(calls.a).toBe(1);
+	});
+
+	it('retries a failing step through the alarm with exponential waits, then succeeds', async () => {
+		failuresLeft.call = 2;
+		const { host, engine } = await start('flaky', { mode: 'retry' });
+		const t0 = host.clock;
+		expect(engine.status().status).toBe('sleeping');
+		expect(host.alarmAt).toBe(t0 + 1000);
+		await host.fireAlarm(engine);
+		expect(host.alarmAt).toBe(t0 + 1000 + 2000);
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'ok' });
+		expect(engine.status().steps[0]).toMatchObject({ name: 'call', attempts: 3, status: 'completed' });
+	});
+
+	it('fails the workflow with the error name and message once retries are exhausted', async () => {
+		failuresLeft.call = 10;
+		const { host, engine } = await start('flaky', { mode: 'retry' });
+		await host.fireAlarm(engine);
+		await host.fireAlarm(engine);
+		expect(calls.call).toBe(3);
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'StepFailedError' } });
+		expect(engine.status().error!.message).toContain('TypeError: upstream 503');
+	});
+
+	it('fails at once on NonRetryableError', async () => {
+		const { engine } = await start('flaky', { mode: 'fatal' });
+		expect(calls.call).toBe(1);
+		expect(engine.status().status).toBe('errored');
+		expect(engine.status().steps[0]).toMatchObject({ status: 'failed', attempts: 1, error: { name: 'NonRetryableError', message: 'card expired' } });
+	});
+
+	it('lets run() catch a failed step to compensate, and rethrows it on replay without running the step again', async () => {
+		failuresLeft.call = 10;
+		const { host, engine } = await start('flaky', { mode: 'compensate' });
+		await host.fireAlarm(engine);
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'compensated: TypeError' });
+		// A restart-free replay of the same history: the failure is answered from storage.
+		const before = { ...calls };
+		host.store.instance!.status = 'running';
+		const revived = host.engine();
+		revived.kick();
+		await host.idle();
+		expect(calls).toEqual(before);
+	});
+
+	it('records the attempt before running fn, so a crash mid-step counts as an attempt', async () => {
+		let release!: () => void;
+		class Hangs extends Workflow<{}, string> {
+			static override readonly type = 'hangs';
+			async run(step: Step) {
+				return step.do('hang', () => new Promise<string>((resolve) => (release = () => resolve('late'))));
+			}
+		}
+		const host = new FakeHost(registryOf(Hangs));
+		await host.engine().create('wf-1', 'hangs', {});
+		await new Promise((r) => setTimeout(r, 5));
+		expect(host.store.steps.get('do:hang')).toMatchObject({ status: 'running', attempts: 1 });
+		// The isolate "dies"; the watchdog alarm brings a fresh engine back.
+		expect(host.alarmAt).toBeDefined();
+		host.crash();
+		const revived = host.engine();
+		revived.alarm();
+		await new Promise((r) => setTimeout(r, 5));
+		expect(host.store.steps.get('do:hang')).toMatchObject({ status: 'running', attempts: 2 });
+		release();
+		await host.idle();
+		expect(revived.status()).toMatchObject({ status: 'completed', output: 'late' });
+	});
+
+	it('refuses a step name used twice in one run as a determinism error', async () => {
+		const { engine } = await start('duplicate');
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'DeterminismError' } });
+		expect(engine.status().error!.message).toContain('"charge"');
+	});
+
+	it('keeps step kinds apart: a sleep and a do with the same name do not collide', async () => {
+		const { engine } = await start('shared');
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 7 });
+	});
+
+	it('fails a step whose result is over 1 MiB without retrying it', async () => {
+		const { engine } = await start('huge');
+		expect(engine.status().status).toBe('errored');
+		expect(engine.status().steps[0]).toMatchObject({ status: 'failed', attempts: 1 });
+		expect(engine.status().error!.message).toContain('1 MiB');
+	});
+
+	it('fails an attempt that runs past its timeout', async () => {
+		const { engine, host } = await start('slow');
+		await new Promise((r) => setTimeout(r, 50));
+		await host.idle();
+		expect(engine.status().steps[0]).toMatchObject({ status: 'failed', error: { name: 'StepTimeoutError' } });
+		expect(ErrorCode.StepTimeout).toBe('STEP_TIMEOUT');
+	});
+});
