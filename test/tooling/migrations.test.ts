@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const root = resolve(__dirname, '../..');
+const root = resolve(import.meta.dirname, '../..');
 
 describe('drizzle migrations', () => {
 	it('match the schema: drizzle-kit generates nothing new from the committed snapshot', () => {
