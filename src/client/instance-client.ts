@@ -22,26 +22,26 @@ export function instanceStub(env: ShardflowEnv, id: string): InstanceRpc {
 
 /** Untyped control calls by type name; the typed ones are the static helpers of `Workflow`. */
 export const instances = {
-	create(env: ShardflowEnv, type: string, options: { id?: string; payload?: unknown }): Promise<CreateResult> {
+	async create(env: ShardflowEnv, type: string, options: { id?: string; payload?: unknown }): Promise<CreateResult> {
 		const id = options.id ?? uuidv7();
 		return unwrap(instanceStub(env, id).create({ id, type, payload: options.payload }));
 	},
-	status(env: ShardflowEnv, id: string): Promise<WorkflowStatusInfo> {
+	async status(env: ShardflowEnv, id: string): Promise<WorkflowStatusInfo> {
 		return unwrap(instanceStub(env, id).describe());
 	},
-	sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown): Promise<void> {
-		return unwrap(instanceStub(env, id).sendEvent({ event, payload })).then(() => undefined);
+	async sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown): Promise<void> {
+		await unwrap(instanceStub(env, id).sendEvent({ event, payload }));
 	},
-	pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+	async pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
 		return unwrap(instanceStub(env, id).pause());
 	},
-	resume(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+	async resume(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
 		return unwrap(instanceStub(env, id).resume());
 	},
-	terminate(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+	async terminate(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
 		return unwrap(instanceStub(env, id).terminate());
 	},
-	restart(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
+	async restart(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
 		return unwrap(instanceStub(env, id).restart());
 	},
 };
