@@ -1,7 +1,9 @@
 import { createApp } from './api/app';
+import { createWorkflowRunner } from './runtime/workflow-runner';
 import { registry } from './workflows/registry';
 
-export { WorkflowRunner } from './runtime/workflow-runner';
+/** The one Durable Object class: every workflow type and every index shard. */
+export class WorkflowRunner extends createWorkflowRunner(registry) {}
 
 /** The Worker: the REST API at /workflows, served by Hono. */
 export default createApp(registry);

@@ -10,9 +10,9 @@ import { wrap, type IndexRpc, type InstanceRpc } from '../client/rpc';
 import { ErrorCode, NotFoundError, ValidationError, WrongRoleError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
+import type { Registry } from '../engine/registry';
 import { InstanceEngine, type EngineHost } from '../engine/instance-engine';
 import { INDEX_PREFIX } from '../engine/shard';
-import { registry } from '../workflows/registry';
 import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
 import { IndexShardStore } from './index-shard-store';
@@ -21,11 +21,21 @@ import { IndexShardStore } from './index-shard-store';
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 
 /**
- * The one Durable Object class. An object named `__index:<type>:<n>` is an
- * index shard; any other object is a workflow instance. The class only wires
- * RPC, the alarm and storage to the engine core.
+ * Builds the one Durable Object class for a registry. An object named
+ * `__index:<type>:<n>` is an index shard; any other object is a workflow
+ * instance. The class only wires RPC, the alarm and storage to the engine core.
+ *
+ * @example
+ * export class WorkflowRunner extends createWorkflowRunner(registry) {}
  */
-export class WorkflowRunner extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc {
+export function createWorkflowRunner(registry: Registry) {
+	return class WorkflowRunner extends WorkflowRunnerBase {
+		protected override readonly registry = registry;
+	};
+}
+
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc {
+	protected abstract readonly registry: Registry;
 	private readonly db: DrizzleSqliteDODatabase<typeof schema>;
 	private schemaReady = false;
 	private alarmAt: number | null = null;
@@ -53,7 +63,7 @@ export class WorkflowRunner extends DurableObject<ShardflowEnv> implements Insta
 			if (name !== undefined && name !== request.id) {
 				throw new ValidationError(ErrorCode.InvalidId, `this object is "${name}"; it cannot hold workflow "${request.id}"`);
 			}
-			registry.get(request.type);
+			this.registry.get(request.type);
 			await this.ensureSchema();
 			return this.engine().create(request.id, request.type, request.payload);
 		});
@@ -164,7 +174,7 @@ export class WorkflowRunner extends DurableObject<ShardflowEnv> implements Insta
 
 	private engine(): InstanceEngine {
 		if (this.instanceEngine) return this.instanceEngine;
-		const { ctx, env } = this;
+		const { ctx, env, registry } = this;
 		const host: EngineHost = {
 			store: new DrizzleInstanceStore(this.db, ctx.storage),
 			registry,

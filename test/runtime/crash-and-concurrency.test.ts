@@ -1,0 +1,76 @@
+import { abortAllDurableObjects } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { instances } from '../../src/client/instance-client';
+import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
+import { executions } from '../worker/probes';
+
+afterEach(resetClock);
+
+const until = async (check: () => Promise<boolean>, what: string) => {
+	for (let i = 0; i < 200; i++) {
+		if (await check()) return;
+		await new Promise((r) => setTimeout(r, 10));
+	}
+	throw new Error(`timed out waiting for ${what}`);
+};
+
+describe('crashes', () => {
+	it('runs a step again after the isolate dies mid-step, and the attempt count shows it', async () => {
+		const id = uniqueId('crash');
+		await instances.create(testEnv, 'hang-once', { id, payload: {} });
+		await until(async () => executions.get(`${id}:held`) === 1, 'the held step to start');
+		await abortAllDurableObjects(); // the process dies: in-memory state and promises are gone
+		advanceClock(60_000);
+		await fireAlarm(id); // the watchdog alarm brings the instance back
+		await settle(id);
+		const status = await instances.status(testEnv, id);
+		expect(status.status).toBe('completed');
+		expect(status.steps.find((s) => s.name === 'held')).toMatchObject({ status: 'completed', attempts: 2 });
+		expect(executions.get(`${id}:held`)).toBe(2);
+		expect(executions.get(`${id}:before`)).toBe(1);
+	});
+});
+
+describe('concurrency', () => {
+	it('keeps one replay loop when an event, a resume and an alarm arrive together', async () => {
+		const id = uniqueId('together');
+		await instances.create(testEnv, 'inbox', { id, payload: { expect: 1 } });
+		await settle(id);
+		await instances.pause(testEnv, id);
+		await Promise.all([
+			instances.sendEvent(testEnv, id, 'msg', { n: 7 }),
+			instances.resume(testEnv, id),
+			fireAlarm(id),
+		]);
+		await settle(id);
+		expect(await instances.status(testEnv, id)).toMatchObject({ status: 'completed', output: [7] });
+	});
+
+	it('makes exactly one instance of twenty concurrent creates with one id', async () => {
+		const id = uniqueId('dup');
+		const results = await Promise.all(Array.from({ length: 20 }, () => instances.create(testEnv, 'test', { id, payload: { name: 'x' } })));
+		expect(results.filter((r) => r.created)).toHaveLength(1);
+		await settle(id);
+		advanceClock(2000);
+		await fireAlarm(id);
+		expect((await instances.status(testEnv, id)).status).toBe('completed');
+	});
+
+	it('consumes fifty concurrent events once each, in arrival order, through pause and resume storms', async () => {
+		const id = uniqueId('storm');
+		await instances.create(testEnv, 'inbox', { id, payload: { expect: 50 } });
+		const sends: Promise<unknown>[] = [];
+		for (let n = 0; n < 50; n++) {
+			sends.push(instances.sendEvent(testEnv, id, 'msg', { n }));
+			if (n % 10 === 3) sends.push(instances.pause(testEnv, id).catch(() => 'not pausable'));
+			if (n % 10 === 6) sends.push(instances.resume(testEnv, id).catch(() => 'not paused'));
+		}
+		await Promise.all(sends);
+		await instances.resume(testEnv, id).catch(() => undefined);
+		await settle(id);
+		const status = await instances.status(testEnv, id);
+		expect(status.status).toBe('completed');
+		// Every event consumed once; the order is the order the instance received them.
+		expect([...(status.output as number[])].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, n) => n));
+	});
+});

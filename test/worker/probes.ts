@@ -1,0 +1,11 @@
+/**
+ * Shared between the tests and the Durable Objects they drive (the Workers
+ * vitest integration runs both in one isolate): counts of step executions.
+ */
+export const executions = new Map<string, number>();
+
+export function countExecution(key: string): number {
+	const n = (executions.get(key) ?? 0) + 1;
+	executions.set(key, n);
+	return n;
+}
