@@ -32,7 +32,8 @@ export class IndexShardStore {
 							type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
 							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`,
 						},
-						setWhere: sql`excluded.version > ${t.version}`,
+						// A tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
+						setWhere: sql`excluded.version > ${t.version} OR (${t.status} = ${MOVED} AND excluded.version >= ${t.version})`,
 					})
 					.run();
 			}

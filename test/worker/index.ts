@@ -1,8 +1,10 @@
 import { createApp } from '../../src/api/app';
+import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { indexFaults } from './probes';
 import { ChaosWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow } from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
@@ -15,6 +17,16 @@ export const testRegistry = defineRegistry({
 	inbox: { workflow: InboxWorkflow },
 });
 
-export class WorkflowRunner extends createWorkflowRunner(testRegistry) {}
+/** The real runner, except that its shards can be told to refuse writes. */
+export class WorkflowRunner extends createWorkflowRunner(testRegistry) {
+	override async indexWrite(entries: IndexEntry[]) {
+		if (indexFaults.failWrites > 0) {
+			indexFaults.failWrites--;
+			indexFaults.refused++;
+			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
+		}
+		return super.indexWrite(entries);
+	}
+}
 
 export default createApp(testRegistry);

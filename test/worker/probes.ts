@@ -9,3 +9,6 @@ export function countExecution(key: string): number {
 	executions.set(key, n);
 	return n;
 }
+
+/** Index writes the test Worker's shards refuse before accepting again (failure injection). */
+export const indexFaults = { failWrites: 0, refused: 0 };

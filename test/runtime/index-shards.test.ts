@@ -1,0 +1,166 @@
+import { evictDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IndexClient, routeIndexEntry } from '../../src/client/index-client';
+import { instances } from '../../src/client/instance-client';
+import { rebalance } from '../../src/client/rebalance';
+import { ErrorCode } from '../../src/engine/errors';
+import type { IndexEntry } from '../../src/engine/index-entry';
+import { defineRegistry } from '../../src/engine/registry';
+import type { WorkflowStatus } from '../../src/engine/types';
+import { shardIndex, shardName } from '../../src/engine/shard';
+import { Workflow } from '../../src/workflow';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { testRegistry } from '../worker/index';
+import { indexFaults } from '../worker/probes';
+
+afterEach(() => {
+	resetClock();
+	indexFaults.failWrites = 0;
+});
+
+describe('index write path', () => {
+	it('delivers the newest entry after the shard fails several times and the instance is evicted in between', async () => {
+		const id = uniqueId('faulty');
+		indexFaults.failWrites = 3;
+		await instances.create(testEnv, 'payment', { id, payload: { amount: 9, currency: 'EUR' } });
+		await settle(id);
+		await evictDurableObject(stub(id));
+		for (let i = 0; i < 10 && indexFaults.failWrites + 1 > 0; i++) {
+			advanceClock(10 * 60_000);
+			await fireAlarm(id);
+			const versions = await stub(shardName('payment', shardIndex(id, 4))).indexVersions([id]);
+			if (versions.ok && versions.value[id]) break;
+		}
+		expect(indexFaults.refused).toBeGreaterThanOrEqual(3);
+		const status = await instances.status(testEnv, id);
+		const page = await new IndexClient(testEnv, testRegistry).list({ type: 'payment', status: ['waiting'], limit: 1000 });
+		expect(page.items.find((e) => e.id === id)).toMatchObject({ status: 'waiting', version: status.version });
+	});
+
+	it('ignores an older version that arrives after a newer one', async () => {
+		const shard = stub(shardName('payment', 0));
+		const entry: IndexEntry = { id: 'late-1', type: 'payment', status: 'completed', createdAt: 1, updatedAt: 20, version: 5 };
+		await shard.indexWrite([entry]);
+		await shard.indexWrite([{ ...entry, status: 'running', updatedAt: 20, version: 4 }]);
+		expect(await shard.indexList({ limit: 10, status: ['running'] })).toEqual({ ok: true, value: [] });
+		expect(await shard.indexVersions(['late-1'])).toEqual({ ok: true, value: { 'late-1': 5 } });
+	});
+});
+
+class Resizable extends Workflow<{}, void> {
+	static override readonly type = 'resizable';
+	async run() {}
+}
+const layout = (shards: number, previousShards?: number) =>
+	defineRegistry({ resizable: { workflow: Resizable, shards, ...(previousShards ? { previousShards } : {}) } });
+
+async function seed(prefix: string, registry: ReturnType<typeof layout>, n: number, t0: number) {
+	const entries: IndexEntry[] = [];
+	for (let i = 0; i < n; i++) {
+		const status: WorkflowStatus = i % 3 === 0 ? 'completed' : 'running';
+		entries.push({ id: `${prefix}-${i}`, type: 'resizable', status, createdAt: t0, updatedAt: t0 + (i % 7), version: 2 });
+	}
+	await Promise.all(entries.map((e) => routeIndexEntry(testEnv, registry, e)));
+	return entries;
+}
+
+async function listAll(client: IndexClient, query: Parameters<IndexClient['list']>[0]) {
+	const seen: IndexEntry[] = [];
+	let cursor: string | null = null;
+	for (let page = 0; page < 100; page++) {
+		const result = await client.list({ ...query, cursor });
+		seen.push(...result.items);
+		cursor = result.nextCursor;
+		if (!cursor) break;
+	}
+	return seen;
+}
+
+async function rebalanceFully(registry: ReturnType<typeof layout>) {
+	let cursor: string | null = null;
+	let moved = 0;
+	for (let i = 0; i < 100; i++) {
+		const progress = await rebalance(testEnv, registry, 'resizable', { cursor, batchSize: 7 });
+		moved += progress.moved;
+		if (progress.done) return { ...progress, moved };
+		cursor = progress.cursor;
+	}
+	throw new Error('rebalance did not finish');
+}
+
+describe.for([
+	[4, 8],
+	[8, 4],
+] as const)('resizing from %i to %i shards', ([from, to]) => {
+	it('never shows a stale status, pages each entry exactly once, and loses nothing after rebalance', async () => {
+		const prefix = uniqueId(`r${from}to${to}`);
+		const before = layout(from);
+		const during = layout(to, from);
+		const after = layout(to);
+		const countsBefore = await new IndexClient(testEnv, before).counts('resizable');
+		const entries = await seed(prefix, before, 60, 1_000_000);
+
+		// Some running instances finish under the new layout.
+		const finished = entries.filter((e) => e.status === 'running').slice(0, 15);
+		await Promise.all(
+			finished.map((e) => routeIndexEntry(testEnv, during, { ...e, status: 'completed', updatedAt: e.updatedAt + 100, version: 3 })),
+		);
+		const finishedIds = new Set(finished.map((e) => e.id));
+		const expectRunning = entries.filter((e) => e.status === 'running' && !finishedIds.has(e.id)).map((e) => e.id).sort();
+		const mine = (items: IndexEntry[]) => items.filter((e) => e.id.startsWith(`${prefix}-`));
+
+		const reader = new IndexClient(testEnv, during);
+		const running = mine(await listAll(reader, { type: 'resizable', status: ['running'], limit: 4 }));
+		expect(running.map((e) => e.id).sort()).toEqual(expectRunning);
+		const everything = mine(await listAll(reader, { type: 'resizable', limit: 5 }));
+		expect(everything).toHaveLength(60);
+		expect(new Set(everything.map((e) => e.id)).size).toBe(60);
+
+		const progress = await rebalanceFully(during);
+		expect(progress.canDropPreviousShards).toBe(true);
+		expect(progress.moved).toBeGreaterThan(0);
+		const again = await rebalanceFully(during);
+		expect(again.moved).toBe(0);
+
+		const final = new IndexClient(testEnv, after);
+		const all = mine(await listAll(final, { type: 'resizable', limit: 9 }));
+		expect(all).toHaveLength(60);
+		expect(all.filter((e) => e.status === 'running').map((e) => e.id).sort()).toEqual(expectRunning);
+		const counts = await final.counts('resizable');
+		expect(counts.running - countsBefore.running).toBe(expectRunning.length);
+		expect(counts.completed - countsBefore.completed).toBe(60 - expectRunning.length);
+	});
+});
+
+describe('listing', () => {
+	it('pages by keyset across shards in (updatedAt desc, id desc) order, each entry once', async () => {
+		const prefix = uniqueId('page');
+		const registry = layout(16);
+		await seed(prefix, registry, 100, 5_000_000);
+		const all = (await listAll(new IndexClient(testEnv, registry), { type: 'resizable', limit: 7, createdAfter: 4_999_999, createdBefore: 5_000_001 })).filter((e) =>
+			e.id.startsWith(prefix),
+		);
+		expect(all).toHaveLength(100);
+		for (let i = 1; i < all.length; i++) {
+			const [a, b] = [all[i - 1]!, all[i]!];
+			expect(a.updatedAt > b.updatedAt || (a.updatedAt === b.updatedAt && a.id > b.id)).toBe(true);
+		}
+	});
+
+	it('refuses a cursor from another query and a limit out of range', async () => {
+		const client = new IndexClient(testEnv, testRegistry);
+		await expect(client.list({ type: 'payment', cursor: 'garbage' })).rejects.toMatchObject({ code: ErrorCode.InvalidCursor });
+		await expect(client.list({ type: 'payment', limit: 0 })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
+		await expect(client.list({ type: 'payment', limit: 1001 })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
+	});
+
+	it('counts instances per status across shards', async () => {
+		const client = new IndexClient(testEnv, testRegistry);
+		const before = await client.counts('payment');
+		const id = uniqueId('counted');
+		await instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } });
+		await settle(id);
+		const after = await client.counts('payment');
+		expect(after.waiting).toBe(before.waiting + 1);
+	});
+});
