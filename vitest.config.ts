@@ -11,7 +11,13 @@ export default defineConfig({
 				test: { name: 'engine', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts'], environment: 'node' },
 			},
 			{
-				plugins: [cloudflareTest({ main: './test/worker/index.ts', wrangler: { configPath: './wrangler.jsonc' } })],
+				plugins: [
+					cloudflareTest({
+						main: './test/worker/index.ts',
+						wrangler: { configPath: './wrangler.jsonc' },
+						miniflare: { bindings: { SHARDFLOW_ENV: 'development' } },
+					}),
+				],
 				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts'], testTimeout: 60_000 },
 			},
 		],

@@ -1,15 +1,215 @@
-import { Hono } from 'hono';
+import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { IndexClient } from '../client/index-client';
 import { instances, type ShardflowEnv } from '../client/instance-client';
+import { rebalance } from '../client/rebalance';
+import { ErrorCode } from '../engine/errors';
+import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
+import type { WorkflowStatus } from '../engine/types';
+import { requireAuth } from './auth';
+import { ApiError, errorJson, handleError } from './http-errors';
+import {
+	ControlSchema,
+	CreateBody,
+	CreatedSchema,
+	DetailSchema,
+	ErrorSchema,
+	EventParams,
+	IdParam,
+	ListQuery,
+	ListSchema,
+	RebalanceBody,
+	RebalanceSchema,
+	TypesSchema,
+} from './schemas';
 
+/** Bindings and variables the API reads. */
+export type ApiEnv = ShardflowEnv & {
+	/** When set, every route requires `Authorization: Bearer <API_TOKEN>`. */
+	API_TOKEN?: string;
+	/** "true" serves mutating routes without a token outside development (an explicit, documented choice). */
+	ALLOW_UNAUTHENTICATED?: string;
+	/** "development" under `npm run dev`; anything else counts as production. */
+	SHARDFLOW_ENV?: string;
+};
+
+/** Room for the envelope around a 1 MiB payload. */
+const MAX_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024;
+
+const errors = (...statuses: ContentfulStatusCode[]) =>
+	Object.fromEntries(statuses.map((s) => [s, { description: 'Error', content: { 'application/json': { schema: ErrorSchema } } }]));
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+/** The REST API at /workflows, for a registry. */
 export function createApp(registry: Registry) {
-	const app = new Hono<{ Bindings: ShardflowEnv }>();
-	app.post('/workflows', async (c) => {
-		const body = await c.req.json<{ type: string; id?: string; payload: unknown }>();
-		registry.get(body.type);
-		const result = await instances.create(c.env, body.type, body);
-		return c.json(result, result.created ? 201 : 200);
+	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
+		// Schema failures become the same JSON errors as everything else.
+		defaultHook: (result, c) => {
+			if (!result.success) {
+				const issue = result.error.issues[0];
+				const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+				const target = (result as { target?: string }).target;
+				const code = target === 'query' ? ErrorCode.InvalidQuery : 'INVALID_REQUEST';
+				return errorJson(c, 400, code, `${where}${issue?.message ?? 'invalid request'}`);
+			}
+		},
 	});
-	app.get('/workflows/:id', async (c) => c.json(await instances.status(c.env, c.req.param('id'))));
+
+	app.onError(handleError);
+	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+	app.use('*', requireAuth);
+	app.use(
+		'*',
+		bodyLimit({
+			maxSize: MAX_BODY_BYTES,
+			onError: (c) => errorJson(c, 413, ErrorCode.TooLarge, `request bodies are limited to ${MAX_BODY_BYTES} bytes (payloads to 1 MiB)`),
+		}),
+	);
+	app.use('*', async (c, next) => {
+		if (c.req.method === 'POST' && c.req.header('content-length') !== '0' && c.req.raw.body !== null) {
+			const type = c.req.header('content-type') ?? '';
+			if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+				throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send JSON with content-type: application/json');
+			}
+		}
+		await next();
+	});
+
+	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
+
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/workflows',
+			summary: 'Start a workflow instance (idempotent by id)',
+			request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
+			responses: { 201: json(CreatedSchema, 'Created'), 200: json(CreatedSchema, 'Already existed with this type'), ...errors(400, 401, 409, 413, 415) },
+		}),
+		async (c) => {
+			const body = c.req.valid('json');
+			registry.get(body.type);
+			const { id, type, status, created } = await instances.create(c.env, body.type, { ...(body.id !== undefined ? { id: body.id } : {}), payload: body.payload });
+			return c.json({ id, type, status }, created ? 201 : 200);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/workflows',
+			summary: 'List instances from the sharded index, newest update first, by keyset pages',
+			request: { query: ListQuery },
+			responses: { 200: json(ListSchema, 'A page of instances'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const q = c.req.valid('query');
+			const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+			const page = await index(c).list({
+				...(q.type !== undefined ? { type: q.type } : {}),
+				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
+				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+				cursor: q.cursor ?? null,
+				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
+			});
+			return c.json({ items: page.items.map(({ version: _, ...item }) => item), nextCursor: page.nextCursor }, 200);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/workflows/{id}',
+			summary: 'Full status of one instance, from its Durable Object',
+			request: { params: IdParam },
+			responses: { 200: json(DetailSchema, 'The instance'), ...errors(400, 401, 404) },
+		}),
+		async (c) => c.json(await instances.status(c.env, c.req.valid('param').id), 200),
+	);
+
+	for (const action of ['pause', 'resume', 'terminate', 'restart'] as const) {
+		app.openapi(
+			createRoute({
+				method: 'post',
+				path: `/workflows/{id}/${action}`,
+				summary: `${action[0]!.toUpperCase()}${action.slice(1)} an instance`,
+				request: { params: IdParam },
+				responses: { 200: json(ControlSchema, 'The new status'), ...errors(400, 401, 404, 409) },
+			}),
+			async (c) => {
+				const { id } = c.req.valid('param');
+				return c.json({ id, status: await instances[action](c.env, id) }, 200);
+			},
+		);
+	}
+
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/workflows/{id}/events/{name}',
+			summary: 'Send an event; the body is its payload',
+			request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } } },
+			responses: { 202: json(z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) }), 'Accepted'), ...errors(400, 401, 404, 409, 413, 415) },
+		}),
+		async (c) => {
+			const { id, name } = c.req.valid('param');
+			await instances.sendEvent(c.env, id, name, c.req.valid('json'));
+			return c.json({ id, event: name, accepted: true as const }, 202);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/types',
+			summary: 'Registered workflow types with their shards and instance counts per status',
+			responses: { 200: json(TypesSchema, 'Types'), ...errors(401) },
+		}),
+		async (c) => {
+			const client = index(c);
+			const types = await Promise.all(
+				registry.types().map(async (type) => {
+					const { shards, previousShards } = registry.get(type);
+					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts: await client.counts(type) };
+				}),
+			);
+			return c.json({ types }, 200);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/admin/types/{type}/rebalance',
+			summary: 'Move index entries into their shards under the current layout (one resumable batch per call)',
+			request: {
+				params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' } }) }),
+				body: { required: false, content: { 'application/json': { schema: RebalanceBody } } },
+			},
+			responses: { 200: json(RebalanceSchema, 'Progress'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const body = c.req.valid('json') ?? {};
+			const progress = await rebalance(c.env, registry, c.req.valid('param').type, {
+				...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
+				...(body.batchSize !== undefined ? { batchSize: body.batchSize } : {}),
+			});
+			return c.json(progress, 200);
+		},
+	);
+
+	app.doc31('/openapi.json', {
+		openapi: '3.1.0',
+		info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
+		security: [{ bearer: [] }],
+	});
+	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
+
 	return app;
+}
+
+function defined<T extends Record<string, unknown>>(values: T): Partial<T> {
+	return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

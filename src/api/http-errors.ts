@@ -1,0 +1,44 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ErrorCode, ShardflowError } from '../engine/errors';
+
+/** The one map from engine error codes to HTTP statuses. */
+const STATUS_BY_CODE: Partial<Record<string, ContentfulStatusCode>> = {
+	[ErrorCode.NotFound]: 404,
+	[ErrorCode.InvalidState]: 409,
+	[ErrorCode.TypeMismatch]: 409,
+	[ErrorCode.TooLarge]: 413,
+	[ErrorCode.Internal]: 500,
+};
+
+/** An HTTP-level refusal that carries its own code (auth, content type, body size, routing). */
+export class ApiError extends HTTPException {
+	constructor(
+		status: ContentfulStatusCode,
+		readonly code: string,
+		message: string,
+	) {
+		super(status, { message });
+	}
+}
+
+export function errorJson(c: Context, status: ContentfulStatusCode, code: string, message: string) {
+	return c.json({ error: { code, message } }, status);
+}
+
+/** `onError`: typed errors become `{error: {code, message}}`; nothing else leaks a stack or message. */
+export function handleError(error: unknown, c: Context) {
+	if (error instanceof ShardflowError) {
+		return errorJson(c, STATUS_BY_CODE[error.code] ?? 400, error.code, error.message);
+	}
+	if (error instanceof ApiError) return errorJson(c, error.status as ContentfulStatusCode, error.code, error.message);
+	if (error instanceof HTTPException) {
+		if (error.res) return error.res;
+		const status = error.status as ContentfulStatusCode;
+		const code = /json/i.test(error.message) ? 'MALFORMED_JSON' : status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST';
+		return errorJson(c, status, code, error.message || 'bad request');
+	}
+	console.error('shardflow api: unexpected error', error);
+	return errorJson(c, 500, ErrorCode.Internal, 'internal error');
+}
