@@ -1,5 +1,6 @@
 import type { CreateResult } from '../engine/instance-engine';
 import { assertValidWorkflowId, uuidv7 } from '../engine/ids';
+import { assertJsonDepth } from '../engine/json';
 import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { unwrap, type InstanceRpc } from './rpc';
 
@@ -24,12 +25,14 @@ export function instanceStub(env: ShardflowEnv, id: string): InstanceRpc {
 export const instances = {
 	async create(env: ShardflowEnv, type: string, options: { id?: string; payload?: unknown }): Promise<CreateResult> {
 		const id = options.id ?? uuidv7();
+		assertJsonDepth(options.payload, 'payload');
 		return unwrap(instanceStub(env, id).create({ id, type, payload: options.payload }));
 	},
 	async status(env: ShardflowEnv, id: string): Promise<WorkflowStatusInfo> {
 		return unwrap(instanceStub(env, id).describe());
 	},
 	async sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown): Promise<void> {
+		assertJsonDepth(payload, `payload of event "${event}"`);
 		await unwrap(instanceStub(env, id).sendEvent({ event, payload }));
 	},
 	async pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {

@@ -8,7 +8,7 @@ import {
 } from './errors';
 import { assertValidWorkflowId } from './ids';
 import type { IndexEntry } from './index-entry';
-import { fromStoredJson, toStoredJson } from './json';
+import { assertJsonDepth, fromStoredJson, toStoredJson } from './json';
 import type { Registry, ResolvedEntry } from './registry';
 import { validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal } from './signals';
@@ -78,6 +78,7 @@ export class InstanceEngine {
 		assertValidWorkflowId(id);
 		const entry = this.host.registry.get(type);
 		if (this.row) return this.existing(type);
+		assertJsonDepth(payloadInput, 'payload');
 		const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
 		const payloadJson = toStoredJson(payload, 'payload');
 		// A concurrent create may have won while the schema validated.
@@ -121,6 +122,7 @@ export class InstanceEngine {
 				`workflow type "${row.type}" does not declare event ${JSON.stringify(name)}${declared.length ? `; declared events: ${declared.join(', ')}` : ' (it declares no events)'}`,
 			);
 		}
+		assertJsonDepth(payloadInput, `payload of event "${name}"`);
 		const payload = await validateWith(events[name], payloadInput, ErrorCode.InvalidEventPayload, `payload for event "${name}"`);
 		const json = toStoredJson(payload, `payload of event "${name}"`);
 		const current = this.require();

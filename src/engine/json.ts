@@ -32,3 +32,19 @@ export function toStoredJson(value: unknown, what: string): string | null {
 export function fromStoredJson(json: string | null | undefined): unknown {
 	return json === null || json === undefined ? undefined : JSON.parse(json);
 }
+
+/** Deepest nesting accepted in payloads and events; deeper values overflow serialisers' stacks. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Refuses values nested deeper than `MAX_JSON_DEPTH` (checked without recursion). */
+export function assertJsonDepth(value: unknown, what: string): void {
+	const stack: [unknown, number][] = [[value, 1]];
+	while (stack.length) {
+		const [current, depth] = stack.pop()!;
+		if (typeof current !== 'object' || current === null) continue;
+		if (depth > MAX_JSON_DEPTH) {
+			throw new ValidationError(ErrorCode.NotSerializable, `${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+		}
+		for (const child of Object.values(current)) stack.push([child, depth + 1]);
+	}
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { settle, uniqueId } from '../helpers';
+import { api, apiWith } from './helpers';
+
+const MiB = 1024 * 1024;
+
+async function existingPayment() {
+	const id = uniqueId('hostile');
+	await api('POST', '/workflows', { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } });
+	await settle(id);
+	return { id, before: (await api('GET', `/workflows/${id}`)).json };
+}
+
+const deepJson = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+describe('malformed requests get a 4xx JSON error and change nothing', () => {
+	it.for([
+		['truncated JSON', 'POST', '/workflows', '{"type":"test","id":"a-1",', 'application/json', 400, 'MALFORMED_JSON'],
+		['not JSON at all', 'POST', '/workflows', 'hello', 'application/json', 400, 'MALFORMED_JSON'],
+		['a JSON array body', 'POST', '/workflows', '[1,2]', 'application/json', 400, 'INVALID_REQUEST'],
+		['text/plain', 'POST', '/workflows', '{"type":"test"}', 'text/plain', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+		['form data', 'POST', '/workflows', 'type=test', 'application/x-www-form-urlencoded', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+		['a body over the limit', 'POST', '/workflows', JSON.stringify({ type: 'test', payload: { name: 'x'.repeat(1.2 * MiB) } }), 'application/json', 413, 'TOO_LARGE'],
+		['a payload just over 1 MiB', 'POST', '/workflows', JSON.stringify({ type: 'inbox', id: 'big-1', payload: { expect: 1, pad: 'y'.repeat(MiB) } }), 'application/json', 413, 'TOO_LARGE'],
+		['deeply nested JSON', 'POST', '/workflows', `{"type":"test","id":"deep-1","payload":${deepJson(100_000)}}`, 'application/json', 400, undefined],
+		['an unknown route', 'GET', '/nope', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
+		['a wrong method', 'DELETE', '/workflows', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
+		['an id of 10,000 characters', 'GET', `/workflows/${'a'.repeat(10_000)}`, undefined, undefined, 400, undefined],
+		['an id with ..', 'GET', '/workflows/..', undefined, undefined, 404, undefined],
+		['an id with unicode', 'GET', `/workflows/${encodeURIComponent('zahlung-ü')}`, undefined, undefined, 400, 'INVALID_ID'],
+		['an id with a control character', 'GET', `/workflows/${encodeURIComponent('a\u0001b')}`, undefined, undefined, 400, 'INVALID_ID'],
+		['a reserved id', 'GET', '/workflows/__index:payment:0', undefined, undefined, 400, 'RESERVED_ID'],
+		['limit=1e9', 'GET', '/workflows?limit=1e9', undefined, undefined, 400, 'INVALID_QUERY'],
+		['a truncated cursor', 'GET', '/workflows?type=payment&cursor=WzEsMTcw', undefined, undefined, 400, 'INVALID_CURSOR'],
+		['an unknown status', 'GET', '/workflows?status=running,zombie', undefined, undefined, 400, 'INVALID_QUERY'],
+	] as const)('%s', async ([, method, path, body, type, status, code]) => {
+		const res = await api(method, path, body, type ? { 'content-type': type } : {});
+		expect(res.status).toBe(status);
+		expect(res.json?.error?.code, res.text.slice(0, 200)).toBeTypeOf('string');
+		if (code) expect(res.json.error.code).toBe(code);
+		expect(res.text).not.toMatch(/\bat .*\.(ts|js):\d+/);
+	});
+
+	it('leaves the instance and its index entry unchanged after refused events and controls', async () => {
+		const { id, before } = await existingPayment();
+		const refused = [
+			await api('POST', `/workflows/${id}/events/approval`, '{"approved":', { 'content-type': 'application/json' }),
+			await api('POST', `/workflows/${id}/events/approval`, { approved: 'maybe' }),
+			await api('POST', `/workflows/${id}/events/approval`, JSON.stringify({ approved: true, reviewer: 'x'.repeat(1.1 * MiB) })),
+			await api('POST', `/workflows/${id}/events/undeclared`, {}),
+			await api('POST', `/workflows/${id}/resume`),
+			await api('POST', `/workflows/${id}/restart`),
+			await api('POST', '/workflows', { type: 'test', id, payload: { name: 'x' } }),
+		];
+		for (const res of refused) expect(res.status).toBeGreaterThanOrEqual(400), expect(res.status).toBeLessThan(500);
+		const after = (await api('GET', `/workflows/${id}`)).json;
+		expect(after).toEqual(before);
+		const listed = await api('GET', `/workflows?type=payment&status=waiting&limit=1000`);
+		expect(listed.json.items.find((i: { id: string }) => i.id === id)).toMatchObject({ status: 'waiting', updatedAt: before.updatedAt });
+	});
+});
+
+const routes: [string, string, unknown?][] = [
+	['GET', '/workflows'],
+	['GET', '/workflows/some-id'],
+	['POST', '/workflows', { type: 'test', payload: { name: 'x' } }],
+	['POST', '/workflows/some-id/pause'],
+	['POST', '/workflows/some-id/resume'],
+	['POST', '/workflows/some-id/terminate'],
+	['POST', '/workflows/some-id/restart'],
+	['POST', '/workflows/some-id/events/approval', {}],
+	['GET', '/types'],
+	['POST', '/admin/types/payment/rebalance', {}],
+	['GET', '/openapi.json'],
+];
+
+describe('authentication with API_TOKEN set', () => {
+	const token = 'sekret-Token-123';
+	const call = (method: string, path: string, body: unknown, authorization?: string) =>
+		apiWith({ API_TOKEN: token }, method, path, {
+			headers: { ...(authorization ? { authorization } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+			...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+		});
+
+	it.for(routes)('%s %s refuses a missing, wrong or differently-cased token with 401 JSON and leaks nothing', async ([method, path, body]) => {
+		for (const authorization of [undefined, 'Bearer wrong', `Bearer ${token.toUpperCase()}`, `Basic ${token}`, token]) {
+			const res = await call(method, path, body, authorization);
+			expect(res.status).toBe(401);
+			expect(res.json).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+		}
+		const ok = await call(method, path, body, `Bearer ${token}`);
+		expect(ok.status).not.toBe(401);
+		expect(ok.status).toBeLessThan(500);
+	});
+});
+
+describe('a deployment without API_TOKEN', () => {
+	it('refuses mutating routes in production unless ALLOW_UNAUTHENTICATED=true, and still serves reads', async () => {
+		const prod = { SHARDFLOW_ENV: 'production' };
+		const create = { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'test', payload: { name: 'p' } }) };
+		expect(await apiWith(prod, 'POST', '/workflows', create)).toMatchObject({ status: 403, json: { error: { code: 'AUTH_NOT_CONFIGURED' } } });
+		expect((await apiWith(prod, 'GET', '/types')).status).toBe(200);
+		expect((await apiWith({ ...prod, ALLOW_UNAUTHENTICATED: 'true' }, 'POST', '/workflows', create)).status).toBe(201);
+	});
+});

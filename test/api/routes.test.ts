@@ -1,0 +1,181 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { advanceClock, fireAlarm, resetClock, settle, uniqueId } from '../helpers';
+import { api } from './helpers';
+
+afterEach(resetClock);
+
+const payment = (id: string) => ({ type: 'payment', id, payload: { amount: 12.5, currency: 'EUR' } });
+
+describe('POST /workflows', () => {
+	it('creates an instance with 201, and answers 200 with the same shape when the id exists with that type', async () => {
+		const id = uniqueId('api');
+		const first = await api('POST', '/workflows', payment(id));
+		expect(first).toMatchObject({ status: 201, json: { id, type: 'payment', status: 'created' } });
+		const again = await api('POST', '/workflows', payment(id));
+		expect(again.status).toBe(200);
+		expect(Object.keys(again.json).sort()).toEqual(['id', 'status', 'type']);
+	});
+
+	it('generates an id when none is given', async () => {
+		const res = await api('POST', '/workflows', { type: 'test', payload: { name: 'anon' } });
+		expect(res.status).toBe(201);
+		expect(res.json.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+	});
+
+	it('answers 409 when the id belongs to another type', async () => {
+		const id = uniqueId('api');
+		await api('POST', '/workflows', payment(id));
+		expect(await api('POST', '/workflows', { type: 'test', id, payload: { name: 'x' } })).toMatchObject({ status: 409, json: { error: { code: 'TYPE_MISMATCH' } } });
+	});
+
+	it.for([
+		['an unknown type', { type: 'nope', id: 'x-1', payload: {} }, 'UNKNOWN_TYPE'],
+		['a reserved id', { type: 'test', id: '__index:test:0', payload: { name: 'x' } }, 'RESERVED_ID'],
+		['an id with a slash', { type: 'test', id: 'a/b', payload: { name: 'x' } }, 'INVALID_ID'],
+		['a payload the schema refuses', { type: 'payment', id: 'x-2', payload: { amount: -5, currency: 'EUR' } }, 'INVALID_PAYLOAD'],
+		['a missing type', { id: 'x-3', payload: {} }, 'INVALID_REQUEST'],
+	] as const)('answers 400 for %s', async ([, body, code]) => {
+		expect(await api('POST', '/workflows', body)).toMatchObject({ status: 400, json: { error: { code } } });
+	});
+});
+
+describe('GET /workflows/:id', () => {
+	it('returns the full status straight from the instance', async () => {
+		const id = uniqueId('detail');
+		await api('POST', '/workflows', { type: 'test', id, payload: { name: 'Detail' } });
+		await settle(id);
+		advanceClock(1000);
+		await fireAlarm(id);
+		const res = await api('GET', `/workflows/${id}`);
+		expect(res.status).toBe(200);
+		expect(res.json).toMatchObject({ id, type: 'test', status: 'completed', payload: { name: 'Detail' }, output: { greeting: 'Hello, Detail!' } });
+		expect(res.json.steps.map((s: { name: string }) => s.name)).toEqual(['greet', 'nap']);
+		expect(typeof res.json.createdAt).toBe('number');
+	});
+
+	it('answers 404 for an unknown instance', async () => {
+		expect(await api('GET', `/workflows/${uniqueId('ghost')}`)).toMatchObject({ status: 404, json: { error: { code: 'NOT_FOUND' } } });
+	});
+});
+
+describe('control routes', () => {
+	it('pauses, resumes and terminates with 200 {id, status}, and refuses transitions that make no sense with 409', async () => {
+		const id = uniqueId('ctl');
+		await api('POST', '/workflows', payment(id));
+		await settle(id);
+		expect(await api('POST', `/workflows/${id}/pause`)).toMatchObject({ status: 200, json: { id, status: 'paused' } });
+		expect(await api('POST', `/workflows/${id}/pause`)).toMatchObject({ status: 409, json: { error: { code: 'INVALID_STATE' } } });
+		expect(await api('POST', `/workflows/${id}/resume`)).toMatchObject({ status: 200, json: { id, status: 'running' } });
+		expect(await api('POST', `/workflows/${id}/restart`)).toMatchObject({ status: 409 });
+		expect(await api('POST', `/workflows/${id}/terminate`)).toMatchObject({ status: 200, json: { id, status: 'terminated' } });
+		expect(await api('POST', `/workflows/${id}/restart`)).toMatchObject({ status: 200, json: { id, status: 'created' } });
+	});
+
+	it.for(['pause', 'resume', 'terminate', 'restart'])('answers 404 to %s on an unknown instance', async (action) => {
+		expect(await api('POST', `/workflows/${uniqueId('ghost')}/${action}`)).toMatchObject({ status: 404 });
+	});
+});
+
+describe('POST /workflows/:id/events/:name', () => {
+	it('accepts a declared event with 202 and the workflow moves on', async () => {
+		const id = uniqueId('ev');
+		await api('POST', '/workflows', payment(id));
+		expect(await api('POST', `/workflows/${id}/events/approval`, { approved: false, reviewer: 'bob' })).toMatchObject({ status: 202 });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: { status: 'declined', reviewer: 'bob' } });
+	});
+
+	it('answers 400 for an undeclared event or a bad payload, 404 for an unknown instance, 409 once finished', async () => {
+		const id = uniqueId('ev');
+		await api('POST', '/workflows', payment(id));
+		expect(await api('POST', `/workflows/${id}/events/typo`, {})).toMatchObject({ status: 400, json: { error: { code: 'UNKNOWN_EVENT' } } });
+		expect(await api('POST', `/workflows/${id}/events/approval`, { approved: 'yes' })).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_EVENT_PAYLOAD' } },
+		});
+		expect(await api('POST', `/workflows/${uniqueId('ghost')}/events/approval`, {})).toMatchObject({ status: 404 });
+		await api('POST', `/workflows/${id}/terminate`);
+		expect(await api('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'a' })).toMatchObject({ status: 409 });
+	});
+});
+
+describe('GET /workflows', () => {
+	it('lists by type and several statuses, newest first, paging with nextCursor until null', async () => {
+		const ids = await Promise.all(
+			Array.from({ length: 7 }, async () => {
+				const id = uniqueId('list');
+				await api('POST', '/workflows', payment(id));
+				await settle(id);
+				return id;
+			}),
+		);
+		const seen: string[] = [];
+		let cursor: string | null = null;
+		do {
+			const query: string = `/workflows?type=payment&status=waiting,sleeping&limit=3${cursor ? `&cursor=${cursor}` : ''}`;
+			const res = await api('GET', query);
+			expect(res.status).toBe(200);
+			for (const item of res.json.items) expect(Object.keys(item).sort()).toEqual(['createdAt', 'id', 'status', 'type', 'updatedAt']);
+			seen.push(...res.json.items.map((i: { id: string }) => i.id));
+			cursor = res.json.nextCursor;
+		} while (cursor);
+		for (const id of ids) expect(seen.filter((s) => s === id)).toHaveLength(1);
+	});
+
+	it.for([
+		['status=bogus', 'INVALID_QUERY'],
+		['limit=0', 'INVALID_QUERY'],
+		['limit=1001', 'INVALID_QUERY'],
+		['limit=abc', 'INVALID_QUERY'],
+		['limit=-1', 'INVALID_QUERY'],
+		['cursor=forged', 'INVALID_CURSOR'],
+		['type=nope', 'UNKNOWN_TYPE'],
+		['createdAfter=yesterday', 'INVALID_QUERY'],
+	])('answers 400 to ?%s', async ([query, code]) => {
+		expect(await api('GET', `/workflows?${query}`)).toMatchObject({ status: 400, json: { error: { code } } });
+	});
+});
+
+describe('GET /types and admin rebalance', () => {
+	it('lists every registered type with its shards and counts per status', async () => {
+		const res = await api('GET', '/types');
+		expect(res.status).toBe(200);
+		const payment = res.json.types.find((t: { type: string }) => t.type === 'payment');
+		expect(payment).toMatchObject({ type: 'payment', shards: 4 });
+		expect(Object.keys(payment.counts)).toContain('waiting');
+	});
+
+	it('runs a rebalance pass for a type', async () => {
+		let body: { cursor?: string | null } = {};
+		for (let i = 0; i < 50; i++) {
+			const res = await api('POST', '/admin/types/payment/rebalance', { ...body, batchSize: 50 });
+			expect(res.status).toBe(200);
+			if (res.json.done) {
+				expect(res.json).toMatchObject({ type: 'payment', moved: 0, canDropPreviousShards: false });
+				return;
+			}
+			body = { cursor: res.json.cursor };
+		}
+		throw new Error('rebalance never finished');
+	});
+});
+
+describe('OpenAPI', () => {
+	it('serves an OpenAPI 3.1 document describing every route', async () => {
+		const res = await api('GET', '/openapi.json');
+		expect(res.json.openapi).toBe('3.1.0');
+		expect(Object.keys(res.json.paths).sort()).toEqual(
+			[
+				'/admin/types/{type}/rebalance',
+				'/types',
+				'/workflows',
+				'/workflows/{id}',
+				'/workflows/{id}/events/{name}',
+				'/workflows/{id}/pause',
+				'/workflows/{id}/restart',
+				'/workflows/{id}/resume',
+				'/workflows/{id}/terminate',
+			].sort(),
+		);
+	});
+});
