@@ -1,0 +1,70 @@
+// Starts `wrangler dev` on a free loopback port, waits until it serves, and
+// stops it by its own process group. Used by the benchmark driver and by the
+// tooling tests that exercise the Workers over real HTTP.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** @returns {Promise<number>} a port that was free a moment ago */
+export function freePort() {
+	return new Promise((resolvePort, reject) => {
+		const server = createServer();
+		server.unref();
+		server.on('error', reject);
+		server.listen(0, '127.0.0.1', () => {
+			const address = server.address();
+			server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+		});
+	});
+}
+
+/**
+ * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string }} [options]
+ * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, output: () => string }>}
+ */
+export async function startDevServer(options = {}) {
+	const configs = options.configs ?? ['wrangler.jsonc'];
+	const port = await freePort();
+	const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), 'shardflow-dev-'));
+	const args = ['dev', ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
+	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);
+	const child = spawn(join(root, 'node_modules/.bin/wrangler'), args, {
+		cwd: root,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+		env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+	});
+	let log = '';
+	child.stdout.on('data', (d) => (log += d));
+	child.stderr.on('data', (d) => (log += d));
+	const url = `http://127.0.0.1:${port}`;
+	const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+	const stop = async () => {
+		if (child.exitCode === null && child.pid) {
+			try {
+				process.kill(-child.pid, 'SIGTERM');
+			} catch {}
+			await new Promise((r) => setTimeout(r, 300));
+			try {
+				process.kill(-child.pid, 'SIGKILL');
+			} catch {}
+		}
+		if (!options.persistTo) rmSync(persistTo, { recursive: true, force: true });
+	};
+	while (Date.now() < deadline) {
+		if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log}`);
+		if (/Ready on/.test(log)) {
+			try {
+				await fetch(`${url}/__health`);
+				return { url, port, pid: child.pid ?? 0, persistTo, stop, output: () => log };
+			} catch {}
+		}
+		await new Promise((r) => setTimeout(r, 200));
+	}
+	await stop();
+	throw new Error(`wrangler dev did not become ready:\n${log}`);
+}

@@ -1,0 +1,39 @@
+/**
+ * The public API of shardflow: what workflow authors and calling Workers
+ * import. Internals (the engine core, stores, signals) are not re-exported.
+ */
+export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
+export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
+export type { Duration } from './engine/duration';
+export type { RetryPolicy, Backoff } from './engine/retry-policy';
+export type {
+	EventMap,
+	Step,
+	StepDoOptions,
+	StepSummary,
+	WaitForEventOptions,
+	WorkflowContext,
+	WorkflowDefaults,
+	WorkflowStatus,
+	WorkflowStatusInfo,
+} from './engine/types';
+export { WORKFLOW_STATUSES } from './engine/types';
+export {
+	DeterminismError,
+	ErrorCode,
+	EventTimeoutError,
+	InvalidStateError,
+	NonRetryableError,
+	NotFoundError,
+	ShardflowError,
+	StepFailedError,
+	StepTimeoutError,
+	TypeMismatchError,
+	ValidationError,
+} from './engine/errors';
+export { instances, type ShardflowEnv } from './client/instance-client';
+export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
+export { rebalance, type RebalanceProgress } from './client/rebalance';
+export { shardIndex } from './engine/shard';
+export { createWorkflowRunner } from './runtime/workflow-runner';
+export { createApp, type ApiEnv } from './api/app';
