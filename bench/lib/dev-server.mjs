@@ -32,11 +32,12 @@ export async function startDevServer(options = {}) {
 	const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), 'shardflow-dev-'));
 	const args = ['dev', ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
 	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);
-	const child = spawn(join(root, 'node_modules/.bin/wrangler'), args, {
+	// Run wrangler's script on this Node (the pinned one under npm scripts), not on whatever `node` is first on PATH.
+	const child = spawn(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
 		cwd: root,
 		detached: true,
 		stdio: ['ignore', 'pipe', 'pipe'],
-		env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
 	});
 	let log = '';
 	child.stdout.on('data', (d) => (log += d));

@@ -31,6 +31,8 @@ export interface EngineHost {
 	/** Sends one index entry to its shard (and removes it from a previous-layout shard). */
 	sendIndexEntry(entry: IndexEntry): Promise<void>;
 	yieldToEventLoop(): Promise<void>;
+	/** Runs `fn` on a later macrotask. */
+	defer(fn: () => void): void;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -60,6 +62,7 @@ export interface CreateResult {
  */
 export class InstanceEngine {
 	private loop: Promise<void> | undefined;
+	private starting: Promise<void> | undefined;
 	private rerun = false;
 	private delivering: Promise<void> | undefined;
 	private redeliver = false;
@@ -88,7 +91,15 @@ export class InstanceEngine {
 			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null,
 			createdAt: now, updatedAt: now, version: 0, generation: 0,
 		});
-		this.kick();
+		// Start the run on the next macrotask: the create answer then leaves as soon as the
+		// instance row is durable, instead of waiting for the first pass's writes too.
+		this.starting = new Promise<void>((resolve) =>
+			this.host.defer(() => {
+				this.starting = undefined;
+				this.kick();
+				resolve();
+			}),
+		);
 		return { id, type, status: 'created', created: true };
 	}
 
@@ -185,7 +196,7 @@ export class InstanceEngine {
 
 	/** Resolves once the replay loop and index delivery have nothing left to do. */
 	async idle(): Promise<void> {
-		while (this.loop || this.delivering) await (this.loop ?? this.delivering);
+		while (this.starting || this.loop || this.delivering) await (this.starting ?? this.loop ?? this.delivering);
 	}
 
 	/** Starts the replay loop, or asks the running one to go round once more. */

@@ -36,6 +36,9 @@ export class FakeHost implements EngineHost {
 		}
 		this.delivered.push(entry);
 	}
+	defer(fn: () => void) {
+		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(fn()), 0)));
+	}
 	yieldToEventLoop() {
 		return new Promise<void>((resolve) => setTimeout(resolve, 0));
 	}

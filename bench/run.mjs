@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+// `npm run bench`: our engine, Cloudflare Workflows' local engine and the
+// storage floor, side by side in one wrangler dev, alternated A B A B so
+// machine drift hits all of them. Prints one table of medians (min-max) and
+// ratios measured in the same run, and writes JSON and Markdown results.
+//
+//   npm run bench                 full run, results in bench/results/
+//   npm run bench -- --smoke      tiny sizes (used by the test suite)
+//   npm run bench -- --out DIR    write results elsewhere
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startDevServer } from './lib/dev-server.mjs';
+
+const root = resolve(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const smoke = args.includes('--smoke');
+const outIndex = args.indexOf('--out');
+const outDir = outIndex >= 0 ? resolve(args[outIndex + 1] ?? '.') : join(root, 'bench/results');
+
+const size = smoke
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, index: [200, 400], writes: 50, storageSteps: 50 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
+
+const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
+const base = server.url;
+
+async function call(method, path, body) {
+	const res = await fetch(`${base}${path}`, {
+		method,
+		headers: body === undefined ? {} : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	const text = await res.text();
+	if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
+	return JSON.parse(text);
+}
+const post = (path, body = {}) => call('POST', path, body);
+const get = (path) => call('GET', path);
+
+async function timed(fn) {
+	const t0 = performance.now();
+	const value = await fn();
+	return { ms: performance.now() - t0, value };
+}
+const quantile = (values, q) => {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+const median = (values) => quantile(values, 0.5);
+
+/** One figure measured `reps` times per engine, engines alternated within each repetition. */
+const results = [];
+async function measure(name, unit, engines, better = 'lower') {
+	const samples = Object.fromEntries(Object.keys(engines).map((k) => [k, []]));
+	for (let rep = 0; rep < size.reps; rep++) {
+		for (const [engine, fn] of Object.entries(engines)) samples[engine].push(await fn());
+	}
+	const row = { name, unit, better };
+	for (const [engine, values] of Object.entries(samples)) {
+		row[engine] = { median: median(values), min: Math.min(...values), max: Math.max(...values), samples: values };
+	}
+	results.push(row);
+	console.error(`  ${name}: ${Object.entries(samples).map(([k, v]) => `${k}=${median(v).toFixed(3)}`).join(' ')}`);
+	return row;
+}
+
+const PARAMS = (steps, extra = {}) => ({ params: { steps, ...extra } });
+
+try {
+	console.error(`bench: ${smoke ? 'smoke' : 'full'} run against ${base}`);
+	// Warm every path once so no figure pays for module loading or first-object creation.
+	await post('/ours/run', PARAMS(2));
+	await post('/cf/run', PARAMS(2));
+	await post('/floor/run', PARAMS(2));
+
+	// (a) create latency, sequential
+	const createLatency = async (path) => {
+		const times = [];
+		for (let i = 0; i < size.creates; i++) times.push((await timed(() => post(path, PARAMS(0)))).ms);
+		return times;
+	};
+	const createTimes = { ours: [], cf: [], floor: [] };
+	await measure('create latency p50', 'ms', {
+		ours: async () => {
+			const t = await createLatency('/ours/create');
+			createTimes.ours.push(...t);
+			return median(t);
+		},
+		cf: async () => {
+			const t = await createLatency('/cf/create');
+			createTimes.cf.push(...t);
+			return median(t);
+		},
+		// The floor of a create: a brand-new Durable Object's first durable write.
+		floor: async () => {
+			const t = await createLatency('/floor/run');
+			createTimes.floor.push(...t);
+			return median(t);
+		},
+	});
+	results.push({
+		name: 'create latency p95',
+		unit: 'ms',
+		better: 'lower',
+		ours: { median: quantile(createTimes.ours, 0.95), min: NaN, max: NaN },
+		cf: { median: quantile(createTimes.cf, 0.95), min: NaN, max: NaN },
+		floor: { median: quantile(createTimes.floor, 0.95), min: NaN, max: NaN },
+	});
+
+	// (b) marginal cost of a sequential step: (run N steps - run 0 steps) / N
+	const marginal = (path) => async () => {
+		const empty = await timed(() => post(path, PARAMS(0)));
+		const full = await timed(() => post(path, PARAMS(size.steps)));
+		return Math.max(0, full.ms - empty.ms) / size.steps;
+	};
+	await measure('marginal ms per sequential step', 'ms/step', { ours: marginal('/ours/run'), cf: marginal('/cf/run'), floor: marginal('/floor/run') });
+
+	// (c) many instances at once
+	const fanout = (path) => async () => {
+		const { ms } = await timed(() => Promise.all(Array.from({ length: size.fanout }, () => post(path, PARAMS(size.fanoutSteps)))));
+		return (size.fanout * size.fanoutSteps) / (ms / 1000);
+	};
+	await measure(`throughput, ${size.fanout} instances x ${size.fanoutSteps} steps`, 'steps/s', { ours: fanout('/ours/run'), cf: fanout('/cf/run') }, 'higher');
+
+	// (d) waitForEvent round trip: event sent -> instance complete
+	const roundTrip = (engine) => async () => {
+		const times = [];
+		for (let i = 0; i < size.events; i++) {
+			const { id } = await post(`/${engine}/prepare-wait`);
+			times.push((await timed(() => post(`/${engine}/event`, { id }))).ms);
+		}
+		return median(times);
+	};
+	await measure('event round trip p50', 'ms', { ours: roundTrip('ours'), cf: roundTrip('cf') });
+
+	// (e) replay-heavy: sleeps force a replay from the top every few steps
+	const replay = (path) => async () => (await timed(() => post(path, PARAMS(size.replaySteps, { sleepEvery: size.replayEvery })))).ms;
+	await measure(`replay-heavy run, ${size.replaySteps} steps, sleep every ${size.replayEvery}`, 'ms', { ours: replay('/ours/run'), cf: replay('/cf/run') });
+	const replays = size.replaySteps / size.replayEvery;
+	const perReplay = {};
+	for (const steps of [size.replaySteps / 5, size.replaySteps]) {
+		const { ms } = await timed(() => post('/ours/run', PARAMS(steps, { sleepEvery: size.replayEvery })));
+		perReplay[steps] = ms / (steps / size.replayEvery);
+	}
+	results.push({
+		name: `ours: ms per replay at ${size.replaySteps / 5} vs ${size.replaySteps} steps (linear history => grows ~linearly)`,
+		unit: 'ms/replay',
+		better: 'lower',
+		ours: { median: perReplay[size.replaySteps], min: perReplay[size.replaySteps / 5], max: perReplay[size.replaySteps] },
+		replays,
+	});
+
+	// (g) responsiveness: an unrelated read while one instance runs many CPU-light steps
+	const { id: probeId } = await post('/ours/run', PARAMS(1));
+	const responsiveness = (engine) => async () => {
+		await post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+		const times = [];
+		for (let i = 0; i < size.probes; i++) times.push((await timed(() => get(`/ours/status/${probeId}`))).ms);
+		return Math.max(...times);
+	};
+	await measure(`max latency of an unrelated GET during a ${size.responsiveSteps}-step run`, 'ms', {
+		ours: responsiveness('ours'),
+		cf: responsiveness('cf'),
+	});
+	await new Promise((r) => setTimeout(r, smoke ? 500 : 8000)); // let the CF run drain before the index figures
+
+	// (f) index: create latency 1 vs 16 shards, list latency by shard count and size, write throughput
+	const createOn = (type) => async () => {
+		const times = [];
+		for (let i = 0; i < size.creates / 2; i++) times.push((await timed(() => post('/ours/create', { type, params: { steps: 0 } }))).ms);
+		return median(times);
+	};
+	await measure('index: create latency p50, type on 1 shard (ours) vs 16 shards (as "peer")', 'ms', { ours: createOn('bench'), cf: createOn('bench16') });
+	let seeded = 0;
+	for (const total of size.index) {
+		for (const type of ['ix1', 'ix4', 'ix16']) await post('/index/seed', { type, count: total - seeded, offset: seeded });
+		seeded = total;
+		const list = (type) => async () => {
+			const times = [];
+			for (let i = 0; i < 10; i++) times.push((await timed(() => get(`/index/list/${type}`))).ms);
+			return median(times);
+		};
+		await measure(`index: list latency (limit 50, status=waiting), ${total} entries: 1 shard (ours) / 4 (cf col) / 16 (floor col)`, 'ms', {
+			ours: list('ix1'),
+			cf: list('ix4'),
+			floor: list('ix16'),
+		});
+	}
+	const writes = (type) => async () => {
+		const { ms } = await post('/index/write-throughput', { type, count: size.writes });
+		return size.writes / (Math.max(ms, 1) / 1000);
+	};
+	await measure(`index: write throughput, ${size.writes} entries, 1 shard (ours) vs 16 shards (cf col)`, 'writes/s', { ours: writes('ix1'), cf: writes('ix16') }, 'higher');
+
+	// Storage cost
+	const ours = await post('/size/ours', { steps: size.storageSteps });
+	const floor = await post('/size/floor', { steps: size.storageSteps });
+	const index = await post('/size/index', { type: 'ix1' });
+	const storage = {
+		oursBytesPerStep: (ours.fullBytes - ours.emptyBytes) / size.storageSteps,
+		floorBytesPerStep: (floor.fullBytes - floor.emptyBytes) / size.storageSteps,
+		indexBytesPerEntry: index.bytes / Math.max(1, index.entries),
+		cf: 'not readable: the local Workflows engine keeps its storage private',
+	};
+
+	report(storage);
+} finally {
+	await server.stop();
+}
+
+function report(storage) {
+	const fmt = (v) => (v === undefined || Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toFixed(4));
+	const cell = (r) => (r ? `${fmt(r.median)}${Number.isFinite(r.min) ? ` (${fmt(r.min)}-${fmt(r.max)})` : ''}` : '-');
+	const ratio = (a, b, better) => (a && b && a.median > 0 && b.median > 0 ? `${fmt(better === 'higher' ? a.median / b.median : b.median / a.median)}x` : '-');
+	const header = ['measurement', 'unit', 'ours', 'cf workflows', 'floor', 'ours vs cf', 'ours vs floor'];
+	const rows = results.map((r) => [r.name, r.unit, cell(r.ours), cell(r.cf), cell(r.floor), ratio(r.ours, r.cf, r.better), r.floor ? `${fmt(r.ours.median / r.floor.median)}x of floor` : '-']);
+	const md = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+	const versions = {
+		node: process.version,
+		wrangler: JSON.parse(readFileSync(join(root, 'node_modules/wrangler/package.json'), 'utf8')).version,
+		workerd: JSON.parse(readFileSync(join(root, 'node_modules/workerd/package.json'), 'utf8')).version,
+		cpus: availableParallelism(),
+		cpuModel: cpus()[0]?.model ?? 'unknown',
+	};
+	const notes = [
+		'"ours vs cf" is how many times better ours is (higher is better for us); medians of the repetitions, (min-max) in brackets.',
+		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
+		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; cf: ${storage.cf}.`,
+	];
+	console.log(`\n${md}\n\n${notes.join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel})`);
+	mkdirSync(outDir, { recursive: true });
+	const stamp = new Date().toISOString();
+	writeFileSync(join(outDir, smoke ? 'smoke.json' : 'latest.json'), JSON.stringify({ stamp, smoke, size, versions, storage, results }, null, 2));
+	writeFileSync(
+		join(outDir, smoke ? 'smoke.md' : 'latest.md'),
+		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel})\n`,
+	);
+}

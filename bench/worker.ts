@@ -1,0 +1,212 @@
+import { DurableObject, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
+import { Hono } from 'hono';
+import { IndexClient, routeIndexEntry, shardStub } from '../src/client/index-client';
+import { instances, instanceStub } from '../src/client/instance-client';
+import { unwrap } from '../src/client/rpc';
+import type { IndexEntry } from '../src/engine/index-entry';
+import { defineRegistry } from '../src/engine/registry';
+import { shardIndex } from '../src/engine/shard';
+import { createWorkflowRunner } from '../src/runtime/workflow-runner';
+import { BenchWorkflow, BenchWorkflow16, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
+
+const registry = defineRegistry({
+	bench: { workflow: BenchWorkflow },
+	bench16: { workflow: BenchWorkflow16, shards: 16 },
+	ix1: { workflow: IndexOnly1, shards: 1 },
+	ix4: { workflow: IndexOnly4, shards: 4 },
+	ix16: { workflow: IndexOnly16, shards: 16 },
+});
+
+/** Our engine, with one extra read for the storage-cost figures. */
+export class WorkflowRunner extends createWorkflowRunner(registry) {
+	databaseSize(): number {
+		return this.ctx.storage.sql.databaseSize;
+	}
+}
+
+/** The floor: what one step must do at minimum, one SQLite write, and nothing else. */
+export class FloorObject extends DurableObject {
+	run(steps: number): number {
+		const sql = this.ctx.storage.sql;
+		sql.exec('CREATE TABLE IF NOT EXISTS steps (name TEXT PRIMARY KEY, result TEXT, status TEXT)');
+		for (let i = 0; i < steps; i++) sql.exec('INSERT OR REPLACE INTO steps VALUES (?, ?, ?)', `s${i}`, JSON.stringify(i), 'completed');
+		return steps;
+	}
+	databaseSize(): number {
+		return this.ctx.storage.sql.databaseSize;
+	}
+}
+
+/** The peer: the same workload on Cloudflare Workflows. */
+export class BenchCfWorkflow extends WorkflowEntrypoint<Env, BenchParams> {
+	override async run(event: Readonly<WorkflowEvent<BenchParams>>, step: WorkflowStep) {
+		const { steps, sleepEvery = 0, wait = false } = event.payload;
+		let total = 0;
+		for (let i = 0; i < steps; i++) {
+			total += await step.do(`s${i}`, async () => i);
+			if (sleepEvery > 0 && (i + 1) % sleepEvery === 0) await step.sleep(`z${i}`, 1);
+		}
+		if (wait) total += (await step.waitForEvent<{ n: number }>('go', { type: 'go', timeout: '1 hour' })).payload.n;
+		return total;
+	}
+}
+
+interface Env {
+	WORKFLOW_RUNNER: DurableObjectNamespace<WorkflowRunner>;
+	FLOOR: DurableObjectNamespace<FloorObject>;
+	CF_WORKFLOW: Workflow<BenchParams>;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const FINISHED = new Set(['completed', 'errored', 'terminated']);
+const CF_FINISHED = new Set(['complete', 'errored', 'terminated']);
+
+const POLL_LIMIT_MS = 120_000;
+
+async function oursDone(env: Env, id: string, until: (status: string) => boolean = (s) => FINISHED.has(s)) {
+	const stub = instanceStub(env, id) as unknown as { settle(): Promise<void> };
+	for (const deadline = Date.now() + POLL_LIMIT_MS; Date.now() < deadline; ) {
+		await stub.settle();
+		const { status } = await instances.status(env, id);
+		if (until(status)) return status;
+		await pause(1);
+	}
+	throw new Error(`instance ${id} did not reach the expected status in time`);
+}
+
+type CfStatus = InstanceStatus & { __LOCAL_DEV_STEP_OUTPUTS?: unknown[] };
+
+async function cfDone(env: Env, id: string, until: (status: CfStatus) => boolean = (s) => CF_FINISHED.has(s.status)) {
+	const instance = await env.CF_WORKFLOW.get(id);
+	let last = '';
+	for (const deadline = Date.now() + POLL_LIMIT_MS; Date.now() < deadline; ) {
+		const status = (await instance.status()) as CfStatus;
+		last = status.status;
+		if (until(status)) return status.status;
+		await pause(2);
+	}
+	throw new Error(`workflow ${id} stayed "${last}"`);
+}
+
+const app = new Hono<{ Bindings: Env }>();
+let seq = 0;
+const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++).toString(36)}`;
+
+app.get('/__health', (c) => c.text('ok'));
+
+app.post('/ours/create', async (c) => {
+	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16'; params: BenchParams }>();
+	const { id } = await instances.create(c.env, type, { id: newId('o'), payload: params });
+	return c.json({ id });
+});
+app.post('/cf/create', async (c) => {
+	const { params } = await c.req.json<{ params: BenchParams }>();
+	const instance = await c.env.CF_WORKFLOW.create({ id: newId('c'), params });
+	return c.json({ id: instance.id });
+});
+
+app.post('/ours/run', async (c) => {
+	const { params } = await c.req.json<{ params: BenchParams }>();
+	const { id } = await instances.create(c.env, 'bench', { id: newId('o'), payload: params });
+	return c.json({ id, status: await oursDone(c.env, id) });
+});
+app.post('/cf/run', async (c) => {
+	const { params } = await c.req.json<{ params: BenchParams }>();
+	const instance = await c.env.CF_WORKFLOW.create({ id: newId('c'), params });
+	return c.json({ id: instance.id, status: await cfDone(c.env, instance.id) });
+});
+app.post('/floor/run', async (c) => {
+	const { params } = await c.req.json<{ params: BenchParams }>();
+	const stub = c.env.FLOOR.get(c.env.FLOOR.idFromName(newId('f')));
+	return c.json({ steps: await stub.run(params.steps) });
+});
+
+// Event round trip: /prepare leaves an instance waiting; /event sends and waits for completion.
+app.post('/ours/prepare-wait', async (c) => {
+	const { id } = await instances.create(c.env, 'bench', { id: newId('o'), payload: { steps: 1, wait: true } });
+	await oursDone(c.env, id, (s) => s === 'waiting');
+	return c.json({ id });
+});
+app.post('/ours/event', async (c) => {
+	const { id } = await c.req.json<{ id: string }>();
+	await instances.sendEvent(c.env, id, 'go', { n: 1 });
+	return c.json({ status: await oursDone(c.env, id) });
+});
+app.post('/cf/prepare-wait', async (c) => {
+	const instance = await c.env.CF_WORKFLOW.create({ id: newId('c'), params: { steps: 1, wait: true } });
+	// The local engine reports a waiting instance as "running": wait until its one step has an output.
+	await cfDone(c.env, instance.id, (s) => s.status === 'waiting' || (s.__LOCAL_DEV_STEP_OUTPUTS?.length ?? 0) >= 1);
+	return c.json({ id: instance.id });
+});
+app.post('/cf/event', async (c) => {
+	const { id } = await c.req.json<{ id: string }>();
+	await (await c.env.CF_WORKFLOW.get(id)).sendEvent({ type: 'go', payload: { n: 1 } });
+	return c.json({ status: await cfDone(c.env, id) });
+});
+
+// An unrelated read, for responsiveness while a long run holds the isolate.
+app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, c.req.param('id'))));
+app.get('/ours/list/:type', async (c) => c.json(await new IndexClient(c.env, registry).list({ type: c.req.param('type'), limit: 50 })));
+app.get('/cf/status/:id', async (c) => c.json(await (await c.env.CF_WORKFLOW.get(c.req.param('id'))).status()));
+
+// Index: seed entries straight into shards, list with a status filter, write throughput.
+app.post('/index/seed', async (c) => {
+	const { type, count, offset = 0 } = await c.req.json<{ type: 'ix1' | 'ix4' | 'ix16'; count: number; offset?: number }>();
+	const { shards } = registry.get(type);
+	const byShard = new Map<number, IndexEntry[]>();
+	const statuses = ['completed', 'completed', 'completed', 'waiting', 'running', 'errored'] as const;
+	for (let i = offset; i < offset + count; i++) {
+		const id = `${type}-${i}`;
+		const entry: IndexEntry = { id, type, status: statuses[i % statuses.length]!, createdAt: 1_700_000_000_000 + i, updatedAt: 1_700_000_000_000 + i, version: 1 };
+		const n = shardIndex(id, shards);
+		byShard.set(n, [...(byShard.get(n) ?? []), entry]);
+	}
+	await Promise.all(
+		[...byShard].map(async ([n, entries]) => {
+			for (let i = 0; i < entries.length; i += 500) await unwrap(shardStub(c.env, type, n).indexWrite(entries.slice(i, i + 500)));
+		}),
+	);
+	return c.json({ seeded: count });
+});
+app.get('/index/list/:type', async (c) => {
+	const page = await new IndexClient(c.env, registry).list({ type: c.req.param('type'), status: ['waiting'], limit: 50 });
+	return c.json({ items: page.items.length });
+});
+app.post('/index/write-throughput', async (c) => {
+	const { type, count } = await c.req.json<{ type: 'ix1' | 'ix16'; count: number }>();
+	const started = Date.now();
+	const base = Date.now() * 1000;
+	await Promise.all(
+		Array.from({ length: count }, (_, i) =>
+			routeIndexEntry(c.env, registry, { id: `w-${base + i}`, type, status: 'running', createdAt: started, updatedAt: started, version: 1 }),
+		),
+	);
+	return c.json({ ms: Date.now() - started });
+});
+
+// Storage cost: bytes per completed step (ours vs floor) and per index entry.
+app.post('/size/ours', async (c) => {
+	const { steps } = await c.req.json<{ steps: number }>();
+	const empty = await instances.create(c.env, 'bench', { id: newId('o'), payload: { steps: 0 } });
+	await oursDone(c.env, empty.id);
+	const full = await instances.create(c.env, 'bench', { id: newId('o'), payload: { steps } });
+	await oursDone(c.env, full.id);
+	const size = (id: string) => (instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number> }).databaseSize();
+	return c.json({ emptyBytes: await size(empty.id), fullBytes: await size(full.id) });
+});
+app.post('/size/floor', async (c) => {
+	const { steps } = await c.req.json<{ steps: number }>();
+	const empty = c.env.FLOOR.get(c.env.FLOOR.idFromName(newId('f')));
+	await empty.run(0);
+	const full = c.env.FLOOR.get(c.env.FLOOR.idFromName(newId('f')));
+	await full.run(steps);
+	return c.json({ emptyBytes: await empty.databaseSize(), fullBytes: await full.databaseSize() });
+});
+app.post('/size/index', async (c) => {
+	const { type } = await c.req.json<{ type: 'ix1' }>();
+	const stub = shardStub(c.env, type, 0) as unknown as { databaseSize(): Promise<number> };
+	const counts = await unwrap(shardStub(c.env, type, 0).indexCounts());
+	return c.json({ bytes: await stub.databaseSize(), entries: Object.values(counts).reduce((a, b) => a + b, 0) });
+});
+
+export default app;

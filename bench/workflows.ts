@@ -1,0 +1,47 @@
+import type { Step } from '../src/engine/types';
+import { Workflow } from '../src/workflow';
+
+/** The benchmark workload shape, shared by our engine and Cloudflare Workflows. */
+export interface BenchParams {
+	steps: number;
+	/** Sleep 1 ms after every `sleepEvery` steps (0: never). */
+	sleepEvery?: number;
+	/** Wait for the event "go" after the steps. */
+	wait?: boolean;
+}
+
+/** `steps` CPU-light steps, optional sleeps, an optional event wait; one class per type name. */
+function benchWorkflow<T extends string>(type: T) {
+	return class BenchWorkflow extends Workflow<BenchParams, number> {
+		static override readonly type = type;
+		static override events = { go: {} as { n: number } };
+		async run(step: Step<typeof BenchWorkflow.events>, { steps, sleepEvery = 0, wait = false }: BenchParams) {
+			let total = 0;
+			for (let i = 0; i < steps; i++) {
+				total += await step.do(`s${i}`, async () => i);
+				if (sleepEvery > 0 && (i + 1) % sleepEvery === 0) await step.sleep(`z${i}`, 1);
+			}
+			if (wait) total += (await step.waitForEvent('go')).n;
+			return total;
+		}
+	};
+}
+
+/** Index on 1 shard. */
+export const BenchWorkflow = benchWorkflow('bench');
+/** The same workflow on a type with 16 index shards (create latency 1 vs 16). */
+export const BenchWorkflow16 = benchWorkflow('bench16');
+
+/** Index-only types: one per shard count measured. */
+export class IndexOnly1 extends Workflow<{}, void> {
+	static override readonly type = 'ix1';
+	async run() {}
+}
+export class IndexOnly4 extends Workflow<{}, void> {
+	static override readonly type = 'ix4';
+	async run() {}
+}
+export class IndexOnly16 extends Workflow<{}, void> {
+	static override readonly type = 'ix16';
+	async run() {}
+}
