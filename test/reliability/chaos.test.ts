@@ -46,7 +46,7 @@ describe('eviction chaos', () => {
 
 		const finished = new Set<string>();
 		for (let round = 0; round < 400 && finished.size < WORKFLOWS; round++) {
-			if (round % 37 === 36) {
+			if (round % 5 === 4) {
 				await abortAllDurableObjects(); // a hard crash of every object at once
 				report.crashes++;
 			}
