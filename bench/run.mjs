@@ -52,6 +52,7 @@ const median = (values) => quantile(values, 0.5);
 /** One figure measured `reps` times per engine, engines alternated within each repetition. */
 const results = [];
 async function measure(name, unit, engines, better = 'lower') {
+	/** @type {Record<string, number[]>} */
 	const samples = Object.fromEntries(Object.keys(engines).map((k) => [k, []]));
 	for (let rep = 0; rep < size.reps; rep++) {
 		for (const [engine, fn] of Object.entries(engines)) samples[engine].push(await fn());
@@ -76,10 +77,12 @@ try {
 
 	// (a) create latency, sequential
 	const createLatency = async (path) => {
+		/** @type {number[]} */
 		const times = [];
 		for (let i = 0; i < size.creates; i++) times.push((await timed(() => post(path, PARAMS(0)))).ms);
 		return times;
 	};
+	/** @type {Record<'ours' | 'cf' | 'floor', number[]>} */
 	const createTimes = { ours: [], cf: [], floor: [] };
 	await measure('create latency p50', 'ms', {
 		ours: async () => {

@@ -1,0 +1,25 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+
+// Not a timed test: it only proves that `npm run bench` still runs end to end
+// (tiny sizes) and reports a figure for every engine, so the benchmark cannot rot.
+describe('npm run bench', () => {
+	it('runs its smoke sizes against our engine, Cloudflare Workflows and the floor, and writes results', () => {
+		const out = mkdtempSync(join(tmpdir(), 'shardflow-bench-'));
+		try {
+			execFileSync(process.execPath, [join(root, 'bench/run.mjs'), '--smoke', '--out', out], { cwd: root, encoding: 'utf8', stdio: 'pipe' });
+			const results = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8'));
+			expect(results.versions).toMatchObject({ wrangler: expect.any(String), workerd: expect.any(String), cpus: expect.any(Number) });
+			const marginal = results.results.find((r: { name: string }) => r.name.startsWith('marginal'));
+			for (const engine of ['ours', 'cf', 'floor']) expect(marginal[engine].median).toBeGreaterThan(0);
+			expect(readFileSync(join(out, 'smoke.md'), 'utf8')).toContain('| measurement |');
+		} finally {
+			rmSync(out, { recursive: true, force: true });
+		}
+	}, 240_000);
+});
