@@ -31,11 +31,6 @@ CREATE TABLE `instance` (
 	`generation` integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE `meta` (
-	`key` text PRIMARY KEY NOT NULL,
-	`value` text NOT NULL
-);
---> statement-breakpoint
 CREATE TABLE `outbox` (
 	`slot` integer PRIMARY KEY NOT NULL,
 	`entry` text NOT NULL,

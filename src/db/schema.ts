@@ -84,9 +84,3 @@ export const indexEntries = sqliteTable(
 		index('index_entries_updated').on(t.updatedAt, t.id),
 	],
 );
-
-/** Facts an object keeps about itself (its name, when `ctx.id.name` is not available). */
-export const meta = sqliteTable('meta', {
-	key: text('key').primaryKey(),
-	value: text('value').notNull(),
-});

@@ -142,12 +142,23 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	// ---- wiring ----
 
-	private role(): 'instance' | 'index' {
-		return this.ctx.id.name?.startsWith(INDEX_PREFIX) ? 'index' : 'instance';
+	/**
+	 * The object's role from its name. Where the runtime does not tell an object
+	 * its name, the role is the one its stored rows show; an empty object takes
+	 * the role of its first call.
+	 */
+	private role(): 'instance' | 'index' | undefined {
+		const name = this.ctx.id.name;
+		if (name !== undefined) return name.startsWith(INDEX_PREFIX) ? 'index' : 'instance';
+		if (!this.schemaReady) return undefined;
+		if (this.db.select({ id: schema.instance.id }).from(schema.instance).limit(1).get()) return 'instance';
+		if (this.db.select({ id: schema.indexEntries.id }).from(schema.indexEntries).limit(1).get()) return 'index';
+		return undefined;
 	}
 
 	private assertRole(expected: 'instance' | 'index'): void {
-		if (this.role() !== expected) {
+		const role = this.role();
+		if (role !== undefined && role !== expected) {
 			throw new WrongRoleError(
 				expected === 'index' ? 'this object is a workflow instance, not an index shard' : 'this object is an index shard, not a workflow instance',
 			);
