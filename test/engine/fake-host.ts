@@ -73,3 +73,12 @@ export function registryOf(...classes: { type: string }[]): Registry {
 	const defs = Object.fromEntries(classes.map((workflow) => [workflow.type, { workflow }]));
 	return defineRegistry(defs as never);
 }
+
+/** Creates instance `wf-1` of `type` on a fresh fake host; with `settle`, waits until the engine is idle. */
+export async function startInstance(registry: Registry, type: string, payload: unknown = {}, settle = true) {
+	const host = new FakeHost(registry);
+	const engine = host.engine();
+	await engine.create('wf-1', type, payload);
+	if (settle) await host.idle();
+	return { host, engine };
+}

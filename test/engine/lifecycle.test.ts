@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ErrorCode, InvalidStateError, TypeMismatchError } from '../../src/engine/errors';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { FakeHost, registryOf, startInstance } from './fake-host';
 
 let runs = 0;
 class Steps extends Workflow<{ steps: number }, number> {
@@ -24,12 +24,7 @@ class Other extends Workflow<{}, void> {
 }
 const registry = registryOf(Steps, Other);
 
-async function start(payload: unknown = { steps: 3 }) {
-	const host = new FakeHost(registry);
-	const engine = host.engine();
-	await engine.create('wf-1', 'steps', payload);
-	return { host, engine };
-}
+const start = (payload: unknown = { steps: 3 }) => startInstance(registry, 'steps', payload, false);
 
 describe('create', () => {
 	it('is idempotent: the same id returns the same instance', async () => {

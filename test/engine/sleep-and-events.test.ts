@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ErrorCode, EventTimeoutError } from '../../src/engine/errors';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { FakeHost, registryOf, startInstance } from './fake-host';
 
 const DAY = 86_400_000;
 
@@ -52,13 +52,7 @@ class Timeouts extends Workflow<{}, string> {
 
 const registry = registryOf(Sleeper, Collector, Timeouts);
 
-async function start(type: string, payload: unknown = {}) {
-	const host = new FakeHost(registry);
-	const engine = host.engine();
-	await engine.create('wf-1', type, payload);
-	await host.idle();
-	return { host, engine };
-}
+const start = (type: string, payload: unknown = {}) => startInstance(registry, type, payload);
 
 describe('step.sleep and step.sleepUntil', () => {
 	it('sleeps 24 hours on the alarm: an early alarm is harmless, a due one completes the sleep', async () => {

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/errors';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { FakeHost, registryOf, startInstance } from './fake-host';
 
 let calls: Record<string, number> = {};
 let failuresLeft: Record<string, number> = {};
@@ -79,13 +79,7 @@ class SlowStep extends Workflow<{}, void> {
 
 const registry = registryOf(ThreeSteps, Flaky, Duplicate, SharedNames, HugeResult, SlowStep);
 
-async function start(type: string, payload: unknown = {}) {
-	const host = new FakeHost(registry);
-	const engine = host.engine();
-	await engine.create('wf-1', type, payload);
-	await host.idle();
-	return { host, engine };
-}
+const start = (type: string, payload: unknown = {}) => startInstance(registry, type, payload);
 
 describe('step.do', () => {
 	it('replays completed steps from storage without running them again', async () => {
