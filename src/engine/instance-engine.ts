@@ -31,8 +31,8 @@ export interface EngineHost {
 	/** Sends one index entry to its shard (and removes it from a previous-layout shard). */
 	sendIndexEntry(entry: IndexEntry): Promise<void>;
 	yieldToEventLoop(): Promise<void>;
-	/** Runs `fn` on a later macrotask. */
-	defer(fn: () => void): void;
+	/** Runs `fn` on a later macrotask, at least `ms` later. */
+	defer(fn: () => void, ms?: number): void;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -46,6 +46,8 @@ export const OUTBOX_GRACE_MS = 10_000;
  * dies mid-step, the alarm brings the instance back and the replay goes on.
  */
 export const WATCHDOG_MS = OUTBOX_GRACE_MS;
+/** How long an index update waits for newer transitions to supersede it before it is sent. */
+export const INDEX_COALESCE_MS = 20;
 
 const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];
 
@@ -312,8 +314,10 @@ export class InstanceEngine {
 	}
 
 	private async deliverLoop(): Promise<void> {
-		// Starts on the next microtask, so `delivering` is set before the loop can clear it.
-		await Promise.resolve();
+		// Waits a moment before sending, so the transitions of a busy moment (created,
+		// running, completed) reach the shard as one write of the newest. It also sets
+		// `delivering` before the loop can clear it.
+		await new Promise<void>((resolve) => this.host.defer(resolve, INDEX_COALESCE_MS));
 		try {
 			do {
 				this.redeliver = false;

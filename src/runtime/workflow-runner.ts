@@ -204,7 +204,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 			background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: background work failed', error))),
 			sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
 			yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
-			defer: (fn) => void setTimeout(fn, 0),
+			defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		};
 		return (this.instanceEngine = new InstanceEngine(host));
 	}

@@ -36,8 +36,8 @@ export class FakeHost implements EngineHost {
 		}
 		this.delivered.push(entry);
 	}
-	defer(fn: () => void) {
-		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(fn()), 0)));
+	defer(fn: () => void, ms = 0) {
+		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(fn()), ms)));
 	}
 	yieldToEventLoop() {
 		return new Promise<void>((resolve) => setTimeout(resolve, 0));
