@@ -111,13 +111,28 @@ try {
 		floor: { median: quantile(createTimes.floor, 0.95), min: NaN, max: NaN },
 	});
 
-	// (b) marginal cost of a sequential step: (run N steps - run 0 steps) / N
-	const marginal = (path) => async () => {
-		const empty = await timed(() => post(path, PARAMS(0)));
-		const full = await timed(() => post(path, PARAMS(size.steps)));
-		return Math.max(0, full.ms - empty.ms) / size.steps;
+	// (b) marginal cost of a sequential step: (run N steps - run 0 steps) / N, median of 5 pairs
+	// per repetition (one pair is within the noise of a ~30 ms create), at N = 200 and N = 2000.
+	const marginal = (path, steps) => async () => {
+		/** @type {number[]} */
+		const diffs = [];
+		for (let i = 0; i < 5; i++) {
+			const empty = await timed(() => post(path, PARAMS(0)));
+			const full = await timed(() => post(path, PARAMS(steps)));
+			diffs.push((full.ms - empty.ms) / steps);
+		}
+		return Math.max(0, median(diffs));
 	};
-	await measure('marginal ms per sequential step', 'ms/step', { ours: marginal('/ours/run'), cf: marginal('/cf/run'), floor: marginal('/floor/run') });
+	await measure(`marginal ms per sequential step (${size.steps} steps)`, 'ms/step', {
+		ours: marginal('/ours/run', size.steps),
+		cf: marginal('/cf/run', size.steps),
+		floor: marginal('/floor/run', size.steps),
+	});
+	await measure(`marginal ms per sequential step (${size.steps * 10} steps; cf at ${size.steps})`, 'ms/step', {
+		ours: marginal('/ours/run', size.steps * 10),
+		cf: marginal('/cf/run', size.steps),
+		floor: marginal('/floor/run', size.steps * 10),
+	});
 
 	// (c) many instances at once
 	const fanout = (path) => async () => {

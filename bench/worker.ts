@@ -64,9 +64,9 @@ const CF_FINISHED = new Set(['complete', 'errored', 'terminated']);
 const POLL_LIMIT_MS = 120_000;
 
 async function oursDone(env: Env, id: string, until: (status: string) => boolean = (s) => FINISHED.has(s)) {
-	const stub = instanceStub(env, id) as unknown as { settle(): Promise<void> };
+	const stub = instanceStub(env, id) as unknown as { settle(options: { index: boolean }): Promise<void> };
 	for (const deadline = Date.now() + POLL_LIMIT_MS; Date.now() < deadline; ) {
-		await stub.settle();
+		await stub.settle({ index: false }); // the workflow's own progress, not its index delivery
 		const { status } = await instances.status(env, id);
 		if (until(status)) return status;
 		await pause(1);

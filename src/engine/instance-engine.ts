@@ -196,9 +196,14 @@ export class InstanceEngine {
 		else this.rearm();
 	}
 
-	/** Resolves once the replay loop and index delivery have nothing left to do. */
-	async idle(): Promise<void> {
-		while (this.starting || this.loop || this.delivering) await (this.starting ?? this.loop ?? this.delivering);
+	/** Resolves once the replay loop (and, unless `index` is false, index delivery) has nothing left to do. */
+	async idle(options: { index?: boolean } = {}): Promise<void> {
+		const index = options.index ?? true;
+		for (;;) {
+			const pending = this.starting ?? this.loop ?? (index ? this.delivering : undefined);
+			if (!pending) return;
+			await pending;
+		}
 	}
 
 	/** Starts the replay loop, or asks the running one to go round once more. */

@@ -103,9 +103,9 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		if (engine.exists) engine.alarm();
 	}
 
-	/** Test and benchmark hook: resolves once the replay loop and index delivery are idle. */
-	async settle(): Promise<void> {
-		await this.instanceEngine?.idle();
+	/** Test and benchmark hook: resolves once the replay loop (and index delivery, unless `index: false`) is idle. */
+	async settle(options?: { index?: boolean }): Promise<void> {
+		await this.instanceEngine?.idle(options);
 	}
 
 	// ---- index shard role ----

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import type { IndexEntry } from '../../src/engine/index-entry';
+import { shardName } from '../../src/engine/shard';
 import { advanceClock, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { executions, indexFaults } from '../worker/probes';
@@ -55,8 +56,12 @@ describe('eviction chaos', () => {
 					.filter((id) => !finished.has(id))
 					.map(async (id) => {
 						const dice = random();
-						if (dice < 0.25) {
+						if (dice < 0.2) {
 							await evictDurableObject(stub(id)).catch(() => undefined); // not running: nothing to evict
+							report.evictions++;
+						} else if (dice < 0.25) {
+							// An index shard goes away while deliveries are in flight.
+							await evictDurableObject(stub(shardName('chaos', Math.floor(random() * 8)))).catch(() => undefined);
 							report.evictions++;
 						} else if (dice < 0.45 && pending.get(id)!.length) {
 							const seq = pending.get(id)!.shift()!;
