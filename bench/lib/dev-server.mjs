@@ -24,7 +24,7 @@ export function freePort() {
 
 /**
  * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string }} [options]
- * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, output: () => string }>}
+ * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string }>}
  */
 export async function startDevServer(options = {}) {
 	const configs = options.configs ?? ['wrangler.jsonc'];
@@ -56,12 +56,21 @@ export async function startDevServer(options = {}) {
 		}
 		if (!options.persistTo) rmSync(persistTo, { recursive: true, force: true });
 	};
+	/** A hard crash: SIGKILL to wrangler and workerd at once, nothing flushed, storage left as it is. */
+	const crash = async () => {
+		if (child.pid) {
+			try {
+				process.kill(-child.pid, 'SIGKILL');
+			} catch {}
+		}
+		await new Promise((r) => child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r));
+	};
 	while (Date.now() < deadline) {
 		if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log}`);
 		if (/Ready on/.test(log)) {
 			try {
 				await fetch(`${url}/__health`);
-				return { url, port, pid: child.pid ?? 0, persistTo, stop, output: () => log };
+				return { url, port, pid: child.pid ?? 0, persistTo, stop, crash, output: () => log };
 			} catch {}
 		}
 		await new Promise((r) => setTimeout(r, 200));

@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startDevServer } from '../../bench/lib/dev-server.mjs';
+
+const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-crash-'));
+type Server = Awaited<ReturnType<typeof startDevServer>>;
+let server: Server | undefined;
+afterAll(async () => {
+	await server?.stop();
+	rmSync(persistTo, { recursive: true, force: true });
+});
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+	for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+		const value = await fn().catch(() => undefined);
+		if (value !== undefined) return value;
+		await new Promise((r) => setTimeout(r, 200));
+	}
+	throw new Error(`timed out: ${what}`);
+}
+
+describe('a hard crash of the local runtime', () => {
+	it('loses no workflow in flight: after kill -9 and a restart, sleeping ones finish, waiting ones take their event, and the index catches up', async () => {
+		server = await startDevServer({ persistTo });
+		const post = (url: string, path: string, body: unknown) =>
+			fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+		const sleepers = Array.from({ length: 10 }, (_, i) => `crash-test-${i}`);
+		const payers = Array.from({ length: 5 }, (_, i) => `crash-pay-${i}`);
+		for (const id of sleepers) expect((await post(server.url, '/workflows', { type: 'test', id, payload: { name: id } })).status).toBe(201);
+		for (const id of payers) expect((await post(server.url, '/workflows', { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } })).status).toBe(201);
+
+		await server.crash(); // while the test workflows sleep and the payments wait
+		server = await startDevServer({ persistTo });
+		const { url } = server;
+
+		for (const id of payers) expect((await post(url, `/workflows/${id}/events/approval`, { approved: true, reviewer: 'after-crash' })).status).toBe(202);
+		for (const id of [...sleepers, ...payers]) {
+			const status = await until(`${id} completes`, async () => {
+				const body = (await (await fetch(`${url}/workflows/${id}`)).json()) as { status: string; output: unknown };
+				return body.status === 'completed' ? body : undefined;
+			});
+			expect(status.output).toMatchObject(id.startsWith('crash-test') ? { greeting: `Hello, ${id}!` } : { status: 'charged', reviewer: 'after-crash' });
+		}
+		await until('the index shows every instance completed', async () => {
+			const body = (await (await fetch(`${url}/workflows?status=completed&limit=100`)).json()) as { items: { id: string }[] };
+			const ids = new Set(body.items.map((i) => i.id));
+			return [...sleepers, ...payers].every((id) => ids.has(id)) ? true : undefined;
+		});
+	}, 180_000);
+});
