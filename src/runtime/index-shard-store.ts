@@ -65,19 +65,7 @@ export class IndexShardStore {
 	}
 
 	private listOne(query: ShardListQuery, status: WorkflowStatus | undefined): IndexEntry[] {
-		const where: (SQL | undefined)[] = [status ? eq(t.status, status) : ne(t.status, MOVED)];
-		if (query.after) where.push(sql`(${t.updatedAt}, ${t.id}) < (${query.after.updatedAt}, ${query.after.id})`);
-		if (query.updatedAfter !== undefined) where.push(gt(t.updatedAt, query.updatedAfter));
-		if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
-		if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
-		if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
-		return this.db
-			.select(columns)
-			.from(t)
-			.where(and(...where))
-			.orderBy(desc(t.updatedAt), desc(t.id))
-			.limit(query.limit)
-			.all() as IndexEntry[];
+		return listQuery(this.db, query, status).all() as IndexEntry[];
 	}
 
 	/** Live entries per status. */
@@ -112,4 +100,20 @@ export class IndexShardStore {
 			.limit(limit)
 			.all() as IndexEntry[];
 	}
+}
+
+/** The SQL of one shard listing for one status (or all live ones): keyset, filters, LIMIT. */
+export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: ShardListQuery, status: WorkflowStatus | undefined) {
+	const where: (SQL | undefined)[] = [status ? eq(t.status, status) : ne(t.status, MOVED)];
+	if (query.after) where.push(sql`(${t.updatedAt}, ${t.id}) < (${query.after.updatedAt}, ${query.after.id})`);
+	if (query.updatedAfter !== undefined) where.push(gt(t.updatedAt, query.updatedAfter));
+	if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
+	if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
+	if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
+	return db
+		.select(columns)
+		.from(t)
+		.where(and(...where))
+		.orderBy(desc(t.updatedAt), desc(t.id))
+		.limit(query.limit);
 }

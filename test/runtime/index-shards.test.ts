@@ -1,4 +1,7 @@
-import { evictDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
+import { drizzle } from 'drizzle-orm/durable-sqlite';
+import * as schema from '../../src/db/schema';
+import { listQuery } from '../../src/runtime/index-shard-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient, routeIndexEntry } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
@@ -162,5 +165,24 @@ describe('listing', () => {
 		await settle(id);
 		const after = await client.counts('payment');
 		expect(after.waiting).toBe(before.waiting + 1);
+	});
+});
+
+describe('shard queries', () => {
+	it.for([
+		['one status', { limit: 50 }, 'running'],
+		['one status after a cursor', { limit: 50, after: { updatedAt: 100, id: 'x' } }, 'waiting'],
+		['every live status', { limit: 50 }, undefined],
+		['every live status after a cursor', { limit: 50, after: { updatedAt: 100, id: 'x' } }, undefined],
+	] as const)('answer %s from an index in listing order, never a scan and sort', async ([, query, status]) => {
+		const shard = stub(shardName('payment', 0));
+		await shard.indexWrite([{ id: 'plan-1', type: 'payment', status: 'running', createdAt: 1, updatedAt: 1, version: 1 }]);
+		const plan = await runInDurableObject(shard, (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			const { sql: text, params } = listQuery(db, query, status).toSQL();
+			return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail));
+		});
+		expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX index_entries_(status_updated|updated)/);
+		expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
 	});
 });
