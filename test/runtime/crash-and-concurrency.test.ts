@@ -1,7 +1,7 @@
-import { abortAllDurableObjects } from 'cloudflare:test';
+import { abortAllDurableObjects, evictDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { executions } from '../worker/probes';
 
 afterEach(resetClock);
@@ -28,6 +28,25 @@ describe('crashes', () => {
 		expect(status.steps.find((s) => s.name === 'held')).toMatchObject({ status: 'completed', attempts: 2 });
 		expect(executions.get(`${id}:held`)).toBe(2);
 		expect(executions.get(`${id}:before`)).toBe(1);
+	});
+});
+
+describe('durable retry waits', () => {
+	it('keeps a 10-minute retry backoff across an eviction and retries when the alarm fires', async () => {
+		const id = uniqueId('backoff');
+		await instances.create(testEnv, 'slow-retry', { id, payload: {} });
+		await settle(id);
+		const waiting = await instances.status(testEnv, id);
+		expect(waiting.status).toBe('sleeping');
+		expect(waiting.steps[0]).toMatchObject({ status: 'retrying', attempts: 1, error: { message: 'upstream 503' } });
+		expect(waiting.steps[0]!.wakeAt! - waiting.steps[0]!.startedAt!).toBeGreaterThanOrEqual(10 * 60_000);
+		await evictDurableObject(stub(id));
+		await fireAlarm(id); // early: the backoff has not passed
+		expect((await instances.status(testEnv, id)).status).toBe('sleeping');
+		advanceClock(10 * 60_000);
+		await fireAlarm(id);
+		expect(await instances.status(testEnv, id)).toMatchObject({ status: 'completed', output: 'ok' });
+		expect(executions.get(`${id}:call`)).toBe(2);
 	});
 });
 

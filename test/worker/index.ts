@@ -5,7 +5,7 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
-import { ChaosWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow } from './workflows';
+import { ChaosWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, SlowRetryWorkflow } from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
 export const testRegistry = defineRegistry({
@@ -15,6 +15,7 @@ export const testRegistry = defineRegistry({
 	chaos: { workflow: ChaosWorkflow, shards: 8 },
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
 	inbox: { workflow: InboxWorkflow },
+	'slow-retry': { workflow: SlowRetryWorkflow },
 });
 
 /** The real runner, except that its shards can be told to refuse writes. */

@@ -62,3 +62,18 @@ export class InboxWorkflow extends Workflow<{ expect: number }, number[]> {
 		return seen;
 	}
 }
+
+/** Fails its first attempt, then waits a 10-minute backoff: for durable retry waits. */
+export class SlowRetryWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'slow-retry';
+	async run(step: Step) {
+		return step.do(
+			'call',
+			() => {
+				if (countExecution(`${this.ctx.id}:call`) === 1) throw new Error('upstream 503');
+				return 'ok';
+			},
+			{ retries: { limit: 1, delay: '10 minutes', backoff: 'constant' } },
+		);
+	}
+}
