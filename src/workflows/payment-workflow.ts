@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { EventTimeoutError } from '../engine/errors';
-import type { Step } from '../engine/types';
-import { Workflow, type PayloadOf } from '../workflow';
+import { EventTimeoutError, Workflow, type PayloadOf, type Step } from '../shardflow';
 
 const payload = z.object({
 	amount: z.number().positive(),

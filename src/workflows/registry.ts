@@ -1,4 +1,4 @@
-import { defineRegistry } from '../engine/registry';
+import { defineRegistry } from '../shardflow';
 import { PaymentWorkflow } from './payment-workflow';
 import { TestWorkflow } from './test-workflow';
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { Step } from '../engine/types';
-import { Workflow, type PayloadOf } from '../workflow';
+import { Workflow, type PayloadOf, type Step } from '../shardflow';
 
 const payload = z.object({ name: z.string().min(1).max(200) });
 
