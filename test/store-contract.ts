@@ -1,0 +1,89 @@
+import { expect, it } from 'vitest';
+import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
+
+/**
+ * One contract for every `InstanceStore`: the in-memory store (plain Node)
+ * and the Drizzle store (workerd) both run it, so the engine's tests on the
+ * first say something about production on the second.
+ */
+export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
+	const row: InstanceRow = {
+		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null,
+		createdAt: 1, updatedAt: 2, version: 3, generation: 0,
+	};
+	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
+		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
+		errorName: null, errorMessage: null, startedAt: 1, finishedAt: 2, wakeAt: null, seq, ...over,
+	});
+
+	it(`${name}: writes and reads back the instance row, replacing it whole`, () =>
+		withStore((store) => {
+			expect(store.readInstance()).toBeUndefined();
+			store.writeInstance(row);
+			store.writeInstance({ ...row, status: 'completed', output: '"done"', version: 4 });
+			expect(store.readInstance()).toEqual({ ...row, status: 'completed', output: '"done"', version: 4 });
+		}));
+
+	it(`${name}: returns every step in first-reached order and upserts by key`, () =>
+		withStore((store) => {
+			store.writeStep(step('do:b', 2));
+			store.writeStep(step('do:a', 1, { status: 'running', result: null }));
+			store.writeStep(step('do:a', 1, { attempts: 2 }));
+			expect(store.readSteps().map((s) => [s.key, s.attempts])).toEqual([['do:a', 2], ['do:b', 1]]);
+			store.deleteSteps();
+			expect(store.readSteps()).toEqual([]);
+		}));
+
+	it(`${name}: keeps wake-ups ordered by time and deletes the due ones`, () =>
+		withStore((store) => {
+			expect(store.earliestWakeup()).toBeUndefined();
+			store.setWakeup('sleep:a', 300);
+			store.setWakeup('sleep:b', 100);
+			store.setWakeup('sleep:a', 200);
+			expect(store.earliestWakeup()).toBe(100);
+			store.deleteWakeupsDue(150);
+			expect(store.earliestWakeup()).toBe(200);
+			store.deleteWakeup('sleep:a');
+			expect(store.earliestWakeup()).toBeUndefined();
+		}));
+
+	it(`${name}: hands out buffered events oldest first, per name`, () =>
+		withStore((store) => {
+			store.appendEvent('x', '1', 10);
+			store.appendEvent('y', '2', 11);
+			store.appendEvent('x', '3', 12);
+			const first = store.oldestEvent('x')!;
+			expect(first).toMatchObject({ name: 'x', payload: '1' });
+			store.deleteEvent(first.seq);
+			expect(store.oldestEvent('x')).toMatchObject({ payload: '3' });
+			store.deleteAllEvents();
+			expect(store.oldestEvent('y')).toBeUndefined();
+		}));
+
+	it(`${name}: keeps one outbox row, acknowledged only at its own version`, () =>
+		withStore((store) => {
+			const entry = { id: 'wf-1', type: 't', status: 'running' as const, createdAt: 1, updatedAt: 2, version: 5 };
+			store.writeOutbox({ entry, attempts: 0, nextAttemptAt: 100 });
+			store.writeOutbox({ entry: { ...entry, status: 'completed', version: 6 }, attempts: 0, nextAttemptAt: 200 });
+			store.ackOutbox(5);
+			expect(store.readOutbox()).toMatchObject({ entry: { version: 6 } });
+			store.deferOutbox(6, 2, 900);
+			expect(store.readOutbox()).toMatchObject({ attempts: 2, nextAttemptAt: 900 });
+			store.ackOutbox(6);
+			expect(store.readOutbox()).toBeUndefined();
+		}));
+
+	it(`${name}: rolls back a failed transaction`, () =>
+		withStore((store) => {
+			store.writeInstance(row);
+			expect(() =>
+				store.transaction(() => {
+					store.writeInstance({ ...row, status: 'errored' });
+					store.setWakeup('sleep:z', 5);
+					throw new Error('boom');
+				}),
+			).toThrow('boom');
+			expect(store.readInstance()!.status).toBe('running');
+			expect(store.earliestWakeup()).toBeUndefined();
+		}));
+}
