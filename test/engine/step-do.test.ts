@@ -193,3 +193,34 @@ describe('step.do', () => {
 		expect(ErrorCode.StepTimeout).toBe('STEP_TIMEOUT');
 	});
 });
+
+describe('replay cost', () => {
+	it('reads the step history with one query per replay, however many steps it holds', async () => {
+		class Long extends Workflow<{}, number> {
+			static override readonly type = 'long';
+			async run(step: Step) {
+				let total = 0;
+				for (let i = 0; i < 200; i++) {
+					total += await step.do(`s${i}`, () => i);
+					if (i % 50 === 49) await step.sleep(`z${i}`, '1s');
+				}
+				return total;
+			}
+		}
+		const host = new FakeHost(registryOf(Long));
+		let historyReads = 0;
+		let eventReads = 0;
+		const readSteps = host.store.readSteps.bind(host.store);
+		const oldestEvent = host.store.oldestEvent.bind(host.store);
+		host.store.readSteps = () => (historyReads++, readSteps());
+		host.store.oldestEvent = (name) => (eventReads++, oldestEvent(name));
+		const engine = host.engine();
+		await engine.create('wf-1', 'long', {});
+		await host.idle();
+		for (let i = 0; i < 4; i++) await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: (199 * 200) / 2 });
+		const replays = 5; // the first run and one after each of the four sleeps
+		expect(historyReads - 1).toBe(replays); // status() above read it once more
+		expect(eventReads).toBe(0);
+	});
+});
