@@ -9,6 +9,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * With `API_TOKEN` set, every route needs `Authorization: Bearer <token>`
  * (compared in constant time). Without it, mutating routes are served only
  * in development or when `ALLOW_UNAUTHENTICATED=true` says so on purpose.
+ * (hono/bearer-auth answers a malformed header with 400 and fixed bodies; every
+ * refusal here is a 401 with our JSON error, so only its comparison is reused.)
  */
 export const requireAuth: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, next) => {
 	const token = c.env.API_TOKEN;

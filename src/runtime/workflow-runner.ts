@@ -48,7 +48,8 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		void ctx.blockConcurrencyWhile(async () => {
 			// Objects that were only looked up have no tables; leave them empty (no storage written).
 			const existing = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'`);
-			if (existing && existing.n > 0) await this.ensureSchema();
+			if (!existing || existing.n === 0) return; // a new object: no tables and, since we set none, no alarm
+			await this.ensureSchema();
 			this.alarmAt = await ctx.storage.getAlarm();
 		});
 	}
