@@ -50,3 +50,45 @@ describe('a hard crash of the local runtime', () => {
 		});
 	}, 180_000);
 });
+
+describe('a hard crash in the middle of a long run', () => {
+	it('resumes from the last checkpoint after kill -9 and a restart, without re-running checkpointed steps', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-run-'));
+		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
+		try {
+			const steps = 30_000;
+			const res = await fetch(`${bench.url}/ours/create`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ params: { steps } }),
+			});
+			const { id } = (await res.json()) as { id: string };
+			await new Promise((r) => setTimeout(r, 400)); // some thousands of steps in
+			const before = (await (await fetch(`${bench.url}/ours/status/${id}`)).json()) as { status: string; steps: unknown[] };
+			await bench.crash();
+			expect(before.status).toBe('running'); // the crash hit a run in flight
+			expect(before.steps.length).toBeLessThan(steps);
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
+			const url = bench.url;
+			const status = await until(
+				'the interrupted run completes',
+				async () => {
+					const body = (await (await fetch(`${url}/ours/status/${id}`)).json()) as {
+						status: string;
+						output: number;
+						steps: { attempts: number; status: string }[];
+					};
+					return body.status === 'completed' ? body : undefined;
+				},
+				60_000,
+			);
+			expect(status.output).toBe((steps * (steps - 1)) / 2);
+			expect(status.steps).toHaveLength(steps);
+			// Only a step in flight at the moment of the crash may have run twice.
+			expect(status.steps.filter((s) => s.attempts > 1).length).toBeLessThanOrEqual(1);
+		} finally {
+			await bench.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});
