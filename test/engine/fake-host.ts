@@ -36,8 +36,9 @@ export class FakeHost implements EngineHost {
 		}
 		this.delivered.push(entry);
 	}
-	defer(fn: () => void, ms = 0) {
-		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(fn()), ms)));
+	/** Deferred work runs on the next macrotask: delays are not simulated (the clock is the test's). */
+	defer(fn: () => void) {
+		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(fn()), 0)));
 	}
 	yieldToEventLoop() {
 		return new Promise<void>((resolve) => setTimeout(resolve, 0));
