@@ -1,5 +1,4 @@
 import { decodeCursor, encodeCursor } from '../engine/cursor';
-import { ErrorCode, ValidationError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import {
 	DEFAULT_LIMIT,
@@ -143,11 +142,4 @@ function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partia
 	const out: Partial<Pick<T, K>> = {};
 	for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
 	return out;
-}
-
-export function assertKnownType(registry: Registry, type: unknown): string {
-	if (typeof type !== 'string' || !registry.has(type)) {
-		throw new ValidationError(ErrorCode.UnknownType, `unknown workflow type ${JSON.stringify(type)}; registered types: ${registry.types().join(', ')}`);
-	}
-	return type;
 }

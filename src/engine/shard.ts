@@ -27,13 +27,3 @@ export const INDEX_PREFIX = '__index:';
 export function shardName(type: string, n: number): string {
 	return `${INDEX_PREFIX}${type}:${n}`;
 }
-
-/** Parses `__index:<type>:<n>`; undefined for any other name. */
-export function parseShardName(name: string): { type: string; shard: number } | undefined {
-	if (!name.startsWith(INDEX_PREFIX)) return undefined;
-	const rest = name.slice(INDEX_PREFIX.length);
-	const colon = rest.lastIndexOf(':');
-	const shard = Number(rest.slice(colon + 1));
-	if (colon <= 0 || !Number.isInteger(shard) || shard < 0) return undefined;
-	return { type: rest.slice(0, colon), shard };
-}
