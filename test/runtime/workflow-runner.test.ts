@@ -43,6 +43,13 @@ describe('WorkflowRunner', () => {
 		expect(tables).toEqual([]);
 	});
 
+	it('leaves a new object without storage when its create is refused', async () => {
+		const id = uniqueId('refused');
+		await expect(PaymentWorkflow.create(testEnv, { id, payload: { amount: -1, currency: 'EUR' } })).rejects.toMatchObject({ code: ErrorCode.InvalidPayload });
+		const tables = await runInDurableObject(stub(id), (_, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray());
+		expect(tables).toEqual([]);
+	});
+
 	it('refuses index calls on a workflow instance and workflow calls on an index shard', async () => {
 		const id = uniqueId('role');
 		await TestWorkflow.create(testEnv, { id, payload: { name: 'x' } });
