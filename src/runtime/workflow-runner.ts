@@ -135,19 +135,27 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 
 	indexList(query: ShardListQuery) {
-		return wrap(async () => (this.schemaReady ? (await this.shard()).list(query) : (this.assertRole('index'), [])));
+		return this.readShard((shard) => shard.list(query), []);
 	}
 
 	indexCounts() {
-		return wrap(async () => (this.schemaReady ? (await this.shard()).counts() : (this.assertRole('index'), {})));
+		return this.readShard((shard) => shard.counts(), {});
 	}
 
 	indexVersions(ids: string[]) {
-		return wrap(async () => (this.schemaReady ? (await this.shard()).versions(ids) : (this.assertRole('index'), {})));
+		return this.readShard((shard) => shard.versions(ids), {});
 	}
 
 	indexScan(request: { afterId: string; limit: number }) {
-		return wrap(async () => (this.schemaReady ? (await this.shard()).scan(request.afterId, request.limit) : (this.assertRole('index'), [])));
+		return this.readShard((shard) => shard.scan(request.afterId, request.limit), []);
+	}
+
+	/** A read of a shard that was never written answers `empty` without creating its tables. */
+	private readShard<T>(read: (shard: IndexShardStore) => T, empty: T) {
+		return wrap(async () => {
+			this.assertRole('index');
+			return this.schemaReady ? read(await this.shard()) : empty;
+		});
 	}
 
 	// ---- wiring ----
