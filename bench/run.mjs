@@ -170,17 +170,22 @@ try {
 		replays,
 	});
 
-	// (g) responsiveness: an unrelated read while one instance runs many CPU-light steps
+	// (g) responsiveness: unrelated reads (an instance's status, an index listing) while one instance runs many CPU-light steps
 	const { id: probeId } = await post('/ours/run', PARAMS(1));
-	const responsiveness = (engine) => async () => {
+	const responsiveness = (engine, probe) => async () => {
 		await post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+		/** @type {number[]} */
 		const times = [];
-		for (let i = 0; i < size.probes; i++) times.push((await timed(() => get(`/ours/status/${probeId}`))).ms);
+		for (let i = 0; i < size.probes; i++) times.push((await timed(() => get(probe))).ms);
 		return Math.max(...times);
 	};
-	await measure(`max latency of an unrelated GET during a ${size.responsiveSteps}-step run`, 'ms', {
-		ours: responsiveness('ours'),
-		cf: responsiveness('cf'),
+	await measure(`max latency of an unrelated GET /workflows/:id during a ${size.responsiveSteps}-step run`, 'ms', {
+		ours: responsiveness('ours', `/ours/status/${probeId}`),
+		cf: responsiveness('cf', `/ours/status/${probeId}`),
+	});
+	await measure(`max latency of an unrelated GET /workflows?type= during a ${size.responsiveSteps}-step run`, 'ms', {
+		ours: responsiveness('ours', '/ours/list/bench'),
+		cf: responsiveness('cf', '/ours/list/bench'),
 	});
 	await new Promise((r) => setTimeout(r, smoke ? 500 : 8000)); // let the CF run drain before the index figures
 
