@@ -51,6 +51,22 @@ export const INDEX_COALESCE_MS = 20;
 
 const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];
 
+/** A create whose input passed every check: nothing is stored until `commitCreate`. */
+export interface PreparedCreate {
+	id: string;
+	type: string;
+	payloadJson: string | null;
+}
+
+/** Checks a create's id, type and payload (the type's schema) without touching storage. */
+export async function prepareCreate(registry: Registry, id: string, type: string, payloadInput: unknown): Promise<PreparedCreate> {
+	assertValidWorkflowId(id);
+	const entry = registry.get(type);
+	assertJsonDepth(payloadInput, 'payload');
+	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
+	return { id, type, payloadJson: toStoredJson(payload, 'payload') };
+}
+
 export interface CreateResult {
 	id: string;
 	type: string;
@@ -81,11 +97,13 @@ export class InstanceEngine {
 
 	async create(id: string, type: string, payloadInput: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
-		const entry = this.host.registry.get(type);
+		this.host.registry.get(type);
 		if (this.row) return this.existing(type);
-		assertJsonDepth(payloadInput, 'payload');
-		const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-		const payloadJson = toStoredJson(payload, 'payload');
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput));
+	}
+
+	/** Stores an instance whose input `prepareCreate` has already checked. */
+	commitCreate({ id, type, payloadJson }: PreparedCreate): CreateResult {
 		// A concurrent create may have won while the schema validated.
 		if (this.row) return this.existing(type);
 		const now = this.host.now();

@@ -11,10 +11,7 @@ import { ErrorCode, NotFoundError, ValidationError, WrongRoleError } from '../en
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
-import { assertValidWorkflowId } from '../engine/ids';
-import { InstanceEngine, type EngineHost } from '../engine/instance-engine';
-import { assertJsonDepth, toStoredJson } from '../engine/json';
-import { validateWith } from '../engine/schema-validation';
+import { InstanceEngine, prepareCreate, type EngineHost } from '../engine/instance-engine';
 import { INDEX_PREFIX } from '../engine/shard';
 import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
@@ -67,13 +64,11 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 			if (name !== undefined && name !== request.id) {
 				throw new ValidationError(ErrorCode.InvalidId, `this object is "${name}"; it cannot hold workflow "${request.id}"`);
 			}
-			const { workflow } = this.registry.get(request.type);
 			if (!this.schemaReady) {
 				// A refused create must leave a new object empty: check the input before creating tables.
-				assertValidWorkflowId(request.id);
-				assertJsonDepth(request.payload, 'payload');
-				toStoredJson(await validateWith(workflow.payload, request.payload, ErrorCode.InvalidPayload, `payload for workflow type "${request.type}"`), 'payload');
+				const prepared = await prepareCreate(this.registry, request.id, request.type, request.payload);
 				await this.ensureSchema();
+				return this.engine().commitCreate(prepared);
 			}
 			return this.engine().create(request.id, request.type, request.payload);
 		});
