@@ -1,3 +1,4 @@
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-json';
 import { ErrorCode, ValidationError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
@@ -36,12 +37,12 @@ interface Position {
 }
 
 function encode(position: Position): string {
-	return btoa(JSON.stringify([position.shard, position.afterId])).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+	return encodeBase64UrlJson([position.shard, position.afterId]);
 }
 
 function decode(cursor: string, totalShards: number): Position {
 	try {
-		const [shard, afterId] = JSON.parse(atob(cursor.replaceAll('-', '+').replaceAll('_', '/'))) as unknown[];
+		const [shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];
 		if (Number.isInteger(shard) && (shard as number) >= 0 && (shard as number) < totalShards && typeof afterId === 'string') {
 			return { shard: shard as number, afterId };
 		}

@@ -1,9 +1,10 @@
+import { decodeBase64UrlJson, encodeBase64UrlJson } from './base64url-json';
 import { ErrorCode, ValidationError } from './errors';
 import type { ListFilters, ListPosition } from './index-query';
 import { fnv1a32 } from './shard';
 
 /**
- * The one owner of the listing cursor format: base64url of
+ * The one owner of the listing cursor format: base64url JSON of
  * `[version, updatedAt, id, filterHash, check]`. The filter hash ties a cursor
  * to the query that issued it; the check rejects cursors edited by hand.
  */
@@ -22,11 +23,7 @@ function check(parts: unknown[]): number {
 
 export function encodeCursor(position: ListPosition, type: string | undefined, filters: ListFilters): string {
 	const parts = [VERSION, position.updatedAt, position.id, filterHash(type, filters)];
-	const json = JSON.stringify([...parts, check(parts)]);
-	return btoa(String.fromCharCode(...new TextEncoder().encode(json)))
-		.replaceAll('+', '-')
-		.replaceAll('/', '_')
-		.replace(/=+$/, '');
+	return encodeBase64UrlJson([...parts, check(parts)]);
 }
 
 export function decodeCursor(cursor: string, type: string | undefined, filters: ListFilters): ListPosition {
@@ -35,8 +32,7 @@ export function decodeCursor(cursor: string, type: string | undefined, filters: 
 	if (typeof cursor !== 'string' || cursor.length > 600 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid('malformed');
 	let parts: unknown;
 	try {
-		const binary = atob(cursor.replaceAll('-', '+').replaceAll('_', '/'));
-		parts = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+		parts = decodeBase64UrlJson(cursor);
 	} catch {
 		throw invalid('malformed');
 	}
