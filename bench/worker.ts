@@ -159,7 +159,9 @@ app.post('/index/seed', async (c) => {
 		const id = `${type}-${i}`;
 		const entry: IndexEntry = { id, type, status: statuses[i % statuses.length]!, createdAt: 1_700_000_000_000 + i, updatedAt: 1_700_000_000_000 + i, version: 1 };
 		const n = shardIndex(id, shards);
-		byShard.set(n, [...(byShard.get(n) ?? []), entry]);
+		const group = byShard.get(n);
+		if (group) group.push(entry);
+		else byShard.set(n, [entry]);
 	}
 	await Promise.all(
 		[...byShard].map(async ([n, entries]) => {

@@ -125,7 +125,9 @@ export class IndexClient {
 				continue;
 			}
 			const key = `${row.type}\u0000${shardIndex(row.id, row.config.shards)}`;
-			byHome.set(key, [...(byHome.get(key) ?? []), row]);
+			const group = byHome.get(key);
+			if (group) group.push(row);
+			else byHome.set(key, [row]);
 		}
 		await Promise.all(
 			[...byHome].map(async ([key, rows]) => {

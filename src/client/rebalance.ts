@@ -112,7 +112,9 @@ async function moveEntries(env: ShardflowEnv, type: string, shards: number, from
 	const byTarget = new Map<number, IndexEntry[]>();
 	for (const entry of entries) {
 		const target = shardIndex(entry.id, shards);
-		byTarget.set(target, [...(byTarget.get(target) ?? []), entry]);
+		const group = byTarget.get(target);
+		if (group) group.push(entry);
+		else byTarget.set(target, [entry]);
 	}
 	// Copy first, then tombstone: an entry is never missing, only briefly in two places (reads de-duplicate).
 	await Promise.all([...byTarget].map(([target, batch]) => unwrap(shardStub(env, type, target).indexWrite(batch))));
