@@ -167,8 +167,3 @@ export function toErrorBody(error: unknown): ErrorBody {
 	return { code: ErrorCode.Internal, message: 'internal error' };
 }
 
-/** The name and message of anything thrown, for storing a step or workflow failure. */
-export function describeThrown(error: unknown): { name: string; message: string } {
-	if (error instanceof Error) return { name: error.name || 'Error', message: error.message };
-	return { name: 'Error', message: typeof error === 'string' ? error : JSON.stringify(error) ?? String(error) };
-}

@@ -4,7 +4,6 @@ import {
 	NotFoundError,
 	TypeMismatchError,
 	ValidationError,
-	describeThrown,
 } from './errors';
 import { assertValidWorkflowId } from './ids';
 import type { IndexEntry } from './index-entry';
@@ -14,6 +13,7 @@ import { validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal } from './signals';
 import { StepContext } from './step-context';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
+import { describeThrown } from './thrown-value';
 import { FINISHED_STATUSES, type WorkflowStatus, type WorkflowStatusInfo } from './types';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
@@ -44,6 +44,8 @@ export const OUTBOX_GRACE_MS = 10_000;
 /**
  * While a pass runs, the alarm stays armed this far ahead: if the isolate
  * dies mid-step, the alarm brings the instance back and the replay goes on.
+ * An alarm that fires while the pass still runs arms the next one, so the
+ * watchdog covers a step or a run of any length.
  */
 export const WATCHDOG_MS = OUTBOX_GRACE_MS;
 /** How long an index update waits for newer transitions to supersede it before it is sent. */
@@ -86,6 +88,10 @@ export class InstanceEngine {
 	private redeliver = false;
 	/** Mirrors the stored row so boundary checks cost no query. */
 	private row: InstanceRow | undefined;
+	/** Grows on every pause, resume, terminate and restart: a pass that began before one must not undo it. */
+	private controlEpoch = 0;
+	/** Resolved by terminate and restart, so a pass stops waiting for attempts whose outcome no longer counts. */
+	private interrupted = interruption();
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
@@ -108,7 +114,7 @@ export class InstanceEngine {
 		if (this.row) return this.existing(type);
 		const now = this.host.now();
 		this.transition({
-			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null,
+			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null,
 			createdAt: now, updatedAt: now, version: 0, generation: 0,
 		});
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
@@ -131,7 +137,7 @@ export class InstanceEngine {
 			status: row.status,
 			payload: fromStoredJson(row.payload),
 			...(row.output !== null ? { output: fromStoredJson(row.output) } : {}),
-			...(row.errorName !== null ? { error: { name: row.errorName, message: row.errorMessage ?? '' } } : {}),
+			...(row.errorName !== null ? { error: errorOf(row) } : {}),
 			createdAt: row.createdAt,
 			updatedAt: row.updatedAt,
 			version: row.version,
@@ -167,6 +173,7 @@ export class InstanceEngine {
 	pause(): WorkflowStatus {
 		const row = this.require();
 		if (!RUNNABLE.includes(row.status)) throw new InvalidStateError(`cannot pause workflow "${row.id}": it is ${row.status}`);
+		this.controlEpoch++;
 		this.transition({ ...row, status: 'paused' });
 		return 'paused';
 	}
@@ -174,6 +181,7 @@ export class InstanceEngine {
 	resume(): WorkflowStatus {
 		const row = this.require();
 		if (row.status !== 'paused') throw new InvalidStateError(`cannot resume workflow "${row.id}": it is ${row.status}, not paused`);
+		this.controlEpoch++;
 		this.transition({ ...row, status: 'running' });
 		this.kick();
 		return 'running';
@@ -186,6 +194,7 @@ export class InstanceEngine {
 			this.host.store.deleteAllWakeups();
 			this.transition({ ...row, status: 'terminated' });
 		});
+		this.interrupt();
 		return 'terminated';
 	}
 
@@ -198,20 +207,44 @@ export class InstanceEngine {
 			this.host.store.deleteSteps();
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
-			this.transition({ ...row, status: 'created', output: null, errorName: null, errorMessage: null, generation: row.generation + 1 });
+			this.transition({ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, generation: row.generation + 1 });
 		});
+		this.interrupt();
 		this.kick();
 		return 'created';
 	}
 
-	/** The alarm: due wake-ups are cleared, the index outbox retried, the loop resumed. */
+	/**
+	 * The alarm: a due index retry is sent, and the loop runs only when there
+	 * is work for it (a due wake-up, or a pass a crash interrupted). While a
+	 * pass is in flight the alarm only re-arms the watchdog.
+	 */
 	alarm(): void {
 		const now = this.host.now();
-		this.host.store.deleteWakeupsDue(now);
 		const outbox = this.host.store.readOutbox();
 		if (outbox && outbox.nextAttemptAt <= now) this.deliverIndex();
-		if (this.row && RUNNABLE.includes(this.row.status)) this.kick();
+		if (this.loop) {
+			this.host.ensureAlarmBy(now + WATCHDOG_MS);
+			return;
+		}
+		if (this.hasWork(now)) this.kick();
 		else this.rearm();
+	}
+
+	/** Whether a pass would do anything now: a status that means a pass was cut short, or a due wake-up. */
+	private hasWork(now: number): boolean {
+		const status = this.row?.status;
+		if (status === 'created' || status === 'running') return true;
+		if (status !== 'sleeping' && status !== 'waiting') return false;
+		const wake = this.host.store.earliestWakeup();
+		// A sleeping instance always has a wake-up; without one, a replay restores it.
+		return wake === undefined ? status === 'sleeping' : wake <= now;
+	}
+
+	private interrupt(): void {
+		this.controlEpoch++;
+		this.interrupted.resolve();
+		this.interrupted = interruption();
 	}
 
 	/** Resolves once the replay loop (and, unless `index` is false, index delivery) has nothing left to do. */
@@ -239,7 +272,13 @@ export class InstanceEngine {
 		try {
 			do {
 				this.rerun = false;
-				await this.pass();
+				try {
+					await this.pass();
+				} catch (error) {
+					// Storage refused a write, or a bug: the instance stays runnable and the
+					// alarm armed by `rearm` tries again later, instead of it being lost.
+					console.error('shardflow: a replay pass failed; retrying from the alarm', describeThrown(error));
+				}
 			} while (this.rerun);
 		} finally {
 			// Cleared in the same turn as the last `rerun` check, so no kick is lost in between.
@@ -248,20 +287,33 @@ export class InstanceEngine {
 		this.rearm();
 	}
 
-	/** One replay pass: `run()` from the top, completed steps answered from storage. */
+	/**
+	 * One replay pass: `run()` from the top, completed steps answered from
+	 * storage. The instance turns `running` on the pass's first write, so a
+	 * pass that only replays and suspends where it was changes nothing.
+	 */
 	private async pass(): Promise<void> {
 		const start = this.row;
 		if (!start || !RUNNABLE.includes(start.status)) return;
 		const entry = this.entryOf(start);
 		const generation = start.generation;
-		this.host.ensureAlarmBy(this.host.now() + WATCHDOG_MS);
-		if (start.status !== 'running') this.transition({ ...start, status: 'running' });
+		const epoch = this.controlEpoch;
+		const startedAt = this.host.now();
+		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const markRunning = () => {
+			const row = this.row!;
+			if (row.status !== 'running' && row.status !== 'paused' && row.generation === generation && RUNNABLE.includes(row.status)) {
+				this.transition({ ...row, status: 'running' });
+			}
+		};
+		if (start.status === 'created') markRunning();
 
 		const rows = new Map<string, StepRow>();
 		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
 		const step = new StepContext(this.host.store, rows, entry, {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
+			willWrite: markRunning,
 			checkBoundary: () => {
 				const row = this.row!;
 				if (row.generation !== generation) throw new AbortSignal_('restarted');
@@ -277,14 +329,22 @@ export class InstanceEngine {
 		} catch (error) {
 			outcome = { ok: false, error };
 		}
+		// Attempts still running (parallel steps) finish and checkpoint before the pass ends,
+		// so the next pass never starts them again; a terminate or restart stops the wait.
+		await Promise.race([step.settle(), this.interrupted.promise]);
 
 		const now = this.row!;
-		if (now.generation !== generation || !['running', 'paused'].includes(now.status)) return;
+		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status)) return;
+		// Wake-ups that were due when the pass began have had their turn.
+		this.host.store.deleteWakeupsDue(startedAt);
 		const signal = step.signal;
 		if (step.fatal) {
 			this.fail(now, step.fatal);
 		} else if (signal instanceof SuspendSignal) {
-			if (now.status === 'running') this.transition({ ...now, status: signal.status });
+			// pause() stored `paused` itself. If a control call came after this pass began
+			// (a resume, say), its result stands and the next pass decides.
+			if (signal.status === 'paused' || now.status === 'paused' || this.controlEpoch !== epoch) return;
+			if (now.status !== signal.status) this.transition({ ...now, status: signal.status });
 		} else if (signal instanceof AbortSignal_) {
 			return;
 		} else if (outcome.ok) {
@@ -302,8 +362,8 @@ export class InstanceEngine {
 	}
 
 	private fail(row: InstanceRow, error: unknown): void {
-		const { name, message } = describeThrown(error);
-		this.transition({ ...row, status: 'errored', errorName: name, errorMessage: message });
+		const { name, message, stack } = describeThrown(error);
+		this.transition({ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null });
 	}
 
 	/**
@@ -313,17 +373,21 @@ export class InstanceEngine {
 	private transition(next: InstanceRow): void {
 		const now = Math.max(this.host.now(), next.updatedAt);
 		const row: InstanceRow = { ...next, updatedAt: now, version: next.version + 1 };
+		// While the shard is failing, a newer entry inherits the backoff instead of starting it again.
+		const pending = this.host.store.readOutbox();
+		const backingOff = pending !== undefined && pending.attempts > 0;
+		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
 		this.host.store.transaction(() => {
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version },
-				attempts: 0,
-				nextAttemptAt: now + OUTBOX_GRACE_MS,
+				attempts: backingOff ? pending.attempts : 0,
+				nextAttemptAt,
 			});
 		});
 		this.row = row;
-		this.host.ensureAlarmBy(now + OUTBOX_GRACE_MS);
-		this.deliverIndex();
+		this.host.ensureAlarmBy(nextAttemptAt);
+		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
 	}
 
 	/** Delivers the pending index update off the critical path; failures wait for the alarm. */
@@ -363,12 +427,18 @@ export class InstanceEngine {
 		this.rearm();
 	}
 
-	/** Points the alarm at the earliest wake-up or outbox retry. */
+	/** Points the alarm at the earliest wake-up, outbox retry or watchdog check. */
 	private rearm(): void {
+		const now = this.host.now();
 		const wake = this.host.store.earliestWakeup();
-		const outbox = this.host.store.readOutbox()?.nextAttemptAt;
-		const paused = this.row?.status === 'paused';
-		const watchdog = this.loop !== undefined && this.row?.status === 'running' ? this.host.now() + WATCHDOG_MS : undefined;
+		const pending = this.host.store.readOutbox()?.nextAttemptAt;
+		// A delivery in flight re-arms when it ends; until then its retry is not due (an alarm
+		// in the past here would fire again and again while the shard is slow).
+		const outbox = pending !== undefined && this.delivering ? Math.max(pending, now + OUTBOX_GRACE_MS) : pending;
+		const status = this.row?.status;
+		const paused = status === 'paused';
+		// A pass in flight, or one that failed and left the instance runnable, is checked again later.
+		const watchdog = status === 'running' || (status === 'created' && !this.starting) ? now + WATCHDOG_MS : undefined;
 		const candidates = [paused ? undefined : wake, outbox, watchdog].filter((t): t is number => t !== undefined);
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
 	}
@@ -401,6 +471,17 @@ function summarizeStep(row: StepRow) {
 		finishedAt: row.finishedAt,
 		wakeAt: row.wakeAt,
 		...(row.status === 'completed' && row.result !== null ? { result: fromStoredJson(row.result) } : {}),
-		...(row.errorName !== null ? { error: { name: row.errorName, message: row.errorMessage ?? '' } } : {}),
+		...(row.errorName !== null ? { error: errorOf(row) } : {}),
 	};
+}
+
+/** A promise with its resolver (Promise.withResolvers is newer than the library target). */
+function interruption(): { promise: Promise<void>; resolve: () => void } {
+	let resolve!: () => void;
+	const promise = new Promise<void>((r) => (resolve = r));
+	return { promise, resolve };
+}
+
+function errorOf(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null }) {
+	return { name: row.errorName ?? 'Error', message: row.errorMessage ?? '', ...(row.errorStack ? { stack: row.errorStack } : {}) };
 }

@@ -7,9 +7,12 @@ export class SuspendSignal {
 	constructor(readonly status: 'sleeping' | 'waiting' | 'paused') {}
 }
 
-/** The pass must stop without changing the status (terminated or restarted meanwhile). */
+/**
+ * The pass must stop without changing the status (terminated or restarted
+ * meanwhile), or a step was called after `run()` had already settled.
+ */
 export class AbortSignal_ {
-	constructor(readonly reason: 'terminated' | 'restarted') {}
+	constructor(readonly reason: 'terminated' | 'restarted' | 'finished') {}
 }
 
 export function isSignal(value: unknown): value is SuspendSignal | AbortSignal_ {

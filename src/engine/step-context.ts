@@ -8,14 +8,15 @@ import {
 	StepFailedError,
 	StepTimeoutError,
 	ValidationError,
-	describeThrown,
 } from './errors';
+import { MAX_DURATION_MS } from './duration';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs } from './retry-policy';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { stepKey } from './step-key';
 import type { InstanceStore, StepRow } from './store';
+import { describeThrown } from './thrown-value';
 import type { Step, StepDoOptions, StepKind, WaitForEventOptions } from './types';
 
 /** What a pass of the replay loop lends its step context. */
@@ -25,6 +26,12 @@ export interface PassHooks {
 	checkBoundary(): void;
 	/** Gives other requests of the isolate a turn; called every few steps. */
 	yieldToEventLoop(): Promise<void>;
+	/**
+	 * Called before every durable write of the pass (outside any transaction):
+	 * the engine marks the instance `running` on the first one, so a pass that
+	 * only replays and suspends again changes nothing.
+	 */
+	willWrite(): void;
 }
 
 /**
@@ -42,6 +49,10 @@ export const STEPS_PER_YIELD = 16;
  */
 export class StepContext implements Step<any> {
 	private readonly claimed = new Set<string>();
+	/** `step.do` calls whose attempt is still running; the pass waits for them before it ends. */
+	private readonly inFlight = new Set<Promise<unknown>>();
+	/** Set once `run()` has settled: steps called after that (orphaned branches) do not run. */
+	private closed = false;
 	private nextSeq: number;
 	private stepsSinceYield = 0;
 	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
@@ -60,7 +71,29 @@ export class StepContext implements Step<any> {
 		this.nextSeq = max + 1;
 	}
 
-	async do<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T> {
+	do<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T> {
+		const call = this.doStep(name, fn, options);
+		// Parallel steps (Promise.all/allSettled/race) can leave an attempt running after run()
+		// has settled; the pass waits for it, so no later pass starts the same step again.
+		this.inFlight.add(call);
+		void call.then(
+			() => this.inFlight.delete(call),
+			() => this.inFlight.delete(call),
+		);
+		return call;
+	}
+
+	/**
+	 * Stops new steps and resolves once every attempt in flight has stored its
+	 * outcome. Completions that arrive after a terminate or restart are dropped
+	 * by the boundary check, so the engine need not wait for them.
+	 */
+	async settle(): Promise<void> {
+		this.closed = true;
+		while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+	}
+
+	private async doStep<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T> {
 		const key = this.enter('do', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result) as T;
@@ -98,7 +131,7 @@ export class StepContext implements Step<any> {
 			return this.attemptFailed(running, error, attempt, policy);
 		}
 		this.checkAbort();
-		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, finishedAt: this.hooks.now() });
+		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, finishedAt: this.hooks.now() });
 		if (++this.stepsSinceYield >= STEPS_PER_YIELD) {
 			this.stepsSinceYield = 0;
 			await this.hooks.yieldToEventLoop();
@@ -118,11 +151,18 @@ export class StepContext implements Step<any> {
 		const key = this.enter('sleep', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return;
+		if (row) return this.sleepStep(key, name, row, row.wakeAt ?? this.hooks.now());
 		const at = until instanceof Date ? until.getTime() : until;
-		if (!Number.isFinite(at)) {
-			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a valid Date or epoch milliseconds, got ${String(until)}`);
+		if (typeof at !== 'number' || !Number.isFinite(at)) {
+			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a finite Date or epoch milliseconds, got ${String(until)}`);
 		}
-		return this.sleepStep(key, name, row, row?.wakeAt ?? at);
+		if (at - this.hooks.now() > MAX_DURATION_MS) {
+			throw new ValidationError(
+				ErrorCode.InvalidDuration,
+				`sleepUntil("${name}") asks for ${at} ms since the epoch, more than the maximum of 365 days ahead`,
+			);
+		}
+		return this.sleepStep(key, name, row, at);
 	}
 
 	async waitForEvent(event: string, options?: WaitForEventOptions): Promise<any> {
@@ -142,7 +182,7 @@ export class StepContext implements Step<any> {
 		if (buffered) {
 			// Consuming the event and completing the wait are one transaction: never lost, never twice.
 			const done: StepRow = { ...base, status: 'completed', result: buffered.payload, startedAt: base.startedAt ?? now, finishedAt: now, wakeAt: null };
-			this.store.transaction(() => {
+			this.transact(() => {
 				this.store.deleteEvent(buffered.seq);
 				this.store.deleteWakeup(key);
 				this.write(done);
@@ -151,14 +191,14 @@ export class StepContext implements Step<any> {
 		}
 		if (!row) {
 			const wakeAt = timeoutMs === undefined ? null : now + timeoutMs;
-			this.store.transaction(() => {
+			this.transact(() => {
 				this.write({ ...base, status: 'waiting', startedAt: now, wakeAt });
 				if (wakeAt !== null) this.store.setWakeup(key, wakeAt);
 			});
 			throw this.suspend('waiting');
 		}
 		if (row.wakeAt !== null && row.wakeAt <= now) {
-			this.store.transaction(() => {
+			this.transact(() => {
 				this.store.deleteWakeup(key);
 				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"` });
 			});
@@ -171,14 +211,14 @@ export class StepContext implements Step<any> {
 		const now = this.hooks.now();
 		const base = row ?? this.newRow(key, name, 'sleep');
 		if (wakeAt <= now) {
-			this.store.transaction(() => {
+			this.transact(() => {
 				this.store.deleteWakeup(key);
 				this.write({ ...base, status: 'completed', startedAt: base.startedAt ?? now, finishedAt: now, wakeAt });
 			});
 			return Promise.resolve();
 		}
 		if (!row) {
-			this.store.transaction(() => {
+			this.transact(() => {
 				this.write({ ...base, status: 'sleeping', startedAt: now, wakeAt });
 				this.store.setWakeup(key, wakeAt);
 			});
@@ -189,6 +229,7 @@ export class StepContext implements Step<any> {
 	/** Every step starts here: replay rules, then pause/terminate checks. */
 	private enter(kind: StepKind, name: string): string {
 		if (this.signal) throw this.signal;
+		if (this.closed) throw new AbortSignal_('finished');
 		if (typeof name !== 'string' || name.length === 0 || name.length > 256) {
 			throw new ValidationError(ErrorCode.InvalidOptions, `step names must be 1-256 characters, got ${JSON.stringify(name)}`);
 		}
@@ -223,25 +264,26 @@ export class StepContext implements Step<any> {
 
 	private attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ReturnType<typeof resolveRetryPolicy>): never {
 		this.checkAbort();
-		const { name: errorName, message } = describeThrown(error);
+		const { name: errorName, message, stack } = describeThrown(error);
+		const errorStack = stack ?? null;
 		const now = this.hooks.now();
 		const permanent =
 			error instanceof NonRetryableError ||
 			(error instanceof ShardflowError && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
 		if (permanent || attempt > policy.limit) {
-			this.write(this.failedRow(running, attempt, errorName, message, now));
+			this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack });
 			throw this.failure(this.rows.get(running.key)!);
 		}
 		const wakeAt = now + retryDelayMs(policy, attempt);
-		this.store.transaction(() => {
-			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, wakeAt });
+		this.transact(() => {
+			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, wakeAt });
 			this.store.setWakeup(running.key, wakeAt);
 		});
 		throw this.suspend('sleeping');
 	}
 
 	private failedRow(row: StepRow, attempts: number, errorName: string, errorMessage: string, now: number): StepRow {
-		return { ...row, status: 'failed', attempts, errorName, errorMessage, finishedAt: now, wakeAt: null };
+		return { ...row, status: 'failed', attempts, errorName, errorMessage, errorStack: null, finishedAt: now, wakeAt: null };
 	}
 
 	private failure(row: StepRow): StepFailedError {
@@ -253,14 +295,21 @@ export class StepContext implements Step<any> {
 		return this.signal;
 	}
 
+	/** A transaction of step writes; the pass is marked running before it opens. */
+	private transact(fn: () => void): void {
+		this.hooks.willWrite();
+		this.store.transaction(fn);
+	}
+
 	private newRow(key: string, name: string, kind: StepKind): StepRow {
 		return {
-			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null,
+			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null,
 			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
 		};
 	}
 
 	private write(row: StepRow): void {
+		this.hooks.willWrite();
 		this.store.writeStep(row);
 		this.rows.set(row.key, row);
 	}

@@ -10,6 +10,8 @@ export interface InstanceRow {
 	output: string | null;
 	errorName: string | null;
 	errorMessage: string | null;
+	/** Bounded stack trace of the last failure (see thrown-value.ts). */
+	errorStack: string | null;
 	createdAt: number;
 	updatedAt: number;
 	version: number;
@@ -26,6 +28,7 @@ export interface StepRow {
 	result: string | null;
 	errorName: string | null;
 	errorMessage: string | null;
+	errorStack: string | null;
 	startedAt: number | null;
 	finishedAt: number | null;
 	/** Sleep deadline, retry time or event timeout. */

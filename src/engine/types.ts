@@ -92,7 +92,7 @@ export interface StepSummary {
 	finishedAt: number | null;
 	wakeAt: number | null;
 	result?: unknown;
-	error?: { name: string; message: string };
+	error?: { name: string; message: string; stack?: string };
 }
 
 /** Everything `status()` tells about one instance. */
@@ -102,7 +102,7 @@ export interface WorkflowStatusInfo {
 	status: WorkflowStatus;
 	payload: unknown;
 	output?: unknown;
-	error?: { name: string; message: string };
+	error?: { name: string; message: string; stack?: string };
 	createdAt: number;
 	updatedAt: number;
 	version: number;

@@ -22,7 +22,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	) {
 		const stepValues = {
 			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
-			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'),
+			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'),
 			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'),
 		};
 		this.q = {
@@ -34,7 +34,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 					target: steps.key,
 					set: {
 						status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
-						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`,
+						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`,
 						startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
 					},
 				})

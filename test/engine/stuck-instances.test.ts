@@ -1,0 +1,164 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_STACK_CHARS } from '../../src/engine/thrown-value';
+import { WATCHDOG_MS } from '../../src/engine/instance-engine';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+import { registryOf, startInstance } from './fake-host';
+
+const turns = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+let release: () => void = () => {};
+let stepRuns = 0;
+beforeEach(() => {
+	stepRuns = 0;
+});
+
+class LongStep extends Workflow<{}, string> {
+	static override readonly type = 'long-step';
+	async run(step: Step) {
+		return step.do('long', async () => {
+			stepRuns++;
+			await new Promise<void>((resolve) => (release = resolve));
+			return 'done';
+		});
+	}
+}
+
+function cyclic() {
+	const value: Record<string, unknown> = { name: 'loop' };
+	value.self = value;
+	return value;
+}
+const huge = () => new Error('x'.repeat(20 * 1024 * 1024));
+
+/** Throws from run() whatever `payload.kind` names. */
+class ThrowsAnything extends Workflow<{ kind: string }, never> {
+	static override readonly type = 'throws-anything';
+	async run(_step: Step, { kind }: { kind: string }): Promise<never> {
+		throw thrown(kind);
+	}
+}
+/** Throws the same thing from a step, retried once. */
+class StepThrowsAnything extends Workflow<{ kind: string }, never> {
+	static override readonly type = 'step-throws-anything';
+	async run(step: Step, { kind }: { kind: string }): Promise<never> {
+		return step.do('bad', () => {
+			throw thrown(kind);
+		}, { retries: { limit: 1, delay: 1000 } });
+	}
+}
+function thrown(kind: string): unknown {
+	switch (kind) {
+		case 'bigint': return 10n;
+		case 'cyclic': return cyclic();
+		case 'huge': return huge();
+		case 'symbol': return Symbol('odd');
+		case 'undefined': return undefined;
+		case 'throwing-getter': return { get message() { throw new Error('nope'); } };
+		default: return new Error(kind);
+	}
+}
+
+class FarFuture extends Workflow<{ until: number | string }, void> {
+	static override readonly type = 'far-future';
+	async run(step: Step, { until }: { until: number | string }) {
+		await step.sleepUntil('later', until === 'infinity' ? Infinity : (until as number));
+	}
+}
+
+const registry = registryOf(LongStep, ThrowsAnything, StepThrowsAnything, FarFuture);
+
+describe('a pass that outlives the watchdog interval', () => {
+	it('keeps the watchdog armed while a step runs longer than it, so a crash after that is still resumed', async () => {
+		const { host, engine } = await startInstance(registry, 'long-step', {}, false);
+		await turns();
+		expect(stepRuns).toBe(1);
+		// The watchdog fires while the step still runs: it must arm itself again.
+		for (let i = 0; i < 3; i++) {
+			expect(host.alarmAt).toBeDefined();
+			host.clock = host.alarmAt!;
+			host.alarmAt = undefined;
+			engine.alarm();
+			await turns();
+			expect(host.alarmAt).toBeGreaterThan(host.clock);
+			expect(host.alarmAt).toBeLessThanOrEqual(host.clock + WATCHDOG_MS);
+		}
+		// The isolate dies mid-step; the next alarm brings the instance back.
+		host.crash();
+		const revived = host.engine();
+		const fired = host.fireAlarm(revived);
+		await turns();
+		expect(stepRuns).toBe(2);
+		release();
+		await fired;
+		expect(revived.status()).toMatchObject({ status: 'completed', output: 'done' });
+	});
+
+	it('does not replay once per watchdog alarm while a pass is in flight', async () => {
+		const { host, engine } = await startInstance(registry, 'long-step', {}, false);
+		await turns();
+		const version = engine.status().version;
+		for (let i = 0; i < 5; i++) {
+			host.clock = host.alarmAt!;
+			engine.alarm();
+			await turns();
+		}
+		release();
+		await host.idle();
+		expect(stepRuns).toBe(1);
+		expect(engine.status()).toMatchObject({ status: 'completed', version: version + 1 });
+	});
+});
+
+describe('a thrown value that cannot be stored as it is', () => {
+	it.for(['bigint', 'cyclic', 'huge', 'symbol', 'undefined', 'throwing-getter'])(
+		'ends the workflow errored when run() throws a %s, with a bounded description and no alarm left',
+		async (kind) => {
+			const { host, engine } = await startInstance(registry, 'throws-anything', { kind });
+			const status = engine.status();
+			expect(status.status).toBe('errored');
+			expect(status.error!.message.length).toBeGreaterThan(0);
+			expect(status.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
+			expect((status.error!.stack ?? '').length).toBeLessThanOrEqual(MAX_ERROR_STACK_CHARS);
+			expect(host.alarmAt).toBeUndefined();
+		},
+	);
+
+	it.for(['bigint', 'cyclic', 'huge', 'symbol'])('retries a step that throws a %s per its policy, then fails it for good', async (kind) => {
+		const { host, engine } = await startInstance(registry, 'step-throws-anything', { kind });
+		expect(engine.status().steps[0]).toMatchObject({ status: 'retrying', attempts: 1 });
+		await host.fireAlarm(engine);
+		const status = engine.status();
+		expect(status.steps[0]).toMatchObject({ status: 'failed', attempts: 2 });
+		expect(status.steps[0]!.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
+		expect(status.status).toBe('errored');
+	});
+
+	it('describes values that do not serialise instead of losing them', async () => {
+		const { engine } = await startInstance(registry, 'throws-anything', { kind: 'bigint' });
+		expect(engine.status().error!.message).toContain('10n');
+		const { engine: big } = await startInstance(registry, 'throws-anything', { kind: 'huge' });
+		expect(big.status().error!.message).toMatch(/truncated/);
+	});
+});
+
+const START = 1_700_000_000_000; // the fake host's clock at create
+
+describe('sleepUntil', () => {
+	it.for([
+		['1e300', 1e300],
+		['Infinity', 'infinity'],
+		['366 days ahead', START + 366 * 86_400_000],
+	] as const)('refuses %s with INVALID_DURATION instead of waking every few seconds', async ([, until]) => {
+		const { host, engine } = await startInstance(registry, 'far-future', { until });
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'ValidationError' } });
+		expect(engine.status().error!.message).toMatch(/365 days|finite/);
+		expect(host.alarmAt).toBeUndefined();
+	});
+
+	it('accepts a time within 365 days', async () => {
+		const { host, engine } = await startInstance(registry, 'far-future', { until: START + 364 * 86_400_000 });
+		expect(engine.status().status).toBe('sleeping');
+		expect(host.alarmAt).toBe(START + 364 * 86_400_000);
+	});
+});
