@@ -7,7 +7,7 @@ import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
-import { BenchWorkflow, BenchWorkflow16, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
+import { BenchWorkflow, BenchWorkflow16, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
 	bench: { workflow: BenchWorkflow },
@@ -15,6 +15,7 @@ const registry = defineRegistry({
 	ix1: { workflow: IndexOnly1, shards: 1 },
 	ix4: { workflow: IndexOnly4, shards: 4 },
 	ix16: { workflow: IndexOnly16, shards: 16 },
+	hold: { workflow: HoldWorkflow },
 });
 
 /** Our engine, with one extra read for the storage-cost figures. */
@@ -95,7 +96,7 @@ const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++
 app.get('/__health', (c) => c.text('ok'));
 
 app.post('/ours/create', async (c) => {
-	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16'; params: BenchParams }>();
+	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16' | 'hold'; params: BenchParams | { holdMs: number } }>();
 	const { id } = await instances.create(c.env, type, { id: newId('o'), payload: params });
 	return c.json({ id });
 });

@@ -45,3 +45,15 @@ export class IndexOnly16 extends Workflow<{}, void> {
 	static override readonly type = 'ix16';
 	async run() {}
 }
+
+/** One step that takes `holdMs` (longer than the watchdog interval): the hard-crash test kills the runtime mid-step. */
+export class HoldWorkflow extends Workflow<{ holdMs: number }, string> {
+	static override readonly type = 'hold';
+	async run(step: Step, { holdMs }: { holdMs: number }) {
+		const held = await step.do('hold', async () => {
+			await new Promise((resolve) => setTimeout(resolve, holdMs));
+			return `held ${holdMs} ms`;
+		});
+		return step.do('after', () => held);
+	}
+}

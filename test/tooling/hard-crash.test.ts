@@ -92,3 +92,44 @@ describe('a hard crash in the middle of a long run', () => {
 		}
 	}, 180_000);
 });
+
+describe('a hard crash during a step longer than the watchdog interval', () => {
+	it('resumes the instance after kill -9 at 12-14 s of a 20 s step: the watchdog stays armed for the whole step', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-hold-'));
+		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
+		try {
+			const holdMs = 20_000;
+			const res = await fetch(`${bench.url}/ours/create`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ type: 'hold', params: { holdMs } }),
+			});
+			const { id } = (await res.json()) as { id: string };
+			// Past the first watchdog alarm (10 s), before the step ends.
+			await new Promise((r) => setTimeout(r, 12_500));
+			const before = (await (await fetch(`${bench.url}/ours/status/${id}`)).json()) as { status: string; steps: { status: string }[] };
+			await bench.crash();
+			expect(before.status).toBe('running');
+			expect(before.steps[0]?.status).toBe('running');
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
+			const url = bench.url;
+			const status = await until(
+				'the step interrupted by the crash runs again and the instance completes',
+				async () => {
+					const body = (await (await fetch(`${url}/ours/status/${id}`)).json()) as {
+						status: string;
+						output: string;
+						steps: { name: string; attempts: number }[];
+					};
+					return body.status === 'completed' ? body : undefined;
+				},
+				60_000,
+			);
+			expect(status.output).toBe(`held ${holdMs} ms`);
+			expect(status.steps.find((s) => s.name === 'hold')?.attempts).toBe(2);
+		} finally {
+			await bench.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});
