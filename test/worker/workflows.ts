@@ -77,3 +77,33 @@ export class SlowRetryWorkflow extends Workflow<{}, string> {
 		);
 	}
 }
+
+/**
+ * Two steps in parallel: `slow` takes `slowMs`, `flaky` fails its first
+ * attempt and retries after 100 ms. `combine` picks Promise.all, allSettled
+ * or race; each attempt returns its own number, so a rerun would show.
+ */
+export class ParallelWorkflow extends Workflow<{ combine: 'all' | 'allSettled' | 'race'; slowMs: number }, string> {
+	static override readonly type = 'parallel';
+	static override payload = z.object({ combine: z.enum(['all', 'allSettled', 'race']), slowMs: z.number().int().min(0).max(10_000) });
+	async run(step: Step, { combine, slowMs }: { combine: 'all' | 'allSettled' | 'race'; slowMs: number }) {
+		const slow = step.do('slow', async () => {
+			const attempt = countExecution(`${this.ctx.id}:slow`);
+			await new Promise((resolve) => setTimeout(resolve, slowMs));
+			return `slow#${attempt}`;
+		});
+		const flaky = step.do(
+			'flaky',
+			() => {
+				if (countExecution(`${this.ctx.id}:flaky`) === 1) throw new Error('upstream 503');
+				return 'flaky-ok';
+			},
+			{ retries: { limit: 2, delay: 100, backoff: 'constant' } },
+		);
+		if (combine === 'race') return Promise.race([slow, flaky]);
+		if (combine === 'all') return (await Promise.all([slow, flaky])).join('+');
+		const settled = await Promise.allSettled([slow, flaky]);
+		if (settled.some((s) => s.status === 'rejected')) return step.do('after', () => `${countExecution(`${this.ctx.id}:after`)}`);
+		return settled.map((s) => (s as PromiseFulfilledResult<string>).value).join('+');
+	}
+}
