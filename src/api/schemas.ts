@@ -52,7 +52,7 @@ export const StepSchema = z
 		finishedAt: z.number().int().nullable(),
 		wakeAt: z.number().int().nullable(),
 		result: z.unknown().optional(),
-		error: z.object({ name: z.string(), message: z.string() }).optional(),
+		error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).optional(),
 	})
 	.openapi('Step');
 
@@ -63,7 +63,7 @@ export const DetailSchema = z
 		status: StatusSchema,
 		payload: z.unknown(),
 		output: z.unknown().optional(),
-		error: z.object({ name: z.string(), message: z.string() }).optional(),
+		error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).optional(),
 		createdAt: z.number().int(),
 		updatedAt: z.number().int(),
 		version: z.number().int(),

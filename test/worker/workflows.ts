@@ -107,3 +107,24 @@ export class ParallelWorkflow extends Workflow<{ combine: 'all' | 'allSettled' |
 		return settled.map((s) => (s as PromiseFulfilledResult<string>).value).join('+');
 	}
 }
+
+/** Throws from run() or from a step whatever `kind` names: values that do not store as they are. */
+export class ThrowsWorkflow extends Workflow<{ kind: 'bigint' | 'cyclic' | 'huge'; inStep: boolean }, never> {
+	static override readonly type = 'throws';
+	static override payload = z.object({ kind: z.enum(['bigint', 'cyclic', 'huge']), inStep: z.boolean() });
+	async run(step: Step, { kind, inStep }: { kind: 'bigint' | 'cyclic' | 'huge'; inStep: boolean }): Promise<never> {
+		const thrown = () => {
+			if (kind === 'bigint') return 10n;
+			if (kind === 'huge') return new Error('x'.repeat(20 * 1024 * 1024));
+			const cyclic: Record<string, unknown> = {};
+			cyclic.self = cyclic;
+			return cyclic;
+		};
+		if (inStep) {
+			return step.do('bad', () => {
+				throw thrown();
+			}, { retries: { limit: 1, delay: 10, backoff: 'constant' } });
+		}
+		throw thrown();
+	}
+}

@@ -1,0 +1,32 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { instances } from '../../src/client/instance-client';
+import { MAX_ERROR_MESSAGE_CHARS } from '../../src/engine/thrown-value';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+
+afterEach(resetClock);
+
+describe('values thrown that SQLite could not store as they are', () => {
+	it.for([
+		['bigint', false],
+		['cyclic', false],
+		['huge', false],
+		['bigint', true],
+		['huge', true],
+	] as const)('a %s thrown (from a step: %s) ends the instance errored, with no alarm left behind', async ([kind, inStep]) => {
+		const id = uniqueId(`throws-${kind}`);
+		await instances.create(testEnv, 'throws', { id, payload: { kind, inStep } });
+		await settle(id);
+		if (inStep) {
+			advanceClock(1_000);
+			await fireAlarm(id);
+		}
+		const status = await instances.status(testEnv, id);
+		expect(status.status).toBe('errored');
+		expect(status.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
+		if (inStep) expect(status.steps[0]).toMatchObject({ name: 'bad', status: 'failed', attempts: 2 });
+		// Once the index update is delivered, nothing is left to wake the instance.
+		await settle(id);
+		expect(await runInDurableObject(stub(id), (_object, state) => state.storage.getAlarm())).toBeNull();
+	});
+});
