@@ -6,6 +6,7 @@ import {
 	ValidationError,
 } from './errors';
 import { assertValidWorkflowId } from './ids';
+import type { EngineLogger } from './engine-log';
 import type { IndexEntry } from './index-entry';
 import { assertJsonDepth, fromStoredJson, toStoredJson } from './json';
 import type { Registry, ResolvedEntry } from './registry';
@@ -33,6 +34,8 @@ export interface EngineHost {
 	yieldToEventLoop(): Promise<void>;
 	/** Runs `fn` on a later macrotask, at least `ms` later. */
 	defer(fn: () => void, ms?: number): void;
+	/** Structured log records (status changes, step failures); the host filters by level. */
+	log?: EngineLogger;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -314,6 +317,7 @@ export class InstanceEngine {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
+			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 			checkBoundary: () => {
 				const row = this.row!;
 				if (row.generation !== generation) throw new AbortSignal_('restarted');
@@ -386,8 +390,24 @@ export class InstanceEngine {
 			});
 		});
 		this.row = row;
+		this.logTransition(row);
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
+	}
+
+	private logTransition(row: InstanceRow): void {
+		if (!this.host.log) return;
+		const errored = row.status === 'errored';
+		this.host.log({
+			severity: errored ? 'error' : 'info',
+			event: 'workflow.status',
+			instanceId: row.id,
+			type: row.type,
+			status: row.status,
+			version: row.version,
+			generation: row.generation,
+			...(errored ? { error: errorOf(row) } : {}),
+		});
 	}
 
 	/** Delivers the pending index update off the critical path; failures wait for the alarm. */

@@ -32,6 +32,8 @@ export interface PassHooks {
 	 * only replays and suspends again changes nothing.
 	 */
 	willWrite(): void;
+	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */
+	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
 }
 
 /**
@@ -107,7 +109,9 @@ export class StepContext implements Step<any> {
 		const attempts = row?.attempts ?? 0;
 		if (row?.status === 'running' && attempts > policy.limit) {
 			// The last allowed attempt started and never recorded an outcome: the isolate died mid-step.
-			this.write(this.failedRow(row, attempts, 'StepInterruptedError', 'the last attempt was interrupted (crash or eviction) before it finished', now));
+			const message = 'the last attempt was interrupted (crash or eviction) before it finished';
+			this.hooks.log({ severity: 'error', event: 'step.failed', step: name, attempt: attempts, willRetry: false, error: { name: 'StepInterruptedError', message } });
+			this.write(this.failedRow(row, attempts, 'StepInterruptedError', message, now));
 			throw this.failure(this.rows.get(key)!);
 		}
 
@@ -132,6 +136,7 @@ export class StepContext implements Step<any> {
 		}
 		this.checkAbort();
 		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, finishedAt: this.hooks.now() });
+		this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
 		if (++this.stepsSinceYield >= STEPS_PER_YIELD) {
 			this.stepsSinceYield = 0;
 			await this.hooks.yieldToEventLoop();
@@ -270,11 +275,14 @@ export class StepContext implements Step<any> {
 		const permanent =
 			error instanceof NonRetryableError ||
 			(error instanceof ShardflowError && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
+		const described = { name: errorName, message, ...(stack ? { stack } : {}) };
 		if (permanent || attempt > policy.limit) {
+			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
 			this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack });
 			throw this.failure(this.rows.get(running.key)!);
 		}
 		const wakeAt = now + retryDelayMs(policy, attempt);
+		this.hooks.log({ severity: 'warn', event: 'step.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: described });
 		this.transact(() => {
 			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, wakeAt });
 			this.store.setWakeup(running.key, wakeAt);

@@ -12,6 +12,7 @@ import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import { InstanceEngine, prepareCreate, type EngineHost } from '../engine/instance-engine';
+import { consoleLogger, parseLogLevel } from '../engine/engine-log';
 import { INDEX_PREFIX } from '../engine/shard';
 import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
@@ -218,6 +219,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 			sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
 			yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
 			defer: (fn, ms = 0) => void setTimeout(fn, ms),
+			log: consoleLogger(parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG)),
 		};
 		return (this.instanceEngine = new InstanceEngine(host));
 	}

@@ -1,3 +1,4 @@
+import type { EngineLogRecord } from '../../src/engine/engine-log';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
 import { MemoryInstanceStore } from '../../src/engine/memory-store';
@@ -14,6 +15,9 @@ export class FakeHost implements EngineHost {
 	alarmAt: number | undefined;
 	delivered: IndexEntry[] = [];
 	failDeliveries = 0;
+	/** Every structured log record the engine wrote. */
+	logs: EngineLogRecord[] = [];
+	log = (record: EngineLogRecord) => void this.logs.push(record);
 	private work = new Set<Promise<unknown>>();
 
 	constructor(readonly registry: Registry) {}
