@@ -3,12 +3,33 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ErrorCode, ShardflowError } from '../engine/errors';
 
-/** The one map from engine error codes to HTTP statuses. */
-const STATUS_BY_CODE: Partial<Record<string, ContentfulStatusCode>> = {
+/**
+ * The one map from engine error codes to HTTP statuses. Total on purpose: a
+ * new code does not compile until it has a status here.
+ */
+export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
+	[ErrorCode.InvalidId]: 400,
+	[ErrorCode.ReservedId]: 400,
+	[ErrorCode.UnknownType]: 400,
+	[ErrorCode.TypeMismatch]: 409,
+	[ErrorCode.InvalidPayload]: 400,
+	[ErrorCode.UnknownEvent]: 400,
+	[ErrorCode.InvalidEventPayload]: 400,
 	[ErrorCode.NotFound]: 404,
 	[ErrorCode.InvalidState]: 409,
-	[ErrorCode.TypeMismatch]: 409,
 	[ErrorCode.TooLarge]: 413,
+	[ErrorCode.NotSerializable]: 400,
+	[ErrorCode.InvalidDuration]: 400,
+	[ErrorCode.InvalidOptions]: 400,
+	[ErrorCode.WrongRole]: 400,
+	[ErrorCode.InvalidCursor]: 400,
+	[ErrorCode.InvalidQuery]: 400,
+	// Raised inside a running workflow; reaching HTTP would be a bug, so they are not a 4xx.
+	[ErrorCode.Determinism]: 500,
+	[ErrorCode.StepFailed]: 500,
+	[ErrorCode.StepTimeout]: 500,
+	[ErrorCode.EventTimeout]: 500,
+	[ErrorCode.NonRetryable]: 500,
 	[ErrorCode.Internal]: 500,
 };
 
@@ -30,7 +51,7 @@ export function errorJson(c: Context, status: ContentfulStatusCode, code: string
 /** `onError`: typed errors become `{error: {code, message}}`; nothing else leaks a stack or message. */
 export function handleError(error: unknown, c: Context) {
 	if (error instanceof ShardflowError) {
-		return errorJson(c, STATUS_BY_CODE[error.code] ?? 400, error.code, error.message);
+		return errorJson(c, STATUS_BY_CODE[error.code] ?? 500, error.code, error.message);
 	}
 	if (error instanceof ApiError) return errorJson(c, error.status as ContentfulStatusCode, error.code, error.message);
 	if (error instanceof HTTPException) {
