@@ -7,13 +7,14 @@ import {
 	describeThrown,
 } from './errors';
 import { assertValidWorkflowId } from './ids';
-import type { IndexEntry } from './index-entry';
+import { toIndexEntry, type IndexEntry } from './index-entry';
 import { assertJsonDepth, fromStoredJson, toStoredJson } from './json';
 import type { Registry, ResolvedEntry } from './registry';
 import { validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal } from './signals';
 import { StepContext } from './step-context';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
+import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
 import { FINISHED_STATUSES, type WorkflowStatus, type WorkflowStatusInfo } from './types';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
@@ -33,6 +34,8 @@ export interface EngineHost {
 	yieldToEventLoop(): Promise<void>;
 	/** Runs `fn` on a later macrotask, at least `ms` later. */
 	defer(fn: () => void, ms?: number): void;
+	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
+	backlog?: BacklogPort;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -204,6 +207,26 @@ export class InstanceEngine {
 		return 'created';
 	}
 
+	/** What the index should hold for this instance; null if it does not exist. Reads only. */
+	currentIndexEntry(): IndexEntry | null {
+		return this.row ? toIndexEntry(this.row) : null;
+	}
+
+	/**
+	 * Writes the current entry into the outbox again (as if the last transition
+	 * had just happened) and waits for its delivery: repairs an entry that a
+	 * shard lost. The shard keeps the highest version, so this never regresses it.
+	 */
+	async republishIndex(): Promise<{ entry: IndexEntry; delivered: boolean }> {
+		const entry = toIndexEntry(this.require());
+		const now = this.host.now();
+		this.host.store.writeOutbox({ entry, attempts: 0, nextAttemptAt: now + OUTBOX_GRACE_MS });
+		this.host.ensureAlarmBy(now + OUTBOX_GRACE_MS);
+		this.deliverIndex();
+		while (this.delivering) await this.delivering;
+		return { entry, delivered: this.host.store.readOutbox() === undefined };
+	}
+
 	/** The alarm: due wake-ups are cleared, the index outbox retried, the loop resumed. */
 	alarm(): void {
 		const now = this.host.now();
@@ -347,11 +370,12 @@ export class InstanceEngine {
 				const pending = this.host.store.readOutbox();
 				if (!pending) break;
 				try {
-					await this.host.sendIndexEntry(pending.entry);
+					await deliverTracked(this.host, pending);
 					this.host.store.ackOutbox(pending.entry.version);
 				} catch {
 					const attempts = pending.attempts + 1;
 					this.host.store.deferOutbox(pending.entry.version, attempts, this.host.now() + outboxBackoffMs(attempts));
+					await noteFailedDelivery(this.host, pending);
 					// A newer entry written meanwhile gets its own attempt; otherwise wait for the alarm.
 					if (!this.redeliver) break;
 				}
