@@ -5,6 +5,8 @@ import { instances } from '../../src/client/instance-client';
 import { reconcile } from '../../src/client/reconcile';
 import { rebalance } from '../../src/client/rebalance';
 import { ErrorCode } from '../../src/engine/errors';
+import { defineRegistry } from '../../src/engine/registry';
+import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { shardIndex, shardName } from '../../src/engine/shard';
 import { api } from '../api/helpers';
@@ -171,5 +173,28 @@ describe('reconcile and reindex', () => {
 		await createPayments(uniqueId('cur'), 1);
 		const progress = await rebalance(testEnv, testRegistry, 'payment', { batchSize: 1 });
 		await expect(reconcile(testEnv, testRegistry, 'payment', { cursor: progress.cursor })).rejects.toMatchObject({ code: ErrorCode.InvalidCursor });
+	});
+
+	// Last in the file: it writes payment entries into shards 4-7, which the test registry never reads.
+	it('while resizing, repairs a stale copy by writing its home shard and retiring the copy', async () => {
+		const resizing = defineRegistry({ payment: { workflow: PaymentWorkflow, shards: 8, previousShards: SHARDS } });
+		const ids = await createPayments(uniqueId('moving'), 12);
+		const id = ids.find((i) => shardIndex(i, 8) !== shardIndex(i, SHARDS))!;
+		await corrupt(id, 'older');
+		let cursor: string | null = null;
+		let repaired = 0;
+		for (let i = 0; i < 100; i++) {
+			const progress = await reconcile(testEnv, resizing, 'payment', { cursor, batchSize: 50 });
+			repaired += progress.repaired;
+			if (progress.done) break;
+			cursor = progress.cursor;
+		}
+		expect(repaired).toBe(1);
+		const truth = await instances.status(testEnv, id);
+		const home = await stub(shardName('payment', shardIndex(id, 8))).indexVersions([id]);
+		expect(home).toEqual({ ok: true, value: { [id]: truth.version } });
+		expect(await listed(id)).toBeUndefined();
+		const page = await new IndexClient(testEnv, resizing).list({ type: 'payment', limit: 1000 });
+		expect(page.items.filter((e) => e.id === id)).toMatchObject([{ status: 'waiting', version: truth.version }]);
 	});
 });
