@@ -9,7 +9,7 @@ import { defineRegistry } from '../../src/engine/registry';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { shardIndex, shardName } from '../../src/engine/shard';
-import { api } from '../api/helpers';
+import { api, apiWith } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { indexFaults } from '../worker/probes';
@@ -167,6 +167,13 @@ describe('reconcile and reindex', () => {
 		const response = await api('POST', path, body);
 		expect(response.status).toBe(status);
 		expect(response.json).toMatchObject({ error: { code, message: expect.any(String) } });
+	});
+
+	it('admin routes follow the auth rules: a token is required when set, and production without one refuses them', async () => {
+		for (const path of ['/admin/types/payment/reconcile', '/admin/workflows/x-1/reindex']) {
+			expect(await apiWith({ API_TOKEN: 'secret' }, 'POST', path)).toMatchObject({ status: 401, json: { error: { code: 'UNAUTHORIZED' } } });
+			expect(await apiWith({ SHARDFLOW_ENV: 'production' }, 'POST', path)).toMatchObject({ status: 403, json: { error: { code: 'AUTH_NOT_CONFIGURED' } } });
+		}
 	});
 
 	it('refuses a rebalance cursor', async () => {
