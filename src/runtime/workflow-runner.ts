@@ -28,7 +28,8 @@ type Role = 'instance' | 'index' | 'backlog';
 /**
  * Builds the one Durable Object class for a registry. An object named
  * `__index:<type>:<n>` is an index shard, `__backlog:<type>` a type's delivery
- * backlog; any other object is a workflow instance. The class only wires RPC, the alarm and storage to the engine core.
+ * backlog; any other object is a workflow instance. The class only wires RPC,
+ * the alarm and storage to the engine core.
  *
  * @example
  * export class WorkflowRunner extends createWorkflowRunner(registry) {}
