@@ -34,6 +34,8 @@ export {
 export { instances, type ShardflowEnv } from './client/instance-client';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
 export { rebalance, type RebalanceProgress } from './client/rebalance';
+export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './client/reconcile';
+export type { BacklogSummary } from './engine/index-backlog';
 export { shardIndex } from './engine/shard';
 export { createWorkflowRunner } from './runtime/workflow-runner';
 export { createApp, type ApiEnv } from './api/app';

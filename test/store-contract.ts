@@ -73,6 +73,18 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readOutbox()).toBeUndefined();
 		}));
 
+	it(`${name}: keeps the backlog mark of the outbox across newer entries until it is cleared`, () =>
+		withStore((store) => {
+			const entry = { id: 'wf-1', type: 't', status: 'running' as const, createdAt: 1, updatedAt: 2, version: 5 };
+			store.writeOutbox({ entry, attempts: 0, nextAttemptAt: 100 });
+			expect(store.readOutbox()?.backloggedSince ?? null).toBeNull();
+			store.markOutboxBacklogged(2);
+			store.writeOutbox({ entry: { ...entry, version: 6 }, attempts: 0, nextAttemptAt: 200 });
+			expect(store.readOutbox()).toMatchObject({ entry: { version: 6 }, backloggedSince: 2 });
+			store.markOutboxBacklogged(null);
+			expect(store.readOutbox()?.backloggedSince).toBeNull();
+		}));
+
 	it(`${name}: rolls back a failed transaction`, () =>
 		withStore((store) => {
 			store.writeInstance(row);

@@ -5,12 +5,15 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { IndexClient } from '../client/index-client';
 import { instances, type ShardflowEnv } from '../client/instance-client';
 import { rebalance } from '../client/rebalance';
+import { backlogSummary } from '../client/reconcile';
 import { ErrorCode } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
 import { requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
+import { registerIndexAdminRoutes } from './index-admin';
+import { runtimeClock } from '../runtime/clock';
 import {
 	ControlSchema,
 	CreateBody,
@@ -164,7 +167,7 @@ export function createApp(registry: Registry) {
 		createRoute({
 			method: 'get',
 			path: '/types',
-			summary: 'Registered workflow types with their shards and instance counts per status',
+			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog',
 			responses: { 200: json(TypesSchema, 'Types'), ...errors(401) },
 		}),
 		async (c) => {
@@ -172,7 +175,9 @@ export function createApp(registry: Registry) {
 			const types = await Promise.all(
 				registry.types().map(async (type) => {
 					const { shards, previousShards } = registry.get(type);
-					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts: await client.counts(type) };
+					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(c.env, type)]);
+					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, runtimeClock.now() - oldestSince), oldest };
+					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts, backlog };
 				}),
 			);
 			return c.json({ types }, 200);
@@ -199,6 +204,8 @@ export function createApp(registry: Registry) {
 			return c.json(progress, 200);
 		},
 	);
+
+	registerIndexAdminRoutes(app, registry);
 
 	app.doc31('/openapi.json', {
 		openapi: '3.1.0',

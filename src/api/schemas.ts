@@ -85,6 +85,11 @@ export const TypesSchema = z
 				shards: z.number().int(),
 				previousShards: z.number().int().optional(),
 				counts: z.record(z.string(), z.number().int()),
+				backlog: z.object({
+					pending: z.number().int().openapi({ description: 'Instances whose index delivery has failed at least once and not succeeded since.' }),
+					oldestAgeMs: z.number().int().nullable().openapi({ description: "Time since the longest-waiting one's first failed delivery." }),
+					oldest: z.array(z.object({ id: z.string(), since: z.number().int() })).openapi({ description: 'Up to 5 longest-waiting ids.' }),
+				}),
 			}),
 		),
 	})

@@ -1,6 +1,7 @@
 import type { ErrorBody } from '../engine/errors';
 import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { CreateResult } from '../engine/instance-engine';
+import type { BacklogSummary } from '../engine/index-backlog';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
@@ -20,6 +21,10 @@ export interface InstanceRpc {
 	resume(): Promise<RpcResult<WorkflowStatus>>;
 	terminate(): Promise<RpcResult<WorkflowStatus>>;
 	restart(): Promise<RpcResult<WorkflowStatus>>;
+	/** What the index should hold for this instance; null if it does not exist (a cheap read, nothing written). */
+	currentIndexEntry(): Promise<RpcResult<IndexEntry | null>>;
+	/** Puts the current entry in the outbox again and delivers it. */
+	republishIndex(): Promise<RpcResult<{ entry: IndexEntry; delivered: boolean }>>;
 }
 
 /** Turns an RPC envelope back into a value or a typed error. */
@@ -47,4 +52,11 @@ export interface IndexRpc {
 	indexCounts(): Promise<RpcResult<Record<string, number>>>;
 	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;
 	indexScan(request: { afterId: string; limit: number }): Promise<RpcResult<IndexEntry[]>>;
+}
+
+/** The RPC surface of a `WorkflowRunner` in its delivery-backlog role (`__backlog:<type>`). */
+export interface BacklogRpc {
+	backlogAdd(request: { id: string; since: number }): Promise<RpcResult<null>>;
+	backlogRemove(request: { id: string }): Promise<RpcResult<null>>;
+	backlogSummary(): Promise<RpcResult<BacklogSummary>>;
 }

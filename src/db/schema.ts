@@ -1,7 +1,8 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
-// Both roles of WorkflowRunner share one schema (one migration set); an
-// instance uses the first five tables, an index shard only `index_entries`.
+// Every role of WorkflowRunner shares one schema (one migration set); an
+// instance uses the first five tables, an index shard only `index_entries`,
+// a type's delivery backlog only `index_backlog`.
 
 /** The single row of a workflow instance. */
 export const instance = sqliteTable('instance', {
@@ -65,6 +66,8 @@ export const outbox = sqliteTable('outbox', {
 	version: integer('version').notNull(),
 	attempts: integer('attempts').notNull().default(0),
 	nextAttemptAt: integer('next_attempt_at').notNull(),
+	/** Set once this instance has registered a failed delivery in its type's backlog; cleared when it deregisters. */
+	backloggedSince: integer('backlogged_since'),
 });
 
 /**
@@ -85,4 +88,18 @@ export const indexEntries = sqliteTable(
 		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
 		index('index_entries_updated').on(t.updatedAt, t.id),
 	],
+);
+
+/**
+ * The delivery backlog of one type (object `__backlog:<type>`): one row per
+ * instance whose index delivery has failed and not yet succeeded.
+ */
+export const indexBacklog = sqliteTable(
+	'index_backlog',
+	{
+		id: text('id').primaryKey(),
+		/** When the instance's delivery first failed in this episode. */
+		since: integer('since').notNull(),
+	},
+	(t) => [index('index_backlog_since').on(t.since, t.id)],
 );

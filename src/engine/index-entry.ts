@@ -1,3 +1,4 @@
+import type { InstanceRow } from './store';
 import type { WorkflowStatus } from './types';
 
 /**
@@ -12,4 +13,9 @@ export interface IndexEntry {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+}
+
+/** The index entry of an instance row: what its shard should hold. */
+export function toIndexEntry(row: InstanceRow): IndexEntry {
+	return { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
 }

@@ -7,7 +7,7 @@ import {
 } from './errors';
 import { assertValidWorkflowId } from './ids';
 import type { EngineLogger } from './engine-log';
-import type { IndexEntry } from './index-entry';
+import { toIndexEntry, type IndexEntry } from './index-entry';
 import { assertJsonDepth, fromStoredJson, toStoredJson } from './json';
 import type { Registry, ResolvedEntry } from './registry';
 import { validateWith } from './schema-validation';
@@ -15,6 +15,7 @@ import { AbortSignal_, SuspendSignal } from './signals';
 import { StepContext } from './step-context';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
+import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
 import { FINISHED_STATUSES, type WorkflowStatus, type WorkflowStatusInfo } from './types';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
@@ -36,6 +37,8 @@ export interface EngineHost {
 	defer(fn: () => void, ms?: number): void;
 	/** Structured log records (status changes, step failures); the host filters by level. */
 	log?: EngineLogger;
+	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
+	backlog?: BacklogPort;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -217,6 +220,26 @@ export class InstanceEngine {
 		return 'created';
 	}
 
+	/** What the index should hold for this instance; null if it does not exist. Reads only. */
+	currentIndexEntry(): IndexEntry | null {
+		return this.row ? toIndexEntry(this.row) : null;
+	}
+
+	/**
+	 * Writes the current entry into the outbox again (as if the last transition
+	 * had just happened) and waits for its delivery: repairs an entry that a
+	 * shard lost. The shard keeps the highest version, so this never regresses it.
+	 */
+	async republishIndex(): Promise<{ entry: IndexEntry; delivered: boolean }> {
+		const entry = toIndexEntry(this.require());
+		const now = this.host.now();
+		this.host.store.writeOutbox({ entry, attempts: 0, nextAttemptAt: now + OUTBOX_GRACE_MS });
+		this.host.ensureAlarmBy(now + OUTBOX_GRACE_MS);
+		this.deliverIndex();
+		while (this.delivering) await this.delivering;
+		return { entry, delivered: this.host.store.readOutbox() === undefined };
+	}
+
 	/**
 	 * The alarm: a due index retry is sent, and the loop runs only when there
 	 * is work for it (a due wake-up, or a pass a crash interrupted). While a
@@ -384,7 +407,7 @@ export class InstanceEngine {
 		this.host.store.transaction(() => {
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
-				entry: { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version },
+				entry: toIndexEntry(row),
 				attempts: backingOff ? pending.attempts : 0,
 				nextAttemptAt,
 			});
@@ -431,11 +454,12 @@ export class InstanceEngine {
 				const pending = this.host.store.readOutbox();
 				if (!pending) break;
 				try {
-					await this.host.sendIndexEntry(pending.entry);
+					await deliverTracked(this.host, pending);
 					this.host.store.ackOutbox(pending.entry.version);
 				} catch {
 					const attempts = pending.attempts + 1;
 					this.host.store.deferOutbox(pending.entry.version, attempts, this.host.now() + outboxBackoffMs(attempts));
+					await noteFailedDelivery(this.host, pending);
 					// A newer entry written meanwhile gets its own attempt; otherwise wait for the alarm.
 					if (!this.redeliver) break;
 				}

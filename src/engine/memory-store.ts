@@ -70,7 +70,7 @@ export class MemoryInstanceStore implements InstanceStore {
 		this.events = [];
 	}
 	writeOutbox(row: OutboxRow) {
-		this.outbox = structuredClone(row);
+		this.outbox = { ...structuredClone(row), backloggedSince: this.outbox?.backloggedSince ?? null };
 	}
 	readOutbox() {
 		return this.outbox && structuredClone(this.outbox);
@@ -80,5 +80,8 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number) {
 		if (this.outbox?.entry.version === version) this.outbox = { ...this.outbox, attempts, nextAttemptAt };
+	}
+	markOutboxBacklogged(since: number | null) {
+		if (this.outbox) this.outbox = { ...this.outbox, backloggedSince: since };
 	}
 }

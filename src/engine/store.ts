@@ -48,6 +48,8 @@ export interface OutboxRow {
 	entry: IndexEntry;
 	attempts: number;
 	nextAttemptAt: number;
+	/** Since when this instance is registered in its type's delivery backlog; null when it is not. Survives `writeOutbox`. */
+	backloggedSince?: number | null;
 }
 
 /**
@@ -78,10 +80,12 @@ export interface InstanceStore {
 	deleteEvent(seq: number): void;
 	deleteAllEvents(): void;
 
-	/** Replaces the pending index update (only the newest matters). */
+	/** Replaces the pending index update (only the newest matters); keeps `backloggedSince`. */
 	writeOutbox(row: OutboxRow): void;
 	readOutbox(): OutboxRow | undefined;
 	/** Removes the pending update if it is still the one at `version`. */
 	ackOutbox(version: number): void;
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void;
+	/** Records (or, with null, clears) the backlog registration on the pending row, whatever its version. */
+	markOutboxBacklogged(since: number | null): void;
 }

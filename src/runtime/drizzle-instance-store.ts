@@ -111,7 +111,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	readOutbox(): OutboxRow | undefined {
 		const row = this.q.readOutbox.get();
-		return row && { entry: JSON.parse(row.entry) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
+		return row && { entry: JSON.parse(row.entry) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: row.backloggedSince };
 	}
 
 	ackOutbox(version: number): void {
@@ -120,5 +120,9 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void {
 		this.db.update(outbox).set({ attempts, nextAttemptAt }).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+	}
+
+	markOutboxBacklogged(since: number | null): void {
+		this.db.update(outbox).set({ backloggedSince: since }).where(eq(outbox.slot, OUTBOX_SLOT)).run();
 	}
 }

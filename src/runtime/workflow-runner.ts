@@ -6,7 +6,9 @@ import migrations from '../../drizzle/migrations';
 import * as schema from '../db/schema';
 import { routeIndexEntry } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
-import { wrap, type IndexRpc, type InstanceRpc } from '../client/rpc';
+import { backlogStub } from '../client/reconcile';
+import { unwrap, wrap, type BacklogRpc, type IndexRpc, type InstanceRpc } from '../client/rpc';
+import { BACKLOG_PREFIX, type BacklogPort } from '../engine/index-backlog';
 import { ErrorCode, NotFoundError, ValidationError, WrongRoleError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
@@ -16,15 +18,19 @@ import { consoleLogger, parseLogLevel } from '../engine/engine-log';
 import { INDEX_PREFIX } from '../engine/shard';
 import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
+import { IndexBacklogStore } from './index-backlog-store';
 import { IndexShardStore } from './index-shard-store';
 
 /** Longest an index delivery may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 
+type Role = 'instance' | 'index' | 'backlog';
+
 /**
  * Builds the one Durable Object class for a registry. An object named
- * `__index:<type>:<n>` is an index shard; any other object is a workflow
- * instance. The class only wires RPC, the alarm and storage to the engine core.
+ * `__index:<type>:<n>` is an index shard, `__backlog:<type>` a type's delivery
+ * backlog; any other object is a workflow instance. The class only wires RPC,
+ * the alarm and storage to the engine core.
  *
  * @example
  * export class WorkflowRunner extends createWorkflowRunner(registry) {}
@@ -35,13 +41,14 @@ export function createWorkflowRunner(registry: Registry) {
 	};
 }
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc {
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc, BacklogRpc {
 	protected abstract readonly registry: Registry;
 	private readonly db: DrizzleSqliteDODatabase<typeof schema>;
 	private schemaReady = false;
 	private alarmAt: number | null = null;
 	private instanceEngine: InstanceEngine | undefined;
 	private shardStore: IndexShardStore | undefined;
+	private backlogStore: IndexBacklogStore | undefined;
 
 	constructor(ctx: DurableObjectState, env: ShardflowEnv) {
 		super(ctx, env);
@@ -102,6 +109,19 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return wrap(() => this.existingEngine().restart());
 	}
 
+	/** The entry the index should hold for this instance, or null if there is no such instance. Writes nothing. */
+	currentIndexEntry() {
+		return wrap(() => {
+			this.assertRole('instance');
+			if (!this.schemaReady) return null;
+			return this.engine().currentIndexEntry();
+		});
+	}
+
+	republishIndex() {
+		return wrap(() => this.existingEngine().republishIndex());
+	}
+
 	override async alarm(): Promise<void> {
 		this.alarmAt = null;
 		if (!this.schemaReady || this.role() !== 'instance') return;
@@ -146,6 +166,30 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.readShard((shard) => shard.scan(request.afterId, request.limit), []);
 	}
 
+	// ---- delivery backlog role ----
+
+	backlogAdd(request: { id: string; since: number }) {
+		return wrap(async () => {
+			(await this.backlog()).add(request.id, request.since);
+			return null;
+		});
+	}
+
+	backlogRemove(request: { id: string }) {
+		return wrap(async () => {
+			(await this.backlog()).remove(request.id);
+			return null;
+		});
+	}
+
+	/** Never written: nothing pending, and no tables created. */
+	backlogSummary() {
+		return wrap(async () => {
+			this.assertRole('backlog');
+			return this.schemaReady ? (await this.backlog()).summary() : { pending: 0, oldestSince: null, oldest: [] };
+		});
+	}
+
 	/** A read of a shard that was never written answers `empty` without creating its tables. */
 	private readShard<T>(read: (shard: IndexShardStore) => T, empty: T) {
 		return wrap(async () => {
@@ -161,21 +205,20 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	 * its name, the role is the one its stored rows show; an empty object takes
 	 * the role of its first call.
 	 */
-	private role(): 'instance' | 'index' | undefined {
+	private role(): Role | undefined {
 		const name = this.ctx.id.name;
-		if (name !== undefined) return name.startsWith(INDEX_PREFIX) ? 'index' : 'instance';
+		if (name !== undefined) return name.startsWith(INDEX_PREFIX) ? 'index' : name.startsWith(BACKLOG_PREFIX) ? 'backlog' : 'instance';
 		if (!this.schemaReady) return undefined;
 		if (this.db.select({ id: schema.instance.id }).from(schema.instance).limit(1).get()) return 'instance';
 		if (this.db.select({ id: schema.indexEntries.id }).from(schema.indexEntries).limit(1).get()) return 'index';
+		if (this.db.select({ id: schema.indexBacklog.id }).from(schema.indexBacklog).limit(1).get()) return 'backlog';
 		return undefined;
 	}
 
-	private assertRole(expected: 'instance' | 'index'): void {
+	private assertRole(expected: Role): void {
 		const role = this.role();
 		if (role !== undefined && role !== expected) {
-			throw new WrongRoleError(
-				expected === 'index' ? 'this object is a workflow instance, not an index shard' : 'this object is an index shard, not a workflow instance',
-			);
+			throw new WrongRoleError(`this object is ${ROLE_NAMES[role]}, not ${ROLE_NAMES[expected]}`);
 		}
 	}
 
@@ -189,6 +232,12 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		this.assertRole('index');
 		await this.ensureSchema();
 		return (this.shardStore ??= new IndexShardStore(this.db, this.ctx.storage));
+	}
+
+	private async backlog(): Promise<IndexBacklogStore> {
+		this.assertRole('backlog');
+		await this.ensureSchema();
+		return (this.backlogStore ??= new IndexBacklogStore(this.db));
 	}
 
 	private existingEngine(): InstanceEngine {
@@ -220,9 +269,23 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 			yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
 			defer: (fn, ms = 0) => void setTimeout(fn, ms),
 			log: consoleLogger(parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG)),
+			backlog: backlogPort(env),
 		};
 		return (this.instanceEngine = new InstanceEngine(host));
 	}
+}
+
+const ROLE_NAMES: Record<Role, string> = { instance: 'a workflow instance', index: 'an index shard', backlog: 'a delivery backlog' };
+
+function backlogPort(env: ShardflowEnv): BacklogPort {
+	return {
+		add: async (entry, since) => {
+			await withTimeout(unwrap(backlogStub(env, entry.type).backlogAdd({ id: entry.id, since })), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+		remove: async (entry) => {
+			await withTimeout(unwrap(backlogStub(env, entry.type).backlogRemove({ id: entry.id })), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+	};
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

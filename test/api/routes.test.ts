@@ -167,6 +167,8 @@ describe('OpenAPI', () => {
 		expect(Object.keys(res.json.paths).sort()).toEqual(
 			[
 				'/admin/types/{type}/rebalance',
+				'/admin/types/{type}/reconcile',
+				'/admin/workflows/{id}/reindex',
 				'/types',
 				'/workflows',
 				'/workflows/{id}',

@@ -1,0 +1,74 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { reconcile, reindex } from '../client/reconcile';
+import type { Registry } from '../engine/registry';
+import type { ApiEnv } from './app';
+import { ErrorSchema, IdParam } from './schemas';
+
+/** Admin routes that repair the index from the instances, the source of truth (seed 002's "rebuild the truth"). */
+
+export const ReconcileBody = z
+	.object({
+		cursor: z.string().max(600).nullable().optional(),
+		batchSize: z.number().int().min(1).max(1000).optional(),
+	})
+	.openapi('ReconcileRequest');
+
+export const ReconcileSchema = z
+	.object({
+		type: z.string(),
+		shardsDone: z.number().int(),
+		totalShards: z.number().int(),
+		scanned: z.number().int(),
+		unchanged: z.number().int(),
+		repaired: z.number().int(),
+		removed: z.number().int(),
+		ahead: z.number().int(),
+		unreachable: z.number().int(),
+		cursor: z.string().nullable(),
+		done: z.boolean(),
+		message: z.string(),
+	})
+	.openapi('ReconcileProgress');
+
+export const ReindexSchema = z
+	.object({ id: z.string(), type: z.string(), version: z.number().int(), delivered: z.boolean() })
+	.openapi('ReindexResult');
+
+const errors = (...statuses: ContentfulStatusCode[]) =>
+	Object.fromEntries(statuses.map((s) => [s, { description: 'Error', content: { 'application/json': { schema: ErrorSchema } } }]));
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+export function registerIndexAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/admin/types/{type}/reconcile',
+			summary: "Check listed index entries against their instances and repair stale or orphaned ones (one resumable batch per call)",
+			request: {
+				params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' } }) }),
+				body: { required: false, content: { 'application/json': { schema: ReconcileBody } } },
+			},
+			responses: { 200: json(ReconcileSchema, 'Progress'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const body = c.req.valid('json') ?? {};
+			const progress = await reconcile(c.env, registry, c.req.valid('param').type, {
+				...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
+				...(body.batchSize !== undefined ? { batchSize: body.batchSize } : {}),
+			});
+			return c.json(progress, 200);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/admin/workflows/{id}/reindex',
+			summary: 'Make an instance publish its current index entry again and wait for the delivery',
+			request: { params: IdParam },
+			responses: { 200: json(ReindexSchema, 'The entry now published'), ...errors(400, 401, 404) },
+		}),
+		async (c) => c.json(await reindex(c.env, c.req.valid('param').id), 200),
+	);
+}

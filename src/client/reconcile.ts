@@ -1,0 +1,180 @@
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-json';
+import { ErrorCode, ShardflowError, ValidationError } from '../engine/errors';
+import { backlogName, type BacklogSummary } from '../engine/index-backlog';
+import type { IndexEntry } from '../engine/index-entry';
+import type { Registry } from '../engine/registry';
+import { reconcileVerdict, type ReconcileVerdict } from '../engine/reconcile-verdict';
+import { shardIndex } from '../engine/shard';
+import { readShards, routeIndexEntry, shardStub } from './index-client';
+import { instanceStub, namespace, type ShardflowEnv } from './instance-client';
+import { unwrap, type BacklogRpc } from './rpc';
+
+export interface ReconcileOptions {
+	/** The `cursor` of the previous call; omit to start a pass. */
+	cursor?: string | null;
+	/** Entries to check in this call (1-1000, default 200); each costs one instance RPC. */
+	batchSize?: number;
+}
+
+export interface ReconcileProgress {
+	type: string;
+	/** Shards fully walked so far in this pass, out of `totalShards` (current and previous layout). */
+	shardsDone: number;
+	totalShards: number;
+	/** Live entries checked in this call. */
+	scanned: number;
+	unchanged: number;
+	/** Stale entries rewritten from their instance. */
+	repaired: number;
+	/** Entries whose instance does not exist, tombstoned. */
+	removed: number;
+	/** Entries newer than their instance: reported, left alone. */
+	ahead: number;
+	/** Instances that did not answer; their entries are left as they were (run again later). */
+	unreachable: number;
+	/** Pass back to continue; null once the pass is done. */
+	cursor: string | null;
+	done: boolean;
+	message: string;
+}
+
+/** Instance RPCs in flight at once during a batch. */
+const CONCURRENCY = 32;
+
+interface Position {
+	shard: number;
+	afterId: string;
+}
+
+// Tagged, so a rebalance cursor is not taken for a reconcile one.
+const TAG = 'reconcile';
+
+function encode(position: Position): string {
+	return encodeBase64UrlJson([TAG, position.shard, position.afterId]);
+}
+
+function decode(cursor: string, totalShards: number): Position {
+	try {
+		const [tag, shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];
+		if (tag === TAG && Number.isInteger(shard) && (shard as number) >= 0 && (shard as number) < totalShards && typeof afterId === 'string') {
+			return { shard: shard as number, afterId };
+		}
+	} catch {
+		// fall through to the error below
+	}
+	throw new ValidationError(ErrorCode.InvalidCursor, 'invalid reconcile cursor: pass the cursor of the previous reconcile call');
+}
+
+/**
+ * One resumable, idempotent batch of "rebuild from the truth" for a type's
+ * index: walks its shards in id order, asks each listed instance for its
+ * current entry and repairs what differs (see `ReconcileVerdict`). It repairs
+ * what the shards list; an instance missing from every shard cannot be found
+ * this way and is repaired by id with `reindex`.
+ */
+export async function reconcile(env: ShardflowEnv, registry: Registry, type: string, options: ReconcileOptions = {}): Promise<ReconcileProgress> {
+	const config = registry.get(type);
+	const batchSize = options.batchSize ?? 200;
+	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
+		throw new ValidationError(ErrorCode.InvalidQuery, 'batchSize must be a whole number from 1 to 1000');
+	}
+	const totalShards = readShards(config).length;
+	let position = options.cursor ? decode(options.cursor, totalShards) : { shard: 0, afterId: '' };
+	const tally: Record<ReconcileVerdict | 'unreachable', number> = { unchanged: 0, stale: 0, orphan: 0, ahead: 0, unreachable: 0 };
+	let scanned = 0;
+	let done = false;
+
+	while (scanned < batchSize) {
+		const want = batchSize - scanned;
+		const rows = await unwrap(shardStub(env, type, position.shard).indexScan({ afterId: position.afterId, limit: want }));
+		scanned += rows.length;
+		const shard = position.shard;
+		await inBatches(rows, CONCURRENCY, async (row) => {
+			tally[await reconcileOne(env, registry, type, shard, row)]++;
+		});
+		if (rows.length === want) {
+			position = { shard, afterId: rows.at(-1)!.id };
+			break;
+		}
+		if (shard + 1 >= totalShards) {
+			done = true;
+			break;
+		}
+		position = { shard: shard + 1, afterId: '' };
+	}
+
+	return {
+		type,
+		shardsDone: done ? totalShards : position.shard,
+		totalShards,
+		scanned,
+		unchanged: tally.unchanged,
+		repaired: tally.stale,
+		removed: tally.orphan,
+		ahead: tally.ahead,
+		unreachable: tally.unreachable,
+		cursor: done ? null : encode(position),
+		done,
+		message: done ? `every listed ${type} entry was checked against its instance` : 'pass the cursor to continue',
+	};
+}
+
+async function reconcileOne(
+	env: ShardflowEnv,
+	registry: Registry,
+	type: string,
+	shard: number,
+	listed: IndexEntry,
+): Promise<ReconcileVerdict | 'unreachable'> {
+	let truth: IndexEntry | null;
+	try {
+		truth = await unwrap(instanceStub(env, listed.id).currentIndexEntry());
+	} catch (error) {
+		// An id no workflow can have (malformed, reserved) or an object of another role: nothing owns the entry.
+		const code = error instanceof ShardflowError ? error.code : undefined;
+		if (code === ErrorCode.InvalidId || code === ErrorCode.ReservedId || code === ErrorCode.WrongRole) truth = null;
+		else return 'unreachable';
+	}
+	const verdict = reconcileVerdict(listed, truth, type);
+	const here = shardStub(env, type, shard);
+	if (verdict === 'orphan') {
+		await unwrap(here.indexTombstone([{ id: listed.id, version: listed.version }]));
+	} else if (verdict === 'stale' && truth) {
+		const home = truth.type === type ? shardIndex(truth.id, registry.get(type).shards) : undefined;
+		const tombstone = { id: listed.id, version: Math.max(listed.version, truth.version) };
+		if (home === shard) {
+			// Same version, other content: an upsert keeps the row it has, so clear it first.
+			if (truth.version === listed.version) await unwrap(here.indexTombstone([tombstone]));
+			await routeIndexEntry(env, registry, truth);
+		} else {
+			// A copy outside its home shard (or under another type): write the truth, then retire the copy.
+			if (registry.has(truth.type)) await routeIndexEntry(env, registry, truth);
+			await unwrap(here.indexTombstone([tombstone]));
+		}
+	}
+	return verdict;
+}
+
+async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+	for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+/**
+ * Makes one instance publish its current entry again (and waits for the
+ * delivery): the repair for an entry a shard has lost, which `reconcile`
+ * cannot see.
+ */
+export async function reindex(env: ShardflowEnv, id: string): Promise<{ id: string; type: string; version: number; delivered: boolean }> {
+	const { entry, delivered } = await unwrap(instanceStub(env, id).republishIndex());
+	return { id: entry.id, type: entry.type, version: entry.version, delivered };
+}
+
+/** The stub of a type's delivery backlog object. */
+export function backlogStub(env: ShardflowEnv, type: string): BacklogRpc {
+	return namespace(env).getByName(backlogName(type)) as BacklogRpc;
+}
+
+/** Instances of `type` whose index delivery has failed and not yet succeeded. */
+export async function backlogSummary(env: ShardflowEnv, type: string): Promise<BacklogSummary> {
+	return unwrap(backlogStub(env, type).backlogSummary());
+}
