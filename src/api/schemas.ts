@@ -16,7 +16,7 @@ export const IdParam = z.object({
 export const CreateBody = z
 	.object({
 		type: z.string().min(1).max(64).openapi({ example: 'payment' }),
-		id: z.string().optional().openapi({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not starting with "__". Omit for a UUIDv7.', example: 'payment-123' }),
+		id: z.string().optional().openapi({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not only dots, not starting with "__". Omit for a UUIDv7.', example: 'payment-123' }),
 		payload: z.unknown().optional().openapi({ description: "Validated by the workflow type's payload schema.", example: { amount: 42, currency: 'EUR' } }),
 	})
 	.openapi('CreateWorkflow');

@@ -27,6 +27,8 @@ describe('malformed requests get a 4xx JSON error and change nothing', () => {
 		['a wrong method', 'DELETE', '/workflows', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
 		['an id of 10,000 characters', 'GET', `/workflows/${'a'.repeat(10_000)}`, undefined, undefined, 400, undefined],
 		['an id with ..', 'GET', '/workflows/..', undefined, undefined, 404, undefined],
+		['creating the id "." that no URL reaches', 'POST', '/workflows', '{"type":"test","id":".","payload":{"name":"x"}}', 'application/json', 400, 'INVALID_ID'],
+		['creating the id ".." that no URL reaches', 'POST', '/workflows', '{"type":"test","id":"..","payload":{"name":"x"}}', 'application/json', 400, 'INVALID_ID'],
 		['an id with unicode', 'GET', `/workflows/${encodeURIComponent('zahlung-ü')}`, undefined, undefined, 400, 'INVALID_ID'],
 		['an id with a control character', 'GET', `/workflows/${encodeURIComponent('a\u0001b')}`, undefined, undefined, 400, 'INVALID_ID'],
 		['a reserved id', 'GET', '/workflows/__index:payment:0', undefined, undefined, 400, 'RESERVED_ID'],

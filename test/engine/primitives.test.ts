@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../src/engine/cursor';
 import { parseDuration } from '../../src/engine/duration';
 import { ErrorCode } from '../../src/engine/errors';
-import { uuidv7 } from '../../src/engine/ids';
+import { assertValidWorkflowId, uuidv7 } from '../../src/engine/ids';
 import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/retry-policy';
 import { fnv1a32, shardIndex, shardName } from '../../src/engine/shard';
 
@@ -88,6 +88,16 @@ describe('cursor', () => {
 		const cursor = encodeCursor({ updatedAt: 123, id: 'a' }, 'payment', filters);
 		expect(() => decodeCursor(cursor, 'payment', { status: ['completed'] })).toThrow(/other filters/);
 		expect(() => decodeCursor(cursor.slice(0, -4), 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
+	});
+});
+
+describe('workflow ids', () => {
+	it.for(['.', '..', '...'])('refuses the id %j made only of dots, which URLs cannot reach', (id) => {
+		expect(() => assertValidWorkflowId(id)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidId }));
+	});
+
+	it.for(['a.b', '.a', 'a..', 'v1.2.3'])('accepts the id %j with dots among other characters', (id) => {
+		expect(() => assertValidWorkflowId(id)).not.toThrow();
 	});
 });
 
