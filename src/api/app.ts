@@ -30,7 +30,7 @@ import {
 export type ApiEnv = ShardflowEnv & {
 	/** When set, every route requires `Authorization: Bearer <API_TOKEN>`. */
 	API_TOKEN?: string;
-	/** "true" serves mutating routes without a token outside development (an explicit, documented choice). */
+	/** "true" serves every route without a token outside development (an explicit, documented choice). */
 	ALLOW_UNAUTHENTICATED?: string;
 	/** "development" under `npm run dev`; anything else counts as production. */
 	SHARDFLOW_ENV?: string;
