@@ -69,7 +69,7 @@ export function createApp(registry: Registry) {
 		}),
 	);
 	app.use('*', async (c, next) => {
-		if (c.req.method === 'POST' && c.req.header('content-length') !== '0' && c.req.raw.body !== null) {
+		if (c.req.method === 'POST' && hasBody(c)) {
 			const type = c.req.header('content-type') ?? '';
 			if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
 				throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send JSON with content-type: application/json');
@@ -149,13 +149,14 @@ export function createApp(registry: Registry) {
 		createRoute({
 			method: 'post',
 			path: '/workflows/{id}/events/{name}',
-			summary: 'Send an event; the body is its payload',
-			request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } } },
+			summary: 'Send an event; the body is its payload (no body only for an event that declares no payload)',
+			request: { params: EventParams, body: { required: false, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } } },
 			responses: { 202: json(z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) }), 'Accepted'), ...errors(400, 401, 404, 409, 413, 415) },
 		}),
 		async (c) => {
 			const { id, name } = c.req.valid('param');
-			await instances.sendEvent(c.env, id, name, c.req.valid('json'));
+			// The validator reads a missing body as {}; the engine must see "no payload" to refuse it.
+			await instances.sendEvent(c.env, id, name, hasBody(c) ? c.req.valid('json') : undefined);
 			return c.json({ id, event: name, accepted: true as const }, 202);
 		},
 	);
@@ -208,6 +209,11 @@ export function createApp(registry: Registry) {
 	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 
 	return app;
+}
+
+/** True when the request carries a body (an empty one, `content-length: 0`, counts as none). */
+function hasBody(c: Context): boolean {
+	return c.req.header('content-length') !== '0' && c.req.raw.body !== null;
 }
 
 function defined<T extends Record<string, unknown>>(values: T): Partial<T> {

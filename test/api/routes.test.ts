@@ -99,6 +99,29 @@ describe('POST /workflows/:id/events/:name', () => {
 	});
 });
 
+describe('an event POST without a body', () => {
+	it('answers 400 when the event declares a payload, even one that {} would satisfy', async () => {
+		const id = uniqueId('bell');
+		await api('POST', '/workflows', { type: 'doorbell', id });
+		await settle(id);
+		expect(await api('POST', `/workflows/${id}/events/knock`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_EVENT_PAYLOAD' } } });
+		const pay = uniqueId('ev');
+		await api('POST', '/workflows', payment(pay));
+		expect(await api('POST', `/workflows/${pay}/events/approval`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_EVENT_PAYLOAD' } } });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'waiting', steps: [{ name: 'knock', status: 'waiting' }] });
+	});
+
+	it('is accepted when the event declares no payload (its schema accepts undefined)', async () => {
+		const id = uniqueId('bell');
+		await api('POST', '/workflows', { type: 'doorbell', id });
+		expect(await api('POST', `/workflows/${id}/events/knock`, {})).toMatchObject({ status: 202 });
+		expect(await api('POST', `/workflows/${id}/events/ring`)).toMatchObject({ status: 202 });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: 'someone' });
+	});
+});
+
 describe('GET /workflows', () => {
 	it('lists by type and several statuses, newest first, paging with nextCursor until null', async () => {
 		const ids = await Promise.all(

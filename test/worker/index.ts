@@ -5,7 +5,7 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
-import { ChaosWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, SlowRetryWorkflow } from './workflows';
+import { ChaosWorkflow, DoorbellWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, SlowRetryWorkflow } from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
 export const testRegistry = defineRegistry({
@@ -16,6 +16,7 @@ export const testRegistry = defineRegistry({
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
 	inbox: { workflow: InboxWorkflow },
 	'slow-retry': { workflow: SlowRetryWorkflow },
+	doorbell: { workflow: DoorbellWorkflow },
 });
 
 /** The real runner, except that its shards can be told to refuse writes. */
