@@ -100,7 +100,7 @@ export function createApp(registry: Registry) {
 		createRoute({
 			method: 'get',
 			path: '/workflows',
-			summary: 'List instances from the sharded index, newest update first, by keyset pages',
+			summary: 'List instances from the sharded index, newest first (by creation, or by update with order=updated), by keyset pages',
 			request: { query: ListQuery },
 			responses: { 200: json(ListSchema, 'A page of instances'), ...errors(400, 401) },
 		}),
@@ -111,6 +111,7 @@ export function createApp(registry: Registry) {
 				...(q.type !== undefined ? { type: q.type } : {}),
 				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
 				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+				...(q.order !== undefined ? { order: q.order === 'updated' ? ('updatedAt' as const) : ('createdAt' as const) } : {}),
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
 			});

@@ -79,7 +79,11 @@ export const indexEntries = sqliteTable(
 		updatedAt: integer('updated_at').notNull(),
 		version: integer('version').notNull(),
 	},
+	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
+	// default (immutable, so paging is stable), updated_at the explicit option.
 	(t) => [
+		index('index_entries_status_created').on(t.status, t.createdAt, t.id),
+		index('index_entries_created').on(t.createdAt, t.id),
 		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
 		index('index_entries_updated').on(t.updatedAt, t.id),
 	],

@@ -75,19 +75,20 @@ describe('shard routing', () => {
 describe('cursor', () => {
 	const filters = { status: ['running' as const] };
 
-	it('round-trips a position for the same query', () => {
-		const cursor = encodeCursor({ updatedAt: 123, id: 'a' }, 'payment', filters);
-		expect(decodeCursor(cursor, 'payment', filters)).toEqual({ updatedAt: 123, id: 'a' });
+	it('round-trips a position for the same query and order', () => {
+		const cursor = encodeCursor({ at: 123, id: 'a' }, 'createdAt', 'payment', filters);
+		expect(decodeCursor(cursor, 'createdAt', 'payment', filters)).toEqual({ at: 123, id: 'a' });
 	});
 
 	it.for(['nope!', 'eyJ9', btoa('[1,2,"a",3,4]'), 'x'.repeat(700)])('refuses the forged or malformed cursor %j', (cursor) => {
-		expect(() => decodeCursor(cursor, 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
+		expect(() => decodeCursor(cursor, 'createdAt', 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
 	});
 
-	it('refuses a cursor issued for other filters or truncated', () => {
-		const cursor = encodeCursor({ updatedAt: 123, id: 'a' }, 'payment', filters);
-		expect(() => decodeCursor(cursor, 'payment', { status: ['completed'] })).toThrow(/other filters/);
-		expect(() => decodeCursor(cursor.slice(0, -4), 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
+	it('refuses a cursor issued for other filters, another order, or truncated', () => {
+		const cursor = encodeCursor({ at: 123, id: 'a' }, 'createdAt', 'payment', filters);
+		expect(() => decodeCursor(cursor, 'createdAt', 'payment', { status: ['completed'] })).toThrow(/other filters/);
+		expect(() => decodeCursor(cursor, 'updatedAt', 'payment', filters)).toThrow(/createdAt order/);
+		expect(() => decodeCursor(cursor.slice(0, -4), 'createdAt', 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
 	});
 });
 

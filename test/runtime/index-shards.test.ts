@@ -45,7 +45,7 @@ describe('index write path', () => {
 		const entry: IndexEntry = { id: 'late-1', type: 'payment', status: 'completed', createdAt: 1, updatedAt: 20, version: 5 };
 		await shard.indexWrite([entry]);
 		await shard.indexWrite([{ ...entry, status: 'running', updatedAt: 20, version: 4 }]);
-		expect(await shard.indexList({ limit: 10, status: ['running'] })).toEqual({ ok: true, value: [] });
+		expect(await shard.indexList({ order: 'createdAt', limit: 10, status: ['running'] })).toEqual({ ok: true, value: [] });
 		expect(await shard.indexVersions(['late-1'])).toEqual({ ok: true, value: { 'late-1': 5 } });
 	});
 });
@@ -136,17 +136,20 @@ describe.for([
 });
 
 describe('listing', () => {
-	it('pages by keyset across shards in (updatedAt desc, id desc) order, each entry once', async () => {
+	it.for([
+		['createdAt', 5_000_000],
+		['updatedAt', 6_000_000],
+	] as const)('pages by keyset across shards in (%s desc, id desc) order, each entry once', async ([order, t0]) => {
 		const prefix = uniqueId('page');
 		const registry = layout(16);
-		await seed(prefix, registry, 100, 5_000_000);
-		const all = (await listAll(new IndexClient(testEnv, registry), { type: 'resizable', limit: 7, createdAfter: 4_999_999, createdBefore: 5_000_001 })).filter((e) =>
-			e.id.startsWith(prefix),
-		);
+		// createdAt is not unique: every entry shares one, so the order rests on the id tie-break.
+		await seed(prefix, registry, 100, t0);
+		const query = { type: 'resizable', order, limit: 7, createdAfter: t0 - 1, createdBefore: t0 + 1 };
+		const all = (await listAll(new IndexClient(testEnv, registry), query)).filter((e) => e.id.startsWith(prefix));
 		expect(all).toHaveLength(100);
 		for (let i = 1; i < all.length; i++) {
 			const [a, b] = [all[i - 1]!, all[i]!];
-			expect(a.updatedAt > b.updatedAt || (a.updatedAt === b.updatedAt && a.id > b.id)).toBe(true);
+			expect(a[order] > b[order] || (a[order] === b[order] && a.id > b.id)).toBe(true);
 		}
 	});
 
@@ -170,19 +173,58 @@ describe('listing', () => {
 
 describe('shard queries', () => {
 	it.for([
-		['one status', { limit: 50 }, 'running'],
-		['one status after a cursor', { limit: 50, after: { updatedAt: 100, id: 'x' } }, 'waiting'],
-		['every live status', { limit: 50 }, undefined],
-		['every live status after a cursor', { limit: 50, after: { updatedAt: 100, id: 'x' } }, undefined],
-	] as const)('answer %s from an index in listing order, never a scan and sort', async ([, query, status]) => {
+		['one status', { order: 'createdAt', limit: 50 }, 'running', 'status_created'],
+		['one status after a cursor', { order: 'createdAt', limit: 50, after: { at: 100, id: 'x' } }, 'waiting', 'status_created'],
+		['every live status', { order: 'createdAt', limit: 50 }, undefined, 'created'],
+		['every live status after a cursor', { order: 'createdAt', limit: 50, after: { at: 100, id: 'x' } }, undefined, 'created'],
+		['one status by updatedAt', { order: 'updatedAt', limit: 50 }, 'running', 'status_updated'],
+		['one status by updatedAt after a cursor', { order: 'updatedAt', limit: 50, after: { at: 100, id: 'x' } }, 'waiting', 'status_updated'],
+		['every live status by updatedAt', { order: 'updatedAt', limit: 50 }, undefined, 'updated'],
+		['every live status by updatedAt after a cursor', { order: 'updatedAt', limit: 50, after: { at: 100, id: 'x' } }, undefined, 'updated'],
+	] as const)('answer %s from the index of that order, never a scan and sort', async ([, query, status, index]) => {
 		const shard = stub(shardName('payment', 0));
 		await shard.indexWrite([{ id: 'plan-1', type: 'payment', status: 'running', createdAt: 1, updatedAt: 1, version: 1 }]);
 		const plan = await runInDurableObject(shard, (_, state) => {
 			const db = drizzle(state.storage, { schema });
-			const { sql: text, params } = listQuery(db, query, status).toSQL();
+			const { sql: text, params } = listQuery(db, query as never, status).toSQL();
 			return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail));
 		});
-		expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX index_entries_(status_updated|updated)/);
+		expect(plan.join('\n')).toMatch(new RegExp(`USING (COVERING )?INDEX index_entries_${index}\\b`));
 		expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+	});
+});
+
+describe('paging over a changing set', () => {
+	it('lists every instance that existed before the walk exactly once while statuses change under it', async () => {
+		const createdAfter = Date.now() - 1;
+		const prefix = uniqueId('walk');
+		const ids = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
+		for (let i = 0; i < ids.length; i += 20) {
+			await Promise.all(ids.slice(i, i + 20).map((id) => instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } })));
+		}
+		await Promise.all(ids.map(settle));
+		const client = new IndexClient(testEnv, testRegistry);
+		const seen: string[] = [];
+		const approved = new Set<string>();
+		let cursor: string | null = null;
+		let changed = 0;
+		for (let page = 0; page < 50; page++) {
+			const result = await client.list({ type: 'payment', limit: 10, createdAfter, cursor });
+			seen.push(...result.items.map((e) => e.id).filter((id) => id.startsWith(`${prefix}-`)));
+			cursor = result.nextCursor;
+			if (!cursor) break;
+			// Change instances the walk has not reached yet: approve some (waiting -> completed), restart earlier approved ones.
+			const unseen = ids.filter((id) => !seen.includes(id));
+			const approve = unseen.filter((id) => !approved.has(id)).slice(-3);
+			const restart = unseen.filter((id) => approved.has(id)).slice(0, 2);
+			await Promise.all(approve.map((id) => instances.sendEvent(testEnv, id, 'approval', { approved: true, reviewer: 'walk' })));
+			await Promise.all(approve.map(settle));
+			for (const id of approve) approved.add(id);
+			await Promise.all(restart.map((id) => instances.restart(testEnv, id)));
+			await Promise.all(restart.map(settle));
+			changed += approve.length + restart.length;
+		}
+		expect(changed).toBeGreaterThan(10);
+		expect([...seen].sort()).toEqual(ids);
 	});
 });
