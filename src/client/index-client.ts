@@ -15,6 +15,7 @@ import {
 import type { Registry, ResolvedEntry } from '../engine/registry';
 import { shardIndex, shardName } from '../engine/shard';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
+import { cursorKey } from './cursor-key';
 import { namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type IndexRpc } from './rpc';
 
@@ -79,7 +80,7 @@ export class IndexClient {
 		const order = query.order ?? DEFAULT_ORDER;
 		assertValidOrder(order);
 		const types = query.type === undefined ? this.registry.types() : [this.registry.get(query.type).type];
-		const after = query.cursor ? decodeCursor(query.cursor, order, query.type, filters) : undefined;
+		const after = query.cursor ? await decodeCursor(await cursorKey(this.env), query.cursor, order, query.type, filters) : undefined;
 
 		const perShard = await Promise.all(
 			types.flatMap((type) => {
@@ -101,7 +102,7 @@ export class IndexClient {
 		const last = window.at(-1);
 		return {
 			items: items.map(({ id, type, status, createdAt, updatedAt, version }) => ({ id, type, status, createdAt, updatedAt, version })),
-			nextCursor: hasMore && last ? encodeCursor(positionOf(last, order), order, query.type, filters) : null,
+			nextCursor: hasMore && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};
 	}
 

@@ -48,3 +48,9 @@ export interface IndexRpc {
 	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;
 	indexScan(request: { afterId: string; limit: number }): Promise<RpcResult<IndexEntry[]>>;
 }
+
+/** The RPC surface of the engine's `__keys` object. */
+export interface KeysRpc {
+	/** The key material that signs listing cursors when no CURSOR_SECRET is set; generated once, then stable. */
+	cursorSecret(): Promise<RpcResult<string>>;
+}

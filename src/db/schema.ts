@@ -1,7 +1,8 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
-// Both roles of WorkflowRunner share one schema (one migration set); an
-// instance uses the first five tables, an index shard only `index_entries`.
+// Every role of WorkflowRunner shares one schema (one migration set); an
+// instance uses the first five tables, an index shard only `index_entries`,
+// the `__keys` object only `engine_keys`.
 
 /** The single row of a workflow instance. */
 export const instance = sqliteTable('instance', {
@@ -88,3 +89,12 @@ export const indexEntries = sqliteTable(
 		index('index_entries_updated').on(t.updatedAt, t.id),
 	],
 );
+
+/**
+ * Secrets the engine generates for itself, in the `__keys` object only (for
+ * example the key that signs listing cursors when no CURSOR_SECRET is set).
+ */
+export const engineKeys = sqliteTable('engine_keys', {
+	name: text('name').primaryKey(),
+	secret: text('secret').notNull(),
+});

@@ -6,7 +6,8 @@ import migrations from '../../drizzle/migrations';
 import * as schema from '../db/schema';
 import { routeIndexEntry } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
-import { wrap, type IndexRpc, type InstanceRpc } from '../client/rpc';
+import { wrap, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
+import { CURSOR_KEY_OBJECT, randomCursorSecret } from '../engine/cursor';
 import { ErrorCode, NotFoundError, ValidationError, WrongRoleError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
@@ -15,6 +16,7 @@ import { InstanceEngine, prepareCreate, type EngineHost } from '../engine/instan
 import { INDEX_PREFIX } from '../engine/shard';
 import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
+import { storedSecret } from './engine-keys-store';
 import { IndexShardStore } from './index-shard-store';
 
 /** Longest an index delivery may take before it counts as failed and waits for a retry. */
@@ -22,8 +24,8 @@ const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 
 /**
  * Builds the one Durable Object class for a registry. An object named
- * `__index:<type>:<n>` is an index shard; any other object is a workflow
- * instance. The class only wires RPC, the alarm and storage to the engine core.
+ * `__index:<type>:<n>` is an index shard, the object `__keys` keeps the
+ * engine's generated secrets; any other object is a workflow instance. The class only wires RPC, the alarm and storage to the engine core.
  *
  * @example
  * export class WorkflowRunner extends createWorkflowRunner(registry) {}
@@ -34,7 +36,7 @@ export function createWorkflowRunner(registry: Registry) {
 	};
 }
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc {
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc, KeysRpc {
 	protected abstract readonly registry: Registry;
 	private readonly db: DrizzleSqliteDODatabase<typeof schema>;
 	private schemaReady = false;
@@ -153,6 +155,16 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		});
 	}
 
+	// ---- engine keys role ----
+
+	cursorSecret() {
+		return wrap(async () => {
+			this.assertRole('keys');
+			await this.ensureSchema();
+			return storedSecret(this.db, 'cursor', randomCursorSecret);
+		});
+	}
+
 	// ---- wiring ----
 
 	/**
@@ -160,22 +172,18 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	 * its name, the role is the one its stored rows show; an empty object takes
 	 * the role of its first call.
 	 */
-	private role(): 'instance' | 'index' | undefined {
+	private role(): Role | undefined {
 		const name = this.ctx.id.name;
-		if (name !== undefined) return name.startsWith(INDEX_PREFIX) ? 'index' : 'instance';
+		if (name !== undefined) return name === CURSOR_KEY_OBJECT ? 'keys' : name.startsWith(INDEX_PREFIX) ? 'index' : 'instance';
 		if (!this.schemaReady) return undefined;
 		if (this.db.select({ id: schema.instance.id }).from(schema.instance).limit(1).get()) return 'instance';
 		if (this.db.select({ id: schema.indexEntries.id }).from(schema.indexEntries).limit(1).get()) return 'index';
 		return undefined;
 	}
 
-	private assertRole(expected: 'instance' | 'index'): void {
+	private assertRole(expected: Role): void {
 		const role = this.role();
-		if (role !== undefined && role !== expected) {
-			throw new WrongRoleError(
-				expected === 'index' ? 'this object is a workflow instance, not an index shard' : 'this object is an index shard, not a workflow instance',
-			);
-		}
+		if (role !== undefined && role !== expected) throw new WrongRoleError(`this object is ${ROLE_NAMES[role]}, not ${ROLE_NAMES[expected]}`);
 	}
 
 	private async ensureSchema(): Promise<void> {
@@ -222,6 +230,9 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return (this.instanceEngine = new InstanceEngine(host));
 	}
 }
+
+type Role = 'instance' | 'index' | 'keys';
+const ROLE_NAMES: Record<Role, string> = { instance: 'a workflow instance', index: 'an index shard', keys: "the engine's key store" };
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 	let timer: ReturnType<typeof setTimeout>;

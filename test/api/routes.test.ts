@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock, fireAlarm, resetClock, settle, uniqueId } from '../helpers';
-import { api } from './helpers';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base64url-json';
+import { fnv1a32 } from '../../src/engine/shard';
+import { api, apiWith } from './helpers';
 
 afterEach(resetClock);
 
@@ -156,6 +158,59 @@ describe('GET /workflows', () => {
 		['createdAfter=yesterday', 'INVALID_QUERY'],
 	])('answers 400 to ?%s', async ([query, code]) => {
 		expect(await api('GET', `/workflows?${query}`)).toMatchObject({ status: 400, json: { error: { code } } });
+	});
+});
+
+describe('listing cursors', () => {
+	async function twoPayments() {
+		for (let i = 0; i < 2; i++) {
+			const id = uniqueId('cur');
+			await api('POST', '/workflows', payment(id));
+			await settle(id);
+		}
+	}
+
+	/** Moves the cursor's timestamp by 1 ms, keeping the signature, or re-computing the unkeyed checksum of the old format. */
+	function forge(cursor: string): string {
+		const [body, signature] = cursor.split('.');
+		const parts = decodeBase64UrlJson(body!) as unknown[];
+		const edited = parts.map((p) => (typeof p === 'number' && p > 1e12 ? p - 1 : p));
+		if (signature !== undefined) return `${encodeBase64UrlJson(edited)}.${signature}`;
+		const unsigned = edited.slice(0, -1);
+		return encodeBase64UrlJson([...unsigned, fnv1a32(`shardflow-cursor:${JSON.stringify(unsigned)}`)]);
+	}
+
+	it('refuses with 400 INVALID_CURSOR a cursor edited by hand, even with its checksum re-computed', async () => {
+		await twoPayments();
+		const { json } = await api('GET', '/workflows?type=payment&limit=1');
+		expect(json.nextCursor).toBeTypeOf('string');
+		expect((await api('GET', `/workflows?type=payment&limit=1&cursor=${json.nextCursor}`)).status).toBe(200);
+		expect(await api('GET', `/workflows?type=payment&limit=1&cursor=${forge(json.nextCursor)}`)).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_CURSOR' } },
+		});
+	});
+
+	it('signs with CURSOR_SECRET when set: a cursor signed under another secret is refused', async () => {
+		await twoPayments();
+		const page = await apiWith({ CURSOR_SECRET: 'secret-one' }, 'GET', '/workflows?type=payment&limit=1');
+		const cursor = page.json.nextCursor as string;
+		expect((await apiWith({ CURSOR_SECRET: 'secret-one' }, 'GET', `/workflows?type=payment&limit=1&cursor=${cursor}`)).status).toBe(200);
+		expect(await apiWith({ CURSOR_SECRET: 'secret-two' }, 'GET', `/workflows?type=payment&limit=1&cursor=${cursor}`)).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_CURSOR' } },
+		});
+		expect((await api('GET', `/workflows?type=payment&limit=1&cursor=${cursor}`)).status).toBe(400);
+	});
+
+	it('binds a cursor to its order: ?order=updated refuses a cursor of the default order', async () => {
+		await twoPayments();
+		const { json } = await api('GET', '/workflows?type=payment&limit=1');
+		expect(await api('GET', `/workflows?type=payment&limit=1&order=updated&cursor=${json.nextCursor}`)).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_CURSOR' } },
+		});
+		expect(await api('GET', '/workflows?type=payment&order=sideways')).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY' } } });
 	});
 });
 

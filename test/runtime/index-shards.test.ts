@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient, routeIndexEntry } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { rebalance } from '../../src/client/rebalance';
+import { CURSOR_KEY_OBJECT } from '../../src/engine/cursor';
 import { ErrorCode } from '../../src/engine/errors';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
@@ -226,5 +227,22 @@ describe('paging over a changing set', () => {
 		}
 		expect(changed).toBeGreaterThan(10);
 		expect([...seen].sort()).toEqual(ids);
+	});
+});
+
+describe('cursor key', () => {
+	it('is generated once in the __keys object and stays the same across evictions', async () => {
+		const keys = stub(CURSOR_KEY_OBJECT);
+		const first = await keys.cursorSecret();
+		expect(first).toMatchObject({ ok: true, value: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+		await evictDurableObject(keys);
+		expect(await keys.cursorSecret()).toEqual(first);
+	});
+
+	it('is kept only by __keys: other objects refuse to hand one out, and __keys refuses workflow and index calls', async () => {
+		const wrongRole = { ok: false, error: { code: ErrorCode.WrongRole } };
+		expect(await stub(shardName('payment', 0)).cursorSecret()).toMatchObject(wrongRole);
+		expect(await stub(CURSOR_KEY_OBJECT).describe()).toMatchObject(wrongRole);
+		expect(await stub(CURSOR_KEY_OBJECT).indexCounts()).toMatchObject(wrongRole);
 	});
 });

@@ -1,0 +1,4 @@
+CREATE TABLE `engine_keys` (
+	`name` text PRIMARY KEY NOT NULL,
+	`secret` text NOT NULL
+);
