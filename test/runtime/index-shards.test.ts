@@ -228,6 +228,52 @@ describe('paging over a changing set', () => {
 		expect(changed).toBeGreaterThan(10);
 		expect([...seen].sort()).toEqual(ids);
 	});
+
+	it('lists every instance exactly once while three concurrent writers approve and restart the ones not yet listed', async () => {
+		const createdAfter = Date.now() - 1;
+		const prefix = uniqueId('race');
+		const ids = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
+		for (let i = 0; i < ids.length; i += 30) {
+			await Promise.all(ids.slice(i, i + 30).map((id) => instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } })));
+		}
+		await Promise.all(ids.map(settle));
+		const seen: string[] = [];
+		const state = new Map(ids.map((id) => [id, 'waiting' as 'waiting' | 'completed' | 'busy']));
+		let walking = true;
+		let writes = 0;
+		const writer = async (n: number) => {
+			for (let turn = 0; walking; turn++) {
+				const unseen = ids.filter((id) => !seen.includes(id) && state.get(id) !== 'busy');
+				const id = unseen[(turn * 7 + n * 13) % Math.max(unseen.length, 1)];
+				if (!id) break;
+				const before = state.get(id)!;
+				state.set(id, 'busy');
+				if (before === 'waiting') await instances.sendEvent(testEnv, id, 'approval', { approved: true, reviewer: `w${n}` });
+				else await instances.restart(testEnv, id);
+				await settle(id);
+				state.set(id, before === 'waiting' ? 'completed' : 'waiting');
+				writes++;
+			}
+		};
+		const walk = async () => {
+			const client = new IndexClient(testEnv, testRegistry);
+			let cursor: string | null = null;
+			try {
+				for (let page = 0; page < 100; page++) {
+					const result = await client.list({ type: 'payment', limit: 10, createdAfter, cursor });
+					seen.push(...result.items.map((e) => e.id).filter((id) => id.startsWith(`${prefix}-`)));
+					cursor = result.nextCursor;
+					if (!cursor) return;
+					await new Promise((resolve) => setTimeout(resolve, 40)); // let the writers overtake the walk
+				}
+			} finally {
+				walking = false;
+			}
+		};
+		await Promise.all([walk(), writer(0), writer(1), writer(2)]);
+		expect(writes).toBeGreaterThan(10);
+		expect([...seen].sort()).toEqual(ids);
+	});
 });
 
 describe('cursor key', () => {
