@@ -25,7 +25,8 @@ const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 /**
  * Builds the one Durable Object class for a registry. An object named
  * `__index:<type>:<n>` is an index shard, the object `__keys` keeps the
- * engine's generated secrets; any other object is a workflow instance. The class only wires RPC, the alarm and storage to the engine core.
+ * engine's generated secrets; any other object is a workflow instance. The
+ * class only wires RPC, the alarm and storage to the engine core.
  *
  * @example
  * export class WorkflowRunner extends createWorkflowRunner(registry) {}
@@ -178,6 +179,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		if (!this.schemaReady) return undefined;
 		if (this.db.select({ id: schema.instance.id }).from(schema.instance).limit(1).get()) return 'instance';
 		if (this.db.select({ id: schema.indexEntries.id }).from(schema.indexEntries).limit(1).get()) return 'index';
+		if (this.db.select({ name: schema.engineKeys.name }).from(schema.engineKeys).limit(1).get()) return 'keys';
 		return undefined;
 	}
 
