@@ -29,7 +29,7 @@ export const requireAuth: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, ne
 	} else if (
 		c.env.SHARDFLOW_ENV !== 'development' &&
 		c.env.ALLOW_UNAUTHENTICATED !== 'true' &&
-		!(c.req.method === 'GET' && OPEN_WITHOUT_TOKEN.has(c.req.path))
+		!((c.req.method === 'GET' || c.req.method === 'HEAD') && OPEN_WITHOUT_TOKEN.has(c.req.path))
 	) {
 		throw new ApiError(
 			403,
