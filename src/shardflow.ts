@@ -33,6 +33,7 @@ export {
 } from './engine/errors';
 export { instances, type ShardflowEnv } from './client/instance-client';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
+export type { ListOrder } from './engine/index-query';
 export { rebalance, type RebalanceProgress } from './client/rebalance';
 export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './client/reconcile';
 export type { BacklogSummary } from './engine/index-backlog';

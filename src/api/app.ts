@@ -33,7 +33,7 @@ import {
 export type ApiEnv = ShardflowEnv & {
 	/** When set, every route requires `Authorization: Bearer <API_TOKEN>`. */
 	API_TOKEN?: string;
-	/** "true" serves mutating routes without a token outside development (an explicit, documented choice). */
+	/** "true" serves every route without a token outside development (an explicit, documented choice). */
 	ALLOW_UNAUTHENTICATED?: string;
 	/** "development" under `npm run dev`; anything else counts as production. */
 	SHARDFLOW_ENV?: string;
@@ -72,7 +72,7 @@ export function createApp(registry: Registry) {
 		}),
 	);
 	app.use('*', async (c, next) => {
-		if (c.req.method === 'POST' && c.req.header('content-length') !== '0' && c.req.raw.body !== null) {
+		if (c.req.method === 'POST' && hasBody(c)) {
 			const type = c.req.header('content-type') ?? '';
 			if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
 				throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send JSON with content-type: application/json');
@@ -103,7 +103,7 @@ export function createApp(registry: Registry) {
 		createRoute({
 			method: 'get',
 			path: '/workflows',
-			summary: 'List instances from the sharded index, newest update first, by keyset pages',
+			summary: 'List instances from the sharded index, newest first (by creation, or by update with order=updated), by keyset pages',
 			request: { query: ListQuery },
 			responses: { 200: json(ListSchema, 'A page of instances'), ...errors(400, 401) },
 		}),
@@ -114,6 +114,7 @@ export function createApp(registry: Registry) {
 				...(q.type !== undefined ? { type: q.type } : {}),
 				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
 				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+				...(q.order !== undefined ? { order: q.order === 'updated' ? ('updatedAt' as const) : ('createdAt' as const) } : {}),
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
 			});
@@ -152,13 +153,14 @@ export function createApp(registry: Registry) {
 		createRoute({
 			method: 'post',
 			path: '/workflows/{id}/events/{name}',
-			summary: 'Send an event; the body is its payload',
-			request: { params: EventParams, body: { required: true, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } } },
+			summary: 'Send an event; the body is its payload (no body only for an event that declares no payload)',
+			request: { params: EventParams, body: { required: false, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } } },
 			responses: { 202: json(z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) }), 'Accepted'), ...errors(400, 401, 404, 409, 413, 415) },
 		}),
 		async (c) => {
 			const { id, name } = c.req.valid('param');
-			await instances.sendEvent(c.env, id, name, c.req.valid('json'));
+			// The validator reads a missing body as {}; the engine must see "no payload" to refuse it.
+			await instances.sendEvent(c.env, id, name, hasBody(c) ? c.req.valid('json') : undefined);
 			return c.json({ id, event: name, accepted: true as const }, 202);
 		},
 	);
@@ -215,6 +217,11 @@ export function createApp(registry: Registry) {
 	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 
 	return app;
+}
+
+/** True when the request carries a body (an empty one, `content-length: 0`, counts as none). */
+function hasBody(c: Context): boolean {
+	return c.req.header('content-length') !== '0' && c.req.raw.body !== null;
 }
 
 function defined<T extends Record<string, unknown>>(values: T): Partial<T> {

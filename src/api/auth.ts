@@ -3,12 +3,17 @@ import { timingSafeEqual } from 'hono/utils/buffer';
 import type { ApiEnv } from './app';
 import { ApiError } from './http-errors';
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/**
+ * Served without a token even when none is configured: the OpenAPI document
+ * describes the routes and holds no instance, payload or registered type.
+ */
+const OPEN_WITHOUT_TOKEN = new Set(['/openapi.json']);
 
 /**
  * With `API_TOKEN` set, every route needs `Authorization: Bearer <token>`
- * (compared in constant time). Without it, mutating routes are served only
- * in development or when `ALLOW_UNAUTHENTICATED=true` says so on purpose.
+ * (compared in constant time). Without it, nothing that reveals or changes
+ * data is served (reads included: payloads and outputs are data) unless in
+ * development or when `ALLOW_UNAUTHENTICATED=true` says so on purpose.
  * (hono/bearer-auth answers a malformed header with 400 and fixed bodies; every
  * refusal here is a 401 with our JSON error, so only its comparison is reused.)
  */
@@ -21,7 +26,11 @@ export const requireAuth: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, ne
 			c.header('WWW-Authenticate', 'Bearer realm="shardflow"');
 			throw new ApiError(401, 'UNAUTHORIZED', 'send Authorization: Bearer <API_TOKEN>');
 		}
-	} else if (!SAFE_METHODS.has(c.req.method) && c.env.SHARDFLOW_ENV !== 'development' && c.env.ALLOW_UNAUTHENTICATED !== 'true') {
+	} else if (
+		c.env.SHARDFLOW_ENV !== 'development' &&
+		c.env.ALLOW_UNAUTHENTICATED !== 'true' &&
+		!((c.req.method === 'GET' || c.req.method === 'HEAD') && OPEN_WITHOUT_TOKEN.has(c.req.path))
+	) {
 		throw new ApiError(
 			403,
 			'AUTH_NOT_CONFIGURED',

@@ -16,7 +16,7 @@ export const IdParam = z.object({
 export const CreateBody = z
 	.object({
 		type: z.string().min(1).max(64).openapi({ example: 'payment' }),
-		id: z.string().optional().openapi({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not starting with "__". Omit for a UUIDv7.', example: 'payment-123' }),
+		id: z.string().optional().openapi({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not only dots, not starting with "__". Omit for a UUIDv7.', example: 'payment-123' }),
 		payload: z.unknown().optional().openapi({ description: "Validated by the workflow type's payload schema.", example: { amount: 42, currency: 'EUR' } }),
 	})
 	.openapi('CreateWorkflow');
@@ -29,7 +29,14 @@ export const ListQuery = z.object({
 	type: z.string().max(64).optional().openapi({ description: 'Omit to list every type.' }),
 	status: z.string().max(200).optional().openapi({ description: 'One status, or several separated by commas.', example: 'waiting,sleeping' }),
 	limit: z.string().regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000').optional().openapi({ example: '50' }),
-	cursor: z.string().max(600).optional().openapi({ description: 'The nextCursor of the previous page.' }),
+	order: z
+		.enum(['created', 'updated'])
+		.optional()
+		.openapi({
+			description:
+				'created (default): newest created first; a page walk lists every instance that existed when it began exactly once. updated: most recently changed first; instances that change during a walk can be skipped or repeated.',
+		}),
+	cursor: z.string().max(600).optional().openapi({ description: 'The nextCursor of the previous page (same filters and order).' }),
 	createdAfter: epochMs.optional(),
 	createdBefore: epochMs.optional(),
 	updatedAfter: epochMs.optional(),

@@ -2,16 +2,20 @@ import { decodeCursor, encodeCursor } from '../engine/cursor';
 import type { IndexEntry } from '../engine/index-entry';
 import {
 	DEFAULT_LIMIT,
+	DEFAULT_ORDER,
 	assertValidFilters,
 	assertValidLimit,
-	compareEntries,
+	assertValidOrder,
+	compareIn,
+	positionOf,
 	type ListFilters,
-	type ListPosition,
+	type ListOrder,
 	type ShardRow,
 } from '../engine/index-query';
 import type { Registry, ResolvedEntry } from '../engine/registry';
 import { shardIndex, shardName } from '../engine/shard';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
+import { cursorKey } from './cursor-key';
 import { namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type IndexRpc } from './rpc';
 
@@ -19,6 +23,12 @@ export interface ListQuery extends ListFilters {
 	/** Omit to list every registered type. */
 	type?: string;
 	limit?: number;
+	/**
+	 * `createdAt` (default): newest created first; a page walk returns every
+	 * entry that existed when it began exactly once. `updatedAt`: most recently
+	 * changed first; entries updated during a walk can be skipped or repeated.
+	 */
+	order?: ListOrder;
 	cursor?: string | null;
 }
 
@@ -52,7 +62,7 @@ export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, ent
 	}
 }
 
-/** Reads of the sharded index: fan out, merge, drop stale copies, page by keyset. */
+/** Reads of the sharded index: fan out, merge, drop stale copies, page by keyset in one of two orders. */
 export class IndexClient {
 	constructor(
 		private readonly env: ShardflowEnv,
@@ -67,14 +77,16 @@ export class IndexClient {
 			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']),
 		};
 		assertValidFilters(filters);
+		const order = query.order ?? DEFAULT_ORDER;
+		assertValidOrder(order);
 		const types = query.type === undefined ? this.registry.types() : [this.registry.get(query.type).type];
-		const after = query.cursor ? decodeCursor(query.cursor, query.type, filters) : undefined;
+		const after = query.cursor ? await decodeCursor(await cursorKey(this.env), query.cursor, order, query.type, filters) : undefined;
 
 		const perShard = await Promise.all(
 			types.flatMap((type) => {
 				const entry = this.registry.get(type);
 				return readShards(entry).map(async (n) => {
-					const rows = await unwrap(shardStub(this.env, type, n).indexList({ ...filters, limit, ...(after ? { after } : {}) }));
+					const rows = await unwrap(shardStub(this.env, type, n).indexList({ ...filters, order, limit, ...(after ? { after } : {}) }));
 					return { entry, n, rows, full: rows.length === limit };
 				});
 			}),
@@ -83,14 +95,14 @@ export class IndexClient {
 		const candidates: (ShardRow & { config: ResolvedEntry })[] = perShard.flatMap(({ entry, n, rows }) =>
 			rows.map((row) => ({ ...row, shard: n, config: entry })),
 		);
-		candidates.sort(compareEntries);
+		candidates.sort(compareIn(order));
 		const window = candidates.slice(0, limit);
 		const hasMore = candidates.length > limit || perShard.some((s) => s.full);
 		const items = await this.dropStale(window);
-		const last: ListPosition | undefined = window.at(-1);
+		const last = window.at(-1);
 		return {
 			items: items.map(({ id, type, status, createdAt, updatedAt, version }) => ({ id, type, status, createdAt, updatedAt, version })),
-			nextCursor: hasMore && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }, query.type, filters) : null,
+			nextCursor: hasMore && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};
 	}
 

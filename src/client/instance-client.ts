@@ -7,6 +7,11 @@ import { unwrap, type InstanceRpc } from './rpc';
 /** The one binding every caller needs: the `WorkflowRunner` Durable Object namespace. */
 export interface ShardflowEnv {
 	WORKFLOW_RUNNER: DurableObjectNamespace<any>;
+	/**
+	 * Signs listing cursors when set (a secret). Unset, every Worker bound to the
+	 * namespace shares a key generated once and kept in the `__keys` object.
+	 */
+	CURSOR_SECRET?: string;
 }
 
 /** The namespace without its generic stub types, which are too deep for `tsc` when cast. */

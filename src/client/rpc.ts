@@ -60,3 +60,9 @@ export interface BacklogRpc {
 	backlogRemove(request: { id: string }): Promise<RpcResult<null>>;
 	backlogSummary(): Promise<RpcResult<BacklogSummary>>;
 }
+
+/** The RPC surface of the engine's `__keys` object. */
+export interface KeysRpc {
+	/** The key material that signs listing cursors when no CURSOR_SECRET is set; generated once, then stable. */
+	cursorSecret(): Promise<RpcResult<string>>;
+}

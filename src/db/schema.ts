@@ -2,7 +2,8 @@ import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 // Every role of WorkflowRunner shares one schema (one migration set); an
 // instance uses the first five tables, an index shard only `index_entries`,
-// a type's delivery backlog only `index_backlog`.
+// a type's delivery backlog only `index_backlog`,
+// the `__keys` object only `engine_keys`.
 
 /** The single row of a workflow instance. */
 export const instance = sqliteTable('instance', {
@@ -84,7 +85,11 @@ export const indexEntries = sqliteTable(
 		updatedAt: integer('updated_at').notNull(),
 		version: integer('version').notNull(),
 	},
+	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
+	// default (immutable, so paging is stable), updated_at the explicit option.
 	(t) => [
+		index('index_entries_status_created').on(t.status, t.createdAt, t.id),
+		index('index_entries_created').on(t.createdAt, t.id),
 		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
 		index('index_entries_updated').on(t.updatedAt, t.id),
 	],
@@ -103,3 +108,12 @@ export const indexBacklog = sqliteTable(
 	},
 	(t) => [index('index_backlog_since').on(t.since, t.id)],
 );
+
+/**
+ * Secrets the engine generates for itself, in the `__keys` object only (for
+ * example the key that signs listing cursors when no CURSOR_SECRET is set).
+ */
+export const engineKeys = sqliteTable('engine_keys', {
+	name: text('name').primaryKey(),
+	secret: text('secret').notNull(),
+});

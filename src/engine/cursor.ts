@@ -1,14 +1,37 @@
-import { decodeBase64UrlJson, encodeBase64UrlJson } from './base64url-json';
+import { decodeBase64Url, decodeBase64UrlJson, encodeBase64Url, encodeBase64UrlJson } from './base64url-json';
 import { ErrorCode, ValidationError } from './errors';
-import type { ListFilters, ListPosition } from './index-query';
+import type { ListFilters, ListOrder, ListPosition } from './index-query';
 import { fnv1a32 } from './shard';
 
 /**
- * The one owner of the listing cursor format: base64url JSON of
- * `[version, updatedAt, id, filterHash, check]`. The filter hash ties a cursor
- * to the query that issued it; the check rejects cursors edited by hand.
+ * The one owner of the listing cursor format: `<body>.<signature>`, where the
+ * body is base64url JSON of `[version, order, at, id, filterHash]` and the
+ * signature is HMAC-SHA256 of the body under the cursor key, base64url.
+ * `at` is the entry's timestamp in `order`, so a cursor only makes sense in
+ * the order that issued it; the filter hash ties it to the query's filters.
+ * The signature is keyed: an unkeyed checksum can be recomputed by anyone who
+ * edits a cursor, a MAC cannot without the key.
  */
-const VERSION = 1;
+const VERSION = 2;
+const MAX_CURSOR_LENGTH = 600;
+const SHAPE = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+/** Signed along with the body, so a key used for something else one day cannot mint cursors. */
+const DOMAIN = 'shardflow-cursor:';
+
+const utf8 = new TextEncoder();
+
+/** The engine-owned Durable Object (same namespace) that keeps the generated cursor key. */
+export const CURSOR_KEY_OBJECT = '__keys';
+
+/** Fresh key material for a generated cursor key: 32 random bytes, base64url. */
+export function randomCursorSecret(): string {
+	return encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** The HMAC-SHA256 key for a secret (`CURSOR_SECRET`, or generated material). */
+export function importCursorKey(secret: string): Promise<CryptoKey> {
+	return crypto.subtle.importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
 
 function filterHash(type: string | undefined, filters: ListFilters): number {
 	const status = [...(filters.status ?? [])].sort().join(',');
@@ -17,31 +40,34 @@ function filterHash(type: string | undefined, filters: ListFilters): number {
 	);
 }
 
-function check(parts: unknown[]): number {
-	return fnv1a32(`shardflow-cursor:${JSON.stringify(parts)}`);
+export async function encodeCursor(key: CryptoKey, position: ListPosition, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<string> {
+	const body = encodeBase64UrlJson([VERSION, order, position.at, position.id, filterHash(type, filters)]);
+	const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key, utf8.encode(DOMAIN + body)));
+	return `${body}.${encodeBase64Url(signature)}`;
 }
 
-export function encodeCursor(position: ListPosition, type: string | undefined, filters: ListFilters): string {
-	const parts = [VERSION, position.updatedAt, position.id, filterHash(type, filters)];
-	return encodeBase64UrlJson([...parts, check(parts)]);
-}
-
-export function decodeCursor(cursor: string, type: string | undefined, filters: ListFilters): ListPosition {
+export async function decodeCursor(key: CryptoKey, cursor: string, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<ListPosition> {
 	const invalid = (why: string) =>
-		new ValidationError(ErrorCode.InvalidCursor, `invalid cursor: ${why}; pass the nextCursor of the previous page, with the same filters`);
-	if (typeof cursor !== 'string' || cursor.length > 600 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid('malformed');
+		new ValidationError(ErrorCode.InvalidCursor, `invalid cursor: ${why}; pass the nextCursor of the previous page, with the same filters and order`);
+	const shape = typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH ? SHAPE.exec(cursor) : null;
+	if (!shape) throw invalid('malformed');
+	const [, body, signature] = shape as unknown as [string, string, string];
+	// verify() compares in constant time; nothing in the body is trusted before it passes.
+	if (!(await crypto.subtle.verify('HMAC', key, decodeBase64Url(signature), utf8.encode(DOMAIN + body)))) {
+		throw invalid('not issued by this API (or signed with another key)');
+	}
 	let parts: unknown;
 	try {
-		parts = decodeBase64UrlJson(cursor);
+		parts = decodeBase64UrlJson(body);
 	} catch {
 		throw invalid('malformed');
 	}
 	if (!Array.isArray(parts) || parts.length !== 5) throw invalid('malformed');
-	const [version, updatedAt, id, hash, sum] = parts;
-	if (version !== VERSION || typeof updatedAt !== 'number' || !Number.isSafeInteger(updatedAt) || typeof id !== 'string') {
+	const [version, cursorOrder, at, id, hash] = parts;
+	if (version !== VERSION || typeof cursorOrder !== 'string' || typeof at !== 'number' || !Number.isSafeInteger(at) || typeof id !== 'string') {
 		throw invalid('malformed');
 	}
-	if (sum !== check(parts.slice(0, 4))) throw invalid('not issued by this API');
+	if (cursorOrder !== order) throw invalid(`it belongs to a listing in ${cursorOrder} order`);
 	if (hash !== filterHash(type, filters)) throw invalid('it belongs to a query with other filters');
-	return { updatedAt, id };
+	return { at, id };
 }

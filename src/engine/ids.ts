@@ -2,10 +2,14 @@ import { ErrorCode, ValidationError } from './errors';
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-/** Checks a caller-chosen workflow id; names under `__` belong to the engine (index shards). */
+/** Checks a caller-chosen workflow id; names under `__` belong to the engine (index shards, keys). */
 export function assertValidWorkflowId(id: unknown): asserts id is string {
 	if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
 		throw new ValidationError(ErrorCode.InvalidId, `invalid workflow id ${JSON.stringify(id)?.slice(0, 120)}: use 1-100 characters of A-Z a-z 0-9 _ . : -`);
+	}
+	// URL normalisation turns /workflows/. and /workflows/.. into other paths, so such an instance could never be reached.
+	if (/^\.+$/.test(id)) {
+		throw new ValidationError(ErrorCode.InvalidId, `invalid workflow id "${id}": an id made only of dots cannot be addressed in a URL`);
 	}
 	if (id.startsWith('__')) {
 		throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids starting with "__" belong to the engine`);

@@ -11,14 +11,26 @@ export interface ListFilters {
 	updatedBefore?: number;
 }
 
-/** A position in the listing order (updatedAt desc, then id desc). */
+/**
+ * The orders a listing can walk, both descending and then by id descending.
+ * `createdAt` is the default because it never changes, so a page walk returns
+ * every entry that existed before it began exactly once. `updatedAt` moves
+ * under the cursor: an entry updated during a walk jumps ahead of it and is
+ * skipped (or, moving back, seen twice); it is there for "what changed lately".
+ */
+export const LIST_ORDERS = ['createdAt', 'updatedAt'] as const;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+export const DEFAULT_ORDER: ListOrder = 'createdAt';
+
+/** A position in a listing order: the order's timestamp, then the id (createdAt is not unique). */
 export interface ListPosition {
-	updatedAt: number;
+	at: number;
 	id: string;
 }
 
-/** What one shard is asked: rows strictly after `after`, at most `limit`. */
+/** What one shard is asked: rows strictly after `after` in `order`, at most `limit`. */
 export interface ShardListQuery extends ListFilters {
+	order: ListOrder;
 	limit: number;
 	after?: ListPosition;
 }
@@ -26,13 +38,20 @@ export interface ShardListQuery extends ListFilters {
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 
-/** True when `a` comes before `b` in the listing order. */
-export function comesBefore(a: ListPosition, b: ListPosition): boolean {
-	return a.updatedAt !== b.updatedAt ? a.updatedAt > b.updatedAt : a.id > b.id;
+export function positionOf(entry: Pick<IndexEntry, 'id' | 'createdAt' | 'updatedAt'>, order: ListOrder): ListPosition {
+	return { at: entry[order], id: entry.id };
 }
 
-export function compareEntries(a: ListPosition, b: ListPosition): number {
-	return comesBefore(a, b) ? -1 : comesBefore(b, a) ? 1 : 0;
+/** A sort comparator for entries in a listing order. */
+export function compareIn(order: ListOrder) {
+	return (a: Pick<IndexEntry, 'id' | 'createdAt' | 'updatedAt'>, b: Pick<IndexEntry, 'id' | 'createdAt' | 'updatedAt'>): number =>
+		a[order] !== b[order] ? b[order] - a[order] : a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
+}
+
+export function assertValidOrder(order: unknown): asserts order is ListOrder {
+	if (!(LIST_ORDERS as readonly unknown[]).includes(order)) {
+		throw new ValidationError(ErrorCode.InvalidQuery, `unknown order ${JSON.stringify(order)}; use one of ${LIST_ORDERS.join(', ')}`);
+	}
 }
 
 /** Checks filters coming from a caller; the shard trusts what passes. */

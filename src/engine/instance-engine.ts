@@ -10,7 +10,7 @@ import type { EngineLogger } from './engine-log';
 import { toIndexEntry, type IndexEntry } from './index-entry';
 import { assertJsonDepth, fromStoredJson, toStoredJson } from './json';
 import type { Registry, ResolvedEntry } from './registry';
-import { validateWith } from './schema-validation';
+import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal } from './signals';
 import { StepContext } from './step-context';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
@@ -166,7 +166,7 @@ export class InstanceEngine {
 			);
 		}
 		assertJsonDepth(payloadInput, `payload of event "${name}"`);
-		const payload = await validateWith(events[name], payloadInput, ErrorCode.InvalidEventPayload, `payload for event "${name}"`);
+		const payload = await validateEventPayload(events[name], payloadInput, name, ErrorCode.InvalidEventPayload);
 		const json = toStoredJson(payload, `payload of event "${name}"`);
 		const current = this.require();
 		if (FINISHED_STATUSES.includes(current.status)) {

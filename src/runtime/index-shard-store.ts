@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, inArray, lt, ne, sql, type SQL } from 'drizzle-
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
-import { compareEntries, type ShardListQuery } from '../engine/index-query';
+import { compareIn, type ShardListQuery } from '../engine/index-query';
 import type { WorkflowStatus } from '../engine/types';
 
 const { indexEntries: t } = schema;
@@ -54,13 +54,13 @@ export class IndexShardStore {
 	}
 
 	/**
-	 * At most `limit` live rows after `query.after`, newest first. With several
-	 * statuses, one index-ordered query per status, merged.
+	 * At most `limit` live rows after `query.after`, newest first in
+	 * `query.order`. With several statuses, one index-ordered query per status, merged.
 	 */
 	list(query: ShardListQuery): IndexEntry[] {
 		const statuses: (WorkflowStatus | undefined)[] = query.status?.length ? [...new Set(query.status)] : [undefined];
 		const rows = statuses.flatMap((status) => this.listOne(query, status));
-		if (statuses.length > 1) rows.sort(compareEntries);
+		if (statuses.length > 1) rows.sort(compareIn(query.order));
 		return rows.slice(0, query.limit);
 	}
 
@@ -102,10 +102,15 @@ export class IndexShardStore {
 	}
 }
 
-/** The SQL of one shard listing for one status (or all live ones): keyset, filters, LIMIT. */
+/**
+ * The SQL of one shard listing for one status (or all live ones): keyset, filters, LIMIT.
+ * Each order has its own pair of indexes, `(status, <order>, id)` and `(<order>, id)`,
+ * so SQLite walks one backwards and never sorts.
+ */
 export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: ShardListQuery, status: WorkflowStatus | undefined) {
+	const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
 	const where: (SQL | undefined)[] = [status ? eq(t.status, status) : ne(t.status, MOVED)];
-	if (query.after) where.push(sql`(${t.updatedAt}, ${t.id}) < (${query.after.updatedAt}, ${query.after.id})`);
+	if (query.after) where.push(sql`(${key}, ${t.id}) < (${query.after.at}, ${query.after.id})`);
 	if (query.updatedAfter !== undefined) where.push(gt(t.updatedAt, query.updatedAfter));
 	if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
 	if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
@@ -114,6 +119,6 @@ export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: Sha
 		.select(columns)
 		.from(t)
 		.where(and(...where))
-		.orderBy(desc(t.updatedAt), desc(t.id))
+		.orderBy(desc(key), desc(t.id))
 		.limit(query.limit);
 }

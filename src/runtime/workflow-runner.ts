@@ -7,7 +7,8 @@ import * as schema from '../db/schema';
 import { routeIndexEntry } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
 import { backlogStub } from '../client/reconcile';
-import { unwrap, wrap, type BacklogRpc, type IndexRpc, type InstanceRpc } from '../client/rpc';
+import { unwrap, wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
+import { CURSOR_KEY_OBJECT, randomCursorSecret } from '../engine/cursor';
 import { BACKLOG_PREFIX, type BacklogPort } from '../engine/index-backlog';
 import { ErrorCode, NotFoundError, ValidationError, WrongRoleError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
@@ -19,18 +20,20 @@ import { INDEX_PREFIX } from '../engine/shard';
 import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
 import { IndexBacklogStore } from './index-backlog-store';
+import { storedSecret } from './engine-keys-store';
 import { IndexShardStore } from './index-shard-store';
 
 /** Longest an index delivery may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 
-type Role = 'instance' | 'index' | 'backlog';
+type Role = 'instance' | 'index' | 'backlog' | 'keys';
 
 /**
  * Builds the one Durable Object class for a registry. An object named
  * `__index:<type>:<n>` is an index shard, `__backlog:<type>` a type's delivery
- * backlog; any other object is a workflow instance. The class only wires RPC,
- * the alarm and storage to the engine core.
+ * backlog, the object `__keys` keeps the engine's generated secrets; any other
+ * object is a workflow instance. The class only wires RPC, the alarm and
+ * storage to the engine core.
  *
  * @example
  * export class WorkflowRunner extends createWorkflowRunner(registry) {}
@@ -41,7 +44,7 @@ export function createWorkflowRunner(registry: Registry) {
 	};
 }
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc, BacklogRpc {
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc, BacklogRpc, KeysRpc {
 	protected abstract readonly registry: Registry;
 	private readonly db: DrizzleSqliteDODatabase<typeof schema>;
 	private schemaReady = false;
@@ -198,6 +201,16 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		});
 	}
 
+	// ---- engine keys role ----
+
+	cursorSecret() {
+		return wrap(async () => {
+			this.assertRole('keys');
+			await this.ensureSchema();
+			return storedSecret(this.db, 'cursor', randomCursorSecret);
+		});
+	}
+
 	// ---- wiring ----
 
 	/**
@@ -207,11 +220,15 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	 */
 	private role(): Role | undefined {
 		const name = this.ctx.id.name;
-		if (name !== undefined) return name.startsWith(INDEX_PREFIX) ? 'index' : name.startsWith(BACKLOG_PREFIX) ? 'backlog' : 'instance';
+		if (name !== undefined) {
+			if (name === CURSOR_KEY_OBJECT) return 'keys';
+			return name.startsWith(INDEX_PREFIX) ? 'index' : name.startsWith(BACKLOG_PREFIX) ? 'backlog' : 'instance';
+		}
 		if (!this.schemaReady) return undefined;
 		if (this.db.select({ id: schema.instance.id }).from(schema.instance).limit(1).get()) return 'instance';
 		if (this.db.select({ id: schema.indexEntries.id }).from(schema.indexEntries).limit(1).get()) return 'index';
 		if (this.db.select({ id: schema.indexBacklog.id }).from(schema.indexBacklog).limit(1).get()) return 'backlog';
+		if (this.db.select({ name: schema.engineKeys.name }).from(schema.engineKeys).limit(1).get()) return 'keys';
 		return undefined;
 	}
 
@@ -275,7 +292,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 }
 
-const ROLE_NAMES: Record<Role, string> = { instance: 'a workflow instance', index: 'an index shard', backlog: 'a delivery backlog' };
+const ROLE_NAMES: Record<Role, string> = { instance: 'a workflow instance', index: 'an index shard', backlog: 'a delivery backlog', keys: "the engine's key store" };
 
 function backlogPort(env: ShardflowEnv): BacklogPort {
 	return {

@@ -27,6 +27,8 @@ describe('malformed requests get a 4xx JSON error and change nothing', () => {
 		['a wrong method', 'DELETE', '/workflows', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
 		['an id of 10,000 characters', 'GET', `/workflows/${'a'.repeat(10_000)}`, undefined, undefined, 400, undefined],
 		['an id with ..', 'GET', '/workflows/..', undefined, undefined, 404, undefined],
+		['creating the id "." that no URL reaches', 'POST', '/workflows', '{"type":"test","id":".","payload":{"name":"x"}}', 'application/json', 400, 'INVALID_ID'],
+		['creating the id ".." that no URL reaches', 'POST', '/workflows', '{"type":"test","id":"..","payload":{"name":"x"}}', 'application/json', 400, 'INVALID_ID'],
 		['an id with unicode', 'GET', `/workflows/${encodeURIComponent('zahlung-ü')}`, undefined, undefined, 400, 'INVALID_ID'],
 		['an id with a control character', 'GET', `/workflows/${encodeURIComponent('a\u0001b')}`, undefined, undefined, 400, 'INVALID_ID'],
 		['a reserved id', 'GET', '/workflows/__index:payment:0', undefined, undefined, 400, 'RESERVED_ID'],
@@ -95,11 +97,27 @@ describe('authentication with API_TOKEN set', () => {
 });
 
 describe('a deployment without API_TOKEN', () => {
-	it('refuses mutating routes in production unless ALLOW_UNAUTHENTICATED=true, and still serves reads', async () => {
-		const prod = { SHARDFLOW_ENV: 'production' };
-		const create = { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'test', payload: { name: 'p' } }) };
-		expect(await apiWith(prod, 'POST', '/workflows', create)).toMatchObject({ status: 403, json: { error: { code: 'AUTH_NOT_CONFIGURED' } } });
-		expect((await apiWith(prod, 'GET', '/types')).status).toBe(200);
-		expect((await apiWith({ ...prod, ALLOW_UNAUTHENTICATED: 'true' }, 'POST', '/workflows', create)).status).toBe(201);
+	const prod = { SHARDFLOW_ENV: 'production' };
+	const call = (vars: Record<string, string>, method: string, path: string, body: unknown) =>
+		apiWith(vars, method, path, body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+	it.for(routes.filter(([, path]) => path !== '/openapi.json'))(
+		'%s %s is refused with 403 AUTH_NOT_CONFIGURED in production, reads included',
+		async ([method, path, body]) => {
+			expect(await call(prod, method, path, body)).toEqual({ status: 403, json: { error: { code: 'AUTH_NOT_CONFIGURED', message: expect.any(String) } } });
+		},
+	);
+
+	it('keeps /openapi.json open: it describes the routes and reveals no data', async () => {
+		expect((await call(prod, 'GET', '/openapi.json', undefined)).status).toBe(200);
+	});
+
+	it('serves reads and writes without a token when ALLOW_UNAUTHENTICATED=true or in development', async () => {
+		const create = { type: 'test', payload: { name: 'p' } };
+		for (const vars of [{ ...prod, ALLOW_UNAUTHENTICATED: 'true' }, { SHARDFLOW_ENV: 'development' }]) {
+			expect((await call(vars, 'POST', '/workflows', create)).status).toBe(201);
+			expect((await call(vars, 'GET', '/types', undefined)).status).toBe(200);
+			expect((await call(vars, 'GET', '/workflows?type=test&limit=1', undefined)).status).toBe(200);
+		}
 	});
 });

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock, fireAlarm, resetClock, settle, uniqueId } from '../helpers';
-import { api } from './helpers';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base64url-json';
+import { fnv1a32 } from '../../src/engine/shard';
+import { api, apiWith } from './helpers';
 
 afterEach(resetClock);
 
@@ -99,6 +101,29 @@ describe('POST /workflows/:id/events/:name', () => {
 	});
 });
 
+describe('an event POST without a body', () => {
+	it('answers 400 when the event declares a payload, even one that {} would satisfy', async () => {
+		const id = uniqueId('bell');
+		await api('POST', '/workflows', { type: 'doorbell', id });
+		await settle(id);
+		expect(await api('POST', `/workflows/${id}/events/knock`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_EVENT_PAYLOAD' } } });
+		const pay = uniqueId('ev');
+		await api('POST', '/workflows', payment(pay));
+		expect(await api('POST', `/workflows/${pay}/events/approval`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_EVENT_PAYLOAD' } } });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'waiting', steps: [{ name: 'knock', status: 'waiting' }] });
+	});
+
+	it('is accepted when the event declares no payload (its schema accepts undefined)', async () => {
+		const id = uniqueId('bell');
+		await api('POST', '/workflows', { type: 'doorbell', id });
+		expect(await api('POST', `/workflows/${id}/events/knock`, {})).toMatchObject({ status: 202 });
+		expect(await api('POST', `/workflows/${id}/events/ring`)).toMatchObject({ status: 202 });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: 'someone' });
+	});
+});
+
 describe('GET /workflows', () => {
 	it('lists by type and several statuses, newest first, paging with nextCursor until null', async () => {
 		const ids = await Promise.all(
@@ -133,6 +158,59 @@ describe('GET /workflows', () => {
 		['createdAfter=yesterday', 'INVALID_QUERY'],
 	])('answers 400 to ?%s', async ([query, code]) => {
 		expect(await api('GET', `/workflows?${query}`)).toMatchObject({ status: 400, json: { error: { code } } });
+	});
+});
+
+describe('listing cursors', () => {
+	async function twoPayments() {
+		for (let i = 0; i < 2; i++) {
+			const id = uniqueId('cur');
+			await api('POST', '/workflows', payment(id));
+			await settle(id);
+		}
+	}
+
+	/** Moves the cursor's timestamp by 1 ms, keeping the signature, or re-computing the unkeyed checksum of the old format. */
+	function forge(cursor: string): string {
+		const [body, signature] = cursor.split('.');
+		const parts = decodeBase64UrlJson(body!) as unknown[];
+		const edited = parts.map((p) => (typeof p === 'number' && p > 1e12 ? p - 1 : p));
+		if (signature !== undefined) return `${encodeBase64UrlJson(edited)}.${signature}`;
+		const unsigned = edited.slice(0, -1);
+		return encodeBase64UrlJson([...unsigned, fnv1a32(`shardflow-cursor:${JSON.stringify(unsigned)}`)]);
+	}
+
+	it('refuses with 400 INVALID_CURSOR a cursor edited by hand, even with its checksum re-computed', async () => {
+		await twoPayments();
+		const { json } = await api('GET', '/workflows?type=payment&limit=1');
+		expect(json.nextCursor).toBeTypeOf('string');
+		expect((await api('GET', `/workflows?type=payment&limit=1&cursor=${json.nextCursor}`)).status).toBe(200);
+		expect(await api('GET', `/workflows?type=payment&limit=1&cursor=${forge(json.nextCursor)}`)).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_CURSOR' } },
+		});
+	});
+
+	it('signs with CURSOR_SECRET when set: a cursor signed under another secret is refused', async () => {
+		await twoPayments();
+		const page = await apiWith({ CURSOR_SECRET: 'secret-one' }, 'GET', '/workflows?type=payment&limit=1');
+		const cursor = page.json.nextCursor as string;
+		expect((await apiWith({ CURSOR_SECRET: 'secret-one' }, 'GET', `/workflows?type=payment&limit=1&cursor=${cursor}`)).status).toBe(200);
+		expect(await apiWith({ CURSOR_SECRET: 'secret-two' }, 'GET', `/workflows?type=payment&limit=1&cursor=${cursor}`)).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_CURSOR' } },
+		});
+		expect((await api('GET', `/workflows?type=payment&limit=1&cursor=${cursor}`)).status).toBe(400);
+	});
+
+	it('binds a cursor to its order: ?order=updated refuses a cursor of the default order', async () => {
+		await twoPayments();
+		const { json } = await api('GET', '/workflows?type=payment&limit=1');
+		expect(await api('GET', `/workflows?type=payment&limit=1&order=updated&cursor=${json.nextCursor}`)).toMatchObject({
+			status: 400,
+			json: { error: { code: 'INVALID_CURSOR' } },
+		});
+		expect(await api('GET', '/workflows?type=payment&order=sideways')).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY' } } });
 	});
 });
 

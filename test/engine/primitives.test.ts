@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../src/engine/cursor';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base64url-json';
+import { decodeCursor, encodeCursor, importCursorKey, randomCursorSecret } from '../../src/engine/cursor';
 import { parseDuration } from '../../src/engine/duration';
 import { ErrorCode } from '../../src/engine/errors';
-import { uuidv7 } from '../../src/engine/ids';
+import { assertValidWorkflowId, uuidv7 } from '../../src/engine/ids';
 import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/retry-policy';
 import { fnv1a32, shardIndex, shardName } from '../../src/engine/shard';
 
@@ -74,20 +75,52 @@ describe('shard routing', () => {
 
 describe('cursor', () => {
 	const filters = { status: ['running' as const] };
+	const key = () => importCursorKey('test-secret');
+	const encode = async (order: 'createdAt' | 'updatedAt' = 'createdAt') => encodeCursor(await key(), { at: 123, id: 'a' }, order, 'payment', filters);
+	const decode = async (cursor: string, order: 'createdAt' | 'updatedAt' = 'createdAt', f: typeof filters | { status: ['completed'] } = filters) =>
+		decodeCursor(await key(), cursor, order, 'payment', f);
+	const invalid = expect.objectContaining({ code: ErrorCode.InvalidCursor });
 
-	it('round-trips a position for the same query', () => {
-		const cursor = encodeCursor({ updatedAt: 123, id: 'a' }, 'payment', filters);
-		expect(decodeCursor(cursor, 'payment', filters)).toEqual({ updatedAt: 123, id: 'a' });
+	it('round-trips a position for the same query and order', async () => {
+		expect(await decode(await encode())).toEqual({ at: 123, id: 'a' });
 	});
 
-	it.for(['nope!', 'eyJ9', btoa('[1,2,"a",3,4]'), 'x'.repeat(700)])('refuses the forged or malformed cursor %j', (cursor) => {
-		expect(() => decodeCursor(cursor, 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
+	it.for(['nope!', 'eyJ9', btoa('[1,2,"a",3,4]'), 'x'.repeat(700), `${'a'.repeat(20)}.${'b'.repeat(43)}`])('refuses the forged or malformed cursor %j', async (cursor) => {
+		await expect(decode(cursor)).rejects.toThrow(invalid);
 	});
 
-	it('refuses a cursor issued for other filters or truncated', () => {
-		const cursor = encodeCursor({ updatedAt: 123, id: 'a' }, 'payment', filters);
-		expect(() => decodeCursor(cursor, 'payment', { status: ['completed'] })).toThrow(/other filters/);
-		expect(() => decodeCursor(cursor.slice(0, -4), 'payment', filters)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidCursor }));
+	it('refuses a cursor issued for other filters, another order, or truncated', async () => {
+		const cursor = await encode();
+		await expect(decode(cursor, 'createdAt', { status: ['completed'] })).rejects.toThrow(/other filters/);
+		await expect(decode(cursor, 'updatedAt')).rejects.toThrow(/createdAt order/);
+		await expect(decode(cursor.slice(0, -4))).rejects.toThrow(invalid);
+	});
+
+	it('refuses a cursor whose body was edited, keeping its signature', async () => {
+		const [body, signature] = (await encode()).split('.') as [string, string];
+		const edited = encodeBase64UrlJson((decodeBase64UrlJson(body) as unknown[]).map((p) => (p === 123 ? 122 : p)));
+		await expect(decode(`${edited}.${signature}`)).rejects.toThrow(/not issued by this API/);
+	});
+
+	it('refuses a cursor signed with another key', async () => {
+		const other = await encodeCursor(await importCursorKey('another-secret'), { at: 123, id: 'a' }, 'createdAt', 'payment', filters);
+		await expect(decode(other)).rejects.toThrow(invalid);
+	});
+
+	it('generates 32 random bytes of key material per call', () => {
+		const [a, b] = [randomCursorSecret(), randomCursorSecret()];
+		expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+		expect(a).not.toBe(b);
+	});
+});
+
+describe('workflow ids', () => {
+	it.for(['.', '..', '...'])('refuses the id %j made only of dots, which URLs cannot reach', (id) => {
+		expect(() => assertValidWorkflowId(id)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidId }));
+	});
+
+	it.for(['a.b', '.a', 'a..', 'v1.2.3'])('accepts the id %j with dots among other characters', (id) => {
+		expect(() => assertValidWorkflowId(id)).not.toThrow();
 	});
 });
 

@@ -50,7 +50,23 @@ class Timeouts extends Workflow<{}, string> {
 	}
 }
 
-const registry = registryOf(Sleeper, Collector, Timeouts);
+const doorbellEvents = {
+	ring: z.undefined(),
+	knock: {} as { by?: string },
+	note: z.object({ text: z.string().optional() }),
+};
+
+/** Waits for an event that declares no payload (its schema accepts only `undefined`). */
+class Doorbell extends Workflow<{}, string> {
+	static override readonly type = 'doorbell';
+	static override events = doorbellEvents;
+	async run(step: Step<typeof doorbellEvents>) {
+		const ring = await step.waitForEvent('ring');
+		return ring === undefined ? 'answered' : 'odd';
+	}
+}
+
+const registry = registryOf(Sleeper, Collector, Timeouts, Doorbell);
 
 const start = (type: string, payload: unknown = {}) => startInstance(registry, type, payload);
 
@@ -116,6 +132,17 @@ describe('step.waitForEvent', () => {
 		await expect(engine.sendEvent('item', { n: 'one' })).rejects.toMatchObject({ code: ErrorCode.InvalidEventPayload });
 		expect(host.store.events).toEqual([]);
 		expect(engine.status().status).toBe('waiting');
+	});
+
+	it('refuses a missing payload unless the event schema accepts undefined', async () => {
+		const { engine, host } = await start('doorbell');
+		for (const event of ['note', 'knock']) {
+			await expect(engine.sendEvent(event, undefined)).rejects.toMatchObject({ code: ErrorCode.InvalidEventPayload, message: expect.stringMatching(/needs a payload/) });
+		}
+		expect(host.store.events).toEqual([]);
+		await engine.sendEvent('ring', undefined);
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'answered' });
 	});
 
 	it('throws a catchable timeout error when the timeout passes first', async () => {

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient, routeIndexEntry } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { rebalance } from '../../src/client/rebalance';
+import { CURSOR_KEY_OBJECT } from '../../src/engine/cursor';
 import { ErrorCode } from '../../src/engine/errors';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
@@ -45,7 +46,7 @@ describe('index write path', () => {
 		const entry: IndexEntry = { id: 'late-1', type: 'payment', status: 'completed', createdAt: 1, updatedAt: 20, version: 5 };
 		await shard.indexWrite([entry]);
 		await shard.indexWrite([{ ...entry, status: 'running', updatedAt: 20, version: 4 }]);
-		expect(await shard.indexList({ limit: 10, status: ['running'] })).toEqual({ ok: true, value: [] });
+		expect(await shard.indexList({ order: 'createdAt', limit: 10, status: ['running'] })).toEqual({ ok: true, value: [] });
 		expect(await shard.indexVersions(['late-1'])).toEqual({ ok: true, value: { 'late-1': 5 } });
 	});
 });
@@ -136,17 +137,20 @@ describe.for([
 });
 
 describe('listing', () => {
-	it('pages by keyset across shards in (updatedAt desc, id desc) order, each entry once', async () => {
+	it.for([
+		['createdAt', 5_000_000],
+		['updatedAt', 6_000_000],
+	] as const)('pages by keyset across shards in (%s desc, id desc) order, each entry once', async ([order, t0]) => {
 		const prefix = uniqueId('page');
 		const registry = layout(16);
-		await seed(prefix, registry, 100, 5_000_000);
-		const all = (await listAll(new IndexClient(testEnv, registry), { type: 'resizable', limit: 7, createdAfter: 4_999_999, createdBefore: 5_000_001 })).filter((e) =>
-			e.id.startsWith(prefix),
-		);
+		// createdAt is not unique: every entry shares one, so the order rests on the id tie-break.
+		await seed(prefix, registry, 100, t0);
+		const query = { type: 'resizable', order, limit: 7, createdAfter: t0 - 1, createdBefore: t0 + 1 };
+		const all = (await listAll(new IndexClient(testEnv, registry), query)).filter((e) => e.id.startsWith(prefix));
 		expect(all).toHaveLength(100);
 		for (let i = 1; i < all.length; i++) {
 			const [a, b] = [all[i - 1]!, all[i]!];
-			expect(a.updatedAt > b.updatedAt || (a.updatedAt === b.updatedAt && a.id > b.id)).toBe(true);
+			expect(a[order] > b[order] || (a[order] === b[order] && a.id > b.id)).toBe(true);
 		}
 	});
 
@@ -170,19 +174,121 @@ describe('listing', () => {
 
 describe('shard queries', () => {
 	it.for([
-		['one status', { limit: 50 }, 'running'],
-		['one status after a cursor', { limit: 50, after: { updatedAt: 100, id: 'x' } }, 'waiting'],
-		['every live status', { limit: 50 }, undefined],
-		['every live status after a cursor', { limit: 50, after: { updatedAt: 100, id: 'x' } }, undefined],
-	] as const)('answer %s from an index in listing order, never a scan and sort', async ([, query, status]) => {
+		['one status', { order: 'createdAt', limit: 50 }, 'running', 'status_created'],
+		['one status after a cursor', { order: 'createdAt', limit: 50, after: { at: 100, id: 'x' } }, 'waiting', 'status_created'],
+		['every live status', { order: 'createdAt', limit: 50 }, undefined, 'created'],
+		['every live status after a cursor', { order: 'createdAt', limit: 50, after: { at: 100, id: 'x' } }, undefined, 'created'],
+		['one status by updatedAt', { order: 'updatedAt', limit: 50 }, 'running', 'status_updated'],
+		['one status by updatedAt after a cursor', { order: 'updatedAt', limit: 50, after: { at: 100, id: 'x' } }, 'waiting', 'status_updated'],
+		['every live status by updatedAt', { order: 'updatedAt', limit: 50 }, undefined, 'updated'],
+		['every live status by updatedAt after a cursor', { order: 'updatedAt', limit: 50, after: { at: 100, id: 'x' } }, undefined, 'updated'],
+	] as const)('answer %s from the index of that order, never a scan and sort', async ([, query, status, index]) => {
 		const shard = stub(shardName('payment', 0));
 		await shard.indexWrite([{ id: 'plan-1', type: 'payment', status: 'running', createdAt: 1, updatedAt: 1, version: 1 }]);
 		const plan = await runInDurableObject(shard, (_, state) => {
 			const db = drizzle(state.storage, { schema });
-			const { sql: text, params } = listQuery(db, query, status).toSQL();
+			const { sql: text, params } = listQuery(db, query as never, status).toSQL();
 			return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail));
 		});
-		expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX index_entries_(status_updated|updated)/);
+		expect(plan.join('\n')).toMatch(new RegExp(`USING (COVERING )?INDEX index_entries_${index}\\b`));
 		expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+	});
+});
+
+describe('paging over a changing set', () => {
+	it('lists every instance that existed before the walk exactly once while statuses change under it', async () => {
+		const createdAfter = Date.now() - 1;
+		const prefix = uniqueId('walk');
+		const ids = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
+		for (let i = 0; i < ids.length; i += 20) {
+			await Promise.all(ids.slice(i, i + 20).map((id) => instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } })));
+		}
+		await Promise.all(ids.map(settle));
+		const client = new IndexClient(testEnv, testRegistry);
+		const seen: string[] = [];
+		const approved = new Set<string>();
+		let cursor: string | null = null;
+		let changed = 0;
+		for (let page = 0; page < 50; page++) {
+			const result = await client.list({ type: 'payment', limit: 10, createdAfter, cursor });
+			seen.push(...result.items.map((e) => e.id).filter((id) => id.startsWith(`${prefix}-`)));
+			cursor = result.nextCursor;
+			if (!cursor) break;
+			// Change instances the walk has not reached yet: approve some (waiting -> completed), restart earlier approved ones.
+			const unseen = ids.filter((id) => !seen.includes(id));
+			const approve = unseen.filter((id) => !approved.has(id)).slice(-3);
+			const restart = unseen.filter((id) => approved.has(id)).slice(0, 2);
+			await Promise.all(approve.map((id) => instances.sendEvent(testEnv, id, 'approval', { approved: true, reviewer: 'walk' })));
+			await Promise.all(approve.map(settle));
+			for (const id of approve) approved.add(id);
+			await Promise.all(restart.map((id) => instances.restart(testEnv, id)));
+			await Promise.all(restart.map(settle));
+			changed += approve.length + restart.length;
+		}
+		expect(changed).toBeGreaterThan(10);
+		expect([...seen].sort()).toEqual(ids);
+	});
+
+	it('lists every instance exactly once while three concurrent writers approve and restart the ones not yet listed', async () => {
+		const createdAfter = Date.now() - 1;
+		const prefix = uniqueId('race');
+		const ids = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
+		for (let i = 0; i < ids.length; i += 30) {
+			await Promise.all(ids.slice(i, i + 30).map((id) => instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } })));
+		}
+		await Promise.all(ids.map(settle));
+		const seen: string[] = [];
+		const state = new Map(ids.map((id) => [id, 'waiting' as 'waiting' | 'completed' | 'busy']));
+		let walking = true;
+		let writes = 0;
+		const writer = async (n: number) => {
+			for (let turn = 0; walking; turn++) {
+				const unseen = ids.filter((id) => !seen.includes(id) && state.get(id) !== 'busy');
+				const id = unseen[(turn * 7 + n * 13) % Math.max(unseen.length, 1)];
+				if (!id) break;
+				const before = state.get(id)!;
+				state.set(id, 'busy');
+				if (before === 'waiting') await instances.sendEvent(testEnv, id, 'approval', { approved: true, reviewer: `w${n}` });
+				else await instances.restart(testEnv, id);
+				await settle(id);
+				state.set(id, before === 'waiting' ? 'completed' : 'waiting');
+				writes++;
+			}
+		};
+		const walk = async () => {
+			const client = new IndexClient(testEnv, testRegistry);
+			let cursor: string | null = null;
+			try {
+				for (let page = 0; page < 100; page++) {
+					const result = await client.list({ type: 'payment', limit: 10, createdAfter, cursor });
+					seen.push(...result.items.map((e) => e.id).filter((id) => id.startsWith(`${prefix}-`)));
+					cursor = result.nextCursor;
+					if (!cursor) return;
+					await new Promise((resolve) => setTimeout(resolve, 40)); // let the writers overtake the walk
+				}
+			} finally {
+				walking = false;
+			}
+		};
+		await Promise.all([walk(), writer(0), writer(1), writer(2)]);
+		expect(writes).toBeGreaterThan(10);
+		expect([...seen].sort()).toEqual(ids);
+	});
+});
+
+describe('cursor key', () => {
+	it('is generated once in the __keys object and stays the same across evictions', async () => {
+		const keys = stub(CURSOR_KEY_OBJECT);
+		const first = await keys.cursorSecret();
+		expect(first).toMatchObject({ ok: true, value: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+		await evictDurableObject(keys);
+		expect(await keys.cursorSecret()).toEqual(first);
+	});
+
+	it('is kept only by __keys: other objects refuse to hand one out, and __keys refuses workflow and index calls', async () => {
+		const wrongRole = { ok: false, error: { code: ErrorCode.WrongRole } };
+		expect(await stub(shardName('payment', 0)).cursorSecret()).toMatchObject(wrongRole);
+		expect(await stub(CURSOR_KEY_OBJECT).describe()).toMatchObject(wrongRole);
+		expect(await stub(CURSOR_KEY_OBJECT).indexCounts()).toMatchObject(wrongRole);
 	});
 });

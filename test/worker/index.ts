@@ -5,7 +5,7 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
-import { ChaosWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, ParallelWorkflow, SlowRetryWorkflow, ThrowsWorkflow } from './workflows';
+import { ChaosWorkflow, DoorbellWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, ParallelWorkflow, SlowRetryWorkflow, ThrowsWorkflow } from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
 export const testRegistry = defineRegistry({
@@ -18,6 +18,7 @@ export const testRegistry = defineRegistry({
 	'slow-retry': { workflow: SlowRetryWorkflow },
 	parallel: { workflow: ParallelWorkflow },
 	throws: { workflow: ThrowsWorkflow },
+	doorbell: { workflow: DoorbellWorkflow },
 });
 
 /** The real runner, except that its shards can be told to refuse writes. */

@@ -128,3 +128,14 @@ export class ThrowsWorkflow extends Workflow<{ kind: 'bigint' | 'cyclic' | 'huge
 		throw thrown();
 	}
 }
+
+/** Waits for a knock (optional fields: `{}` is a valid payload), then a ring that declares no payload. */
+export class DoorbellWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'doorbell';
+	static override events = { knock: z.object({ by: z.string().optional() }), ring: z.undefined() };
+	async run(step: Step<typeof DoorbellWorkflow.events>) {
+		const knock = await step.waitForEvent('knock');
+		await step.waitForEvent('ring');
+		return knock.by ?? 'someone';
+	}
+}

@@ -1,9 +1,0 @@
-CREATE TABLE `index_backlog` (
-	`id` text PRIMARY KEY NOT NULL,
-	`since` integer NOT NULL
-);
---> statement-breakpoint
-CREATE INDEX `index_backlog_since` ON `index_backlog` (`since`,`id`);--> statement-breakpoint
-ALTER TABLE `instance` ADD `error_stack` text;--> statement-breakpoint
-ALTER TABLE `outbox` ADD `backlogged_since` integer;--> statement-breakpoint
-ALTER TABLE `steps` ADD `error_stack` text;
