@@ -9,6 +9,7 @@ export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type {
 	EventMap,
 	Step,
+	StepAttempt,
 	StepDoOptions,
 	StepSummary,
 	WaitForEventOptions,

@@ -31,11 +31,16 @@ export function parseDuration(value: Duration): number {
 	if (ms === undefined) {
 		throw new ValidationError(
 			ErrorCode.InvalidDuration,
-			`invalid duration ${JSON.stringify(value)}: use milliseconds (a number >= 0) or a string like "500ms", "2s", "1 second", "24 hours", "7d", "7 days"`,
+			`invalid duration ${show(value)}: use milliseconds (a number >= 0) or a string like "500ms", "2s", "1 second", "24 hours", "7d", "7 days"`,
 		);
 	}
 	if (ms > MAX_DURATION_MS) {
-		throw new ValidationError(ErrorCode.InvalidDuration, `duration ${JSON.stringify(value)} is longer than the maximum of 365 days`);
+		throw new ValidationError(ErrorCode.InvalidDuration, `duration ${show(value)} is longer than the maximum of 365 days`);
 	}
 	return Math.round(ms);
+}
+
+/** A duration as the caller wrote it (JSON would print Infinity and NaN as null). */
+function show(value: unknown): string {
+	return typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
 }

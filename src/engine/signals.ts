@@ -1,3 +1,5 @@
+import { isInstance } from './thrown-value';
+
 /**
  * Internal control flow of the replay loop. These never escape the engine:
  * the runner catches them, and a workflow that catches one by mistake is
@@ -16,5 +18,6 @@ export class AbortSignal_ {
 }
 
 export function isSignal(value: unknown): value is SuspendSignal | AbortSignal_ {
-	return value instanceof SuspendSignal || value instanceof AbortSignal_;
+	// Whatever user code throws passes through here; `isInstance` survives hostile Proxies.
+	return isInstance(value, SuspendSignal) || isInstance(value, AbortSignal_);
 }

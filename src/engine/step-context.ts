@@ -16,8 +16,8 @@ import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs } from './retry-
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { stepKey } from './step-key';
 import type { InstanceStore, StepRow } from './store';
-import { describeThrown } from './thrown-value';
-import type { Step, StepDoOptions, StepKind, WaitForEventOptions } from './types';
+import { describeThrown, isInstance } from './thrown-value';
+import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions } from './types';
 
 /** What a pass of the replay loop lends its step context. */
 export interface PassHooks {
@@ -73,7 +73,7 @@ export class StepContext implements Step<any> {
 		this.nextSeq = max + 1;
 	}
 
-	do<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T> {
+	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
 		const call = this.doStep(name, fn, options);
 		// Parallel steps (Promise.all/allSettled/race) can leave an attempt running after run()
 		// has settled; the pass waits for it, so no later pass starts the same step again.
@@ -95,7 +95,7 @@ export class StepContext implements Step<any> {
 		while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
 	}
 
-	private async doStep<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T> {
+	private async doStep<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
 		const key = this.enter('do', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result) as T;
@@ -128,7 +128,7 @@ export class StepContext implements Step<any> {
 
 		let json: string | null;
 		try {
-			const value = await runWithTimeout(fn, timeoutMs, name);
+			const value = await runAttempt(fn, attempt, timeoutMs, name);
 			json = toStoredJson(value, `result of step "${name}"`);
 		} catch (error) {
 			if (isSignal(error)) throw error;
@@ -273,8 +273,8 @@ export class StepContext implements Step<any> {
 		const errorStack = stack ?? null;
 		const now = this.hooks.now();
 		const permanent =
-			error instanceof NonRetryableError ||
-			(error instanceof ShardflowError && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
+			isInstance(error, NonRetryableError) ||
+			(isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
 		const described = { name: errorName, message, ...(stack ? { stack } : {}) };
 		if (permanent || attempt > policy.limit) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
@@ -323,14 +323,25 @@ export class StepContext implements Step<any> {
 	}
 }
 
-async function runWithTimeout<T>(fn: () => Promise<T> | T, timeoutMs: number | undefined, name: string): Promise<T> {
-	if (timeoutMs === undefined) return await fn();
+/**
+ * Runs one attempt. With a timeout, a late attempt is abandoned: JavaScript
+ * cannot stop a running function, so `fn` gets an AbortSignal that aborts at
+ * the deadline and should stop on it; whatever it returns later is dropped.
+ */
+async function runAttempt<T>(fn: (attempt: StepAttempt) => Promise<T> | T, attempt: number, timeoutMs: number | undefined, name: string): Promise<T> {
+	const controller = new AbortController();
+	const context: StepAttempt = { attempt, signal: controller.signal };
+	if (timeoutMs === undefined) return await fn(context);
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const timeout = new Promise<never>((_, reject) => {
-		timer = setTimeout(() => reject(new StepTimeoutError(name, timeoutMs)), timeoutMs);
+		timer = setTimeout(() => {
+			const error = new StepTimeoutError(name, timeoutMs);
+			controller.abort(error);
+			reject(error);
+		}, timeoutMs);
 	});
 	try {
-		return await Promise.race([Promise.resolve().then(fn), timeout]);
+		return await Promise.race([Promise.resolve().then(() => fn(context)), timeout]);
 	} finally {
 		if (timer !== undefined) clearTimeout(timer);
 	}

@@ -18,9 +18,22 @@ export interface ThrownDescription {
 	stack?: string;
 }
 
+/**
+ * `value instanceof type`, false where the check itself throws: a thrown
+ * Proxy whose `getPrototypeOf` trap throws, or a revoked Proxy, makes a plain
+ * `instanceof` throw inside the engine's own failure handling.
+ */
+export function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => T): value is T {
+	try {
+		return value instanceof type;
+	} catch {
+		return false;
+	}
+}
+
 export function describeThrown(thrown: unknown): ThrownDescription {
 	try {
-		if (thrown instanceof Error) {
+		if (isInstance(thrown, Error)) {
 			const name = safeString(() => thrown.name) || 'Error';
 			const message = safeString(() => thrown.message);
 			const stack = safeString(() => thrown.stack);

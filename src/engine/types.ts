@@ -20,6 +20,14 @@ export type EventInput<D> = D extends StandardSchemaV1 ? StandardSchemaV1.InferI
 /** Event names of a map; `never` when the workflow declares none. */
 export type EventName<E> = keyof E & string;
 
+/** What `step.do` hands its function: which attempt this is, and a signal that aborts when the attempt times out. */
+export interface StepAttempt {
+	/** 1 for the first attempt, 2 for the first retry, … */
+	attempt: number;
+	/** Aborts at the step's `timeout`: the attempt is abandoned, so pass it to `fetch` or stop on it. */
+	signal: AbortSignal;
+}
+
 /** Options of one `step.do`. */
 export interface StepDoOptions {
 	/** Overrides the workflow's `static defaults.retries`. */
@@ -47,7 +55,7 @@ export interface Step<E extends object = {}> {
 	 * Runs `fn` at least once until it succeeds, and stores its result.
 	 * @example const user = await step.do('fetch-user', () => api.getUser(id));
 	 */
-	do<T>(name: string, fn: () => Promise<T> | T, options?: StepDoOptions): Promise<T>;
+	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T>;
 	/** Durable sleep: the instance hibernates and the alarm wakes it. */
 	sleep(name: string, duration: Duration): Promise<void>;
 	/** Durable sleep until an absolute time (stored as given, so replays after it pass do not fail). */

@@ -24,6 +24,13 @@ describe('parseDuration', () => {
 	it.for(['', 'soon', '5 fortnights', '-1s', -5, Number.NaN, '400 days'])('refuses %j with INVALID_DURATION', (input) => {
 		expect(() => parseDuration(input as string)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidDuration }));
 	});
+
+	it.for([
+		[Number.POSITIVE_INFINITY, 'Infinity'],
+		[Number.NaN, 'NaN'],
+	] as const)('names %s as written in its error, not as null', ([input, shown]) => {
+		expect(() => parseDuration(input)).toThrow(`invalid duration ${shown}:`);
+	});
 });
 
 describe('retry policy', () => {

@@ -162,3 +162,88 @@ describe('sleepUntil', () => {
 		expect(host.alarmAt).toBe(START + 364 * 86_400_000);
 	});
 });
+
+let revokedAttempts = 0;
+/** Throws a revoked Proxy: even `instanceof` on it throws. */
+class ThrowsRevokedProxy extends Workflow<{ inStep: boolean }, string> {
+	static override readonly type = 'throws-revoked-proxy';
+	async run(step: Step, { inStep }: { inStep: boolean }): Promise<string> {
+		const revoked = () => {
+			const { proxy, revoke } = Proxy.revocable({}, {});
+			revoke();
+			return proxy;
+		};
+		if (!inStep) throw revoked();
+		let caught = 'nothing';
+		try {
+			await step.do('bad', () => {
+				revokedAttempts++;
+				throw revoked();
+			}, { retries: { limit: 2, delay: 10, backoff: 'constant' } });
+		} catch (error) {
+			caught = (error as Error).name;
+		}
+		await step.sleep('nap', 1000);
+		return caught;
+	}
+}
+
+let timeoutStarts = 0;
+let abortedAttempts: number[] = [];
+/** A step slower than its timeout that stops on the attempt's abort signal. */
+class SlowerThanTimeout extends Workflow<{}, string> {
+	static override readonly type = 'slower-than-timeout';
+	async run(step: Step): Promise<string> {
+		try {
+			return await step.do('slow', ({ attempt, signal }) => {
+				timeoutStarts++;
+				return new Promise<string>((resolve, reject) => {
+					const timer = setTimeout(() => resolve(`late#${attempt}`), 60_000);
+					signal.addEventListener('abort', () => {
+						clearTimeout(timer);
+						abortedAttempts.push(attempt);
+						reject(signal.reason);
+					});
+				});
+			}, { timeout: 20, retries: { limit: 1, delay: 10, backoff: 'constant' } });
+		} catch (error) {
+			return (error as Error).name;
+		}
+	}
+}
+
+const hostileRegistry = registryOf(ThrowsRevokedProxy, SlowerThanTimeout);
+
+describe('hostile thrown values and abandoned attempts', () => {
+	it('retries a step that throws a revoked Proxy per its policy, then run() sees StepFailedError', async () => {
+		revokedAttempts = 0;
+		const { host, engine } = await startInstance(hostileRegistry, 'throws-revoked-proxy', { inStep: true });
+		for (let i = 0; i < 5 && engine.status().status !== 'completed'; i++) await host.fireAlarm(engine);
+		const status = engine.status();
+		expect(status).toMatchObject({ status: 'completed', output: 'StepFailedError' });
+		expect(status.steps[0]).toMatchObject({ name: 'bad', status: 'failed', attempts: 3 });
+		expect(revokedAttempts).toBe(3);
+	});
+
+	it('ends the workflow errored when run() throws a revoked Proxy', async () => {
+		const { host, engine } = await startInstance(hostileRegistry, 'throws-revoked-proxy', { inStep: false });
+		expect(engine.status().status).toBe('errored');
+		expect(host.alarmAt).toBeUndefined();
+	});
+
+	it('aborts the signal of an attempt that times out, so it can stop before the retry starts', async () => {
+		timeoutStarts = 0;
+		abortedAttempts = [];
+		const { host, engine } = await startInstance(hostileRegistry, 'slower-than-timeout', {}, false);
+		await new Promise((r) => setTimeout(r, 60));
+		await host.idle();
+		for (let i = 0; i < 5 && engine.status().status !== 'completed'; i++) {
+			await host.fireAlarm(engine);
+			await new Promise((r) => setTimeout(r, 60));
+			await host.idle();
+		}
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'StepFailedError' });
+		expect(abortedAttempts).toEqual([1, 2]);
+		expect(timeoutStarts).toBe(2);
+	});
+});
