@@ -9,6 +9,9 @@ const STATUS_BY_CODE: Partial<Record<string, ContentfulStatusCode>> = {
 	[ErrorCode.InvalidState]: 409,
 	[ErrorCode.TypeMismatch]: 409,
 	[ErrorCode.TooLarge]: 413,
+	[ErrorCode.PayloadMismatch]: 409,
+	[ErrorCode.EventBufferFull]: 429,
+	[ErrorCode.IdempotencyKeyReused]: 422,
 	[ErrorCode.Internal]: 500,
 };
 

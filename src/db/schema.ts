@@ -1,7 +1,7 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Both roles of WorkflowRunner share one schema (one migration set); an
-// instance uses the first five tables, an index shard only `index_entries`.
+// instance uses every table but the last, an index shard only `index_entries`.
 
 /** The single row of a workflow instance. */
 export const instance = sqliteTable('instance', {
@@ -16,6 +16,7 @@ export const instance = sqliteTable('instance', {
 	updatedAt: integer('updated_at').notNull(),
 	version: integer('version').notNull(),
 	generation: integer('generation').notNull().default(0),
+	droppedEvents: integer('dropped_events').notNull().default(0),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */
@@ -52,8 +53,23 @@ export const events = sqliteTable(
 		name: text('name').notNull(),
 		payload: text('payload'),
 		receivedAt: integer('received_at').notNull(),
+		/** UTF-8 bytes of `payload`, so the buffer's size is a sum, not a read of every payload. */
+		bytes: integer('bytes').notNull().default(0),
 	},
 	(t) => [index('events_name_seq').on(t.name, t.seq)],
+);
+
+/** Idempotency keys of event sends, the most recent ones only (see MAX_EVENT_KEYS). */
+export const eventKeys = sqliteTable(
+	'event_keys',
+	{
+		seq: integer('seq').primaryKey({ autoIncrement: true }),
+		key: text('key').notNull(),
+		name: text('name').notNull(),
+		digest: text('digest').notNull(),
+		at: integer('at').notNull(),
+	},
+	(t) => [uniqueIndex('event_keys_key').on(t.key)],
 );
 
 /** The pending index update of this instance (at most one row: only the newest matters). */

@@ -15,6 +15,8 @@ export interface InstanceRow {
 	version: number;
 	/** Grows on every restart; a pass of an older generation stops at its next step. */
 	generation: number;
+	/** Buffered events nobody consumed, dropped when the instance finished (summed over its life). */
+	droppedEvents: number;
 }
 
 export interface StepRow {
@@ -41,6 +43,20 @@ export interface EventRow {
 	receivedAt: number;
 }
 
+/** A step row without its result, for status pages (results are read one by one, within a byte budget). */
+export type StepMeta = Omit<StepRow, 'result'>;
+
+/** Which steps `readStepMeta` returns, always in first-reached order. */
+export type StepRange = { afterSeq: number; limit: number } | { last: number };
+
+/** What an idempotency key of an event send was first used for. */
+export interface EventKeyRow {
+	key: string;
+	name: string;
+	/** SHA-256 of the event name and its canonical JSON payload. */
+	digest: string;
+}
+
 export interface OutboxRow {
 	entry: IndexEntry;
 	attempts: number;
@@ -63,6 +79,11 @@ export interface InstanceStore {
 	readSteps(): StepRow[];
 	writeStep(row: StepRow): void;
 	deleteSteps(): void;
+	/** Step rows without results, for the status window and step pages. */
+	readStepMeta(range: StepRange): StepMeta[];
+	readStepResult(key: string): string | null;
+	/** Number of steps per status. */
+	countSteps(): Partial<Record<StepStatus, number>>;
 
 	setWakeup(key: string, at: number): void;
 	deleteWakeup(key: string): void;
@@ -74,6 +95,12 @@ export interface InstanceStore {
 	oldestEvent(name: string): EventRow | undefined;
 	deleteEvent(seq: number): void;
 	deleteAllEvents(): void;
+	/** How many events are buffered, and their payloads' UTF-8 bytes. */
+	eventBuffer(): { count: number; bytes: number };
+
+	readEventKey(key: string): EventKeyRow | undefined;
+	/** Remembers a key, keeping only the `keep` most recently remembered ones. */
+	writeEventKey(row: EventKeyRow, at: number, keep: number): void;
 
 	/** Replaces the pending index update (only the newest matters). */
 	writeOutbox(row: OutboxRow): void;

@@ -92,7 +92,16 @@ export interface StepSummary {
 	finishedAt: number | null;
 	wakeAt: number | null;
 	result?: unknown;
+	/** The step has a result, left out to keep the status within its byte budget: page it with `steps()`. */
+	resultOmitted?: true;
 	error?: { name: string; message: string };
+}
+
+/** One page of an instance's step history, oldest first. */
+export interface StepPage {
+	items: StepSummary[];
+	/** Pass it back for the next page; null after the last. */
+	nextCursor: string | null;
 }
 
 /** Everything `status()` tells about one instance. */
@@ -106,5 +115,14 @@ export interface WorkflowStatusInfo {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	/** Steps per status, and `total`. */
+	stepCounts: { total: number } & Partial<Record<StepStatus, number>>;
+	/** Steps before the window in `steps` (page them with `steps()` / `GET /workflows/:id/steps`). */
+	stepsBefore: number;
+	/** The most recent steps (at most 100), oldest first. */
 	steps: StepSummary[];
+	/** Events buffered for a wait not reached yet. */
+	bufferedEvents: number;
+	/** Buffered events nobody consumed, dropped when the instance finished. */
+	droppedEvents: number;
 }

@@ -1,10 +1,13 @@
-import { and, asc, eq, lte, min, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, lte, min, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
-import type { EventRow, InstanceRow, InstanceStore, OutboxRow, StepRow } from '../engine/store';
+import { utf8Bytes } from '../engine/json';
+import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
+import type { StepStatus } from '../engine/types';
 
-const { instance, steps, wakeups, events, outbox } = schema;
+const { instance, steps, wakeups, events, outbox, eventKeys } = schema;
+const { result: _result, ...stepMetaColumns } = getTableColumns(steps);
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 
@@ -68,6 +71,21 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.db.delete(steps).run();
 	}
 
+	readStepMeta(range: StepRange): StepMeta[] {
+		const select = this.db.select(stepMetaColumns).from(steps);
+		if ('last' in range) return (select.orderBy(desc(steps.seq)).limit(range.last).all() as StepMeta[]).reverse();
+		return select.where(gt(steps.seq, range.afterSeq)).orderBy(asc(steps.seq)).limit(range.limit).all() as StepMeta[];
+	}
+
+	readStepResult(key: string): string | null {
+		return this.db.select({ result: steps.result }).from(steps).where(eq(steps.key, key)).get()?.result ?? null;
+	}
+
+	countSteps(): Partial<Record<StepStatus, number>> {
+		const rows = this.db.select({ status: steps.status, n: count() }).from(steps).groupBy(steps.status).all();
+		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+	}
+
 	setWakeup(key: string, at: number): void {
 		this.db.insert(wakeups).values({ key, at }).onConflictDoUpdate({ target: wakeups.key, set: { at } }).run();
 	}
@@ -89,11 +107,17 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	appendEvent(name: string, payload: string | null, receivedAt: number): void {
-		this.db.insert(events).values({ name, payload, receivedAt }).run();
+		this.db.insert(events).values({ name, payload, receivedAt, bytes: utf8Bytes(payload) }).run();
 	}
 
 	oldestEvent(name: string): EventRow | undefined {
-		return this.db.select().from(events).where(eq(events.name, name)).orderBy(asc(events.seq)).limit(1).get();
+		return this.db
+			.select({ seq: events.seq, name: events.name, payload: events.payload, receivedAt: events.receivedAt })
+			.from(events)
+			.where(eq(events.name, name))
+			.orderBy(asc(events.seq))
+			.limit(1)
+			.get();
 	}
 
 	deleteEvent(seq: number): void {
@@ -102,6 +126,20 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	deleteAllEvents(): void {
 		this.db.delete(events).run();
+	}
+
+	eventBuffer(): { count: number; bytes: number } {
+		const row = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(${events.bytes}), 0)` }).from(events).get();
+		return { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+	}
+
+	readEventKey(key: string): EventKeyRow | undefined {
+		return this.db.select({ key: eventKeys.key, name: eventKeys.name, digest: eventKeys.digest }).from(eventKeys).where(eq(eventKeys.key, key)).get();
+	}
+
+	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
+		this.db.insert(eventKeys).values({ ...row, at }).onConflictDoNothing().run();
+		this.db.run(sql`DELETE FROM ${eventKeys} WHERE ${eventKeys.seq} <= (SELECT max(${eventKeys.seq}) FROM ${eventKeys}) - ${keep}`);
 	}
 
 	writeOutbox(row: OutboxRow): void {
