@@ -3,7 +3,7 @@ import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { CreateResult } from '../engine/instance-engine';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
-import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 
 /**
  * Every RPC method of `WorkflowRunner` answers with this envelope instead of
@@ -15,7 +15,8 @@ export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: ErrorBod
 export interface InstanceRpc {
 	create(request: { id: string; type: string; payload: unknown }): Promise<RpcResult<CreateResult>>;
 	describe(): Promise<RpcResult<WorkflowStatusInfo>>;
-	sendEvent(request: { event: string; payload: unknown }): Promise<RpcResult<null>>;
+	steps(request: { cursor?: string | null; limit?: number }): Promise<RpcResult<StepPage>>;
+	sendEvent(request: { event: string; payload: unknown; idempotencyKey?: string }): Promise<RpcResult<null>>;
 	pause(): Promise<RpcResult<WorkflowStatus>>;
 	resume(): Promise<RpcResult<WorkflowStatus>>;
 	terminate(): Promise<RpcResult<WorkflowStatus>>;

@@ -5,7 +5,16 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
-import { ChaosWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, SlowRetryWorkflow } from './workflows';
+import {
+	BigResultsWorkflow,
+	ChaosWorkflow,
+	DateStepWorkflow,
+	HangOnceWorkflow,
+	InboxWorkflow,
+	MailboxWorkflow,
+	ManyStepsWorkflow,
+	SlowRetryWorkflow,
+} from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
 export const testRegistry = defineRegistry({
@@ -16,6 +25,9 @@ export const testRegistry = defineRegistry({
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
 	inbox: { workflow: InboxWorkflow },
 	'slow-retry': { workflow: SlowRetryWorkflow },
+	'big-results': { workflow: BigResultsWorkflow },
+	'date-step': { workflow: DateStepWorkflow },
+	mailbox: { workflow: MailboxWorkflow },
 });
 
 /** The real runner, except that its shards can be told to refuse writes. */
