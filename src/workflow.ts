@@ -2,7 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { instances, type ShardflowEnv } from './client/instance-client';
 import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
-import type { EventInput, EventMap, EventName, Step, StepPage, WorkflowContext, WorkflowDefaults, WorkflowStatus, WorkflowStatusInfo } from './engine/types';
+import type { EventInput, EventMap, EventName, Serializable, Step, StepPage, WorkflowContext, WorkflowDefaults, WorkflowStatus, WorkflowStatusInfo } from './engine/types';
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
@@ -60,7 +60,8 @@ export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknow
 		return this.ctx.env;
 	}
 
-	abstract run(step: Step<any>, payload: Payload): Promise<Output>;
+	/** The workflow itself. Its output must be JSON-compatible (see `Serializable`), as every stored value. */
+	abstract run(step: Step<any>, payload: Payload): Promise<Serializable<Output>>;
 
 	/**
 	 * Starts an instance. An existing id with the same payload returns that instance
@@ -70,7 +71,7 @@ export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknow
 	static create<W extends AnyWorkflowClass>(
 		this: W,
 		env: ShardflowEnv,
-		options: { id?: string; payload: PayloadInputOf<W> },
+		options: { id?: string; payload: Serializable<PayloadInputOf<W>> },
 	): Promise<CreateResult> {
 		return instances.create(env, this.type, options);
 	}
@@ -92,7 +93,7 @@ export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknow
 	static sendEvent<W extends AnyWorkflowClass, K extends EventName<EventsOf<W>>>(
 		this: W,
 		env: ShardflowEnv,
-		options: { id: string; event: K; payload: EventInput<EventsOf<W>[K]> } & SendEventOptions,
+		options: { id: string; event: K; payload: Serializable<EventInput<EventsOf<W>[K]>> } & SendEventOptions,
 	): Promise<void> {
 		const { idempotencyKey } = options;
 		return instances.sendEvent(env, options.id, options.event, options.payload, idempotencyKey === undefined ? {} : { idempotencyKey });
