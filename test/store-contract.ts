@@ -66,9 +66,12 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readStepMeta({ afterSeq: 2, limit: 2 }).map((s) => s.key)).toEqual(['do:s3', 'do:s4']);
 			expect(store.readStepMeta({ last: 2 }).map((s) => s.key)).toEqual(['do:s4', 'do:s5']);
 			expect(store.readStepMeta({ last: 1 })[0]).not.toHaveProperty('result');
+			store.writeStep(step('do:s6', 6, { result: '"é"' }));
+			store.writeStep(step('do:s7', 7, { result: null, status: 'failed' }));
+			expect(store.readStepMeta({ last: 2 }).map((s) => s.resultBytes)).toEqual([4, 0]);
 			expect(store.readStepResult('do:s2')).toBe('"r2"');
 			expect(store.readStepResult('do:none')).toBeNull();
-			expect(store.countSteps()).toEqual({ completed: 4, running: 1 });
+			expect(store.countSteps()).toEqual({ completed: 5, running: 1, failed: 1 });
 		}));
 
 	it(`${name}: sums the buffered events and their UTF-8 bytes`, () =>

@@ -45,7 +45,7 @@ export class MemoryInstanceStore implements InstanceStore {
 		this.steps.clear();
 	}
 	readStepMeta(range: StepRange): StepMeta[] {
-		const all = this.readSteps().map(({ result: _, ...meta }) => meta);
+		const all = this.readSteps().map(({ result, ...meta }) => ({ ...meta, resultBytes: utf8Bytes(result) }));
 		return 'last' in range ? all.slice(Math.max(0, all.length - range.last)) : all.filter((s) => s.seq > range.afterSeq).slice(0, range.limit);
 	}
 	readStepResult(key: string) {

@@ -1,6 +1,6 @@
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './base64url-json';
 import { ErrorCode, ValidationError } from './errors';
-import { fromStoredJson, utf8Bytes } from './json';
+import { fromStoredJson } from './json';
 import { MAX_SHOWN_ERROR_CHARS, STATUS_STEP_WINDOW, STEP_PAGE_DEFAULT, STEP_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
 import type { InstanceRow, InstanceStore, StepMeta } from './store';
 import type { StepPage, StepSummary, WorkflowStatusInfo } from './types';
@@ -22,10 +22,12 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		const meta = window[i]!;
 		let result: string | null | undefined = null;
 		if (hasResult(meta)) {
-			result = store.readStepResult(meta.key);
-			const bytes = utf8Bytes(result);
-			if (bytes <= budget) budget -= bytes;
-			else result = undefined;
+			if (meta.resultBytes <= budget) {
+				budget -= meta.resultBytes;
+				result = store.readStepResult(meta.key);
+			} else {
+				result = undefined;
+			}
 		}
 		steps.push(summarizeStep(meta, result));
 	}
@@ -64,11 +66,10 @@ export function stepPage(store: InstanceStore, options: { cursor?: string | null
 	const items: StepSummary[] = [];
 	let last: StepMeta | undefined;
 	for (const meta of metas.slice(0, limit)) {
-		const result = hasResult(meta) ? store.readStepResult(meta.key) : null;
-		const bytes = utf8Bytes(result);
+		const bytes = hasResult(meta) ? meta.resultBytes : 0;
 		if (items.length > 0 && bytes > budget) break;
 		budget -= bytes;
-		items.push(summarizeStep(meta, result));
+		items.push(summarizeStep(meta, hasResult(meta) ? store.readStepResult(meta.key) : null));
 		last = meta;
 	}
 	const more = last !== undefined && items.length < metas.length;

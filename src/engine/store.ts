@@ -43,8 +43,11 @@ export interface EventRow {
 	receivedAt: number;
 }
 
-/** A step row without its result, for status pages (results are read one by one, within a byte budget). */
-export type StepMeta = Omit<StepRow, 'result'>;
+/**
+ * A step row without its result but with the result's UTF-8 size, for status
+ * pages: results are read one by one, and only those that fit the byte budget.
+ */
+export type StepMeta = Omit<StepRow, 'result'> & { resultBytes: number };
 
 /** Which steps `readStepMeta` returns, always in first-reached order. */
 export type StepRange = { afterSeq: number; limit: number } | { last: number };

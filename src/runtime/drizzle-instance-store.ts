@@ -7,7 +7,9 @@ import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, Step
 import type { StepStatus } from '../engine/types';
 
 const { instance, steps, wakeups, events, outbox, eventKeys } = schema;
-const { result: _result, ...stepMetaColumns } = getTableColumns(steps);
+const { result: _result, ...stepColumns } = getTableColumns(steps);
+// octet_length reads the size from the record header, not the (up to 1 MiB) value.
+const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 
