@@ -40,43 +40,61 @@ export function toStoredJson(value: unknown, what: string): string | null {
  * `MAX_JSON_DEPTH` levels, as for payloads.
  */
 export function assertJsonCompatible(value: unknown, what: string): void {
-	const ancestors = new Set<object>();
-	const refuse = (path: string, why: string): never => {
-		throw new ValidationError(ErrorCode.NotSerializable, `${what} is not JSON-compatible: ${path} is ${why}; return plain objects, arrays, strings, finite numbers, booleans or null`);
+	// Both stacks only serve the message: a path string per node would triple the cost, and a
+	// cycle is found by the depth limit it always runs into.
+	const trail: (string | number)[] = [];
+	const ancestors: object[] = [];
+	const refuse = (why: string): never => {
+		const path = trail
+			.map((part) => (typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`))
+			.join('');
+		throw new ValidationError(
+			ErrorCode.NotSerializable,
+			`${what} is not JSON-compatible: $${path} is ${why}; return plain objects, arrays, strings, finite numbers, booleans or null`,
+		);
 	};
-	const visit = (current: unknown, path: string, depth: number): void => {
+	const visit = (current: unknown, depth: number): void => {
 		switch (typeof current) {
 			case 'string':
 			case 'boolean':
 				return;
 			case 'number':
-				if (!Number.isFinite(current)) refuse(path, `${current} (JSON stores it as null)`);
+				if (!Number.isFinite(current)) refuse(`${current} (JSON stores it as null)`);
 				return;
 			case 'object':
 				break;
 			case 'undefined':
-				return refuse(path, 'undefined (JSON stores it as null)');
+				return refuse('undefined (JSON stores it as null)');
 			default:
-				return refuse(path, `a ${typeof current}`);
+				return refuse(`a ${typeof current}`);
 		}
 		if (current === null) return;
-		if (depth > MAX_JSON_DEPTH) refuse(path, `nested deeper than ${MAX_JSON_DEPTH} levels`);
-		if (ancestors.has(current)) refuse(path, 'a reference to one of its own ancestors (a cycle)');
-		ancestors.add(current);
+		if (depth > MAX_JSON_DEPTH) {
+			if (new Set(ancestors).size < ancestors.length || ancestors.includes(current)) refuse('part of a cycle (an object that contains itself)');
+			refuse(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+		}
+		ancestors.push(current);
 		if (Array.isArray(current)) {
-			if (Object.getPrototypeOf(current) !== Array.prototype) refuse(path, `an instance of ${current.constructor?.name ?? 'an Array subclass'}`);
-			for (let i = 0; i < current.length; i++) visit(current[i], `${path}[${i}]`, depth + 1);
+			if (Object.getPrototypeOf(current) !== Array.prototype) refuse(`an instance of ${current.constructor?.name ?? 'an Array subclass'}`);
+			for (let i = 0; i < current.length; i++) {
+				trail.push(i);
+				visit(current[i], depth + 1);
+				trail.pop();
+			}
 		} else {
 			const proto = Object.getPrototypeOf(current);
-			if (proto !== Object.prototype && proto !== null) refuse(path, `a ${(current as object).constructor?.name || 'class instance'} (not a plain object)`);
-			for (const key of Object.keys(current)) {
+			if (proto !== Object.prototype && proto !== null) refuse(`a ${(current as object).constructor?.name || 'class instance'} (not a plain object)`);
+			for (const key in current) {
 				const child = (current as Record<string, unknown>)[key];
-				if (child !== undefined) visit(child, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, depth + 1);
+				if (child === undefined) continue;
+				trail.push(key);
+				visit(child, depth + 1);
+				trail.pop();
 			}
 		}
-		ancestors.delete(current);
+		ancestors.pop();
 	};
-	visit(value, '$', 1);
+	visit(value, 1);
 }
 
 /** JSON with object keys sorted, so equal values compare equal as text whatever their key order. */
