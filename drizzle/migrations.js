@@ -1,6 +1,6 @@
 import journal from './meta/_journal.json';
 import m0000 from './0000_init.sql';
-import m0001 from './0001_event_buffer_and_keys.sql';
+import m0001 from './0001_event_keys_and_dropped_events.sql';
 
   export default {
     journal,

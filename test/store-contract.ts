@@ -9,7 +9,7 @@ import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
 export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
 	const row: InstanceRow = {
 		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null,
-		createdAt: 1, updatedAt: 2, version: 3, generation: 0, droppedEvents: 0,
+		createdAt: 1, updatedAt: 2, version: 3, generation: 0,
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
@@ -80,6 +80,19 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			store.appendEvent('x', '"é"', 1);
 			store.appendEvent('y', null, 2);
 			expect(store.eventBuffer()).toEqual({ count: 2, bytes: 4 });
+		}));
+
+	it(`${name}: drops every buffered event and keeps counting the dropped ones`, () =>
+		withStore((store) => {
+			expect(store.droppedEvents()).toBe(0);
+			expect(store.dropEvents()).toBe(0);
+			store.appendEvent('x', '1', 1);
+			store.appendEvent('y', '2', 2);
+			expect(store.dropEvents()).toBe(2);
+			store.appendEvent('x', '3', 3);
+			expect(store.dropEvents()).toBe(1);
+			expect(store.droppedEvents()).toBe(3);
+			expect(store.eventBuffer()).toEqual({ count: 0, bytes: 0 });
 		}));
 
 	it(`${name}: remembers the most recent idempotency keys only`, () =>

@@ -114,7 +114,7 @@ export class InstanceEngine {
 		const now = this.host.now();
 		this.transition({
 			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null,
-			createdAt: now, updatedAt: now, version: 0, generation: 0, droppedEvents: 0,
+			createdAt: now, updatedAt: now, version: 0, generation: 0,
 		});
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
@@ -336,7 +336,8 @@ export class InstanceEngine {
 		const now = Math.max(this.host.now(), next.updatedAt);
 		const row: InstanceRow = { ...next, updatedAt: now, version: next.version + 1 };
 		this.host.store.transaction(() => {
-			if (FINISHED_STATUSES.includes(row.status)) row.droppedEvents += this.dropBufferedEvents();
+			// A finished instance never consumes its buffered events: they go, and are counted.
+			if (FINISHED_STATUSES.includes(row.status)) this.host.store.dropEvents();
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version },
@@ -416,12 +417,6 @@ export class InstanceEngine {
 		return row;
 	}
 
-	/** A finished instance will never consume its buffered events: they go, and are counted. */
-	private dropBufferedEvents(): number {
-		const { count } = this.host.store.eventBuffer();
-		if (count > 0) this.host.store.deleteAllEvents();
-		return count;
-	}
 
 	private require(): InstanceRow {
 		if (!this.row) throw new NotFoundError('no such workflow instance');

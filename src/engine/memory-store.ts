@@ -10,6 +10,7 @@ export class MemoryInstanceStore implements InstanceStore {
 	events: EventRow[] = [];
 	outbox: OutboxRow | undefined;
 	eventKeys = new Map<string, EventKeyRow>();
+	dropped = 0;
 	private nextEventSeq = 1;
 
 	transaction<T>(fn: () => T): T {
@@ -20,6 +21,7 @@ export class MemoryInstanceStore implements InstanceStore {
 			events: this.events,
 			outbox: this.outbox,
 			eventKeys: this.eventKeys,
+			dropped: this.dropped,
 		});
 		try {
 			return fn();
@@ -87,6 +89,15 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	eventBuffer() {
 		return { count: this.events.length, bytes: this.events.reduce((sum, e) => sum + utf8Bytes(e.payload), 0) };
+	}
+	dropEvents() {
+		const count = this.events.length;
+		this.events = [];
+		this.dropped += count;
+		return count;
+	}
+	droppedEvents() {
+		return this.dropped;
 	}
 	readEventKey(key: string) {
 		const row = this.eventKeys.get(key);

@@ -46,7 +46,7 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		stepsBefore: total - window.length,
 		steps: steps.reverse(),
 		bufferedEvents: events.count,
-		droppedEvents: row.droppedEvents,
+		droppedEvents: store.droppedEvents(),
 	};
 }
 

@@ -15,8 +15,6 @@ export interface InstanceRow {
 	version: number;
 	/** Grows on every restart; a pass of an older generation stops at its next step. */
 	generation: number;
-	/** Buffered events nobody consumed, dropped when the instance finished (summed over its life). */
-	droppedEvents: number;
 }
 
 export interface StepRow {
@@ -100,6 +98,10 @@ export interface InstanceStore {
 	deleteAllEvents(): void;
 	/** How many events are buffered, and their payloads' UTF-8 bytes. */
 	eventBuffer(): { count: number; bytes: number };
+	/** Deletes every buffered event and adds them to the dropped count; returns how many went. */
+	dropEvents(): number;
+	/** Events dropped by `dropEvents` over the instance's life. */
+	droppedEvents(): number;
 
 	readEventKey(key: string): EventKeyRow | undefined;
 	/** Remembers a key, keeping only the `keep` most recently remembered ones. */

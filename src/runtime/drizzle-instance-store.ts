@@ -2,16 +2,16 @@ import { and, asc, count, desc, eq, getTableColumns, gt, lte, min, sql } from 'd
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
-import { utf8Bytes } from '../engine/json';
 import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
 import type { StepStatus } from '../engine/types';
 
-const { instance, steps, wakeups, events, outbox, eventKeys } = schema;
+const { instance, steps, wakeups, events, outbox, eventKeys, droppedEvents } = schema;
 const { result: _result, ...stepColumns } = getTableColumns(steps);
 // octet_length reads the size from the record header, not the (up to 1 MiB) value.
 const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
+const DROPPED_SLOT = 1;
 
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The statements on
@@ -109,7 +109,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	appendEvent(name: string, payload: string | null, receivedAt: number): void {
-		this.db.insert(events).values({ name, payload, receivedAt, bytes: utf8Bytes(payload) }).run();
+		this.db.insert(events).values({ name, payload, receivedAt }).run();
 	}
 
 	oldestEvent(name: string): EventRow | undefined {
@@ -131,8 +131,25 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	eventBuffer(): { count: number; bytes: number } {
-		const row = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(${events.bytes}), 0)` }).from(events).get();
+		// octet_length reads each size from the record header, not the payloads themselves.
+		const row = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events).get();
 		return { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+	}
+
+	dropEvents(): number {
+		const { count: n } = this.eventBuffer();
+		if (n === 0) return 0;
+		this.db.delete(events).run();
+		this.db
+			.insert(droppedEvents)
+			.values({ slot: DROPPED_SLOT, count: n })
+			.onConflictDoUpdate({ target: droppedEvents.slot, set: { count: sql`${droppedEvents.count} + ${n}` } })
+			.run();
+		return n;
+	}
+
+	droppedEvents(): number {
+		return this.db.select({ count: droppedEvents.count }).from(droppedEvents).where(eq(droppedEvents.slot, DROPPED_SLOT)).get()?.count ?? 0;
 	}
 
 	readEventKey(key: string): EventKeyRow | undefined {
