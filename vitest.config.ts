@@ -15,7 +15,7 @@ export default defineConfig({
 					cloudflareTest({
 						main: './test/worker/index.ts',
 						wrangler: { configPath: './wrangler.jsonc' },
-						miniflare: { bindings: { SHARDFLOW_ENV: 'development' } },
+						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' } },
 					}),
 				],
 				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts'], testTimeout: 60_000 },

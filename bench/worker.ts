@@ -147,6 +147,19 @@ app.post('/cf/event', async (c) => {
 
 // An unrelated read, for responsiveness while a long run holds the isolate.
 app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, c.req.param('id'))));
+// A status shows the latest 100 steps; this pages the whole history for the hard-crash test.
+app.get('/ours/steps-summary/:id', async (c) => {
+	let cursor: string | null = null;
+	let total = 0;
+	let retried = 0;
+	do {
+		const page = await instances.steps(c.env, c.req.param('id'), { cursor, limit: 100 });
+		total += page.items.length;
+		retried += page.items.filter((s) => s.attempts > 1).length;
+		cursor = page.nextCursor;
+	} while (cursor);
+	return c.json({ total, retried });
+});
 app.get('/ours/list/:type', async (c) => c.json(await new IndexClient(c.env, registry).list({ type: c.req.param('type'), limit: 50 })));
 app.get('/cf/status/:id', async (c) => c.json(await (await c.env.CF_WORKFLOW.get(c.req.param('id'))).status()));
 

@@ -6,11 +6,15 @@ export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type Paylo
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
 export type { Duration } from './engine/duration';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
+export type { SendEventOptions } from './engine/event-keys';
 export type {
 	EventMap,
+	Json,
+	Serializable,
 	Step,
 	StepAttempt,
 	StepDoOptions,
+	StepPage,
 	StepSummary,
 	WaitForEventOptions,
 	WorkflowContext,
@@ -22,10 +26,13 @@ export { WORKFLOW_STATUSES } from './engine/types';
 export {
 	DeterminismError,
 	ErrorCode,
+	EventBufferFullError,
 	EventTimeoutError,
+	IdempotencyKeyReusedError,
 	InvalidStateError,
 	NonRetryableError,
 	NotFoundError,
+	PayloadMismatchError,
 	ShardflowError,
 	StepFailedError,
 	StepTimeoutError,

@@ -1,7 +1,8 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { instances, type ShardflowEnv } from './client/instance-client';
+import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
-import type { EventInput, EventMap, EventName, Step, WorkflowContext, WorkflowDefaults, WorkflowStatus, WorkflowStatusInfo } from './engine/types';
+import type { EventInput, EventMap, EventName, Serializable, Step, StepPage, WorkflowContext, WorkflowDefaults, WorkflowStatus, WorkflowStatusInfo } from './engine/types';
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
@@ -59,13 +60,18 @@ export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknow
 		return this.ctx.env;
 	}
 
-	abstract run(step: Step<any>, payload: Payload): Promise<Output>;
+	/** The workflow itself. Its output must be JSON-compatible (see `Serializable`), as every stored value. */
+	abstract run(step: Step<any>, payload: Payload): Promise<Serializable<Output>>;
 
-	/** Starts an instance (or returns the existing one with that id). Without `id`, a UUIDv7 is generated. */
+	/**
+	 * Starts an instance. An existing id with the same payload returns that instance
+	 * (`created: false`); with another payload it throws `PAYLOAD_MISMATCH`.
+	 * Without `id`, a UUIDv7 is generated.
+	 */
 	static create<W extends AnyWorkflowClass>(
 		this: W,
 		env: ShardflowEnv,
-		options: { id?: string; payload: PayloadInputOf<W> },
+		options: { id?: string; payload: Serializable<PayloadInputOf<W>> },
 	): Promise<CreateResult> {
 		return instances.create(env, this.type, options);
 	}
@@ -75,13 +81,22 @@ export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknow
 		return instances.status(env, id) as Promise<TypedStatus<W>>;
 	}
 
-	/** Sends a declared event; its name and payload are checked at compile time. */
+	/** One page of the step history, oldest first, every step with its result (a status shows the latest 100). */
+	static steps(env: ShardflowEnv, id: string, options?: { cursor?: string | null; limit?: number }): Promise<StepPage> {
+		return instances.steps(env, id, options);
+	}
+
+	/**
+	 * Sends a declared event; its name and payload are checked at compile time.
+	 * With `idempotencyKey`, retrying the same send is safe: it is accepted once.
+	 */
 	static sendEvent<W extends AnyWorkflowClass, K extends EventName<EventsOf<W>>>(
 		this: W,
 		env: ShardflowEnv,
-		options: { id: string; event: K; payload: EventInput<EventsOf<W>[K]> },
+		options: { id: string; event: K; payload: Serializable<EventInput<EventsOf<W>[K]>> } & SendEventOptions,
 	): Promise<void> {
-		return instances.sendEvent(env, options.id, options.event, options.payload);
+		const { idempotencyKey } = options;
+		return instances.sendEvent(env, options.id, options.event, options.payload, idempotencyKey === undefined ? {} : { idempotencyKey });
 	}
 
 	static pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {

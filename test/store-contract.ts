@@ -60,6 +60,49 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.oldestEvent('y')).toBeUndefined();
 		}));
 
+	it(`${name}: pages step rows without results, reads one result, counts steps per status`, () =>
+		withStore((store) => {
+			for (let seq = 1; seq <= 5; seq++) store.writeStep(step(`do:s${seq}`, seq, { result: `"r${seq}"`, status: seq === 5 ? 'running' : 'completed' }));
+			expect(store.readStepMeta({ afterSeq: 2, limit: 2 }).map((s) => s.key)).toEqual(['do:s3', 'do:s4']);
+			expect(store.readStepMeta({ last: 2 }).map((s) => s.key)).toEqual(['do:s4', 'do:s5']);
+			expect(store.readStepMeta({ last: 1 })[0]).not.toHaveProperty('result');
+			store.writeStep(step('do:s6', 6, { result: '"é"' }));
+			store.writeStep(step('do:s7', 7, { result: null, status: 'failed' }));
+			expect(store.readStepMeta({ last: 2 }).map((s) => s.resultBytes)).toEqual([4, 0]);
+			expect(store.readStepResult('do:s2')).toBe('"r2"');
+			expect(store.readStepResult('do:none')).toBeNull();
+			expect(store.countSteps()).toEqual({ completed: 5, running: 1, failed: 1 });
+		}));
+
+	it(`${name}: sums the buffered events and their UTF-8 bytes`, () =>
+		withStore((store) => {
+			expect(store.eventBuffer()).toEqual({ count: 0, bytes: 0 });
+			store.appendEvent('x', '"é"', 1);
+			store.appendEvent('y', null, 2);
+			expect(store.eventBuffer()).toEqual({ count: 2, bytes: 4 });
+		}));
+
+	it(`${name}: drops every buffered event and keeps counting the dropped ones`, () =>
+		withStore((store) => {
+			expect(store.droppedEvents()).toBe(0);
+			expect(store.dropEvents()).toBe(0);
+			store.appendEvent('x', '1', 1);
+			store.appendEvent('y', '2', 2);
+			expect(store.dropEvents()).toBe(2);
+			store.appendEvent('x', '3', 3);
+			expect(store.dropEvents()).toBe(1);
+			expect(store.droppedEvents()).toBe(3);
+			expect(store.eventBuffer()).toEqual({ count: 0, bytes: 0 });
+		}));
+
+	it(`${name}: remembers the most recent idempotency keys only`, () =>
+		withStore((store) => {
+			for (let i = 1; i <= 4; i++) store.writeEventKey({ key: `k${i}`, name: 'x', digest: `d${i}` }, i, 3);
+			expect(store.readEventKey('k1')).toBeUndefined();
+			expect(store.readEventKey('k4')).toEqual({ key: 'k4', name: 'x', digest: 'd4' });
+			expect(store.readEventKey('k2')).toMatchObject({ digest: 'd2' });
+		}));
+
 	it(`${name}: keeps one outbox row, acknowledged only at its own version`, () =>
 		withStore((store) => {
 			const entry = { id: 'wf-1', type: 't', status: 'running' as const, createdAt: 1, updatedAt: 2, version: 5 };

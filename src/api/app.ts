@@ -26,6 +26,8 @@ import {
 	ListSchema,
 	RebalanceBody,
 	RebalanceSchema,
+	StepPageSchema,
+	StepsQuery,
 	TypesSchema,
 } from './schemas';
 
@@ -89,7 +91,11 @@ export function createApp(registry: Registry) {
 			path: '/workflows',
 			summary: 'Start a workflow instance (idempotent by id)',
 			request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
-			responses: { 201: json(CreatedSchema, 'Created'), 200: json(CreatedSchema, 'Already existed with this type'), ...errors(400, 401, 409, 413, 415) },
+			responses: {
+				201: json(CreatedSchema, 'Created'),
+				200: json(CreatedSchema, 'Already existed with this type and payload'),
+				...errors(400, 401, 409, 413, 415),
+			},
 		}),
 		async (c) => {
 			const body = c.req.valid('json');
@@ -133,6 +139,21 @@ export function createApp(registry: Registry) {
 		async (c) => c.json(await instances.status(c.env, c.req.valid('param').id), 200),
 	);
 
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/workflows/{id}/steps',
+			summary: 'The step history, oldest first, every step with its result, by pages',
+			request: { params: IdParam, query: StepsQuery },
+			responses: { 200: json(StepPageSchema, 'A page of steps'), ...errors(400, 401, 404) },
+		}),
+		async (c) => {
+			const { cursor, limit } = c.req.valid('query');
+			const page = await instances.steps(c.env, c.req.valid('param').id, { cursor: cursor ?? null, ...(limit !== undefined ? { limit: Number(limit) } : {}) });
+			return c.json(page, 200);
+		},
+	);
+
 	for (const action of ['pause', 'resume', 'terminate', 'restart'] as const) {
 		app.openapi(
 			createRoute({
@@ -154,13 +175,27 @@ export function createApp(registry: Registry) {
 			method: 'post',
 			path: '/workflows/{id}/events/{name}',
 			summary: 'Send an event; the body is its payload (no body only for an event that declares no payload)',
-			request: { params: EventParams, body: { required: false, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } } },
-			responses: { 202: json(z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) }), 'Accepted'), ...errors(400, 401, 404, 409, 413, 415) },
+			request: {
+				params: EventParams,
+				headers: z.object({
+					'idempotency-key': z.string().optional().openapi({
+						description: 'Makes retries safe: a key is accepted once per instance and a retry gets the same 202; the same key with another event or payload is 422.',
+						example: 'approval-7f3c',
+					}),
+				}),
+				body: { required: false, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } },
+			},
+			responses: {
+				202: json(z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) }), 'Accepted (or accepted before, with this Idempotency-Key)'),
+				...errors(400, 401, 404, 409, 413, 415, 422, 429),
+			},
 		}),
 		async (c) => {
 			const { id, name } = c.req.valid('param');
+			const key = c.req.header('idempotency-key');
 			// The validator reads a missing body as {}; the engine must see "no payload" to refuse it.
-			await instances.sendEvent(c.env, id, name, hasBody(c) ? c.req.valid('json') : undefined);
+			const payload = hasBody(c) ? c.req.valid('json') : undefined;
+			await instances.sendEvent(c.env, id, name, payload, key === undefined ? {} : { idempotencyKey: key });
 			return c.json({ id, event: name, accepted: true as const }, 202);
 		},
 	);

@@ -30,6 +30,10 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.StepTimeout]: 500,
 	[ErrorCode.EventTimeout]: 500,
 	[ErrorCode.NonRetryable]: 500,
+	[ErrorCode.PayloadMismatch]: 409,
+	[ErrorCode.EventBufferFull]: 429,
+	[ErrorCode.IdempotencyKeyReused]: 422,
+	[ErrorCode.InvalidIdempotencyKey]: 400,
 	[ErrorCode.Internal]: 500,
 };
 

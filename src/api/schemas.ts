@@ -59,9 +59,17 @@ export const StepSchema = z
 		finishedAt: z.number().int().nullable(),
 		wakeAt: z.number().int().nullable(),
 		result: z.unknown().optional(),
+		resultOmitted: z.literal(true).optional().openapi({ description: 'The result exists but did not fit the status; page it with GET /workflows/{id}/steps.' }),
 		error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).optional(),
 	})
 	.openapi('Step');
+
+export const StepsQuery = z.object({
+	cursor: z.string().max(200).optional().openapi({ description: 'The nextCursor of the previous page.' }),
+	limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number from 1 to 100').optional().openapi({ example: '50' }),
+});
+
+export const StepPageSchema = z.object({ items: z.array(StepSchema), nextCursor: z.string().nullable() }).openapi('StepPage');
 
 export const DetailSchema = z
 	.object({
@@ -74,7 +82,11 @@ export const DetailSchema = z
 		createdAt: z.number().int(),
 		updatedAt: z.number().int(),
 		version: z.number().int(),
-		steps: z.array(StepSchema),
+		stepCounts: z.record(z.string(), z.number().int()).openapi({ description: 'Steps per status, and total.', example: { total: 40, completed: 40 } }),
+		stepsBefore: z.number().int().openapi({ description: 'Steps before the window in steps; page them with GET /workflows/{id}/steps.' }),
+		steps: z.array(StepSchema).openapi({ description: 'The most recent steps (at most 100), oldest first.' }),
+		bufferedEvents: z.number().int().openapi({ description: 'Events buffered for a wait not reached yet.' }),
+		droppedEvents: z.number().int().openapi({ description: 'Buffered events nobody consumed, dropped when the instance finished.' }),
 	})
 	.openapi('WorkflowDetail');
 

@@ -1,7 +1,9 @@
 import type { CreateResult } from '../engine/instance-engine';
 import { assertValidWorkflowId, uuidv7 } from '../engine/ids';
+import { assertValidIdempotencyKey } from '../engine/event-keys';
 import { assertJsonDepth } from '../engine/json';
-import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { SendEventOptions } from '../engine/event-keys';
+import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { unwrap, type InstanceRpc } from './rpc';
 
 /** The one binding every caller needs: the `WorkflowRunner` Durable Object namespace. */
@@ -36,9 +38,15 @@ export const instances = {
 	async status(env: ShardflowEnv, id: string): Promise<WorkflowStatusInfo> {
 		return unwrap(instanceStub(env, id).describe());
 	},
-	async sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown): Promise<void> {
+	/** One page of the step history, oldest first, every step with its result. */
+	async steps(env: ShardflowEnv, id: string, options: { cursor?: string | null; limit?: number } = {}): Promise<StepPage> {
+		return unwrap(instanceStub(env, id).steps({ cursor: options.cursor ?? null, ...(options.limit !== undefined ? { limit: options.limit } : {}) }));
+	},
+	async sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown, options: SendEventOptions = {}): Promise<void> {
+		if (options.idempotencyKey !== undefined) assertValidIdempotencyKey(options.idempotencyKey);
 		assertJsonDepth(payload, `payload of event "${event}"`);
-		await unwrap(instanceStub(env, id).sendEvent({ event, payload }));
+		const key = options.idempotencyKey;
+		await unwrap(instanceStub(env, id).sendEvent({ event, payload, ...(key !== undefined ? { idempotencyKey: key } : {}) }));
 	},
 	async pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
 		return unwrap(instanceStub(env, id).pause());

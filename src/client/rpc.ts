@@ -4,7 +4,7 @@ import type { CreateResult } from '../engine/instance-engine';
 import type { BacklogSummary } from '../engine/index-backlog';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
-import type { WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 
 /**
  * Every RPC method of `WorkflowRunner` answers with this envelope instead of
@@ -16,7 +16,8 @@ export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: ErrorBod
 export interface InstanceRpc {
 	create(request: { id: string; type: string; payload: unknown }): Promise<RpcResult<CreateResult>>;
 	describe(): Promise<RpcResult<WorkflowStatusInfo>>;
-	sendEvent(request: { event: string; payload: unknown }): Promise<RpcResult<null>>;
+	steps(request: { cursor?: string | null; limit?: number }): Promise<RpcResult<StepPage>>;
+	sendEvent(request: { event: string; payload: unknown; idempotencyKey?: string }): Promise<RpcResult<null>>;
 	pause(): Promise<RpcResult<WorkflowStatus>>;
 	resume(): Promise<RpcResult<WorkflowStatus>>;
 	terminate(): Promise<RpcResult<WorkflowStatus>>;

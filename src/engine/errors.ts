@@ -26,6 +26,10 @@ export const ErrorCode = {
 	WrongRole: 'WRONG_ROLE',
 	InvalidCursor: 'INVALID_CURSOR',
 	InvalidQuery: 'INVALID_QUERY',
+	PayloadMismatch: 'PAYLOAD_MISMATCH',
+	EventBufferFull: 'EVENT_BUFFER_FULL',
+	InvalidIdempotencyKey: 'INVALID_IDEMPOTENCY_KEY',
+	IdempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -79,6 +83,30 @@ export class TypeMismatchError extends ShardflowError {
 	override name = 'TypeMismatchError';
 	constructor(message: string) {
 		super(ErrorCode.TypeMismatch, message);
+	}
+}
+
+/** The id already belongs to an instance created with another payload. */
+export class PayloadMismatchError extends ShardflowError {
+	override name = 'PayloadMismatchError';
+	constructor(message: string) {
+		super(ErrorCode.PayloadMismatch, message);
+	}
+}
+
+/** The instance already buffers as many unconsumed events (or bytes) as it may. */
+export class EventBufferFullError extends ShardflowError {
+	override name = 'EventBufferFullError';
+	constructor(message: string) {
+		super(ErrorCode.EventBufferFull, message);
+	}
+}
+
+/** An idempotency key was sent again with another event name or payload. */
+export class IdempotencyKeyReusedError extends ShardflowError {
+	override name = 'IdempotencyKeyReusedError';
+	constructor(message: string) {
+		super(ErrorCode.IdempotencyKeyReused, message);
 	}
 }
 
@@ -150,6 +178,9 @@ const classesByCode: Partial<Record<string, (body: ErrorBody) => ShardflowError>
 	[ErrorCode.TypeMismatch]: (b) => new TypeMismatchError(b.message),
 	[ErrorCode.Determinism]: (b) => new DeterminismError(b.message),
 	[ErrorCode.WrongRole]: (b) => new WrongRoleError(b.message),
+	[ErrorCode.PayloadMismatch]: (b) => new PayloadMismatchError(b.message),
+	[ErrorCode.EventBufferFull]: (b) => new EventBufferFullError(b.message),
+	[ErrorCode.IdempotencyKeyReused]: (b) => new IdempotencyKeyReusedError(b.message),
 };
 
 /** Rebuilds a typed error from its RPC/HTTP body. */

@@ -1,22 +1,27 @@
 import {
 	ErrorCode,
+	IdempotencyKeyReusedError,
 	InvalidStateError,
 	NotFoundError,
+	PayloadMismatchError,
 	TypeMismatchError,
 	ValidationError,
 } from './errors';
 import { assertValidWorkflowId } from './ids';
 import type { EngineLogger } from './engine-log';
 import { toIndexEntry, type IndexEntry } from './index-entry';
-import { assertJsonDepth, fromStoredJson, toStoredJson } from './json';
+import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
+import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from './json';
+import { MAX_EVENT_KEYS } from './limits';
 import type { Registry, ResolvedEntry } from './registry';
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal } from './signals';
 import { StepContext } from './step-context';
+import { statusView, stepPage } from './status-view';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
-import { FINISHED_STATUSES, type WorkflowStatus, type WorkflowStatusInfo } from './types';
+import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from './types';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
 export interface EngineHost {
@@ -110,14 +115,14 @@ export class InstanceEngine {
 	async create(id: string, type: string, payloadInput: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
-		if (this.row) return this.existing(type);
+		if (this.row) this.assertSameType(type);
 		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked. */
 	commitCreate({ id, type, payloadJson }: PreparedCreate): CreateResult {
-		// A concurrent create may have won while the schema validated.
-		if (this.row) return this.existing(type);
+		// An existing id (or a concurrent create that won while the schema validated).
+		if (this.row) return this.existing(type, payloadJson);
 		const now = this.host.now();
 		this.transition({
 			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null,
@@ -135,27 +140,23 @@ export class InstanceEngine {
 		return { id, type, status: 'created', created: true };
 	}
 
+	/** The instance's status, bounded in size (see `statusView`). */
 	status(): WorkflowStatusInfo {
-		const row = this.require();
-		return {
-			id: row.id,
-			type: row.type,
-			status: row.status,
-			payload: fromStoredJson(row.payload),
-			...(row.output !== null ? { output: fromStoredJson(row.output) } : {}),
-			...(row.errorName !== null ? { error: errorOf(row) } : {}),
-			createdAt: row.createdAt,
-			updatedAt: row.updatedAt,
-			version: row.version,
-			steps: this.host.store.readSteps().map(summarizeStep),
-		};
+		return statusView(this.require(), this.host.store);
 	}
 
-	async sendEvent(name: string, payloadInput: unknown): Promise<void> {
+	/** One page of the step history, every step with its result. */
+	steps(options: { cursor?: string | null; limit?: number } = {}): StepPage {
+		this.require();
+		return stepPage(this.host.store, options);
+	}
+
+	async sendEvent(name: string, payloadInput: unknown, options: SendEventOptions = {}): Promise<void> {
+		const key = options?.idempotencyKey;
+		if (key !== undefined) assertValidIdempotencyKey(key);
 		const row = this.require();
-		if (FINISHED_STATUSES.includes(row.status)) {
-			throw new InvalidStateError(`workflow "${row.id}" is ${row.status} and accepts no more events`);
-		}
+		// A keyed send may be the retry of one accepted before the instance finished: answer it below.
+		if (key === undefined) this.assertAcceptsEvents(row);
 		const { workflow } = this.entryOf(row);
 		const events = workflow.events ?? {};
 		if (typeof name !== 'string' || !Object.hasOwn(events, name)) {
@@ -168,12 +169,33 @@ export class InstanceEngine {
 		assertJsonDepth(payloadInput, `payload of event "${name}"`);
 		const payload = await validateEventPayload(events[name], payloadInput, name, ErrorCode.InvalidEventPayload);
 		const json = toStoredJson(payload, `payload of event "${name}"`);
+		const digest = key === undefined ? undefined : await eventDigest(name, json);
+		// No await from here on: the key check, the limits and the append are one step, so
+		// concurrent retries of one key buffer it once.
 		const current = this.require();
-		if (FINISHED_STATUSES.includes(current.status)) {
-			throw new InvalidStateError(`workflow "${current.id}" is ${current.status} and accepts no more events`);
+		if (key !== undefined) {
+			const seen = this.host.store.readEventKey(key);
+			if (seen) {
+				if (seen.digest === digest) return;
+				throw new IdempotencyKeyReusedError(
+					`idempotency key ${JSON.stringify(key)} was already used for ${seen.name === name ? `event "${name}" with another payload` : `event "${seen.name}"`}; use a new key for a new event`,
+				);
+			}
 		}
-		this.host.store.appendEvent(name, json, this.host.now());
+		this.assertAcceptsEvents(current);
+		assertEventBufferRoom(this.host.store, json, current.id);
+		const now = this.host.now();
+		this.host.store.transaction(() => {
+			this.host.store.appendEvent(name, json, now);
+			if (key !== undefined) this.host.store.writeEventKey({ key, name, digest: digest! }, now, MAX_EVENT_KEYS);
+		});
 		if (current.status !== 'paused') this.kick();
+	}
+
+	private assertAcceptsEvents(row: InstanceRow): void {
+		if (FINISHED_STATUSES.includes(row.status)) {
+			throw new InvalidStateError(`workflow "${row.id}" is ${row.status} and accepts no more events`);
+		}
 	}
 
 	pause(): WorkflowStatus {
@@ -405,6 +427,8 @@ export class InstanceEngine {
 		const backingOff = pending !== undefined && pending.attempts > 0;
 		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
 		this.host.store.transaction(() => {
+			// A finished instance never consumes its buffered events: they go, and are counted.
+			if (FINISHED_STATUSES.includes(row.status)) this.host.store.dropEvents();
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: toIndexEntry(row),
@@ -487,13 +511,26 @@ export class InstanceEngine {
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
 	}
 
-	private existing(type: string): CreateResult {
+	/** A create of an existing id: the same type and payload get the instance, anything else a 409. */
+	private existing(type: string, payloadJson: string | null): CreateResult {
+		const row = this.assertSameType(type);
+		// Compared as canonical JSON after the schema, so key order and defaults do not matter.
+		if (canonicalJson(row.payload) !== canonicalJson(payloadJson)) {
+			throw new PayloadMismatchError(
+				`workflow id "${row.id}" already exists with another payload; re-sending the same payload returns the existing instance, a new payload needs a new id`,
+			);
+		}
+		return { id: row.id, type: row.type, status: row.status, created: false };
+	}
+
+	private assertSameType(type: string): InstanceRow {
 		const row = this.row!;
 		if (row.type !== type) {
 			throw new TypeMismatchError(`workflow id "${row.id}" already belongs to a workflow of type "${row.type}", not "${type}"`);
 		}
-		return { id: row.id, type: row.type, status: row.status, created: false };
+		return row;
 	}
+
 
 	private require(): InstanceRow {
 		if (!this.row) throw new NotFoundError('no such workflow instance');
@@ -504,21 +541,6 @@ export class InstanceEngine {
 		return this.host.registry.get(row.type);
 	}
 }
-
-function summarizeStep(row: StepRow) {
-	return {
-		name: row.name,
-		kind: row.kind,
-		status: row.status,
-		attempts: row.attempts,
-		startedAt: row.startedAt,
-		finishedAt: row.finishedAt,
-		wakeAt: row.wakeAt,
-		...(row.status === 'completed' && row.result !== null ? { result: fromStoredJson(row.result) } : {}),
-		...(row.errorName !== null ? { error: errorOf(row) } : {}),
-	};
-}
-
 /** A promise with its resolver (Promise.withResolvers is newer than the library target). */
 function interruption(): { promise: Promise<void>; resolve: () => void } {
 	let resolve!: () => void;

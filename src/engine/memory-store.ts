@@ -1,4 +1,6 @@
-import type { EventRow, InstanceRow, InstanceStore, OutboxRow, StepRow } from './store';
+import { utf8Bytes } from './json';
+import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
+import type { StepStatus } from './types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
 export class MemoryInstanceStore implements InstanceStore {
@@ -7,6 +9,8 @@ export class MemoryInstanceStore implements InstanceStore {
 	wakeups = new Map<string, number>();
 	events: EventRow[] = [];
 	outbox: OutboxRow | undefined;
+	eventKeys = new Map<string, EventKeyRow>();
+	dropped = 0;
 	private nextEventSeq = 1;
 
 	transaction<T>(fn: () => T): T {
@@ -16,6 +20,8 @@ export class MemoryInstanceStore implements InstanceStore {
 			wakeups: this.wakeups,
 			events: this.events,
 			outbox: this.outbox,
+			eventKeys: this.eventKeys,
+			dropped: this.dropped,
 		});
 		try {
 			return fn();
@@ -39,6 +45,18 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	deleteSteps() {
 		this.steps.clear();
+	}
+	readStepMeta(range: StepRange): StepMeta[] {
+		const all = this.readSteps().map(({ result, ...meta }) => ({ ...meta, resultBytes: utf8Bytes(result) }));
+		return 'last' in range ? all.slice(Math.max(0, all.length - range.last)) : all.filter((s) => s.seq > range.afterSeq).slice(0, range.limit);
+	}
+	readStepResult(key: string) {
+		return this.steps.get(key)?.result ?? null;
+	}
+	countSteps() {
+		const counts: Partial<Record<StepStatus, number>> = {};
+		for (const { status } of this.steps.values()) counts[status] = (counts[status] ?? 0) + 1;
+		return counts;
 	}
 	setWakeup(key: string, at: number) {
 		this.wakeups.set(key, at);
@@ -68,6 +86,30 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	deleteAllEvents() {
 		this.events = [];
+	}
+	eventBuffer() {
+		return { count: this.events.length, bytes: this.events.reduce((sum, e) => sum + utf8Bytes(e.payload), 0) };
+	}
+	dropEvents() {
+		const count = this.events.length;
+		this.events = [];
+		this.dropped += count;
+		return count;
+	}
+	droppedEvents() {
+		return this.dropped;
+	}
+	readEventKey(key: string) {
+		const row = this.eventKeys.get(key);
+		return row && { ...row };
+	}
+	writeEventKey(row: EventKeyRow, _at: number, keep: number) {
+		this.eventKeys.delete(row.key);
+		this.eventKeys.set(row.key, { ...row });
+		for (const key of this.eventKeys.keys()) {
+			if (this.eventKeys.size <= keep) break;
+			this.eventKeys.delete(key);
+		}
 	}
 	writeOutbox(row: OutboxRow) {
 		this.outbox = { ...structuredClone(row), backloggedSince: this.outbox?.backloggedSince ?? null };

@@ -44,6 +44,23 @@ export interface EventRow {
 	receivedAt: number;
 }
 
+/**
+ * A step row without its result but with the result's UTF-8 size, for status
+ * pages: results are read one by one, and only those that fit the byte budget.
+ */
+export type StepMeta = Omit<StepRow, 'result'> & { resultBytes: number };
+
+/** Which steps `readStepMeta` returns, always in first-reached order. */
+export type StepRange = { afterSeq: number; limit: number } | { last: number };
+
+/** What an idempotency key of an event send was first used for. */
+export interface EventKeyRow {
+	key: string;
+	name: string;
+	/** SHA-256 of the event name and its canonical JSON payload. */
+	digest: string;
+}
+
 export interface OutboxRow {
 	entry: IndexEntry;
 	attempts: number;
@@ -68,6 +85,11 @@ export interface InstanceStore {
 	readSteps(): StepRow[];
 	writeStep(row: StepRow): void;
 	deleteSteps(): void;
+	/** Step rows without results, for the status window and step pages. */
+	readStepMeta(range: StepRange): StepMeta[];
+	readStepResult(key: string): string | null;
+	/** Number of steps per status. */
+	countSteps(): Partial<Record<StepStatus, number>>;
 
 	setWakeup(key: string, at: number): void;
 	deleteWakeup(key: string): void;
@@ -79,6 +101,16 @@ export interface InstanceStore {
 	oldestEvent(name: string): EventRow | undefined;
 	deleteEvent(seq: number): void;
 	deleteAllEvents(): void;
+	/** How many events are buffered, and their payloads' UTF-8 bytes. */
+	eventBuffer(): { count: number; bytes: number };
+	/** Deletes every buffered event and adds them to the dropped count; returns how many went. */
+	dropEvents(): number;
+	/** Events dropped by `dropEvents` over the instance's life. */
+	droppedEvents(): number;
+
+	readEventKey(key: string): EventKeyRow | undefined;
+	/** Remembers a key, keeping only the `keep` most recently remembered ones. */
+	writeEventKey(row: EventKeyRow, at: number, keep: number): void;
 
 	/** Replaces the pending index update (only the newest matters); keeps `backloggedSince`. */
 	writeOutbox(row: OutboxRow): void;

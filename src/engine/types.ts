@@ -46,16 +46,54 @@ export interface WaitForEventOptions {
 /** A JSON value: what steps may return and events may carry. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
+/** Values a JSON round trip would change or lose (a class instance is refused at run time only). */
+type NotJson =
+	| Function
+	| symbol
+	| bigint
+	| Date
+	| RegExp
+	| Map<any, any>
+	| Set<any>
+	| WeakMap<any, any>
+	| WeakSet<any>
+	| Promise<any>
+	| ArrayBuffer
+	| ArrayBufferView
+	| Error;
+
+/**
+ * `T` itself when a JSON round trip gives it back unchanged, else a type `T` does
+ * not satisfy, so `step.do` (and payloads, events and outputs) refuse it at
+ * compile time: a step returning a `Date` would get a string back on replay, a
+ * `Map` or `Set` would get `{}`. `any` and `unknown` pass (checked at run time,
+ * with NaN/Infinity and class instances, which types cannot tell apart).
+ *
+ * @example
+ * await step.do('when', () => new Date().toISOString()); // ok: a string
+ * await step.do('when', () => new Date());               // compile error
+ */
+export type Serializable<T> = unknown extends T
+	? T
+	: T extends string | number | boolean | null | undefined | void
+		? T
+		: T extends NotJson
+			? never
+			: T extends readonly unknown[]
+				? { [K in keyof T]: undefined extends T[K] ? never : Serializable<T[K]> }
+				: { [K in keyof T]: Serializable<T[K]> };
+
 /**
  * The step API handed to `run()`. Every method is a checkpoint: once it has
  * completed, a replay returns its stored outcome instead of doing it again.
  */
 export interface Step<E extends object = {}> {
 	/**
-	 * Runs `fn` at least once until it succeeds, and stores its result.
+	 * Runs `fn` at least once until it succeeds, and stores its result, which must
+	 * be JSON-compatible (see `Serializable`): a replay gets back exactly that JSON.
 	 * @example const user = await step.do('fetch-user', () => api.getUser(id));
 	 */
-	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T>;
+	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T & Serializable<T>> | (T & Serializable<T>), options?: StepDoOptions): Promise<T>;
 	/** Durable sleep: the instance hibernates and the alarm wakes it. */
 	sleep(name: string, duration: Duration): Promise<void>;
 	/** Durable sleep until an absolute time (stored as given, so replays after it pass do not fail). */
@@ -100,7 +138,16 @@ export interface StepSummary {
 	finishedAt: number | null;
 	wakeAt: number | null;
 	result?: unknown;
+	/** The step has a result, left out to keep the status within its byte budget: page it with `steps()`. */
+	resultOmitted?: true;
 	error?: { name: string; message: string; stack?: string };
+}
+
+/** One page of an instance's step history, oldest first. */
+export interface StepPage {
+	items: StepSummary[];
+	/** Pass it back for the next page; null after the last. */
+	nextCursor: string | null;
 }
 
 /** Everything `status()` tells about one instance. */
@@ -114,5 +161,14 @@ export interface WorkflowStatusInfo {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	/** Steps per status, and `total`. */
+	stepCounts: { total: number } & Partial<Record<StepStatus, number>>;
+	/** Steps before the window in `steps` (page them with `steps()` / `GET /workflows/:id/steps`). */
+	stepsBefore: number;
+	/** The most recent steps (at most 100), oldest first. */
 	steps: StepSummary[];
+	/** Events buffered for a wait not reached yet. */
+	bufferedEvents: number;
+	/** Buffered events nobody consumed, dropped when the instance finished. */
+	droppedEvents: number;
 }

@@ -1,12 +1,17 @@
-import { and, asc, eq, lte, min, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, lte, min, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
-import type { EventRow, InstanceRow, InstanceStore, OutboxRow, StepRow } from '../engine/store';
+import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
+import type { StepStatus } from '../engine/types';
 
-const { instance, steps, wakeups, events, outbox } = schema;
+const { instance, steps, wakeups, events, outbox, eventKeys, droppedEvents } = schema;
+const { result: _result, ...stepColumns } = getTableColumns(steps);
+// octet_length reads the size from the record header, not the (up to 1 MiB) value.
+const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
+const DROPPED_SLOT = 1;
 
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The statements on
@@ -68,6 +73,21 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.db.delete(steps).run();
 	}
 
+	readStepMeta(range: StepRange): StepMeta[] {
+		const select = this.db.select(stepMetaColumns).from(steps);
+		if ('last' in range) return (select.orderBy(desc(steps.seq)).limit(range.last).all() as StepMeta[]).reverse();
+		return select.where(gt(steps.seq, range.afterSeq)).orderBy(asc(steps.seq)).limit(range.limit).all() as StepMeta[];
+	}
+
+	readStepResult(key: string): string | null {
+		return this.db.select({ result: steps.result }).from(steps).where(eq(steps.key, key)).get()?.result ?? null;
+	}
+
+	countSteps(): Partial<Record<StepStatus, number>> {
+		const rows = this.db.select({ status: steps.status, n: count() }).from(steps).groupBy(steps.status).all();
+		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+	}
+
 	setWakeup(key: string, at: number): void {
 		this.db.insert(wakeups).values({ key, at }).onConflictDoUpdate({ target: wakeups.key, set: { at } }).run();
 	}
@@ -93,7 +113,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	oldestEvent(name: string): EventRow | undefined {
-		return this.db.select().from(events).where(eq(events.name, name)).orderBy(asc(events.seq)).limit(1).get();
+		return this.db
+			.select({ seq: events.seq, name: events.name, payload: events.payload, receivedAt: events.receivedAt })
+			.from(events)
+			.where(eq(events.name, name))
+			.orderBy(asc(events.seq))
+			.limit(1)
+			.get();
 	}
 
 	deleteEvent(seq: number): void {
@@ -102,6 +128,37 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	deleteAllEvents(): void {
 		this.db.delete(events).run();
+	}
+
+	eventBuffer(): { count: number; bytes: number } {
+		// octet_length reads each size from the record header, not the payloads themselves.
+		const row = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events).get();
+		return { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+	}
+
+	dropEvents(): number {
+		const { count: n } = this.eventBuffer();
+		if (n === 0) return 0;
+		this.db.delete(events).run();
+		this.db
+			.insert(droppedEvents)
+			.values({ slot: DROPPED_SLOT, count: n })
+			.onConflictDoUpdate({ target: droppedEvents.slot, set: { count: sql`${droppedEvents.count} + ${n}` } })
+			.run();
+		return n;
+	}
+
+	droppedEvents(): number {
+		return this.db.select({ count: droppedEvents.count }).from(droppedEvents).where(eq(droppedEvents.slot, DROPPED_SLOT)).get()?.count ?? 0;
+	}
+
+	readEventKey(key: string): EventKeyRow | undefined {
+		return this.db.select({ key: eventKeys.key, name: eventKeys.name, digest: eventKeys.digest }).from(eventKeys).where(eq(eventKeys.key, key)).get();
+	}
+
+	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
+		this.db.insert(eventKeys).values({ ...row, at }).onConflictDoNothing().run();
+		this.db.run(sql`DELETE FROM ${eventKeys} WHERE ${eventKeys.seq} <= (SELECT max(${eventKeys.seq}) FROM ${eventKeys}) - ${keep}`);
 	}
 
 	writeOutbox(row: OutboxRow): void {

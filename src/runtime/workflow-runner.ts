@@ -89,9 +89,14 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return wrap(() => this.existingEngine().status());
 	}
 
-	sendEvent(request: { event: string; payload: unknown }) {
+	steps(request: { cursor?: string | null; limit?: number }) {
+		return wrap(() => this.existingEngine().steps({ cursor: request?.cursor ?? null, ...(request?.limit !== undefined ? { limit: request.limit } : {}) }));
+	}
+
+	sendEvent(request: { event: string; payload: unknown; idempotencyKey?: string }) {
 		return wrap(async () => {
-			await this.existingEngine().sendEvent(request?.event, request?.payload);
+			const key = request?.idempotencyKey;
+			await this.existingEngine().sendEvent(request?.event, request?.payload, key === undefined ? {} : { idempotencyKey: key });
 			return null;
 		});
 	}

@@ -254,6 +254,7 @@ describe('OpenAPI', () => {
 				'/workflows/{id}/pause',
 				'/workflows/{id}/restart',
 				'/workflows/{id}/resume',
+				'/workflows/{id}/steps',
 				'/workflows/{id}/terminate',
 			].sort(),
 		);

@@ -27,10 +27,10 @@ const registry = registryOf(Steps, Other);
 const start = (payload: unknown = { steps: 3 }) => startInstance(registry, 'steps', payload, false);
 
 describe('create', () => {
-	it('is idempotent: the same id returns the same instance', async () => {
+	it('is idempotent: the same id and payload return the same instance', async () => {
 		const { engine, host } = await start();
 		await host.idle();
-		const again = await engine.create('wf-1', 'steps', { steps: 99 });
+		const again = await engine.create('wf-1', 'steps', { steps: 3 });
 		expect(again).toMatchObject({ id: 'wf-1', created: false, status: 'waiting' });
 		expect(engine.status().payload).toEqual({ steps: 3 });
 	});

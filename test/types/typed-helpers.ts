@@ -53,3 +53,59 @@ export class NoEvents extends Workflow<{}, void> {
 		await step.waitForEvent('anything');
 	}
 }
+
+class Point {
+	constructor(readonly x: number) {}
+	norm() {
+		return Math.abs(this.x);
+	}
+}
+
+/** Step results must survive the JSON round trip unchanged: what would not is refused at compile time. */
+export class JsonOnly extends Workflow<{}, { at: string }> {
+	static override readonly type = 'json-only';
+	async run(step: Step) {
+		const at: string = await step.do('iso', () => new Date(0).toISOString());
+		const user: { name: string; tags: string[] } = await step.do('user', async () => ({ name: 'a', tags: ['x'] }));
+		await step.do('nothing', async () => {});
+		await step.do('parsed', () => JSON.parse('{}'));
+		// @ts-expect-error: a Date comes back as a string on replay
+		await step.do('date', () => new Date(0));
+		// @ts-expect-error: a Map comes back as {}
+		await step.do('map', () => new Map<string, number>());
+		// @ts-expect-error: a Set comes back as {}
+		await step.do('set', async () => new Set([1]));
+		// @ts-expect-error: a nested Date too
+		await step.do('nested', () => ({ user, joined: new Date(0) }));
+		// @ts-expect-error: a class instance loses its methods
+		await step.do('point', () => new Point(1));
+		// @ts-expect-error: undefined in an array becomes null
+		await step.do('holes', () => [1, undefined]);
+		// @ts-expect-error: bigint does not serialise
+		await step.do('big', () => 1n);
+		// @ts-expect-error: functions do not serialise
+		await step.do('fn', () => ({ f: () => 1 }));
+		return { at };
+	}
+}
+
+export class DateOutput extends Workflow<{}, Date> {
+	static override readonly type = 'date-output';
+	// @ts-expect-error: the output is stored as JSON, so it cannot be a Date
+	async run() {
+		return new Date(0);
+	}
+}
+
+export class DatePayload extends Workflow<{ at: Date }, void> {
+	static override readonly type = 'date-payload';
+	async run(_step: Step, _payload: { at: Date }) {}
+}
+
+export async function jsonPayloads() {
+	// @ts-expect-error: a payload is stored as JSON (run would get a string): a Date is not accepted
+	await DatePayload.create(env, { payload: { at: new Date(0) } });
+	await PaymentWorkflow.sendEvent(env, { id: 'p', event: 'approval', payload: { approved: true, reviewer: 'a' }, idempotencyKey: 'k-1' });
+	// @ts-expect-error: an idempotency key is a string
+	await PaymentWorkflow.sendEvent(env, { id: 'p', event: 'approval', payload: { approved: true, reviewer: 'a' }, idempotencyKey: 1 });
+}

@@ -5,7 +5,19 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
-import { ChaosWorkflow, DoorbellWorkflow, HangOnceWorkflow, InboxWorkflow, ManyStepsWorkflow, ParallelWorkflow, SlowRetryWorkflow, ThrowsWorkflow } from './workflows';
+import {
+	BigResultsWorkflow,
+	ChaosWorkflow,
+	DateStepWorkflow,
+	DoorbellWorkflow,
+	HangOnceWorkflow,
+	InboxWorkflow,
+	MailboxWorkflow,
+	ManyStepsWorkflow,
+	ParallelWorkflow,
+	SlowRetryWorkflow,
+	ThrowsWorkflow,
+} from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
 export const testRegistry = defineRegistry({
@@ -19,6 +31,9 @@ export const testRegistry = defineRegistry({
 	parallel: { workflow: ParallelWorkflow },
 	throws: { workflow: ThrowsWorkflow },
 	doorbell: { workflow: DoorbellWorkflow },
+	'big-results': { workflow: BigResultsWorkflow },
+	'date-step': { workflow: DateStepWorkflow },
+	mailbox: { workflow: MailboxWorkflow },
 });
 
 /** The real runner, except that its shards can be told to refuse writes. */

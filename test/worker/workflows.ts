@@ -139,3 +139,33 @@ export class DoorbellWorkflow extends Workflow<{}, string> {
 		return knock.by ?? 'someone';
 	}
 }
+
+/** Steps with large results: for status size limits. */
+export class BigResultsWorkflow extends Workflow<{ steps: number; bytes: number }, number> {
+	static override readonly type = 'big-results';
+	static override payload = z.object({ steps: z.number().int().min(0).max(1000), bytes: z.number().int().min(1).max(1_000_000) });
+	async run(step: Step, { steps, bytes }: { steps: number; bytes: number }) {
+		for (let i = 0; i < steps; i++) await step.do(`s${i}`, () => `${i}:`.padEnd(bytes, 'x'));
+		return steps;
+	}
+}
+
+/** A step that returns a Date: JSON would turn it into a string on replay. */
+export class DateStepWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'date-step';
+	async run(step: Step) {
+		// The cast hides the Date from the compile-time check; the run-time one must still refuse it.
+		const when = await step.do('when', () => countExecution(`${this.ctx.id}:when`) && (new Date(0) as unknown));
+		return String(when);
+	}
+}
+
+/** Buffers `blob` events that it never waits for, and finishes on `done`. */
+export class MailboxWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'mailbox';
+	static override events = { blob: z.object({ data: z.string() }), done: z.object({}) };
+	async run(step: Step<typeof MailboxWorkflow.events>) {
+		await step.waitForEvent('done');
+		return 'done';
+	}
+}

@@ -1,8 +1,22 @@
+CREATE TABLE `dropped_events` (
+	`slot` integer PRIMARY KEY NOT NULL,
+	`count` integer NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE `engine_keys` (
 	`name` text PRIMARY KEY NOT NULL,
 	`secret` text NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE `event_keys` (
+	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`key` text NOT NULL,
+	`name` text NOT NULL,
+	`digest` text NOT NULL,
+	`at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `event_keys_key` ON `event_keys` (`key`);--> statement-breakpoint
 CREATE TABLE `index_backlog` (
 	`id` text PRIMARY KEY NOT NULL,
 	`since` integer NOT NULL

@@ -1,0 +1,29 @@
+import { MAX_ERROR_MESSAGE_CHARS } from './thrown-value';
+
+/**
+ * Per-instance limits on what an instance keeps and what one call returns.
+ * They exist so that no instance grows without bound and no answer crosses the
+ * 32 MiB Durable Object RPC limit (a status call must never fail). README "Limits".
+ */
+
+/** Events buffered for a wait not reached yet, per instance; one more is EVENT_BUFFER_FULL (429). */
+export const MAX_BUFFERED_EVENTS = 1000;
+/** Bytes of buffered event payloads (UTF-8 JSON) per instance. */
+export const MAX_BUFFERED_EVENT_BYTES = 16 * 1024 * 1024;
+/** Idempotency keys of event sends remembered per instance: the most recent ones. */
+export const MAX_EVENT_KEYS = 1000;
+/** Longest idempotency key (visible ASCII). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Most recent steps shown by a status. */
+export const STATUS_STEP_WINDOW = 100;
+/** Step results one status or one step page carries at most (UTF-8 JSON); the others are omitted or paged. */
+export const STEP_RESULT_BUDGET_BYTES = 4 * 1024 * 1024;
+/** Steps per page of `steps()`: default and maximum. */
+export const STEP_PAGE_DEFAULT = 50;
+export const STEP_PAGE_MAX = 100;
+/**
+ * Longest error message a status shows: what `describeThrown` stores (8 KiB);
+ * rows stored before that bound existed are cut here too.
+ */
+export const MAX_SHOWN_ERROR_CHARS = MAX_ERROR_MESSAGE_CHARS;
