@@ -189,7 +189,10 @@ export class InstanceEngine {
 			this.host.store.appendEvent(name, json, now);
 			if (key !== undefined) this.host.store.writeEventKey({ key, name, digest: digest! }, now, MAX_EVENT_KEYS);
 		});
-		if (current.status !== 'paused') this.kick();
+		if (current.status === 'paused') return;
+		// If the process dies before the pass that consumes the event, the alarm finds it buffered.
+		this.host.ensureAlarmBy(now + WATCHDOG_MS);
+		this.kick();
 	}
 
 	private assertAcceptsEvents(row: InstanceRow): void {
@@ -285,8 +288,11 @@ export class InstanceEngine {
 		if (status === 'created' || status === 'running') return true;
 		if (status !== 'sleeping' && status !== 'waiting') return false;
 		const wake = this.host.store.earliestWakeup();
+		if (wake !== undefined && wake <= now) return true;
 		// A sleeping instance always has a wake-up; without one, a replay restores it.
-		return wake === undefined ? status === 'sleeping' : wake <= now;
+		if (wake === undefined && status === 'sleeping') return true;
+		// An event accepted just before a crash, whose pass never ran.
+		return this.host.store.eventBuffer().count > 0;
 	}
 
 	private interrupt(): void {

@@ -247,3 +247,26 @@ describe('hostile thrown values and abandoned attempts', () => {
 		expect(timeoutStarts).toBe(2);
 	});
 });
+
+class AwaitsApproval extends Workflow<{}, string> {
+	static override readonly type = 'awaits-approval';
+	static override events = { approval: {} as { ok: boolean } };
+	async run(step: Step<typeof AwaitsApproval.events>) {
+		const { ok } = await step.waitForEvent('approval');
+		return ok ? 'approved' : 'refused';
+	}
+}
+
+describe('an event accepted just before a crash', () => {
+	it('is consumed by the next alarm, though the pass that would have consumed it never ran', async () => {
+		const { host } = await startInstance(registryOf(AwaitsApproval), 'awaits-approval', {});
+		// The event is durable and answered 202, then the process dies before its pass.
+		host.store.appendEvent('approval', JSON.stringify({ ok: true }), host.clock);
+		host.crash();
+		host.alarmAt = host.clock + 10_000; // the watchdog sendEvent arms with the append
+		const revived = host.engine();
+		await host.fireAlarm(revived);
+		expect(revived.status()).toMatchObject({ status: 'completed', output: 'approved' });
+	});
+
+});
