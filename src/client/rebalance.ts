@@ -1,18 +1,12 @@
-import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-json';
-import { ErrorCode, ValidationError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import { shardIndex } from '../engine/shard';
-import { readShards, shardStub } from './index-client';
+import { shardStub } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
+import { walkShards, type ShardWalkOptions } from './shard-walk';
 
-export interface RebalanceOptions {
-	/** The `cursor` of the previous call; omit to start a pass. */
-	cursor?: string | null;
-	/** Entries to scan in this call (1-1000, default 200): small enough for one request. */
-	batchSize?: number;
-}
+export type RebalanceOptions = ShardWalkOptions;
 
 export interface RebalanceProgress {
 	type: string;
@@ -31,27 +25,6 @@ export interface RebalanceProgress {
 	message: string;
 }
 
-interface Position {
-	shard: number;
-	afterId: string;
-}
-
-function encode(position: Position): string {
-	return encodeBase64UrlJson([position.shard, position.afterId]);
-}
-
-function decode(cursor: string, totalShards: number): Position {
-	try {
-		const [shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];
-		if (Number.isInteger(shard) && (shard as number) >= 0 && (shard as number) < totalShards && typeof afterId === 'string') {
-			return { shard: shard as number, afterId };
-		}
-	} catch {
-		// fall through to the error below
-	}
-	throw new ValidationError(ErrorCode.InvalidCursor, 'invalid rebalance cursor: pass the cursor of the previous rebalance call');
-}
-
 /**
  * One resumable, idempotent batch of a rebalance: every live entry whose
  * shard differs under the current `shards` is written to its owning shard
@@ -60,43 +33,22 @@ function decode(cursor: string, totalShards: number): Position {
  */
 export async function rebalance(env: ShardflowEnv, registry: Registry, type: string, options: RebalanceOptions = {}): Promise<RebalanceProgress> {
 	const config = registry.get(type);
-	const batchSize = options.batchSize ?? 200;
-	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
-		throw new ValidationError(ErrorCode.InvalidQuery, 'batchSize must be a whole number from 1 to 1000');
-	}
-	const totalShards = readShards(config).length;
-	let position = options.cursor ? decode(options.cursor, totalShards) : { shard: 0, afterId: '' };
-	let scanned = 0;
 	let moved = 0;
-	let done = false;
-
-	while (scanned < batchSize) {
-		const want = batchSize - scanned;
-		const rows = await unwrap(shardStub(env, type, position.shard).indexScan({ afterId: position.afterId, limit: want }));
-		scanned += rows.length;
-		const misplaced = rows.filter((row) => shardIndex(row.id, config.shards) !== position.shard);
-		moved += await moveEntries(env, type, config.shards, position.shard, misplaced);
-		if (rows.length === want) {
-			position = { shard: position.shard, afterId: rows.at(-1)!.id };
-			break;
-		}
-		if (position.shard + 1 >= totalShards) {
-			done = true;
-			break;
-		}
-		position = { shard: position.shard + 1, afterId: '' };
-	}
-
+	const batch = await walkShards(env, registry, type, 'rebalance', options, async (shard, rows) => {
+		const misplaced = rows.filter((row) => shardIndex(row.id, config.shards) !== shard);
+		moved += await moveEntries(env, type, config.shards, shard, misplaced);
+	});
+	const { done } = batch;
 	const canDrop = done && config.previousShards !== undefined;
 	return {
 		type,
 		shards: config.shards,
 		previousShards: config.previousShards ?? null,
-		shardsDone: done ? totalShards : position.shard,
-		totalShards,
-		scanned,
+		shardsDone: batch.shardsDone,
+		totalShards: batch.totalShards,
+		scanned: batch.scanned,
 		moved,
-		cursor: done ? null : encode(position),
+		cursor: batch.cursor,
 		done,
 		canDropPreviousShards: canDrop,
 		message: done

@@ -1,20 +1,15 @@
-import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-json';
-import { ErrorCode, ShardflowError, ValidationError } from '../engine/errors';
+import { ErrorCode, ShardflowError } from '../engine/errors';
 import { backlogName, type BacklogSummary } from '../engine/index-backlog';
 import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import { reconcileVerdict, type ReconcileVerdict } from '../engine/reconcile-verdict';
 import { shardIndex } from '../engine/shard';
-import { readShards, routeIndexEntry, shardStub } from './index-client';
+import { routeIndexEntry, shardStub } from './index-client';
 import { instanceStub, namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type BacklogRpc } from './rpc';
+import { walkShards, type ShardWalkOptions } from './shard-walk';
 
-export interface ReconcileOptions {
-	/** The `cursor` of the previous call; omit to start a pass. */
-	cursor?: string | null;
-	/** Entries to check in this call (1-1000, default 200); each costs one instance RPC. */
-	batchSize?: number;
-}
+export type ReconcileOptions = ShardWalkOptions;
 
 export interface ReconcileProgress {
 	type: string;
@@ -41,30 +36,6 @@ export interface ReconcileProgress {
 /** Instance RPCs in flight at once during a batch. */
 const CONCURRENCY = 32;
 
-interface Position {
-	shard: number;
-	afterId: string;
-}
-
-// Tagged, so a rebalance cursor is not taken for a reconcile one.
-const TAG = 'reconcile';
-
-function encode(position: Position): string {
-	return encodeBase64UrlJson([TAG, position.shard, position.afterId]);
-}
-
-function decode(cursor: string, totalShards: number): Position {
-	try {
-		const [tag, shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];
-		if (tag === TAG && Number.isInteger(shard) && (shard as number) >= 0 && (shard as number) < totalShards && typeof afterId === 'string') {
-			return { shard: shard as number, afterId };
-		}
-	} catch {
-		// fall through to the error below
-	}
-	throw new ValidationError(ErrorCode.InvalidCursor, 'invalid reconcile cursor: pass the cursor of the previous reconcile call');
-}
-
 /**
  * One resumable, idempotent batch of "rebuild from the truth" for a type's
  * index: walks its shards in id order, asks each listed instance for its
@@ -73,47 +44,24 @@ function decode(cursor: string, totalShards: number): Position {
  * this way and is repaired by id with `reindex`.
  */
 export async function reconcile(env: ShardflowEnv, registry: Registry, type: string, options: ReconcileOptions = {}): Promise<ReconcileProgress> {
-	const config = registry.get(type);
-	const batchSize = options.batchSize ?? 200;
-	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
-		throw new ValidationError(ErrorCode.InvalidQuery, 'batchSize must be a whole number from 1 to 1000');
-	}
-	const totalShards = readShards(config).length;
-	let position = options.cursor ? decode(options.cursor, totalShards) : { shard: 0, afterId: '' };
 	const tally: Record<ReconcileVerdict | 'unreachable', number> = { unchanged: 0, stale: 0, orphan: 0, ahead: 0, unreachable: 0 };
-	let scanned = 0;
-	let done = false;
-
-	while (scanned < batchSize) {
-		const want = batchSize - scanned;
-		const rows = await unwrap(shardStub(env, type, position.shard).indexScan({ afterId: position.afterId, limit: want }));
-		scanned += rows.length;
-		const shard = position.shard;
-		await inBatches(rows, CONCURRENCY, async (row) => {
+	const batch = await walkShards(env, registry, type, 'reconcile', options, (shard, rows) =>
+		inBatches(rows, CONCURRENCY, async (row) => {
 			tally[await reconcileOne(env, registry, type, shard, row)]++;
-		});
-		if (rows.length === want) {
-			position = { shard, afterId: rows.at(-1)!.id };
-			break;
-		}
-		if (shard + 1 >= totalShards) {
-			done = true;
-			break;
-		}
-		position = { shard: shard + 1, afterId: '' };
-	}
-
+		}),
+	);
+	const { done } = batch;
 	return {
 		type,
-		shardsDone: done ? totalShards : position.shard,
-		totalShards,
-		scanned,
+		shardsDone: batch.shardsDone,
+		totalShards: batch.totalShards,
+		scanned: batch.scanned,
 		unchanged: tally.unchanged,
 		repaired: tally.stale,
 		removed: tally.orphan,
 		ahead: tally.ahead,
 		unreachable: tally.unreachable,
-		cursor: done ? null : encode(position),
+		cursor: batch.cursor,
 		done,
 		message: done ? `every listed ${type} entry was checked against its instance` : 'pass the cursor to continue',
 	};

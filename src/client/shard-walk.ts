@@ -1,0 +1,90 @@
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-json';
+import { ErrorCode, ValidationError } from '../engine/errors';
+import type { IndexEntry } from '../engine/index-entry';
+import type { Registry } from '../engine/registry';
+import { readShards, shardStub } from './index-client';
+import type { ShardflowEnv } from './instance-client';
+import { unwrap } from './rpc';
+
+/**
+ * One resumable batch of a walk over every shard of a type (current and
+ * previous layout) in id order: what rebalance and reconcile are built on.
+ * The cursor names the walk it belongs to, so one walk's cursor is refused
+ * by another.
+ */
+export interface ShardWalkOptions {
+	/** The `cursor` of the previous call; omit to start a pass. */
+	cursor?: string | null;
+	/** Entries to visit in this call (1-1000, default 200): small enough for one request. */
+	batchSize?: number;
+}
+
+export interface ShardWalkBatch {
+	/** Live entries visited in this call. */
+	scanned: number;
+	/** Shards fully walked so far in this pass, out of `totalShards`. */
+	shardsDone: number;
+	totalShards: number;
+	/** Pass back to continue; null once the pass is done. */
+	cursor: string | null;
+	done: boolean;
+}
+
+interface Position {
+	shard: number;
+	afterId: string;
+}
+
+export async function walkShards(
+	env: ShardflowEnv,
+	registry: Registry,
+	type: string,
+	walk: 'rebalance' | 'reconcile',
+	options: ShardWalkOptions,
+	visit: (shard: number, rows: IndexEntry[]) => Promise<void>,
+): Promise<ShardWalkBatch> {
+	const config = registry.get(type);
+	const batchSize = options.batchSize ?? 200;
+	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
+		throw new ValidationError(ErrorCode.InvalidQuery, 'batchSize must be a whole number from 1 to 1000');
+	}
+	const totalShards = readShards(config).length;
+	let position = options.cursor ? decode(options.cursor, walk, totalShards) : { shard: 0, afterId: '' };
+	let scanned = 0;
+	let done = false;
+	while (scanned < batchSize) {
+		const want = batchSize - scanned;
+		const { shard } = position;
+		const rows = await unwrap(shardStub(env, type, shard).indexScan({ afterId: position.afterId, limit: want }));
+		scanned += rows.length;
+		await visit(shard, rows);
+		if (rows.length === want) {
+			position = { shard, afterId: rows.at(-1)!.id };
+			break;
+		}
+		if (shard + 1 >= totalShards) {
+			done = true;
+			break;
+		}
+		position = { shard: shard + 1, afterId: '' };
+	}
+	return {
+		scanned,
+		shardsDone: done ? totalShards : position.shard,
+		totalShards,
+		cursor: done ? null : encodeBase64UrlJson([walk, position.shard, position.afterId]),
+		done,
+	};
+}
+
+function decode(cursor: string, walk: string, totalShards: number): Position {
+	try {
+		const [tag, shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];
+		if (tag === walk && Number.isInteger(shard) && (shard as number) >= 0 && (shard as number) < totalShards && typeof afterId === 'string') {
+			return { shard: shard as number, afterId };
+		}
+	} catch {
+		// fall through to the error below
+	}
+	throw new ValidationError(ErrorCode.InvalidCursor, `invalid ${walk} cursor: pass the cursor of the previous ${walk} call`);
+}
