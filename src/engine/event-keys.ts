@@ -32,13 +32,18 @@ export async function eventDigest(name: string, json: string | null): Promise<st
 	return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** Refuses an event the instance's buffer has no room for. */
-export function assertEventBufferRoom(store: InstanceStore, json: string | null, workflowId: string): void {
-	const { count, bytes } = store.eventBuffer();
+/**
+ * Refuses an event its name's buffer has no room for. The limits hold per
+ * event name, so a flood of an event nobody waits for can never block the
+ * event the instance does wait for (which its wait consumes as it arrives).
+ * The instance's total stays bounded: declared names times the limits.
+ */
+export function assertEventBufferRoom(store: InstanceStore, name: string, json: string | null, workflowId: string): void {
+	const { count, bytes } = store.eventBuffer(name);
 	const adding = utf8Bytes(json);
 	if (count + 1 > MAX_BUFFERED_EVENTS || bytes + adding > MAX_BUFFERED_EVENT_BYTES) {
 		throw new EventBufferFullError(
-			`workflow "${workflowId}" already buffers ${count} unconsumed event(s) of ${bytes} bytes; the limit is ${MAX_BUFFERED_EVENTS} events and ${MAX_BUFFERED_EVENT_BYTES} bytes. Events wait here until the workflow reaches a waitForEvent for them; retry later`,
+			`workflow "${workflowId}" already buffers ${count} unconsumed "${name}" event(s) of ${bytes} bytes; the limit is ${MAX_BUFFERED_EVENTS} events and ${MAX_BUFFERED_EVENT_BYTES} bytes per event name. Events wait here until the workflow reaches a waitForEvent for them; retry later`,
 		);
 	}
 }

@@ -183,7 +183,7 @@ export class InstanceEngine {
 			}
 		}
 		this.assertAcceptsEvents(current);
-		assertEventBufferRoom(this.host.store, json, current.id);
+		assertEventBufferRoom(this.host.store, name, json, current.id);
 		const now = this.host.now();
 		this.host.store.transaction(() => {
 			this.host.store.appendEvent(name, json, now);

@@ -6,9 +6,9 @@ import { MAX_ERROR_MESSAGE_CHARS } from './thrown-value';
  * 32 MiB Durable Object RPC limit (a status call must never fail). README "Limits".
  */
 
-/** Events buffered for a wait not reached yet, per instance; one more is EVENT_BUFFER_FULL (429). */
+/** Events buffered for a wait not reached yet, per instance and event name; one more is EVENT_BUFFER_FULL (429). */
 export const MAX_BUFFERED_EVENTS = 1000;
-/** Bytes of buffered event payloads (UTF-8 JSON) per instance. */
+/** Bytes of buffered event payloads (UTF-8 JSON) per instance and event name. */
 export const MAX_BUFFERED_EVENT_BYTES = 16 * 1024 * 1024;
 /** Idempotency keys of event sends remembered per instance: the most recent ones. */
 export const MAX_EVENT_KEYS = 1000;

@@ -87,8 +87,9 @@ export class MemoryInstanceStore implements InstanceStore {
 	deleteAllEvents() {
 		this.events = [];
 	}
-	eventBuffer() {
-		return { count: this.events.length, bytes: this.events.reduce((sum, e) => sum + utf8Bytes(e.payload), 0) };
+	eventBuffer(name?: string) {
+		const events = name === undefined ? this.events : this.events.filter((e) => e.name === name);
+		return { count: events.length, bytes: events.reduce((sum, e) => sum + utf8Bytes(e.payload), 0) };
 	}
 	dropEvents() {
 		const count = this.events.length;

@@ -102,7 +102,8 @@ export interface InstanceStore {
 	deleteEvent(seq: number): void;
 	deleteAllEvents(): void;
 	/** How many events are buffered, and their payloads' UTF-8 bytes. */
-	eventBuffer(): { count: number; bytes: number };
+	/** Buffered events and their payload bytes: of one event name, or of every name. */
+	eventBuffer(name?: string): { count: number; bytes: number };
 	/** Deletes every buffered event and adds them to the dropped count; returns how many went. */
 	dropEvents(): number;
 	/** Events dropped by `dropEvents` over the instance's life. */

@@ -130,9 +130,10 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.db.delete(events).run();
 	}
 
-	eventBuffer(): { count: number; bytes: number } {
+	eventBuffer(name?: string): { count: number; bytes: number } {
 		// octet_length reads each size from the record header, not the payloads themselves.
-		const row = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events).get();
+		const select = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events);
+		const row = (name === undefined ? select : select.where(eq(events.name, name))).get();
 		return { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
 	}
 

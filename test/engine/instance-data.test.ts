@@ -17,7 +17,7 @@ class BigResults extends Workflow<{ steps: number; bytes: number }, number> {
 	}
 }
 
-const inboxEvents = { msg: z.object({ n: z.number() }), ignored: z.object({ blob: z.string() }) };
+const inboxEvents = { msg: z.object({ n: z.number(), pad: z.string().optional() }), ignored: z.object({ blob: z.string() }) };
 
 class Inbox extends Workflow<{ count: number }, number[]> {
 	static override readonly type = 'inbox';
@@ -170,6 +170,18 @@ describe('buffered events', () => {
 		await engine.sendEvent('msg', { n: 1 });
 		await host.idle();
 		expect(engine.status().status).toBe('completed');
+	});
+
+	it('never lets a full buffer of one event block the event the instance waits for (limits hold per event name)', async () => {
+		const { engine, host } = await startInstance(registry, 'inbox', { count: 1 });
+		const blob = 'x'.repeat(MB);
+		const fits = Math.floor(MAX_BUFFERED_EVENT_BYTES / (MB + 12));
+		for (let i = 0; i < fits; i++) await engine.sendEvent('ignored', { blob });
+		await expect(engine.sendEvent('ignored', { blob })).rejects.toMatchObject({ code: ErrorCode.EventBufferFull });
+		// The awaited event is as big as the ones that filled the buffer: it still gets in.
+		await engine.sendEvent('msg', { n: 1, pad: blob });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed' });
 	});
 
 	it('drops unconsumed events when the instance finishes, and counts them in the status', async () => {
