@@ -392,13 +392,16 @@ export class InstanceEngine {
 		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status)) return;
 		// Wake-ups that were due when the pass began have had their turn.
 		this.host.store.deleteWakeupsDue(startedAt);
+		// A pause holds whatever this pass reached, its last step included: the instance ends
+		// only after a resume, whose replay reaches the same outcome from the stored steps.
+		if (now.status === 'paused') return;
 		const signal = step.signal;
 		if (step.fatal) {
 			this.fail(now, step.fatal);
 		} else if (signal instanceof SuspendSignal) {
 			// pause() stored `paused` itself. If a control call came after this pass began
 			// (a resume, say), its result stands and the next pass decides.
-			if (signal.status === 'paused' || now.status === 'paused' || this.controlEpoch !== epoch) return;
+			if (signal.status === 'paused' || this.controlEpoch !== epoch) return;
 			if (now.status !== signal.status) this.transition({ ...now, status: signal.status });
 		} else if (signal instanceof AbortSignal_) {
 			return;

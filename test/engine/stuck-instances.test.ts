@@ -270,3 +270,19 @@ describe('an event accepted just before a crash', () => {
 	});
 
 });
+
+describe('a pause that arrives during the last step', () => {
+	it('holds the instance paused once the step finishes, and it completes only after a resume', async () => {
+		stepRuns = 0;
+		const { host, engine } = await startInstance(registry, 'long-step', {}, false);
+		await turns();
+		expect(engine.pause()).toBe('paused');
+		release();
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'paused', steps: [{ name: 'long', status: 'completed' }] });
+		expect(engine.resume()).toBe('running');
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
+		expect(stepRuns).toBe(1);
+	});
+});
