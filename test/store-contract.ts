@@ -8,12 +8,12 @@ import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
  */
 export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
 	const row: InstanceRow = {
-		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null,
+		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 		createdAt: 1, updatedAt: 2, version: 3, generation: 0,
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
-		errorName: null, errorMessage: null, errorStack: null, startedAt: 1, finishedAt: 2, wakeAt: null, seq, ...over,
+		errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 1, finishedAt: 2, wakeAt: null, seq, ...over,
 	});
 
 	it(`${name}: writes and reads back the instance row, replacing it whole`, () =>

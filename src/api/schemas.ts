@@ -60,7 +60,7 @@ export const StepSchema = z
 		wakeAt: z.number().int().nullable(),
 		result: z.unknown().optional(),
 		resultOmitted: z.literal(true).optional().openapi({ description: 'The result exists but did not fit the status; page it with GET /workflows/{id}/steps.' }),
-		error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).optional(),
+		error: z.object({ name: z.string(), message: z.string(), code: z.string().optional(), stack: z.string().optional() }).optional(),
 	})
 	.openapi('Step');
 
@@ -78,7 +78,7 @@ export const DetailSchema = z
 		status: StatusSchema,
 		payload: z.unknown(),
 		output: z.unknown().optional(),
-		error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).optional(),
+		error: z.object({ name: z.string(), message: z.string(), code: z.string().optional(), stack: z.string().optional() }).optional(),
 		createdAt: z.number().int(),
 		updatedAt: z.number().int(),
 		version: z.number().int(),

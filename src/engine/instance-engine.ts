@@ -125,7 +125,7 @@ export class InstanceEngine {
 		if (this.row) return this.existing(type, payloadJson);
 		const now = this.host.now();
 		this.transition({
-			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null,
+			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 			createdAt: now, updatedAt: now, version: 0, generation: 0,
 		});
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
@@ -238,7 +238,7 @@ export class InstanceEngine {
 			this.host.store.deleteSteps();
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
-			this.transition({ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, generation: row.generation + 1 });
+			this.transition({ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 });
 		});
 		this.interrupt();
 		this.kick();
@@ -420,8 +420,8 @@ export class InstanceEngine {
 	}
 
 	private fail(row: InstanceRow, error: unknown): void {
-		const { name, message, stack } = describeThrown(error);
-		this.transition({ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null });
+		const { name, message, stack, code } = describeThrown(error);
+		this.transition({ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null, errorCode: code ?? null });
 	}
 
 	/**
@@ -557,6 +557,11 @@ function interruption(): { promise: Promise<void>; resolve: () => void } {
 	return { promise, resolve };
 }
 
-function errorOf(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null }) {
-	return { name: row.errorName ?? 'Error', message: row.errorMessage ?? '', ...(row.errorStack ? { stack: row.errorStack } : {}) };
+function errorOf(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null; errorCode: string | null }) {
+	return {
+		name: row.errorName ?? 'Error',
+		message: row.errorMessage ?? '',
+		...(row.errorCode ? { code: row.errorCode } : {}),
+		...(row.errorStack ? { stack: row.errorStack } : {}),
+	};
 }

@@ -110,8 +110,13 @@ function summarizeStep(row: StepMeta, result: string | null | undefined): StepSu
 }
 
 /** The stored error with its bounded stack (the last error of a step or of the workflow). */
-function shownError(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null }) {
-	return { name: row.errorName ?? 'Error', message: clip(row.errorMessage ?? ''), ...(row.errorStack ? { stack: row.errorStack } : {}) };
+function shownError(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null; errorCode: string | null }) {
+	return {
+		name: row.errorName ?? 'Error',
+		message: clip(row.errorMessage ?? ''),
+		...(row.errorCode ? { code: row.errorCode } : {}),
+		...(row.errorStack ? { stack: row.errorStack } : {}),
+	};
 }
 
 function clip(message: string): string {

@@ -135,7 +135,7 @@ export class StepContext implements Step<any> {
 			return this.attemptFailed(running, error, attempt, policy);
 		}
 		this.checkAbort();
-		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, finishedAt: this.hooks.now() });
+		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
 		this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
 		if (++this.stepsSinceYield >= STEPS_PER_YIELD) {
 			this.stepsSinceYield = 0;
@@ -205,7 +205,7 @@ export class StepContext implements Step<any> {
 		if (row.wakeAt !== null && row.wakeAt <= now) {
 			this.transact(() => {
 				this.store.deleteWakeup(key);
-				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"` });
+				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"`, errorCode: ErrorCode.EventTimeout });
 			});
 			throw new EventTimeoutError(stepName, event);
 		}
@@ -269,29 +269,30 @@ export class StepContext implements Step<any> {
 
 	private attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ReturnType<typeof resolveRetryPolicy>): never {
 		this.checkAbort();
-		const { name: errorName, message, stack } = describeThrown(error);
+		const { name: errorName, message, stack, code } = describeThrown(error);
 		const errorStack = stack ?? null;
+		const errorCode = code ?? null;
 		const now = this.hooks.now();
 		const permanent =
 			isInstance(error, NonRetryableError) ||
 			(isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
-		const described = { name: errorName, message, ...(stack ? { stack } : {}) };
+		const described = { name: errorName, message, ...(code ? { code } : {}), ...(stack ? { stack } : {}) };
 		if (permanent || attempt > policy.limit) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
-			this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack });
+			this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
 			throw this.failure(this.rows.get(running.key)!);
 		}
 		const wakeAt = now + retryDelayMs(policy, attempt);
 		this.hooks.log({ severity: 'warn', event: 'step.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: described });
 		this.transact(() => {
-			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, wakeAt });
+			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });
 			this.store.setWakeup(running.key, wakeAt);
 		});
 		throw this.suspend('sleeping');
 	}
 
 	private failedRow(row: StepRow, attempts: number, errorName: string, errorMessage: string, now: number): StepRow {
-		return { ...row, status: 'failed', attempts, errorName, errorMessage, errorStack: null, finishedAt: now, wakeAt: null };
+		return { ...row, status: 'failed', attempts, errorName, errorMessage, errorStack: null, errorCode: null, finishedAt: now, wakeAt: null };
 	}
 
 	private failure(row: StepRow): StepFailedError {
@@ -311,7 +312,7 @@ export class StepContext implements Step<any> {
 
 	private newRow(key: string, name: string, kind: StepKind): StepRow {
 		return {
-			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null,
+			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
 		};
 	}

@@ -12,6 +12,8 @@ export interface InstanceRow {
 	errorMessage: string | null;
 	/** Bounded stack trace of the last failure (see thrown-value.ts). */
 	errorStack: string | null;
+	/** The stable code of the last failure, when what was thrown had one (typed errors). */
+	errorCode: string | null;
 	createdAt: number;
 	updatedAt: number;
 	version: number;
@@ -29,6 +31,7 @@ export interface StepRow {
 	errorName: string | null;
 	errorMessage: string | null;
 	errorStack: string | null;
+	errorCode: string | null;
 	startedAt: number | null;
 	finishedAt: number | null;
 	/** Sleep deadline, retry time or event timeout. */

@@ -16,7 +16,10 @@ export interface ThrownDescription {
 	name: string;
 	message: string;
 	stack?: string;
+	/** The stable code of a typed error (`NOT_SERIALIZABLE`, `INVALID_DURATION`, …), so clients can match on it. */
+	code?: string;
 }
+const MAX_CODE_CHARS = 100;
 
 /**
  * `value instanceof type`, false where the check itself throws: a thrown
@@ -37,10 +40,12 @@ export function describeThrown(thrown: unknown): ThrownDescription {
 			const name = safeString(() => thrown.name) || 'Error';
 			const message = safeString(() => thrown.message);
 			const stack = safeString(() => thrown.stack);
+			const code = safeString(() => { const c = (thrown as { code?: unknown }).code; return typeof c === 'string' ? c : undefined; });
 			return {
 				name: truncate(name, MAX_NAME_CHARS),
 				message: truncate(message, MAX_ERROR_MESSAGE_CHARS),
 				...(stack ? { stack: truncate(stack, MAX_ERROR_STACK_CHARS) } : {}),
+				...(code ? { code: truncate(code, MAX_CODE_CHARS) } : {}),
 			};
 		}
 		return { name: 'Error', message: truncate(`thrown value: ${describeValue(thrown)}`, MAX_ERROR_MESSAGE_CHARS) };

@@ -140,7 +140,7 @@ export interface StepSummary {
 	result?: unknown;
 	/** The step has a result, left out to keep the status within its byte budget: page it with `steps()`. */
 	resultOmitted?: true;
-	error?: { name: string; message: string; stack?: string };
+	error?: { name: string; message: string; code?: string; stack?: string };
 }
 
 /** One page of an instance's step history, oldest first. */
@@ -157,7 +157,7 @@ export interface WorkflowStatusInfo {
 	status: WorkflowStatus;
 	payload: unknown;
 	output?: unknown;
-	error?: { name: string; message: string; stack?: string };
+	error?: { name: string; message: string; code?: string; stack?: string };
 	createdAt: number;
 	updatedAt: number;
 	version: number;

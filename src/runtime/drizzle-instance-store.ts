@@ -27,7 +27,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	) {
 		const stepValues = {
 			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
-			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'),
+			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'), errorCode: p('errorCode'),
 			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'),
 		};
 		this.q = {
@@ -39,7 +39,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 					target: steps.key,
 					set: {
 						status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
-						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`,
+						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`, errorCode: sql`excluded.error_code`,
 						startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
 					},
 				})

@@ -61,10 +61,11 @@ describe('step results JSON would change', () => {
 		await api('POST', '/workflows', { type: 'date-step', id });
 		await settle(id);
 		const res = await api('GET', `/workflows/${id}`);
-		expect(res.json).toMatchObject({ status: 'errored', error: { name: 'StepFailedError' } });
+		expect(res.json).toMatchObject({ status: 'errored', error: { name: 'StepFailedError', code: 'STEP_FAILED' } });
 		expect(res.json.error.message).toContain('step "when"');
 		expect(res.json.error.message).toContain('Date');
-		expect(res.json.steps[0]).toMatchObject({ name: 'when', status: 'failed', attempts: 1 });
+		// The step's own error keeps the code a client matches on.
+		expect(res.json.steps[0]).toMatchObject({ name: 'when', status: 'failed', attempts: 1, error: { code: 'NOT_SERIALIZABLE' } });
 	});
 
 	it('refuses a Date in a payload sent through the typed helper with NOT_SERIALIZABLE', async () => {

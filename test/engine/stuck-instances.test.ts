@@ -151,7 +151,7 @@ describe('sleepUntil', () => {
 		['366 days ahead', START + 366 * 86_400_000],
 	] as const)('refuses %s with INVALID_DURATION instead of waking every few seconds', async ([, until]) => {
 		const { host, engine } = await startInstance(registry, 'far-future', { until });
-		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'ValidationError' } });
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'ValidationError', code: 'INVALID_DURATION' } });
 		expect(engine.status().error!.message).toMatch(/365 days|finite/);
 		expect(host.alarmAt).toBeUndefined();
 	});

@@ -24,7 +24,9 @@ CREATE TABLE `index_backlog` (
 --> statement-breakpoint
 CREATE INDEX `index_backlog_since` ON `index_backlog` (`since`,`id`);--> statement-breakpoint
 ALTER TABLE `instance` ADD `error_stack` text;--> statement-breakpoint
+ALTER TABLE `instance` ADD `error_code` text;--> statement-breakpoint
 ALTER TABLE `outbox` ADD `backlogged_since` integer;--> statement-breakpoint
 ALTER TABLE `steps` ADD `error_stack` text;--> statement-breakpoint
+ALTER TABLE `steps` ADD `error_code` text;--> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `index_entries_created` ON `index_entries` (`created_at`,`id`);
