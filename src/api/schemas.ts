@@ -36,7 +36,8 @@ export const ListQuery = z.object({
 			description:
 				'created (default): newest created first; a page walk lists every instance that existed when it began exactly once. updated: most recently changed first; instances that change during a walk can be skipped or repeated.',
 		}),
-	cursor: z.string().max(600).optional().openapi({ description: 'The nextCursor of the previous page (same filters and order).' }),
+	// No length bound here: the cursor's owner refuses anything it did not issue with INVALID_CURSOR.
+	cursor: z.string().optional().openapi({ description: 'The nextCursor of the previous page (same filters and order).' }),
 	createdAfter: epochMs.optional(),
 	createdBefore: epochMs.optional(),
 	updatedAfter: epochMs.optional(),
@@ -65,7 +66,7 @@ export const StepSchema = z
 	.openapi('Step');
 
 export const StepsQuery = z.object({
-	cursor: z.string().max(200).optional().openapi({ description: 'The nextCursor of the previous page.' }),
+	cursor: z.string().optional().openapi({ description: 'The nextCursor of the previous page.' }),
 	limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number from 1 to 100').optional().openapi({ example: '50' }),
 });
 

@@ -78,6 +78,7 @@ export function stepPage(store: InstanceStore, options: { cursor?: string | null
 
 function decodeStepCursor(cursor: string): number {
 	let parts: unknown;
+	if (cursor.length > 200) throw new ValidationError(ErrorCode.InvalidCursor, 'this steps cursor was not issued by GET /workflows/:id/steps; start again without a cursor');
 	try {
 		parts = decodeBase64UrlJson(cursor);
 	} catch {

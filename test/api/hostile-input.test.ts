@@ -121,3 +121,13 @@ describe('a deployment without API_TOKEN', () => {
 		}
 	});
 });
+
+describe('oversized cursors', () => {
+	it.for(['listing', 'steps'] as const)('a 5,000-character %s cursor answers 400 INVALID_CURSOR', async (which) => {
+		const { id } = await existingPayment();
+		const path = which === 'listing' ? '/workflows?type=payment&cursor=' : `/workflows/${id}/steps?cursor=`;
+		const res = await api('GET', `${path}${'a'.repeat(5000)}`);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_CURSOR');
+	});
+});
