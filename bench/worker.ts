@@ -6,7 +6,7 @@ import { unwrap } from '../src/client/rpc';
 import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
-import { createWorkflowRunner } from '../src/runtime/workflow-runner';
+import { createWorkflowRunner, idleForTests } from '../src/runtime/workflow-runner';
 import { BenchWorkflow, BenchWorkflow16, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
@@ -20,6 +20,11 @@ const registry = defineRegistry({
 
 /** Our engine, with one extra read for the storage-cost figures. */
 export class WorkflowRunner extends createWorkflowRunner(registry) {
+	/** Benchmark hook (this Worker only): resolves once the replay loop (and index delivery, unless `index: false`) is idle. */
+	settle(options?: { index?: boolean }): Promise<void> {
+		return this[idleForTests](options);
+	}
+
 	databaseSize(): number {
 		return this.ctx.storage.sql.databaseSize;
 	}

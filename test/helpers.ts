@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { runtimeClock } from '../src/runtime/clock';
-import type { WorkflowRunnerBase as WorkflowRunner } from '../src/runtime/workflow-runner';
+import type { WorkflowRunner } from './worker/index';
 
 export const testEnv = env as unknown as { WORKFLOW_RUNNER: DurableObjectNamespace<WorkflowRunner> };
 

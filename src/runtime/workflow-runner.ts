@@ -23,6 +23,9 @@ import { IndexBacklogStore } from './index-backlog-store';
 import { storedSecret } from './engine-keys-store';
 import { IndexShardStore } from './index-shard-store';
 
+/** The engine's idle hook; RPC only exposes string-keyed methods, so production Workers cannot call it. */
+export const idleForTests = Symbol('shardflow.idleForTests');
+
 /** Longest an index delivery may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -137,8 +140,12 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		if (engine.exists) engine.alarm();
 	}
 
-	/** Test and benchmark hook: resolves once the replay loop (and index delivery, unless `index: false`) is idle. */
-	async settle(options?: { index?: boolean }): Promise<void> {
+	/**
+	 * Resolves once the replay loop (and index delivery, unless `index: false`)
+	 * is idle. Keyed by a symbol, so it is not an RPC method: only a subclass
+	 * (the test and benchmark Workers) can expose it.
+	 */
+	async [idleForTests](options?: { index?: boolean }): Promise<void> {
 		await this.instanceEngine?.idle(options);
 	}
 

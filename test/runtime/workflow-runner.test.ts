@@ -82,3 +82,15 @@ describe('WorkflowRunner', () => {
 		expect(page.items.find((item) => item.id === id)).toMatchObject({ status: 'waiting', type: 'payment' });
 	});
 });
+
+describe('the production WorkflowRunner class', () => {
+	it('has no test hook reachable over RPC: settle exists only on the test Worker', async () => {
+		const { WorkflowRunner } = await import('../../src/index');
+		const methods = new Set<string>();
+		for (let proto = WorkflowRunner.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+			for (const name of Object.getOwnPropertyNames(proto)) methods.add(name);
+		}
+		expect(methods.has('settle')).toBe(false);
+		expect(methods.has('describe')).toBe(true); // a real RPC method, for contrast
+	});
+});

@@ -1,7 +1,7 @@
 import { createApp } from '../../src/api/app';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
-import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
+import { createWorkflowRunner, idleForTests } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
@@ -38,6 +38,11 @@ export const testRegistry = defineRegistry({
 
 /** The real runner, except that its shards can be told to refuse writes. */
 export class WorkflowRunner extends createWorkflowRunner(testRegistry) {
+	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
+	settle(options?: { index?: boolean }): Promise<void> {
+		return this[idleForTests](options);
+	}
+
 	override async indexWrite(entries: IndexEntry[]) {
 		if (indexFaults.failWrites > 0) {
 			indexFaults.failWrites--;
