@@ -1,6 +1,6 @@
 import journal from './meta/_journal.json';
 import m0000 from './0000_init.sql';
-import m0001 from './0001_optimal_bucky.sql';
+import m0001 from './0001_eminent_hedge_knight.sql';
 
   export default {
     journal,

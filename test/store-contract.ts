@@ -60,7 +60,7 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.oldestEvent('y')).toBeUndefined();
 		}));
 
-	it(`${name}: pages step rows without results, reads one result, counts steps per status`, () =>
+	it(`${name}: pages step rows without results, reads the results of a window in one call, counts steps per status`, () =>
 		withStore((store) => {
 			for (let seq = 1; seq <= 5; seq++) store.writeStep(step(`do:s${seq}`, seq, { result: `"r${seq}"`, status: seq === 5 ? 'running' : 'completed' }));
 			expect(store.readStepMeta({ afterSeq: 2, limit: 2 }).map((s) => s.key)).toEqual(['do:s3', 'do:s4']);
@@ -69,8 +69,8 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			store.writeStep(step('do:s6', 6, { result: '"é"' }));
 			store.writeStep(step('do:s7', 7, { result: null, status: 'failed' }));
 			expect(store.readStepMeta({ last: 2 }).map((s) => s.resultBytes)).toEqual([4, 0]);
-			expect(store.readStepResult('do:s2')).toBe('"r2"');
-			expect(store.readStepResult('do:none')).toBeNull();
+			expect(store.readStepResults(['do:s2', 'do:s7', 'do:none'])).toEqual(new Map([['do:s2', '"r2"'], ['do:s7', null]]));
+			expect(store.readStepResults([]).size).toBe(0);
 			expect(store.countSteps()).toEqual({ completed: 5, running: 1, failed: 1 });
 		}));
 

@@ -38,7 +38,10 @@ export const steps = sqliteTable('steps', {
 	finishedAt: integer('finished_at'),
 	wakeAt: integer('wake_at'),
 	seq: integer('seq').notNull(),
-});
+}, (t) => [
+	// The status window (latest steps) and step pages walk the history by seq without sorting.
+	index('steps_seq').on(t.seq),
+]);
 
 /** Pending wake-ups (sleeps, retry waits, event timeouts); the alarm points at the earliest. */
 export const wakeups = sqliteTable(

@@ -50,9 +50,15 @@ export class MemoryInstanceStore implements InstanceStore {
 		const all = this.readSteps().map(({ result, ...meta }) => ({ ...meta, resultBytes: utf8Bytes(result) }));
 		return 'last' in range ? all.slice(Math.max(0, all.length - range.last)) : all.filter((s) => s.seq > range.afterSeq).slice(0, range.limit);
 	}
-	readStepResult(key: string) {
-		return this.steps.get(key)?.result ?? null;
+	readStepResults(keys: string[]) {
+		const results = new Map<string, string | null>();
+		for (const key of keys) {
+			const row = this.steps.get(key);
+			if (row) results.set(key, row.result);
+		}
+		return results;
 	}
+
 	countSteps() {
 		const counts: Partial<Record<StepStatus, number>> = {};
 		for (const { status } of this.steps.values()) counts[status] = (counts[status] ?? 0) + 1;

@@ -16,21 +16,19 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 	const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
 	const window = store.readStepMeta({ last: STATUS_STEP_WINDOW });
 	let budget = STEP_RESULT_BUDGET_BYTES;
-	const steps: StepSummary[] = [];
-	// Newest first, so the budget goes to the steps a reader most likely wants.
+	// Newest first, so the budget goes to the steps a reader most likely wants; then one query for them.
+	const shown = new Set<string>();
 	for (let i = window.length - 1; i >= 0; i--) {
 		const meta = window[i]!;
-		let result: string | null | undefined = null;
-		if (hasResult(meta)) {
-			if (meta.resultBytes <= budget) {
-				budget -= meta.resultBytes;
-				result = store.readStepResult(meta.key);
-			} else {
-				result = undefined;
-			}
+		if (hasResult(meta) && meta.resultBytes <= budget) {
+			budget -= meta.resultBytes;
+			shown.add(meta.key);
 		}
-		steps.push(summarizeStep(meta, result));
 	}
+	const results = store.readStepResults([...shown]);
+	const steps: StepSummary[] = window.map((meta) =>
+		summarizeStep(meta, !hasResult(meta) ? null : shown.has(meta.key) ? (results.get(meta.key) ?? null) : undefined),
+	);
 	const events = store.eventBuffer();
 	return {
 		id: row.id,
@@ -44,7 +42,7 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		version: row.version,
 		stepCounts: { total, ...counts },
 		stepsBefore: total - window.length,
-		steps: steps.reverse(),
+		steps,
 		bufferedEvents: events.count,
 		droppedEvents: store.droppedEvents(),
 	};
@@ -63,15 +61,16 @@ export function stepPage(store: InstanceStore, options: { cursor?: string | null
 	const afterSeq = options.cursor ? decodeStepCursor(options.cursor) : 0;
 	const metas = store.readStepMeta({ afterSeq, limit: limit + 1 });
 	let budget = STEP_RESULT_BUDGET_BYTES;
-	const items: StepSummary[] = [];
-	let last: StepMeta | undefined;
+	const page: StepMeta[] = [];
 	for (const meta of metas.slice(0, limit)) {
 		const bytes = hasResult(meta) ? meta.resultBytes : 0;
-		if (items.length > 0 && bytes > budget) break;
+		if (page.length > 0 && bytes > budget) break;
 		budget -= bytes;
-		items.push(summarizeStep(meta, hasResult(meta) ? store.readStepResult(meta.key) : null));
-		last = meta;
+		page.push(meta);
 	}
+	const results = store.readStepResults(page.filter(hasResult).map((meta) => meta.key));
+	const items = page.map((meta) => summarizeStep(meta, hasResult(meta) ? (results.get(meta.key) ?? null) : null));
+	const last = page.at(-1);
 	const more = last !== undefined && items.length < metas.length;
 	return { items, nextCursor: more ? encodeBase64UrlJson(['steps', last!.seq]) : null };
 }

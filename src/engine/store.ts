@@ -90,7 +90,8 @@ export interface InstanceStore {
 	deleteSteps(): void;
 	/** Step rows without results, for the status window and step pages. */
 	readStepMeta(range: StepRange): StepMeta[];
-	readStepResult(key: string): string | null;
+	/** Results of the given steps in one query (a status or a page reads its window at once); missing keys are absent. */
+	readStepResults(keys: string[]): Map<string, string | null>;
 	/** Number of steps per status. */
 	countSteps(): Partial<Record<StepStatus, number>>;
 

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, lte, min, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lte, min, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
@@ -79,8 +79,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 		return select.where(gt(steps.seq, range.afterSeq)).orderBy(asc(steps.seq)).limit(range.limit).all() as StepMeta[];
 	}
 
-	readStepResult(key: string): string | null {
-		return this.db.select({ result: steps.result }).from(steps).where(eq(steps.key, key)).get()?.result ?? null;
+	readStepResults(keys: string[]): Map<string, string | null> {
+		const results = new Map<string, string | null>();
+		if (keys.length === 0) return results;
+		for (const row of this.db.select({ key: steps.key, result: steps.result }).from(steps).where(inArray(steps.key, keys)).all()) {
+			results.set(row.key, row.result);
+		}
+		return results;
 	}
 
 	countSteps(): Partial<Record<StepStatus, number>> {

@@ -28,5 +28,6 @@ ALTER TABLE `instance` ADD `error_code` text;--> statement-breakpoint
 ALTER TABLE `outbox` ADD `backlogged_since` integer;--> statement-breakpoint
 ALTER TABLE `steps` ADD `error_stack` text;--> statement-breakpoint
 ALTER TABLE `steps` ADD `error_code` text;--> statement-breakpoint
+CREATE INDEX `steps_seq` ON `steps` (`seq`);--> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `index_entries_created` ON `index_entries` (`created_at`,`id`);
