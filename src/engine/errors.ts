@@ -62,61 +62,36 @@ export class ValidationError extends ShardflowError {
 	override name = 'ValidationError';
 }
 
-/** The instance (or shard) does not exist. */
-export class NotFoundError extends ShardflowError {
-	override name = 'NotFoundError';
-	constructor(message: string) {
-		super(ErrorCode.NotFound, message);
-	}
+/** A typed error with one fixed code: only its message varies. */
+function codedError(name: string, code: ErrorCode) {
+	return class extends ShardflowError {
+		override name = name;
+		constructor(message: string) {
+			super(code, message);
+		}
+	};
 }
+
+/** The instance (or shard) does not exist. */
+export class NotFoundError extends codedError('NotFoundError', ErrorCode.NotFound) {}
 
 /** A control call that makes no sense in the instance's current status. */
-export class InvalidStateError extends ShardflowError {
-	override name = 'InvalidStateError';
-	constructor(message: string) {
-		super(ErrorCode.InvalidState, message);
-	}
-}
+export class InvalidStateError extends codedError('InvalidStateError', ErrorCode.InvalidState) {}
 
 /** The same id already belongs to a workflow of another type. */
-export class TypeMismatchError extends ShardflowError {
-	override name = 'TypeMismatchError';
-	constructor(message: string) {
-		super(ErrorCode.TypeMismatch, message);
-	}
-}
+export class TypeMismatchError extends codedError('TypeMismatchError', ErrorCode.TypeMismatch) {}
 
 /** The id already belongs to an instance created with another payload. */
-export class PayloadMismatchError extends ShardflowError {
-	override name = 'PayloadMismatchError';
-	constructor(message: string) {
-		super(ErrorCode.PayloadMismatch, message);
-	}
-}
+export class PayloadMismatchError extends codedError('PayloadMismatchError', ErrorCode.PayloadMismatch) {}
 
-/** The instance already buffers as many unconsumed events (or bytes) as it may. */
-export class EventBufferFullError extends ShardflowError {
-	override name = 'EventBufferFullError';
-	constructor(message: string) {
-		super(ErrorCode.EventBufferFull, message);
-	}
-}
+/** The instance already buffers as many unconsumed events (or bytes) of that name as it may. */
+export class EventBufferFullError extends codedError('EventBufferFullError', ErrorCode.EventBufferFull) {}
 
 /** An idempotency key was sent again with another event name or payload. */
-export class IdempotencyKeyReusedError extends ShardflowError {
-	override name = 'IdempotencyKeyReusedError';
-	constructor(message: string) {
-		super(ErrorCode.IdempotencyKeyReused, message);
-	}
-}
+export class IdempotencyKeyReusedError extends codedError('IdempotencyKeyReusedError', ErrorCode.IdempotencyKeyReused) {}
 
 /** A workflow broke a replay rule (for example a step name used twice). */
-export class DeterminismError extends ShardflowError {
-	override name = 'DeterminismError';
-	constructor(message: string) {
-		super(ErrorCode.Determinism, message);
-	}
-}
+export class DeterminismError extends codedError('DeterminismError', ErrorCode.Determinism) {}
 
 /**
  * Throw this from a step to fail it at once, without the remaining retries.
@@ -165,28 +140,24 @@ export class EventTimeoutError extends ShardflowError {
 }
 
 /** An index-shard call reached a workflow instance, or the other way round. */
-export class WrongRoleError extends ShardflowError {
-	override name = 'WrongRoleError';
-	constructor(message: string) {
-		super(ErrorCode.WrongRole, message);
-	}
-}
+export class WrongRoleError extends codedError('WrongRoleError', ErrorCode.WrongRole) {}
 
-const classesByCode: Partial<Record<string, (body: ErrorBody) => ShardflowError>> = {
-	[ErrorCode.NotFound]: (b) => new NotFoundError(b.message),
-	[ErrorCode.InvalidState]: (b) => new InvalidStateError(b.message),
-	[ErrorCode.TypeMismatch]: (b) => new TypeMismatchError(b.message),
-	[ErrorCode.Determinism]: (b) => new DeterminismError(b.message),
-	[ErrorCode.WrongRole]: (b) => new WrongRoleError(b.message),
-	[ErrorCode.PayloadMismatch]: (b) => new PayloadMismatchError(b.message),
-	[ErrorCode.EventBufferFull]: (b) => new EventBufferFullError(b.message),
-	[ErrorCode.IdempotencyKeyReused]: (b) => new IdempotencyKeyReusedError(b.message),
+/** Errors rebuilt with their own class on the client side of an RPC call (`instanceof` works). */
+const classesByCode: Partial<Record<string, new (message: string) => ShardflowError>> = {
+	[ErrorCode.NotFound]: NotFoundError,
+	[ErrorCode.InvalidState]: InvalidStateError,
+	[ErrorCode.TypeMismatch]: TypeMismatchError,
+	[ErrorCode.Determinism]: DeterminismError,
+	[ErrorCode.WrongRole]: WrongRoleError,
+	[ErrorCode.PayloadMismatch]: PayloadMismatchError,
+	[ErrorCode.EventBufferFull]: EventBufferFullError,
+	[ErrorCode.IdempotencyKeyReused]: IdempotencyKeyReusedError,
 };
 
 /** Rebuilds a typed error from its RPC/HTTP body. */
 export function errorFromBody(body: ErrorBody): ShardflowError {
-	const make = classesByCode[body.code];
-	if (make) return make(body);
+	const Make = classesByCode[body.code];
+	if (Make) return new Make(body.message);
 	const known = Object.values(ErrorCode) as string[];
 	const code = (known.includes(body.code) ? body.code : ErrorCode.Internal) as ErrorCode;
 	return new ValidationError(code, body.message);
