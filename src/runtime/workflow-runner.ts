@@ -4,30 +4,24 @@ import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlit
 import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import migrations from '../../drizzle/migrations';
 import * as schema from '../db/schema';
-import { routeIndexEntry } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
-import { backlogStub } from '../client/reconcile';
-import { unwrap, wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
+import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
 import { CURSOR_KEY_OBJECT, randomCursorSecret } from '../engine/cursor';
-import { BACKLOG_PREFIX, type BacklogPort } from '../engine/index-backlog';
+import { BACKLOG_PREFIX } from '../engine/index-backlog';
 import { ErrorCode, NotFoundError, ValidationError, WrongRoleError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
-import { InstanceEngine, prepareCreate, type EngineHost } from '../engine/instance-engine';
-import { consoleLogger, parseLogLevel } from '../engine/engine-log';
+import { InstanceEngine, prepareCreate } from '../engine/instance-engine';
 import { INDEX_PREFIX } from '../engine/shard';
-import { runtimeClock } from './clock';
-import { DrizzleInstanceStore } from './drizzle-instance-store';
 import { IndexBacklogStore } from './index-backlog-store';
 import { storedSecret } from './engine-keys-store';
 import { IndexShardStore } from './index-shard-store';
+import { instanceHost, type AlarmSlot } from './instance-host';
 
 /** The engine's idle hook; RPC only exposes string-keyed methods, so production Workers cannot call it. */
 export const idleForTests = Symbol('shardflow.idleForTests');
 
-/** Longest an index delivery may take before it counts as failed and waits for a retry. */
-const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
 
 type Role = 'instance' | 'index' | 'backlog' | 'keys';
 
@@ -51,7 +45,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	protected abstract readonly registry: Registry;
 	private readonly db: DrizzleSqliteDODatabase<typeof schema>;
 	private schemaReady = false;
-	private alarmAt: number | null = null;
+	private readonly alarmSlot: AlarmSlot = { at: null };
 	private instanceEngine: InstanceEngine | undefined;
 	private shardStore: IndexShardStore | undefined;
 	private backlogStore: IndexBacklogStore | undefined;
@@ -64,7 +58,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 			const existing = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'`);
 			if (!existing || existing.n === 0) return; // a new object: no tables and, since we set none, no alarm
 			await this.ensureSchema();
-			this.alarmAt = await ctx.storage.getAlarm();
+			this.alarmSlot.at = await ctx.storage.getAlarm();
 		});
 	}
 
@@ -134,7 +128,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 
 	override async alarm(): Promise<void> {
-		this.alarmAt = null;
+		this.alarmSlot.at = null;
 		if (!this.schemaReady || this.role() !== 'instance') return;
 		const engine = this.engine();
 		if (engine.exists) engine.alarm();
@@ -276,53 +270,8 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 
 	private engine(): InstanceEngine {
-		if (this.instanceEngine) return this.instanceEngine;
-		const { ctx, env, registry } = this;
-		const host: EngineHost = {
-			store: new DrizzleInstanceStore(this.db, ctx.storage),
-			registry,
-			env,
-			now: runtimeClock.now,
-			setAlarm: (at) => {
-				if (at === (this.alarmAt ?? undefined)) return;
-				this.alarmAt = at ?? null;
-				void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at));
-			},
-			ensureAlarmBy: (at) => {
-				if (this.alarmAt !== null && this.alarmAt <= at) return;
-				this.alarmAt = at;
-				void ctx.storage.setAlarm(at);
-			},
-			background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: background work failed', error))),
-			sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
-			yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
-			defer: (fn, ms = 0) => void setTimeout(fn, ms),
-			log: consoleLogger(parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG)),
-			backlog: backlogPort(env),
-		};
-		return (this.instanceEngine = new InstanceEngine(host));
+		return (this.instanceEngine ??= new InstanceEngine(instanceHost(this.ctx, this.env, this.registry, this.db, this.alarmSlot)));
 	}
 }
 
 const ROLE_NAMES: Record<Role, string> = { instance: 'a workflow instance', index: 'an index shard', backlog: 'a delivery backlog', keys: "the engine's key store" };
-
-function backlogPort(env: ShardflowEnv): BacklogPort {
-	return {
-		add: async (entry, since) => {
-			await withTimeout(unwrap(backlogStub(env, entry.type).backlogAdd({ id: entry.id, since })), INDEX_DELIVERY_TIMEOUT_MS);
-		},
-		remove: async (entry) => {
-			await withTimeout(unwrap(backlogStub(env, entry.type).backlogRemove({ id: entry.id })), INDEX_DELIVERY_TIMEOUT_MS);
-		},
-	};
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-	let timer: ReturnType<typeof setTimeout>;
-	return Promise.race([
-		work,
-		new Promise<never>((_, reject) => {
-			timer = setTimeout(() => reject(new Error(`index delivery timed out after ${ms} ms`)), ms);
-		}),
-	]).finally(() => clearTimeout(timer));
-}

@@ -1,0 +1,81 @@
+import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
+import { routeIndexEntry } from '../client/index-client';
+import type { ShardflowEnv } from '../client/instance-client';
+import { backlogStub } from '../client/reconcile';
+import { unwrap } from '../client/rpc';
+import type * as schema from '../db/schema';
+import { consoleLogger, parseLogLevel } from '../engine/engine-log';
+import type { BacklogPort } from '../engine/index-backlog';
+import type { EngineHost } from '../engine/instance-engine';
+import type { Registry } from '../engine/registry';
+import { runtimeClock } from './clock';
+import { DrizzleInstanceStore } from './drizzle-instance-store';
+
+/** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
+const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
+
+/**
+ * The alarm time this object last set (null: none), shared with the Durable
+ * Object shell, which loads it at start-up and clears it when the alarm fires.
+ * It saves a storage call for every "make sure the alarm fires by …".
+ */
+export interface AlarmSlot {
+	at: number | null;
+}
+
+/**
+ * What the instance role lends the engine core inside workerd: Drizzle
+ * storage, the Durable Object alarm, `waitUntil`, index delivery through the
+ * namespace, and the console logger at the configured level.
+ */
+export function instanceHost(
+	ctx: DurableObjectState,
+	env: ShardflowEnv,
+	registry: Registry,
+	db: DrizzleSqliteDODatabase<typeof schema>,
+	alarm: AlarmSlot,
+): EngineHost {
+	return {
+		store: new DrizzleInstanceStore(db, ctx.storage),
+		registry,
+		env,
+		now: runtimeClock.now,
+		setAlarm: (at) => {
+			if (at === (alarm.at ?? undefined)) return;
+			alarm.at = at ?? null;
+			void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at));
+		},
+		ensureAlarmBy: (at) => {
+			if (alarm.at !== null && alarm.at <= at) return;
+			alarm.at = at;
+			void ctx.storage.setAlarm(at);
+		},
+		background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: background work failed', error))),
+		sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
+		yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
+		defer: (fn, ms = 0) => void setTimeout(fn, ms),
+		log: consoleLogger(parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG)),
+		backlog: backlogPort(env),
+	};
+}
+
+function backlogPort(env: ShardflowEnv): BacklogPort {
+	return {
+		add: async (entry, since) => {
+			await withTimeout(unwrap(backlogStub(env, entry.type).backlogAdd({ id: entry.id, since })), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+		remove: async (entry) => {
+			await withTimeout(unwrap(backlogStub(env, entry.type).backlogRemove({ id: entry.id })), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+	};
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+	let timer: ReturnType<typeof setTimeout>;
+	return Promise.race([
+		work,
+		new Promise<never>((_, reject) => {
+			timer = setTimeout(() => reject(new Error(`index delivery timed out after ${ms} ms`)), ms);
+		}),
+	]).finally(() => clearTimeout(timer));
+}
