@@ -42,6 +42,8 @@ export interface EngineHost {
 	defer(fn: () => void, ms?: number): void;
 	/** Structured log records (status changes, step failures); the host filters by level. */
 	log?: EngineLogger;
+	/** Also log every completed step (debug level); off, the replay loop builds no record per step. */
+	logStepCompletions?: boolean;
 	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
 	backlog?: BacklogPort;
 }
@@ -368,6 +370,7 @@ export class InstanceEngine {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
+			logsStepCompletions: this.host.logStepCompletions === true,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 			checkBoundary: () => {
 				const row = this.row!;

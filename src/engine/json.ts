@@ -12,7 +12,10 @@ const utf8 = new TextEncoder();
  */
 export function toStoredJson(value: unknown, what: string): string | null {
 	if (value === undefined) return null;
-	assertJsonCompatible(value, what);
+	// Strings, booleans and finite numbers (most step results) need no walk.
+	if (typeof value !== 'string' && typeof value !== 'boolean' && !(typeof value === 'number' && Number.isFinite(value))) {
+		assertJsonCompatible(value, what);
+	}
 	let json: string | undefined;
 	try {
 		json = JSON.stringify(value);

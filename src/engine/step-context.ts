@@ -32,6 +32,8 @@ export interface PassHooks {
 	 * only replays and suspends again changes nothing.
 	 */
 	willWrite(): void;
+	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
+	readonly logsStepCompletions: boolean;
 	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
 }
@@ -51,8 +53,9 @@ export const STEPS_PER_YIELD = 16;
  */
 export class StepContext implements Step<any> {
 	private readonly claimed = new Set<string>();
-	/** `step.do` calls whose attempt is still running; the pass waits for them before it ends. */
-	private readonly inFlight = new Set<Promise<unknown>>();
+	/** Attempts started and not yet stored; the pass waits for them before it ends. */
+	private running = 0;
+	private whenIdle: (() => void) | undefined;
 	/** Set once `run()` has settled: steps called after that (orphaned branches) do not run. */
 	private closed = false;
 	private nextSeq: number;
@@ -73,29 +76,19 @@ export class StepContext implements Step<any> {
 		this.nextSeq = max + 1;
 	}
 
-	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
-		const call = this.doStep(name, fn, options);
-		// Parallel steps (Promise.all/allSettled/race) can leave an attempt running after run()
-		// has settled; the pass waits for it, so no later pass starts the same step again.
-		this.inFlight.add(call);
-		void call.then(
-			() => this.inFlight.delete(call),
-			() => this.inFlight.delete(call),
-		);
-		return call;
-	}
-
 	/**
 	 * Stops new steps and resolves once every attempt in flight has stored its
-	 * outcome. Completions that arrive after a terminate or restart are dropped
-	 * by the boundary check, so the engine need not wait for them.
+	 * outcome. Parallel steps (Promise.all/allSettled/race) can leave an attempt
+	 * running after run() has settled; waiting for it means no later pass starts
+	 * the same step again. Completions that arrive after a terminate or restart
+	 * are dropped by the boundary check, so the engine need not wait for them.
 	 */
 	async settle(): Promise<void> {
 		this.closed = true;
-		while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+		if (this.running > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
 	}
 
-	private async doStep<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
+	async do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
 		const key = this.enter('do', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result) as T;
@@ -126,17 +119,23 @@ export class StepContext implements Step<any> {
 		};
 		this.write(running);
 
+		// Only started attempts are counted: a replayed step returns above without this cost.
+		this.running++;
 		let json: string | null;
 		try {
-			const value = await runAttempt(fn, attempt, timeoutMs, name);
-			json = toStoredJson(value, `result of step "${name}"`);
-		} catch (error) {
-			if (isSignal(error)) throw error;
-			return this.attemptFailed(running, error, attempt, policy);
+			try {
+				const value = await runAttempt(fn, attempt, timeoutMs, name);
+				json = toStoredJson(value, `result of step "${name}"`);
+			} catch (error) {
+				if (isSignal(error)) throw error;
+				return this.attemptFailed(running, error, attempt, policy);
+			}
+			this.checkAbort();
+			this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
+		} finally {
+			if (--this.running === 0) this.whenIdle?.();
 		}
-		this.checkAbort();
-		this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
-		this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
+		if (this.hooks.logsStepCompletions) this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
 		if (++this.stepsSinceYield >= STEPS_PER_YIELD) {
 			this.stepsSinceYield = 0;
 			await this.hooks.yieldToEventLoop();

@@ -35,6 +35,7 @@ export function instanceHost(
 	db: DrizzleSqliteDODatabase<typeof schema>,
 	alarm: AlarmSlot,
 ): EngineHost {
+	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	return {
 		store: new DrizzleInstanceStore(db, ctx.storage),
 		registry,
@@ -54,7 +55,8 @@ export function instanceHost(
 		sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
 		yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
-		log: consoleLogger(parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG)),
+		log: consoleLogger(level),
+		logStepCompletions: level === 'debug',
 		backlog: backlogPort(env),
 	};
 }

@@ -18,6 +18,7 @@ export class FakeHost implements EngineHost {
 	/** Every structured log record the engine wrote. */
 	logs: EngineLogRecord[] = [];
 	log = (record: EngineLogRecord) => void this.logs.push(record);
+	logStepCompletions = true;
 	private work = new Set<Promise<unknown>>();
 
 	constructor(readonly registry: Registry) {}
