@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import type { NewHistoryRow } from '../src/engine/history';
 import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
 
 /**
@@ -14,6 +15,10 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
 		errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 1, finishedAt: 2, wakeAt: null, seq, ...over,
+	});
+
+	const record = (generation: number, kind: NewHistoryRow['kind'], over: Partial<NewHistoryRow> = {}): NewHistoryRow => ({
+		generation, at: 10, kind, step: null, attempt: null, value: null, detail: null, ...over,
 	});
 
 	it(`${name}: writes and reads back the instance row, replacing it whole`, () =>
@@ -135,10 +140,34 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 				store.transaction(() => {
 					store.writeInstance({ ...row, status: 'errored' });
 					store.setWakeup('sleep:z', 5);
+					store.appendHistory(record(0, 'workflow.errored'));
 					throw new Error('boom');
 				}),
 			).toThrow('boom');
 			expect(store.readInstance()!.status).toBe('running');
 			expect(store.earliestWakeup()).toBeUndefined();
+			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 })).toEqual([]);
+		}));
+
+	it(`${name}: appends history records with growing seqs across generations and reads one generation in order`, () =>
+		withStore((store) => {
+			store.appendHistory(record(0, 'workflow.created', { value: '{"a":1}' }));
+			store.appendHistory(record(0, 'step.started', { step: 's', attempt: 1 }));
+			store.appendHistory(record(0, 'step.completed', { step: 's', attempt: 1, value: '"héllo"', detail: '{}' }));
+			store.appendHistory(record(1, 'workflow.restarted', { detail: '{"previousGeneration":0}' }));
+			const first = store.readHistory({ generation: 0, afterSeq: 0, limit: 10 });
+			expect(first.map((r) => [r.seq, r.kind, r.step, r.attempt])).toEqual([
+				[1, 'workflow.created', null, null],
+				[2, 'step.started', 's', 1],
+				[3, 'step.completed', 's', 1],
+			]);
+			expect(first[2]).toMatchObject({ value: '"héllo"', detail: '{}', at: 10, generation: 0 });
+			expect(store.readHistory({ generation: 0, afterSeq: 1, limit: 1 }).map((r) => r.seq)).toEqual([2]);
+			expect(store.readHistory({ generation: 1, afterSeq: 0, limit: 10 }).map((r) => r.seq)).toEqual([4]);
+			// UTF-8 bytes of value + detail, without reading the values.
+			expect(store.readHistoryMeta({ generation: 0, afterSeq: 1, limit: 10 })).toEqual([
+				{ seq: 2, bytes: 0 },
+				{ seq: 3, bytes: 8 + 2 }, // "héllo" is 7 characters, 8 bytes
+			]);
 		}));
 }

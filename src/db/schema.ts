@@ -1,7 +1,7 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Every role of WorkflowRunner shares one schema (one migration set); an
-// instance uses the instance, step, wake-up, event, outbox, event-key and
+// instance uses the instance, step, history, wake-up, event, outbox, event-key and
 // dropped-event tables, an index shard only `index_entries`, a type's delivery
 // backlog only `index_backlog`, the `__keys` object only `engine_keys`.
 
@@ -42,6 +42,26 @@ export const steps = sqliteTable('steps', {
 	// The status window (latest steps) and step pages walk the history by seq without sorting.
 	index('steps_seq').on(t.seq),
 ]);
+
+/**
+ * The instance history (engine/history.ts): append-only, one row per thing that
+ * happened, never rewritten. `seq` orders records over every generation, so
+ * the rows of one generation are one contiguous run of it.
+ */
+export const history = sqliteTable('history', {
+	// A rowid alias without AUTOINCREMENT (which costs a sqlite_sequence write per insert):
+	// rows are never deleted one by one, so max(seq) + 1 never reuses a number.
+	seq: integer('seq').primaryKey(),
+	generation: integer('generation').notNull(),
+	at: integer('at').notNull(),
+	kind: text('kind').notNull(),
+	step: text('step'),
+	attempt: integer('attempt'),
+	/** The record's payload, result or output as stored JSON text. */
+	value: text('value'),
+	/** The record's other fields as a JSON object. */
+	detail: text('detail'),
+});
 
 /** Pending wake-ups (sleeps, retry waits, event timeouts); the alarm points at the earliest. */
 export const wakeups = sqliteTable(

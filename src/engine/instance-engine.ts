@@ -7,6 +7,7 @@ import {
 	TypeMismatchError,
 	ValidationError,
 } from './errors';
+import { historyError, historyPage, historyRow, type HistoryPage, type HistoryQuery, type HistoryRecord } from './history';
 import { assertValidWorkflowId } from './ids';
 import type { EngineLogger } from './engine-log';
 import { toIndexEntry, type IndexEntry } from './index-entry';
@@ -129,7 +130,7 @@ export class InstanceEngine {
 		this.transition({
 			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 			createdAt: now, updatedAt: now, version: 0, generation: 0,
-		});
+		}, { kind: 'workflow.created', value: payloadJson });
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		this.starting = new Promise<void>((resolve) =>
@@ -151,6 +152,11 @@ export class InstanceEngine {
 	steps(options: { cursor?: string | null; limit?: number } = {}): StepPage {
 		this.require();
 		return stepPage(this.host.store, options);
+	}
+
+	/** One page of the history of one generation (the current one by default); see history.ts. */
+	history(query: HistoryQuery = {}): HistoryPage {
+		return historyPage(this.require(), this.host.store, query);
 	}
 
 	async sendEvent(name: string, payloadInput: unknown, options: SendEventOptions = {}): Promise<void> {
@@ -189,6 +195,7 @@ export class InstanceEngine {
 		const now = this.host.now();
 		this.host.store.transaction(() => {
 			this.host.store.appendEvent(name, json, now);
+			this.host.store.appendHistory(historyRow({ kind: 'event.received', value: json, detail: { event: name } }, current.generation, now));
 			if (key !== undefined) this.host.store.writeEventKey({ key, name, digest: digest! }, now, MAX_EVENT_KEYS);
 		});
 		if (current.status === 'paused') return;
@@ -207,7 +214,7 @@ export class InstanceEngine {
 		const row = this.require();
 		if (!RUNNABLE.includes(row.status)) throw new InvalidStateError(`cannot pause workflow "${row.id}": it is ${row.status}`);
 		this.controlEpoch++;
-		this.transition({ ...row, status: 'paused' });
+		this.transition({ ...row, status: 'paused' }, { kind: 'workflow.paused' });
 		return 'paused';
 	}
 
@@ -215,7 +222,7 @@ export class InstanceEngine {
 		const row = this.require();
 		if (row.status !== 'paused') throw new InvalidStateError(`cannot resume workflow "${row.id}": it is ${row.status}, not paused`);
 		this.controlEpoch++;
-		this.transition({ ...row, status: 'running' });
+		this.transition({ ...row, status: 'running' }, { kind: 'workflow.resumed' });
 		this.kick();
 		return 'running';
 	}
@@ -225,7 +232,7 @@ export class InstanceEngine {
 		if (FINISHED_STATUSES.includes(row.status)) throw new InvalidStateError(`cannot terminate workflow "${row.id}": it is already ${row.status}`);
 		this.host.store.transaction(() => {
 			this.host.store.deleteAllWakeups();
-			this.transition({ ...row, status: 'terminated' });
+			this.transition({ ...row, status: 'terminated' }, { kind: 'workflow.terminated' });
 		});
 		this.interrupt();
 		return 'terminated';
@@ -240,7 +247,10 @@ export class InstanceEngine {
 			this.host.store.deleteSteps();
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
-			this.transition({ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 });
+			this.transition(
+				{ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 },
+				{ kind: 'workflow.restarted', detail: { previousGeneration: row.generation } },
+			);
 		});
 		this.interrupt();
 		this.kick();
@@ -370,6 +380,7 @@ export class InstanceEngine {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
+			record: (record) => this.host.store.appendHistory(historyRow(record, generation, this.host.now())),
 			logsStepCompletions: this.host.logStepCompletions === true,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 			checkBoundary: () => {
@@ -416,22 +427,27 @@ export class InstanceEngine {
 				this.fail(now, error);
 				return;
 			}
-			this.transition({ ...now, status: 'completed', output });
+			this.transition({ ...now, status: 'completed', output }, { kind: 'workflow.completed', value: output });
 		} else {
 			this.fail(now, outcome.error);
 		}
 	}
 
 	private fail(row: InstanceRow, error: unknown): void {
-		const { name, message, stack, code } = describeThrown(error);
-		this.transition({ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null, errorCode: code ?? null });
+		const described = describeThrown(error);
+		const { name, message, stack, code } = described;
+		this.transition(
+			{ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null, errorCode: code ?? null },
+			{ kind: 'workflow.errored', detail: { error: historyError(described) } },
+		);
 	}
 
 	/**
-	 * Every status change: the instance row and its pending index update are
-	 * written together, so the index can lag but never miss a transition.
+	 * Every status change: the instance row, its history record (if the change
+	 * has one) and its pending index update are written together, so the index
+	 * can lag but never miss a transition.
 	 */
-	private transition(next: InstanceRow): void {
+	private transition(next: InstanceRow, record?: HistoryRecord): void {
 		const now = Math.max(this.host.now(), next.updatedAt);
 		const row: InstanceRow = { ...next, updatedAt: now, version: next.version + 1 };
 		// While the shard is failing, a newer entry inherits the backoff instead of starting it again.
@@ -439,8 +455,12 @@ export class InstanceEngine {
 		const backingOff = pending !== undefined && pending.attempts > 0;
 		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
 		this.host.store.transaction(() => {
+			if (record) this.host.store.appendHistory(historyRow(record, row.generation, now));
 			// A finished instance never consumes its buffered events: they go, and are counted.
-			if (FINISHED_STATUSES.includes(row.status)) this.host.store.dropEvents();
+			if (FINISHED_STATUSES.includes(row.status)) {
+				const dropped = this.host.store.dropEvents();
+				if (dropped > 0) this.host.store.appendHistory(historyRow({ kind: 'events.dropped', detail: { count: dropped } }, row.generation, now));
+			}
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: toIndexEntry(row),

@@ -27,3 +27,6 @@ export const STEP_PAGE_MAX = 100;
  * rows stored before that bound existed are cut here too.
  */
 export const MAX_SHOWN_ERROR_CHARS = MAX_ERROR_MESSAGE_CHARS;
+/** History records per page of `history()`: default and maximum. */
+export const HISTORY_PAGE_DEFAULT = 100;
+export const HISTORY_PAGE_MAX = 1000;

@@ -1,5 +1,6 @@
+import type { HistoryRow, NewHistoryRow } from './history';
 import { utf8Bytes } from './json';
-import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
+import type { EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
 import type { StepStatus } from './types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
@@ -11,6 +12,7 @@ export class MemoryInstanceStore implements InstanceStore {
 	outbox: OutboxRow | undefined;
 	eventKeys = new Map<string, EventKeyRow>();
 	dropped = 0;
+	history: HistoryRow[] = [];
 	private nextEventSeq = 1;
 
 	transaction<T>(fn: () => T): T {
@@ -23,10 +25,13 @@ export class MemoryInstanceStore implements InstanceStore {
 			eventKeys: this.eventKeys,
 			dropped: this.dropped,
 		});
+		// The history only grows: undoing a transaction cuts it back to its length.
+		const historyLength = this.history.length;
 		try {
 			return fn();
 		} catch (error) {
 			Object.assign(this, snapshot);
+			this.history.length = historyLength;
 			throw error;
 		}
 	}
@@ -132,5 +137,17 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	markOutboxBacklogged(since: number | null) {
 		if (this.outbox) this.outbox = { ...this.outbox, backloggedSince: since };
+	}
+	appendHistory(row: NewHistoryRow) {
+		this.history.push({ ...row, seq: (this.history.at(-1)?.seq ?? 0) + 1 });
+	}
+	readHistoryMeta(range: HistoryRange) {
+		return this.historyRange(range).map((r) => ({ seq: r.seq, bytes: utf8Bytes(r.value) + utf8Bytes(r.detail) }));
+	}
+	readHistory(range: HistoryRange) {
+		return this.historyRange(range).map((r) => ({ ...r }));
+	}
+	private historyRange({ generation, afterSeq, limit }: HistoryRange): HistoryRow[] {
+		return this.history.filter((r) => r.generation === generation && r.seq > afterSeq).slice(0, limit);
 	}
 }

@@ -10,6 +10,7 @@ import {
 	ValidationError,
 } from './errors';
 import { MAX_DURATION_MS } from './duration';
+import { historyError, type HistoryRecord } from './history';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs } from './retry-policy';
@@ -32,6 +33,8 @@ export interface PassHooks {
 	 * only replays and suspends again changes nothing.
 	 */
 	willWrite(): void;
+	/** Appends a history record (with the pass's generation and the clock's time); called inside the write's transaction. */
+	record(record: HistoryRecord): void;
 	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
 	readonly logsStepCompletions: boolean;
 	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */
@@ -104,7 +107,10 @@ export class StepContext implements Step<any> {
 			// The last allowed attempt started and never recorded an outcome: the isolate died mid-step.
 			const message = 'the last attempt was interrupted (crash or eviction) before it finished';
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: name, attempt: attempts, willRetry: false, error: { name: 'StepInterruptedError', message } });
-			this.write(this.failedRow(row, attempts, 'StepInterruptedError', message, now));
+			this.transact(() => {
+				this.write(this.failedRow(row, attempts, 'StepInterruptedError', message, now));
+				this.hooks.record({ kind: 'step.failed', step: name, attempt: attempts, detail: { error: { name: 'StepInterruptedError', message } } });
+			});
 			throw this.failure(this.rows.get(key)!);
 		}
 
@@ -117,7 +123,10 @@ export class StepContext implements Step<any> {
 			startedAt: row?.startedAt ?? now,
 			wakeAt: null,
 		};
-		this.write(running);
+		this.transact(() => {
+			this.write(running);
+			this.hooks.record({ kind: 'step.started', step: name, attempt });
+		});
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -131,7 +140,10 @@ export class StepContext implements Step<any> {
 				return this.attemptFailed(running, error, attempt, policy);
 			}
 			this.checkAbort();
-			this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
+			this.transact(() => {
+				this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
+				this.hooks.record({ kind: 'step.completed', step: name, attempt, value: json });
+			});
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
 		}
@@ -190,6 +202,7 @@ export class StepContext implements Step<any> {
 				this.store.deleteEvent(buffered.seq);
 				this.store.deleteWakeup(key);
 				this.write(done);
+				this.hooks.record({ kind: 'event.consumed', step: stepName, value: buffered.payload, detail: { event } });
 			});
 			return fromStoredJson(buffered.payload);
 		}
@@ -198,6 +211,7 @@ export class StepContext implements Step<any> {
 			this.transact(() => {
 				this.write({ ...base, status: 'waiting', startedAt: now, wakeAt });
 				if (wakeAt !== null) this.store.setWakeup(key, wakeAt);
+				this.hooks.record({ kind: 'wait.started', step: stepName, detail: { event, timeoutAt: wakeAt } });
 			});
 			throw this.suspend('waiting');
 		}
@@ -205,6 +219,7 @@ export class StepContext implements Step<any> {
 			this.transact(() => {
 				this.store.deleteWakeup(key);
 				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"`, errorCode: ErrorCode.EventTimeout });
+				this.hooks.record({ kind: 'wait.timed_out', step: stepName, detail: { event } });
 			});
 			throw new EventTimeoutError(stepName, event);
 		}
@@ -217,7 +232,9 @@ export class StepContext implements Step<any> {
 		if (wakeAt <= now) {
 			this.transact(() => {
 				this.store.deleteWakeup(key);
+				if (!row) this.hooks.record({ kind: 'sleep.started', step: name, detail: { until: wakeAt } });
 				this.write({ ...base, status: 'completed', startedAt: base.startedAt ?? now, finishedAt: now, wakeAt });
+				this.hooks.record({ kind: 'sleep.finished', step: name });
 			});
 			return Promise.resolve();
 		}
@@ -225,6 +242,7 @@ export class StepContext implements Step<any> {
 			this.transact(() => {
 				this.write({ ...base, status: 'sleeping', startedAt: now, wakeAt });
 				this.store.setWakeup(key, wakeAt);
+				this.hooks.record({ kind: 'sleep.started', step: name, detail: { until: wakeAt } });
 			});
 		}
 		throw this.suspend('sleeping');
@@ -278,7 +296,10 @@ export class StepContext implements Step<any> {
 		const described = { name: errorName, message, ...(code ? { code } : {}), ...(stack ? { stack } : {}) };
 		if (permanent || attempt > policy.limit) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
-			this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
+			this.transact(() => {
+				this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
+				this.hooks.record({ kind: 'step.failed', step: running.name, attempt, detail: { error: historyError(described) } });
+			});
 			throw this.failure(this.rows.get(running.key)!);
 		}
 		const wakeAt = now + retryDelayMs(policy, attempt);
@@ -286,6 +307,7 @@ export class StepContext implements Step<any> {
 		this.transact(() => {
 			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });
 			this.store.setWakeup(running.key, wakeAt);
+			this.hooks.record({ kind: 'step.attempt_failed', step: running.name, attempt, detail: { error: historyError(described), retryAt: wakeAt } });
 		});
 		throw this.suspend('sleeping');
 	}

@@ -1,3 +1,4 @@
+import type { HistoryMeta, HistoryRow, NewHistoryRow } from './history';
 import type { IndexEntry } from './index-entry';
 import type { StepKind, StepStatus, WorkflowStatus } from './types';
 
@@ -55,6 +56,13 @@ export type StepMeta = Omit<StepRow, 'result'> & { resultBytes: number };
 
 /** Which steps `readStepMeta` returns, always in first-reached order. */
 export type StepRange = { afterSeq: number; limit: number } | { last: number };
+
+/** Which history records `readHistory` returns. */
+export interface HistoryRange {
+	generation: number;
+	afterSeq: number;
+	limit: number;
+}
 
 /** What an idempotency key of an event send was first used for. */
 export interface EventKeyRow {
@@ -116,6 +124,13 @@ export interface InstanceStore {
 	readEventKey(key: string): EventKeyRow | undefined;
 	/** Remembers a key, keeping only the `keep` most recently remembered ones. */
 	writeEventKey(row: EventKeyRow, at: number, keep: number): void;
+
+	/** Appends one history record; the store assigns its seq (one more than the last, over all generations). */
+	appendHistory(row: NewHistoryRow): void;
+	/** Sizes of the records of one generation after `afterSeq`, in seq order (a page picks how many fit its budget). */
+	readHistoryMeta(query: HistoryRange): HistoryMeta[];
+	/** The records of one generation after `afterSeq`, in seq order, in one query. */
+	readHistory(query: HistoryRange): HistoryRow[];
 
 	/** Replaces the pending index update (only the newest matters); keeps `backloggedSince`. */
 	writeOutbox(row: OutboxRow): void;

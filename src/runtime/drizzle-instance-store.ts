@@ -2,10 +2,11 @@ import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lte, min, sql 
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
-import type { EventKeyRow, EventRow, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
+import type { HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
+import type { EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
 import type { StepStatus } from '../engine/types';
 
-const { instance, steps, wakeups, events, outbox, eventKeys, droppedEvents } = schema;
+const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents } = schema;
 const { result: _result, ...stepColumns } = getTableColumns(steps);
 // octet_length reads the size from the record header, not the (up to 1 MiB) value.
 const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
@@ -45,6 +46,12 @@ export class DrizzleInstanceStore implements InstanceStore {
 				})
 				.prepare(),
 			readOutbox: db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
+			appendHistory: db
+				.insert(history)
+				.values({
+					generation: p('generation'), at: p('at'), kind: p('kind'), step: p('step'), attempt: p('attempt'), value: p('value'), detail: p('detail'),
+				} as never)
+				.prepare(),
 		};
 	}
 
@@ -165,6 +172,31 @@ export class DrizzleInstanceStore implements InstanceStore {
 	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
 		this.db.insert(eventKeys).values({ ...row, at }).onConflictDoNothing().run();
 		this.db.run(sql`DELETE FROM ${eventKeys} WHERE ${eventKeys.seq} <= (SELECT max(${eventKeys.seq}) FROM ${eventKeys}) - ${keep}`);
+	}
+
+	appendHistory(row: NewHistoryRow): void {
+		this.q.appendHistory.run(row as never);
+	}
+
+	readHistoryMeta(range: HistoryRange): HistoryMeta[] {
+		// octet_length reads the sizes from the record header, not the (up to 1 MiB) values.
+		return this.db
+			.select({ seq: history.seq, bytes: sql<number>`coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)` })
+			.from(history)
+			.where(and(gt(history.seq, range.afterSeq), eq(history.generation, range.generation)))
+			.orderBy(asc(history.seq))
+			.limit(range.limit)
+			.all();
+	}
+
+	readHistory(range: HistoryRange): HistoryRow[] {
+		return this.db
+			.select()
+			.from(history)
+			.where(and(gt(history.seq, range.afterSeq), eq(history.generation, range.generation)))
+			.orderBy(asc(history.seq))
+			.limit(range.limit)
+			.all() as HistoryRow[];
 	}
 
 	writeOutbox(row: OutboxRow): void {
