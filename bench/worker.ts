@@ -6,7 +6,7 @@ import { unwrap } from '../src/client/rpc';
 import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
-import { createWorkflowRunner, idleForTests } from '../src/runtime/workflow-runner';
+import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { BenchWorkflow, BenchWorkflow16, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
@@ -22,7 +22,7 @@ const registry = defineRegistry({
 export class WorkflowRunner extends createWorkflowRunner(registry) {
 	/** Benchmark hook (this Worker only): resolves once the replay loop (and index delivery, unless `index: false`) is idle. */
 	settle(options?: { index?: boolean }): Promise<void> {
-		return this[idleForTests](options);
+		return this.role?.kind === 'instance' ? this.role.idle(options) : Promise.resolve();
 	}
 
 	databaseSize(): number {

@@ -13,7 +13,6 @@ import type { WorkflowStatus } from '../engine/types';
 import { requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
-import { runtimeClock } from '../runtime/clock';
 import {
 	ControlSchema,
 	CreateBody,
@@ -48,8 +47,15 @@ const errors = (...statuses: ContentfulStatusCode[]) =>
 	Object.fromEntries(statuses.map((s) => [s, { description: 'Error', content: { 'application/json': { schema: ErrorSchema } } }]));
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
+/** What the API is built with besides its registry. */
+export interface AppOptions {
+	/** The clock that ages the delivery backlog in `/types`; `Date.now` unless a test Worker moves time. */
+	clock?: () => number;
+}
+
 /** The REST API at /workflows, for a registry. */
-export function createApp(registry: Registry) {
+export function createApp(registry: Registry, options: AppOptions = {}) {
+	const now = options.clock ?? Date.now;
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.
 		defaultHook: (result, c) => {
@@ -213,7 +219,7 @@ export function createApp(registry: Registry) {
 				registry.types().map(async (type) => {
 					const { shards, previousShards } = registry.get(type);
 					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(c.env, type)]);
-					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, runtimeClock.now() - oldestSince), oldest };
+					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, now() - oldestSince), oldest };
 					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts, backlog };
 				}),
 			);

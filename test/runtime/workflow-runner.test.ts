@@ -60,6 +60,12 @@ describe('WorkflowRunner', () => {
 		expect(await shard.describe()).toMatchObject({ ok: false, error: { code: ErrorCode.WrongRole } });
 	});
 
+	it('refuses every call on an object without a name: its role cannot be known', async () => {
+		const unnamed = testEnv.WORKFLOW_RUNNER.get(testEnv.WORKFLOW_RUNNER.newUniqueId());
+		expect(await unnamed.describe()).toMatchObject({ ok: false, error: { code: ErrorCode.WrongRole } });
+		expect(await unnamed.indexCounts()).toMatchObject({ ok: false, error: { code: ErrorCode.WrongRole } });
+	});
+
 	it('refuses reserved ids from the typed helpers before any object is touched', async () => {
 		await expect(TestWorkflow.create(testEnv, { id: '__index:test:0', payload: { name: 'x' } })).rejects.toMatchObject({ code: ErrorCode.ReservedId });
 	});
