@@ -1,6 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { ShardflowEnv } from '../client/instance-client';
 import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
+import type { AnyOperation } from '../operations/operation';
+import { operations } from '../operations/table';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
@@ -36,7 +38,10 @@ export function createWorkflowRunner(registry: Registry, options: RunnerOptions 
 	};
 }
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements InstanceRpc, IndexRpc, BacklogRpc, KeysRpc {
+/** The instance role's RPC methods are defined from the operation table; this gives them their types. */
+export interface WorkflowRunnerBase extends InstanceRpc {}
+
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements IndexRpc, BacklogRpc, KeysRpc {
 	/**
 	 * This object's role (undefined: an object without a name). An instance
 	 * field, not a method, so it is not reachable over RPC; subclasses (the test
@@ -55,52 +60,18 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		});
 	}
 
-	// ---- workflow instance role ----
+	// ---- workflow instance role: one RPC method per operation of src/operations/table.ts (see the static block) ----
 
-	create(request: { id: string; type: string; payload: unknown }) {
-		return this.call('instance', (instance) => instance.create(request));
-	}
-
-	describe() {
-		return this.call('instance', (instance) => instance.existing().status());
-	}
-
-	steps(request: { cursor?: string | null; limit?: number }) {
-		return this.call('instance', (instance) =>
-			instance.existing().steps({ cursor: request?.cursor ?? null, ...(request?.limit !== undefined ? { limit: request.limit } : {}) }),
-		);
-	}
-
-	sendEvent(request: { event: string; payload: unknown; idempotencyKey?: string }) {
-		return this.call('instance', async (instance) => {
-			const key = request?.idempotencyKey;
-			await instance.existing().sendEvent(request?.event, request?.payload, key === undefined ? {} : { idempotencyKey: key });
-			return null;
-		});
-	}
-
-	pause() {
-		return this.call('instance', (instance) => instance.existing().pause());
-	}
-
-	resume() {
-		return this.call('instance', (instance) => instance.existing().resume());
-	}
-
-	terminate() {
-		return this.call('instance', (instance) => instance.existing().terminate());
-	}
-
-	restart() {
-		return this.call('instance', (instance) => instance.existing().restart());
-	}
-
-	currentIndexEntry() {
-		return this.call('instance', (instance) => instance.currentIndexEntry());
-	}
-
-	republishIndex() {
-		return this.call('instance', (instance) => instance.existing().republishIndex());
+	static {
+		for (const op of Object.values(operations) as AnyOperation[]) {
+			Object.defineProperty(WorkflowRunnerBase.prototype, op.rpc, {
+				value(this: WorkflowRunnerBase, input: unknown) {
+					return this.call('instance', (instance) => op.run(instance, input));
+				},
+				writable: true,
+				configurable: true,
+			});
+		}
 	}
 
 	override async alarm(): Promise<void> {

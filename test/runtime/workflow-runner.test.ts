@@ -38,7 +38,7 @@ describe('WorkflowRunner', () => {
 
 	it('answers NOT_FOUND for an unknown id without creating any storage', async () => {
 		const id = uniqueId('ghost');
-		await expect(instances.status(testEnv, id)).rejects.toMatchObject({ code: ErrorCode.NotFound });
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
 		const tables = await runInDurableObject(stub(id), (_, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray());
 		expect(tables).toEqual([]);
 	});
