@@ -1,10 +1,11 @@
 import { createApp } from '../../src/api/app';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
-import { createWorkflowRunner, idleForTests } from '../../src/runtime/workflow-runner';
+import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { indexFaults } from './probes';
+import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
 	ChaosWorkflow,
@@ -36,11 +37,11 @@ export const testRegistry = defineRegistry({
 	mailbox: { workflow: MailboxWorkflow },
 });
 
-/** The real runner, except that its shards can be told to refuse writes. */
-export class WorkflowRunner extends createWorkflowRunner(testRegistry) {
+/** The real runner on a movable clock, with a `settle()` hook; its shards can be told to refuse writes. */
+export class WorkflowRunner extends createWorkflowRunner(testRegistry, { clock: testClock.now }) {
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
-	settle(options?: { index?: boolean }): Promise<void> {
-		return this[idleForTests](options);
+	async settle(options?: { index?: boolean }): Promise<void> {
+		if (this.role?.kind === 'instance') await this.role.idle(options);
 	}
 
 	override async indexWrite(entries: IndexEntry[]) {
@@ -53,4 +54,4 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry) {
 	}
 }
 
-export default createApp(testRegistry);
+export default createApp(testRegistry, { clock: testClock.now });
