@@ -93,3 +93,32 @@ export const AcceptedSchema = z.object({ id: z.string(), event: z.string(), acce
 export const ReindexSchema = z
 	.object({ id: z.string(), type: z.string(), version: z.number().int(), delivered: z.boolean() })
 	.meta({ id: 'ReindexResult' });
+
+export const HistoryQuery = z.object({
+	after: z.string().optional().meta({ description: "The nextCursor of the previous page: the seq of the last record seen." }),
+	limit: z.string().regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000').optional().meta({ example: '100' }),
+	generation: z.string().regex(/^\d{1,9}$/, 'must be a whole number').optional().meta({ description: 'Which run: 0 for the first, the current one by default.' }),
+});
+
+export const HistoryEventSchema = z
+	.object({
+		seq: z.number().int(),
+		at: z.number().int(),
+		kind: z.string().meta({ example: 'step.completed' }),
+		generation: z.number().int(),
+		step: z.string().optional(),
+		attempt: z.number().int().optional(),
+	})
+	.catchall(z.unknown())
+	.meta({ id: 'HistoryEvent', description: 'One history record; the fields of each kind are in docs/history-format.md.' });
+
+export const HistoryPageSchema = z
+	.object({
+		id: z.string(),
+		type: z.string(),
+		generation: z.number().int(),
+		formatVersion: z.number().int(),
+		events: z.array(HistoryEventSchema),
+		nextCursor: z.string().nullable(),
+	})
+	.meta({ id: 'HistoryPage' });

@@ -2,6 +2,7 @@ import { assertValidIdempotencyKey } from '../engine/event-keys';
 import { uuidv7 } from '../engine/ids';
 import { assertJsonDepth } from '../engine/json';
 import type { IndexEntry } from '../engine/index-entry';
+import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { operation } from './operation';
@@ -14,6 +15,8 @@ import {
 	EventHeaders,
 	EventParams,
 	EventPayload,
+	HistoryPageSchema,
+	HistoryQuery,
 	IdParam,
 	ReindexSchema,
 	StepPageSchema,
@@ -105,6 +108,30 @@ export const operations = {
 			responses: { 200: { schema: StepPageSchema, description: 'A page of steps' } },
 			errors: [400, 401, 404],
 			input: ({ param, query }) => ({ id: param.id, cursor: query.cursor ?? null, ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) }),
+			reply: (page) => ({ status: 200, body: page }),
+		},
+	}),
+
+	history: operation({
+		rpc: 'history',
+		helper: (_type: string, id: string, options: { after?: string | null; limit?: number; generation?: number } = {}) => ({ id, ...options }),
+		run: (instance, input: { id: string; after?: string | null; limit?: number; generation?: number }): HistoryPage => {
+			const { id: _id, ...query } = input;
+			return instance.existing().history(query);
+		},
+		http: {
+			method: 'get',
+			path: '/workflows/{id}/history',
+			summary: 'The instance history (docs/history-format.md), in sequence order, by pages',
+			request: { params: IdParam, query: HistoryQuery },
+			responses: { 200: { schema: HistoryPageSchema, description: 'A page of history records' } },
+			errors: [400, 401, 404],
+			input: ({ param, query }) => ({
+				id: param.id,
+				...(query.after !== undefined ? { after: query.after } : {}),
+				...(query.limit !== undefined ? { limit: Number(query.limit) } : {}),
+				...(query.generation !== undefined ? { generation: Number(query.generation) } : {}),
+			}),
 			reply: (page) => ({ status: 200, body: page }),
 		},
 	}),

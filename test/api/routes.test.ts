@@ -252,6 +252,7 @@ describe('OpenAPI', () => {
 				'/workflows',
 				'/workflows/{id}',
 				'/workflows/{id}/events/{name}',
+				'/workflows/{id}/history',
 				'/workflows/{id}/pause',
 				'/workflows/{id}/restart',
 				'/workflows/{id}/resume',
