@@ -16,6 +16,7 @@ import {
 	MailboxWorkflow,
 	ManyStepsWorkflow,
 	ParallelWorkflow,
+	RedeployedWorkflow,
 	SlowRetryWorkflow,
 	ThrowsWorkflow,
 } from './workflows';
@@ -35,6 +36,7 @@ export const testRegistry = defineRegistry({
 	'big-results': { workflow: BigResultsWorkflow },
 	'date-step': { workflow: DateStepWorkflow },
 	mailbox: { workflow: MailboxWorkflow },
+	redeployed: { workflow: RedeployedWorkflow },
 });
 
 /** The real runner on a movable clock, with a `settle()` hook; its shards can be told to refuse writes. */

@@ -168,3 +168,27 @@ export class MailboxWorkflow extends Workflow<{}, string> {
 		return 'done';
 	}
 }
+
+/**
+ * Which code a "deploy" runs: tests switch it between passes to stand for a new
+ * deployment of the same workflow type over the same Durable Object storage.
+ */
+export const deployedCode = { version: 'v1' as 'v1' | 'v2-unpatched' | 'v2-patched' };
+
+/** Reserve, wait for approval, charge, settle; v2 adds a fraud check before the charge. */
+export class RedeployedWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'redeployed';
+	static override events = { approval: z.object({ ok: z.boolean() }) };
+	async run(step: Step<typeof RedeployedWorkflow.events>) {
+		const id = this.ctx.id;
+		await step.do('reserve', () => countExecution(`${id}:reserve`));
+		await step.waitForEvent('approval');
+		const code = deployedCode.version;
+		if (code === 'v2-unpatched' || (code === 'v2-patched' && (await step.patched('fraud-check')))) {
+			await step.do('fraud-check', () => countExecution(`${id}:fraud-check`));
+		}
+		await step.do('charge', () => countExecution(`${id}:charge`));
+		await step.sleep('settle', '1 hour');
+		return 'done';
+	}
+}
