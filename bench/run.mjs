@@ -19,8 +19,8 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex >= 0 ? resolve(args[outIndex + 1] ?? '.') : join(root, 'bench/results');
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, index: [200, 400], writes: 50, storageSteps: 50 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -187,6 +187,19 @@ try {
 		ours: responsiveness('ours', '/ours/list/bench'),
 		cf: responsiveness('cf', '/ours/list/bench'),
 	});
+	// (h) a status stays bounded: GET /workflows/:id of a long instance vs a 10-step one (step counts + the latest 100 steps)
+	const { id: longId } = await post('/ours/run', PARAMS(size.statusSteps));
+	const { id: shortId } = await post('/ours/run', PARAMS(10));
+	const statusLatency = (id) => async () => {
+		const times = [];
+		for (let i = 0; i < 10; i++) times.push((await timed(() => get(`/ours/status/${id}`))).ms);
+		return median(times);
+	};
+	await measure(`status latency (GET /workflows/:id): ${size.statusSteps}-step instance (ours) vs 10-step instance (floor col)`, 'ms', {
+		ours: statusLatency(longId),
+		floor: statusLatency(shortId),
+	});
+
 	await new Promise((r) => setTimeout(r, smoke ? 500 : 8000)); // let the CF run drain before the index figures
 
 	// (f) index: create latency 1 vs 16 shards, list latency by shard count and size, write throughput

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/errors';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
+import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/step-context';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 
 let calls: Record<string, number> = {};
@@ -222,5 +223,27 @@ describe('replay cost', () => {
 		const replays = 5; // the first run and one after each of the four sleeps
 		expect(historyReads - 1).toBe(replays); // status() above read it once more
 		expect(eventReads).toBe(0);
+	});
+
+	it('yields to the event loop during a long replay of cached steps, not only between new ones', async () => {
+		class LongReplay extends Workflow<{}, number> {
+			static override readonly type = 'long-replay';
+			async run(step: Step) {
+				let total = 0;
+				for (let i = 0; i < 1000; i++) total += await step.do(`s${i}`, () => i);
+				await step.sleep('z', '1s');
+				return total;
+			}
+		}
+		const host = new FakeHost(registryOf(LongReplay));
+		const engine = host.engine();
+		await engine.create('wf-1', 'long-replay', {});
+		await host.idle();
+		let yields = 0;
+		const yieldToEventLoop = host.yieldToEventLoop.bind(host);
+		host.yieldToEventLoop = () => (yields++, yieldToEventLoop());
+		await host.fireAlarm(engine); // a replay of 1000 cached steps, then the sleep completes
+		expect(engine.status()).toMatchObject({ status: 'completed', output: (999 * 1000) / 2 });
+		expect(yields).toBe(Math.floor(1000 / REPLAYED_STEPS_PER_YIELD));
 	});
 });

@@ -18,6 +18,8 @@ describe('npm run bench', () => {
 			const marginal = results.results.find((r: { name: string }) => r.name.startsWith('marginal'));
 			// Tiny sizes under a loaded test run are noise: only check that every engine produced a figure.
 			for (const engine of ['ours', 'cf', 'floor']) expect(Number.isFinite(marginal[engine].median)).toBe(true);
+			const status = results.results.find((r: { name: string }) => r.name.startsWith('status latency'));
+			for (const engine of ['ours', 'floor']) expect(Number.isFinite(status[engine].median)).toBe(true);
 			expect(readFileSync(join(out, 'smoke.md'), 'utf8')).toContain('| measurement |');
 		} finally {
 			rmSync(out, { recursive: true, force: true });
