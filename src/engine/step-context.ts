@@ -300,12 +300,17 @@ export class StepContext implements Step<any> {
 	/**
 	 * Whether this pass has reached every recorded step. Parallel branches replay in
 	 * microtask rounds, so a branch may ask for a new step while a sibling has yet to
-	 * reach its recorded ones: one macrotask lets every cached step answer first.
+	 * reach its recorded ones: turns of the event loop let every cached step answer first.
 	 */
 	private async atFrontier(): Promise<boolean> {
-		if (!this.behindRecord()) return true;
-		await this.hooks.yieldToEventLoop();
-		return !this.behindRecord();
+		while (this.behindRecord()) {
+			const reached = this.reachedRecorded;
+			await this.hooks.yieldToEventLoop();
+			// A sibling that moved (a long replay yields every REPLAYED_STEPS_PER_YIELD steps) gets
+			// another turn; once a turn passes with no recorded step reached, the rest is not coming.
+			if (this.reachedRecorded === reached) return !this.behindRecord();
+		}
+		return true;
 	}
 
 	/**

@@ -281,6 +281,41 @@ describe('divergence detection', () => {
 		expect(engine.status()).toMatchObject({ status: 'completed', output: ['a2', 'b1'] });
 	});
 
+	it('never raises a false divergence while a sibling branch replays hundreds of recorded steps across yields', async () => {
+		class LongSibling extends Workflow<{}, number> {
+			static override readonly type = 'long-sibling';
+			async run(step: Step) {
+				let reachedSleep!: () => void;
+				const aAtSleep = new Promise<void>((r) => (reachedSleep = r));
+				const a = async () => {
+					let sum = 0;
+					for (let i = 0; i < 700; i++) sum += await step.do(`a${i}`, () => 1);
+					reachedSleep();
+					await step.sleep('a-nap', '1 minute');
+					return sum;
+				};
+				const b = async () => {
+					await step.do('b0', async () => {
+						await aAtSleep;
+						return 0;
+					});
+					return step.do('b1', () => 1);
+				};
+				const [x, y] = await Promise.all([a(), b()]);
+				return x + y;
+			}
+		}
+		const host = new FakeHost(registryOf(LongSibling));
+		host.logStepCompletions = false;
+		const engine = host.engine();
+		await engine.create('wf-1', 'long-sibling', {});
+		await host.idle();
+		expect(engine.status().stepCounts).toMatchObject({ completed: 701, sleeping: 1 });
+		host.clock += 60_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 701 });
+	});
+
 	it('never raises a false divergence for the losers of a Promise.race still replaying when run() returns', async () => {
 		class Racer extends Workflow<{}, string> {
 			static override readonly type = 'racer';
