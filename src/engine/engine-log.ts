@@ -4,9 +4,10 @@
  * carry them in production. Quiet by default for what goes well.
  *
  * Levels (the `SHARDFLOW_LOG` variable): `off`; `error` (workflows that
- * errored, steps that failed for good); `info`, the default (adds every
- * status change and every failed attempt that will be retried); `debug` (adds
- * every completed step).
+ * errored or diverged, steps that failed for good); `info`, the default (adds
+ * completions, terminations, pauses, resumes and restarts, and every failed
+ * attempt that will be retried); `debug` (adds the status changes a run makes
+ * on its own — created, running, sleeping, waiting — and every completed step).
  */
 export type LogLevel = 'off' | 'error' | 'info' | 'debug';
 export const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'info', 'debug'];

@@ -490,16 +490,24 @@ export class InstanceEngine {
 			});
 		});
 		this.row = row;
-		this.logTransition(row);
+		this.logTransition(row, record?.kind);
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
 	}
 
-	private logTransition(row: InstanceRow): void {
+	/**
+	 * One line per status change. Outcomes and operator actions (completed, errored,
+	 * diverged, terminated, paused, resumed, restarted) are `info` or `error`; the
+	 * changes a run makes on its own (created, running, sleeping, waiting) are `debug`,
+	 * since every console line costs ~1 ms of isolate time under `wrangler dev`
+	 * (docs/decisions.md) and the history records them all anyway.
+	 */
+	private logTransition(row: InstanceRow, change: HistoryRecord['kind'] | undefined): void {
 		if (!this.host.log) return;
-		const errored = row.status === 'errored';
+		const errored = row.status === 'errored' || row.status === 'diverged';
+		const routine = change === undefined || change === 'workflow.created';
 		this.host.log({
-			severity: errored ? 'error' : 'info',
+			severity: errored ? 'error' : routine ? 'debug' : 'info',
 			event: 'workflow.status',
 			instanceId: row.id,
 			type: row.type,

@@ -23,10 +23,10 @@ const registry = registryOf(Flaky);
 afterEach(() => vi.restoreAllMocks());
 
 describe('structured log records', () => {
-	it('record every status change, and an errored workflow with its error and stack', async () => {
+	it('record every status change (the routine ones at debug), and an errored workflow with its error and stack', async () => {
 		const { host } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: true });
-		const statuses = host.logs.filter((r) => r.event === 'workflow.status').map((r) => r.status);
-		expect(statuses).toEqual(['created', 'running', 'errored']);
+		const statuses = host.logs.filter((r) => r.event === 'workflow.status').map((r) => [r.status, r.severity]);
+		expect(statuses).toEqual([['created', 'debug'], ['running', 'debug'], ['errored', 'error']]);
 		const errored = host.logs.find((r) => r.status === 'errored')!;
 		expect(errored).toMatchObject({ severity: 'error', instanceId: 'wf-1', type: 'flaky-log', error: { name: 'RangeError', message: 'amount out of range' } });
 		expect((errored.error as { stack: string }).stack).toContain('RangeError');
