@@ -7,7 +7,7 @@ import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
-import { BenchWorkflow, BenchWorkflow16, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
+import { BenchWorkflow, BenchWorkflow16, FetchHoldWorkflow, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
 	bench: { workflow: BenchWorkflow },
@@ -16,6 +16,7 @@ const registry = defineRegistry({
 	ix4: { workflow: IndexOnly4, shards: 4 },
 	ix16: { workflow: IndexOnly16, shards: 16 },
 	hold: { workflow: HoldWorkflow },
+	'fetch-hold': { workflow: FetchHoldWorkflow },
 });
 
 /** Our engine, with one extra read for the storage-cost figures. */
@@ -101,7 +102,7 @@ const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++
 app.get('/__health', (c) => c.text('ok'));
 
 app.post('/ours/create', async (c) => {
-	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16' | 'hold'; params: BenchParams | { holdMs: number } }>();
+	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold'; params: BenchParams | { holdMs: number } | { url: string } }>();
 	const { id } = await instances.create(c.env, { type, id: newId('o'), payload: params });
 	return c.json({ id });
 });
@@ -152,6 +153,7 @@ app.post('/cf/event', async (c) => {
 
 // An unrelated read, for responsiveness while a long run holds the isolate.
 app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, { id: c.req.param('id') })));
+app.post('/ours/terminate/:id', async (c) => c.json({ status: await instances.terminate(c.env, { id: c.req.param('id') }) }));
 // A status shows the latest 100 steps; this pages the whole history for the hard-crash test.
 app.get('/ours/steps-summary/:id', async (c) => {
 	let cursor: string | null = null;

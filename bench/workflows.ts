@@ -56,3 +56,11 @@ export class HoldWorkflow extends Workflow<{ holdMs: number }, string> {
 		return step.do('after', () => held);
 	}
 }
+
+/** One step that fetches `url` with its signal: the cancellation test terminates it mid-request. */
+export class FetchHoldWorkflow extends Workflow<{ url: string }, string> {
+	static override readonly type = 'fetch-hold';
+	async run(step: Step, { url }: { url: string }) {
+		return step.do('call', async ({ signal }) => (await fetch(url, { signal })).text(), { retries: { limit: 0, delay: 0 } });
+	}
+}

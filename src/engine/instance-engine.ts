@@ -106,6 +106,8 @@ export class InstanceEngine {
 	private controlEpoch = 0;
 	/** Resolved by terminate and restart, so a pass stops waiting for attempts whose outcome no longer counts. */
 	private interrupted = interruption();
+	/** The step context of the pass in flight, so a terminate can abort its running attempts. */
+	private activeStep: StepContext | undefined;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
@@ -238,7 +240,7 @@ export class InstanceEngine {
 			this.host.store.deleteAllWakeups();
 			this.transition({ ...row, status: 'terminated' }, { kind: 'workflow.terminated' });
 		});
-		this.interrupt();
+		this.interrupt('terminated');
 		return 'terminated';
 	}
 
@@ -256,7 +258,7 @@ export class InstanceEngine {
 				{ kind: 'workflow.restarted', detail: { previousGeneration: row.generation } },
 			);
 		});
-		this.interrupt();
+		this.interrupt('restarted');
 		this.kick();
 		return 'created';
 	}
@@ -311,7 +313,9 @@ export class InstanceEngine {
 		return this.host.store.eventBuffer().count > 0;
 	}
 
-	private interrupt(): void {
+	private interrupt(reason: 'terminated' | 'restarted'): void {
+		// A running step's signal aborts, so its fetch (or anything that listens) stops now.
+		this.activeStep?.cancel(new DOMException(`the workflow was ${reason} while this step ran`, 'AbortError'));
 		this.controlEpoch++;
 		this.interrupted.resolve();
 		this.interrupted = interruption();
@@ -395,6 +399,7 @@ export class InstanceEngine {
 			},
 		});
 
+		this.activeStep = step;
 		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
 		try {
 			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.host.env });
@@ -405,6 +410,7 @@ export class InstanceEngine {
 		// Attempts still running (parallel steps) finish and checkpoint before the pass ends,
 		// so the next pass never starts them again; a terminate or restart stops the wait.
 		await Promise.race([step.settle(), this.interrupted.promise]);
+		if (this.activeStep === step) this.activeStep = undefined;
 		// A run() that settled short of its recorded steps dropped one (a divergence too).
 		const divergence = step.divergence ?? (outcome.ok || !isSignal(outcome.error) ? await step.unreachedAtEnd() : undefined);
 

@@ -86,6 +86,9 @@ export class StepContext implements Step<any> {
 	fatal: DeterminismError | undefined;
 	/** Set when the code asked for something the recorded steps do not have; the pass stops there. */
 	divergence: Divergence | undefined;
+	/** Abort handles of the attempts in flight, and why they were cancelled (terminate, restart). */
+	private readonly liveAttempts = new Set<AttemptAbort>();
+	private cancelled: unknown;
 	/** Steps recorded before this pass (patch markers aside), and how many of them this pass reached. */
 	private readonly recorded: ReadonlySet<string>;
 	private reachedRecorded = 0;
@@ -113,6 +116,15 @@ export class StepContext implements Step<any> {
 	 * the same step again. Completions that arrive after a terminate or restart
 	 * are dropped by the boundary check, so the engine need not wait for them.
 	 */
+	/**
+	 * Aborts the signal of every attempt in flight (and of any attempt this pass still
+	 * starts): a terminate or restart reaches a `fetch(url, {signal})` that is running.
+	 */
+	cancel(reason: unknown): void {
+		this.cancelled ??= reason;
+		for (const abort of this.liveAttempts) abort(reason);
+	}
+
 	async settle(): Promise<void> {
 		this.closed = true;
 		if (this.running > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
@@ -167,7 +179,7 @@ export class StepContext implements Step<any> {
 		let json: string | null;
 		try {
 			try {
-				const value = await runAttempt(fn, attempt, timeoutMs, name);
+				const value = await runAttempt(fn, attempt, timeoutMs, name, this.liveAttempts, this.cancelled);
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
 				if (isSignal(error)) throw error;
@@ -467,25 +479,48 @@ export class StepContext implements Step<any> {
  * cannot stop a running function, so `fn` gets an AbortSignal that aborts at
  * the deadline and should stop on it; whatever it returns later is dropped.
  */
-async function runAttempt<T>(fn: (attempt: StepAttempt) => Promise<T> | T, attempt: number, timeoutMs: number | undefined, name: string): Promise<T> {
+async function runAttempt<T>(
+	fn: (attempt: StepAttempt) => Promise<T> | T,
+	attempt: number,
+	timeoutMs: number | undefined,
+	name: string,
+	live: Set<AttemptAbort>,
+	cancelled: unknown,
+): Promise<T> {
 	// The AbortController is made only if `fn` reads the signal: creating one per step is a
 	// measurable share of a step's cost, and most steps never look at it.
 	let controller: AbortController | undefined;
-	let timedOut: StepTimeoutError | undefined;
+	let reason: unknown = cancelled;
+	const abort: AttemptAbort = (why) => {
+		reason ??= why;
+		if (controller && !controller.signal.aborted) controller.abort(reason);
+	};
 	const context: StepAttempt = {
 		attempt,
 		get signal() {
 			controller ??= new AbortController();
-			if (timedOut && !controller.signal.aborted) controller.abort(timedOut);
+			if (reason !== undefined && !controller.signal.aborted) controller.abort(reason);
 			return controller.signal;
 		},
 	};
-	if (timeoutMs === undefined) return await fn(context);
+	live.add(abort);
+	try {
+		if (timeoutMs === undefined) return await fn(context);
+		return await raceTimeout(fn, context, timeoutMs, name, abort);
+	} finally {
+		live.delete(abort);
+	}
+}
+
+/** Aborts one attempt's signal (if `fn` ever read it) with a reason. */
+type AttemptAbort = (reason: unknown) => void;
+
+async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, context: StepAttempt, timeoutMs: number, name: string, abort: AttemptAbort): Promise<T> {
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const timeout = new Promise<never>((_, reject) => {
 		timer = setTimeout(() => {
-			timedOut = new StepTimeoutError(name, timeoutMs);
-			controller?.abort(timedOut);
+			const timedOut = new StepTimeoutError(name, timeoutMs);
+			abort(timedOut);
 			reject(timedOut);
 		}, timeoutMs);
 	});

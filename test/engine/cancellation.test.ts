@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+import { FakeHost, registryOf } from './fake-host';
+
+/** What the running step saw of its signal. */
+let seen: { aborted: boolean; reason?: unknown } | undefined;
+let started: () => void;
+
+/** A step that waits on its signal the way a fetch does, and reports how it ended. */
+class Listening extends Workflow<{}, string> {
+	static override readonly type = 'listening';
+	async run(step: Step) {
+		return step.do('call', ({ signal }) =>
+			new Promise<string>((resolve, reject) => {
+				started();
+				signal.addEventListener('abort', () => {
+					seen = { aborted: true, reason: signal.reason };
+					reject(signal.reason);
+				});
+			}),
+		);
+	}
+}
+
+/** A step that reads its signal only after the terminate: it must see it aborted. */
+class LateReader extends Workflow<{}, string> {
+	static override readonly type = 'late-reader';
+	async run(step: Step) {
+		return step.do('call', async (attempt) => {
+			started();
+			await new Promise((r) => setTimeout(r, 20));
+			seen = { aborted: attempt.signal.aborted, reason: attempt.signal.reason };
+			return 'late';
+		});
+	}
+}
+
+async function startAndWait(type: string) {
+	seen = undefined;
+	const running = new Promise<void>((r) => (started = r));
+	const host = new FakeHost(registryOf(Listening, LateReader));
+	const engine = host.engine();
+	await engine.create('wf-1', type, {});
+	await running;
+	return { host, engine };
+}
+
+describe('cancellation into a running step', () => {
+	it('terminate aborts the signal of the attempt in flight with an AbortError', async () => {
+		const { host, engine } = await startAndWait('listening');
+		expect(engine.terminate()).toBe('terminated');
+		await host.idle();
+		expect(seen).toMatchObject({ aborted: true, reason: { name: 'AbortError' } });
+		expect(String((seen!.reason as Error).message)).toContain('terminated');
+		expect(engine.status().status).toBe('terminated');
+	});
+
+	it('a step that reads its signal after the terminate finds it already aborted', async () => {
+		const { host, engine } = await startAndWait('late-reader');
+		engine.terminate();
+		await host.idle();
+		expect(seen).toMatchObject({ aborted: true, reason: { name: 'AbortError' } });
+	});
+
+	it('gives a restarted run fresh signals, which the next terminate aborts', async () => {
+		const { host, engine } = await startAndWait('listening');
+		engine.terminate();
+		await host.idle();
+		const again = new Promise<void>((r) => (started = r));
+		seen = undefined;
+		engine.restart();
+		await again;
+		// The restarted run's attempt is in flight; terminating it aborts that one too.
+		engine.terminate();
+		await host.idle();
+		expect(seen).toMatchObject({ aborted: true });
+	});
+});
