@@ -19,6 +19,7 @@ import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal } from './signals';
 import { StepContext } from './step-context';
 import { statusView, stepPage } from './status-view';
+import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
@@ -47,6 +48,8 @@ export interface EngineHost {
 	logStepCompletions?: boolean;
 	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
 	backlog?: BacklogPort;
+	/** Test kits only (see step-function-wrapper.ts): replaces or wraps a `step.do` attempt's function. Unset in production. */
+	wrapStepFunction?: StepFunctionWrapper;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -382,6 +385,7 @@ export class InstanceEngine {
 			willWrite: markRunning,
 			record: (record) => this.host.store.appendHistory(historyRow(record, generation, this.host.now())),
 			logsStepCompletions: this.host.logStepCompletions === true,
+			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 			checkBoundary: () => {
 				const row = this.row!;

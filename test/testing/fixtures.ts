@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { EventTimeoutError } from '../../src/engine/errors';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+
+/** How often each fixture step's own function ran; reset by each test. */
+export const calls = new Map<string, number>();
+export function ran(step: string): number {
+	const n = (calls.get(step) ?? 0) + 1;
+	calls.set(step, n);
+	return n;
+}
+
+const orderEvents = { confirm: z.object({ by: z.string() }), cancel: z.undefined() };
+
+/**
+ * A step whose own function must never run under a mock, a flaky step, a
+ * long sleep, a wait with a timeout and a second sleep: one of each thing the
+ * kit can mock or skip.
+ */
+export class OrderWorkflow extends Workflow<{ sku: string }, { price: number; confirmedBy: string | null; shippedAt: number }> {
+	static override readonly type = 'order';
+	static override events = orderEvents;
+	static override defaults = { retries: { limit: 2, delay: '1 minute', backoff: 'constant' as const } };
+
+	async run(step: Step<typeof orderEvents>, { sku }: { sku: string }) {
+		const price = await step.do('price', () => {
+			ran('price');
+			if (sku === 'broken') throw new Error('pricing service down');
+			return 10;
+		});
+		await step.sleep('cool-off', '1 day');
+		let confirmedBy: string | null = null;
+		try {
+			confirmedBy = (await step.waitForEvent('confirm', { timeout: '3 days' })).by;
+		} catch (error) {
+			if (!(error instanceof EventTimeoutError)) throw error;
+		}
+		const shippedAt = await step.do('ship', () => (ran('ship'), Date.UTC(2030, 0, 9)));
+		await step.sleep('settle', '2 hours');
+		return { price, confirmedBy, shippedAt };
+	}
+}
+
+/** Waits for an event that has no timeout. */
+export class NoTimeoutWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'no-timeout';
+	static override events = { ping: z.object({}) };
+	async run(step: Step<{ ping: z.ZodObject<{}> }>) {
+		await step.waitForEvent('ping');
+		return 'pinged';
+	}
+}
+
+/** A step whose first attempt never ends: only a crash (and the alarm) gets it going again. */
+export class HangsOnceWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'hangs-once';
+	async run(step: Step) {
+		await step.do('before', () => (ran('before'), 1));
+		return step.do('held', ({ attempt }) => {
+			ran('held');
+			return attempt === 1 ? new Promise<string>(() => {}) : 'done';
+		});
+	}
+}
