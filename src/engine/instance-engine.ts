@@ -541,8 +541,10 @@ export class InstanceEngine {
 		const outbox = pending !== undefined && this.delivering ? Math.max(pending, now + OUTBOX_GRACE_MS) : pending;
 		const status = this.row?.status;
 		const paused = status === 'paused';
-		// A pass in flight, or one that failed and left the instance runnable, is checked again later.
-		const watchdog = status === 'running' || (status === 'created' && !this.starting) ? now + WATCHDOG_MS : undefined;
+		// A pass in flight, one that failed and left the instance runnable, or a first pass not started
+		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
+		// (crash-point exploration found a create stuck in `created` without it).
+		const watchdog = status === 'running' || status === 'created' ? now + WATCHDOG_MS : undefined;
 		const candidates = [paused ? undefined : wake, outbox, watchdog].filter((t): t is number => t !== undefined);
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
 	}

@@ -52,3 +52,14 @@ export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: N
 export { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
 export type { MockTimes } from './step-mocks';
 export { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';
+export {
+	assertCrashSafe,
+	CrashDivergenceError,
+	exploreCrashes,
+	type CrashExploration,
+	type CrashPoint,
+	type CrashRun,
+	type ExplorationEvent,
+	type ExploreCrashesOptions,
+} from './crash-exploration';
+export type { RunOutcome } from './exploration-run';

@@ -12,6 +12,7 @@ export const TestKitErrorCode = {
 	TimersNeverSettle: 'TESTKIT_TIMERS_NEVER_SETTLE',
 	WrongWorkflow: 'TESTKIT_WRONG_WORKFLOW',
 	ReplayInput: 'TESTKIT_REPLAY_INPUT',
+	CrashDivergence: 'TESTKIT_CRASH_DIVERGENCE',
 } as const;
 export type TestKitErrorCode = (typeof TestKitErrorCode)[keyof typeof TestKitErrorCode];
 

@@ -63,3 +63,38 @@ export class HangsOnceWorkflow extends Workflow<{}, string> {
 		});
 	}
 }
+
+/** A fake payment provider: `charge` without a key books a new charge every call; with one, a retry returns the first. */
+export class FakeBank {
+	private readonly byKey = new Map<string, number>();
+	charges = 0;
+	charge(key?: string): number {
+		if (key !== undefined && this.byKey.has(key)) return this.byKey.get(key)!;
+		this.charges++;
+		if (key !== undefined) this.byKey.set(key, this.charges);
+		return this.charges;
+	}
+}
+type BankEnv = { bank: FakeBank };
+
+/** Charges without an idempotency key: a crash between the charge and its checkpoint charges twice. */
+export class CarelessChargeWorkflow extends Workflow<{}, { chargeNumber: number }, BankEnv> {
+	static override readonly type = 'careless-charge';
+	async run(step: Step) {
+		await step.do('reserve', () => 'reserved');
+		const chargeNumber = await step.do('charge', () => this.env.bank.charge());
+		await step.sleep('cool-off', '1 hour');
+		return { chargeNumber };
+	}
+}
+
+/** The same charge with an idempotency key (the instance id plus the step name): a retry returns the first charge. */
+export class CarefulChargeWorkflow extends Workflow<{}, { chargeNumber: number }, BankEnv> {
+	static override readonly type = 'careful-charge';
+	async run(step: Step) {
+		await step.do('reserve', () => 'reserved');
+		const chargeNumber = await step.do('charge', () => this.env.bank.charge(`${this.ctx.id}:charge`));
+		await step.sleep('cool-off', '1 hour');
+		return { chargeNumber };
+	}
+}
