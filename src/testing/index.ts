@@ -63,3 +63,12 @@ export {
 	type ExploreCrashesOptions,
 } from './crash-exploration';
 export type { RunOutcome } from './exploration-run';
+export {
+	assertReplays,
+	ReplayDivergenceError,
+	replayHistory,
+	type ReplayDivergence,
+	type ReplayOptions,
+	type ReplayResult,
+	type StepRef,
+} from './history-replay';

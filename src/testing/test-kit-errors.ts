@@ -13,6 +13,7 @@ export const TestKitErrorCode = {
 	WrongWorkflow: 'TESTKIT_WRONG_WORKFLOW',
 	ReplayInput: 'TESTKIT_REPLAY_INPUT',
 	CrashDivergence: 'TESTKIT_CRASH_DIVERGENCE',
+	ReplayDivergence: 'TESTKIT_REPLAY_DIVERGENCE',
 } as const;
 export type TestKitErrorCode = (typeof TestKitErrorCode)[keyof typeof TestKitErrorCode];
 
