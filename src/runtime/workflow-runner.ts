@@ -13,6 +13,7 @@ import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import { InstanceEngine, prepareCreate } from '../engine/instance-engine';
+import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { INDEX_PREFIX } from '../engine/shard';
 import { IndexBacklogStore } from './index-backlog-store';
 import { storedSecret } from './engine-keys-store';
@@ -21,6 +22,8 @@ import { instanceHost, type AlarmSlot } from './instance-host';
 
 /** The engine's idle hook; RPC only exposes string-keyed methods, so production Workers cannot call it. */
 export const idleForTests = Symbol('shardflow.idleForTests');
+/** The test kit's step-function seam (see engine/step-function-wrapper.ts); symbol-keyed like `idleForTests`, so not RPC. */
+export const stepWrapperForTests = Symbol('shardflow.stepWrapperForTests');
 
 
 type Role = 'instance' | 'index' | 'backlog' | 'keys';
@@ -141,6 +144,11 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	 */
 	async [idleForTests](options?: { index?: boolean }): Promise<void> {
 		await this.instanceEngine?.idle(options);
+	}
+
+	/** Only the test kit's runner (`withTestKit`) returns a wrapper, so its mocks replace step functions. */
+	protected [stepWrapperForTests](): StepFunctionWrapper | undefined {
+		return undefined;
 	}
 
 	// ---- index shard role ----
@@ -270,7 +278,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 
 	private engine(): InstanceEngine {
-		return (this.instanceEngine ??= new InstanceEngine(instanceHost(this.ctx, this.env, this.registry, this.db, this.alarmSlot)));
+		return (this.instanceEngine ??= new InstanceEngine({
+			...instanceHost(this.ctx, this.env, this.registry, this.db, this.alarmSlot),
+			wrapStepFunction: this[stepWrapperForTests](),
+		}));
 	}
 }
 

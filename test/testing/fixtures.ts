@@ -54,7 +54,7 @@ export class NoTimeoutWorkflow extends Workflow<{}, string> {
 
 /** A step whose first attempt never ends: only a crash (and the alarm) gets it going again. */
 export class HangsOnceWorkflow extends Workflow<{}, string> {
-	static override readonly type = 'hangs-once';
+	static override readonly type = 'hangs-once-kit';
 	async run(step: Step) {
 		await step.do('before', () => (ran('before'), 1));
 		return step.do('held', ({ attempt }) => {

@@ -4,6 +4,8 @@ import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner, idleForTests } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { withTestKit } from '../../src/testing/workerd-runner';
+import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
 import { indexFaults } from './probes';
 import {
 	BigResultsWorkflow,
@@ -34,10 +36,12 @@ export const testRegistry = defineRegistry({
 	'big-results': { workflow: BigResultsWorkflow },
 	'date-step': { workflow: DateStepWorkflow },
 	mailbox: { workflow: MailboxWorkflow },
+	order: { workflow: OrderWorkflow },
+	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 });
 
-/** The real runner, except that its shards can be told to refuse writes. */
-export class WorkflowRunner extends createWorkflowRunner(testRegistry) {
+/** The real runner with the test kit's step mocks, except that its shards can be told to refuse writes. */
+export class WorkflowRunner extends withTestKit(createWorkflowRunner(testRegistry)) {
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
 	settle(options?: { index?: boolean }): Promise<void> {
 		return this[idleForTests](options);
