@@ -6,7 +6,7 @@ import { unwrap } from '../src/client/rpc';
 import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
-import { createWorkflowRunner, idleForTests } from '../src/runtime/workflow-runner';
+import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { BenchWorkflow, BenchWorkflow16, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
@@ -22,7 +22,7 @@ const registry = defineRegistry({
 export class WorkflowRunner extends createWorkflowRunner(registry) {
 	/** Benchmark hook (this Worker only): resolves once the replay loop (and index delivery, unless `index: false`) is idle. */
 	settle(options?: { index?: boolean }): Promise<void> {
-		return this[idleForTests](options);
+		return this.role?.kind === 'instance' ? this.role.idle(options) : Promise.resolve();
 	}
 
 	databaseSize(): number {
@@ -73,7 +73,7 @@ async function oursDone(env: Env, id: string, until: (status: string) => boolean
 	const stub = instanceStub(env, id) as unknown as { settle(options: { index: boolean }): Promise<void> };
 	for (const deadline = Date.now() + POLL_LIMIT_MS; Date.now() < deadline; ) {
 		await stub.settle({ index: false }); // the workflow's own progress, not its index delivery
-		const { status } = await instances.status(env, id);
+		const { status } = await instances.status(env, { id });
 		if (until(status)) return status;
 		await pause(1);
 	}
@@ -102,7 +102,7 @@ app.get('/__health', (c) => c.text('ok'));
 
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16' | 'hold'; params: BenchParams | { holdMs: number } }>();
-	const { id } = await instances.create(c.env, type, { id: newId('o'), payload: params });
+	const { id } = await instances.create(c.env, { type, id: newId('o'), payload: params });
 	return c.json({ id });
 });
 app.post('/cf/create', async (c) => {
@@ -113,7 +113,7 @@ app.post('/cf/create', async (c) => {
 
 app.post('/ours/run', async (c) => {
 	const { params } = await c.req.json<{ params: BenchParams }>();
-	const { id } = await instances.create(c.env, 'bench', { id: newId('o'), payload: params });
+	const { id } = await instances.create(c.env, { type: 'bench', id: newId('o'), payload: params });
 	return c.json({ id, status: await oursDone(c.env, id) });
 });
 app.post('/cf/run', async (c) => {
@@ -129,13 +129,13 @@ app.post('/floor/run', async (c) => {
 
 // Event round trip: /prepare leaves an instance waiting; /event sends and waits for completion.
 app.post('/ours/prepare-wait', async (c) => {
-	const { id } = await instances.create(c.env, 'bench', { id: newId('o'), payload: { steps: 1, wait: true } });
+	const { id } = await instances.create(c.env, { type: 'bench', id: newId('o'), payload: { steps: 1, wait: true } });
 	await oursDone(c.env, id, (s) => s === 'waiting');
 	return c.json({ id });
 });
 app.post('/ours/event', async (c) => {
 	const { id } = await c.req.json<{ id: string }>();
-	await instances.sendEvent(c.env, id, 'go', { n: 1 });
+	await instances.sendEvent(c.env, { id, event: 'go', payload: { n: 1 } });
 	return c.json({ status: await oursDone(c.env, id) });
 });
 app.post('/cf/prepare-wait', async (c) => {
@@ -151,14 +151,14 @@ app.post('/cf/event', async (c) => {
 });
 
 // An unrelated read, for responsiveness while a long run holds the isolate.
-app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, c.req.param('id'))));
+app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, { id: c.req.param('id') })));
 // A status shows the latest 100 steps; this pages the whole history for the hard-crash test.
 app.get('/ours/steps-summary/:id', async (c) => {
 	let cursor: string | null = null;
 	let total = 0;
 	let retried = 0;
 	do {
-		const page = await instances.steps(c.env, c.req.param('id'), { cursor, limit: 100 });
+		const page = await instances.steps(c.env, { id: c.req.param('id'), cursor, limit: 100 });
 		total += page.items.length;
 		retried += page.items.filter((s) => s.attempts > 1).length;
 		cursor = page.nextCursor;
@@ -208,9 +208,9 @@ app.post('/index/write-throughput', async (c) => {
 // Storage cost: bytes per completed step (ours vs floor) and per index entry.
 app.post('/size/ours', async (c) => {
 	const { steps } = await c.req.json<{ steps: number }>();
-	const empty = await instances.create(c.env, 'bench', { id: newId('o'), payload: { steps: 0 } });
+	const empty = await instances.create(c.env, { type: 'bench', id: newId('o'), payload: { steps: 0 } });
 	await oursDone(c.env, empty.id);
-	const full = await instances.create(c.env, 'bench', { id: newId('o'), payload: { steps } });
+	const full = await instances.create(c.env, { type: 'bench', id: newId('o'), payload: { steps } });
 	await oursDone(c.env, full.id);
 	const size = (id: string) => (instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number> }).databaseSize();
 	return c.json({ emptyBytes: await size(empty.id), fullBytes: await size(full.id) });

@@ -1,5 +1,4 @@
-import type { Step } from '../src/engine/types';
-import { Workflow } from '../src/workflow';
+import { Workflow, type Step } from '../src/authoring';
 
 /** The benchmark workload shape, shared by our engine and Cloudflare Workflows. */
 export interface BenchParams {

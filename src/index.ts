@@ -1,5 +1,4 @@
-import { createApp } from './api/app';
-import { createWorkflowRunner } from './runtime/workflow-runner';
+import { createApp, createWorkflowRunner } from './host';
 import { registry } from './workflows/registry';
 
 /** The one Durable Object class: every workflow type and every index shard. */

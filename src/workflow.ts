@@ -1,13 +1,15 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { instances, type ShardflowEnv } from './client/instance-client';
+import { callOperation, type ShardflowEnv } from './client/instance-client';
 import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
-import type { EventInput, EventMap, EventName, Serializable, Step, StepPage, WorkflowContext, WorkflowDefaults, WorkflowStatus, WorkflowStatusInfo } from './engine/types';
+import type { EventInput, EventMap, EventName, Serializable, Step, WorkflowContext, WorkflowDefaults, WorkflowStatusInfo } from './engine/types';
+import type { AnyOperation, Operation } from './operations/operation';
+import { operations, type OperationName, type Operations, type OutputOf as OperationOutput } from './operations/table';
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
 	readonly type: string;
-	new (ctx: WorkflowContext<any>): Workflow<any, any, any>;
+	new (ctx: WorkflowContext<any>): WorkflowBase<any, any, any>;
 };
 
 /** The `static events` of a class, or `{}` when it declares none (then `waitForEvent` does not compile). */
@@ -32,21 +34,9 @@ export type TypedStatus<W> = Omit<WorkflowStatusInfo, 'output'> & { output?: Out
 /**
  * The base class of every workflow. Subclasses declare `static type`,
  * optionally `static payload` (a Standard Schema), `static events` and
- * `static defaults`, and implement `run()`. The static helpers need nothing
- * but `env.WORKFLOW_RUNNER`, so any Worker bound to the namespace can use them.
- *
- * @example
- * class TestWorkflow extends Workflow<{ name: string }, { greeting: string }> {
- *   static readonly type = 'test';
- *   async run(step: Step, payload: { name: string }) {
- *     const greeting = await step.do('greet', () => `Hello, ${payload.name}!`);
- *     await step.sleep('nap', '1 second');
- *     return { greeting };
- *   }
- * }
- * const { id } = await TestWorkflow.create(env, { payload: { name: 'World' } });
+ * `static defaults`, and implement `run()`.
  */
-export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknown> {
+abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = unknown> {
 	/** The type name this class is registered under. */
 	static readonly type: string;
 	static events?: EventMap;
@@ -62,57 +52,73 @@ export abstract class Workflow<Payload = unknown, Output = unknown, Env = unknow
 
 	/** The workflow itself. Its output must be JSON-compatible (see `Serializable`), as every stored value. */
 	abstract run(step: Step<any>, payload: Payload): Promise<Serializable<Output>>;
+}
 
+/** Operations with a static helper (`helper` in their table entry). */
+type HelperArgs<K extends OperationName> = Operations[K] extends Operation<any, any, any, infer A> ? A : never;
+type HelperName = { [K in OperationName]: [HelperArgs<K>] extends [never] ? never : K }[OperationName];
+
+/** The helpers as the table types them: enough for every operation whose types do not depend on the workflow class. */
+type DerivedHelpers = { [K in HelperName]: (env: ShardflowEnv, ...args: HelperArgs<K>) => Promise<OperationOutput<K>> };
+
+/**
+ * Helpers whose types follow the workflow class they are called on: its
+ * payload, its events, its output. Their runtime comes from the table like
+ * every other helper; only their static types are refined here.
+ */
+interface TypedHelpers {
 	/**
 	 * Starts an instance. An existing id with the same payload returns that instance
 	 * (`created: false`); with another payload it throws `PAYLOAD_MISMATCH`.
 	 * Without `id`, a UUIDv7 is generated.
 	 */
-	static create<W extends AnyWorkflowClass>(
-		this: W,
-		env: ShardflowEnv,
-		options: { id?: string; payload: Serializable<PayloadInputOf<W>> },
-	): Promise<CreateResult> {
-		return instances.create(env, this.type, options);
-	}
-
-	/** The instance's status, output or error, and step history. */
-	static status<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, id: string): Promise<TypedStatus<W>> {
-		return instances.status(env, id) as Promise<TypedStatus<W>>;
-	}
-
-	/** One page of the step history, oldest first, every step with its result (a status shows the latest 100). */
-	static steps(env: ShardflowEnv, id: string, options?: { cursor?: string | null; limit?: number }): Promise<StepPage> {
-		return instances.steps(env, id, options);
-	}
-
+	create<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, options: { id?: string; payload: Serializable<PayloadInputOf<W>> }): Promise<CreateResult>;
+	/** The instance's status, output or error, and its latest steps. */
+	status<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, id: string): Promise<TypedStatus<W>>;
 	/**
 	 * Sends a declared event; its name and payload are checked at compile time.
 	 * With `idempotencyKey`, retrying the same send is safe: it is accepted once.
 	 */
-	static sendEvent<W extends AnyWorkflowClass, K extends EventName<EventsOf<W>>>(
+	sendEvent<W extends AnyWorkflowClass, K extends EventName<EventsOf<W>>>(
 		this: W,
 		env: ShardflowEnv,
 		options: { id: string; event: K; payload: Serializable<EventInput<EventsOf<W>[K]>> } & SendEventOptions,
-	): Promise<void> {
-		const { idempotencyKey } = options;
-		return instances.sendEvent(env, options.id, options.event, options.payload, idempotencyKey === undefined ? {} : { idempotencyKey });
-	}
-
-	static pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return instances.pause(env, id);
-	}
-
-	static resume(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return instances.resume(env, id);
-	}
-
-	static terminate(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return instances.terminate(env, id);
-	}
-
-	/** Reruns a completed, errored or terminated instance from the start, discarding its step history. */
-	static restart(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return instances.restart(env, id);
-	}
+	): Promise<void>;
 }
+
+/** The static side of `Workflow`: the base class plus one helper per operation that declares one. */
+type WorkflowClassWithHelpers = typeof WorkflowBase & Omit<DerivedHelpers, keyof TypedHelpers> & TypedHelpers;
+
+for (const [name, op] of Object.entries(operations) as [OperationName, AnyOperation][]) {
+	const helper = op.helper;
+	if (!helper) continue;
+	Object.defineProperty(WorkflowBase, name, {
+		value(this: AnyWorkflowClass, env: ShardflowEnv, ...args: unknown[]) {
+			return callOperation(env, name, helper(this.type, ...args));
+		},
+		writable: true,
+		configurable: true,
+	});
+}
+
+/**
+ * The base class of every workflow. Subclasses declare `static type`,
+ * optionally `static payload` (a Standard Schema), `static events` and
+ * `static defaults`, and implement `run()`. The static helpers (one per
+ * operation of `src/operations/table.ts`: `create`, `status`, `steps`,
+ * `sendEvent`, `pause`, `resume`, `terminate`, `restart`) need nothing but
+ * `env.WORKFLOW_RUNNER`, so any Worker bound to the namespace can use them.
+ *
+ * @example
+ * class TestWorkflow extends Workflow<{ name: string }, { greeting: string }> {
+ *   static readonly type = 'test';
+ *   async run(step: Step, payload: { name: string }) {
+ *     const greeting = await step.do('greet', () => `Hello, ${payload.name}!`);
+ *     await step.sleep('nap', '1 second');
+ *     return { greeting };
+ *   }
+ * }
+ * const { id } = await TestWorkflow.create(env, { payload: { name: 'World' } });
+ */
+export const Workflow = WorkflowBase as WorkflowClassWithHelpers;
+export type Workflow<Payload = unknown, Output = unknown, Env = unknown> = WorkflowBase<Payload, Output, Env>;

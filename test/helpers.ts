@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { runtimeClock } from '../src/runtime/clock';
 import type { WorkflowRunner } from './worker/index';
+import { testClock } from './worker/test-clock';
 
 export const testEnv = env as unknown as { WORKFLOW_RUNNER: DurableObjectNamespace<WorkflowRunner> };
 
@@ -17,11 +17,11 @@ export async function settle(id: string): Promise<void> {
 
 /** Moves every instance's clock forward (sleeps, timeouts and retry waits see the new time). */
 export function advanceClock(ms: number): void {
-	runtimeClock.offsetMs += ms;
+	testClock.offsetMs += ms;
 }
 
 export function resetClock(): void {
-	runtimeClock.offsetMs = 0;
+	testClock.offsetMs = 0;
 }
 
 /** Fires the instance's alarm now (if one is set) and waits for the work it starts. */

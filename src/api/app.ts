@@ -1,9 +1,8 @@
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { IndexClient } from '../client/index-client';
-import { instances, type ShardflowEnv } from '../client/instance-client';
+import type { ShardflowEnv } from '../client/instance-client';
 import { rebalance } from '../client/rebalance';
 import { backlogSummary } from '../client/reconcile';
 import { ErrorCode } from '../engine/errors';
@@ -13,23 +12,10 @@ import type { WorkflowStatus } from '../engine/types';
 import { requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
-import { runtimeClock } from '../runtime/clock';
-import {
-	ControlSchema,
-	CreateBody,
-	CreatedSchema,
-	DetailSchema,
-	ErrorSchema,
-	EventParams,
-	IdParam,
-	ListQuery,
-	ListSchema,
-	RebalanceBody,
-	RebalanceSchema,
-	StepPageSchema,
-	StepsQuery,
-	TypesSchema,
-} from './schemas';
+import { hasBody } from './has-body';
+import { errors, json } from './openapi-responses';
+import { registerOperationRoutes } from './operation-routes';
+import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 
 /** Bindings and variables the API reads. */
 export type ApiEnv = ShardflowEnv & {
@@ -44,12 +30,16 @@ export type ApiEnv = ShardflowEnv & {
 /** Room for the envelope around a 1 MiB payload. */
 const MAX_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024;
 
-const errors = (...statuses: ContentfulStatusCode[]) =>
-	Object.fromEntries(statuses.map((s) => [s, { description: 'Error', content: { 'application/json': { schema: ErrorSchema } } }]));
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+/** What the API is built with besides its registry. */
+export interface AppOptions {
+	/** The clock that ages the delivery backlog in `/types`; `Date.now` unless a test Worker moves time. */
+	clock?: () => number;
+}
 
 /** The REST API at /workflows, for a registry. */
-export function createApp(registry: Registry) {
+export function createApp(registry: Registry, options: AppOptions = {}) {
+	const now = options.clock ?? Date.now;
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.
 		defaultHook: (result, c) => {
@@ -85,25 +75,7 @@ export function createApp(registry: Registry) {
 
 	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
 
-	app.openapi(
-		createRoute({
-			method: 'post',
-			path: '/workflows',
-			summary: 'Start a workflow instance (idempotent by id)',
-			request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
-			responses: {
-				201: json(CreatedSchema, 'Created'),
-				200: json(CreatedSchema, 'Already existed with this type and payload'),
-				...errors(400, 401, 409, 413, 415),
-			},
-		}),
-		async (c) => {
-			const body = c.req.valid('json');
-			registry.get(body.type);
-			const { id, type, status, created } = await instances.create(c.env, body.type, { ...(body.id !== undefined ? { id: body.id } : {}), payload: body.payload });
-			return c.json({ id, type, status }, created ? 201 : 200);
-		},
-	);
+	registerOperationRoutes(app, registry);
 
 	app.openapi(
 		createRoute({
@@ -131,78 +103,6 @@ export function createApp(registry: Registry) {
 	app.openapi(
 		createRoute({
 			method: 'get',
-			path: '/workflows/{id}',
-			summary: 'Full status of one instance, from its Durable Object',
-			request: { params: IdParam },
-			responses: { 200: json(DetailSchema, 'The instance'), ...errors(400, 401, 404) },
-		}),
-		async (c) => c.json(await instances.status(c.env, c.req.valid('param').id), 200),
-	);
-
-	app.openapi(
-		createRoute({
-			method: 'get',
-			path: '/workflows/{id}/steps',
-			summary: 'The step history, oldest first, every step with its result, by pages',
-			request: { params: IdParam, query: StepsQuery },
-			responses: { 200: json(StepPageSchema, 'A page of steps'), ...errors(400, 401, 404) },
-		}),
-		async (c) => {
-			const { cursor, limit } = c.req.valid('query');
-			const page = await instances.steps(c.env, c.req.valid('param').id, { cursor: cursor ?? null, ...(limit !== undefined ? { limit: Number(limit) } : {}) });
-			return c.json(page, 200);
-		},
-	);
-
-	for (const action of ['pause', 'resume', 'terminate', 'restart'] as const) {
-		app.openapi(
-			createRoute({
-				method: 'post',
-				path: `/workflows/{id}/${action}`,
-				summary: `${action[0]!.toUpperCase()}${action.slice(1)} an instance`,
-				request: { params: IdParam },
-				responses: { 200: json(ControlSchema, 'The new status'), ...errors(400, 401, 404, 409) },
-			}),
-			async (c) => {
-				const { id } = c.req.valid('param');
-				return c.json({ id, status: await instances[action](c.env, id) }, 200);
-			},
-		);
-	}
-
-	app.openapi(
-		createRoute({
-			method: 'post',
-			path: '/workflows/{id}/events/{name}',
-			summary: 'Send an event; the body is its payload (no body only for an event that declares no payload)',
-			request: {
-				params: EventParams,
-				headers: z.object({
-					'idempotency-key': z.string().optional().openapi({
-						description: 'Makes retries safe: a key is accepted once per instance and a retry gets the same 202; the same key with another event or payload is 422.',
-						example: 'approval-7f3c',
-					}),
-				}),
-				body: { required: false, content: { 'application/json': { schema: z.unknown().openapi('EventPayload') } } },
-			},
-			responses: {
-				202: json(z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) }), 'Accepted (or accepted before, with this Idempotency-Key)'),
-				...errors(400, 401, 404, 409, 413, 415, 422, 429),
-			},
-		}),
-		async (c) => {
-			const { id, name } = c.req.valid('param');
-			const key = c.req.header('idempotency-key');
-			// The validator reads a missing body as {}; the engine must see "no payload" to refuse it.
-			const payload = hasBody(c) ? c.req.valid('json') : undefined;
-			await instances.sendEvent(c.env, id, name, payload, key === undefined ? {} : { idempotencyKey: key });
-			return c.json({ id, event: name, accepted: true as const }, 202);
-		},
-	);
-
-	app.openapi(
-		createRoute({
-			method: 'get',
 			path: '/types',
 			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog',
 			responses: { 200: json(TypesSchema, 'Types'), ...errors(401) },
@@ -213,7 +113,7 @@ export function createApp(registry: Registry) {
 				registry.types().map(async (type) => {
 					const { shards, previousShards } = registry.get(type);
 					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(c.env, type)]);
-					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, runtimeClock.now() - oldestSince), oldest };
+					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, now() - oldestSince), oldest };
 					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts, backlog };
 				}),
 			);
@@ -252,11 +152,6 @@ export function createApp(registry: Registry) {
 	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 
 	return app;
-}
-
-/** True when the request carries a body (an empty one, `content-length: 0`, counts as none). */
-function hasBody(c: Context): boolean {
-	return c.req.header('content-length') !== '0' && c.req.raw.body !== null;
 }
 
 function defined<T extends Record<string, unknown>>(values: T): Partial<T> {

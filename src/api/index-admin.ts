@@ -1,9 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { reconcile, reindex } from '../client/reconcile';
+import { reconcile } from '../client/reconcile';
 import type { Registry } from '../engine/registry';
 import type { ApiEnv } from './app';
-import { ErrorSchema, IdParam } from './schemas';
+import { errors, json } from './openapi-responses';
 
 /** Admin routes that repair the index from the instances, the source of truth (seed 002's "rebuild the truth"). */
 
@@ -31,14 +30,6 @@ export const ReconcileSchema = z
 	})
 	.openapi('ReconcileProgress');
 
-export const ReindexSchema = z
-	.object({ id: z.string(), type: z.string(), version: z.number().int(), delivered: z.boolean() })
-	.openapi('ReindexResult');
-
-const errors = (...statuses: ContentfulStatusCode[]) =>
-	Object.fromEntries(statuses.map((s) => [s, { description: 'Error', content: { 'application/json': { schema: ErrorSchema } } }]));
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-
 export function registerIndexAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
 	app.openapi(
 		createRoute({
@@ -59,16 +50,5 @@ export function registerIndexAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>,
 			});
 			return c.json(progress, 200);
 		},
-	);
-
-	app.openapi(
-		createRoute({
-			method: 'post',
-			path: '/admin/workflows/{id}/reindex',
-			summary: 'Make an instance publish its current index entry again and wait for the delivery',
-			request: { params: IdParam },
-			responses: { 200: json(ReindexSchema, 'The entry now published'), ...errors(400, 401, 404) },
-		}),
-		async (c) => c.json(await reindex(c.env, c.req.valid('param').id), 200),
 	);
 }

@@ -1,10 +1,6 @@
-import type { CreateResult } from '../engine/instance-engine';
-import { assertValidWorkflowId, uuidv7 } from '../engine/ids';
-import { assertValidIdempotencyKey } from '../engine/event-keys';
-import { assertJsonDepth } from '../engine/json';
-import type { SendEventOptions } from '../engine/event-keys';
-import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
-import { unwrap, type InstanceRpc } from './rpc';
+import { assertValidWorkflowId } from '../engine/ids';
+import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
+import { unwrap, type InstanceRpc, type RpcResult } from './rpc';
 
 /** The one binding every caller needs: the `WorkflowRunner` Durable Object namespace. */
 export interface ShardflowEnv {
@@ -28,36 +24,23 @@ export function instanceStub(env: ShardflowEnv, id: string): InstanceRpc {
 	return namespace(env).getByName(id) as InstanceRpc;
 }
 
-/** Untyped control calls by type name; the typed ones are the static helpers of `Workflow`. */
-export const instances = {
-	async create(env: ShardflowEnv, type: string, options: { id?: string; payload?: unknown }): Promise<CreateResult> {
-		const id = options.id ?? uuidv7();
-		assertJsonDepth(options.payload, 'payload');
-		return unwrap(instanceStub(env, id).create({ id, type, payload: options.payload }));
-	},
-	async status(env: ShardflowEnv, id: string): Promise<WorkflowStatusInfo> {
-		return unwrap(instanceStub(env, id).describe());
-	},
-	/** One page of the step history, oldest first, every step with its result. */
-	async steps(env: ShardflowEnv, id: string, options: { cursor?: string | null; limit?: number } = {}): Promise<StepPage> {
-		return unwrap(instanceStub(env, id).steps({ cursor: options.cursor ?? null, ...(options.limit !== undefined ? { limit: options.limit } : {}) }));
-	},
-	async sendEvent(env: ShardflowEnv, id: string, event: string, payload: unknown, options: SendEventOptions = {}): Promise<void> {
-		if (options.idempotencyKey !== undefined) assertValidIdempotencyKey(options.idempotencyKey);
-		assertJsonDepth(payload, `payload of event "${event}"`);
-		const key = options.idempotencyKey;
-		await unwrap(instanceStub(env, id).sendEvent({ event, payload, ...(key !== undefined ? { idempotencyKey: key } : {}) }));
-	},
-	async pause(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return unwrap(instanceStub(env, id).pause());
-	},
-	async resume(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return unwrap(instanceStub(env, id).resume());
-	},
-	async terminate(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return unwrap(instanceStub(env, id).terminate());
-	},
-	async restart(env: ShardflowEnv, id: string): Promise<WorkflowStatus> {
-		return unwrap(instanceStub(env, id).restart());
-	},
-};
+/**
+ * Sends one control operation to the instance its input names: the caller-side
+ * checks of the operation (`prepare`), then its RPC method, then the envelope
+ * back into a value or a typed error.
+ */
+export async function callOperation<K extends OperationName>(env: ShardflowEnv, name: K, input: InputOf<K>): Promise<OutputOf<K>> {
+	const op = operations[name] as { rpc: string; prepare?: (input: unknown) => { id: string } };
+	const prepared = op.prepare ? op.prepare(input) : (input as { id: string });
+	const stub = instanceStub(env, prepared.id) as unknown as Record<string, (input: unknown) => Promise<RpcResult<OutputOf<K>>>>;
+	return unwrap(stub[op.rpc]!(prepared));
+}
+
+/**
+ * Untyped control calls, one per operation, taking the operation's input:
+ * `instances.status(env, { id })`, `instances.create(env, { type, id, payload })`.
+ * The typed ones are the static helpers of `Workflow`.
+ */
+export const instances = Object.fromEntries(
+	(Object.keys(operations) as OperationName[]).map((name) => [name, (env: ShardflowEnv, input: never) => callOperation(env, name, input)]),
+) as { [K in OperationName]: (env: ShardflowEnv, input: InputOf<K>) => Promise<OutputOf<K>> };

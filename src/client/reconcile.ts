@@ -5,7 +5,7 @@ import type { Registry } from '../engine/registry';
 import { reconcileVerdict, type ReconcileVerdict } from '../engine/reconcile-verdict';
 import { shardIndex } from '../engine/shard';
 import { routeIndexEntry, shardStub } from './index-client';
-import { instanceStub, namespace, type ShardflowEnv } from './instance-client';
+import { callOperation, namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type BacklogRpc } from './rpc';
 import { walkShards, type ShardWalkOptions } from './shard-walk';
 
@@ -76,7 +76,7 @@ async function reconcileOne(
 ): Promise<ReconcileVerdict | 'unreachable'> {
 	let truth: IndexEntry | null;
 	try {
-		truth = await unwrap(instanceStub(env, listed.id).currentIndexEntry());
+		truth = await callOperation(env, 'currentIndexEntry', { id: listed.id });
 	} catch (error) {
 		// An id no workflow can have (malformed, reserved) or an object of another role: nothing owns the entry.
 		const code = error instanceof ShardflowError ? error.code : undefined;
@@ -113,7 +113,7 @@ async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<v
  * cannot see.
  */
 export async function reindex(env: ShardflowEnv, id: string): Promise<{ id: string; type: string; version: number; delivered: boolean }> {
-	const { entry, delivered } = await unwrap(instanceStub(env, id).republishIndex());
+	const { entry, delivered } = await callOperation(env, 'reindex', { id });
 	return { id: entry.id, type: entry.type, version: entry.version, delivered };
 }
 

@@ -1,10 +1,9 @@
 import type { ErrorBody } from '../engine/errors';
 import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
-import type { CreateResult } from '../engine/instance-engine';
 import type { BacklogSummary } from '../engine/index-backlog';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
-import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
 
 /**
  * Every RPC method of `WorkflowRunner` answers with this envelope instead of
@@ -12,21 +11,13 @@ import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/typ
  */
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
 
-/** The RPC surface of a `WorkflowRunner` in its workflow-instance role. */
-export interface InstanceRpc {
-	create(request: { id: string; type: string; payload: unknown }): Promise<RpcResult<CreateResult>>;
-	describe(): Promise<RpcResult<WorkflowStatusInfo>>;
-	steps(request: { cursor?: string | null; limit?: number }): Promise<RpcResult<StepPage>>;
-	sendEvent(request: { event: string; payload: unknown; idempotencyKey?: string }): Promise<RpcResult<null>>;
-	pause(): Promise<RpcResult<WorkflowStatus>>;
-	resume(): Promise<RpcResult<WorkflowStatus>>;
-	terminate(): Promise<RpcResult<WorkflowStatus>>;
-	restart(): Promise<RpcResult<WorkflowStatus>>;
-	/** What the index should hold for this instance; null if it does not exist (a cheap read, nothing written). */
-	currentIndexEntry(): Promise<RpcResult<IndexEntry | null>>;
-	/** Puts the current entry in the outbox again and delivers it. */
-	republishIndex(): Promise<RpcResult<{ entry: IndexEntry; delivered: boolean }>>;
-}
+/**
+ * The RPC surface of a `WorkflowRunner` in its workflow-instance role: one
+ * method per control operation (`src/operations/table.ts`), named by its `rpc`.
+ */
+export type InstanceRpc = {
+	[K in OperationName as Operations[K]['rpc']]: (input?: InputOf<K>) => Promise<RpcResult<OutputOf<K>>>;
+};
 
 /** Turns an RPC envelope back into a value or a typed error. */
 export async function unwrap<T>(result: Promise<RpcResult<T>> | RpcResult<T>): Promise<T> {

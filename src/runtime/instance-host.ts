@@ -8,7 +8,6 @@ import { consoleLogger, parseLogLevel } from '../engine/engine-log';
 import type { BacklogPort } from '../engine/index-backlog';
 import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
-import { runtimeClock } from './clock';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
@@ -34,13 +33,14 @@ export function instanceHost(
 	registry: Registry,
 	db: DrizzleSqliteDODatabase<typeof schema>,
 	alarm: AlarmSlot,
+	now: () => number,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	return {
 		store: new DrizzleInstanceStore(db, ctx.storage),
 		registry,
 		env,
-		now: runtimeClock.now,
+		now,
 		setAlarm: (at) => {
 			if (at === (alarm.at ?? undefined)) return;
 			alarm.at = at ?? null;

@@ -1,22 +1,20 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { drizzle } from 'drizzle-orm/durable-sqlite';
 import { instances, instanceStub, type ShardflowEnv } from '../client/instance-client';
-import * as schema from '../db/schema';
-import { historyPage, type HistoryEvent, type HistoryPage } from '../engine/history';
-import { NotFoundError } from '../engine/errors';
+import type { HistoryEvent } from '../engine/history';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
-import { runtimeClock } from '../runtime/clock';
-import { DrizzleInstanceStore } from '../runtime/drizzle-instance-store';
-import { idleForTests, type WorkflowRunnerBase } from '../runtime/workflow-runner';
 import type { InstanceDriver } from './instance-driver';
+import { testKitClock } from './workerd-clock';
+
+/** The runner's role field, which only subclasses and the integration's `runInDurableObject` can reach (it is not RPC). */
+type RunnerInternals = { role?: { kind: string; idle?(options?: { index?: boolean }): Promise<void> } };
 
 /**
  * One instance in a real `WorkflowRunner` with Drizzle storage, inside workerd
  * through the Workers vitest integration (see `InstanceDriver`). Calls go
  * through the same RPC client production callers use; waiting, alarms and
  * crashes use the integration's helpers (`runInDurableObject`,
- * `runDurableObjectAlarm`, `abortAllDurableObjects`). The clock is the
- * runtime's test offset, shared by every instance of the isolate.
+ * `runDurableObjectAlarm`, `abortAllDurableObjects`). The clock is
+ * `testKitClock`, which the test Worker's runner reads (`testKitRunnerOptions`).
  */
 export class WorkerdInstanceDriver implements InstanceDriver {
 	constructor(
@@ -27,43 +25,37 @@ export class WorkerdInstanceDriver implements InstanceDriver {
 	) {}
 
 	async create(payload: unknown): Promise<void> {
-		await instances.create(this.env, this.type, { id: this.id, payload });
+		await instances.create(this.env, { type: this.type, id: this.id, payload });
 	}
 
 	sendEvent(event: string, payload: unknown): Promise<void> {
-		return instances.sendEvent(this.env, this.id, event, payload);
+		return instances.sendEvent(this.env, { id: this.id, event, payload }).then(() => undefined);
 	}
 
 	control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus> {
-		return instances[operation](this.env, this.id);
+		return instances[operation](this.env, { id: this.id });
 	}
 
 	status(): Promise<WorkflowStatusInfo> {
-		return instances.status(this.env, this.id);
+		return instances.status(this.env, { id: this.id });
 	}
 
 	async steps(): Promise<StepSummary[]> {
 		const items: StepSummary[] = [];
 		let cursor: string | null = null;
 		do {
-			const page = await instances.steps(this.env, this.id, { cursor, limit: 100 });
+			const page = await instances.steps(this.env, { id: this.id, cursor, limit: 100 });
 			items.push(...page.items);
 			cursor = page.nextCursor;
 		} while (cursor !== null);
 		return items;
 	}
 
-	/** Read from the object's own Drizzle storage, page by page, as `GET /workflows/:id/history` pages it. */
 	async history(): Promise<HistoryEvent[]> {
 		const events: HistoryEvent[] = [];
 		let after: string | null = null;
 		do {
-			const page: HistoryPage = await runInDurableObject(this.stub(), (_instance, state) => {
-				const store = new DrizzleInstanceStore(drizzle(state.storage, { schema }), state.storage);
-				const row = store.readInstance();
-				if (!row) throw new NotFoundError(`no such workflow instance "${this.id}"`);
-				return historyPage(row, store, { after, limit: 1000 });
-			});
+			const page = await instances.history(this.env, { id: this.id, after, limit: 1000 });
 			events.push(...page.events);
 			after = page.nextCursor;
 		} while (after !== null);
@@ -71,16 +63,19 @@ export class WorkerdInstanceDriver implements InstanceDriver {
 	}
 
 	async idle(): Promise<void> {
-		await runInDurableObject(this.stub(), (instance) => (instance as unknown as WorkflowRunnerBase)[idleForTests]());
+		await runInDurableObject(this.stub(), async (instance) => {
+			const role = (instance as unknown as RunnerInternals).role;
+			if (role?.kind === 'instance') await role.idle?.();
+		});
 	}
 
 	now(): number {
-		return runtimeClock.now();
+		return testKitClock.now();
 	}
 
 	moveClockTo(at: number): void {
-		const ahead = at - runtimeClock.now();
-		if (ahead > 0) runtimeClock.offsetMs += ahead;
+		const ahead = at - testKitClock.now();
+		if (ahead > 0) testKitClock.offsetMs += ahead;
 	}
 
 	async nextAlarm(): Promise<number | undefined> {

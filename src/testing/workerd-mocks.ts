@@ -5,7 +5,7 @@ import type { StepMocks } from './step-mocks';
  * The mocks of every workerd test instance, by instance id. The Workers
  * vitest integration runs the tests and the Durable Objects they drive in one
  * isolate, so the test registers an instance's mocks here and that instance's
- * runner (`withTestKit`) finds them, without any RPC.
+ * runner (built with `testKitRunnerOptions`) finds them, without any RPC.
  */
 const mocksByInstance = new Map<string, StepMocks>();
 

@@ -1,26 +1,21 @@
 /**
- * shardflow/testing/runner: what a test Worker's `WorkflowRunner` needs so the
- * workerd test kit (`shardflow/testing/workerd`) can mock its step functions.
- * It belongs in the test Worker only; the production class has no such seam
- * reachable over RPC (the hook is symbol-keyed, and only this subclass fills it).
- */
-import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
-import { stepWrapperForTests, type WorkflowRunnerBase } from '../runtime/workflow-runner';
-import { mockWrapperFor } from './workerd-mocks';
-
-/**
- * The production runner of a registry, plus the test kit's step mocks.
+ * shardflow/testing/runner: what a test Worker's runner needs so the workerd
+ * test kit (`shardflow/testing/workerd`) can move its clock and mock its step
+ * functions. Construction options, not RPC methods: the production class is
+ * built without them and exposes no test hook.
  *
  * @example
- * // the test Worker's main module (vitest `cloudflareTest({ main })`)
- * export class WorkflowRunner extends withTestKit(createWorkflowRunner(registry)) {}
+ * // the test Worker's main module (vitest `cloudflareTest({ main })`), with the author's own registry
+ * export class WorkflowRunner extends createWorkflowRunner(registry, testKitRunnerOptions) {}
+ * export default createApp(registry, { clock: testKitClock.now });
  */
-export function withTestKit<T extends new (...args: any[]) => WorkflowRunnerBase>(Runner: T): T {
-	// Abstract only for the type checker: `Runner`'s instance type is the abstract base, its value a concrete class.
-	abstract class TestKitRunner extends Runner {
-		protected override [stepWrapperForTests](): StepFunctionWrapper | undefined {
-			return mockWrapperFor(this.ctx.id.name ?? this.ctx.id.toString());
-		}
-	}
-	return TestKitRunner as unknown as T;
-}
+import type { RunnerOptions } from '../runtime/workflow-runner';
+import { testKitClock } from './workerd-clock';
+import { mockWrapperFor } from './workerd-mocks';
+
+export const testKitRunnerOptions: RunnerOptions = {
+	clock: testKitClock.now,
+	wrapStepFunctions: mockWrapperFor,
+};
+
+export { testKitClock } from './workerd-clock';

@@ -2,8 +2,8 @@
  * shardflow/testing/workerd: the test kit's API against the real
  * `WorkflowRunner` and Drizzle storage, inside workerd through
  * `@cloudflare/vitest-plugin`. The test Worker (vitest `cloudflareTest({ main })`)
- * exports its runner wrapped with `withTestKit` from `shardflow/testing/runner`,
- * built from the author's own registry.
+ * builds its runner from the author's own registry with `testKitRunnerOptions`
+ * from `shardflow/testing/runner`.
  *
  * @example
  * import { env } from 'cloudflare:workers';
@@ -20,7 +20,7 @@ import { WorkerdInstanceDriver } from './workerd-driver';
 import { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
 
 export interface WorkerdTestOptions {
-	/** The test's bindings; `WORKFLOW_RUNNER` must be the test Worker's runner (wrapped with `withTestKit`). */
+	/** The test's bindings; `WORKFLOW_RUNNER` must be the test Worker's runner (built with `testKitRunnerOptions`). */
 	env: ShardflowEnv;
 	/** The instance id; a new unique one by default (storage outlives a test within a file). */
 	id?: string;
@@ -31,7 +31,7 @@ let instances = 0;
 /**
  * A test instance of `workflow` in the real runner. Mocks are registered for
  * its id until `dispose()`. The clock is the isolate's: moving it moves every
- * instance's time (reset it between tests as the repo's helpers do).
+ * instance's time (`testKitClock.reset()` between tests).
  */
 export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: WorkerdTestOptions): WorkflowTestKit<W> {
 	const id = options.id ?? `test-${workflow.type}-${Date.now().toString(36)}-${(instances++).toString(36)}`;
@@ -43,6 +43,7 @@ export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: W
 }
 
 export { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
+export { testKitClock } from './workerd-clock';
 export type { MockTimes } from './step-mocks';
 export { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';
 // Exploration and replay run the pure engine and the record alone: the same functions in both modes.

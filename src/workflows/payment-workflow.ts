@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EventTimeoutError, Workflow, type PayloadOf, type Step } from '../shardflow';
+import { EventTimeoutError, Workflow, type PayloadOf, type Step } from '../authoring';
 
 const payload = z.object({
 	amount: z.number().positive(),

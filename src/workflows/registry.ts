@@ -1,4 +1,4 @@
-import { defineRegistry } from '../shardflow';
+import { defineRegistry } from '../authoring';
 import { PaymentWorkflow } from './payment-workflow';
 import { TestWorkflow } from './test-workflow';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Workflow, type PayloadOf, type Step } from '../shardflow';
+import { Workflow, type PayloadOf, type Step } from '../authoring';
 
 const payload = z.object({ name: z.string().min(1).max(200) });
 

@@ -1,6 +1,7 @@
 import { env, exports } from 'cloudflare:workers';
 import { createApp, type ApiEnv } from '../../src/api/app';
 import { testRegistry } from '../worker/index';
+import { testClock } from '../worker/test-clock';
 
 /** A request through the Worker's real fetch handler (the Hono app). */
 export async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -22,7 +23,7 @@ export async function api(method: string, path: string, body?: unknown, headers:
 
 /** The same app with other variables (an API token, production mode). */
 export async function apiWith(vars: Partial<ApiEnv>, method: string, path: string, init: RequestInit = {}) {
-	const app = createApp(testRegistry);
+	const app = createApp(testRegistry, { clock: testClock.now });
 	const response = await app.fetch(new Request(`http://shardflow.test${path}`, { method, ...init }), { ...(env as unknown as ApiEnv), ...vars });
 	return { status: response.status, json: (await response.json().catch(() => undefined)) as any };
 }

@@ -3,6 +3,7 @@ import { advanceClock, fireAlarm, resetClock, settle, uniqueId } from '../helper
 import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base64url-json';
 import { fnv1a32 } from '../../src/engine/shard';
 import { api, apiWith } from './helpers';
+import committedDocument from './openapi.json';
 
 afterEach(resetClock);
 
@@ -251,6 +252,7 @@ describe('OpenAPI', () => {
 				'/workflows',
 				'/workflows/{id}',
 				'/workflows/{id}/events/{name}',
+				'/workflows/{id}/history',
 				'/workflows/{id}/pause',
 				'/workflows/{id}/restart',
 				'/workflows/{id}/resume',
@@ -258,5 +260,11 @@ describe('OpenAPI', () => {
 				'/workflows/{id}/terminate',
 			].sort(),
 		);
+	});
+
+	it('serves exactly the committed document (test/api/openapi.json): the API changes only on purpose', async () => {
+		const res = await api('GET', '/openapi.json');
+		// Key order is not part of the contract; toEqual ignores it.
+		expect(res.json).toEqual(committedDocument);
 	});
 });

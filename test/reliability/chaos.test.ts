@@ -41,7 +41,7 @@ describe('eviction chaos', () => {
 		const pending = new Map(ids.map((id) => [id, [10, 20, 30].sort(() => random() - 0.5)]));
 		const sent = new Map(ids.map((id) => [id, [] as number[]]));
 
-		await Promise.all(ids.map((id) => instances.create(testEnv, 'chaos', { id, payload: { seed: seeds.get(id)! } })));
+		await Promise.all(ids.map((id) => instances.create(testEnv, { type: 'chaos', id, payload: { seed: seeds.get(id)! } })));
 		report.workflows += WORKFLOWS;
 		indexFaults.failWrites = 25; // the shards refuse some deliveries along the way
 
@@ -66,14 +66,14 @@ describe('eviction chaos', () => {
 						} else if (dice < 0.45 && pending.get(id)!.length) {
 							const seq = pending.get(id)!.shift()!;
 							sent.get(id)!.push(seq);
-							await instances.sendEvent(testEnv, id, 'signal', { seq });
+							await instances.sendEvent(testEnv, { id, event: 'signal', payload: { seq } });
 							report.eventsSent++;
 						} else {
 							// Alarms fire early (before the clock moves), late, and twice.
 							const times = dice < 0.6 ? 2 : 1;
 							for (let k = 0; k < times; k++) if (await runDurableObjectAlarm(stub(id))) report.alarmsFired++;
 						}
-						const { status } = await instances.status(testEnv, id);
+						const { status } = await instances.status(testEnv, { id });
 						if (status === 'completed' || status === 'errored') finished.add(id);
 					}),
 			);
@@ -82,7 +82,7 @@ describe('eviction chaos', () => {
 
 		for (const id of ids) {
 			await settle(id);
-			const status = await instances.status(testEnv, id);
+			const status = await instances.status(testEnv, { id });
 			const seed = seeds.get(id)!;
 			const doSteps = Array.from({ length: 30 }, (_, i) => i).filter((i) => i % 10 !== 4 && i % 10 !== 8);
 			expect(status.status, id).toBe('completed');
@@ -102,7 +102,7 @@ describe('eviction chaos', () => {
 		}
 		const entries = new Map((await listAll('chaos', prefix)).map((e) => [e.id, e]));
 		for (const id of ids) {
-			const status = await instances.status(testEnv, id);
+			const status = await instances.status(testEnv, { id });
 			const entry = entries.get(id);
 			if (!entry) report.lost++;
 			expect(entry, id).toMatchObject({ type: 'chaos', status: status.status, version: status.version });
@@ -117,7 +117,7 @@ describe('index under concurrent load', () => {
 		const before = await client.counts('many');
 		const ids = Array.from({ length: 1000 }, (_, i) => `${prefix}-${i}`);
 		for (let i = 0; i < ids.length; i += 200) {
-			await Promise.all(ids.slice(i, i + 200).map((id) => instances.create(testEnv, 'many', { id, payload: { steps: 2 } })));
+			await Promise.all(ids.slice(i, i + 200).map((id) => instances.create(testEnv, { type: 'many', id, payload: { steps: 2 } })));
 		}
 		report.workflows += ids.length;
 		await Promise.all(ids.map((id) => settle(id)));

@@ -17,13 +17,13 @@ const until = async (check: () => Promise<boolean>, what: string) => {
 describe('crashes', () => {
 	it('runs a step again after the isolate dies mid-step, and the attempt count shows it', async () => {
 		const id = uniqueId('crash');
-		await instances.create(testEnv, 'hang-once', { id, payload: {} });
+		await instances.create(testEnv, { type: 'hang-once', id, payload: {} });
 		await until(async () => executions.get(`${id}:held`) === 1, 'the held step to start');
 		await abortAllDurableObjects(); // the process dies: in-memory state and promises are gone
 		advanceClock(60_000);
 		await fireAlarm(id); // the watchdog alarm brings the instance back
 		await settle(id);
-		const status = await instances.status(testEnv, id);
+		const status = await instances.status(testEnv, { id });
 		expect(status.status).toBe('completed');
 		expect(status.steps.find((s) => s.name === 'held')).toMatchObject({ status: 'completed', attempts: 2 });
 		expect(executions.get(`${id}:held`)).toBe(2);
@@ -34,18 +34,18 @@ describe('crashes', () => {
 describe('durable retry waits', () => {
 	it('keeps a 10-minute retry backoff across an eviction and retries when the alarm fires', async () => {
 		const id = uniqueId('backoff');
-		await instances.create(testEnv, 'slow-retry', { id, payload: {} });
+		await instances.create(testEnv, { type: 'slow-retry', id, payload: {} });
 		await settle(id);
-		const waiting = await instances.status(testEnv, id);
+		const waiting = await instances.status(testEnv, { id });
 		expect(waiting.status).toBe('sleeping');
 		expect(waiting.steps[0]).toMatchObject({ status: 'retrying', attempts: 1, error: { message: 'upstream 503' } });
 		expect(waiting.steps[0]!.wakeAt! - waiting.steps[0]!.startedAt!).toBeGreaterThanOrEqual(10 * 60_000);
 		await evictDurableObject(stub(id));
 		await fireAlarm(id); // early: the backoff has not passed
-		expect((await instances.status(testEnv, id)).status).toBe('sleeping');
+		expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
 		advanceClock(10 * 60_000);
 		await fireAlarm(id);
-		expect(await instances.status(testEnv, id)).toMatchObject({ status: 'completed', output: 'ok' });
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'completed', output: 'ok' });
 		expect(executions.get(`${id}:call`)).toBe(2);
 	});
 });
@@ -53,41 +53,41 @@ describe('durable retry waits', () => {
 describe('concurrency', () => {
 	it('keeps one replay loop when an event, a resume and an alarm arrive together', async () => {
 		const id = uniqueId('together');
-		await instances.create(testEnv, 'inbox', { id, payload: { expect: 1 } });
+		await instances.create(testEnv, { type: 'inbox', id, payload: { expect: 1 } });
 		await settle(id);
-		await instances.pause(testEnv, id);
+		await instances.pause(testEnv, { id });
 		await Promise.all([
-			instances.sendEvent(testEnv, id, 'msg', { n: 7 }),
-			instances.resume(testEnv, id),
+			instances.sendEvent(testEnv, { id, event: 'msg', payload: { n: 7 } }),
+			instances.resume(testEnv, { id }),
 			fireAlarm(id),
 		]);
 		await settle(id);
-		expect(await instances.status(testEnv, id)).toMatchObject({ status: 'completed', output: [7] });
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'completed', output: [7] });
 	});
 
 	it('makes exactly one instance of twenty concurrent creates with one id', async () => {
 		const id = uniqueId('dup');
-		const results = await Promise.all(Array.from({ length: 20 }, () => instances.create(testEnv, 'test', { id, payload: { name: 'x' } })));
+		const results = await Promise.all(Array.from({ length: 20 }, () => instances.create(testEnv, { type: 'test', id, payload: { name: 'x' } })));
 		expect(results.filter((r) => r.created)).toHaveLength(1);
 		await settle(id);
 		advanceClock(2000);
 		await fireAlarm(id);
-		expect((await instances.status(testEnv, id)).status).toBe('completed');
+		expect((await instances.status(testEnv, { id })).status).toBe('completed');
 	});
 
 	it('consumes fifty concurrent events once each, in arrival order, through pause and resume storms', async () => {
 		const id = uniqueId('storm');
-		await instances.create(testEnv, 'inbox', { id, payload: { expect: 50 } });
+		await instances.create(testEnv, { type: 'inbox', id, payload: { expect: 50 } });
 		const sends: Promise<unknown>[] = [];
 		for (let n = 0; n < 50; n++) {
-			sends.push(instances.sendEvent(testEnv, id, 'msg', { n }));
-			if (n % 10 === 3) sends.push(instances.pause(testEnv, id).catch(() => 'not pausable'));
-			if (n % 10 === 6) sends.push(instances.resume(testEnv, id).catch(() => 'not paused'));
+			sends.push(instances.sendEvent(testEnv, { id, event: 'msg', payload: { n } }));
+			if (n % 10 === 3) sends.push(instances.pause(testEnv, { id }).catch(() => 'not pausable'));
+			if (n % 10 === 6) sends.push(instances.resume(testEnv, { id }).catch(() => 'not paused'));
 		}
 		await Promise.all(sends);
-		await instances.resume(testEnv, id).catch(() => undefined);
+		await instances.resume(testEnv, { id }).catch(() => undefined);
 		await settle(id);
-		const status = await instances.status(testEnv, id);
+		const status = await instances.status(testEnv, { id });
 		expect(status.status).toBe('completed');
 		// Every event consumed once; the order is the order the instance received them.
 		expect([...(status.output as number[])].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, n) => n));

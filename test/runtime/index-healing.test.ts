@@ -23,7 +23,7 @@ const SHARDS = 4; // payment's shards in the test registry
 
 async function createPayments(prefix: string, n: number): Promise<string[]> {
 	const ids = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-	for (const id of ids) await instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } });
+	for (const id of ids) await instances.create(testEnv, { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } });
 	await Promise.all(ids.map(settle));
 	return ids;
 }
@@ -113,7 +113,7 @@ describe('reconcile and reindex', () => {
 		expect(first.calls).toBeGreaterThan(2);
 		expect(first).toMatchObject({ repaired: 3, removed: 2, ahead: 0, unreachable: 0 });
 		for (const id of [older1, older2, otherStatus]) {
-			const truth = await instances.status(testEnv, id);
+			const truth = await instances.status(testEnv, { id });
 			expect(await listed(id)).toMatchObject({ status: 'waiting', version: truth.version });
 		}
 		for (const id of ghosts) expect(await listed(id)).toBeUndefined();
@@ -132,7 +132,7 @@ describe('reconcile and reindex', () => {
 
 		const { status, json } = await api('POST', `/admin/workflows/${id}/reindex`);
 		expect(status, JSON.stringify(json)).toBe(200);
-		const truth = await instances.status(testEnv, id!);
+		const truth = await instances.status(testEnv, { id: id! });
 		expect(json).toEqual({ id, type: 'payment', version: truth.version, delivered: true });
 		expect(await listed(id!)).toMatchObject({ status: 'waiting', version: truth.version });
 	});
@@ -197,7 +197,7 @@ describe('reconcile and reindex', () => {
 			cursor = progress.cursor;
 		}
 		expect(repaired).toBe(1);
-		const truth = await instances.status(testEnv, id);
+		const truth = await instances.status(testEnv, { id });
 		const home = await stub(shardName('payment', shardIndex(id, 8))).indexVersions([id]);
 		expect(home).toEqual({ ok: true, value: { [id]: truth.version } });
 		expect(await listed(id)).toBeUndefined();

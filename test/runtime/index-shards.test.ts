@@ -26,7 +26,7 @@ describe('index write path', () => {
 	it('delivers the newest entry after the shard fails several times and the instance is evicted in between', async () => {
 		const id = uniqueId('faulty');
 		indexFaults.failWrites = 3;
-		await instances.create(testEnv, 'payment', { id, payload: { amount: 9, currency: 'EUR' } });
+		await instances.create(testEnv, { type: 'payment', id, payload: { amount: 9, currency: 'EUR' } });
 		await settle(id);
 		await evictDurableObject(stub(id));
 		for (let i = 0; i < 10 && indexFaults.failWrites + 1 > 0; i++) {
@@ -36,7 +36,7 @@ describe('index write path', () => {
 			if (versions.ok && versions.value[id]) break;
 		}
 		expect(indexFaults.refused).toBeGreaterThanOrEqual(3);
-		const status = await instances.status(testEnv, id);
+		const status = await instances.status(testEnv, { id });
 		const page = await new IndexClient(testEnv, testRegistry).list({ type: 'payment', status: ['waiting'], limit: 1000 });
 		expect(page.items.find((e) => e.id === id)).toMatchObject({ status: 'waiting', version: status.version });
 	});
@@ -165,7 +165,7 @@ describe('listing', () => {
 		const client = new IndexClient(testEnv, testRegistry);
 		const before = await client.counts('payment');
 		const id = uniqueId('counted');
-		await instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } });
+		await instances.create(testEnv, { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } });
 		await settle(id);
 		const after = await client.counts('payment');
 		expect(after.waiting).toBe(before.waiting + 1);
@@ -201,7 +201,7 @@ describe('paging over a changing set', () => {
 		const prefix = uniqueId('walk');
 		const ids = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
 		for (let i = 0; i < ids.length; i += 20) {
-			await Promise.all(ids.slice(i, i + 20).map((id) => instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } })));
+			await Promise.all(ids.slice(i, i + 20).map((id) => instances.create(testEnv, { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } })));
 		}
 		await Promise.all(ids.map(settle));
 		const client = new IndexClient(testEnv, testRegistry);
@@ -218,10 +218,10 @@ describe('paging over a changing set', () => {
 			const unseen = ids.filter((id) => !seen.includes(id));
 			const approve = unseen.filter((id) => !approved.has(id)).slice(-3);
 			const restart = unseen.filter((id) => approved.has(id)).slice(0, 2);
-			await Promise.all(approve.map((id) => instances.sendEvent(testEnv, id, 'approval', { approved: true, reviewer: 'walk' })));
+			await Promise.all(approve.map((id) => instances.sendEvent(testEnv, { id, event: 'approval', payload: { approved: true, reviewer: 'walk' } })));
 			await Promise.all(approve.map(settle));
 			for (const id of approve) approved.add(id);
-			await Promise.all(restart.map((id) => instances.restart(testEnv, id)));
+			await Promise.all(restart.map((id) => instances.restart(testEnv, { id })));
 			await Promise.all(restart.map(settle));
 			changed += approve.length + restart.length;
 		}
@@ -234,7 +234,7 @@ describe('paging over a changing set', () => {
 		const prefix = uniqueId('race');
 		const ids = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
 		for (let i = 0; i < ids.length; i += 30) {
-			await Promise.all(ids.slice(i, i + 30).map((id) => instances.create(testEnv, 'payment', { id, payload: { amount: 1, currency: 'EUR' } })));
+			await Promise.all(ids.slice(i, i + 30).map((id) => instances.create(testEnv, { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } })));
 		}
 		await Promise.all(ids.map(settle));
 		const seen: string[] = [];
@@ -248,8 +248,8 @@ describe('paging over a changing set', () => {
 				if (!id) break;
 				const before = state.get(id)!;
 				state.set(id, 'busy');
-				if (before === 'waiting') await instances.sendEvent(testEnv, id, 'approval', { approved: true, reviewer: `w${n}` });
-				else await instances.restart(testEnv, id);
+				if (before === 'waiting') await instances.sendEvent(testEnv, { id, event: 'approval', payload: { approved: true, reviewer: `w${n}` } });
+				else await instances.restart(testEnv, { id });
 				await settle(id);
 				state.set(id, before === 'waiting' ? 'completed' : 'waiting');
 				writes++;

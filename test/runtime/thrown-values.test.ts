@@ -15,13 +15,13 @@ describe('values thrown that SQLite could not store as they are', () => {
 		['huge', true],
 	] as const)('a %s thrown (from a step: %s) ends the instance errored, with no alarm left behind', async ([kind, inStep]) => {
 		const id = uniqueId(`throws-${kind}`);
-		await instances.create(testEnv, 'throws', { id, payload: { kind, inStep } });
+		await instances.create(testEnv, { type: 'throws', id, payload: { kind, inStep } });
 		await settle(id);
 		if (inStep) {
 			advanceClock(1_000);
 			await fireAlarm(id);
 		}
-		const status = await instances.status(testEnv, id);
+		const status = await instances.status(testEnv, { id });
 		expect(status.status).toBe('errored');
 		expect(status.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
 		if (inStep) expect(status.steps[0]).toMatchObject({ name: 'bad', status: 'failed', attempts: 2 });

@@ -38,7 +38,7 @@ describe('WorkflowRunner', () => {
 
 	it('answers NOT_FOUND for an unknown id without creating any storage', async () => {
 		const id = uniqueId('ghost');
-		await expect(instances.status(testEnv, id)).rejects.toMatchObject({ code: ErrorCode.NotFound });
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
 		const tables = await runInDurableObject(stub(id), (_, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray());
 		expect(tables).toEqual([]);
 	});
@@ -58,6 +58,12 @@ describe('WorkflowRunner', () => {
 		const shard = stub(shardName('test', 0));
 		expect(await shard.create({ id: shardName('test', 0), type: 'test', payload: { name: 'x' } })).toMatchObject({ ok: false });
 		expect(await shard.describe()).toMatchObject({ ok: false, error: { code: ErrorCode.WrongRole } });
+	});
+
+	it('refuses every call on an object without a name: its role cannot be known', async () => {
+		const unnamed = testEnv.WORKFLOW_RUNNER.get(testEnv.WORKFLOW_RUNNER.newUniqueId());
+		expect(await unnamed.describe()).toMatchObject({ ok: false, error: { code: ErrorCode.WrongRole } });
+		expect(await unnamed.indexCounts()).toMatchObject({ ok: false, error: { code: ErrorCode.WrongRole } });
 	});
 
 	it('refuses reserved ids from the typed helpers before any object is touched', async () => {

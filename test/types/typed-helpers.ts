@@ -109,3 +109,14 @@ export async function jsonPayloads() {
 	// @ts-expect-error: an idempotency key is a string
 	await PaymentWorkflow.sendEvent(env, { id: 'p', event: 'approval', payload: { approved: true, reviewer: 'a' }, idempotencyKey: 1 });
 }
+
+export async function derivedHelpers() {
+	const page = await PaymentWorkflow.steps(env, 'p', { limit: 2 });
+	const first: string | undefined = page.items[0]?.name;
+	const paused: string = await PaymentWorkflow.pause(env, 'p');
+	// @ts-expect-error: pause takes an id, nothing else
+	await PaymentWorkflow.pause(env, 'p', {});
+	// @ts-expect-error: operations without a helper (reindex) are not static helpers
+	await PaymentWorkflow.reindex(env, 'p');
+	return [first, paused];
+}

@@ -1,12 +1,13 @@
 import { createApp } from '../../src/api/app';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
-import { createWorkflowRunner, idleForTests } from '../../src/runtime/workflow-runner';
+import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
-import { withTestKit } from '../../src/testing/workerd-runner';
+import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
 import { indexFaults } from './probes';
+import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
 	ChaosWorkflow,
@@ -40,11 +41,11 @@ export const testRegistry = defineRegistry({
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 });
 
-/** The real runner with the test kit's step mocks, except that its shards can be told to refuse writes. */
-export class WorkflowRunner extends withTestKit(createWorkflowRunner(testRegistry)) {
+/** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
+export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRunnerOptions) {
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
-	settle(options?: { index?: boolean }): Promise<void> {
-		return this[idleForTests](options);
+	async settle(options?: { index?: boolean }): Promise<void> {
+		if (this.role?.kind === 'instance') await this.role.idle(options);
 	}
 
 	override async indexWrite(entries: IndexEntry[]) {
@@ -57,4 +58,4 @@ export class WorkflowRunner extends withTestKit(createWorkflowRunner(testRegistr
 	}
 }
 
-export default createApp(testRegistry);
+export default createApp(testRegistry, { clock: testClock.now });

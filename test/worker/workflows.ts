@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { Step } from '../../src/engine/types';
-import { Workflow } from '../../src/workflow';
+import { Workflow, type Step } from '../../src/authoring';
 import { countExecution } from './probes';
 
 /** A step whose first execution never finishes: for crashes mid-step. */

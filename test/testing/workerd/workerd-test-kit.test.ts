@@ -1,17 +1,14 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../../src/client/instance-client';
-import { runtimeClock } from '../../../src/runtime/clock';
-import { StatusNotReachedError, testWorkflow, TestKitErrorCode } from '../../../src/testing/workerd';
+import { StatusNotReachedError, testKitClock, testWorkflow, TestKitErrorCode } from '../../../src/testing/workerd';
 import { calls, HangsOnceWorkflow, OrderWorkflow } from '../fixtures';
 
 const testEnv = env as unknown as ShardflowEnv;
 const DAY = 86_400_000;
 
 beforeEach(() => calls.clear());
-afterEach(() => {
-	runtimeClock.offsetMs = 0;
-});
+afterEach(() => testKitClock.reset());
 
 describe('the test kit in workerd, against the real WorkflowRunner', () => {
 	it('mockStepResult replaces the step function inside the Durable Object', async () => {

@@ -1,0 +1,55 @@
+/**
+ * The authoring entry: what a workflow file imports. The base class (with its
+ * typed static helpers), step types, errors, durations and the registry. It
+ * pulls in no `cloudflare:*`, Drizzle or Hono (test/tooling/entry-points.test.ts
+ * bundles it to prove it), so a workflow file can be type-checked, bundled and
+ * unit-tested anywhere; the host (the Durable Object class and the Worker app)
+ * is `src/host.ts`.
+ *
+ * @example
+ * import { Workflow, type Step } from 'shardflow/authoring';
+ * export class Greeter extends Workflow<{ name: string }, string> {
+ *   static override readonly type = 'greeter';
+ *   async run(step: Step, { name }: { name: string }) {
+ *     return step.do('greet', () => `Hello, ${name}!`);
+ *   }
+ * }
+ */
+export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
+export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
+export { parseDuration, type Duration } from './engine/duration';
+export type { RetryPolicy, Backoff } from './engine/retry-policy';
+export type { SendEventOptions } from './engine/event-keys';
+export type {
+	EventMap,
+	Json,
+	Serializable,
+	Step,
+	StepAttempt,
+	StepDoOptions,
+	StepPage,
+	StepSummary,
+	WaitForEventOptions,
+	WorkflowContext,
+	WorkflowDefaults,
+	WorkflowStatus,
+	WorkflowStatusInfo,
+} from './engine/types';
+export { WORKFLOW_STATUSES } from './engine/types';
+export {
+	DeterminismError,
+	ErrorCode,
+	EventBufferFullError,
+	EventTimeoutError,
+	IdempotencyKeyReusedError,
+	InvalidStateError,
+	NonRetryableError,
+	NotFoundError,
+	PayloadMismatchError,
+	ShardflowError,
+	StepFailedError,
+	StepTimeoutError,
+	TypeMismatchError,
+	ValidationError,
+} from './engine/errors';
+export type { ShardflowEnv } from './client/instance-client';

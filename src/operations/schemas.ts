@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { WORKFLOW_STATUSES } from '../engine/types';
+
+/**
+ * Schemas of the control operations' HTTP requests and responses. They
+ * validate requests and generate /openapi.json, so the document cannot drift
+ * from the code. Plain zod with `.meta()` (which the OpenAPI generator reads:
+ * `id` names a component, the rest is OpenAPI metadata), not
+ * `@hono/zod-openapi`'s `.openapi()`: the operation table is imported by the
+ * authoring entry, which must not pull in Hono.
+ */
+
+export const ErrorSchema = z
+	.object({ error: z.object({ code: z.string().meta({ example: 'INVALID_PAYLOAD' }), message: z.string() }) })
+	.meta({ id: 'Error' });
+
+export const StatusSchema = z.enum(WORKFLOW_STATUSES).meta({ id: 'WorkflowStatus' });
+
+export const IdParam = z.object({
+	id: z.string().min(1).max(1000).meta({ param: { name: 'id', in: 'path' }, example: 'payment-123' }),
+});
+
+export const CreateBody = z
+	.object({
+		type: z.string().min(1).max(64).meta({ example: 'payment' }),
+		id: z.string().optional().meta({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not only dots, not starting with "__". Omit for a UUIDv7.', example: 'payment-123' }),
+		payload: z.unknown().optional().meta({ description: "Validated by the workflow type's payload schema.", example: { amount: 42, currency: 'EUR' } }),
+	})
+	.meta({ id: 'CreateWorkflow' });
+
+export const CreatedSchema = z.object({ id: z.string(), type: z.string(), status: StatusSchema }).meta({ id: 'WorkflowCreated' });
+
+const ErrorDescription = z.object({ name: z.string(), message: z.string(), code: z.string().optional(), stack: z.string().optional() });
+
+export const StepSchema = z
+	.object({
+		name: z.string(),
+		kind: z.enum(['do', 'sleep', 'wait']),
+		status: z.string(),
+		attempts: z.number().int(),
+		startedAt: z.number().int().nullable(),
+		finishedAt: z.number().int().nullable(),
+		wakeAt: z.number().int().nullable(),
+		result: z.unknown().optional(),
+		resultOmitted: z.literal(true).optional().meta({ description: 'The result exists but did not fit the status; page it with GET /workflows/{id}/steps.' }),
+		error: ErrorDescription.optional(),
+	})
+	.meta({ id: 'Step' });
+
+export const StepsQuery = z.object({
+	cursor: z.string().optional().meta({ description: 'The nextCursor of the previous page.' }),
+	limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number from 1 to 100').optional().meta({ example: '50' }),
+});
+
+export const StepPageSchema = z.object({ items: z.array(StepSchema), nextCursor: z.string().nullable() }).meta({ id: 'StepPage' });
+
+export const DetailSchema = z
+	.object({
+		id: z.string(),
+		type: z.string(),
+		status: StatusSchema,
+		payload: z.unknown(),
+		output: z.unknown().optional(),
+		error: ErrorDescription.optional(),
+		createdAt: z.number().int(),
+		updatedAt: z.number().int(),
+		version: z.number().int(),
+		stepCounts: z.record(z.string(), z.number().int()).meta({ description: 'Steps per status, and total.', example: { total: 40, completed: 40 } }),
+		stepsBefore: z.number().int().meta({ description: 'Steps before the window in steps; page them with GET /workflows/{id}/steps.' }),
+		steps: z.array(StepSchema).meta({ description: 'The most recent steps (at most 100), oldest first.' }),
+		bufferedEvents: z.number().int().meta({ description: 'Events buffered for a wait not reached yet.' }),
+		droppedEvents: z.number().int().meta({ description: 'Buffered events nobody consumed, dropped when the instance finished.' }),
+	})
+	.meta({ id: 'WorkflowDetail' });
+
+export const ControlSchema = z.object({ id: z.string(), status: StatusSchema }).meta({ id: 'ControlResult' });
+
+export const EventParams = IdParam.extend({
+	name: z.string().min(1).max(256).meta({ param: { name: 'name', in: 'path' }, example: 'approval' }),
+});
+
+export const EventHeaders = z.object({
+	'idempotency-key': z.string().optional().meta({
+		description: 'Makes retries safe: a key is accepted once per instance and a retry gets the same 202; the same key with another event or payload is 422.',
+		example: 'approval-7f3c',
+	}),
+});
+
+export const EventPayload = z.unknown().meta({ id: 'EventPayload' });
+
+export const AcceptedSchema = z.object({ id: z.string(), event: z.string(), accepted: z.literal(true) });
+
+export const ReindexSchema = z
+	.object({ id: z.string(), type: z.string(), version: z.number().int(), delivered: z.boolean() })
+	.meta({ id: 'ReindexResult' });
+
+export const HistoryQuery = z.object({
+	after: z.string().optional().meta({ description: "The nextCursor of the previous page: the seq of the last record seen." }),
+	limit: z.string().regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000').optional().meta({ example: '100' }),
+	generation: z.string().regex(/^\d{1,9}$/, 'must be a whole number').optional().meta({ description: 'Which run: 0 for the first, the current one by default.' }),
+});
+
+export const HistoryEventSchema = z
+	.object({
+		seq: z.number().int(),
+		at: z.number().int(),
+		kind: z.string().meta({ example: 'step.completed' }),
+		generation: z.number().int(),
+		step: z.string().optional(),
+		attempt: z.number().int().optional(),
+	})
+	.catchall(z.unknown())
+	.meta({ id: 'HistoryEvent', description: 'One history record; the fields of each kind are in docs/history-format.md.' });
+
+export const HistoryPageSchema = z
+	.object({
+		id: z.string(),
+		type: z.string(),
+		generation: z.number().int(),
+		formatVersion: z.number().int(),
+		events: z.array(HistoryEventSchema),
+		nextCursor: z.string().nullable(),
+	})
+	.meta({ id: 'HistoryPage' });

@@ -1,0 +1,43 @@
+import { sql } from 'drizzle-orm';
+import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
+import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
+import migrations from '../../drizzle/migrations';
+import * as schema from '../db/schema';
+
+export type Database = DrizzleSqliteDODatabase<typeof schema>;
+
+/**
+ * One object's SQLite through Drizzle, with the migration gate every role
+ * shares. Objects that were only looked up stay empty: the schema is created
+ * on the first write (`ensureSchema`), never on a read.
+ */
+export class ObjectStorage {
+	readonly db: Database;
+	private ready = false;
+
+	constructor(readonly storage: DurableObjectStorage) {
+		this.db = drizzle(storage, { schema });
+	}
+
+	/** True once the schema exists (the object has been written at least once). */
+	get hasSchema(): boolean {
+		return this.ready;
+	}
+
+	/**
+	 * Brings an existing object's schema up to date (run inside
+	 * `blockConcurrencyWhile` at start-up). A new object has no tables and stays so.
+	 */
+	async open(): Promise<boolean> {
+		const existing = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'`);
+		if (!existing || existing.n === 0) return false;
+		await this.ensureSchema();
+		return true;
+	}
+
+	async ensureSchema(): Promise<void> {
+		if (this.ready) return;
+		await migrate(this.db, migrations);
+		this.ready = true;
+	}
+}

@@ -1,0 +1,54 @@
+import { build, type Metafile } from 'esbuild';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/**
+ * Bundles an entry the way a Worker build would and lists what it pulls in:
+ * every module bundled and every import left external (`cloudflare:*`).
+ */
+async function importGraph(entry: string): Promise<string[]> {
+	const result = await build({
+		absWorkingDir: root,
+		entryPoints: [entry],
+		bundle: true,
+		write: false,
+		metafile: true,
+		format: 'esm',
+		platform: 'neutral',
+		mainFields: ['module', 'main'],
+		conditions: ['workerd', 'worker', 'import'],
+		external: ['cloudflare:*'],
+		loader: { '.sql': 'text' },
+		logLevel: 'silent',
+	});
+	const metafile: Metafile = result.metafile;
+	const inputs = Object.keys(metafile.inputs);
+	const externals = Object.values(metafile.inputs).flatMap((input) => input.imports.filter((i) => i.external).map((i) => i.path));
+	return [...inputs, ...externals];
+}
+
+const HOST_ONLY = [/(^|\/)node_modules\/drizzle-orm\//, /(^|\/)node_modules\/hono\//, /(^|\/)node_modules\/@hono\//, /^cloudflare:/];
+const hostOnly = (graph: string[]) => graph.filter((path) => HOST_ONLY.some((pattern) => pattern.test(path)));
+
+describe('entry points', () => {
+	it.for([
+		'src/authoring.ts',
+		'src/shardflow.ts',
+		'src/workflows/payment-workflow.ts',
+		'src/workflows/test-workflow.ts',
+		'src/workflows/registry.ts',
+		'test/worker/workflows.ts',
+		'bench/workflows.ts',
+	])('%s pulls in no cloudflare:*, Drizzle or Hono', async (entry) => {
+		expect(hostOnly(await importGraph(entry))).toEqual([]);
+	});
+
+	it('the host entry does pull them in (so the check above can see them)', async () => {
+		const found = hostOnly(await importGraph('src/host.ts'));
+		expect(found.some((path) => path.includes('drizzle-orm'))).toBe(true);
+		expect(found.some((path) => path.includes('hono'))).toBe(true);
+		expect(found).toContain('cloudflare:workers');
+	});
+});
