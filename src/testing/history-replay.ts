@@ -30,6 +30,15 @@ export interface ReplayResult {
 	recordedSteps: number;
 }
 
+/**
+ * A history record as a JSON file holds it (`kind` is a plain string there):
+ * the replayer reads the kinds it knows and skips the others, as the format asks.
+ */
+export type HistoryRecordLike = { seq: number; kind: string; generation: number; at?: number; [field: string]: unknown };
+
+/** What `replayHistory` reads: a page of `GET /workflows/:id/history` (or its JSON), or just its records. */
+export type ReplayInput = HistoryPage | { id?: string; formatVersion?: number; events: readonly (HistoryEvent | HistoryRecordLike)[] } | readonly (HistoryEvent | HistoryRecordLike)[];
+
 export interface ReplayOptions {
 	/** `this.env` in `run()` (no step function runs, but `run()` itself may read it). */
 	env?: unknown;
@@ -55,12 +64,11 @@ const NEVER = new Promise<never>(() => {});
  * const result = await replayHistory(PaymentWorkflow, page);
  * assertReplays(result); // throws ReplayDivergenceError with the first divergence
  */
-export async function replayHistory(
-	workflow: TestableWorkflow,
-	history: HistoryPage | { events: readonly HistoryEvent[]; id?: string } | readonly HistoryEvent[],
-	options: ReplayOptions = {},
-): Promise<ReplayResult> {
-	const page = Array.isArray(history) ? { events: history as readonly HistoryEvent[] } : (history as { events: readonly HistoryEvent[]; id?: string; formatVersion?: number });
+export async function replayHistory(workflow: TestableWorkflow, history: ReplayInput, options: ReplayOptions = {}): Promise<ReplayResult> {
+	const page = (Array.isArray(history) ? { events: history } : history) as { events: readonly HistoryEvent[]; id?: string; formatVersion?: number };
+	if (!page || !Array.isArray(page.events)) {
+		throw new TestKitError(TestKitErrorCode.ReplayInput, 'replayHistory needs a history page ({events: [...]}) or its array of records');
+	}
 	if ('formatVersion' in page && typeof page.formatVersion === 'number' && page.formatVersion > 1) {
 		throw new TestKitError(TestKitErrorCode.ReplayInput, `history format version ${page.formatVersion} is newer than this test kit reads (1)`);
 	}

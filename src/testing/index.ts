@@ -68,6 +68,7 @@ export {
 	ReplayDivergenceError,
 	replayHistory,
 	type ReplayDivergence,
+	type ReplayInput,
 	type ReplayOptions,
 	type ReplayResult,
 	type StepRef,

@@ -4,6 +4,7 @@ import { MemoryInstanceStore } from '../engine/memory-store';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import { allPages } from './all-pages';
 import type { InstanceDriver } from './instance-driver';
 import type { VirtualClock } from './virtual-clock';
 import { VirtualHost, type DurableInstance } from './virtual-host';
@@ -46,26 +47,18 @@ export class NodeInstanceDriver implements InstanceDriver {
 		return this.engine.status();
 	}
 
-	async steps(): Promise<StepSummary[]> {
-		const items: StepSummary[] = [];
-		let cursor: string | null = null;
-		do {
+	steps(): Promise<StepSummary[]> {
+		return allPages(async (cursor) => {
 			const page = this.engine.steps({ cursor, limit: 100 });
-			items.push(...page.items);
-			cursor = page.nextCursor;
-		} while (cursor !== null);
-		return items;
+			return { items: page.items, next: page.nextCursor };
+		});
 	}
 
-	async history(): Promise<HistoryEvent[]> {
-		const events: HistoryEvent[] = [];
-		let after: string | null = null;
-		do {
+	history(): Promise<HistoryEvent[]> {
+		return allPages(async (after) => {
 			const page = this.engine.history({ after, limit: 1000 });
-			events.push(...page.events);
-			after = page.nextCursor;
-		} while (after !== null);
-		return events;
+			return { items: page.events, next: page.nextCursor };
+		});
 	}
 
 	idle(): Promise<void> {

@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import { instances, instanceStub, type ShardflowEnv } from '../client/instance-client';
 import type { HistoryEvent } from '../engine/history';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import { allPages } from './all-pages';
 import type { InstanceDriver } from './instance-driver';
 import { testKitClock } from './workerd-clock';
 
@@ -40,26 +41,18 @@ export class WorkerdInstanceDriver implements InstanceDriver {
 		return instances.status(this.env, { id: this.id });
 	}
 
-	async steps(): Promise<StepSummary[]> {
-		const items: StepSummary[] = [];
-		let cursor: string | null = null;
-		do {
+	steps(): Promise<StepSummary[]> {
+		return allPages(async (cursor) => {
 			const page = await instances.steps(this.env, { id: this.id, cursor, limit: 100 });
-			items.push(...page.items);
-			cursor = page.nextCursor;
-		} while (cursor !== null);
-		return items;
+			return { items: page.items, next: page.nextCursor };
+		});
 	}
 
-	async history(): Promise<HistoryEvent[]> {
-		const events: HistoryEvent[] = [];
-		let after: string | null = null;
-		do {
+	history(): Promise<HistoryEvent[]> {
+		return allPages(async (after) => {
 			const page = await instances.history(this.env, { id: this.id, after, limit: 1000 });
-			events.push(...page.events);
-			after = page.nextCursor;
-		} while (after !== null);
-		return events;
+			return { items: page.events, next: page.nextCursor };
+		});
 	}
 
 	async idle(): Promise<void> {

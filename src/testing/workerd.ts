@@ -48,4 +48,4 @@ export type { MockTimes } from './step-mocks';
 export { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';
 // Exploration and replay run the pure engine and the record alone: the same functions in both modes.
 export { assertCrashSafe, CrashDivergenceError, exploreCrashes, type CrashExploration, type CrashPoint, type CrashRun } from './crash-exploration';
-export { assertReplays, ReplayDivergenceError, replayHistory, type ReplayDivergence, type ReplayResult } from './history-replay';
+export { assertReplays, ReplayDivergenceError, replayHistory, type ReplayDivergence, type ReplayInput, type ReplayResult } from './history-replay';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { assertCrashSafe, assertReplays, exploreCrashes, replayHistory, type WorkflowTestKit } from '../../src/testing';
-import type { HistoryPage } from '../../src/engine/history';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import recorded from './payment-approved.history.json';
 
@@ -61,7 +60,7 @@ export function paymentCases(newPayment: () => WorkflowTestKit<typeof PaymentWor
 		});
 
 		it('replays a recorded history against the current code', async () => {
-			assertReplays(await replayHistory(PaymentWorkflow, recorded as unknown as HistoryPage));
+			assertReplays(await replayHistory(PaymentWorkflow, recorded));
 			const payment = newPayment();
 			await payment.start(order);
 			await payment.sendEvent('approval', { approved: false, reviewer: 'bob' });
