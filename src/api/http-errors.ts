@@ -26,6 +26,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.InvalidQuery]: 400,
 	// Raised inside a running workflow; reaching HTTP would be a bug, so they are not a 4xx.
 	[ErrorCode.Determinism]: 500,
+	// Stored on a diverged instance, never thrown to a caller; 409 if it ever is.
+	[ErrorCode.Diverged]: 409,
 	[ErrorCode.StepFailed]: 500,
 	[ErrorCode.StepTimeout]: 500,
 	[ErrorCode.EventTimeout]: 500,

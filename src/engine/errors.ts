@@ -19,6 +19,7 @@ export const ErrorCode = {
 	InvalidDuration: 'INVALID_DURATION',
 	InvalidOptions: 'INVALID_OPTIONS',
 	Determinism: 'NON_DETERMINISTIC',
+	Diverged: 'DIVERGED',
 	StepFailed: 'STEP_FAILED',
 	StepTimeout: 'STEP_TIMEOUT',
 	EventTimeout: 'EVENT_TIMEOUT',
@@ -92,6 +93,13 @@ export class IdempotencyKeyReusedError extends codedError('IdempotencyKeyReusedE
 
 /** A workflow broke a replay rule (for example a step name used twice). */
 export class DeterminismError extends codedError('DeterminismError', ErrorCode.Determinism) {}
+
+/**
+ * The code no longer matches the instance's recorded steps (a deploy changed the
+ * workflow). The instance stops with status `diverged` and runs nothing new;
+ * fix the code (often with `step.patched`) and resume it, or restart it.
+ */
+export class DivergenceError extends codedError('DivergenceError', ErrorCode.Diverged) {}
 
 /**
  * Throw this from a step to fail it at once, without the remaining retries.

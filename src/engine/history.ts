@@ -32,6 +32,14 @@ export interface HistoryEventFields {
 	'workflow.restarted': { previousGeneration: number };
 	'workflow.completed': { output: unknown };
 	'workflow.errored': { error: HistoryError };
+	/** The code asked for something the recorded steps do not have; nothing new ran (see docs/history-format.md). */
+	'workflow.diverged': {
+		position: number;
+		recorded: { kind: string; name: string } | null;
+		requested: { kind: string; name: string };
+	};
+	/** `step.patched` / `step.deprecatePatch` recorded its marker: this run takes the new branch. */
+	'patch.recorded': { step: string };
 	/** Buffered events nobody consumed, dropped when the instance finished. */
 	'events.dropped': { count: number };
 	/** An attempt of `step.do` is about to run (written before the step function runs). */

@@ -16,8 +16,8 @@ import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from './
 import { MAX_EVENT_KEYS } from './limits';
 import type { Registry, ResolvedEntry } from './registry';
 import { validateEventPayload, validateWith } from './schema-validation';
-import { AbortSignal_, SuspendSignal } from './signals';
-import { StepContext } from './step-context';
+import { AbortSignal_, SuspendSignal, isSignal } from './signals';
+import { StepContext, type Divergence } from './step-context';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
@@ -201,7 +201,7 @@ export class InstanceEngine {
 			this.host.store.appendHistory(historyRow({ kind: 'event.received', value: json, detail: { event: name } }, current.generation, now));
 			if (key !== undefined) this.host.store.writeEventKey({ key, name, digest: digest! }, now, MAX_EVENT_KEYS);
 		});
-		if (current.status === 'paused') return;
+		if (current.status === 'paused' || current.status === 'diverged') return;
 		// If the process dies before the pass that consumes the event, the alarm finds it buffered.
 		this.host.ensureAlarmBy(now + WATCHDOG_MS);
 		this.kick();
@@ -223,9 +223,13 @@ export class InstanceEngine {
 
 	resume(): WorkflowStatus {
 		const row = this.require();
-		if (row.status !== 'paused') throw new InvalidStateError(`cannot resume workflow "${row.id}": it is ${row.status}, not paused`);
+		if (row.status !== 'paused' && row.status !== 'diverged') {
+			throw new InvalidStateError(`cannot resume workflow "${row.id}": it is ${row.status}, not paused or diverged`);
+		}
 		this.controlEpoch++;
-		this.transition({ ...row, status: 'running' }, { kind: 'workflow.resumed' });
+		// A diverged instance resumes to replay with the code deployed since; its divergence is cleared.
+		const cleared = row.status === 'diverged' ? { errorName: null, errorMessage: null, errorStack: null, errorCode: null } : {};
+		this.transition({ ...row, ...cleared, status: 'running' }, { kind: 'workflow.resumed' });
 		this.kick();
 		return 'running';
 	}
@@ -243,8 +247,8 @@ export class InstanceEngine {
 
 	restart(): WorkflowStatus {
 		const row = this.require();
-		if (!FINISHED_STATUSES.includes(row.status)) {
-			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored or terminated workflows restart`);
+		if (!FINISHED_STATUSES.includes(row.status) && row.status !== 'diverged') {
+			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored, terminated or diverged workflows restart`);
 		}
 		this.host.store.transaction(() => {
 			this.host.store.deleteSteps();
@@ -405,6 +409,8 @@ export class InstanceEngine {
 		// Attempts still running (parallel steps) finish and checkpoint before the pass ends,
 		// so the next pass never starts them again; a terminate or restart stops the wait.
 		await Promise.race([step.settle(), this.interrupted.promise]);
+		// A run() that settled short of its recorded steps dropped one (a divergence too).
+		const divergence = step.divergence ?? (outcome.ok || !isSignal(outcome.error) ? await step.unreachedAtEnd() : undefined);
 
 		const now = this.row!;
 		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status)) return;
@@ -414,7 +420,9 @@ export class InstanceEngine {
 		// only after a resume, whose replay reaches the same outcome from the stored steps.
 		if (now.status === 'paused') return;
 		const signal = step.signal;
-		if (step.fatal) {
+		if (divergence) {
+			this.diverge(now, divergence);
+		} else if (step.fatal) {
 			this.fail(now, step.fatal);
 		} else if (signal instanceof SuspendSignal) {
 			// pause() stored `paused` itself. If a control call came after this pass began
@@ -435,6 +443,19 @@ export class InstanceEngine {
 		} else {
 			this.fail(now, outcome.error);
 		}
+	}
+
+	/** The code parted from the recorded steps: stop, describe where, run nothing new until a resume or a restart. */
+	private diverge(row: InstanceRow, divergence: Divergence): void {
+		const { position, recorded, requested } = divergence;
+		const asked = requested.kind === 'end' ? 'run() settled' : `the code asked for ${requested.kind} "${requested.name}"`;
+		const message = recorded
+			? `the code diverged from the recorded steps at position ${position}: the history has ${recorded.kind} "${recorded.name}" there, ${asked}; nothing new ran. Deploy code that replays this history (see step.patched) and resume, or restart the instance`
+			: `the code diverged from the recorded steps at position ${position}: ${asked}; nothing new ran`;
+		this.transition(
+			{ ...row, status: 'diverged', errorName: 'DivergenceError', errorMessage: message, errorStack: null, errorCode: ErrorCode.Diverged },
+			{ kind: 'workflow.diverged', detail: { position, recorded, requested } },
+		);
 	}
 
 	private fail(row: InstanceRow, error: unknown): void {
@@ -540,7 +561,7 @@ export class InstanceEngine {
 		// in the past here would fire again and again while the shard is slow).
 		const outbox = pending !== undefined && this.delivering ? Math.max(pending, now + OUTBOX_GRACE_MS) : pending;
 		const status = this.row?.status;
-		const paused = status === 'paused';
+		const paused = status === 'paused' || status === 'diverged';
 		// A pass in flight, one that failed and left the instance runnable, or a first pass not started
 		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
 		// (crash-point exploration found a create stuck in `created` without it).

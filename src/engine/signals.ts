@@ -11,10 +11,11 @@ export class SuspendSignal {
 
 /**
  * The pass must stop without changing the status (terminated or restarted
- * meanwhile), or a step was called after `run()` had already settled.
+ * meanwhile), a step was called after `run()` had already settled, or the code
+ * diverged from the recorded steps (the engine then stores `diverged`).
  */
 export class AbortSignal_ {
-	constructor(readonly reason: 'terminated' | 'restarted' | 'finished') {}
+	constructor(readonly reason: 'terminated' | 'restarted' | 'finished' | 'diverged') {}
 }
 
 export function isSignal(value: unknown): value is SuspendSignal | AbortSignal_ {

@@ -44,6 +44,16 @@ export interface PassHooks {
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
 }
 
+/** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
+export interface Divergence {
+	/** How many recorded steps the code reached, in order, before it parted (0-based position of `recorded`). */
+	position: number;
+	/** The first recorded step the code did not reach; null if every recorded step was reached. */
+	recorded: { kind: StepKind; name: string } | null;
+	/** What the code asked for instead: a step, or `end` when `run()` settled first. */
+	requested: { kind: StepKind | 'end'; name: string };
+}
+
 /**
  * Completed steps between two yields to the event loop. workerd freezes the
  * clock during synchronous work, so slices are counted in steps: 16 keeps an
@@ -70,6 +80,11 @@ export class StepContext implements Step<any> {
 	signal: SuspendSignal | AbortSignal_ | undefined;
 	/** A determinism error; fails the workflow even if `run()` catches it. */
 	fatal: DeterminismError | undefined;
+	/** Set when the code asked for something the recorded steps do not have; the pass stops there. */
+	divergence: Divergence | undefined;
+	/** Steps recorded before this pass (patch markers aside), and how many of them this pass reached. */
+	private readonly recorded: ReadonlySet<string>;
+	private reachedRecorded = 0;
 
 	constructor(
 		private readonly store: InstanceStore,
@@ -78,8 +93,13 @@ export class StepContext implements Step<any> {
 		private readonly hooks: PassHooks,
 	) {
 		let max = 0;
-		for (const row of rows.values()) max = Math.max(max, row.seq);
+		const recorded = new Set<string>();
+		for (const row of rows.values()) {
+			max = Math.max(max, row.seq);
+			if (row.kind !== 'patch') recorded.add(row.key);
+		}
 		this.nextSeq = max + 1;
+		this.recorded = recorded;
 	}
 
 	/**
@@ -99,6 +119,7 @@ export class StepContext implements Step<any> {
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result) as T;
 		if (row?.status === 'failed') throw this.failure(row);
+		if (!row && this.behindRecord()) await this.assertOnRecord('do', name);
 
 		const policy = resolveRetryPolicy(options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY);
 		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
@@ -161,6 +182,7 @@ export class StepContext implements Step<any> {
 		const key = this.enter('sleep', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return;
+		if (!row && this.behindRecord()) await this.assertOnRecord('sleep', name);
 		const ms = row ? 0 : parseDuration(duration);
 		return this.sleepStep(key, name, row, row?.wakeAt ?? this.hooks.now() + ms);
 	}
@@ -170,6 +192,7 @@ export class StepContext implements Step<any> {
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return;
 		if (row) return this.sleepStep(key, name, row, row.wakeAt ?? this.hooks.now());
+		if (this.behindRecord()) await this.assertOnRecord('sleep', name);
 		const at = until instanceof Date ? until.getTime() : until;
 		if (typeof at !== 'number' || !Number.isFinite(at)) {
 			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a finite Date or epoch milliseconds, got ${String(until)}`);
@@ -189,6 +212,7 @@ export class StepContext implements Step<any> {
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result);
 		if (row?.status === 'timed_out') throw new EventTimeoutError(stepName, event);
+		if (!row && this.behindRecord()) await this.assertOnRecord('wait', stepName);
 		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
 			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
 		}
@@ -228,6 +252,75 @@ export class StepContext implements Step<any> {
 		throw this.suspend('waiting');
 	}
 
+	async patched(id: string): Promise<boolean> {
+		const key = this.enter('patch', id);
+		if (this.rows.has(key)) return true;
+		// A history that passed this point without the marker keeps the old branch.
+		if (!(await this.atFrontier())) return false;
+		this.recordPatch(key, id);
+		return true;
+	}
+
+	async deprecatePatch(id: string): Promise<void> {
+		const key = this.enter('patch', id);
+		if (!this.rows.has(key) && (await this.atFrontier())) this.recordPatch(key, id);
+	}
+
+	/**
+	 * The steps `run()` never reached although they were recorded, when it settled
+	 * without a suspension: the code dropped a step the history has.
+	 */
+	async unreachedAtEnd(): Promise<Divergence | undefined> {
+		if (!this.behindRecord() || this.signal || this.fatal) return undefined;
+		// Branches still replaying (say, the losers of a Promise.race) get their turn first.
+		if (await this.atFrontier()) return undefined;
+		return { position: this.reachedRecorded, recorded: this.firstUnreached(), requested: { kind: 'end', name: 'run() settled' } };
+	}
+
+	private recordPatch(key: string, id: string): void {
+		const now = this.hooks.now();
+		this.write({ ...this.newRow(key, id, 'patch'), status: 'completed', startedAt: now, finishedAt: now });
+		this.hooks.record({ kind: 'patch.recorded', step: id });
+	}
+
+	/** Some recorded steps are not reached yet in this pass. */
+	private behindRecord(): boolean {
+		return this.reachedRecorded < this.recorded.size;
+	}
+
+	/**
+	 * Whether this pass has reached every recorded step. Parallel branches replay in
+	 * microtask rounds, so a branch may ask for a new step while a sibling has yet to
+	 * reach its recorded ones: one macrotask lets every cached step answer first.
+	 */
+	private async atFrontier(): Promise<boolean> {
+		if (!this.behindRecord()) return true;
+		await this.hooks.yieldToEventLoop();
+		return !this.behindRecord();
+	}
+
+	/**
+	 * A step with no record while recorded steps remain unreached: the code changed
+	 * under this instance (or a step name is not deterministic). Nothing new runs.
+	 */
+	private async assertOnRecord(kind: StepKind, name: string): Promise<void> {
+		if (await this.atFrontier()) return;
+		if (this.signal) throw this.signal;
+		this.divergence ??= { position: this.reachedRecorded, recorded: this.firstUnreached(), requested: { kind, name } };
+		this.signal = new AbortSignal_('diverged');
+		throw this.signal;
+	}
+
+	private firstUnreached(): { kind: StepKind; name: string } | null {
+		let first: StepRow | undefined;
+		for (const key of this.recorded) {
+			if (this.claimed.has(key)) continue;
+			const row = this.rows.get(key)!;
+			if (!first || row.seq < first.seq) first = row;
+		}
+		return first ? { kind: first.kind, name: first.name } : null;
+	}
+
 	private sleepStep(key: string, name: string, row: StepRow | undefined, wakeAt: number): Promise<void> {
 		const now = this.hooks.now();
 		const base = row ?? this.newRow(key, name, 'sleep');
@@ -253,11 +346,18 @@ export class StepContext implements Step<any> {
 	/** Every step starts here: replay rules, then pause/terminate checks. */
 	private enter(kind: StepKind, name: string): string {
 		if (this.signal) throw this.signal;
-		if (this.closed) throw new AbortSignal_('finished');
 		if (typeof name !== 'string' || name.length === 0 || name.length > 256) {
 			throw new ValidationError(ErrorCode.InvalidOptions, `step names must be 1-256 characters, got ${JSON.stringify(name)}`);
 		}
 		const key = stepKey(kind, name);
+		if (this.closed) {
+			// Not run, but reached: a recorded step asked for after run() settled is no divergence.
+			if (this.recorded.has(key) && !this.claimed.has(key)) {
+				this.claimed.add(key);
+				this.reachedRecorded++;
+			}
+			throw new AbortSignal_('finished');
+		}
 		if (this.claimed.has(key)) {
 			this.fatal = new DeterminismError(
 				`step name "${name}" (${kind}) is used twice in one run; step names must be unique and deterministic (no Date.now() or random values in names)`,
@@ -265,6 +365,7 @@ export class StepContext implements Step<any> {
 			throw this.fatal;
 		}
 		this.claimed.add(key);
+		if (this.recorded.has(key)) this.reachedRecorded++;
 		try {
 			this.hooks.checkBoundary();
 		} catch (signal) {

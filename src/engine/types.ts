@@ -104,6 +104,17 @@ export interface Step<E extends object = {}> {
 	 * @example const approval = await step.waitForEvent('approval', { timeout: '7 days' });
 	 */
 	waitForEvent<K extends EventName<E>>(event: K, options?: WaitForEventOptions): Promise<EventPayload<E[K]>>;
+	/**
+	 * Changes code safely under instances in flight. True on a new execution (a marker is
+	 * recorded) and on replays of histories that recorded the marker; false on replays of
+	 * histories that passed this point before the change existed: keep the old code there.
+	 * @example
+	 * if (await step.patched('fraud-check')) await step.do('fraud-check', () => screen(order));
+	 * await step.do('charge-card', () => charge(order));
+	 */
+	patched(id: string): Promise<boolean>;
+	/** The next stage of a patch once no instance can take the old branch: records the marker, never decides anything. Remove the call when no instance records it any more. */
+	deprecatePatch(id: string): Promise<void>;
 }
 
 /** What a running workflow knows about itself. */
@@ -119,13 +130,15 @@ export interface WorkflowDefaults {
 }
 
 /** The statuses an instance can be in. */
-export const WORKFLOW_STATUSES = ['created', 'running', 'sleeping', 'waiting', 'paused', 'completed', 'errored', 'terminated'] as const;
+/** `diverged`: the code no longer matches the recorded steps; nothing runs until a resume (after a fix) or a restart. */
+export const WORKFLOW_STATUSES = ['created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'completed', 'errored', 'terminated'] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
 /** Statuses from which an instance never moves on its own. */
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'errored', 'terminated'];
 
-export type StepKind = 'do' | 'sleep' | 'wait';
+/** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`. */
+export type StepKind = 'do' | 'sleep' | 'wait' | 'patch';
 export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out';
 
 /** One entry of a status's step history. */

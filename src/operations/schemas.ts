@@ -35,7 +35,7 @@ const ErrorDescription = z.object({ name: z.string(), message: z.string(), code:
 export const StepSchema = z
 	.object({
 		name: z.string(),
-		kind: z.enum(['do', 'sleep', 'wait']),
+		kind: z.enum(['do', 'sleep', 'wait', 'patch']),
 		status: z.string(),
 		attempts: z.number().int(),
 		startedAt: z.number().int().nullable(),

@@ -134,6 +134,22 @@ class ReplayStep implements Step<any> {
 		return this.call({ kind: 'wait', name: options?.name ?? event });
 	}
 
+	/**
+	 * True where the record has the patch's marker; false where the record passed this
+	 * point without it (the old branch, as the engine decides); at the end of a record
+	 * still in progress, true (a live run would record the marker there).
+	 */
+	async patched(id: string): Promise<boolean> {
+		if (this.byKey.has(`patch:${id}`)) return this.call({ kind: 'patch', name: id });
+		this.calls++;
+		return this.firstUnmatched() === undefined;
+	}
+
+	async deprecatePatch(id: string): Promise<void> {
+		if (this.byKey.has(`patch:${id}`)) await this.call({ kind: 'patch', name: id });
+		else this.calls++;
+	}
+
 	/** Recorded steps the code never asked for, once it has finished (or stopped where the record stops). */
 	missing(finished: boolean): ReplayDivergence | undefined {
 		const left = this.firstUnmatched();

@@ -38,6 +38,7 @@ const KIND_OF_RECORD: Partial<Record<HistoryEvent['kind'], StepKind>> = {
 	'wait.started': 'wait',
 	'wait.timed_out': 'wait',
 	'event.consumed': 'wait',
+	'patch.recorded': 'patch',
 };
 
 /**
@@ -88,6 +89,8 @@ function outcomeOf(event: HistoryEvent): RecordedOutcome | undefined {
 			return { type: 'completed', value: event.payload };
 		case 'wait.timed_out':
 			return { type: 'timed_out', event: event.event };
+		case 'patch.recorded':
+			return { type: 'completed', value: true };
 		default:
 			return undefined;
 	}

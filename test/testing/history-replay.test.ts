@@ -130,6 +130,27 @@ describe('replayHistory', () => {
 		expect(await replayHistory(OrderWorkflow, { events: await order.history() })).toMatchObject({ ok: true, matchedSteps: 5 });
 	});
 
+	it('follows step.patched: the old branch for a history recorded before the patch, the new one for a history with its marker', async () => {
+		class Patched extends Signup {
+			override async run(step: Step, { email }: { email: string }) {
+				const user = await step.do('create-user', () => ({ id: 7, email }));
+				if (await step.patched('verify-email')) await step.do('verify-email', () => 'verified');
+				await step.do('send-welcome', () => `sent to ${user.email}`);
+				await step.sleep('drip-delay', '1 day');
+				await step.do('send-tips', () => 'tips sent');
+				return `onboarded ${user.id}`;
+			}
+		}
+		expect(await replayHistory(Patched, await recordedSignup())).toMatchObject({ ok: true, matchedSteps: 4 });
+		const patched = testWorkflow(Patched).disableSleeps();
+		await patched.start({ email: 'a@example.com' });
+		await patched.waitForStatus('completed');
+		expect(await replayHistory(Patched, await patched.history())).toMatchObject({ ok: true, matchedSteps: 6 });
+		// The same new step without the patch does not replay the old history.
+		const unpatched = await replayHistory(signupVersion(['create-user', 'verify-email', 'send-welcome', 'drip-delay', 'send-tips']), await recordedSignup());
+		expect(unpatched.divergence).toMatchObject({ position: 1, requested: { name: 'verify-email' } });
+	});
+
 	it('needs the payload when the history has no workflow.created record', async () => {
 		const history = (await recordedSignup()).filter((e) => e.kind !== 'workflow.created');
 		await expect(replayHistory(Signup, history)).rejects.toThrow(expect.objectContaining({ code: TestKitErrorCode.ReplayInput }));

@@ -1,0 +1,302 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/engine/errors';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+import { FakeHost, registryOf } from './fake-host';
+
+/** Step functions that ran, by name, across every version of the code in a test. */
+let ran: string[] = [];
+const effect = (name: string) => () => {
+	ran.push(name);
+	return name;
+};
+const approval = {} as { ok: boolean };
+
+/** Version 1 of an order: reserve, wait for approval, charge. */
+class OrderV1 extends Workflow<{}, string> {
+	static override readonly type = 'order';
+	static override events = { approval };
+	async run(step: Step<typeof OrderV1.events>) {
+		await step.do('reserve', effect('reserve'));
+		await step.waitForEvent('approval');
+		await step.do('charge', effect('charge'));
+		await step.sleep('settle', '1 hour');
+		return step.do('receipt', effect('receipt'));
+	}
+}
+
+/** Version 2 adds a fraud check before the charge, guarded by a patch. */
+class OrderV2Patched extends Workflow<{}, string> {
+	static override readonly type = 'order';
+	static override events = { approval };
+	async run(step: Step<typeof OrderV2Patched.events>) {
+		await step.do('reserve', effect('reserve'));
+		await step.waitForEvent('approval');
+		if (await step.patched('fraud-check')) await step.do('fraud-check', effect('fraud-check'));
+		await step.do('charge', effect('charge'));
+		await step.sleep('settle', '1 hour');
+		return step.do('receipt', effect('receipt'));
+	}
+}
+
+/** The same change without a patch: unsafe for instances that already charged. */
+class OrderV2Unpatched extends Workflow<{}, string> {
+	static override readonly type = 'order';
+	static override events = { approval };
+	async run(step: Step<typeof OrderV2Unpatched.events>) {
+		await step.do('reserve', effect('reserve'));
+		await step.waitForEvent('approval');
+		await step.do('fraud-check', effect('fraud-check'));
+		await step.do('charge', effect('charge'));
+		await step.sleep('settle', '1 hour');
+		return step.do('receipt', effect('receipt'));
+	}
+}
+
+/** Starts an instance on `from`, then "deploys" `to`: a new engine with the new code over the same storage. */
+async function deploy(from: typeof Workflow<{}, string>, to: typeof Workflow<{}, string>, before: (host: FakeHost) => Promise<void>) {
+	ran = [];
+	const old = new FakeHost(registryOf(from as never));
+	const engine = old.engine();
+	await engine.create('wf-1', 'order', {});
+	await old.idle();
+	await before(old);
+	const host = new FakeHost(registryOf(to as never));
+	host.store = old.store;
+	host.clock = old.clock;
+	host.alarmAt = old.alarmAt; // the Durable Object's alarm survives a deploy
+	ran = [];
+	return { host, engine: host.engine() };
+}
+
+const approve = async (host: FakeHost, engine = host.engine()) => {
+	await engine.sendEvent('approval', { ok: true });
+	await host.idle();
+};
+const charged = async (host: FakeHost) => approve(host); // leaves the instance sleeping after "charge"
+
+describe('step.patched', () => {
+	it('takes the new branch on an instance that had not reached the patch point, and records the marker', async () => {
+		const { host, engine } = await deploy(OrderV1, OrderV2Patched, async () => {}); // waiting for approval
+		await approve(host, engine);
+		expect(ran).toEqual(['fraud-check', 'charge']);
+		expect(engine.history().events.map((e) => e.kind)).toContain('patch.recorded');
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'receipt' });
+	});
+
+	it('keeps the old branch on an instance whose history passed the patch point without the marker', async () => {
+		const { host, engine } = await deploy(OrderV1, OrderV2Patched, charged); // sleeping after "charge"
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'receipt' });
+		expect(ran).toEqual(['receipt']);
+		expect(engine.history().events.map((e) => e.kind)).not.toContain('patch.recorded');
+	});
+
+	it('answers true again on every replay once the marker is recorded', async () => {
+		ran = [];
+		const host = new FakeHost(registryOf(OrderV2Patched));
+		const engine = host.engine();
+		await engine.create('wf-1', 'order', {});
+		await host.idle();
+		await approve(host, engine);
+		expect(ran).toEqual(['reserve', 'fraud-check', 'charge']);
+		ran = [];
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(ran).toEqual(['receipt']);
+		expect(engine.status().status).toBe('completed');
+	});
+
+	it('deprecatePatch records the marker on new runs and accepts histories without it', async () => {
+		class OrderV3 extends Workflow<{}, string> {
+			static override readonly type = 'order';
+			static override events = { approval };
+			async run(step: Step<typeof OrderV3.events>) {
+				await step.do('reserve', effect('reserve'));
+				await step.waitForEvent('approval');
+				await step.deprecatePatch('fraud-check');
+				await step.do('fraud-check', effect('fraud-check'));
+				await step.do('charge', effect('charge'));
+				await step.sleep('settle', '1 hour');
+				return step.do('receipt', effect('receipt'));
+			}
+		}
+		const { host, engine } = await deploy(OrderV2Patched, OrderV3, async () => {});
+		await approve(host, engine);
+		expect(ran).toEqual(['fraud-check', 'charge']);
+		expect(engine.status().status).toBe('sleeping');
+	});
+});
+
+describe('divergence detection', () => {
+	it('stops an instance whose history has a step where the new code asks for another, running no step function', async () => {
+		const { host, engine } = await deploy(OrderV1, OrderV2Unpatched, charged);
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(ran).toEqual([]);
+		const status = engine.status();
+		expect(status.status).toBe('diverged');
+		expect(status.error).toMatchObject({ name: 'DivergenceError', code: ErrorCode.Diverged });
+		expect(status.error!.message).toContain('position 2');
+		expect(status.error!.message).toContain('do "charge"');
+		expect(status.error!.message).toContain('do "fraud-check"');
+		expect(engine.history().events.at(-1)).toMatchObject({
+			kind: 'workflow.diverged',
+			position: 2,
+			recorded: { kind: 'do', name: 'charge' },
+			requested: { kind: 'do', name: 'fraud-check' },
+		});
+		expect(host.delivered.at(-1)).toMatchObject({ status: 'diverged' });
+	});
+
+	it('catches a step name that is not deterministic', async () => {
+		let n = 0;
+		class Stamped extends Workflow<{}, void> {
+			static override readonly type = 'stamped';
+			async run(step: Step) {
+				await step.do(`fetch-${n++}`, effect('fetch'));
+				await step.sleep('nap', '1 minute');
+			}
+		}
+		ran = [];
+		const host = new FakeHost(registryOf(Stamped));
+		const engine = host.engine();
+		await engine.create('wf-1', 'stamped', {});
+		await host.idle();
+		host.clock += 60_000;
+		await host.fireAlarm(engine);
+		expect(ran).toEqual(['fetch']);
+		expect(engine.status()).toMatchObject({ status: 'diverged', error: { code: ErrorCode.Diverged } });
+	});
+
+	it('catches a removed step when run() ends before reaching recorded steps', async () => {
+		class Shorter extends Workflow<{}, string> {
+			static override readonly type = 'order';
+			static override events = { approval };
+			async run(step: Step<typeof Shorter.events>) {
+				await step.do('reserve', effect('reserve'));
+				await step.waitForEvent('approval');
+				await step.sleep('settle', '1 hour');
+				return 'done';
+			}
+		}
+		const { host, engine } = await deploy(OrderV1, Shorter, charged);
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'diverged' });
+		expect(engine.history().events.at(-1)).toMatchObject({ kind: 'workflow.diverged', recorded: { name: 'charge' }, requested: { kind: 'end' } });
+	});
+
+	it('runs nothing while diverged, then resumes after a fix and finishes', async () => {
+		const { host, engine } = await deploy(OrderV1, OrderV2Unpatched, charged);
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(engine.status().status).toBe('diverged');
+		expect(await host.fireAlarm(engine)).toBe(false); // no alarm: a diverged instance waits for an operator
+		// The fix: the patched code, deployed over the same storage.
+		const fixed = new FakeHost(registryOf(OrderV2Patched));
+		fixed.store = host.store;
+		fixed.clock = host.clock;
+		const revived = fixed.engine();
+		expect(revived.resume()).toBe('running');
+		await fixed.idle();
+		expect(revived.status()).toMatchObject({ status: 'completed', output: 'receipt' });
+		expect(revived.status().error).toBeUndefined();
+		expect(ran).toEqual(['receipt']);
+	});
+
+	it('restarts a diverged instance from the start', async () => {
+		const { host, engine } = await deploy(OrderV1, OrderV2Unpatched, charged);
+		host.clock += 3_600_000;
+		await host.fireAlarm(engine);
+		expect(engine.restart()).toBe('created');
+		await host.idle();
+		expect(engine.status().status).toBe('waiting');
+		expect(ran).toEqual(['reserve']);
+	});
+
+	it('never raises a false divergence for parallel steps that replay in another order', async () => {
+		let slowFirst = true;
+		class Fanout extends Workflow<{}, number> {
+			static override readonly type = 'fanout';
+			async run(step: Step) {
+				const branch = async (b: string, delays: number[]) => {
+					let sum = 0;
+					for (const [i, ms] of delays.entries()) {
+						sum += await step.do(`${b}-${i}`, async () => {
+							await new Promise((r) => setTimeout(r, slowFirst ? ms : 0));
+							return i;
+						});
+					}
+					return sum;
+				};
+				const sums = await Promise.all([branch('a', [1, 1, 1, 1]), branch('b', [5, 0]), branch('c', [0, 0, 0, 0, 0, 0])]);
+				await step.sleep('nap', '1 minute');
+				// New steps after the sleep, asked for by branches that replay at different depths.
+				const more = await Promise.all([branch('d', [0]), branch('e', [0, 0])]);
+				return [...sums, ...more].reduce((x, y) => x + y, 0);
+			}
+		}
+		const host = new FakeHost(registryOf(Fanout));
+		const engine = host.engine();
+		await engine.create('wf-1', 'fanout', {});
+		await host.idle();
+		expect(engine.status().status).toBe('sleeping');
+		slowFirst = false;
+		host.clock += 60_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 6 + 1 + 15 + 0 + 1 });
+	});
+
+	it('never raises a false divergence when one branch asks for a new step while a sibling still replays recorded ones', async () => {
+		class Lagging extends Workflow<{}, string[]> {
+			static override readonly type = 'lagging';
+			async run(step: Step) {
+				const a = async () => {
+					await step.do('a0', () => 'a0');
+					await step.do('a1', () => 'a1');
+					await step.sleep('a-nap', '1 minute');
+					return step.do('a2', () => 'a2');
+				};
+				const b = async () => {
+					await step.do('b0', () => new Promise<string>((r) => setTimeout(() => r('b0'), 5)));
+					return step.do('b1', () => 'b1');
+				};
+				const [x, y] = await Promise.all([a(), b()]);
+				return [x, y];
+			}
+		}
+		const host = new FakeHost(registryOf(Lagging));
+		const engine = host.engine();
+		await engine.create('wf-1', 'lagging', {});
+		await host.idle();
+		// The sleep stopped branch b after b0: its b1 is new on the next pass, asked for
+		// while branch a has yet to reach its recorded a1 and a-nap.
+		expect(engine.status().steps.map((s) => s.name).sort()).toEqual(['a-nap', 'a0', 'a1', 'b0']);
+		host.clock += 60_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: ['a2', 'b1'] });
+	});
+
+	it('never raises a false divergence for the losers of a Promise.race still replaying when run() returns', async () => {
+		class Racer extends Workflow<{}, string> {
+			static override readonly type = 'racer';
+			async run(step: Step) {
+				const slow = step.do('slow-1', () => 'slow').then(() => step.do('slow-2', () => 'slow'));
+				const winner = await Promise.race([step.do('fast', () => 'fast'), slow]);
+				await step.sleep('nap', '1 minute');
+				return winner;
+			}
+		}
+		const host = new FakeHost(registryOf(Racer));
+		const engine = host.engine();
+		await engine.create('wf-1', 'racer', {});
+		await host.idle();
+		host.clock += 60_000;
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'fast' });
+	});
+});
