@@ -8,7 +8,7 @@ export default defineConfig({
 	test: {
 		projects: [
 			{
-				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts'], environment: 'node' },
+				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
 			},
 			{
 				plugins: [
@@ -18,7 +18,7 @@ export default defineConfig({
 						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' } },
 					}),
 				],
-				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts'], testTimeout: 60_000 },
+				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/testing/workerd/*.test.ts', 'test/examples/*.workerd.test.ts'], testTimeout: 60_000 },
 			},
 		],
 	},

@@ -19,6 +19,7 @@ import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { StepContext, type Divergence } from './step-context';
 import { statusView, stepPage } from './status-view';
+import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceRow, InstanceStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
@@ -47,6 +48,8 @@ export interface EngineHost {
 	logStepCompletions?: boolean;
 	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
 	backlog?: BacklogPort;
+	/** Test kits only (see step-function-wrapper.ts): replaces or wraps a `step.do` attempt's function. Unset in production. */
+	wrapStepFunction?: StepFunctionWrapper;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -390,6 +393,7 @@ export class InstanceEngine {
 			willWrite: markRunning,
 			record: (record) => this.host.store.appendHistory(historyRow(record, generation, this.host.now())),
 			logsStepCompletions: this.host.logStepCompletions === true,
+			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 			checkBoundary: () => {
 				const row = this.row!;
@@ -572,8 +576,10 @@ export class InstanceEngine {
 		const outbox = pending !== undefined && this.delivering ? Math.max(pending, now + OUTBOX_GRACE_MS) : pending;
 		const status = this.row?.status;
 		const paused = status === 'paused' || status === 'diverged';
-		// A pass in flight, or one that failed and left the instance runnable, is checked again later.
-		const watchdog = status === 'running' || (status === 'created' && !this.starting) ? now + WATCHDOG_MS : undefined;
+		// A pass in flight, one that failed and left the instance runnable, or a first pass not started
+		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
+		// (crash-point exploration found a create stuck in `created` without it).
+		const watchdog = status === 'running' || status === 'created' ? now + WATCHDOG_MS : undefined;
 		const candidates = [paused ? undefined : wake, outbox, watchdog].filter((t): t is number => t !== undefined);
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
 	}

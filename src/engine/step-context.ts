@@ -16,6 +16,7 @@ import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs } from './retry-policy';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { stepKey } from './step-key';
+import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceStore, StepRow } from './store';
 import { describeThrown, isInstance } from './thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions } from './types';
@@ -35,6 +36,8 @@ export interface PassHooks {
 	willWrite(): void;
 	/** Appends a history record (with the pass's generation and the clock's time); called inside the write's transaction. */
 	record(record: HistoryRecord): void;
+	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
+	readonly wrapStepFunction: StepFunctionWrapper | undefined;
 	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
 	readonly logsStepCompletions: boolean;
 	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */
@@ -179,7 +182,8 @@ export class StepContext implements Step<any> {
 		let json: string | null;
 		try {
 			try {
-				const value = await runAttempt(fn, attempt, timeoutMs, name, this.liveAttempts, this.cancelled);
+				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
+				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled);
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
 				if (isSignal(error)) throw error;

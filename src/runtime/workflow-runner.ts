@@ -6,6 +6,7 @@ import { operations } from '../operations/table';
 import type { IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
+import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexShardRole } from './roles/index-shard-role';
@@ -17,6 +18,12 @@ import { roleKindOf, wrongRole, type RoleKind } from './roles/role-name';
 export interface RunnerOptions {
 	/** Milliseconds since the epoch; `Date.now` unless a test or benchmark Worker moves time. */
 	clock?: () => number;
+	/**
+	 * Test kits only (`shardflow/testing/runner`): the step-function wrapper of an
+	 * instance (see engine/step-function-wrapper.ts), so a test can mock its steps.
+	 * A construction option, never an RPC method; production runners leave it unset.
+	 */
+	wrapStepFunctions?: (instanceId: string) => StepFunctionWrapper;
 }
 
 type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole;
@@ -53,7 +60,8 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		super(ctx, env);
 		const storage = new ObjectStorage(ctx.storage);
 		const now = options.clock ?? Date.now;
-		this.role = createRole(roleKindOf(ctx.id.name), { ctx, env, storage, registry, now });
+		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;
+		this.role = createRole(roleKindOf(ctx.id.name), { ctx, env, storage, registry, now, wrapStepFunction });
 		void ctx.blockConcurrencyWhile(async () => {
 			// A new object has no tables and, since nothing set one, no alarm.
 			if ((await storage.open()) && this.role?.kind === 'instance') await this.role.opened();

@@ -41,8 +41,15 @@ describe('entry points', () => {
 		'src/workflows/registry.ts',
 		'test/worker/workflows.ts',
 		'bench/workflows.ts',
+		'src/testing/index.ts',
 	])('%s pulls in no cloudflare:*, Drizzle or Hono', async (entry) => {
 		expect(hostOnly(await importGraph(entry))).toEqual([]);
+	});
+
+	it('the deployed Worker (wrangler main) bundles nothing of the test kit', async () => {
+		const graph = await importGraph('src/index.ts');
+		expect(graph.filter((path) => path.includes('src/testing/'))).toEqual([]);
+		expect(graph.some((path) => path.includes('src/engine/instance-engine.ts'))).toBe(true);
 	});
 
 	it('the host entry does pull them in (so the check above can see them)', async () => {

@@ -4,6 +4,8 @@ import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
+import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
 import { indexFaults } from './probes';
 import { testClock } from './test-clock';
 import {
@@ -37,10 +39,12 @@ export const testRegistry = defineRegistry({
 	'date-step': { workflow: DateStepWorkflow },
 	mailbox: { workflow: MailboxWorkflow },
 	redeployed: { workflow: RedeployedWorkflow },
+	order: { workflow: OrderWorkflow },
+	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 });
 
-/** The real runner on a movable clock, with a `settle()` hook; its shards can be told to refuse writes. */
-export class WorkflowRunner extends createWorkflowRunner(testRegistry, { clock: testClock.now }) {
+/** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
+export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRunnerOptions) {
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
 	async settle(options?: { index?: boolean }): Promise<void> {
 		if (this.role?.kind === 'instance') await this.role.idle(options);

@@ -3,6 +3,7 @@ import { ErrorCode, NotFoundError, ValidationError } from '../../engine/errors';
 import type { IndexEntry } from '../../engine/index-entry';
 import { InstanceEngine, prepareCreate, type CreateResult } from '../../engine/instance-engine';
 import type { Registry } from '../../engine/registry';
+import type { StepFunctionWrapper } from '../../engine/step-function-wrapper';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
 
@@ -14,6 +15,8 @@ export interface InstanceRoleContext {
 	registry: Registry;
 	/** The clock of this instance (the runner's; a test runner moves it). */
 	now(): number;
+	/** The test kit's step-function wrapper of this instance (see `RunnerOptions.wrapStepFunctions`); unset in production. */
+	wrapStepFunction?: StepFunctionWrapper | undefined;
 }
 
 /**
@@ -73,7 +76,7 @@ export class InstanceRole {
 	}
 
 	private instance(): InstanceEngine {
-		const { ctx, env, registry, storage, now } = this.host;
-		return (this.engine ??= new InstanceEngine(instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now)));
+		const { ctx, env, registry, storage, now, wrapStepFunction } = this.host;
+		return (this.engine ??= new InstanceEngine({ ...instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now), wrapStepFunction }));
 	}
 }

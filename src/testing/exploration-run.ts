@@ -1,0 +1,110 @@
+import { canonicalJson } from '../engine/json';
+import { InstanceEngine } from '../engine/instance-engine';
+import { MemoryInstanceStore } from '../engine/memory-store';
+import type { Registry } from '../engine/registry';
+import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../engine/types';
+import { fromStoredJson } from '../engine/json';
+import { TestKitError, TestKitErrorCode } from './test-kit-errors';
+import { DEFAULT_START_TIME, VirtualClock } from './virtual-clock';
+import { VirtualHost, type DurableInstance } from './virtual-host';
+import { WriteGroupCounter, type CrashPlan, type WriteGroup } from './write-groups';
+
+/** What a caller does to the instance, in order: create it, then send each event once it has settled. */
+export interface ExplorationScript {
+	registry: Registry;
+	type: string;
+	id: string;
+	payload: unknown;
+	events: readonly { event: string; payload: unknown }[];
+	/** A fresh `env` per run, so external fakes (a bank, a mailbox) start empty each time. */
+	env: () => unknown;
+}
+
+/** How a run ended. */
+export interface RunOutcome {
+	status: WorkflowStatus | 'missing';
+	output?: unknown;
+	error?: { name: string; message: string; code?: string };
+}
+
+export interface ExplorationRun {
+	outcome: RunOutcome;
+	/** How many times each step's own function was called, over the whole run (both isolates). */
+	executions: Map<string, number>;
+	groups: WriteGroup[];
+	crashed: boolean;
+}
+
+const MAX_ROUNDS = 10_000;
+
+/**
+ * Runs the script once on the pure engine, as the runtime would: actions,
+ * then every timer in time order until the instance finishes (or waits with
+ * nothing left to send). With a plan, the isolate dies at the planned write;
+ * a fresh one comes up over the same storage, a call whose answer was lost is
+ * made again (event sends carry idempotency keys, as a careful caller's do)
+ * and the alarm brings the instance back.
+ */
+export async function runExploration(script: ExplorationScript, plan?: CrashPlan): Promise<ExplorationRun> {
+	const clock = new VirtualClock(DEFAULT_START_TIME);
+	const durable: DurableInstance = { store: new MemoryInstanceStore(), alarmAt: undefined };
+	const executions = new Map<string, number>();
+	const env = script.env();
+	let host: VirtualHost;
+	const counter = new WriteGroupCounter(plan, () => host.crash());
+	const wrapStepFunction: StepFunctionWrapper = ({ name }, fn) => (attempt) => {
+		counter.beforeStepFunction();
+		if (host.crashed) return new Promise(() => {});
+		executions.set(name, (executions.get(name) ?? 0) + 1);
+		return fn(attempt);
+	};
+	const boot = (gate: WriteGroupCounter | undefined) => {
+		host = new VirtualHost({ durable, registry: script.registry, env, clock, wrapStepFunction, ...(gate ? { gate } : {}) });
+		return new InstanceEngine(host);
+	};
+	let engine = boot(counter);
+	let crashed = false;
+	const actions: ((engine: InstanceEngine) => Promise<unknown>)[] = [
+		(e) => e.create(script.id, script.type, script.payload),
+		...script.events.map(({ event, payload }, i) => (e: InstanceEngine) => e.sendEvent(event, payload, { idempotencyKey: `explore-${i + 1}` })),
+	];
+	let next = 0;
+	for (let round = 0; ; round++) {
+		if (round > MAX_ROUNDS) throw new TestKitError(TestKitErrorCode.TimersNeverSettle, `the workflow did not settle within ${MAX_ROUNDS} rounds of actions and timers`);
+		if (host!.crashed && !crashed) {
+			crashed = true;
+			engine = boot(undefined);
+		}
+		await host!.idle();
+		if (host!.crashed) continue;
+		const row = durable.store.readInstance();
+		if (row && FINISHED_STATUSES.includes(row.status)) break;
+		if (next < actions.length) {
+			await actions[next]!(engine);
+			// A dead isolate never answered: the caller makes the same call again.
+			if (!host!.crashed) next++;
+			continue;
+		}
+		const alarm = durable.alarmAt;
+		if (alarm === undefined) break;
+		clock.moveTo(alarm);
+		durable.alarmAt = undefined;
+		engine.alarm();
+	}
+	return { outcome: outcomeOf(durable), executions, groups: counter.groups, crashed };
+}
+
+function outcomeOf(durable: DurableInstance): RunOutcome {
+	const row = durable.store.readInstance();
+	if (!row) return { status: 'missing' };
+	if (row.status === 'completed') return { status: row.status, output: fromStoredJson(row.output) };
+	if (row.status === 'errored') {
+		return { status: row.status, error: { name: row.errorName ?? 'Error', message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
+	}
+	return { status: row.status };
+}
+
+export function sameOutcome(a: RunOutcome, b: RunOutcome): boolean {
+	return canonicalJson(JSON.stringify(a)) === canonicalJson(JSON.stringify(b));
+}

@@ -1,0 +1,98 @@
+import type { HistoryEvent } from '../engine/history';
+import { InstanceEngine } from '../engine/instance-engine';
+import { MemoryInstanceStore } from '../engine/memory-store';
+import type { Registry } from '../engine/registry';
+import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
+import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import { allPages } from './all-pages';
+import type { InstanceDriver } from './instance-driver';
+import type { VirtualClock } from './virtual-clock';
+import { VirtualHost, type DurableInstance } from './virtual-host';
+
+export interface NodeDriverOptions {
+	registry: Registry;
+	type: string;
+	id: string;
+	env: unknown;
+	clock: VirtualClock;
+	wrapStepFunction: StepFunctionWrapper;
+}
+
+/** One instance on the pure engine over `MemoryInstanceStore`, in this process (see `InstanceDriver`). */
+export class NodeInstanceDriver implements InstanceDriver {
+	readonly id: string;
+	private readonly durable: DurableInstance = { store: new MemoryInstanceStore(), alarmAt: undefined };
+	private host: VirtualHost;
+	private engine: InstanceEngine;
+
+	constructor(private readonly options: NodeDriverOptions) {
+		this.id = options.id;
+		this.host = this.newHost();
+		this.engine = new InstanceEngine(this.host);
+	}
+
+	async create(payload: unknown): Promise<void> {
+		await this.engine.create(this.id, this.options.type, payload);
+	}
+
+	sendEvent(event: string, payload: unknown): Promise<void> {
+		return this.engine.sendEvent(event, payload);
+	}
+
+	async control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus> {
+		return this.engine[operation]();
+	}
+
+	async status(): Promise<WorkflowStatusInfo> {
+		return this.engine.status();
+	}
+
+	steps(): Promise<StepSummary[]> {
+		return allPages(async (cursor) => {
+			const page = this.engine.steps({ cursor, limit: 100 });
+			return { items: page.items, next: page.nextCursor };
+		});
+	}
+
+	history(): Promise<HistoryEvent[]> {
+		return allPages(async (after) => {
+			const page = this.engine.history({ after, limit: 1000 });
+			return { items: page.events, next: page.nextCursor };
+		});
+	}
+
+	idle(): Promise<void> {
+		return this.host.idle();
+	}
+
+	now(): number {
+		return this.options.clock.now();
+	}
+
+	moveClockTo(at: number): void {
+		this.options.clock.moveTo(at);
+	}
+
+	async nextAlarm(): Promise<number | undefined> {
+		return this.durable.alarmAt;
+	}
+
+	async fireAlarm(): Promise<void> {
+		this.durable.alarmAt = undefined;
+		this.engine.alarm();
+		await this.host.idle();
+	}
+
+	async crash(): Promise<void> {
+		this.host.crash();
+		this.host = this.newHost();
+		this.engine = new InstanceEngine(this.host);
+	}
+
+	async dispose(): Promise<void> {}
+
+	private newHost(): VirtualHost {
+		const { registry, env, clock, wrapStepFunction } = this.options;
+		return new VirtualHost({ durable: this.durable, registry, env, clock, wrapStepFunction });
+	}
+}

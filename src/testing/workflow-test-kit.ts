@@ -1,0 +1,327 @@
+import type { Duration } from '../engine/duration';
+import type { HistoryEvent } from '../engine/history';
+import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import { FINISHED_STATUSES } from '../engine/types';
+import type { EventsOf, OutputOf, PayloadInputOf } from '../workflow';
+import type { InstanceDriver } from './instance-driver';
+import { StepMocks, type MockTimes } from './step-mocks';
+import { StatusNotReachedError, TestKitError, TestKitErrorCode } from './test-kit-errors';
+import { durationMs } from './virtual-clock';
+
+/** Any workflow class an author registered. */
+export type TestableWorkflow = { readonly type: string; new (...args: any[]): { run(step: any, payload: any): Promise<unknown> } };
+
+/** A set of step names, or every step of the kind when left out. */
+type StepSelection = readonly string[] | undefined;
+
+/** How many timers one `advance` or settle may fire before the kit calls it a runaway loop. */
+const MAX_TIMERS_PER_SETTLE = 10_000;
+
+/**
+ * One workflow instance under test, with Cloudflare-style modifiers (mocks,
+ * disabled sleeps and retry delays, forced timeouts), a virtual clock and
+ * inspection. The same class drives the pure engine on Node and the real
+ * `WorkflowRunner` in workerd; only the `InstanceDriver` differs.
+ *
+ * Everything is deterministic: after every action the kit waits until the
+ * instance has nothing left to do, and time moves only when the test (or a
+ * modifier) moves it. So `waitForStatus` never polls: it settles, then
+ * either the status is the one expected or it says where the instance stands.
+ *
+ * @example
+ * const payment = testWorkflow(PaymentWorkflow);
+ * payment.mockStepError('charge-card', new Error('card network down'), { times: 2 });
+ * payment.disableRetryDelays();
+ * await payment.start({ amount: 42, currency: 'EUR' });
+ * await payment.sendEvent('approval', { approved: true, reviewer: 'alice' });
+ * await payment.waitForStatus('completed');
+ * expect(await payment.output()).toMatchObject({ status: 'charged' });
+ */
+export class WorkflowTestKit<W extends TestableWorkflow> {
+	private readonly mocks: StepMocks;
+	private started = false;
+	private disabledSleeps: Set<string> | 'all' | undefined;
+	private disabledRetryDelays: Set<string> | 'all' | undefined;
+	private readonly forcedEventTimeouts = new Set<string>();
+
+	/** The instance's clock: `advance` fires every sleep, retry wait and event timeout that falls due, in time order. */
+	readonly clock: {
+		now(): number;
+		advance(duration: Duration): Promise<void>;
+		advanceTo(at: Date | number): Promise<void>;
+	};
+
+	constructor(
+		readonly workflow: W,
+		private readonly driver: InstanceDriver,
+		mocks: StepMocks,
+	) {
+		this.mocks = mocks;
+		this.clock = {
+			now: () => driver.now(),
+			advance: (duration) => this.advanceTo(driver.now() + durationMs(duration)),
+			advanceTo: (at) => this.advanceTo(typeof at === 'number' ? at : at.getTime()),
+		};
+	}
+
+	get id(): string {
+		return this.driver.id;
+	}
+
+	// ---- modifiers (before or after start) ----
+
+	/** Every attempt of `step.do(step)` returns `result` instead of running the step's function. */
+	mockStepResult(step: string, result: unknown): this {
+		this.mocks.mockResult(step, result);
+		return this;
+	}
+
+	/** Attempts of `step.do(step)` throw `error` (all of them, or the first `times`); retried per the step's policy. */
+	mockStepError(step: string, error: unknown, options?: MockTimes): this {
+		this.mocks.mockError(step, error, options);
+		return this;
+	}
+
+	/** Attempts of `step.do(step)` time out (`STEP_TIMEOUT`, all of them or the first `times`), whatever the step's `timeout`. */
+	forceStepTimeout(step: string, options?: MockTimes): this {
+		this.mocks.forceTimeout(step, options);
+		return this;
+	}
+
+	/** Sleeps end at once (the clock jumps to their end; timers due before it fire first). Only the named ones, if given. */
+	disableSleeps(steps?: StepSelection): this {
+		this.disabledSleeps = merge(this.disabledSleeps, steps);
+		return this;
+	}
+
+	/** Retries of failed steps start at once (the clock jumps over the backoff). Only of the named steps, if given. */
+	disableRetryDelays(steps?: StepSelection): this {
+		this.disabledRetryDelays = merge(this.disabledRetryDelays, steps);
+		return this;
+	}
+
+	/** The wait named `step` (the event name unless `waitForEvent` was given a `name`) times out as soon as it waits. */
+	forceEventTimeout(step: string): this {
+		this.forcedEventTimeouts.add(step);
+		return this;
+	}
+
+	// ---- actions ----
+
+	/** Creates the instance with `payload` (checked by the workflow's schema) and runs it until it has nothing left to do. */
+	async start(payload: Serializable<PayloadInputOf<W>>): Promise<this> {
+		if (this.started) throw new TestKitError(TestKitErrorCode.AlreadyStarted, `instance "${this.id}" was already started`);
+		this.started = true;
+		await this.driver.create(payload);
+		await this.settle();
+		return this;
+	}
+
+	/** Sends a declared event (buffered if the wait is not reached yet), then settles. */
+	async sendEvent<K extends EventName<EventsOf<W>>>(event: K, payload: Serializable<EventInput<EventsOf<W>[K]>>): Promise<void> {
+		this.assertStarted();
+		await this.driver.sendEvent(event, payload);
+		await this.settle();
+	}
+
+	async pause(): Promise<WorkflowStatus> {
+		return this.control('pause');
+	}
+	async resume(): Promise<WorkflowStatus> {
+		return this.control('resume');
+	}
+	async terminate(): Promise<WorkflowStatus> {
+		return this.control('terminate');
+	}
+	async restart(): Promise<WorkflowStatus> {
+		return this.control('restart');
+	}
+
+	/**
+	 * Kills the instance's isolate where it stands (a step in flight is abandoned)
+	 * and brings it back as the runtime would: a fresh engine over the same
+	 * storage, woken by its alarm, replaying from the top.
+	 */
+	async crash(): Promise<void> {
+		this.assertStarted();
+		await this.driver.crash();
+		const alarm = await this.driver.nextAlarm();
+		if (alarm !== undefined) await this.advanceTo(alarm);
+		await this.settle();
+	}
+
+	// ---- waiting ----
+
+	/** Settles the instance and checks it is in `status`; otherwise throws `StatusNotReachedError` saying where it stands. */
+	async waitForStatus(status: WorkflowStatus): Promise<WorkflowStatusInfo> {
+		this.assertStarted();
+		await this.settle();
+		const info = await this.driver.status();
+		if (info.status !== status) throw new StatusNotReachedError(status, info.status, whereItStands(info, await this.driver.steps()));
+		return info;
+	}
+
+	/** Settles the instance and returns the stored result of `step.do(step)`; throws if that step has not completed. */
+	async waitForStepResult<T = unknown>(step: string): Promise<T> {
+		this.assertStarted();
+		await this.settle();
+		const steps = await this.driver.steps();
+		const found = steps.find((s) => s.kind === 'do' && s.name === step);
+		if (found?.status === 'completed') return found.result as T;
+		const info = await this.driver.status();
+		const state = found
+			? `step "${step}" is ${found.status} after ${found.attempts} attempt(s)${found.error ? ` (${found.error.name}: ${found.error.message})` : ''}`
+			: `step "${step}" was never reached`;
+		throw new TestKitError(TestKitErrorCode.StepResultUnavailable, `${state}; the instance settled "${info.status}"${whereItStands(info, steps)}`);
+	}
+
+	// ---- inspection ----
+
+	async status(): Promise<WorkflowStatusInfo> {
+		this.assertStarted();
+		return this.driver.status();
+	}
+
+	/** The completed instance's output; throws if it has not completed. */
+	async output(): Promise<OutputOf<W>> {
+		const info = await this.status();
+		if (info.status !== 'completed') {
+			throw new TestKitError(TestKitErrorCode.NoOutput, `instance "${this.id}" has no output: it is ${info.status}${whereItStands(info, await this.driver.steps())}`);
+		}
+		return info.output as OutputOf<W>;
+	}
+
+	/** The errored instance's error (name, message, code, stack); throws if it has not errored. */
+	async error(): Promise<NonNullable<WorkflowStatusInfo['error']>> {
+		const info = await this.status();
+		if (info.status !== 'errored' || !info.error) {
+			throw new TestKitError(TestKitErrorCode.NoOutput, `instance "${this.id}" has no error: it is ${info.status}`);
+		}
+		return info.error;
+	}
+
+	/** Every step of the current run, oldest first, with results, errors and attempt counts. */
+	async steps(): Promise<StepSummary[]> {
+		this.assertStarted();
+		return this.driver.steps();
+	}
+
+	/** The full history of the current run, as `GET /workflows/:id/history` exports it (see docs/history-format.md). */
+	async history(): Promise<HistoryEvent[]> {
+		this.assertStarted();
+		return this.driver.history();
+	}
+
+	/** Mocked steps that never had their function replaced (a typo, or a branch the run did not take). */
+	unusedMocks(): string[] {
+		return this.mocks.unused();
+	}
+
+	/** Throws `UnusedMockError` naming each mocked step that never ran, and the steps the run did reach. */
+	assertAllMocksUsed(): void {
+		this.mocks.assertAllUsed();
+	}
+
+	async dispose(): Promise<void> {
+		await this.driver.dispose();
+	}
+
+	// ---- internals ----
+
+	private async control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus> {
+		this.assertStarted();
+		const status = await this.driver.control(operation);
+		await this.settle();
+		return status;
+	}
+
+	private assertStarted(): void {
+		if (!this.started) throw new TestKitError(TestKitErrorCode.NotStarted, `instance "${this.id}" is not started yet: call start(payload) first`);
+	}
+
+	/** Fires, in time order, every alarm due by `at`, leaves the clock at `at`, then settles. */
+	private async advanceTo(at: number): Promise<void> {
+		this.assertStarted();
+		await this.driver.idle();
+		await this.fireAlarmsDueBy(at);
+		this.driver.moveClockTo(at);
+		await this.settle();
+	}
+
+	private async fireAlarmsDueBy(at: number): Promise<void> {
+		for (let fired = 0; ; fired++) {
+			if (fired > MAX_TIMERS_PER_SETTLE) throw runaway(this.id);
+			const alarm = await this.driver.nextAlarm();
+			if (alarm === undefined || alarm > at) return;
+			this.driver.moveClockTo(alarm);
+			await this.driver.fireAlarm();
+		}
+	}
+
+	/** Waits until the instance is idle, jumping over the timers the modifiers skip. */
+	private async settle(): Promise<void> {
+		for (let jumps = 0; ; jumps++) {
+			if (jumps > MAX_TIMERS_PER_SETTLE) throw runaway(this.id);
+			await this.driver.idle();
+			const skip = await this.skippedTimer();
+			if (skip === undefined) return;
+			await this.fireAlarmsDueBy(skip);
+			this.driver.moveClockTo(skip);
+		}
+	}
+
+	/** The wake-up time of a pending sleep, retry wait or forced event timeout that a modifier skips, if any. */
+	private async skippedTimer(): Promise<number | undefined> {
+		if (!this.disabledSleeps && !this.disabledRetryDelays && this.forcedEventTimeouts.size === 0) return undefined;
+		const info = await this.driver.status();
+		if (FINISHED_STATUSES.includes(info.status) || info.status === 'paused') return undefined;
+		let earliest: number | undefined;
+		for (const step of await this.driver.steps()) {
+			if (step.wakeAt === null) {
+				if (step.status === 'waiting' && this.forcedEventTimeouts.has(step.name)) {
+					throw new TestKitError(
+						TestKitErrorCode.InvalidMock,
+						`forceEventTimeout("${step.name}"): the wait has no timeout, so it can never time out; give waitForEvent a timeout`,
+					);
+				}
+				continue;
+			}
+			const skipped =
+				(step.status === 'sleeping' && selects(this.disabledSleeps, step.name)) ||
+				(step.status === 'retrying' && selects(this.disabledRetryDelays, step.name)) ||
+				(step.status === 'waiting' && this.forcedEventTimeouts.has(step.name));
+			if (skipped && (earliest === undefined || step.wakeAt < earliest)) earliest = step.wakeAt;
+		}
+		return earliest;
+	}
+}
+
+function merge(current: Set<string> | 'all' | undefined, steps: StepSelection): Set<string> | 'all' {
+	if (steps === undefined || current === 'all') return 'all';
+	return new Set([...(current ?? []), ...steps]);
+}
+
+function selects(selection: Set<string> | 'all' | undefined, name: string): boolean {
+	return selection === 'all' || (selection !== undefined && selection.has(name));
+}
+
+function runaway(id: string): TestKitError {
+	return new TestKitError(
+		TestKitErrorCode.TimersNeverSettle,
+		`instance "${id}" fired more than ${MAX_TIMERS_PER_SETTLE} timers without settling: a loop of sleeps or retries that never ends?`,
+	);
+}
+
+/** Where a settled instance stands, for error messages: the step it sleeps or waits on, and how to move on. */
+function whereItStands(info: WorkflowStatusInfo, steps: StepSummary[]): string {
+	if (info.status === 'errored' && info.error) return ` with ${info.error.name}: ${info.error.message}`;
+	const pending = steps.filter((s) => s.status === 'sleeping' || s.status === 'waiting' || s.status === 'retrying');
+	if (pending.length === 0) return '';
+	const parts = pending.map((s) => {
+		const until = s.wakeAt === null ? '' : ` until ${new Date(s.wakeAt).toISOString()}`;
+		const what = s.status === 'retrying' ? `retry of step "${s.name}"` : s.status === 'sleeping' ? `sleep "${s.name}"` : `wait "${s.name}" for its event`;
+		return `${what}${until}`;
+	});
+	const hint = pending.some((s) => s.status === 'waiting') ? 'sendEvent, forceEventTimeout or clock.advance' : 'clock.advance, disableSleeps or disableRetryDelays';
+	return ` (pending: ${parts.join('; ')}; move it on with ${hint})`;
+}

@@ -1,0 +1,51 @@
+import type { InstanceStore } from '../engine/store';
+
+/** Every method of `InstanceStore` that changes durable state. */
+export const WRITE_METHODS = [
+	'writeInstance',
+	'writeStep',
+	'deleteSteps',
+	'setWakeup',
+	'deleteWakeup',
+	'deleteWakeupsDue',
+	'deleteAllWakeups',
+	'appendEvent',
+	'deleteEvent',
+	'deleteAllEvents',
+	'dropEvents',
+	'writeEventKey',
+	'appendHistory',
+	'writeOutbox',
+	'ackOutbox',
+	'deferOutbox',
+	'markOutboxBacklogged',
+] as const satisfies readonly (keyof InstanceStore)[];
+
+export type WriteMethod = (typeof WRITE_METHODS)[number];
+
+/** Decides, write by write, whether a write reaches durable storage. */
+export interface WriteGate {
+	/** Called before every write; `false` discards it (the isolate that made it is dead). */
+	admit(method: WriteMethod, args: readonly unknown[]): boolean;
+}
+
+const writes = new Set<string>(WRITE_METHODS);
+
+/**
+ * One isolate's view of an instance's durable storage: reads go through,
+ * writes go through only while the gate admits them. A crashed isolate's code
+ * may keep running for a while (JavaScript cannot stop it), but nothing it
+ * writes afterwards becomes durable, exactly as when a real isolate dies.
+ */
+export function gatedStore(durable: InstanceStore, gate: WriteGate): InstanceStore {
+	return new Proxy(durable, {
+		get(target, property, receiver) {
+			const value = Reflect.get(target, property, receiver);
+			if (typeof value !== 'function') return value;
+			if (typeof property === 'string' && writes.has(property)) {
+				return (...args: unknown[]) => (gate.admit(property as WriteMethod, args) ? value.apply(target, args) : undefined);
+			}
+			return value.bind(target);
+		},
+	});
+}

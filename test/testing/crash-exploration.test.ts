@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { assertCrashSafe, CrashDivergenceError, exploreCrashes } from '../../src/testing';
+import { CarefulChargeWorkflow, CarelessChargeWorkflow, FakeBank, OrderWorkflow } from './fixtures';
+
+const freshBank = () => ({ bank: new FakeBank() });
+
+describe('exploreCrashes', () => {
+	it('finds the non-idempotent charge and names the crash point: just before its completion is written', async () => {
+		const report = await exploreCrashes(CarelessChargeWorkflow, { payload: {}, env: freshBank });
+		expect(report.baseline.outcome).toEqual({ status: 'completed', output: { chargeNumber: 1 } });
+		expect(report.ok).toBe(false);
+		expect(report.divergent.map((run) => run.point.label)).toEqual([expect.stringMatching(/^before write \d+ \(step\.completed "charge"\)$/)]);
+		expect(report.divergent[0]).toMatchObject({ outcome: { status: 'completed', output: { chargeNumber: 2 } }, reran: [{ step: 'charge', times: 2 }] });
+		expect(() => assertCrashSafe(report)).toThrow(CrashDivergenceError);
+		expect(() => assertCrashSafe(report)).toThrow(/before write \d+ \(step\.completed "charge"\).*ran twice: charge/);
+	});
+
+	it('passes the same workflow with an idempotency key, and still lists where each step ran twice', async () => {
+		const report = await exploreCrashes(CarefulChargeWorkflow, { payload: {}, env: freshBank });
+		expect(report.ok).toBe(true);
+		expect(() => assertCrashSafe(report)).not.toThrow();
+		expect(report.runs.length).toBe(2 * report.baseline.writes.length);
+		expect(report.runs.every((run) => run.outcome.status === 'completed')).toBe(true);
+		expect(report.reran).toEqual([
+			{ step: 'reserve', crashPoints: [expect.stringMatching(/before write \d+ \(step\.completed "reserve"\)/)] },
+			{ step: 'charge', crashPoints: [expect.stringMatching(/before write \d+ \(step\.completed "charge"\)/)] },
+		]);
+	});
+
+	it('crashes before and after every durable write, including the create and an event send, and restarts each time', async () => {
+		const report = await exploreCrashes(OrderWorkflow, { payload: { sku: 'book' }, events: [{ event: 'confirm', payload: { by: 'ops' } }] });
+		for (const record of ['workflow.created', 'event.received', 'event.consumed "confirm"']) {
+			expect(report.baseline.writes.some((writes) => writes.includes(record))).toBe(true);
+		}
+		expect(report.ok).toBe(true);
+		expect(report.runs.every((run) => run.outcome.status === 'completed')).toBe(true);
+		expect(report.baseline.outcome).toMatchObject({ output: { confirmedBy: 'ops' } });
+	});
+});
