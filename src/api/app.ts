@@ -16,6 +16,7 @@ import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
+import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 
 /** Bindings and variables the API reads. */
 export type ApiEnv = ShardflowEnv & {
@@ -143,11 +144,16 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	);
 
 	registerIndexAdminRoutes(app, registry);
+	registerTypeSchemaRoutes(app, registry);
 
-	app.doc31('/openapi.json', {
-		openapi: '3.1.0',
-		info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
-		security: [{ bearer: [] }],
+	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
+	app.get('/openapi.json', async (c) => {
+		const document = app.getOpenAPI31Document({
+			openapi: '3.1.0',
+			info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
+			security: [{ bearer: [] }],
+		});
+		return c.json(withTypeSchemas(document, await registrySchemas(registry)));
 	});
 	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 

@@ -72,6 +72,7 @@ const routes: [string, string, unknown?][] = [
 	['POST', '/workflows/some-id/restart'],
 	['POST', '/workflows/some-id/events/approval', {}],
 	['GET', '/types'],
+	['GET', '/types/payment'],
 	['POST', '/admin/types/payment/rebalance', {}],
 	['GET', '/openapi.json'],
 ];
