@@ -16,6 +16,7 @@ import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
+import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 
 /** Bindings and variables the API reads. */
@@ -36,6 +37,8 @@ const MAX_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024;
 export interface AppOptions {
 	/** The clock that ages the delivery backlog in `/types`; `Date.now` unless a test Worker moves time. */
 	clock?: () => number;
+	/** Serve the dashboard at /dashboard (default true). */
+	dashboard?: boolean;
 }
 
 /** The REST API at /workflows, for a registry. */
@@ -56,6 +59,8 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	app.onError(handleError);
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
+	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));
 	app.use('*', requireAuth);
 	app.use(
 		'*',
