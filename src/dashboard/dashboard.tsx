@@ -51,10 +51,10 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		return api(new Request(new URL(path, c.req.url), { ...init, headers }), c.env, ctx);
 	};
 
-	const page = (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' } = {}) =>
+	const page = async (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' } = {}) =>
 		c.html(
 			html`<!doctype html>${(
-				<Layout title={title} nav={options.nav} loggedIn={authMode(c.env) === 'token'}>
+				<Layout title={title} nav={options.nav} loggedIn={authMode(c.env) === 'token' && (await hasSession(c))}>
 					{body as any}
 				</Layout>
 			)}`,

@@ -1,4 +1,3 @@
-// @ts-check
 // Shared by every dashboard page: local times with a relative form, the
 // filter form's date inputs, and calls to the API through the dashboard.
 

@@ -1,4 +1,3 @@
-// @ts-check
 // The instance page: follows the history while the instance runs (polling
 // `GET /workflows/:id/history?after=<last seq>`, one object, about once a
 // second, as docs/history-format.md suggests), draws the timeline and the

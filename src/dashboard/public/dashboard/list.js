@@ -1,4 +1,3 @@
-// @ts-check
 // The instance list, live: one WebSocket per index shard of the listed
 // type(s), accepted and hibernated by the shard itself, which sends every
 // entry it stores. Rows that match the filter are inserted or updated in

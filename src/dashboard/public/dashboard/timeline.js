@@ -1,4 +1,3 @@
-// @ts-check
 // The step timeline, built from the instance history (docs/history-format.md):
 // one row per step, sleep or wait; a step's row shows each attempt and the
 // retry waits between them. `buildTimeline` is pure (tested on Node, in
