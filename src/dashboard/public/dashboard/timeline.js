@@ -117,7 +117,7 @@ const MAX_ROWS = 300;
  * @param {(ms: number) => string} duration
  */
 export function renderTimeline(container, timeline, duration) {
-	const { start, end, rows } = timeline;
+	const { start, end, rows, markers } = timeline;
 	if (rows.length === 0) {
 		container.innerHTML = '<p class="tl-empty">No steps yet.</p>';
 		return;
@@ -162,6 +162,14 @@ export function renderTimeline(container, timeline, duration) {
 			bar.dataset.segment = s.type;
 			bar.title = describe(s, to, duration);
 			track.appendChild(bar);
+		}
+		// Pauses, resumes, received events and the end, as thin lines across every row.
+		for (const m of markers.slice(-50)) {
+			const mark = doc.createElement('div');
+			mark.className = `tl-marker ${m.kind.replace('.', '-')}`;
+			mark.style.left = pct(m.at);
+			mark.title = `${m.label}, +${duration(m.at - start)}`;
+			track.appendChild(mark);
 		}
 		line.append(name, track);
 		fragment.appendChild(line);
