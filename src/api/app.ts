@@ -9,7 +9,7 @@ import { ErrorCode } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
-import { requireAuth } from './auth';
+import { authMode, requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
 import { hasBody } from './has-body';
@@ -158,7 +158,8 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 			info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
 			security: [{ bearer: [] }],
 		});
-		return c.json(withTypeSchemas(document, await registrySchemas(registry)));
+		// A deployment that serves no data without a token does not name its types to strangers either.
+		return c.json(authMode(c.env) === 'unconfigured' ? document : withTypeSchemas(document, await registrySchemas(registry)));
 	});
 	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 

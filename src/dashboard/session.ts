@@ -3,14 +3,8 @@ import { getCookie, setCookie, deleteCookie } from 'hono/cookie';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import type { ApiEnv } from '../api/app';
 
-/** How the dashboard is reached: with a login (API_TOKEN set), open (development, or unauthenticated on purpose), or not at all. */
-export type AuthMode = 'token' | 'open' | 'unconfigured';
-
-export function authMode(env: ApiEnv): AuthMode {
-	if (env.API_TOKEN) return 'token';
-	if (env.SHARDFLOW_ENV === 'development' || env.ALLOW_UNAUTHENTICATED === 'true') return 'open';
-	return 'unconfigured';
-}
+/** How the dashboard is reached is the API's rule: a sign-in when API_TOKEN is set, open in development, else closed. */
+export { authMode } from '../api/auth';
 
 export const SESSION_COOKIE = 'shardflow_session';
 const SESSION_SECONDS = 12 * 60 * 60;
