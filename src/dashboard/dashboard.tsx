@@ -101,13 +101,16 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 			return c.json({ error: { code: 'CROSS_SITE_REQUEST', message: `changes through the dashboard need the ${DASHBOARD_HEADER} header` } }, 403);
 		}
 		const url = new URL(c.req.url);
+		const target = url.pathname.slice('/dashboard/api'.length);
+		// The API's routes only: the dashboard does not proxy itself.
+		if (target.startsWith('/dashboard')) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: `no API route at ${target}` } }, 404);
 		const headers = new Headers();
 		for (const name of ['content-type', 'idempotency-key']) {
 			const value = c.req.header(name);
 			if (value !== undefined) headers.set(name, value);
 		}
 		const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : await c.req.arrayBuffer();
-		return forward(c, url.pathname.slice('/dashboard/api'.length) + url.search, { method: c.req.method, headers, ...(body && body.byteLength ? { body } : {}) });
+		return forward(c, target + url.search, { method: c.req.method, headers, ...(body && body.byteLength ? { body } : {}) });
 	});
 
 	// ---- live: one WebSocket per index shard, accepted (and hibernated) by the shard itself ----

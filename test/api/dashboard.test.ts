@@ -51,6 +51,11 @@ describe('dashboard pages', () => {
 		expect(res.text).toContain(says);
 	});
 
+	it('proxies the API for the pages, and nothing else', async () => {
+		expect((await page(dev, 'GET', '/dashboard/api/types/payment')).status).toBe(200);
+		expect((await page(dev, 'GET', '/dashboard/api/dashboard/api/types')).status).toBe(404);
+	});
+
 	it('refuses a live socket for an unknown type or shard, and a plain GET of it', async () => {
 		const ws = { headers: { upgrade: 'websocket', origin: ORIGIN } };
 		expect((await page(dev, 'GET', '/dashboard/live/nope/0', ws)).status).toBe(400);
