@@ -9,13 +9,15 @@ import { ErrorCode } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
-import { requireAuth } from './auth';
+import { authMode, requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
+import { createDashboard } from '../dashboard/dashboard';
+import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 
 /** Bindings and variables the API reads. */
 export type ApiEnv = ShardflowEnv & {
@@ -35,6 +37,8 @@ const MAX_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024;
 export interface AppOptions {
 	/** The clock that ages the delivery backlog in `/types`; `Date.now` unless a test Worker moves time. */
 	clock?: () => number;
+	/** Serve the dashboard at /dashboard (default true). */
+	dashboard?: boolean;
 }
 
 /** The REST API at /workflows, for a registry. */
@@ -55,6 +59,8 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	app.onError(handleError);
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
+	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));
 	app.use('*', requireAuth);
 	app.use(
 		'*',
@@ -143,11 +149,17 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	);
 
 	registerIndexAdminRoutes(app, registry);
+	registerTypeSchemaRoutes(app, registry);
 
-	app.doc31('/openapi.json', {
-		openapi: '3.1.0',
-		info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
-		security: [{ bearer: [] }],
+	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
+	app.get('/openapi.json', async (c) => {
+		const document = app.getOpenAPI31Document({
+			openapi: '3.1.0',
+			info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
+			security: [{ bearer: [] }],
+		});
+		// A deployment that serves no data without a token does not name its types to strangers either.
+		return c.json(authMode(c.env) === 'unconfigured' ? document : withTypeSchemas(document, await registrySchemas(registry)));
 	});
 	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 

@@ -9,6 +9,7 @@ import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
+import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
@@ -88,6 +89,16 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	// ---- index shard role ----
 
+	/** The only HTTP an object answers: a dashboard's WebSocket to an index shard (the Worker checks auth first). */
+	override async fetch(request: Request): Promise<Response> {
+		if (this.role?.kind === 'index' && this.role.live) return this.role.live.accept(request);
+		return new Response('not found', { status: 404 });
+	}
+
+	override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+		if (this.role?.kind === 'index') this.role.live?.closed(ws, code);
+	}
+
 	indexWrite(entries: IndexEntry[]) {
 		return this.call('index', async (shard) => (await shard.write(entries), null));
 	}
@@ -147,7 +158,7 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 		case 'instance':
 			return new InstanceRole(host);
 		case 'index':
-			return new IndexShardRole(host.storage);
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx));
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':
