@@ -20,7 +20,7 @@ export interface InstanceDetail {
 
 const CONTROLS = [
 	{ action: 'pause', label: 'Pause', confirm: 'Pause this instance? A step in flight finishes first; nothing else runs until it is resumed.' },
-	{ action: 'resume', label: 'Resume', confirm: 'Resume this instance from where it was paused?' },
+	{ action: 'resume', label: 'Resume', confirm: 'Resume this instance? A paused one goes on from where it was; a diverged one replays with the code deployed now.' },
 	{ action: 'terminate', label: 'Terminate', confirm: 'Terminate this instance? It stops for good, pending wake-ups are cancelled and further events are refused.', danger: true },
 	{ action: 'restart', label: 'Restart', confirm: 'Restart this instance from the start? Its step results are discarded (the history keeps the earlier run).', danger: true },
 ] as const;

@@ -11,9 +11,9 @@ const path = `/workflows/${encodeURIComponent(id)}`;
 const FINISHED = ['completed', 'errored', 'terminated'];
 const ALLOWED = {
 	pause: ['created', 'running', 'sleeping', 'waiting'],
-	resume: ['paused'],
-	terminate: ['created', 'running', 'sleeping', 'waiting', 'paused'],
-	restart: FINISHED,
+	resume: ['paused', 'diverged'],
+	terminate: ['created', 'running', 'sleeping', 'waiting', 'paused', 'diverged'],
+	restart: [...FINISHED, 'diverged'],
 };
 const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
 

@@ -83,6 +83,7 @@ export function buildTimeline(events, now) {
 			case 'workflow.paused':
 			case 'workflow.resumed':
 			case 'workflow.restarted':
+			case 'workflow.diverged':
 				markers.push({ at: e.at, kind: e.kind, label: e.kind.slice('workflow.'.length) });
 				break;
 			default:
