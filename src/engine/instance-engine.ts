@@ -441,7 +441,8 @@ export class InstanceEngine {
 	 * pass is in flight the alarm only re-arms the watchdog.
 	 */
 	alarm(): void {
-		if (this.gone) return;
+		// No instance here (or its storage is gone): nothing to do.
+		if (!this.row || this.gone) return;
 		const now = this.host.now();
 		const outbox = this.host.store.readOutbox();
 		if (outbox && outbox.nextAttemptAt <= now) this.deliverIndex();

@@ -212,7 +212,7 @@ describe('retention', () => {
 	it('archives before deleting when an archive is configured', async () => {
 		const { host, engine } = await finished(Object.assign(new FakeHost(registry), { archive: new MemoryArchive() }));
 		await host.fireAlarm(engine);
-		const archive = host.archive as MemoryArchive;
+		const archive = (host as FakeHost & { archive: MemoryArchive }).archive;
 		expect(host.destroyed).toBe(1);
 		expect([...archive.objects.values()]).toMatchObject([{ id: 'wf-1', reason: 'retention', status: { status: 'completed' } }]);
 	});
@@ -227,7 +227,7 @@ describe('archive', () => {
 		host.clock += 1000;
 		await engine.delete({ archive: true });
 		expect(host.destroyed).toBe(1);
-		const [[key, record]] = [...archive.objects];
+		const [key, record] = [...archive.objects][0]!;
 		expect(key).toMatch(/^shardflow\/workflows\/greet\/\d{4}-\d\d-\d\d\/wf-1\/\d+\.json$/);
 		expect(record).toMatchObject({ formatVersion: ARCHIVE_FORMAT_VERSION, id: 'wf-1', type: 'greet', generation: 1, reason: 'delete' });
 		expect(record!.status).toMatchObject({ status: 'completed', output: 'hello Ada' });

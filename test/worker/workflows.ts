@@ -168,3 +168,13 @@ export class MailboxWorkflow extends Workflow<{}, string> {
 		return 'done';
 	}
 }
+
+/** One step; its type keeps completed instances an hour (retention tests). */
+export class ShortLivedWorkflow extends Workflow<{ n: number; fail?: boolean }, number> {
+	static override readonly type = 'short-lived';
+	async run(step: Step, { n, fail }: { n: number; fail?: boolean }) {
+		const doubled = await step.do('double', () => n * 2);
+		if (fail) throw new Error(`failed on purpose with ${doubled}`);
+		return doubled;
+	}
+}

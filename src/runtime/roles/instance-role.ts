@@ -94,8 +94,7 @@ export class InstanceRole {
 	alarm(): void {
 		this.alarmSlot.at = null;
 		if (!this.host.storage.hasSchema) return;
-		const engine = this.instance();
-		if (engine.exists) engine.alarm();
+		this.instance().alarm();
 	}
 
 	/** Resolves once the replay loop (and index delivery, unless `index: false`) is idle; at once for an engine never started. */
