@@ -12,6 +12,7 @@ import type { WorkflowStatus } from '../engine/types';
 import { requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
+import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
@@ -143,6 +144,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	);
 
 	registerIndexAdminRoutes(app, registry);
+	registerLifecycleAdminRoutes(app, registry);
 
 	app.doc31('/openapi.json', {
 		openapi: '3.1.0',

@@ -3,7 +3,7 @@ import { uuidv7 } from '../engine/ids';
 import { assertJsonDepth } from '../engine/json';
 import type { IndexEntry } from '../engine/index-entry';
 import { archivedHistoryPage } from '../engine/archive';
-import type { DeleteResult } from '../engine/deletion';
+import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
@@ -191,7 +191,9 @@ export const operations = {
 	delete: operation({
 		rpc: 'deleteInstance',
 		helper: (_type: string, id: string, options: { terminate?: boolean; archive?: boolean } = {}) => ({ id, ...options }),
-		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean }): Promise<DeleteResult> => instance.delete(input),
+		// `only` and `reason` come from a purge (src/client/purge.ts); the HTTP route never sets them.
+		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' }): Promise<DeleteResult> =>
+			instance.delete(input),
 		http: {
 			method: 'delete',
 			path: '/workflows/{id}',

@@ -224,7 +224,9 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	readDeletion(): DeletionRow | undefined {
 		const row = this.db.select().from(deletion).where(eq(deletion.slot, DELETION_SLOT)).get();
-		return row && { ...row, reason: row.reason as DeletionRow['reason'], archive: row.archive === 1 };
+		if (!row) return undefined;
+		const { slot: _slot, ...rest } = row;
+		return { ...rest, reason: rest.reason as DeletionRow['reason'], archive: rest.archive === 1 };
 	}
 
 	writeDeletion(row: DeletionRow): void {

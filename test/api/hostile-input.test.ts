@@ -73,6 +73,8 @@ const routes: [string, string, unknown?][] = [
 	['POST', '/workflows/some-id/events/approval', {}],
 	['GET', '/types'],
 	['POST', '/admin/types/payment/rebalance', {}],
+	['DELETE', '/workflows/some-id'],
+	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],
 	['GET', '/openapi.json'],
 ];
 

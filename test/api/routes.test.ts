@@ -246,6 +246,7 @@ describe('OpenAPI', () => {
 		expect(Object.keys(res.json.paths).sort()).toEqual(
 			[
 				'/admin/types/{type}/rebalance',
+				'/admin/types/{type}/purge',
 				'/admin/types/{type}/reconcile',
 				'/admin/workflows/{id}/reindex',
 				'/types',

@@ -169,12 +169,25 @@ export class MailboxWorkflow extends Workflow<{}, string> {
 	}
 }
 
-/** One step; its type keeps completed instances an hour (retention tests). */
+/** One step, failing on request (retention and purge tests). */
+async function doubleOrFail(step: Step, { n, fail }: { n: number; fail?: boolean }): Promise<number> {
+	const doubled = await step.do('double', () => n * 2);
+	if (fail) throw new Error(`failed on purpose with ${doubled}`);
+	return doubled;
+}
+
+/** Its type keeps completed instances an hour (retention tests). */
 export class ShortLivedWorkflow extends Workflow<{ n: number; fail?: boolean }, number> {
 	static override readonly type = 'short-lived';
-	async run(step: Step, { n, fail }: { n: number; fail?: boolean }) {
-		const doubled = await step.do('double', () => n * 2);
-		if (fail) throw new Error(`failed on purpose with ${doubled}`);
-		return doubled;
+	run(step: Step, payload: { n: number; fail?: boolean }) {
+		return doubleOrFail(step, payload);
+	}
+}
+
+/** The same, under a type of its own (purge tests). */
+export class PurgeableWorkflow extends Workflow<{ n: number; fail?: boolean }, number> {
+	static override readonly type = 'purgeable';
+	run(step: Step, payload: { n: number; fail?: boolean }) {
+		return doubleOrFail(step, payload);
 	}
 }
