@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ARCHIVE_FORMAT_VERSION, archiveKey, type ArchivePort, type ArchiveRecord } from '../../src/engine/archive';
 import { parseDuration } from '../../src/engine/duration';
 import { ErrorCode } from '../../src/engine/errors';
+import { compareEntries, type IndexEntry } from '../../src/engine/index-entry';
+import { reconcileVerdict } from '../../src/engine/reconcile-verdict';
 import { defineRegistry, DEFAULT_RETENTION } from '../../src/engine/registry';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
@@ -263,5 +265,22 @@ describe('archive', () => {
 		expect(host.destroyed).toBe(1);
 		expect(archive.objects.size).toBe(1);
 		expect(archive.puts).toBe(1); // the key was recorded with the deletion: not written again
+	});
+});
+
+describe('incarnations in the index', () => {
+	const old: IndexEntry = { id: 'wf-1', type: 'greet', status: 'completed', createdAt: 1000, updatedAt: 5000, version: 9 };
+	const fresh: IndexEntry = { id: 'wf-1', type: 'greet', status: 'running', createdAt: 6000, updatedAt: 6000, version: 2 };
+
+	it('orders a later incarnation after an earlier one whatever their versions', () => {
+		expect(compareEntries(fresh, old)).toBe(1);
+		expect(compareEntries(old, fresh)).toBe(-1);
+		expect(compareEntries(old, { ...old, version: 10 })).toBe(-1);
+		expect(compareEntries(old, { ...old })).toBe(0);
+	});
+
+	it('lets reconcile replace an entry of a deleted incarnation and keep one of a newer incarnation', () => {
+		expect(reconcileVerdict(old, fresh, 'greet')).toBe('stale');
+		expect(reconcileVerdict(fresh, old, 'greet')).toBe('ahead');
 	});
 });
