@@ -15,7 +15,8 @@ export default defineConfig({
 					cloudflareTest({
 						main: './test/worker/index.ts',
 						wrangler: { configPath: './wrangler.jsonc' },
-						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' } },
+						// The test Worker binds an archive bucket (local R2); the product config does not need one.
+						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' }, r2Buckets: ['ARCHIVE'] },
 					}),
 				],
 				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/testing/workerd/*.test.ts', 'test/examples/*.workerd.test.ts'], testTimeout: 60_000 },

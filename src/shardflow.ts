@@ -11,5 +11,6 @@ export { IndexClient, type ListPage, type ListQuery } from './client/index-clien
 export type { ListOrder } from './engine/index-query';
 export { rebalance, type RebalanceProgress } from './client/rebalance';
 export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './client/reconcile';
+export { purge, type PurgeOptions, type PurgeProgress } from './client/purge';
 export type { BacklogSummary } from './engine/index-backlog';
 export { shardIndex } from './engine/shard';

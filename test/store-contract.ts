@@ -170,4 +170,20 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 				{ seq: 3, bytes: 8 + 2 }, // "héllo" is 7 characters, 8 bytes
 			]);
 		}));
+
+	it(`${name}: keeps one deletion row, replaced whole, and rolls it back with its transaction`, () =>
+		withStore((store) => {
+			expect(store.readDeletion()).toBeUndefined();
+			const deletion = { requestedAt: 5, reason: 'retention' as const, archive: true, archivedKey: null, attempts: 0, nextAttemptAt: null };
+			store.writeDeletion(deletion);
+			store.writeDeletion({ ...deletion, archivedKey: 'k', attempts: 2, nextAttemptAt: 9 });
+			expect(store.readDeletion()).toEqual({ ...deletion, archivedKey: 'k', attempts: 2, nextAttemptAt: 9 });
+			expect(() =>
+				store.transaction(() => {
+					store.writeDeletion({ ...deletion, archive: false });
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect(store.readDeletion()).toMatchObject({ archive: true, archivedKey: 'k' });
+		}));
 }

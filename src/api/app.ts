@@ -12,6 +12,7 @@ import type { WorkflowStatus } from '../engine/types';
 import { authMode, requireAuth } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
+import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
@@ -150,6 +151,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	registerIndexAdminRoutes(app, registry);
 	registerTypeSchemaRoutes(app, registry);
+	registerLifecycleAdminRoutes(app, registry);
 
 	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
 	app.get('/openapi.json', async (c) => {

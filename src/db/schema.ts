@@ -1,8 +1,8 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Every role of WorkflowRunner shares one schema (one migration set); an
-// instance uses the instance, step, history, wake-up, event, outbox, event-key and
-// dropped-event tables, an index shard only `index_entries`, a type's delivery
+// instance uses the instance, step, history, wake-up, event, outbox, event-key,
+// dropped-event and deletion tables, an index shard only `index_entries`, a type's delivery
 // backlog only `index_backlog`, the `__keys` object only `engine_keys`.
 
 /** The single row of a workflow instance. */
@@ -117,6 +117,26 @@ export const outbox = sqliteTable('outbox', {
 	nextAttemptAt: integer('next_attempt_at').notNull(),
 	/** Set once this instance has registered a failed delivery in its type's backlog; cleared when it deregisters. */
 	backloggedSince: integer('backlogged_since'),
+});
+
+/**
+ * A deletion in progress (at most one row): written with the removal entry in
+ * the outbox, it survives a crash until the archive (if asked) is written and
+ * the index has acknowledged the removal; then the whole storage goes
+ * (`deleteAll`), this row with it.
+ */
+export const deletion = sqliteTable('deletion', {
+	slot: integer('slot').primaryKey(),
+	requestedAt: integer('requested_at').notNull(),
+	/** `delete`, `retention` or `purge`. */
+	reason: text('reason').notNull(),
+	/** 1: write the archive record before the storage goes. */
+	archive: integer('archive').notNull(),
+	/** Set once the archive record is written (the key it was written under). */
+	archivedKey: text('archived_key'),
+	/** Failed archive attempts, and when the next one is due. */
+	attempts: integer('attempts').notNull().default(0),
+	nextAttemptAt: integer('next_attempt_at'),
 });
 
 /**

@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { parseDuration, type Duration } from './duration';
 import { ErrorCode, ValidationError } from './errors';
 import type { EventMap, Step, WorkflowContext, WorkflowDefaults } from './types';
 
@@ -11,12 +12,33 @@ export interface WorkflowClass {
 	new (ctx: WorkflowContext<any>): { run(step: Step<any>, payload: any): Promise<unknown> };
 }
 
-/** Per-type index options. */
+/** The statuses a retention applies to: those an instance never leaves on its own. */
+export type FinishedStatus = 'completed' | 'errored' | 'terminated';
+
+/**
+ * How long a finished instance is kept, per status, before it deletes itself
+ * (its own alarm, index entry included). A duration up to 365 days, or
+ * `'forever'`. Unset statuses keep `DEFAULT_RETENTION`.
+ */
+export type RetentionOptions = Partial<Record<FinishedStatus, Duration | 'forever'>> & {
+	/** With an archive bucket bound (`ARCHIVE`), write the record to it before deleting (default true). */
+	archive?: boolean;
+};
+
+/** What a type keeps unless its `retention` says otherwise (README "Retention and deletion"). */
+export const DEFAULT_RETENTION = { completed: '30 days', errored: '90 days', terminated: '7 days' } as const satisfies Record<FinishedStatus, Duration>;
+
+/** A type's retention in milliseconds (null: forever). */
+export type ResolvedRetention = Record<FinishedStatus, number | null> & { archive: boolean };
+
+/** Per-type options. */
 export interface TypeOptions {
 	/** Index shards for this type (1-256, default 1). */
 	shards?: number;
 	/** While resizing: the shard count before the change, read alongside the new layout. */
 	previousShards?: number;
+	/** How long finished instances are kept (default `DEFAULT_RETENTION`). */
+	retention?: RetentionOptions;
 }
 
 export interface RegistryEntry extends TypeOptions {
@@ -28,6 +50,7 @@ export interface ResolvedEntry {
 	workflow: WorkflowClass;
 	shards: number;
 	previousShards: number | undefined;
+	retention: ResolvedRetention;
 }
 
 /** A typed map of workflow types; adding a type is a code change, never a config change. */
@@ -68,7 +91,7 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 		}
 		const shards = entry.shards ?? 1;
 		const previousShards = entry.previousShards === shards ? undefined : entry.previousShards;
-		resolved.set(type, { type, workflow: entry.workflow, shards, previousShards });
+		resolved.set(type, { type, workflow: entry.workflow, shards, previousShards, retention: resolveRetention(type, entry.retention) });
 	}
 	return {
 		definitions,
@@ -85,4 +108,17 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 			return entry;
 		},
 	};
+}
+
+function resolveRetention(type: string, options: RetentionOptions = {}): ResolvedRetention {
+	const keep = (status: FinishedStatus): number | null => {
+		const value = options[status] ?? DEFAULT_RETENTION[status];
+		if (value === 'forever') return null;
+		try {
+			return parseDuration(value);
+		} catch (error) {
+			throw new Error(`${type}.retention.${status}: ${(error as Error).message} (or 'forever')`);
+		}
+	};
+	return { completed: keep('completed'), errored: keep('errored'), terminated: keep('terminated'), archive: options.archive ?? true };
 }

@@ -80,6 +80,26 @@ export interface OutboxRow {
 	backloggedSince?: number | null;
 }
 
+/** Why an instance is being deleted. */
+export type DeletionReason = 'delete' | 'retention' | 'purge';
+
+/**
+ * A deletion in progress (see `InstanceEngine.delete`): kept until the archive
+ * (when asked for) is written and the index acknowledged the removal; then the
+ * whole storage goes, this row with it.
+ */
+export interface DeletionRow {
+	requestedAt: number;
+	reason: DeletionReason;
+	/** Write the archive record before the storage goes. */
+	archive: boolean;
+	/** The key the archive record was written under; null until it is. */
+	archivedKey: string | null;
+	/** Failed archive attempts, and when the next is due. */
+	attempts: number;
+	nextAttemptAt: number | null;
+}
+
 /**
  * The narrow, synchronous storage interface of one workflow instance.
  * Synchronous on purpose: Durable Object SQLite is synchronous, and writes with
@@ -140,4 +160,8 @@ export interface InstanceStore {
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void;
 	/** Records (or, with null, clears) the backlog registration on the pending row, whatever its version. */
 	markOutboxBacklogged(since: number | null): void;
+
+	/** The deletion in progress, if any. */
+	readDeletion(): DeletionRow | undefined;
+	writeDeletion(row: DeletionRow): void;
 }

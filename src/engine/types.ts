@@ -184,4 +184,6 @@ export interface WorkflowStatusInfo {
 	bufferedEvents: number;
 	/** Buffered events nobody consumed, dropped when the instance finished. */
 	droppedEvents: number;
+	/** Present when the instance was deleted and this is its archived record. */
+	archived?: true;
 }

@@ -3,7 +3,7 @@ import type { ShardflowEnv } from '../client/instance-client';
 import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
 import type { AnyOperation } from '../operations/operation';
 import { operations } from '../operations/table';
-import type { IndexEntry } from '../engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
@@ -103,8 +103,12 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.call('index', async (shard) => (await shard.write(entries), null));
 	}
 
-	indexTombstone(items: { id: string; version: number }[]) {
+	indexTombstone(items: EntryPosition[]) {
 		return this.call('index', async (shard) => (await shard.tombstone(items), null));
+	}
+
+	indexRemove(items: EntryPosition[]) {
+		return this.call('index', async (shard) => (await shard.remove(items), null));
 	}
 
 	indexList(query: ShardListQuery) {

@@ -74,6 +74,8 @@ const routes: [string, string, unknown?][] = [
 	['GET', '/types'],
 	['GET', '/types/payment'],
 	['POST', '/admin/types/payment/rebalance', {}],
+	['DELETE', '/workflows/some-id'],
+	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],
 	['GET', '/openapi.json'],
 ];
 

@@ -252,6 +252,7 @@ describe('OpenAPI', () => {
 		expect(Object.keys((await productionDocument()).paths).sort()).toEqual(
 			[
 				'/admin/types/{type}/rebalance',
+				'/admin/types/{type}/purge',
 				'/admin/types/{type}/reconcile',
 				'/admin/workflows/{id}/reindex',
 				'/types',

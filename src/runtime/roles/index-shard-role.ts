@@ -1,7 +1,7 @@
-import type { IndexEntry } from '../../engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
 import type { ShardListQuery } from '../../engine/index-query';
 import type { ObjectStorage } from '../object-storage';
-import { IndexShardStore } from '../index-shard-store';
+import { DELETED, IndexShardStore } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
 
 /**
@@ -29,8 +29,13 @@ export class IndexShardRole {
 		}
 	}
 
-	async tombstone(items: { id: string; version: number }[]): Promise<void> {
+	async tombstone(items: EntryPosition[]): Promise<void> {
 		(await this.writable()).tombstone(items);
+	}
+
+	/** Deleted instances: their entries become deletion tombstones. */
+	async remove(items: EntryPosition[]): Promise<void> {
+		(await this.writable()).tombstone(items, DELETED);
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {
