@@ -102,8 +102,17 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 				...(q.order !== undefined ? { order: q.order === 'updated' ? ('updatedAt' as const) : ('createdAt' as const) } : {}),
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
+				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
 			});
-			return c.json({ items: page.items.map(({ version: _, ...item }) => item), nextCursor: page.nextCursor }, 200);
+			return c.json(
+				{
+					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion }) => ({
+						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}),
+					})),
+					nextCursor: page.nextCursor,
+				},
+				200,
+			);
 		},
 	);
 

@@ -79,7 +79,7 @@ export class IndexClient {
 		assertValidLimit(limit);
 		const filters: ListFilters = {
 			...(query.status?.length ? { status: query.status } : {}),
-			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']),
+			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion']),
 		};
 		assertValidFilters(filters);
 		const order = query.order ?? DEFAULT_ORDER;
@@ -106,7 +106,9 @@ export class IndexClient {
 		const items = await this.dropStale(window);
 		const last = window.at(-1);
 		return {
-			items: items.map(({ id, type, status, createdAt, updatedAt, version }) => ({ id, type, status, createdAt, updatedAt, version })),
+			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion }) => ({
+				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}),
+			})),
 			nextCursor: hasMore && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};
 	}

@@ -20,6 +20,9 @@ export const instance = sqliteTable('instance', {
 	updatedAt: integer('updated_at').notNull(),
 	version: integer('version').notNull(),
 	generation: integer('generation').notNull().default(0),
+	/** The registry's code version that created the instance, and the one that last ran it. */
+	codeVersion: text('code_version'),
+	lastCodeVersion: text('last_code_version'),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */
@@ -152,6 +155,8 @@ export const indexEntries = sqliteTable(
 		createdAt: integer('created_at').notNull(),
 		updatedAt: integer('updated_at').notNull(),
 		version: integer('version').notNull(),
+		/** The code version that created the instance (null: none given). */
+		codeVersion: text('code_version'),
 	},
 	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
 	// default (immutable, so paging is stable), updated_at the explicit option.

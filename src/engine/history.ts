@@ -24,7 +24,10 @@ export interface HistoryError {
 
 /** The kind-specific fields of each record. */
 export interface HistoryEventFields {
-	'workflow.created': { payload: unknown };
+	/** `codeVersion`: the registry's version of the type, when it has one. */
+	'workflow.created': { payload: unknown; codeVersion?: string };
+	/** A pass ran (and wrote) under another code version than the last one: a deploy reached this instance. */
+	'workflow.code_changed': { previous: string | null; current: string | null };
 	'workflow.paused': {};
 	'workflow.resumed': {};
 	'workflow.terminated': {};

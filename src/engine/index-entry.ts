@@ -14,6 +14,8 @@ export interface IndexEntry {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	/** The code version that created the instance (absent or null: none given). */
+	codeVersion?: string | null;
 	/**
 	 * The instance was deleted: the shards replace its entry with a `__deleted`
 	 * tombstone at this (createdAt, version), which no older write can undo and
@@ -31,7 +33,10 @@ export interface EntryPosition {
 
 /** The index entry of an instance row: what its shard should hold. */
 export function toIndexEntry(row: InstanceRow): IndexEntry {
-	return { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+	return {
+		id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version,
+		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
+	};
 }
 
 /** The entry that tells the shards an instance is gone: one version past its last one. */

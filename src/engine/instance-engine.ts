@@ -152,10 +152,14 @@ export class InstanceEngine {
 		// An existing id (or a concurrent create that won while the schema validated).
 		if (this.row) return this.existing(type, payloadJson);
 		const now = this.host.now();
-		this.transition({
-			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			createdAt: now, updatedAt: now, version: 0, generation: 0,
-		}, { kind: 'workflow.created', value: payloadJson });
+		const codeVersion = this.host.registry.get(type).version;
+		this.transition(
+			{
+				id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+				createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion,
+			},
+			{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
+		);
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		this.starting = new Promise<void>((resolve) =>
@@ -543,11 +547,17 @@ export class InstanceEngine {
 		const epoch = this.controlEpoch;
 		const startedAt = this.host.now();
 		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const codeVersion = entry.version;
 		const markRunning = () => {
 			const row = this.row!;
-			if (row.status !== 'running' && row.status !== 'paused' && row.generation === generation && RUNNABLE.includes(row.status)) {
-				this.transition({ ...row, status: 'running' });
-			}
+			if (row.status === 'paused' || row.generation !== generation || !RUNNABLE.includes(row.status)) return;
+			const newCode = (row.lastCodeVersion ?? null) !== codeVersion;
+			if (row.status === 'running' && !newCode) return;
+			// The first write of a pass under another code version than the last one records the change.
+			this.transition(
+				{ ...row, status: 'running', lastCodeVersion: codeVersion },
+				newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined,
+			);
 		};
 		if (start.status === 'created') markRunning();
 
@@ -570,10 +580,19 @@ export class InstanceEngine {
 		});
 
 		this.activeStep = step;
+		// A terminate or restart ends the pass at once, even while run() awaits an attempt that
+		// ignores its signal: the attempt's outcome no longer counts, and a restart's new
+		// generation must not wait for it.
+		const interrupted = this.interrupted.promise.then(() => INTERRUPTED);
 		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
 		try {
 			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.host.env });
-			outcome = { ok: true, output: await workflow.run(step, fromStoredJson(start.payload)) };
+			const output = await Promise.race([workflow.run(step, fromStoredJson(start.payload)), interrupted]);
+			if (output === INTERRUPTED) {
+				if (this.activeStep === step) this.activeStep = undefined;
+				return;
+			}
+			outcome = { ok: true, output };
 		} catch (error) {
 			outcome = { ok: false, error };
 		}
@@ -784,6 +803,9 @@ export class InstanceEngine {
 		return this.host.registry.get(row.type);
 	}
 }
+/** What a pass's run() race answers when a terminate or restart came first. */
+const INTERRUPTED = Symbol('interrupted');
+
 /** A promise with its resolver (Promise.withResolvers is newer than the library target). */
 function interruption(): { promise: Promise<void>; resolve: () => void } {
 	let resolve!: () => void;

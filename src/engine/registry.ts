@@ -39,6 +39,12 @@ export interface TypeOptions {
 	previousShards?: number;
 	/** How long finished instances are kept (default `DEFAULT_RETENTION`). */
 	retention?: RetentionOptions;
+	/**
+	 * The code version of this type (1-64 visible characters, e.g. a date, a semver or a
+	 * build id). Each instance records the version that started it and the one that last
+	 * ran it; status, history and index show them and the list API filters by them.
+	 */
+	version?: string;
 }
 
 export interface RegistryEntry extends TypeOptions {
@@ -51,6 +57,8 @@ export interface ResolvedEntry {
 	shards: number;
 	previousShards: number | undefined;
 	retention: ResolvedRetention;
+	/** The type's code version, or null when the registry gives none. */
+	version: string | null;
 }
 
 /** A typed map of workflow types; adding a type is a code change, never a config change. */
@@ -65,6 +73,8 @@ export interface Registry<T extends Record<string, RegistryEntry> = Record<strin
 export const MAX_SHARDS = 256;
 
 const TYPE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** A code version label: what the list API's `codeVersion` filter accepts too. */
+export const CODE_VERSION_PATTERN = /^[\x21-\x7e]{1,64}$/;
 
 /**
  * Declares the workflow types a deployment runs.
@@ -91,7 +101,12 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 		}
 		const shards = entry.shards ?? 1;
 		const previousShards = entry.previousShards === shards ? undefined : entry.previousShards;
-		resolved.set(type, { type, workflow: entry.workflow, shards, previousShards, retention: resolveRetention(type, entry.retention) });
+		if (entry.version !== undefined && (typeof entry.version !== 'string' || !CODE_VERSION_PATTERN.test(entry.version))) {
+			throw new Error(`${type}.version must be 1-64 visible ASCII characters, got ${JSON.stringify(entry.version)}`);
+		}
+		resolved.set(type, {
+			type, workflow: entry.workflow, shards, previousShards, retention: resolveRetention(type, entry.retention), version: entry.version ?? null,
+		});
 	}
 	return {
 		definitions,

@@ -20,6 +20,10 @@ export interface InstanceRow {
 	version: number;
 	/** Grows on every restart; a pass of an older generation stops at its next step. */
 	generation: number;
+	/** The registry's code version of the type when this instance was created (null: none given). */
+	codeVersion?: string | null;
+	/** The code version of the last pass that wrote anything. */
+	lastCodeVersion?: string | null;
 }
 
 export interface StepRow {

@@ -27,7 +27,7 @@ function newer(orEqual: SQL): SQL {
 			OR (${orEqual} AND (excluded.created_at, excluded.version) >= (${t.createdAt}, ${t.version})) END`;
 }
 
-const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version };
+const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion };
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
@@ -45,12 +45,12 @@ export class IndexShardStore {
 			for (const e of entries) {
 				this.db
 					.insert(t)
-					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version })
+					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null })
 					.onConflictDoUpdate({
 						target: t.id,
 						set: {
 							type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
-							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`,
+							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`,
 						},
 						// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
 						// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
@@ -149,6 +149,8 @@ export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: Sha
 	if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
 	if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
 	if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
+	// No SQL index: the status/order index walks and this filters (code versions are few per type).
+	if (query.codeVersion !== undefined) where.push(eq(t.codeVersion, query.codeVersion));
 	return db
 		.select(columns)
 		.from(t)
