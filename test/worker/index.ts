@@ -42,7 +42,7 @@ export const testRegistry = defineRegistry({
 	'big-results': { workflow: BigResultsWorkflow },
 	'date-step': { workflow: DateStepWorkflow },
 	mailbox: { workflow: MailboxWorkflow },
-	redeployed: { workflow: RedeployedWorkflow },
+	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 });
