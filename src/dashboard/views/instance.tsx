@@ -13,6 +13,9 @@ export interface InstanceDetail {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	generation?: number;
+	codeVersion?: string;
+	lastCodeVersion?: string;
 	stepCounts: Record<string, number>;
 	bufferedEvents: number;
 	droppedEvents: number;
@@ -45,7 +48,9 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<div><dt>Type</dt><dd>{detail.type}</dd></div>
 					<div><dt>Created</dt><dd><Time ms={detail.createdAt} /></dd></div>
 					<div><dt>Updated</dt><dd id="updated-at"><Time ms={detail.updatedAt} /></dd></div>
-					<div><dt>Version</dt><dd id="version">{detail.version}</dd></div>
+					<div><dt>Code version</dt><dd id="code-version">{codeVersionText(detail)}</dd></div>
+					<div><dt>Run</dt><dd>{detail.generation ?? 0}</dd></div>
+					<div><dt>Changes</dt><dd id="version">{detail.version}</dd></div>
 					<div><dt>Steps</dt><dd id="step-counts">{detail.stepCounts.total ?? 0}</dd></div>
 					<div><dt>Buffered events</dt><dd id="buffered">{detail.bufferedEvents}</dd></div>
 					<div><dt>Dropped events</dt><dd>{detail.droppedEvents}</dd></div>
@@ -159,3 +164,10 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 		</>
 	);
 };
+
+/** The code version that started the instance, and the one that last ran it when a deploy changed it. */
+function codeVersionText(detail: { codeVersion?: string; lastCodeVersion?: string }): string {
+	if (!detail.codeVersion && !detail.lastCodeVersion) return 'not labelled';
+	if (detail.lastCodeVersion && detail.lastCodeVersion !== detail.codeVersion) return `${detail.codeVersion ?? 'not labelled'} → ${detail.lastCodeVersion}`;
+	return detail.codeVersion!;
+}
