@@ -211,7 +211,12 @@ describe('archive', () => {
 		expect((await api('GET', `/workflows/${id}/history?after=2`)).json.events.map((e: { seq: number }) => e.seq)).toEqual([3, 4]);
 		expect((await api('GET', `/workflows/${id}/steps`)).status).toBe(404); // steps are in the history
 
-		// A DELETE of an archived id erases the archive (an erasure request).
+		// Retrying the archiving delete (after a timeout, a crash, concurrently) keeps the archive.
+		expect(await api('DELETE', `/workflows/${id}?archive=true`)).toMatchObject({ status: 404, json: { error: { code: 'NOT_FOUND' } } });
+		expect(await archivedKeys(id)).toHaveLength(1);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ archived: true });
+
+		// A plain DELETE of an archived id erases the archive (an erasure request).
 		expect((await api('DELETE', `/workflows/${id}`)).status).toBe(200);
 		expect(await archivedKeys(id)).toEqual([]);
 		expect(await bucket.head(archivePointerKey(id))).toBeNull();

@@ -16,6 +16,8 @@ export interface InstanceDetail {
 	generation?: number;
 	codeVersion?: string;
 	lastCodeVersion?: string;
+	/** Deleted, and answered from the R2 archive: read-only. */
+	archived?: boolean;
 	stepCounts: Record<string, number>;
 	bufferedEvents: number;
 	droppedEvents: number;
@@ -39,8 +41,11 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					</p>
 					<h1 class="mono">{detail.id}</h1>
 				</div>
-				<span id="instance-status">
-					<StatusBadge status={detail.status} />
+				<span>
+					<span id="instance-status">
+						<StatusBadge status={detail.status} />
+					</span>
+					{detail.archived ? <span class="badge archived-badge" title="Deleted; this is its archived record">archived</span> : null}
 				</span>
 			</div>
 			<section class="card facts" aria-label="Summary">
@@ -55,7 +60,10 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<div><dt>Buffered events</dt><dd id="buffered">{detail.bufferedEvents}</dd></div>
 					<div><dt>Dropped events</dt><dd>{detail.droppedEvents}</dd></div>
 				</dl>
-				<div class="controls" role="group" aria-label="Controls">
+				{detail.archived ? (
+					<p class="muted">This instance was deleted; what you see is its archived record (read-only). A new instance under this id starts fresh.</p>
+				) : null}
+				<div class="controls" role="group" aria-label="Controls" hidden={detail.archived === true}>
 					{CONTROLS.map((c) => (
 						<button type="button" class={'danger' in c ? 'danger' : ''} data-action={c.action} data-confirm={c.confirm}>
 							{c.label}
@@ -95,7 +103,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<p class="muted">Loading the history…</p>
 				</div>
 			</section>
-			<section class="card" aria-label="Send an event">
+			<section class="card" aria-label="Send an event" hidden={detail.archived === true || ['completed', 'errored', 'terminated'].includes(detail.status)}>
 				<h2>Send an event</h2>
 				{events.length === 0 ? (
 					<p class="muted">The type <code>{detail.type}</code> declares no events.</p>

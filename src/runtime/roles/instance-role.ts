@@ -63,16 +63,18 @@ export class InstanceRole {
 
 	/**
 	 * Deletes the instance (see `InstanceEngine.delete`). An id whose storage is
-	 * already gone but which has archived records: the records are erased (an
-	 * erasure request reaches the archive too); otherwise NOT_FOUND.
+	 * already gone but which has archived records: a plain delete erases the
+	 * records (an erasure request reaches the archive too), an archiving delete
+	 * keeps them and answers NOT_FOUND like any repeated delete.
 	 */
 	async delete(input: unknown): Promise<DeleteResult> {
 		const options = checkDeleteOptions(input);
 		if (this.host.storage.hasSchema) return this.instance().delete(options);
-		// No storage: the id never existed, or was deleted. Its archived records, if any, are erased.
+		// No storage: the id never existed, or was deleted. A plain delete erases its archived records,
+		// if any; an archiving one must keep them (it is the retry of a delete that already archived).
 		const bucket = this.host.env.ARCHIVE;
 		const id = this.host.ctx.id.name;
-		if (bucket && id !== undefined && !options.only && (await eraseArchive(bucket, id))) return { id, deleted: true };
+		if (bucket && id !== undefined && !options.only && !options.archive && (await eraseArchive(bucket, id))) return { id, deleted: true };
 		throw new NotFoundError('no such workflow instance');
 	}
 
