@@ -8,14 +8,15 @@ export default defineConfig({
 	test: {
 		projects: [
 			{
-				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
+				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/dashboard/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
 			},
 			{
 				plugins: [
 					cloudflareTest({
 						main: './test/worker/index.ts',
 						wrangler: { configPath: './wrangler.jsonc' },
-						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' } },
+						// The test Worker binds an archive bucket (local R2); the product config does not need one.
+						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' }, r2Buckets: ['ARCHIVE'] },
 					}),
 				],
 				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/testing/workerd/*.test.ts', 'test/examples/*.workerd.test.ts'], testTimeout: 60_000 },

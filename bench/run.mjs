@@ -234,10 +234,15 @@ try {
 	const ours = await post('/size/ours', { steps: size.storageSteps });
 	const floor = await post('/size/floor', { steps: size.storageSteps });
 	const index = await post('/size/index', { type: 'ix1' });
+	const retained = await post('/size/after-retention', { steps: size.storageSteps });
 	const storage = {
 		oursBytesPerStep: (ours.fullBytes - ours.emptyBytes) / size.storageSteps,
 		floorBytesPerStep: (floor.fullBytes - floor.emptyBytes) / size.storageSteps,
 		indexBytesPerEntry: index.bytes / Math.max(1, index.entries),
+		// The goal is 0: a deleted instance's object keeps nothing (deleteAll).
+		bytesLeftAfterRetention: retained.leftBytes,
+		bytesBeforeRetention: retained.fullBytes,
+		bytesOfNeverWrittenObject: retained.neverWrittenBytes,
 		cf: 'not readable: the local Workflows engine keeps its storage private',
 	};
 
@@ -263,7 +268,7 @@ function report(storage) {
 	const notes = [
 		'"ours vs cf" is how many times better ours is (higher is better for us); medians of the repetitions, (min-max) in brackets.',
 		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
-		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; cf: ${storage.cf}.`,
+		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention ${fmt(storage.bytesLeftAfterRetention)} B (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B); cf: ${storage.cf}.`,
 	];
 	console.log(`\n${md}\n\n${notes.join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel})`);
 	mkdirSync(outDir, { recursive: true });

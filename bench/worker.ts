@@ -7,7 +7,7 @@ import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
-import { BenchWorkflow, BenchWorkflow16, FetchHoldWorkflow, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
+import { BenchWorkflow, BenchWorkflow16, ExpiringWorkflow, FetchHoldWorkflow, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
 	bench: { workflow: BenchWorkflow },
@@ -17,6 +17,7 @@ const registry = defineRegistry({
 	ix16: { workflow: IndexOnly16, shards: 16 },
 	hold: { workflow: HoldWorkflow },
 	'fetch-hold': { workflow: FetchHoldWorkflow },
+	expiring: { workflow: ExpiringWorkflow, retention: { completed: '1 second' } },
 });
 
 /** Our engine, with one extra read for the storage-cost figures. */
@@ -216,6 +217,26 @@ app.post('/size/ours', async (c) => {
 	await oursDone(c.env, full.id);
 	const size = (id: string) => (instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number> }).databaseSize();
 	return c.json({ emptyBytes: await size(empty.id), fullBytes: await size(full.id) });
+});
+// Storage left after retention: an instance of `steps` steps, completed, then deleted by its own
+// retention alarm (1 second; the real alarm, no test clock), measured before and after.
+app.post('/size/after-retention', async (c) => {
+	const { steps } = await c.req.json<{ steps: number }>();
+	const { id } = await instances.create(c.env, { type: 'expiring', id: newId('r'), payload: { steps } });
+	await oursDone(c.env, id);
+	const stub = instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number> };
+	const fullBytes = await stub.databaseSize();
+	// NOT_FOUND comes as soon as the deletion is durable; the storage goes once the index acknowledged.
+	for (const deadline = Date.now() + 30_000; Date.now() < deadline; await pause(200)) {
+		const gone = await instances.status(c.env, { id }).then(() => false, (error: { code?: string }) => error.code === 'NOT_FOUND');
+		if (gone && !(await unwrap(shardStub(c.env, 'expiring', 0).indexVersions([id])))[id]) {
+			await pause(200);
+			// An object that was never written, for comparison: the SQLite file's floor.
+			const fresh = instanceStub(c.env, newId('never')) as unknown as { databaseSize(): Promise<number> };
+			return c.json({ fullBytes, leftBytes: await stub.databaseSize(), neverWrittenBytes: await fresh.databaseSize() });
+		}
+	}
+	throw new Error(`instance ${id} was not deleted by its retention in time`);
 });
 app.post('/size/floor', async (c) => {
 	const { steps } = await c.req.json<{ steps: number }>();

@@ -30,6 +30,8 @@ function benchWorkflow<T extends string>(type: T) {
 export const BenchWorkflow = benchWorkflow('bench');
 /** The same workflow on a type with 16 index shards (create latency 1 vs 16). */
 export const BenchWorkflow16 = benchWorkflow('bench16');
+/** The same workflow on a type that keeps completed instances one second (storage left after retention). */
+export const ExpiringWorkflow = benchWorkflow('expiring');
 
 /** Index-only types: one per shard count measured. */
 export class IndexOnly1 extends Workflow<{}, void> {

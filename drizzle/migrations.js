@@ -2,13 +2,17 @@ import journal from './meta/_journal.json';
 import m0000 from './0000_init.sql';
 import m0001 from './0001_eminent_hedge_knight.sql';
 import m0002 from './0002_supreme_fallen_one.sql';
+import m0003 from './0003_overconfident_terrax.sql';
+import m0004 from './0004_sad_brother_voodoo.sql';
 
   export default {
     journal,
     migrations: {
       m0000,
 m0001,
-m0002
+m0002,
+m0003,
+m0004
     }
   }
   

@@ -4,7 +4,9 @@
 //
 // Replays the history of every matching instance of a deployment against the
 // local code (the registry's workflow classes) and exits 1 on any divergence,
-// so CI can run it before `wrangler deploy`. See README "Changing workflow code safely".
+// so CI can run it before `wrangler deploy`; 2 when it cannot check (bad
+// arguments, an unreachable deployment, a refused request). See README
+// "Changing workflow code safely".
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,6 +33,16 @@ if (!values.url) {
 // The workflow code is TypeScript with extensionless imports: bundle it for Node first.
 const dir = mkdtempSync(join(tmpdir(), 'shardflow-replay-'));
 try {
+	await check();
+} catch (error) {
+	// Not a verdict: the check could not run. Exit 2, so a pipeline tells "cannot check" from "unsafe".
+	console.error(`replay check could not run: ${error instanceof Error ? error.message : String(error)}`);
+	process.exitCode = 2;
+} finally {
+	rmSync(dir, { recursive: true, force: true });
+}
+
+async function check() {
 	const out = join(dir, 'replay.mjs');
 	const registryPath = resolve(values.registry);
 	await build({
@@ -54,6 +66,4 @@ try {
 		console.log(`\n${rows.length} instance(s) replayed, ${divergent} divergent`);
 	}
 	process.exitCode = divergent > 0 ? 1 : 0;
-} finally {
-	rmSync(dir, { recursive: true, force: true });
 }

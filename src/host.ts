@@ -18,5 +18,6 @@ export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } f
 export type { ShardflowEnv } from './client/instance-client';
 export { rebalance, type RebalanceProgress } from './client/rebalance';
 export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './client/reconcile';
+export { purge, type PurgeOptions, type PurgeProgress } from './client/purge';
 export type { BacklogSummary } from './engine/index-backlog';
 export { shardIndex } from './engine/shard';

@@ -10,7 +10,7 @@ import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
 export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
 	const row: InstanceRow = {
 		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-		createdAt: 1, updatedAt: 2, version: 3, generation: 0,
+		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2',
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
@@ -169,5 +169,21 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 				{ seq: 2, bytes: 0 },
 				{ seq: 3, bytes: 8 + 2 }, // "héllo" is 7 characters, 8 bytes
 			]);
+		}));
+
+	it(`${name}: keeps one deletion row, replaced whole, and rolls it back with its transaction`, () =>
+		withStore((store) => {
+			expect(store.readDeletion()).toBeUndefined();
+			const deletion = { requestedAt: 5, reason: 'retention' as const, archive: true, archivedKey: null, attempts: 0, nextAttemptAt: null };
+			store.writeDeletion(deletion);
+			store.writeDeletion({ ...deletion, archivedKey: 'k', attempts: 2, nextAttemptAt: 9 });
+			expect(store.readDeletion()).toEqual({ ...deletion, archivedKey: 'k', attempts: 2, nextAttemptAt: 9 });
+			expect(() =>
+				store.transaction(() => {
+					store.writeDeletion({ ...deletion, archive: false });
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect(store.readDeletion()).toMatchObject({ archive: true, archivedKey: 'k' });
 		}));
 }

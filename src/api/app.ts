@@ -9,13 +9,16 @@ import { ErrorCode } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
-import { requireAuth, requireTokenIfSet } from './auth';
+import { authMode, requireAuth, requireTokenIfSet } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
+import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
+import { createDashboard } from '../dashboard/dashboard';
+import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 
 /** Bindings and variables the API reads. */
 export type ApiEnv = ShardflowEnv & {
@@ -42,6 +45,8 @@ export interface AppOptions {
 	 * checks nothing, so mount it only behind that middleware.
 	 */
 	auth?: 'api-token' | 'host';
+	/** Serve the dashboard at /dashboard (default true). It needs this repository's static assets (wrangler.jsonc `assets`) and the app at the root. */
+	dashboard?: boolean;
 }
 
 /**
@@ -71,15 +76,24 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	app.onError(handleError);
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
+	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));
+	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
 	// Registered ahead of `requireAuth` with its own check, so it keeps its rule wherever the app is mounted.
 	if (options.auth !== 'host') app.get('/openapi.json', requireTokenIfSet);
-	app.doc31('/openapi.json', (c) => ({
-		openapi: '3.1.0',
-		info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
-		// Mounted with `app.route('/workflows-admin', ...)`, the routes live under that path.
-		...mountedAt(c.req.path.slice(0, -'/openapi.json'.length)),
-		...(options.auth === 'host' ? {} : { security: [{ bearer: [] }] }),
-	}));
+	app.get('/openapi.json', async (c) => {
+		const document = app.getOpenAPI31Document({
+			openapi: '3.1.0',
+			info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
+			// Mounted with `app.route('/workflows-admin', ...)`, the routes live under that path.
+			...mountedAt(c.req.path.slice(0, -'/openapi.json'.length)),
+			...(options.auth === 'host' ? {} : { security: [{ bearer: [] }] }),
+		});
+		// A deployment that serves no data without a token does not name its types to strangers either;
+		// a host that authenticates itself decided who reaches this document.
+		const open = options.auth === 'host' || authMode(c.env) !== 'unconfigured';
+		return c.json(open ? withTypeSchemas(document, await registrySchemas(registry)) : document);
+	});
 	if (options.auth !== 'host') {
 		app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 		app.use('*', requireAuth);
@@ -123,8 +137,17 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 				...(q.order !== undefined ? { order: q.order === 'updated' ? ('updatedAt' as const) : ('createdAt' as const) } : {}),
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
+				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
 			});
-			return c.json({ items: page.items.map(({ version: _, ...item }) => item), nextCursor: page.nextCursor }, 200);
+			return c.json(
+				{
+					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion }) => ({
+						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}),
+					})),
+					nextCursor: page.nextCursor,
+				},
+				200,
+			);
 		},
 	);
 
@@ -171,6 +194,8 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	);
 
 	registerIndexAdminRoutes(app, registry);
+	registerTypeSchemaRoutes(app, registry);
+	registerLifecycleAdminRoutes(app, registry);
 
 	return app;
 }

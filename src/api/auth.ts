@@ -4,6 +4,14 @@ import type { ApiEnv } from './app';
 import { ApiError } from './http-errors';
 
 /**
+/** Whether a deployment serves data: with a token, openly (development, or ALLOW_UNAUTHENTICATED on purpose), or not at all. */
+export function authMode(env: ApiEnv): 'token' | 'open' | 'unconfigured' {
+	if (env.API_TOKEN) return 'token';
+	if (env.SHARDFLOW_ENV === 'development' || env.ALLOW_UNAUTHENTICATED === 'true') return 'open';
+	return 'unconfigured';
+}
+
+/**
  * With `API_TOKEN` set, every route needs `Authorization: Bearer <token>`
  * (compared in constant time). Without it, nothing that reveals or changes
  * data is served (reads included: payloads and outputs are data) unless in

@@ -36,6 +36,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.EventBufferFull]: 429,
 	[ErrorCode.IdempotencyKeyReused]: 422,
 	[ErrorCode.InvalidIdempotencyKey]: 400,
+	[ErrorCode.ArchiveNotConfigured]: 400,
 	[ErrorCode.Internal]: 500,
 };
 

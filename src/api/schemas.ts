@@ -26,10 +26,18 @@ export const ListQuery = z.object({
 	createdBefore: epochMs.optional(),
 	updatedAfter: epochMs.optional(),
 	updatedBefore: epochMs.optional(),
+	codeVersion: z.string().max(64).optional().openapi({ description: "Only instances created by this code version (the registry's `version` of their type).", example: '2026-11-26' }),
 });
 
 export const SummarySchema = z
-	.object({ id: z.string(), type: z.string(), status: StatusSchema, createdAt: z.number().int(), updatedAt: z.number().int() })
+	.object({
+		id: z.string(),
+		type: z.string(),
+		status: StatusSchema,
+		createdAt: z.number().int(),
+		updatedAt: z.number().int(),
+		codeVersion: z.string().optional().openapi({ description: 'The code version that created the instance, when its type has one.' }),
+	})
 	.openapi('WorkflowSummary');
 
 export const ListSchema = z.object({ items: z.array(SummarySchema), nextCursor: z.string().nullable() }).openapi('WorkflowList');

@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor } from '../engine/cursor';
-import type { IndexEntry } from '../engine/index-entry';
+import { compareEntries, type IndexEntry } from '../engine/index-entry';
 import {
 	DEFAULT_LIMIT,
 	DEFAULT_ORDER,
@@ -50,15 +50,20 @@ export function readShards(entry: Pick<ResolvedEntry, 'shards' | 'previousShards
 /**
  * Delivers one index entry to the shard that owns its id. While resizing, it
  * also tombstones the entry in its previous-layout shard, so a stale status
- * there cannot surface under a status filter.
+ * there cannot surface under a status filter. A removal (a deleted instance)
+ * leaves deletion tombstones in both.
  */
 export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, entry: IndexEntry): Promise<void> {
 	const config = registry.get(entry.type);
 	const home = shardIndex(entry.id, config.shards);
-	await unwrap(shardStub(env, entry.type, home).indexWrite([entry]));
+	const position = { id: entry.id, version: entry.version, createdAt: entry.createdAt };
+	const homeShard = shardStub(env, entry.type, home);
+	await unwrap(entry.removed ? homeShard.indexRemove([position]) : homeShard.indexWrite([entry]));
 	if (config.previousShards !== undefined) {
 		const previous = shardIndex(entry.id, config.previousShards);
-		if (previous !== home) await unwrap(shardStub(env, entry.type, previous).indexTombstone([{ id: entry.id, version: entry.version }]));
+		if (previous === home) return;
+		const old = shardStub(env, entry.type, previous);
+		await unwrap(entry.removed ? old.indexRemove([position]) : old.indexTombstone([position]));
 	}
 }
 
@@ -75,7 +80,7 @@ export class IndexClient {
 		assertValidLimit(limit);
 		const filters: ListFilters = {
 			...(query.status?.length ? { status: query.status } : {}),
-			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']),
+			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion']),
 		};
 		assertValidFilters(filters);
 		const order = query.order ?? DEFAULT_ORDER;
@@ -102,7 +107,9 @@ export class IndexClient {
 		const items = await this.dropStale(window);
 		const last = window.at(-1);
 		return {
-			items: items.map(({ id, type, status, createdAt, updatedAt, version }) => ({ id, type, status, createdAt, updatedAt, version })),
+			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion }) => ({
+				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}),
+			})),
 			nextCursor: hasMore && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};
 	}
@@ -125,7 +132,7 @@ export class IndexClient {
 		const newest = new Map<string, T>();
 		for (const row of window) {
 			const seen = newest.get(row.id);
-			if (!seen || row.version > seen.version) newest.set(row.id, row);
+			if (!seen || compareEntries(row, seen) > 0) newest.set(row.id, row);
 		}
 		const foreign = [...newest.values()].filter((row) => shardIndex(row.id, row.config.shards) !== row.shard);
 		const superseded = new Set<string>();

@@ -70,6 +70,6 @@ async function moveEntries(env: ShardflowEnv, type: string, shards: number, from
 	}
 	// Copy first, then tombstone: an entry is never missing, only briefly in two places (reads de-duplicate).
 	await Promise.all([...byTarget].map(([target, batch]) => unwrap(shardStub(env, type, target).indexWrite(batch))));
-	await unwrap(shardStub(env, type, from).indexTombstone(entries.map(({ id, version }) => ({ id, version }))));
+	await unwrap(shardStub(env, type, from).indexTombstone(entries.map(({ id, version, createdAt }) => ({ id, version, createdAt }))));
 	return entries.length;
 }

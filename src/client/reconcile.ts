@@ -1,6 +1,6 @@
 import { ErrorCode, ShardflowError } from '../engine/errors';
 import { backlogName, type BacklogSummary } from '../engine/index-backlog';
-import type { IndexEntry } from '../engine/index-entry';
+import { compareEntries, type IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import { reconcileVerdict, type ReconcileVerdict } from '../engine/reconcile-verdict';
 import { shardIndex } from '../engine/shard';
@@ -86,13 +86,14 @@ async function reconcileOne(
 	const verdict = reconcileVerdict(listed, truth, type);
 	const here = shardStub(env, type, shard);
 	if (verdict === 'orphan') {
-		await unwrap(here.indexTombstone([{ id: listed.id, version: listed.version }]));
+		await unwrap(here.indexTombstone([{ id: listed.id, version: listed.version, createdAt: listed.createdAt }]));
 	} else if (verdict === 'stale' && truth) {
 		const home = truth.type === type ? shardIndex(truth.id, registry.get(type).shards) : undefined;
-		const tombstone = { id: listed.id, version: Math.max(listed.version, truth.version) };
+		const newest = compareEntries(truth, listed) >= 0 ? truth : listed;
+		const tombstone = { id: listed.id, version: newest.version, createdAt: newest.createdAt };
 		if (home === shard) {
-			// Same version, other content: an upsert keeps the row it has, so clear it first.
-			if (truth.version === listed.version) await unwrap(here.indexTombstone([tombstone]));
+			// Same position, other content: an upsert keeps the row it has, so clear it first.
+			if (compareEntries(truth, listed) === 0) await unwrap(here.indexTombstone([tombstone]));
 			await routeIndexEntry(env, registry, truth);
 		} else {
 			// A copy outside its home shard (or under another type): write the truth, then retire the copy.

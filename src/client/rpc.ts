@@ -1,7 +1,7 @@
 import type { ErrorBody } from '../engine/errors';
 import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { BacklogSummary } from '../engine/index-backlog';
-import type { IndexEntry } from '../engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
 
@@ -39,7 +39,10 @@ export async function wrap<T>(fn: () => T | Promise<T>): Promise<RpcResult<T>> {
 /** The RPC surface of a `WorkflowRunner` in its index-shard role. */
 export interface IndexRpc {
 	indexWrite(entries: IndexEntry[]): Promise<RpcResult<null>>;
-	indexTombstone(items: { id: string; version: number }[]): Promise<RpcResult<null>>;
+	/** Entries that moved to another shard (or whose instance is unknown): tombstones at their position. */
+	indexTombstone(items: EntryPosition[]): Promise<RpcResult<null>>;
+	/** Entries of deleted instances: deletion tombstones, which only a later incarnation of the id replaces. */
+	indexRemove(items: EntryPosition[]): Promise<RpcResult<null>>;
 	indexList(query: ShardListQuery): Promise<RpcResult<IndexEntry[]>>;
 	indexCounts(): Promise<RpcResult<Record<string, number>>>;
 	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;

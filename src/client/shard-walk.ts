@@ -8,7 +8,7 @@ import { unwrap } from './rpc';
 
 /**
  * One resumable batch of a walk over every shard of a type (current and
- * previous layout) in id order: what rebalance and reconcile are built on.
+ * previous layout) in id order: what rebalance, reconcile and purge are built on.
  * The cursor names the walk it belongs to, so one walk's cursor is refused
  * by another.
  */
@@ -39,7 +39,7 @@ export async function walkShards(
 	env: ShardflowEnv,
 	registry: Registry,
 	type: string,
-	walk: 'rebalance' | 'reconcile',
+	walk: 'rebalance' | 'reconcile' | 'purge',
 	options: ShardWalkOptions,
 	visit: (shard: number, rows: IndexEntry[]) => Promise<void>,
 ): Promise<ShardWalkBatch> {

@@ -1,8 +1,8 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Every role of WorkflowRunner shares one schema (one migration set); an
-// instance uses the instance, step, history, wake-up, event, outbox, event-key and
-// dropped-event tables, an index shard only `index_entries`, a type's delivery
+// instance uses the instance, step, history, wake-up, event, outbox, event-key,
+// dropped-event and deletion tables, an index shard only `index_entries`, a type's delivery
 // backlog only `index_backlog`, the `__keys` object only `engine_keys`.
 
 /** The single row of a workflow instance. */
@@ -20,6 +20,9 @@ export const instance = sqliteTable('instance', {
 	updatedAt: integer('updated_at').notNull(),
 	version: integer('version').notNull(),
 	generation: integer('generation').notNull().default(0),
+	/** The registry's code version that created the instance, and the one that last ran it. */
+	codeVersion: text('code_version'),
+	lastCodeVersion: text('last_code_version'),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */
@@ -120,6 +123,26 @@ export const outbox = sqliteTable('outbox', {
 });
 
 /**
+ * A deletion in progress (at most one row): written with the removal entry in
+ * the outbox, it survives a crash until the archive (if asked) is written and
+ * the index has acknowledged the removal; then the whole storage goes
+ * (`deleteAll`), this row with it.
+ */
+export const deletion = sqliteTable('deletion', {
+	slot: integer('slot').primaryKey(),
+	requestedAt: integer('requested_at').notNull(),
+	/** `delete`, `retention` or `purge`. */
+	reason: text('reason').notNull(),
+	/** 1: write the archive record before the storage goes. */
+	archive: integer('archive').notNull(),
+	/** Set once the archive record is written (the key it was written under). */
+	archivedKey: text('archived_key'),
+	/** Failed archive attempts, and when the next one is due. */
+	attempts: integer('attempts').notNull().default(0),
+	nextAttemptAt: integer('next_attempt_at'),
+});
+
+/**
  * Index shard rows. `status = '__moved'` is a tombstone left when an entry
  * moves to another shard, so a late, older write cannot bring it back.
  */
@@ -132,6 +155,8 @@ export const indexEntries = sqliteTable(
 		createdAt: integer('created_at').notNull(),
 		updatedAt: integer('updated_at').notNull(),
 		version: integer('version').notNull(),
+		/** The code version that created the instance (null: none given). */
+		codeVersion: text('code_version'),
 	},
 	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
 	// default (immutable, so paging is stable), updated_at the explicit option.

@@ -36,7 +36,11 @@ export function importCursorKey(secret: string): Promise<CryptoKey> {
 function filterHash(type: string | undefined, filters: ListFilters): number {
 	const status = [...(filters.status ?? [])].sort().join(',');
 	return fnv1a32(
-		JSON.stringify([type ?? '*', status, filters.createdAfter, filters.createdBefore, filters.updatedAfter, filters.updatedBefore]),
+		JSON.stringify([
+			type ?? '*', status, filters.createdAfter, filters.createdBefore, filters.updatedAfter, filters.updatedBefore,
+			// Only when set, so cursors issued before the filter existed stay valid.
+			...(filters.codeVersion !== undefined ? [filters.codeVersion] : []),
+		]),
 	);
 }
 

@@ -31,6 +31,7 @@ export const ErrorCode = {
 	EventBufferFull: 'EVENT_BUFFER_FULL',
 	InvalidIdempotencyKey: 'INVALID_IDEMPOTENCY_KEY',
 	IdempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
+	ArchiveNotConfigured: 'ARCHIVE_NOT_CONFIGURED',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -24,7 +24,10 @@ export interface HistoryError {
 
 /** The kind-specific fields of each record. */
 export interface HistoryEventFields {
-	'workflow.created': { payload: unknown };
+	/** `codeVersion`: the registry's version of the type, when it has one. */
+	'workflow.created': { payload: unknown; codeVersion?: string };
+	/** A pass ran (and wrote) under another code version than the last one: a deploy reached this instance. */
+	'workflow.code_changed': { previous: string | null; current: string | null };
 	'workflow.paused': {};
 	'workflow.resumed': {};
 	'workflow.terminated': {};
@@ -85,6 +88,8 @@ export interface HistoryPage {
 	events: HistoryEvent[];
 	/** Pass it as `after` for the next page; null after the last record written so far. */
 	nextCursor: string | null;
+	/** Present when the instance was deleted and this page is read from its archived record. */
+	archived?: true;
 }
 
 /**
@@ -185,7 +190,7 @@ export function historyPage(row: InstanceRow, store: InstanceStore, query: Histo
 			`generation must be a whole number from 0 to ${row.generation} (the current run of workflow "${row.id}"), got ${String(generation)}`,
 		);
 	}
-	const afterSeq = parseAfter(query.after);
+	const afterSeq = parseHistoryAfter(query.after);
 	const metas = store.readHistoryMeta({ generation, afterSeq, limit: limit + 1 });
 	let budget = STEP_RESULT_BUDGET_BYTES;
 	let take = 0;
@@ -208,7 +213,7 @@ export function historyPage(row: InstanceRow, store: InstanceStore, query: Histo
 }
 
 /** `after` is a record's seq: a whole number, given as a number or as the cursor string. */
-function parseAfter(after: string | number | null | undefined): number {
+export function parseHistoryAfter(after: string | number | null | undefined): number {
 	if (after === undefined || after === null || after === '') return 0;
 	const n = typeof after === 'number' ? after : /^\d{1,15}$/.test(after) ? Number(after) : NaN;
 	if (!Number.isSafeInteger(n) || n < 0) {

@@ -10,12 +10,45 @@ export interface IndexEntry {
 	id: string;
 	type: string;
 	status: WorkflowStatus;
+	/** When this incarnation of the id was created: a deleted id created again starts a new one, whose versions restart. */
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	/** The code version that created the instance (absent or null: none given). */
+	codeVersion?: string | null;
+	/**
+	 * The instance was deleted: the shards replace its entry with a `__deleted`
+	 * tombstone at this (createdAt, version), which no older write can undo and
+	 * which a later incarnation of the id replaces.
+	 */
+	removed?: true;
+}
+
+/** Where a tombstone stands: an entry's incarnation and version. `createdAt` 0 means unknown (tombstones written before incarnations counted). */
+export interface EntryPosition {
+	id: string;
+	version: number;
+	createdAt?: number;
 }
 
 /** The index entry of an instance row: what its shard should hold. */
 export function toIndexEntry(row: InstanceRow): IndexEntry {
-	return { id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+	return {
+		id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version,
+		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
+	};
+}
+
+/** The entry that tells the shards an instance is gone: one version past its last one. */
+export function removalEntry(row: InstanceRow): IndexEntry {
+	return { ...toIndexEntry(row), version: row.version + 1, removed: true };
+}
+
+/**
+ * Orders two entries of one id by age: a later incarnation (`createdAt`) is
+ * newer whatever its version, within one incarnation the higher version is.
+ * The shards apply the same order in SQL (`IndexShardStore.write`).
+ */
+export function compareEntries(a: { createdAt: number; version: number }, b: { createdAt: number; version: number }): number {
+	return a.createdAt !== b.createdAt ? Math.sign(a.createdAt - b.createdAt) : Math.sign(a.version - b.version);
 }

@@ -1,5 +1,6 @@
 import { ErrorCode, ValidationError } from './errors';
 import type { IndexEntry } from './index-entry';
+import { CODE_VERSION_PATTERN } from './registry';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from './types';
 
 /** Filters of an index listing; every bound is in ms since the epoch, exclusive. */
@@ -9,6 +10,8 @@ export interface ListFilters {
 	createdBefore?: number;
 	updatedAfter?: number;
 	updatedBefore?: number;
+	/** Only instances created by this code version (the registry's `version`). */
+	codeVersion?: string;
 }
 
 /**
@@ -60,6 +63,9 @@ export function assertValidFilters(filters: ListFilters): void {
 		if (!(WORKFLOW_STATUSES as readonly string[]).includes(status)) {
 			throw new ValidationError(ErrorCode.InvalidQuery, `unknown status ${JSON.stringify(status)}; use one of ${WORKFLOW_STATUSES.join(', ')}`);
 		}
+	}
+	if (filters.codeVersion !== undefined && (typeof filters.codeVersion !== 'string' || !CODE_VERSION_PATTERN.test(filters.codeVersion))) {
+		throw new ValidationError(ErrorCode.InvalidQuery, 'codeVersion must be 1-64 visible ASCII characters (a registry version)');
 	}
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {
 		const value = filters[key];

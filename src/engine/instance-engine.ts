@@ -10,17 +10,19 @@ import {
 import { historyError, historyPage, historyRow, type HistoryPage, type HistoryQuery, type HistoryRecord } from './history';
 import { assertValidWorkflowId } from './ids';
 import type { EngineLogger } from './engine-log';
-import { toIndexEntry, type IndexEntry } from './index-entry';
+import { removalEntry, toIndexEntry, type IndexEntry } from './index-entry';
+import { buildArchiveRecord, type ArchivePort } from './archive';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
 import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from './json';
 import { MAX_EVENT_KEYS } from './limits';
-import type { Registry, ResolvedEntry } from './registry';
+import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
+import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { StepContext, type Divergence } from './step-context';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
-import type { InstanceRow, InstanceStore, StepRow } from './store';
+import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
 import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from './types';
@@ -50,6 +52,14 @@ export interface EngineHost {
 	backlog?: BacklogPort;
 	/** Test kits only (see step-function-wrapper.ts): replaces or wraps a `step.do` attempt's function. Unset in production. */
 	wrapStepFunction?: StepFunctionWrapper;
+	/** Where finished instances are archived before they are deleted; absent: no archive configured. */
+	archive?: ArchivePort;
+	/**
+	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
+	 * step of a deletion. Afterwards this engine is gone; the id can be created
+	 * again, by a new engine.
+	 */
+	destroy?(): Promise<void>;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -111,31 +121,45 @@ export class InstanceEngine {
 	private interrupted = interruption();
 	/** The step context of the pass in flight, so a terminate can abort its running attempts. */
 	private activeStep: StepContext | undefined;
+	/** Mirrors the stored deletion row: set, the instance is being deleted and answers as if it were gone. */
+	private deletion: DeletionRow | undefined;
+	/** The deletion steps running now (one at a time). */
+	private deleting: Promise<void> | undefined;
+	/** The storage is gone: this engine does nothing more (a new one serves the id). */
+	private gone = false;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
+		this.deletion = this.row ? host.store.readDeletion() : undefined;
 	}
 
+	/** An instance lives here (not one being deleted, nor one deleted). */
 	get exists(): boolean {
-		return this.row !== undefined;
+		return this.row !== undefined && this.deletion === undefined && !this.gone;
 	}
 
 	async create(id: string, type: string, payloadInput: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
+		this.assertNotDeleting(id);
 		if (this.row) this.assertSameType(type);
 		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked. */
 	commitCreate({ id, type, payloadJson }: PreparedCreate): CreateResult {
+		this.assertNotDeleting(id);
 		// An existing id (or a concurrent create that won while the schema validated).
 		if (this.row) return this.existing(type, payloadJson);
 		const now = this.host.now();
-		this.transition({
-			id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			createdAt: now, updatedAt: now, version: 0, generation: 0,
-		}, { kind: 'workflow.created', value: payloadJson });
+		const codeVersion = this.host.registry.get(type).version;
+		this.transition(
+			{
+				id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+				createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion,
+			},
+			{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
+		);
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		this.starting = new Promise<void>((resolve) =>
@@ -266,9 +290,147 @@ export class InstanceEngine {
 		return 'created';
 	}
 
-	/** What the index should hold for this instance; null if it does not exist. Reads only. */
+	/**
+	 * Deletes the instance: its whole storage (SQLite data and alarm) and its
+	 * index entry, after writing its archive record when asked. The deletion is
+	 * durable before anything goes: a `deletion` row and the removal entry in the
+	 * outbox, written together, so a crash at any point resumes it from the
+	 * alarm. The storage goes only once the archive record is written (if asked)
+	 * and the index has acknowledged the removal, which travels like every index
+	 * entry (retried with backoff, backlogged). From the first write on the
+	 * instance answers NOT_FOUND (or from its archive) and a create of its id is
+	 * refused until the storage is gone; a create after that starts a new
+	 * incarnation, which the index orders after this one (`compareEntries`).
+	 * Resolves once the storage is gone, or once the deletion is durable and
+	 * left to the alarm (the index or the archive is unavailable).
+	 */
+	async delete(options: DeleteOptions = {}): Promise<DeleteResult> {
+		const row = this.require();
+		if (options.only && !matchesDeleteFilter(row, options.only)) return { id: row.id, deleted: false };
+		const archive = options.archive === true;
+		if (archive && !this.host.archive) {
+			throw new ValidationError(ErrorCode.ArchiveNotConfigured, 'archive requested, but no archive bucket is bound (ARCHIVE); see README "Retention and deletion"');
+		}
+		if (!FINISHED_STATUSES.includes(row.status)) {
+			if (!options.terminate) {
+				throw new InvalidStateError(`cannot delete workflow "${row.id}": it is ${row.status}; terminate it first, or delete with terminate=true`);
+			}
+			this.terminate();
+		}
+		this.beginDeletion(options.reason ?? 'delete', archive);
+		await this.continueDeletion();
+		return { id: row.id, deleted: true };
+	}
+
+	/** The durable start of a deletion: the deletion row and the removal entry, in one transaction. */
+	private beginDeletion(reason: DeletionReason, archive: boolean): void {
+		const row = this.row!;
+		const now = this.host.now();
+		// Like a transition: a removal while the shard is failing inherits the backoff.
+		const pending = this.host.store.readOutbox();
+		const backingOff = pending !== undefined && pending.attempts > 0;
+		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
+		const deletion: DeletionRow = { requestedAt: now, reason, archive, archivedKey: null, attempts: 0, nextAttemptAt: null };
+		this.host.store.transaction(() => {
+			this.host.store.deleteAllWakeups();
+			this.host.store.writeDeletion(deletion);
+			this.host.store.writeOutbox({ entry: removalEntry(row), attempts: backingOff ? pending.attempts : 0, nextAttemptAt });
+		});
+		this.deletion = deletion;
+		this.host.log?.({ severity: 'info', event: 'workflow.deleting', instanceId: row.id, type: row.type, status: row.status, reason, archive });
+		this.host.ensureAlarmBy(nextAttemptAt);
+		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
+	}
+
+	/** Runs the remaining steps of the deletion in progress (one run at a time). */
+	private continueDeletion(): Promise<void> {
+		return (this.deleting ??= this.runDeletion().finally(() => {
+			this.deleting = undefined;
+			this.rearm();
+		}));
+	}
+
+	private async runDeletion(): Promise<void> {
+		const deletion = this.deletion;
+		if (!deletion || this.gone) return;
+		if (deletion.archive && deletion.archivedKey === null && !(await this.writeArchive(deletion))) return;
+		// The removal is delivered like every index entry; a failure waits for the alarm's retry.
+		if (this.host.store.readOutbox()) {
+			this.deliverIndex();
+			while (this.delivering) await this.delivering;
+			if (this.host.store.readOutbox()) return;
+		}
+		const row = this.row!;
+		// A later incarnation takes its createdAt after this point, so the index orders it after this one.
+		if (this.host.now() <= row.createdAt) return;
+		if (!this.host.destroy) throw new Error('this engine host cannot free storage (EngineHost.destroy)');
+		await this.host.destroy();
+		this.gone = true;
+		this.host.log?.({ severity: 'info', event: 'workflow.deleted', instanceId: row.id, type: row.type, reason: deletion.reason, archivedKey: this.deletion?.archivedKey ?? null });
+	}
+
+	/** Writes the archive record; false (and a retry scheduled with backoff) if it could not. */
+	private async writeArchive(deletion: DeletionRow): Promise<boolean> {
+		if (deletion.nextAttemptAt !== null && deletion.nextAttemptAt > this.host.now()) return false;
+		const row = this.row!;
+		try {
+			if (!this.host.archive) throw new Error('no archive bucket is bound (ARCHIVE)');
+			// deletedAt is the request's time, so a write repeated after a crash is the same record.
+			const key = await this.host.archive.put(buildArchiveRecord(row, this.host.store, deletion.requestedAt, deletion.reason));
+			this.writeDeletion({ ...deletion, archivedKey: key, nextAttemptAt: null });
+			return true;
+		} catch (error) {
+			const attempts = deletion.attempts + 1;
+			this.writeDeletion({ ...deletion, attempts, nextAttemptAt: this.host.now() + outboxBackoffMs(attempts) });
+			this.host.log?.({ severity: 'error', event: 'workflow.archive_failed', instanceId: row.id, type: row.type, attempts, error: describeThrown(error) });
+			return false;
+		}
+	}
+
+	private writeDeletion(row: DeletionRow): void {
+		this.host.store.writeDeletion(row);
+		this.deletion = row;
+	}
+
+	/** When the alarm must continue the deletion in progress (the outbox retry covers an unacknowledged removal). */
+	private deletionDueAt(now: number, outboxAt: number | undefined): number | undefined {
+		const deletion = this.deletion;
+		if (!deletion) return undefined;
+		if (this.deleting) return now + WATCHDOG_MS;
+		if (deletion.archive && deletion.archivedKey === null) return deletion.nextAttemptAt ?? now;
+		if (outboxAt !== undefined) return undefined;
+		return Math.max(now, this.row!.createdAt + 1);
+	}
+
+	/** When this finished instance's retention runs out; undefined while it runs, is kept forever or is being deleted. */
+	private expiresAt(): number | undefined {
+		const row = this.row;
+		if (!row || this.deletion || this.gone || !FINISHED_STATUSES.includes(row.status) || !this.host.registry.has(row.type)) return undefined;
+		const keep = this.entryOf(row).retention[row.status as FinishedStatus];
+		return keep === null ? undefined : row.updatedAt + keep;
+	}
+
+	private expired(now: number): boolean {
+		const at = this.expiresAt();
+		return at !== undefined && at <= now;
+	}
+
+	/** Retention ran out: the instance deletes itself, archived first when an archive is configured. */
+	private expire(): void {
+		const { retention } = this.entryOf(this.row!);
+		this.beginDeletion('retention', retention.archive && this.host.archive !== undefined);
+		this.host.background(this.continueDeletion());
+	}
+
+	private assertNotDeleting(id: string): void {
+		if (this.deletion || this.gone) {
+			throw new InvalidStateError(`workflow id "${id}" is being deleted; create it again once the deletion has finished`);
+		}
+	}
+
+	/** What the index should hold for this instance; null if it does not exist (or is being deleted). Reads only. */
 	currentIndexEntry(): IndexEntry | null {
-		return this.row ? toIndexEntry(this.row) : null;
+		return this.exists ? toIndexEntry(this.row!) : null;
 	}
 
 	/**
@@ -292,14 +454,22 @@ export class InstanceEngine {
 	 * pass is in flight the alarm only re-arms the watchdog.
 	 */
 	alarm(): void {
+		// No instance here (or its storage is gone): nothing to do.
+		if (!this.row || this.gone) return;
 		const now = this.host.now();
 		const outbox = this.host.store.readOutbox();
 		if (outbox && outbox.nextAttemptAt <= now) this.deliverIndex();
+		if (this.deletion) {
+			// A deletion a crash (or a failed delivery or archive write) left unfinished.
+			this.host.background(this.continueDeletion());
+			return;
+		}
 		if (this.loop) {
 			this.host.ensureAlarmBy(now + WATCHDOG_MS);
 			return;
 		}
 		if (this.hasWork(now)) this.kick();
+		else if (this.expired(now)) this.expire();
 		else this.rearm();
 	}
 
@@ -328,7 +498,7 @@ export class InstanceEngine {
 	async idle(options: { index?: boolean } = {}): Promise<void> {
 		const index = options.index ?? true;
 		for (;;) {
-			const pending = this.starting ?? this.loop ?? (index ? this.delivering : undefined);
+			const pending = this.starting ?? this.loop ?? this.deleting ?? (index ? this.delivering : undefined);
 			if (!pending) return;
 			await pending;
 		}
@@ -377,11 +547,17 @@ export class InstanceEngine {
 		const epoch = this.controlEpoch;
 		const startedAt = this.host.now();
 		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const codeVersion = entry.version;
 		const markRunning = () => {
 			const row = this.row!;
-			if (row.status !== 'running' && row.status !== 'paused' && row.generation === generation && RUNNABLE.includes(row.status)) {
-				this.transition({ ...row, status: 'running' });
-			}
+			if (row.status === 'paused' || row.generation !== generation || !RUNNABLE.includes(row.status)) return;
+			const newCode = (row.lastCodeVersion ?? null) !== codeVersion;
+			if (row.status === 'running' && !newCode) return;
+			// The first write of a pass under another code version than the last one records the change.
+			this.transition(
+				{ ...row, status: 'running', lastCodeVersion: codeVersion },
+				newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined,
+			);
 		};
 		if (start.status === 'created') markRunning();
 
@@ -404,10 +580,19 @@ export class InstanceEngine {
 		});
 
 		this.activeStep = step;
+		// A terminate or restart ends the pass at once, even while run() awaits an attempt that
+		// ignores its signal: the attempt's outcome no longer counts, and a restart's new
+		// generation must not wait for it.
+		const interrupted = this.interrupted.promise.then(() => INTERRUPTED);
 		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
 		try {
 			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.host.env });
-			outcome = { ok: true, output: await workflow.run(step, fromStoredJson(start.payload)) };
+			const output = await Promise.race([workflow.run(step, fromStoredJson(start.payload)), interrupted]);
+			if (output === INTERRUPTED) {
+				if (this.activeStep === step) this.activeStep = undefined;
+				return;
+			}
+			outcome = { ok: true, output };
 		} catch (error) {
 			outcome = { ok: false, error };
 		}
@@ -566,8 +751,9 @@ export class InstanceEngine {
 		this.rearm();
 	}
 
-	/** Points the alarm at the earliest wake-up, outbox retry or watchdog check. */
+	/** Points the alarm at the earliest wake-up, outbox retry, watchdog check, retention expiry or deletion step. */
 	private rearm(): void {
+		if (this.gone) return;
 		const now = this.host.now();
 		const wake = this.host.store.earliestWakeup();
 		const pending = this.host.store.readOutbox()?.nextAttemptAt;
@@ -580,7 +766,9 @@ export class InstanceEngine {
 		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
 		// (crash-point exploration found a create stuck in `created` without it).
 		const watchdog = status === 'running' || status === 'created' ? now + WATCHDOG_MS : undefined;
-		const candidates = [paused ? undefined : wake, outbox, watchdog].filter((t): t is number => t !== undefined);
+		const candidates = [paused ? undefined : wake, outbox, watchdog, this.expiresAt(), this.deletionDueAt(now, pending)].filter(
+			(t): t is number => t !== undefined,
+		);
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
 	}
 
@@ -605,8 +793,9 @@ export class InstanceEngine {
 	}
 
 
+	/** The row of an instance that exists; NOT_FOUND for one being deleted too (it answers from its archive, if any). */
 	private require(): InstanceRow {
-		if (!this.row) throw new NotFoundError('no such workflow instance');
+		if (!this.row || this.deletion || this.gone) throw new NotFoundError('no such workflow instance');
 		return this.row;
 	}
 
@@ -614,6 +803,9 @@ export class InstanceEngine {
 		return this.host.registry.get(row.type);
 	}
 }
+/** What a pass's run() race answers when a terminate or restart came first. */
+const INTERRUPTED = Symbol('interrupted');
+
 /** A promise with its resolver (Promise.withResolvers is newer than the library target). */
 function interruption(): { promise: Promise<void>; resolve: () => void } {
 	let resolve!: () => void;

@@ -1,6 +1,6 @@
 import type { HistoryRow, NewHistoryRow } from './history';
 import { utf8Bytes } from './json';
-import type { EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
+import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
 import type { StepStatus } from './types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
@@ -13,6 +13,7 @@ export class MemoryInstanceStore implements InstanceStore {
 	eventKeys = new Map<string, EventKeyRow>();
 	dropped = 0;
 	history: HistoryRow[] = [];
+	deletion: DeletionRow | undefined;
 	private nextEventSeq = 1;
 
 	transaction<T>(fn: () => T): T {
@@ -24,6 +25,7 @@ export class MemoryInstanceStore implements InstanceStore {
 			outbox: this.outbox,
 			eventKeys: this.eventKeys,
 			dropped: this.dropped,
+			deletion: this.deletion,
 		});
 		// The history only grows: undoing a transaction cuts it back to its length.
 		const historyLength = this.history.length;
@@ -149,5 +151,11 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	private historyRange({ generation, afterSeq, limit }: HistoryRange): HistoryRow[] {
 		return this.history.filter((r) => r.generation === generation && r.seq > afterSeq).slice(0, limit);
+	}
+	readDeletion() {
+		return this.deletion && { ...this.deletion };
+	}
+	writeDeletion(row: DeletionRow) {
+		this.deletion = { ...row };
 	}
 }

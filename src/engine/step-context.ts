@@ -94,6 +94,7 @@ export class StepContext implements Step<any> {
 	private cancelled: unknown;
 	/** Steps recorded before this pass (patch markers aside), and how many of them this pass reached. */
 	private readonly recorded: ReadonlySet<string>;
+	private readonly recordedBefore: readonly StepRow[];
 	private reachedRecorded = 0;
 
 	constructor(
@@ -110,6 +111,7 @@ export class StepContext implements Step<any> {
 		}
 		this.nextSeq = max + 1;
 		this.recorded = recorded;
+		this.recordedBefore = [...rows.values()];
 	}
 
 	/**
@@ -299,7 +301,7 @@ export class StepContext implements Step<any> {
 		if (!this.behindRecord() || this.signal || this.fatal) return undefined;
 		// Branches still replaying (say, the losers of a Promise.race) get their turn first.
 		if (await this.atFrontier()) return undefined;
-		return { position: this.reachedRecorded, recorded: this.firstUnreached(), requested: { kind: 'end', name: 'run() settled' } };
+		return { ...this.firstUnreached(), requested: { kind: 'end', name: 'run() settled' } };
 	}
 
 	private recordPatch(key: string, id: string): void {
@@ -336,19 +338,22 @@ export class StepContext implements Step<any> {
 	private async assertOnRecord(kind: StepKind, name: string): Promise<void> {
 		if (await this.atFrontier()) return;
 		if (this.signal) throw this.signal;
-		this.divergence ??= { position: this.reachedRecorded, recorded: this.firstUnreached(), requested: { kind, name } };
+		this.divergence ??= { ...this.firstUnreached(), requested: { kind, name } };
 		this.signal = new AbortSignal_('diverged');
 		throw this.signal;
 	}
 
-	private firstUnreached(): { kind: StepKind; name: string } | null {
-		let first: StepRow | undefined;
-		for (const key of this.recorded) {
-			if (this.claimed.has(key)) continue;
-			const row = this.rows.get(key)!;
-			if (!first || row.seq < first.seq) first = row;
-		}
-		return first ? { kind: first.kind, name: first.name } : null;
+	/**
+	 * The first recorded step (by seq) this pass did not reach, and its position: its index
+	 * among every step recorded before the pass, patch markers included (as `replayHistory`
+	 * and `GET /workflows/:id/steps` count).
+	 */
+	private firstUnreached(): { position: number; recorded: { kind: StepKind; name: string } | null } {
+		const before = [...this.recordedBefore].sort((a, b) => a.seq - b.seq);
+		const index = before.findIndex((row) => this.recorded.has(row.key) && !this.claimed.has(row.key));
+		if (index < 0) return { position: before.length, recorded: null };
+		const row = before[index]!;
+		return { position: index, recorded: { kind: row.kind, name: row.name } };
 	}
 
 	private sleepStep(key: string, name: string, row: StepRow | undefined, wakeAt: number): Promise<void> {

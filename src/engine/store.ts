@@ -20,6 +20,10 @@ export interface InstanceRow {
 	version: number;
 	/** Grows on every restart; a pass of an older generation stops at its next step. */
 	generation: number;
+	/** The registry's code version of the type when this instance was created (null: none given). */
+	codeVersion?: string | null;
+	/** The code version of the last pass that wrote anything. */
+	lastCodeVersion?: string | null;
 }
 
 export interface StepRow {
@@ -78,6 +82,26 @@ export interface OutboxRow {
 	nextAttemptAt: number;
 	/** Since when this instance is registered in its type's delivery backlog; null when it is not. Survives `writeOutbox`. */
 	backloggedSince?: number | null;
+}
+
+/** Why an instance is being deleted. */
+export type DeletionReason = 'delete' | 'retention' | 'purge';
+
+/**
+ * A deletion in progress (see `InstanceEngine.delete`): kept until the archive
+ * (when asked for) is written and the index acknowledged the removal; then the
+ * whole storage goes, this row with it.
+ */
+export interface DeletionRow {
+	requestedAt: number;
+	reason: DeletionReason;
+	/** Write the archive record before the storage goes. */
+	archive: boolean;
+	/** The key the archive record was written under; null until it is. */
+	archivedKey: string | null;
+	/** Failed archive attempts, and when the next is due. */
+	attempts: number;
+	nextAttemptAt: number | null;
 }
 
 /**
@@ -140,4 +164,8 @@ export interface InstanceStore {
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void;
 	/** Records (or, with null, clears) the backlog registration on the pending row, whatever its version. */
 	markOutboxBacklogged(since: number | null): void;
+
+	/** The deletion in progress, if any. */
+	readDeletion(): DeletionRow | undefined;
+	writeDeletion(row: DeletionRow): void;
 }

@@ -174,6 +174,12 @@ export interface WorkflowStatusInfo {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	/** The current run: 0, then one more per restart (the history's default generation). */
+	generation: number;
+	/** The registry's code version of the type when the instance was created (absent: none given). */
+	codeVersion?: string;
+	/** The code version of the last pass that ran it. */
+	lastCodeVersion?: string;
 	/** Steps per status, and `total`. */
 	stepCounts: { total: number } & Partial<Record<StepStatus, number>>;
 	/** Steps before the window in `steps` (page them with `steps()` / `GET /workflows/:id/steps`). */
@@ -184,4 +190,6 @@ export interface WorkflowStatusInfo {
 	bufferedEvents: number;
 	/** Buffered events nobody consumed, dropped when the instance finished. */
 	droppedEvents: number;
+	/** Present when the instance was deleted and this is its archived record. */
+	archived?: true;
 }

@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import type { ArchiveRecord } from '../engine/archive';
+import type { DeleteResult } from '../engine/deletion';
 import type { IndexEntry } from '../engine/index-entry';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
@@ -10,6 +12,10 @@ export interface InstanceAccess {
 	existing(): InstanceEngine;
 	/** The entry the index should hold, or null when there is no such instance. Writes nothing. */
 	currentIndexEntry(): IndexEntry | null;
+	/** Deletes the instance (or, when only its archive is left, erases that). `input` is unchecked: any caller's. */
+	delete(input: unknown): Promise<DeleteResult>;
+	/** The live instance's answer or, once it is deleted, its archive record's (NOT_FOUND if neither exists). */
+	orArchived<T>(live: (engine: InstanceEngine) => T, archived: (record: ArchiveRecord) => T): Promise<T>;
 }
 
 /** The parts of an HTTP request an operation maps to its input (validated by the route's schemas). */
@@ -29,7 +35,7 @@ export interface HttpResponseSpec {
 
 /** How an operation is served over HTTP (registered by `src/api/operation-routes.ts`). */
 export interface HttpBinding<Input, Output> {
-	method: 'get' | 'post';
+	method: 'get' | 'post' | 'delete';
 	/** OpenAPI style: `/workflows/{id}/steps`. */
 	path: string;
 	summary: string;

@@ -65,11 +65,15 @@ export const DetailSchema = z
 		createdAt: z.number().int(),
 		updatedAt: z.number().int(),
 		version: z.number().int(),
+		generation: z.number().int().meta({ description: 'The current run: 0, then one more per restart (the history route reads it by default).' }),
+		codeVersion: z.string().optional().meta({ description: "The registry's code version of the type when the instance was created." }),
+		lastCodeVersion: z.string().optional().meta({ description: 'The code version of the last pass that ran the instance.' }),
 		stepCounts: z.record(z.string(), z.number().int()).meta({ description: 'Steps per status, and total.', example: { total: 40, completed: 40 } }),
 		stepsBefore: z.number().int().meta({ description: 'Steps before the window in steps; page them with GET /workflows/{id}/steps.' }),
 		steps: z.array(StepSchema).meta({ description: 'The most recent steps (at most 100), oldest first.' }),
 		bufferedEvents: z.number().int().meta({ description: 'Events buffered for a wait not reached yet.' }),
 		droppedEvents: z.number().int().meta({ description: 'Buffered events nobody consumed, dropped when the instance finished.' }),
+		archived: z.literal(true).optional().meta({ description: 'The instance was deleted; this is its archived record.' }),
 	})
 	.meta({ id: 'WorkflowDetail' });
 
@@ -120,5 +124,15 @@ export const HistoryPageSchema = z
 		formatVersion: z.number().int(),
 		events: z.array(HistoryEventSchema),
 		nextCursor: z.string().nullable(),
+		archived: z.literal(true).optional().meta({ description: 'The instance was deleted; this page is read from its archived record.' }),
 	})
 	.meta({ id: 'HistoryPage' });
+
+const flag = z.enum(['true', 'false']);
+
+export const DeleteQuery = z.object({
+	terminate: flag.optional().meta({ description: 'true: terminate an instance that has not finished, then delete it (otherwise 409).' }),
+	archive: flag.optional().meta({ description: 'true: write the instance to the archive bucket first (400 ARCHIVE_NOT_CONFIGURED without one).' }),
+});
+
+export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'WorkflowDeleted' });

@@ -2,6 +2,8 @@ import { assertValidIdempotencyKey } from '../engine/event-keys';
 import { uuidv7 } from '../engine/ids';
 import { assertJsonDepth } from '../engine/json';
 import type { IndexEntry } from '../engine/index-entry';
+import { archivedHistoryPage } from '../engine/archive';
+import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
@@ -11,6 +13,8 @@ import {
 	ControlSchema,
 	CreateBody,
 	CreatedSchema,
+	DeletedSchema,
+	DeleteQuery,
 	DetailSchema,
 	EventHeaders,
 	EventParams,
@@ -82,7 +86,11 @@ export const operations = {
 	status: operation({
 		rpc: 'describe',
 		helper: (_type: string, id: string) => ({ id }),
-		run: (instance, _input: { id: string }): WorkflowStatusInfo => instance.existing().status(),
+		run: (instance, _input: { id: string }): Promise<WorkflowStatusInfo> =>
+			instance.orArchived(
+				(engine) => engine.status(),
+				(record) => ({ ...record.status, archived: true }),
+			),
 		http: {
 			method: 'get',
 			path: '/workflows/{id}',
@@ -115,9 +123,12 @@ export const operations = {
 	history: operation({
 		rpc: 'history',
 		helper: (_type: string, id: string, options: { after?: string | null; limit?: number; generation?: number } = {}) => ({ id, ...options }),
-		run: (instance, input: { id: string; after?: string | null; limit?: number; generation?: number }): HistoryPage => {
+		run: (instance, input: { id: string; after?: string | null; limit?: number; generation?: number }): Promise<HistoryPage> => {
 			const { id: _id, ...query } = input;
-			return instance.existing().history(query);
+			return instance.orArchived(
+				(engine) => engine.history(query),
+				(record) => archivedHistoryPage(record, query),
+			);
 		},
 		http: {
 			method: 'get',
@@ -169,6 +180,33 @@ export const operations = {
 				return { id: request.param.id, event: request.param.name, payload, ...(key !== undefined ? { idempotencyKey: key } : {}) };
 			},
 			reply: (_: null, { id, event }) => ({ status: 202, body: { id, event, accepted: true } }),
+		},
+	}),
+
+	/**
+	 * Deletes an instance: its storage, alarm and index entry (archived first
+	 * with `archive`); a running one only with `terminate`. An id whose storage
+	 * is gone but which has archived records has those erased.
+	 */
+	delete: operation({
+		rpc: 'deleteInstance',
+		helper: (_type: string, id: string, options: { terminate?: boolean; archive?: boolean } = {}) => ({ id, ...options }),
+		// `only` and `reason` come from a purge (src/client/purge.ts); the HTTP route never sets them.
+		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' }): Promise<DeleteResult> =>
+			instance.delete(input),
+		http: {
+			method: 'delete',
+			path: '/workflows/{id}',
+			summary: 'Delete an instance: its storage, alarm and index entry (archived first with archive=true)',
+			request: { params: IdParam, query: DeleteQuery },
+			responses: { 200: { schema: DeletedSchema, description: 'Deleted' } },
+			errors: [400, 401, 404, 409],
+			input: ({ param, query }) => ({
+				id: param.id,
+				...(query.terminate === 'true' ? { terminate: true } : {}),
+				...(query.archive === 'true' ? { archive: true } : {}),
+			}),
+			reply: ({ id }) => ({ status: 200, body: { id, deleted: true } }),
 		},
 	}),
 

@@ -3,16 +3,17 @@ import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
 import type { HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
-import type { EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
+import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
 import type { StepStatus } from '../engine/types';
 
-const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents } = schema;
+const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
 const { result: _result, ...stepColumns } = getTableColumns(steps);
 // octet_length reads the size from the record header, not the (up to 1 MiB) value.
 const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 const DROPPED_SLOT = 1;
+const DELETION_SLOT = 1;
 
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The statements on
@@ -219,5 +220,17 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	markOutboxBacklogged(since: number | null): void {
 		this.db.update(outbox).set({ backloggedSince: since }).where(eq(outbox.slot, OUTBOX_SLOT)).run();
+	}
+
+	readDeletion(): DeletionRow | undefined {
+		const row = this.db.select().from(deletion).where(eq(deletion.slot, DELETION_SLOT)).get();
+		if (!row) return undefined;
+		const { slot: _slot, ...rest } = row;
+		return { ...rest, reason: rest.reason as DeletionRow['reason'], archive: rest.archive === 1 };
+	}
+
+	writeDeletion(row: DeletionRow): void {
+		const values = { ...row, archive: row.archive ? 1 : 0 };
+		this.db.insert(deletion).values({ slot: DELETION_SLOT, ...values }).onConflictDoUpdate({ target: deletion.slot, set: values }).run();
 	}
 }

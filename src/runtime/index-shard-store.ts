@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, gt, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
-import type { IndexEntry } from '../engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import { compareIn, type ShardListQuery } from '../engine/index-query';
 import type { WorkflowStatus } from '../engine/types';
 
@@ -9,8 +9,25 @@ const { indexEntries: t } = schema;
 
 /** Status of a tombstone left behind when an entry moves to another shard. */
 export const MOVED = '__moved';
+/** Status of a tombstone left where a deleted instance's entry was. */
+export const DELETED = '__deleted';
+/** Rows that are entries, not tombstones. */
+const live = () => notInArray(t.status, [MOVED, DELETED]);
 
-const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version };
+/**
+ * Whether the incoming row (`excluded`) is newer than the stored one: a later
+ * incarnation of the id (`created_at`), or the same one at a higher version
+ * (`compareEntries`). Tombstones written before incarnations counted have
+ * `created_at` 0 and compare by version alone.
+ */
+function newer(orEqual: SQL): SQL {
+	return sql`CASE WHEN ${t.createdAt} = 0 OR excluded.created_at = 0
+		THEN excluded.version > ${t.version} OR (${orEqual} AND excluded.version >= ${t.version})
+		ELSE (excluded.created_at, excluded.version) > (${t.createdAt}, ${t.version})
+			OR (${orEqual} AND (excluded.created_at, excluded.version) >= (${t.createdAt}, ${t.version})) END`;
+}
+
+const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion };
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
@@ -19,35 +36,52 @@ export class IndexShardStore {
 		private readonly storage: DurableObjectStorage,
 	) {}
 
-	/** Keeps, per id, the entry with the highest version; older deliveries arriving late change nothing. */
+	/**
+	 * Keeps, per id, the newest entry (latest incarnation, then highest
+	 * version); older deliveries arriving late change nothing.
+	 */
 	write(entries: IndexEntry[]): void {
 		this.storage.transactionSync(() => {
 			for (const e of entries) {
 				this.db
 					.insert(t)
-					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version })
+					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null })
 					.onConflictDoUpdate({
 						target: t.id,
 						set: {
 							type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
-							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`,
+							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`,
 						},
-						// A tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
-						setWhere: sql`excluded.version > ${t.version} OR (${t.status} = ${MOVED} AND excluded.version >= ${t.version})`,
+						// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
+						// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
+						setWhere: newer(sql`${t.status} = ${MOVED}`),
 					})
 					.run();
 			}
 		});
 	}
 
-	/** Replaces entries that moved to another shard with tombstones at their version. */
-	tombstone(items: { id: string; version: number }[]): void {
+	/**
+	 * Replaces entries with tombstones at their position: `MOVED` for entries
+	 * that went to another shard, `DELETED` for deleted instances. A tombstone
+	 * never replaces a newer entry, and no older write can replace it.
+	 */
+	tombstone(items: EntryPosition[], status: typeof MOVED | typeof DELETED = MOVED): void {
 		this.storage.transactionSync(() => {
-			for (const { id, version } of items) {
+			for (const { id, version, createdAt = 0 } of items) {
 				this.db
 					.insert(t)
-					.values({ id, type: '', status: MOVED, createdAt: 0, updatedAt: 0, version })
-					.onConflictDoUpdate({ target: t.id, set: { status: MOVED, version: sql`excluded.version` }, setWhere: sql`excluded.version >= ${t.version}` })
+					.values({ id, type: '', status, createdAt, updatedAt: 0, version })
+					.onConflictDoUpdate({
+						target: t.id,
+						set: {
+							status,
+							version: sql`excluded.version`,
+							// An item without its incarnation (an older caller) keeps the row's.
+							createdAt: sql`CASE WHEN excluded.created_at = 0 THEN ${t.createdAt} ELSE excluded.created_at END`,
+						},
+						setWhere: newer(sql`1`),
+					})
 					.run();
 			}
 		});
@@ -73,7 +107,7 @@ export class IndexShardStore {
 		const rows = this.db
 			.select({ status: t.status, n: sql<number>`count(*)` })
 			.from(t)
-			.where(ne(t.status, MOVED))
+			.where(live())
 			.groupBy(t.status)
 			.all();
 		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
@@ -85,7 +119,7 @@ export class IndexShardStore {
 		const rows = this.db
 			.select({ id: t.id, version: t.version })
 			.from(t)
-			.where(and(inArray(t.id, ids), ne(t.status, MOVED)))
+			.where(and(inArray(t.id, ids), live()))
 			.all();
 		return Object.fromEntries(rows.map((r) => [r.id, r.version]));
 	}
@@ -95,7 +129,7 @@ export class IndexShardStore {
 		return this.db
 			.select(columns)
 			.from(t)
-			.where(and(gt(t.id, afterId), ne(t.status, MOVED)))
+			.where(and(gt(t.id, afterId), live()))
 			.orderBy(asc(t.id))
 			.limit(limit)
 			.all() as IndexEntry[];
@@ -109,12 +143,14 @@ export class IndexShardStore {
  */
 export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: ShardListQuery, status: WorkflowStatus | undefined) {
 	const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
-	const where: (SQL | undefined)[] = [status ? eq(t.status, status) : ne(t.status, MOVED)];
+	const where: (SQL | undefined)[] = [status ? eq(t.status, status) : live()];
 	if (query.after) where.push(sql`(${key}, ${t.id}) < (${query.after.at}, ${query.after.id})`);
 	if (query.updatedAfter !== undefined) where.push(gt(t.updatedAt, query.updatedAfter));
 	if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
 	if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
 	if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
+	// No SQL index: the status/order index walks and this filters (code versions are few per type).
+	if (query.codeVersion !== undefined) where.push(eq(t.codeVersion, query.codeVersion));
 	return db
 		.select(columns)
 		.from(t)

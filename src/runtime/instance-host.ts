@@ -9,6 +9,7 @@ import type { BacklogPort } from '../engine/index-backlog';
 import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
+import { r2Archive, type ArchiveEnv } from './r2-archive';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
@@ -29,11 +30,12 @@ export interface AlarmSlot {
  */
 export function instanceHost(
 	ctx: DurableObjectState,
-	env: ShardflowEnv,
+	env: ShardflowEnv & ArchiveEnv,
 	registry: Registry,
 	db: DrizzleSqliteDODatabase<typeof schema>,
 	alarm: AlarmSlot,
 	now: () => number,
+	destroy: () => Promise<void>,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	return {
@@ -58,6 +60,8 @@ export function instanceHost(
 		log: consoleLogger(level),
 		logStepCompletions: level === 'debug',
 		backlog: backlogPort(env),
+		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
+		destroy,
 	};
 }
 

@@ -35,6 +35,11 @@ export class ObjectStorage {
 		return true;
 	}
 
+	/** After `deleteAll`: the object is empty again, and its next write creates the schema anew. */
+	forget(): void {
+		this.ready = false;
+	}
+
 	async ensureSchema(): Promise<void> {
 		if (this.ready) return;
 		await migrate(this.db, migrations);

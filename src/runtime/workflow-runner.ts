@@ -3,12 +3,13 @@ import type { ShardflowEnv } from '../client/instance-client';
 import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
 import type { AnyOperation } from '../operations/operation';
 import { operations } from '../operations/table';
-import type { IndexEntry } from '../engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
+import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
@@ -95,12 +96,26 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	// ---- index shard role ----
 
+	/** The only HTTP an object answers: a dashboard's WebSocket to an index shard (the Worker checks auth first). */
+	override async fetch(request: Request): Promise<Response> {
+		if (this.role?.kind === 'index' && this.role.live) return this.role.live.accept(request);
+		return new Response('not found', { status: 404 });
+	}
+
+	override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+		if (this.role?.kind === 'index') this.role.live?.closed(ws, code);
+	}
+
 	indexWrite(entries: IndexEntry[]) {
 		return this.call('index', async (shard) => (await shard.write(entries), null));
 	}
 
-	indexTombstone(items: { id: string; version: number }[]) {
+	indexTombstone(items: EntryPosition[]) {
 		return this.call('index', async (shard) => (await shard.tombstone(items), null));
+	}
+
+	indexRemove(items: EntryPosition[]) {
+		return this.call('index', async (shard) => (await shard.remove(items), null));
 	}
 
 	indexList(query: ShardListQuery) {
@@ -154,7 +169,7 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 		case 'instance':
 			return new InstanceRole(host);
 		case 'index':
-			return new IndexShardRole(host.storage);
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx));
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':

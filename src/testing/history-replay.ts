@@ -69,8 +69,27 @@ export async function replayHistory(workflow: TestableWorkflow, history: ReplayI
 	if (!page || !Array.isArray(page.events)) {
 		throw new TestKitError(TestKitErrorCode.ReplayInput, 'replayHistory needs a history page ({events: [...]}) or its array of records');
 	}
-	if ('formatVersion' in page && typeof page.formatVersion === 'number' && page.formatVersion > 1) {
-		throw new TestKitError(TestKitErrorCode.ReplayInput, `history format version ${page.formatVersion} is newer than this test kit reads (1)`);
+	if ('formatVersion' in page && page.formatVersion !== undefined && page.formatVersion !== 1) {
+		throw new TestKitError(TestKitErrorCode.ReplayInput, `history format version ${JSON.stringify(page.formatVersion)} is not one this test kit reads (1)`);
+	}
+	// A first page of a longer history would replay "cleanly" up to where it was cut.
+	const next = (page as { nextCursor?: unknown }).nextCursor;
+	if (next !== undefined && next !== null) {
+		throw new TestKitError(
+			TestKitErrorCode.ReplayInput,
+			`this history page is not the last one (nextCursor ${JSON.stringify(next)}): fetch every page (after=<nextCursor>) and pass all the records`,
+		);
+	}
+	let previous = 0;
+	for (const [i, record] of page.events.entries()) {
+		const r = record as { seq?: unknown; kind?: unknown; generation?: unknown } | null;
+		if (!r || typeof r !== 'object' || !Number.isSafeInteger(r.seq) || typeof r.kind !== 'string' || !Number.isSafeInteger(r.generation)) {
+			throw new TestKitError(TestKitErrorCode.ReplayInput, `history record ${i} is not a record ({seq, kind, generation, ...}): ${JSON.stringify(record)?.slice(0, 200)}`);
+		}
+		if ((r.seq as number) <= previous) {
+			throw new TestKitError(TestKitErrorCode.ReplayInput, `history records must come in growing seq order; record ${i} has seq ${String(r.seq)} after ${previous}`);
+		}
+		previous = r.seq as number;
 	}
 	const run = recordedRun(page.events);
 	const payload = 'payload' in options ? options.payload : run.payload?.value;

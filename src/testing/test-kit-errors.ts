@@ -14,6 +14,7 @@ export const TestKitErrorCode = {
 	ReplayInput: 'TESTKIT_REPLAY_INPUT',
 	CrashDivergence: 'TESTKIT_CRASH_DIVERGENCE',
 	ReplayDivergence: 'TESTKIT_REPLAY_DIVERGENCE',
+	InvalidTime: 'TESTKIT_INVALID_TIME',
 } as const;
 export type TestKitErrorCode = (typeof TestKitErrorCode)[keyof typeof TestKitErrorCode];
 

@@ -242,6 +242,12 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 	/** Fires, in time order, every alarm due by `at`, leaves the clock at `at`, then settles. */
 	private async advanceTo(at: number): Promise<void> {
 		this.assertStarted();
+		if (typeof at !== 'number' || !Number.isFinite(at)) {
+			throw new TestKitError(TestKitErrorCode.InvalidTime, `clock.advanceTo needs a valid Date or epoch milliseconds, got ${String(at)}`);
+		}
+		if (at < this.driver.now()) {
+			throw new TestKitError(TestKitErrorCode.InvalidTime, `clock.advanceTo(${new Date(at).toISOString()}) is before the virtual clock (${new Date(this.driver.now()).toISOString()}): the clock only moves forward`);
+		}
 		await this.driver.idle();
 		await this.fireAlarmsDueBy(at);
 		this.driver.moveClockTo(at);

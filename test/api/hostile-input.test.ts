@@ -72,7 +72,10 @@ const routes: [string, string, unknown?][] = [
 	['POST', '/workflows/some-id/restart'],
 	['POST', '/workflows/some-id/events/approval', {}],
 	['GET', '/types'],
+	['GET', '/types/payment'],
 	['POST', '/admin/types/payment/rebalance', {}],
+	['DELETE', '/workflows/some-id'],
+	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],
 	['GET', '/openapi.json'],
 ];
 
@@ -108,8 +111,11 @@ describe('a deployment without API_TOKEN', () => {
 		},
 	);
 
-	it('keeps /openapi.json open: it describes the routes and reveals no data', async () => {
-		expect((await call(prod, 'GET', '/openapi.json', undefined)).status).toBe(200);
+	it('keeps /openapi.json open: it describes the routes and reveals no data and no registered type', async () => {
+		const res = await call(prod, 'GET', '/openapi.json', undefined);
+		expect(res.status).toBe(200);
+		expect(Object.keys(res.json.paths)).not.toContain('/workflows/{id}/events/approval');
+		expect(Object.keys(res.json.components.schemas)).not.toContain('CreateWorkflow.payment');
 	});
 
 	it('serves reads and writes without a token when ALLOW_UNAUTHENTICATED=true or in development', async () => {

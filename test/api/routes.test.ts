@@ -4,6 +4,8 @@ import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base6
 import { fnv1a32 } from '../../src/engine/shard';
 import { api, apiWith } from './helpers';
 import committedDocument from './openapi.json';
+import { createApp } from '../../src/api/app';
+import { registry } from '../../src/workflows/registry';
 
 afterEach(resetClock);
 
@@ -240,18 +242,26 @@ describe('GET /types and admin rebalance', () => {
 });
 
 describe('OpenAPI', () => {
-	it('serves an OpenAPI 3.1 document describing every route', async () => {
+	// The document names the registry's types, so it is pinned for the production registry
+	// (what `npm run dev` serves), not for the test Worker's.
+	const productionDocument = async () => (await createApp(registry).request('/openapi.json', {}, { SHARDFLOW_ENV: 'development' })).json() as Promise<any>;
+
+	it('serves an OpenAPI 3.1 document describing every route, with one route per declared event', async () => {
 		const res = await api('GET', '/openapi.json');
 		expect(res.json.openapi).toBe('3.1.0');
-		expect(Object.keys(res.json.paths).sort()).toEqual(
+		expect(Object.keys((await productionDocument()).paths).sort()).toEqual(
 			[
 				'/admin/types/{type}/rebalance',
+				'/admin/types/{type}/purge',
 				'/admin/types/{type}/reconcile',
 				'/admin/workflows/{id}/reindex',
 				'/types',
+				'/types/{type}',
 				'/workflows',
 				'/workflows/{id}',
 				'/workflows/{id}/events/{name}',
+				'/workflows/{id}/events/approval',
+				'/workflows/{id}/events/refund-requested',
 				'/workflows/{id}/history',
 				'/workflows/{id}/pause',
 				'/workflows/{id}/restart',
@@ -262,9 +272,56 @@ describe('OpenAPI', () => {
 		);
 	});
 
+	it('describes the create body as a union discriminated by type, each member with its payload schema', async () => {
+		const { components } = await productionDocument();
+		expect(components.schemas.CreateWorkflow.discriminator).toEqual({
+			propertyName: 'type',
+			mapping: { test: '#/components/schemas/CreateWorkflow.test', payment: '#/components/schemas/CreateWorkflow.payment' },
+		});
+		expect(components.schemas['CreateWorkflow.payment'].properties.payload).toMatchObject({
+			type: 'object',
+			properties: { amount: { type: 'number', exclusiveMinimum: 0 }, currency: { type: 'string', minLength: 3, maxLength: 3 } },
+			required: ['amount', 'currency'],
+		});
+	});
+
+	it("gives each event route its event's schema", async () => {
+		const { paths } = await productionDocument();
+		const approval = paths['/workflows/{id}/events/approval'].post;
+		expect(approval.requestBody.content['application/json'].schema).toMatchObject({ properties: { approved: { type: 'boolean' } }, required: ['approved', 'reviewer'] });
+		expect(approval.parameters.map((p: { name: string }) => p.name)).toEqual(['id', 'idempotency-key']);
+	});
+
 	it('serves exactly the committed document (test/api/openapi.json): the API changes only on purpose', async () => {
-		const res = await api('GET', '/openapi.json');
 		// Key order is not part of the contract; toEqual ignores it.
-		expect(res.json).toEqual(committedDocument);
+		expect(await productionDocument()).toEqual(committedDocument);
+	});
+});
+
+describe('GET /types/:type', () => {
+	it("serves the type's payload and event schemas as JSON Schema", async () => {
+		const res = await api('GET', '/types/payment');
+		expect(res.status).toBe(200);
+		expect(res.json).toMatchObject({
+			type: 'payment',
+			shards: 4,
+			payload: { required: true, schema: { type: 'object', required: ['amount', 'currency'] } },
+			events: [
+				{ name: 'approval', required: true, schema: { type: 'object', required: ['approved', 'reviewer'] } },
+				{ name: 'refund-requested', required: true },
+			],
+		});
+	});
+
+	it('says when an event carries nothing: its body may be left out', async () => {
+		const res = await api('GET', '/types/doorbell');
+		expect(res.json.events).toEqual([
+			{ name: 'knock', required: true, schema: { type: 'object', properties: { by: { type: 'string' } } } },
+			{ name: 'ring', required: false, schema: {} },
+		]);
+	});
+
+	it('answers 400 UNKNOWN_TYPE for an unregistered type', async () => {
+		expect(await api('GET', '/types/nope')).toMatchObject({ status: 400, json: { error: { code: 'UNKNOWN_TYPE' } } });
 	});
 });

@@ -60,6 +60,8 @@ describe('cancellation into a running step', () => {
 		const { host, engine } = await startAndWait('late-reader');
 		engine.terminate();
 		await host.idle();
+		// The pass ended at the terminate; the abandoned attempt reads its signal 20 ms in.
+		for (let i = 0; i < 50 && seen === undefined; i++) await new Promise((r) => setTimeout(r, 5));
 		expect(seen).toMatchObject({ aborted: true, reason: { name: 'AbortError' } });
 	});
 
@@ -75,5 +77,36 @@ describe('cancellation into a running step', () => {
 		engine.terminate();
 		await host.idle();
 		expect(seen).toMatchObject({ aborted: true });
+	});
+});
+
+describe('an attempt that ignores its signal', () => {
+	it('does not hold back the restarted run: the new generation starts while the old attempt still hangs', async () => {
+		let calls = 0;
+		let hung!: () => void;
+		const hanging = new Promise<void>((r) => (hung = r));
+		class Deaf extends Workflow<{}, string> {
+			static override readonly type = 'deaf';
+			async run(step: Step) {
+				await step.do('pre', () => 'pre');
+				return step.do('mid', async () => {
+					if (++calls === 1) {
+						hung();
+						await new Promise(() => {}); // never settles, never reads its signal
+					}
+					return 'mid';
+				});
+			}
+		}
+		const host = new FakeHost(registryOf(Deaf));
+		const engine = host.engine();
+		await engine.create('wf-1', 'deaf', {});
+		await hanging;
+		engine.terminate();
+		engine.restart();
+		// Not host.idle(): the abandoned attempt never settles. The new run must complete anyway.
+		for (let i = 0; i < 50 && engine.status().status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 2));
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'mid' });
+		expect(engine.history().generation).toBe(1);
 	});
 });

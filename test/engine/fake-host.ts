@@ -34,6 +34,14 @@ export class FakeHost implements EngineHost {
 		this.work.add(work);
 		void work.finally(() => this.work.delete(work));
 	}
+	/** Times `destroy` freed the storage. */
+	destroyed = 0;
+	/** What `deleteAll` does: the storage and the alarm go. */
+	async destroy() {
+		this.store = new MemoryInstanceStore();
+		this.alarmAt = undefined;
+		this.destroyed++;
+	}
 	async sendIndexEntry(entry: IndexEntry) {
 		if (this.failDeliveries > 0) {
 			this.failDeliveries--;

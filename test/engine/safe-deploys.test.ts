@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/engine/errors';
+import { defineRegistry } from '../../src/engine/registry';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
@@ -187,7 +188,7 @@ describe('divergence detection', () => {
 		host.clock += 3_600_000;
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'diverged' });
-		expect(engine.history().events.at(-1)).toMatchObject({ kind: 'workflow.diverged', recorded: { name: 'charge' }, requested: { kind: 'end' } });
+		expect(engine.history().events.at(-1)).toMatchObject({ kind: 'workflow.diverged', position: 2, recorded: { name: 'charge' }, requested: { kind: 'end' } });
 	});
 
 	it('runs nothing while diverged, then resumes after a fix and finishes', async () => {
@@ -333,5 +334,39 @@ describe('divergence detection', () => {
 		host.clock += 60_000;
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'fast' });
+	});
+});
+
+describe('code version labels', () => {
+	const at = (version: string | undefined, workflow: typeof Workflow<{}, string> = OrderV1) =>
+		defineRegistry({ order: { workflow: workflow as typeof OrderV1, ...(version !== undefined ? { version } : {}) } });
+
+	it('records the version that started an instance and the one that last ran it, in the status, the index entry and the history', async () => {
+		ran = [];
+		const old = new FakeHost(at('v1'));
+		const engine = old.engine();
+		await engine.create('wf-1', 'order', {});
+		await old.idle();
+		expect(engine.status()).toMatchObject({ codeVersion: 'v1', lastCodeVersion: 'v1' });
+		expect(old.delivered.at(-1)).toMatchObject({ codeVersion: 'v1' });
+		expect(engine.history().events[0]).toMatchObject({ kind: 'workflow.created', codeVersion: 'v1' });
+
+		const host = new FakeHost(at('v2', OrderV2Patched));
+		host.store = old.store;
+		host.clock = old.clock;
+		const redeployed = host.engine();
+		await redeployed.sendEvent('approval', { ok: true });
+		await host.idle();
+		expect(redeployed.status()).toMatchObject({ codeVersion: 'v1', lastCodeVersion: 'v2' });
+		expect(host.delivered.at(-1)).toMatchObject({ codeVersion: 'v1' });
+		expect(redeployed.history().events.filter((e) => e.kind === 'workflow.code_changed')).toEqual([
+			expect.objectContaining({ previous: 'v1', current: 'v2' }),
+		]);
+	});
+
+	it('leaves the labels out when the registry gives no version, and refuses a malformed one', () => {
+		expect(() => at('has space')).toThrow(/version must be 1-64 visible ASCII characters/);
+		expect(() => at('x'.repeat(65))).toThrow(/version/);
+		expect(at(undefined).get('order').version).toBeNull();
 	});
 });

@@ -3,7 +3,17 @@ import { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_STACK_CHARS } from '../../src/engine
 import { WATCHDOG_MS } from '../../src/engine/instance-engine';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
-import { registryOf, startInstance } from './fake-host';
+import { parseDuration } from '../../src/engine/duration';
+import type { InstanceEngine } from '../../src/engine/instance-engine';
+import { DEFAULT_RETENTION } from '../../src/engine/registry';
+import { registryOf, startInstance, type FakeHost } from './fake-host';
+
+/** A finished instance keeps one alarm: its retention running out (no watchdog, no retry loop). */
+function expectOnlyRetentionAlarm(host: FakeHost, engine: InstanceEngine): void {
+	const { status, updatedAt } = engine.status();
+	expect(status).toBe('errored');
+	expect(host.alarmAt).toBe(updatedAt + parseDuration(DEFAULT_RETENTION.errored));
+}
 
 const turns = () => new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -120,7 +130,7 @@ describe('a thrown value that cannot be stored as it is', () => {
 			expect(status.error!.message.length).toBeGreaterThan(0);
 			expect(status.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
 			expect((status.error!.stack ?? '').length).toBeLessThanOrEqual(MAX_ERROR_STACK_CHARS);
-			expect(host.alarmAt).toBeUndefined();
+			expectOnlyRetentionAlarm(host, engine);
 		},
 	);
 
@@ -153,7 +163,7 @@ describe('sleepUntil', () => {
 		const { host, engine } = await startInstance(registry, 'far-future', { until });
 		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'ValidationError', code: 'INVALID_DURATION' } });
 		expect(engine.status().error!.message).toMatch(/365 days|finite/);
-		expect(host.alarmAt).toBeUndefined();
+		expectOnlyRetentionAlarm(host, engine);
 	});
 
 	it('accepts a time within 365 days', async () => {
@@ -228,7 +238,7 @@ describe('hostile thrown values and abandoned attempts', () => {
 	it('ends the workflow errored when run() throws a revoked Proxy', async () => {
 		const { host, engine } = await startInstance(hostileRegistry, 'throws-revoked-proxy', { inStep: false });
 		expect(engine.status().status).toBe('errored');
-		expect(host.alarmAt).toBeUndefined();
+		expectOnlyRetentionAlarm(host, engine);
 	});
 
 	it('aborts the signal of an attempt that times out, so it can stop before the retry starts', async () => {

@@ -75,3 +75,16 @@ describe('a deploy that changes the steps under instances in flight (workerd)', 
 		expect((await api('GET', `/workflows/${id}`)).json.status).toBe('waiting');
 	});
 });
+
+describe('code version labels over HTTP', () => {
+	it('show the version that started an instance in its status and listing, and filter the list by it', async () => {
+		const id = uniqueId('labelled');
+		await api('POST', '/workflows', { type: 'redeployed', id, payload: {} });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ codeVersion: '2026-11-26.1', lastCodeVersion: '2026-11-26.1', generation: 0 });
+		const listed = (await api('GET', '/workflows?type=redeployed&codeVersion=2026-11-26.1&limit=1000')).json.items;
+		expect(listed.find((e: { id: string }) => e.id === id)).toMatchObject({ codeVersion: '2026-11-26.1' });
+		expect((await api('GET', '/workflows?type=redeployed&codeVersion=older&limit=1000')).json.items.map((e: { id: string }) => e.id)).not.toContain(id);
+		expect(await api('GET', '/workflows?codeVersion=has%20space')).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY' } } });
+	});
+});

@@ -1,3 +1,5 @@
+import { parseDuration } from '../../src/engine/duration';
+import { DEFAULT_RETENTION } from '../../src/engine/registry';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
@@ -13,7 +15,7 @@ describe('values thrown that SQLite could not store as they are', () => {
 		['huge', false],
 		['bigint', true],
 		['huge', true],
-	] as const)('a %s thrown (from a step: %s) ends the instance errored, with no alarm left behind', async ([kind, inStep]) => {
+	] as const)('a %s thrown (from a step: %s) ends the instance errored, with no alarm left but its retention', async ([kind, inStep]) => {
 		const id = uniqueId(`throws-${kind}`);
 		await instances.create(testEnv, { type: 'throws', id, payload: { kind, inStep } });
 		await settle(id);
@@ -25,8 +27,9 @@ describe('values thrown that SQLite could not store as they are', () => {
 		expect(status.status).toBe('errored');
 		expect(status.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
 		if (inStep) expect(status.steps[0]).toMatchObject({ name: 'bad', status: 'failed', attempts: 2 });
-		// Once the index update is delivered, nothing is left to wake the instance.
+		// Once the index update is delivered, nothing is left to wake the instance but its retention running out.
 		await settle(id);
-		expect(await runInDurableObject(stub(id), (_object, state) => state.storage.getAlarm())).toBeNull();
+		const alarm = await runInDurableObject(stub(id), (_object, state) => state.storage.getAlarm());
+		expect(alarm).toBe(status.updatedAt + parseDuration(DEFAULT_RETENTION.errored));
 	});
 });

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { assertCrashSafe, CrashDivergenceError, exploreCrashes } from '../../src/testing';
+import { NonRetryableError } from '../../src/engine/errors';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
 import { CarefulChargeWorkflow, CarelessChargeWorkflow, FakeBank, OrderWorkflow } from './fixtures';
 
 const freshBank = () => ({ bank: new FakeBank() });
@@ -36,4 +39,19 @@ describe('exploreCrashes', () => {
 		expect(report.runs.every((run) => run.outcome.status === 'completed')).toBe(true);
 		expect(report.baseline.outcome).toMatchObject({ output: { confirmedBy: 'ops' } });
 	});
+
+	it('passes a workflow that errors on a step failing for good: an interrupted attempt adds to the count, not a divergence', async () => {
+		class Declined extends Workflow<{}, void> {
+			static override readonly type = 'declined';
+			async run(step: Step) {
+				await step.do('charge', () => {
+					throw new NonRetryableError('card declined');
+				});
+			}
+		}
+		const report = await exploreCrashes(Declined, { payload: {} });
+		expect(report.baseline.outcome).toMatchObject({ status: 'errored', error: { name: 'StepFailedError' } });
+		expect(report.ok).toBe(true);
+	});
 });
+

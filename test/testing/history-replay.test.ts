@@ -157,3 +157,20 @@ describe('replayHistory', () => {
 		expect(await replayHistory(Signup, history, { payload: { email: 'a@example.com' } })).toMatchObject({ ok: true });
 	});
 });
+
+describe('replayHistory input', () => {
+	it('refuses a page that is not the last one, records that are not records, and an unknown format version', async () => {
+		const kit = testWorkflow(Signup);
+		await kit.start({ email: 'a@b.c' });
+		const events = await kit.history();
+		for (const input of [
+			{ events, nextCursor: '2' },
+			{ events: [1, 'x', null] },
+			{ events: [events[1], events[0]] },
+			{ events, formatVersion: '9' },
+		]) {
+			await expect(replayHistory(Signup, input as never)).rejects.toThrow(expect.objectContaining({ code: TestKitErrorCode.ReplayInput }));
+		}
+		expect((await replayHistory(Signup, { events, nextCursor: null } as never)).ok).toBe(true);
+	});
+});

@@ -118,6 +118,15 @@ describe('sleeps, retry delays and event timeouts', () => {
 });
 
 describe('the virtual clock', () => {
+	it('refuses an invalid or past time for advanceTo instead of firing every timer', async () => {
+		const order = testWorkflow(OrderWorkflow);
+		await order.start({ sku: 'book' });
+		for (const at of [new Date('not a date'), Number.NaN, new Date(0)]) {
+			await expect(order.clock.advanceTo(at)).rejects.toThrow(expect.objectContaining({ code: TestKitErrorCode.InvalidTime }));
+		}
+		expect((await order.status()).status).not.toBe('completed');
+	});
+
 	it("advance('7 days') fires the sleep, the retry wait and the event timeout in time order", async () => {
 		const order = testWorkflow(OrderWorkflow).mockStepError('ship', new Error('courier down'), { times: 1 });
 		await order.start({ sku: 'book' });

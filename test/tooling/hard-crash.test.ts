@@ -135,3 +135,67 @@ describe('a hard crash during a step longer than the watchdog interval', () => {
 		}
 	}, 180_000);
 });
+
+describe('a hard crash in the middle of deletions', () => {
+	it('loses nothing: after kill -9 during DELETE ?archive=true, every instance is live or archived, the index lists none of the deleted, and every id can be created again', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-delete-'));
+		let dev = await startDevServer({ configs: ['wrangler.archive.jsonc'], persistTo: dir });
+		try {
+			const post = (path: string, body: unknown) =>
+				fetch(`${dev.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+			const ids = Array.from({ length: 24 }, (_, i) => `crash-del-${i}`);
+			for (const id of ids) expect((await post('/workflows', { type: 'test', id, payload: { name: id } })).status).toBe(201);
+			for (const id of ids) {
+				await until(`${id} completes`, async () => {
+					const body = (await (await fetch(`${dev.url}/workflows/${id}`)).json()) as { status: string };
+					return body.status === 'completed' ? true : undefined;
+				});
+			}
+			// Deletions in flight; the process dies as soon as the first one has answered.
+			const inFlight = ids.map((id) => fetch(`${dev.url}/workflows/${id}?archive=true`, { method: 'DELETE' }).then((r) => r.status, () => 0));
+			await Promise.race(inFlight);
+			await dev.crash();
+			const answered = await Promise.all(inFlight);
+			dev = await startDevServer({ configs: ['wrangler.archive.jsonc'], persistTo: dir });
+			const { url } = dev;
+
+			// Every instance is either still live (its delete never became durable) or deleted with its archive.
+			const live: string[] = [];
+			for (const id of ids) {
+				const body = (await (await fetch(`${url}/workflows/${id}`)).json()) as { status?: string; archived?: boolean; output?: unknown };
+				if (body.archived) expect(body).toMatchObject({ status: 'completed', output: { greeting: `Hello, ${id}!` } });
+				else if (body.status === 'completed') live.push(id);
+				else {
+					// Deleted but not archived yet: the alarm finishes the archive and the deletion.
+					const archived = await until(`${id} is archived`, async () => {
+						const again = (await (await fetch(`${url}/workflows/${id}`)).json()) as { archived?: boolean };
+						return again.archived ? again : undefined;
+					});
+					expect(archived).toMatchObject({ status: 'completed', output: { greeting: `Hello, ${id}!` } });
+				}
+			}
+			for (const [i, id] of ids.entries()) if (answered[i] === 200) expect(live).not.toContain(id); // an answered delete is durable
+			if (process.env.SHARDFLOW_CRASH_REPORT) console.log({ answered: answered.filter((s) => s === 200).length, live: live.length, of: ids.length });
+			for (const id of live) expect((await fetch(`${url}/workflows/${id}?archive=true`, { method: 'DELETE' })).status).toBe(200);
+
+			await until('the index lists none of the deleted instances', async () => {
+				const body = (await (await fetch(`${url}/workflows?type=test&limit=1000`)).json()) as { items: { id: string }[] };
+				return body.items.some((i) => ids.includes(i.id)) ? undefined : true;
+			});
+			// The storage of each is freed (a create is refused while a deletion is unfinished).
+			for (const id of ids) {
+				await until(`${id} can be created again`, async () => {
+					const res = await fetch(`${url}/workflows`, {
+						method: 'POST',
+						headers: { 'content-type': 'application/json' },
+						body: JSON.stringify({ type: 'test', id, payload: { name: 'again' } }),
+					});
+					return res.status === 201 ? true : undefined;
+				});
+			}
+		} finally {
+			await dev.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});

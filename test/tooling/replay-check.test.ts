@@ -80,3 +80,14 @@ describe('npm run replay: the check before a deploy', () => {
 		}
 	});
 });
+
+describe('npm run replay when it cannot check', () => {
+	it('exits 2 with one line, not a stack trace, for an unknown type, an unknown status or a missing registry', async () => {
+		for (const args of [['--type', 'nope'], ['--status', 'bogus'], ['--registry', 'does/not/exist.ts']]) {
+			const { code, out } = await replay(...args);
+			expect(code, args.join(' ')).toBe(2);
+			expect(out).toContain('replay check could not run:');
+			expect(out).not.toMatch(/\n\s+at /);
+		}
+	}, 60_000);
+});

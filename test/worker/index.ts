@@ -1,5 +1,5 @@
 import { createApp } from '../../src/api/app';
-import type { IndexEntry } from '../../src/engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
@@ -17,6 +17,8 @@ import {
 	InboxWorkflow,
 	MailboxWorkflow,
 	ManyStepsWorkflow,
+	ShortLivedWorkflow,
+	PurgeableWorkflow,
 	ParallelWorkflow,
 	RedeployedWorkflow,
 	SlowRetryWorkflow,
@@ -30,6 +32,8 @@ export const testRegistry = defineRegistry({
 	'hang-once': { workflow: HangOnceWorkflow },
 	chaos: { workflow: ChaosWorkflow, shards: 8 },
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
+	'short-lived': { workflow: ShortLivedWorkflow, shards: 2, retention: { completed: '1 hour', errored: '2 hours', terminated: 'forever' } },
+	purgeable: { workflow: PurgeableWorkflow, shards: 3, retention: { completed: 'forever', errored: 'forever' } },
 	inbox: { workflow: InboxWorkflow },
 	'slow-retry': { workflow: SlowRetryWorkflow },
 	parallel: { workflow: ParallelWorkflow },
@@ -38,7 +42,7 @@ export const testRegistry = defineRegistry({
 	'big-results': { workflow: BigResultsWorkflow },
 	'date-step': { workflow: DateStepWorkflow },
 	mailbox: { workflow: MailboxWorkflow },
-	redeployed: { workflow: RedeployedWorkflow },
+	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 });
@@ -57,6 +61,15 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
 		}
 		return super.indexWrite(entries);
+	}
+
+	override async indexRemove(items: EntryPosition[]) {
+		if (indexFaults.failWrites > 0) {
+			indexFaults.failWrites--;
+			indexFaults.refused++;
+			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
+		}
+		return super.indexRemove(items);
 	}
 }
 

@@ -192,3 +192,26 @@ export class RedeployedWorkflow extends Workflow<{}, string> {
 		return 'done';
 	}
 }
+
+/** One step, failing on request (retention and purge tests). */
+async function doubleOrFail(step: Step, { n, fail }: { n: number; fail?: boolean }): Promise<number> {
+	const doubled = await step.do('double', () => n * 2);
+	if (fail) throw new Error(`failed on purpose with ${doubled}`);
+	return doubled;
+}
+
+/** Its type keeps completed instances an hour (retention tests). */
+export class ShortLivedWorkflow extends Workflow<{ n: number; fail?: boolean }, number> {
+	static override readonly type = 'short-lived';
+	run(step: Step, payload: { n: number; fail?: boolean }) {
+		return doubleOrFail(step, payload);
+	}
+}
+
+/** The same, under a type of its own (purge tests). */
+export class PurgeableWorkflow extends Workflow<{ n: number; fail?: boolean }, number> {
+	static override readonly type = 'purgeable';
+	run(step: Step, payload: { n: number; fail?: boolean }) {
+		return doubleOrFail(step, payload);
+	}
+}

@@ -1,7 +1,8 @@
-import type { IndexEntry } from '../../engine/index-entry';
+import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
 import type { ShardListQuery } from '../../engine/index-query';
 import type { ObjectStorage } from '../object-storage';
-import { IndexShardStore } from '../index-shard-store';
+import { DELETED, IndexShardStore } from '../index-shard-store';
+import type { IndexLiveFeed } from './index-live-feed';
 
 /**
  * An index shard (`__index:<type>:<n>`): keeps the newest entry per instance
@@ -12,14 +13,29 @@ export class IndexShardRole {
 	readonly kind = 'index';
 	private store: IndexShardStore | undefined;
 
-	constructor(private readonly storage: ObjectStorage) {}
+	constructor(
+		private readonly storage: ObjectStorage,
+		/** Dashboards watching this shard (see index-live-feed.ts). */
+		readonly live?: IndexLiveFeed,
+	) {}
 
 	async write(entries: IndexEntry[]): Promise<void> {
-		(await this.writable()).write(entries);
+		const shard = await this.writable();
+		shard.write(entries);
+		if (this.live?.watched) {
+			// Only what the shard kept: a late, older delivery changed nothing and is not news.
+			const kept = shard.versions(entries.map((e) => e.id));
+			this.live.publish(entries.filter((e) => kept[e.id] === e.version));
+		}
 	}
 
-	async tombstone(items: { id: string; version: number }[]): Promise<void> {
+	async tombstone(items: EntryPosition[]): Promise<void> {
 		(await this.writable()).tombstone(items);
+	}
+
+	/** Deleted instances: their entries become deletion tombstones. */
+	async remove(items: EntryPosition[]): Promise<void> {
+		(await this.writable()).tombstone(items, DELETED);
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {

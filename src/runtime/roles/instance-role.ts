@@ -1,16 +1,19 @@
 import type { ShardflowEnv } from '../../client/instance-client';
-import { ErrorCode, NotFoundError, ValidationError } from '../../engine/errors';
+import type { ArchiveRecord } from '../../engine/archive';
+import { checkDeleteOptions, type DeleteResult } from '../../engine/deletion';
+import { ErrorCode, NotFoundError, ShardflowError, ValidationError } from '../../engine/errors';
 import type { IndexEntry } from '../../engine/index-entry';
 import { InstanceEngine, prepareCreate, type CreateResult } from '../../engine/instance-engine';
 import type { Registry } from '../../engine/registry';
 import type { StepFunctionWrapper } from '../../engine/step-function-wrapper';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
+import { eraseArchive, readArchive, type ArchiveEnv } from '../r2-archive';
 
 /** What the instance role needs from the object that hosts it. */
 export interface InstanceRoleContext {
 	ctx: DurableObjectState;
-	env: ShardflowEnv;
+	env: ShardflowEnv & ArchiveEnv;
 	storage: ObjectStorage;
 	registry: Registry;
 	/** The clock of this instance (the runner's; a test runner moves it). */
@@ -58,6 +61,34 @@ export class InstanceRole {
 		return this.instance();
 	}
 
+	/**
+	 * Deletes the instance (see `InstanceEngine.delete`). An id whose storage is
+	 * already gone but which has archived records: the records are erased (an
+	 * erasure request reaches the archive too); otherwise NOT_FOUND.
+	 */
+	async delete(input: unknown): Promise<DeleteResult> {
+		const options = checkDeleteOptions(input);
+		if (this.host.storage.hasSchema) return this.instance().delete(options);
+		// No storage: the id never existed, or was deleted. Its archived records, if any, are erased.
+		const bucket = this.host.env.ARCHIVE;
+		const id = this.host.ctx.id.name;
+		if (bucket && id !== undefined && !options.only && (await eraseArchive(bucket, id))) return { id, deleted: true };
+		throw new NotFoundError('no such workflow instance');
+	}
+
+	/** The answer of the live instance or, once it is deleted, of its archive record (NOT_FOUND if neither exists). */
+	async orArchived<T>(live: (engine: InstanceEngine) => T, archived: (record: ArchiveRecord) => T): Promise<T> {
+		try {
+			return live(this.existing());
+		} catch (error) {
+			const bucket = this.host.env.ARCHIVE;
+			if (!isNotFound(error) || !bucket) throw error;
+			const record = await readArchive(bucket, this.host.ctx.id.name!);
+			if (!record) throw error;
+			return archived(record);
+		}
+	}
+
 	/** The entry the index should hold for this instance, or null if there is no such instance. Writes nothing. */
 	currentIndexEntry(): IndexEntry | null {
 		return this.host.storage.hasSchema ? this.instance().currentIndexEntry() : null;
@@ -66,8 +97,7 @@ export class InstanceRole {
 	alarm(): void {
 		this.alarmSlot.at = null;
 		if (!this.host.storage.hasSchema) return;
-		const engine = this.instance();
-		if (engine.exists) engine.alarm();
+		this.instance().alarm();
 	}
 
 	/** Resolves once the replay loop (and index delivery, unless `index: false`) is idle; at once for an engine never started. */
@@ -77,6 +107,26 @@ export class InstanceRole {
 
 	private instance(): InstanceEngine {
 		const { ctx, env, registry, storage, now, wrapStepFunction } = this.host;
-		return (this.engine ??= new InstanceEngine({ ...instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now), wrapStepFunction }));
+		return (this.engine ??= new InstanceEngine({ ...instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy()), wrapStepFunction }));
 	}
+
+	/**
+	 * The last step of a deletion: the alarm and every byte of storage go, and
+	 * the next call finds an empty object (a create starts a new instance).
+	 * Nothing else runs on this object meanwhile.
+	 */
+	private destroy(): Promise<void> {
+		const { ctx, storage } = this.host;
+		return ctx.blockConcurrencyWhile(async () => {
+			await ctx.storage.deleteAlarm();
+			await ctx.storage.deleteAll();
+			storage.forget();
+			this.engine = undefined;
+			this.alarmSlot.at = null;
+		});
+	}
+}
+
+function isNotFound(error: unknown): boolean {
+	return error instanceof ShardflowError && error.code === ErrorCode.NotFound;
 }

@@ -1,0 +1,105 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Registry } from '../engine/registry';
+import { typeSchemas, type JsonSchema, type ShapeDescription, type TypeSchemas } from '../engine/type-schemas';
+import type { ApiEnv } from './app';
+import { errors, json } from './openapi-responses';
+
+const Shape = {
+	schema: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'JSON Schema (draft 2020-12) of what is accepted; null when the declaration has none (see note).' }),
+	required: z.boolean().openapi({ description: 'False when the declaration accepts no value: the body may be left out.' }),
+	note: z.string().optional(),
+};
+
+export const TypeSchemasSchema = z
+	.object({
+		type: z.string(),
+		shards: z.number().int(),
+		previousShards: z.number().int().optional(),
+		payload: z.object(Shape),
+		events: z.array(z.object({ name: z.string(), ...Shape })),
+	})
+	.openapi('WorkflowTypeSchemas');
+
+/** A registry's schemas are fixed for the life of the isolate: derive them once. */
+const cache = new WeakMap<Registry, Promise<TypeSchemas[]>>();
+export function registrySchemas(registry: Registry): Promise<TypeSchemas[]> {
+	let found = cache.get(registry);
+	if (!found) cache.set(registry, (found = Promise.all(registry.types().map((type) => typeSchemas(registry.get(type))))));
+	return found;
+}
+
+/** `GET /types/{type}`: a type's payload and event schemas as JSON Schema (what the dashboard's forms show and check). */
+export function registerTypeSchemaRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/types/{type}',
+			summary: "A workflow type's payload schema and the schema of each declared event, as JSON Schema",
+			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }) },
+			responses: { 200: json(TypeSchemasSchema, 'The type'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const { shards, previousShards, type } = registry.get(c.req.valid('param').type);
+			const schemas = (await registrySchemas(registry)).find((s) => s.type === type)!;
+			return c.json({ ...schemas, shards, ...(previousShards !== undefined ? { previousShards } : {}) }, 200);
+		},
+	);
+}
+
+type Document = { paths?: Record<string, any>; components?: { schemas?: Record<string, unknown> } };
+
+/**
+ * Writes the registry's schemas into the generated OpenAPI document: the
+ * create body becomes a union discriminated by `type` (one member per type,
+ * with its payload schema), and every declared event gets its own route with
+ * its body schema, beside the generic `/events/{name}` route. The request
+ * validators stay the generic ones: the engine refuses a bad payload with its
+ * own codes (INVALID_PAYLOAD, INVALID_EVENT_PAYLOAD), as before.
+ */
+export function withTypeSchemas<D extends Document>(document: D, schemas: TypeSchemas[]): D {
+	const components = (document.components ??= {}).schemas ?? (document.components.schemas = {});
+	const generic = components.CreateWorkflow as { properties: Record<string, unknown>; description?: string } | undefined;
+	if (generic && schemas.length > 0) {
+		const mapping: Record<string, string> = {};
+		const members = schemas.map(({ type, payload }) => {
+			const name = `CreateWorkflow.${type}`;
+			mapping[type] = `#/components/schemas/${name}`;
+			components[name] = {
+				type: 'object',
+				properties: { type: { type: 'string', const: type }, id: generic.properties.id, payload: withNote(payload) },
+				required: payload.required ? ['type', 'payload'] : ['type'],
+			};
+			return { $ref: mapping[type] };
+		});
+		components.CreateWorkflow = { oneOf: members, discriminator: { propertyName: 'type', mapping } };
+	}
+	const route = document.paths?.['/workflows/{id}/events/{name}']?.post;
+	if (route) {
+		for (const [event, declarations] of eventsByName(schemas)) {
+			const body = declarations.length === 1 ? withNote(declarations[0]!.shape) : { anyOf: declarations.map((d) => ({ ...withNote(d.shape), title: d.type })) };
+			const types = declarations.map((d) => d.type).join(', ');
+			document.paths![`/workflows/{id}/events/${encodeURIComponent(event)}`] = {
+				post: {
+					...route,
+					summary: `Send the "${event}" event (declared by ${types})`,
+					parameters: route.parameters.filter((p: { name: string }) => p.name !== 'name'),
+					requestBody: { required: declarations.some((d) => d.shape.required), content: { 'application/json': { schema: body } } },
+				},
+			};
+		}
+	}
+	return document;
+}
+
+function withNote(shape: ShapeDescription): JsonSchema {
+	const schema = shape.schema ?? {};
+	return shape.note ? { ...schema, description: shape.note } : schema;
+}
+
+function eventsByName(schemas: TypeSchemas[]): Map<string, { type: string; shape: ShapeDescription }[]> {
+	const byName = new Map<string, { type: string; shape: ShapeDescription }[]>();
+	for (const { type, events } of schemas) {
+		for (const { name, ...shape } of events) byName.set(name, [...(byName.get(name) ?? []), { type, shape }]);
+	}
+	return new Map([...byName].sort(([a], [b]) => (a < b ? -1 : 1)));
+}

@@ -1,0 +1,221 @@
+import { Hono, type Context } from 'hono';
+import { html } from 'hono/html';
+import type { ApiEnv } from '../api/app';
+import { namespace } from '../client/instance-client';
+import type { Registry } from '../engine/registry';
+import { shardName } from '../engine/shard';
+import type { TypeSchemas } from '../engine/type-schemas';
+import { authMode, hasSession, logIn, logOut, sameOrigin } from './session';
+import { InstancePage, type InstanceDetail } from './views/instance';
+import { ErrorBanner, Layout } from './views/layout';
+import { InstanceList, type ListFilter, type ListItem } from './views/list';
+import { LoginPage } from './views/login';
+import { Overview, type TypeSummary } from './views/overview';
+
+/** How the dashboard reaches the REST API: in process, through the same app everyone else calls. */
+export type ApiFetch = (request: Request, env: ApiEnv, ctx?: unknown) => Response | Promise<Response>;
+
+type DashboardContext = Context<{ Bindings: ApiEnv }>;
+type ApiResult<T> = { ok: true; status: number; body: T } | { ok: false; status: number; error: { code: string; message: string } };
+
+const PAGE_SIZE = 50;
+/** A header the dashboard's own scripts send with every change: a cross-site form cannot set it. */
+export const DASHBOARD_HEADER = 'x-shardflow-dashboard';
+
+/**
+ * The dashboard at /dashboard: server-rendered pages (Hono JSX) over the REST
+ * API, a same-origin proxy of that API for the pages' scripts
+ * (/dashboard/api/*), and the live feed's WebSocket, forwarded to one index
+ * shard (/dashboard/live/:type/:n). Static scripts and the stylesheet are
+ * Workers static assets (src/dashboard/public). See README "Dashboard".
+ */
+export function createDashboard(registry: Registry, api: ApiFetch) {
+	const app = new Hono<{ Bindings: ApiEnv }>();
+
+	/** Calls the REST API in process, with the deployment's token when it has one: the session stands for it. */
+	const callApi = async <T,>(c: DashboardContext, path: string, init: RequestInit = {}): Promise<ApiResult<T>> => {
+		const res = await forward(c, path, init);
+		const body = (await res.json().catch(() => null)) as any;
+		if (res.ok) return { ok: true, status: res.status, body: body as T };
+		return { ok: false, status: res.status, error: body?.error ?? { code: 'UNEXPECTED', message: `the API answered ${res.status}` } };
+	};
+	const forward = (c: DashboardContext, path: string, init: RequestInit = {}) => {
+		const headers = new Headers(init.headers);
+		if (c.env.API_TOKEN) headers.set('authorization', `Bearer ${c.env.API_TOKEN}`);
+		let ctx: unknown;
+		try {
+			ctx = c.executionCtx;
+		} catch {
+			ctx = undefined; // app.request() in tests has none
+		}
+		return api(new Request(new URL(path, c.req.url), { ...init, headers }), c.env, ctx);
+	};
+
+	const page = async (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' } = {}) =>
+		c.html(
+			html`<!doctype html>${(
+				<Layout title={title} nav={options.nav} loggedIn={authMode(c.env) === 'token' && (await hasSession(c))}>
+					{body as any}
+				</Layout>
+			)}`,
+			(options.status ?? 200) as 200,
+		);
+	const errorPage = (c: DashboardContext, status: number, code: string, message: string) =>
+		page(c, 'Error', <><h1>{status === 404 ? 'Not found' : 'Something is wrong'}</h1><ErrorBanner code={code} message={message} /><p><a href="/dashboard">Back to the overview</a></p></>, { status });
+	const refuse = (c: DashboardContext, status: 401 | 403, code: string, message: string) =>
+		isPage(c) ? errorPage(c, status, code, message) : c.json({ error: { code, message } }, status);
+
+	// ---- who may come in ----
+	app.use('*', async (c, next) => {
+		const mode = authMode(c.env);
+		if (mode === 'unconfigured') {
+			return refuse(c, 403, 'AUTH_NOT_CONFIGURED', 'this deployment has no API_TOKEN: set one with `wrangler secret put API_TOKEN` (or ALLOW_UNAUTHENTICATED=true on purpose) to use the dashboard');
+		}
+		const mutating = c.req.method !== 'GET' && c.req.method !== 'HEAD';
+		const upgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';
+		if ((mutating || upgrade) && !sameOrigin(c)) return refuse(c, 403, 'CROSS_SITE_REQUEST', 'the dashboard accepts changes and live sockets only from its own pages');
+		if (mode === 'token' && !(c.req.path === '/dashboard/login') && !(await hasSession(c))) {
+			if (isPage(c) && c.req.method === 'GET') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
+			return refuse(c, 401, 'UNAUTHORIZED', 'sign in at /dashboard/login');
+		}
+		await next();
+	});
+
+	// ---- login ----
+	app.get('/login', (c) => (authMode(c.env) !== 'token' ? c.redirect('/dashboard', 303) : page(c, 'Sign in', <LoginPage next={safeNext(c.req.query('next'))} />)));
+	app.post('/login', async (c) => {
+		if (authMode(c.env) !== 'token') return c.redirect('/dashboard', 303);
+		const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+		const next = safeNext(typeof form.next === 'string' ? form.next : undefined);
+		if (typeof form.token === 'string' && (await logIn(c, form.token))) return c.redirect(next, 303);
+		return page(c, 'Sign in', <LoginPage next={next} error="That is not this deployment's API token." />, { status: 401 });
+	});
+	app.post('/logout', (c) => {
+		logOut(c);
+		return c.redirect(authMode(c.env) === 'token' ? '/dashboard/login' : '/dashboard', 303);
+	});
+
+	// ---- the API, same origin, for the pages' scripts ----
+	app.all('/api/*', async (c) => {
+		if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header(DASHBOARD_HEADER) !== '1') {
+			return c.json({ error: { code: 'CROSS_SITE_REQUEST', message: `changes through the dashboard need the ${DASHBOARD_HEADER} header` } }, 403);
+		}
+		const url = new URL(c.req.url);
+		const target = url.pathname.slice('/dashboard/api'.length);
+		// The API's routes only: the dashboard does not proxy itself.
+		if (target.startsWith('/dashboard')) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: `no API route at ${target}` } }, 404);
+		const headers = new Headers();
+		for (const name of ['content-type', 'idempotency-key']) {
+			const value = c.req.header(name);
+			if (value !== undefined) headers.set(name, value);
+		}
+		const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : await c.req.arrayBuffer();
+		return forward(c, target + url.search, { method: c.req.method, headers, ...(body && body.byteLength ? { body } : {}) });
+	});
+
+	// ---- live: one WebSocket per index shard, accepted (and hibernated) by the shard itself ----
+	app.get('/live/:type/:shard', async (c) => {
+		const { type, shard } = c.req.param();
+		if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return c.json({ error: { code: 'UPGRADE_REQUIRED', message: 'open this path as a WebSocket' } }, 426);
+		if (!registry.has(type)) return c.json({ error: { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(type)}` } }, 400);
+		const n = /^\d{1,3}$/.test(shard) ? Number(shard) : -1;
+		if (n < 0 || n >= registry.get(type).shards) return c.json({ error: { code: 'INVALID_QUERY', message: `type ${type} has shards 0 to ${registry.get(type).shards - 1}` } }, 400);
+		const shardStub = namespace(c.env).getByName(shardName(type, n)) as { fetch(request: Request): Promise<Response> };
+		return shardStub.fetch(new Request('https://index-shard/live', { headers: { upgrade: 'websocket' } }));
+	});
+
+	// ---- pages ----
+	app.get('/', async (c) => {
+		const res = await callApi<{ types: TypeSummary[] }>(c, '/types');
+		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
+		return page(c, 'Overview', <Overview types={res.body.types} />, { nav: 'overview' });
+	});
+
+	app.get('/instances', async (c) => {
+		const filter = readFilter(c);
+		const types = registry.types();
+		let items: ListItem[] = [];
+		let nextCursor: string | null = null;
+		let error: { code: string; message: string } | undefined;
+		let status = 200;
+		if (filter.type && !registry.has(filter.type)) {
+			error = { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(filter.type)}; registered types: ${types.join(', ')}` };
+			status = 400;
+		} else if (filter.id) {
+			// The index has no text search: an id is looked up exactly, then checked against the other filters.
+			const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(filter.id)}`);
+			if (res.ok) items = [res.body].filter((i) => matches(i, filter)).map(({ id, type, status, createdAt, updatedAt }) => ({ id, type, status, createdAt, updatedAt }));
+			else if (res.status !== 404) [error, status] = [res.error, res.status];
+		} else {
+			const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?${listQuery(filter)}`);
+			if (res.ok) ({ items, nextCursor } = res.body);
+			else [error, status] = [res.error, res.status];
+		}
+		const watched = filter.type && registry.has(filter.type) ? [filter.type] : types;
+		const config = { filter, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor };
+		return page(c, 'Instances', <InstanceList types={types} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} />, { status, nav: 'instances' });
+	});
+
+	app.get('/instances/:id', async (c) => {
+		const id = c.req.param('id');
+		const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(id)}`);
+		if (!res.ok) return errorPage(c, res.status, res.error.code, res.status === 404 ? `no instance with id ${JSON.stringify(id)}` : res.error.message);
+		const schemas = await callApi<TypeSchemas>(c, `/types/${encodeURIComponent(res.body.type)}`);
+		return page(c, res.body.id, <InstancePage detail={res.body} schemas={schemas.ok ? schemas.body : undefined} />, { nav: 'instances' });
+	});
+
+	app.all('*', (c) => errorPage(c, 404, 'ROUTE_NOT_FOUND', `no dashboard page at ${c.req.path}`));
+	app.onError((error, c) => {
+		console.error('shardflow dashboard: unexpected error', error);
+		return errorPage(c, 500, 'INTERNAL', 'internal error');
+	});
+	return app;
+}
+
+const isPage = (c: DashboardContext) => !c.req.path.startsWith('/dashboard/api/') && !c.req.path.startsWith('/dashboard/live/');
+
+/** Only a dashboard path may be the target after signing in (no open redirect). */
+function safeNext(next: string | undefined): string {
+	return next && /^\/dashboard(?:[/?#]|$)/.test(next) && !next.startsWith('//') ? next : '/dashboard';
+}
+
+const EPOCH_MS = /^\d{1,16}$/;
+
+function readFilter(c: DashboardContext): ListFilter {
+	const q = (name: string) => {
+		const v = c.req.query(name)?.trim();
+		return v ? v : undefined;
+	};
+	const status = (c.req.queries('status') ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+	const limit = Number(q('limit') ?? PAGE_SIZE);
+	const filter: ListFilter = { status: [...new Set(status)], order: q('order') === 'updated' ? 'updated' : 'created', limit: Number.isInteger(limit) && limit >= 1 && limit <= 200 ? limit : PAGE_SIZE };
+	for (const key of ['type', 'id', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {
+		const value = q(key);
+		if (value !== undefined) filter[key] = value;
+	}
+	return filter;
+}
+
+/** The list API's query for a filter (bad values are left for the API to refuse with its own 400). */
+function listQuery(filter: ListFilter): string {
+	const q = new URLSearchParams();
+	if (filter.type) q.set('type', filter.type);
+	if (filter.status.length) q.set('status', filter.status.join(','));
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
+	if (filter.order === 'updated') q.set('order', 'updated');
+	q.set('limit', String(filter.limit));
+	return q.toString();
+}
+
+function matches(item: ListItem, filter: ListFilter): boolean {
+	const bound = (v: string | undefined) => (v !== undefined && EPOCH_MS.test(v) ? Number(v) : undefined);
+	const [ca, cb, ua, ub] = [bound(filter.createdAfter), bound(filter.createdBefore), bound(filter.updatedAfter), bound(filter.updatedBefore)];
+	return (
+		(!filter.type || item.type === filter.type) &&
+		(filter.status.length === 0 || filter.status.includes(item.status)) &&
+		(ca === undefined || item.createdAt > ca) &&
+		(cb === undefined || item.createdAt < cb) &&
+		(ua === undefined || item.updatedAt > ua) &&
+		(ub === undefined || item.updatedAt < ub)
+	);
+}

@@ -1,0 +1,89 @@
+// Shared by every dashboard page: local times with a relative form, the
+// filter form's date inputs, and calls to the API through the dashboard.
+
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+const absoluteFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** "3 min ago", "in 2 hr", "now". */
+export function relative(ms, now = Date.now()) {
+	const seconds = Math.round((ms - now) / 1000);
+	const abs = Math.abs(seconds);
+	if (abs < 5) return 'now';
+	if (abs < 60) return relativeFormat.format(seconds, 'second');
+	if (abs < 3600) return relativeFormat.format(Math.round(seconds / 60), 'minute');
+	if (abs < 86400) return relativeFormat.format(Math.round(seconds / 3600), 'hour');
+	return relativeFormat.format(Math.round(seconds / 86400), 'day');
+}
+
+export function absolute(ms) {
+	return absoluteFormat.format(new Date(ms));
+}
+
+/** Fills a `<time data-ms>` with the relative form; the local absolute time is its tooltip. */
+export function renderTime(el) {
+	const ms = Number(el.dataset.ms);
+	if (!Number.isFinite(ms) || ms <= 0) return;
+	el.textContent = relative(ms);
+	el.title = absolute(ms);
+	el.dateTime = new Date(ms).toISOString();
+}
+
+export function refreshTimes(root = document) {
+	root.querySelectorAll('time[data-ms]').forEach((el) => renderTime(/** @type {HTMLElement} */ (el)));
+}
+
+/** A duration for people: 850 ms, 4.2 s, 3 min 5 s, 2 h 10 min. */
+export function duration(ms) {
+	if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+	if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+	if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+	if (ms < 86_400_000) return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
+	return `${Math.floor(ms / 86_400_000)} d ${Math.round((ms % 86_400_000) / 3_600_000)} h`;
+}
+
+/**
+ * Calls the REST API through the dashboard (`/dashboard/api/...`), which adds
+ * the deployment's token for a signed-in session. Answers `{ok, status, body}`.
+ */
+export async function api(path, init = {}) {
+	const headers = new Headers(init.headers);
+	headers.set('x-shardflow-dashboard', '1');
+	const res = await fetch(`/dashboard/api${path}`, { ...init, headers, credentials: 'same-origin' });
+	let body = null;
+	try {
+		body = await res.json();
+	} catch {}
+	if (res.status === 401) location.assign(`/dashboard/login?next=${encodeURIComponent(location.pathname + location.search)}`);
+	return { ok: res.ok, status: res.status, body };
+}
+
+/** Datetime inputs show and edit the hidden millisecond fields the server reads, in the browser's time zone. */
+function wireDateInputs() {
+	document.querySelectorAll('input[data-ms-for]').forEach((node) => {
+		const input = /** @type {HTMLInputElement} */ (node);
+		const hidden = /** @type {HTMLInputElement | null} */ (input.parentElement?.querySelector(`input[name="${input.dataset.msFor}"]`) ?? null);
+		if (!hidden) return;
+		const ms = Number(hidden.value);
+		if (hidden.value && Number.isFinite(ms)) {
+			const d = new Date(ms);
+			input.value = new Date(ms - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+		}
+		input.addEventListener('change', () => {
+			const parsed = input.value ? new Date(input.value).getTime() : NaN;
+			hidden.value = Number.isFinite(parsed) ? String(parsed) : '';
+		});
+	});
+	// Empty fields out of the URL: a shorter, shareable query.
+	document.querySelectorAll('form[method="get"]').forEach((form) =>
+		form.addEventListener('submit', () => {
+			form.querySelectorAll('input[name], select[name]').forEach((node) => {
+				const field = /** @type {HTMLInputElement} */ (node);
+				if (!field.value) field.disabled = true;
+			});
+		}),
+	);
+}
+
+refreshTimes();
+wireDateInputs();
+setInterval(() => refreshTimes(), 15_000);

@@ -1,0 +1,256 @@
+// The instance page: follows the history while the instance runs (polling
+// `GET /workflows/:id/history?after=<last seq>`, one object, about once a
+// second, as docs/history-format.md suggests), draws the timeline and the
+// raw history, and runs the controls and the send-event form.
+import { absolute, api, duration, refreshTimes } from './common.js';
+import { buildTimeline, renderTimeline } from './timeline.js';
+
+const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('instance-config')).textContent ?? '{}');
+const id = config.id;
+const path = `/workflows/${encodeURIComponent(id)}`;
+const FINISHED = ['completed', 'errored', 'terminated'];
+const ALLOWED = {
+	pause: ['created', 'running', 'sleeping', 'waiting'],
+	resume: ['paused', 'diverged'],
+	terminate: ['created', 'running', 'sleeping', 'waiting', 'paused', 'diverged'],
+	restart: [...FINISHED, 'diverged'],
+};
+const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
+
+let status = config.status;
+/** @type {Array<Record<string, any>>} */
+let events = [];
+let generation = null;
+let lastSeq = null;
+
+// ---- status, controls ----
+function showStatus(detail) {
+	status = detail.status;
+	$('#instance-status').innerHTML = `<span class="badge status-${status}" data-field="status">${status}</span>`;
+	$('#updated-at').innerHTML = `<time data-ms="${detail.updatedAt}"></time>`;
+	$('#version').textContent = String(detail.version);
+	$('#step-counts').textContent = String(detail.stepCounts?.total ?? 0);
+	$('#buffered').textContent = String(detail.bufferedEvents);
+	const result = $('#result');
+	const body = document.createElement('div');
+	if (detail.error) {
+		body.className = 'error-box';
+		const strong = document.createElement('strong');
+		strong.textContent = detail.error.code ?? detail.error.name;
+		body.append(strong, `: ${detail.error.message}`);
+	} else if (detail.output !== undefined) {
+		body.append(jsonBlock('output', detail.output));
+	} else {
+		body.className = 'muted';
+		body.textContent = 'No output yet.';
+	}
+	result.replaceChildren(Object.assign(document.createElement('h2'), { textContent: 'Result' }), body);
+	updateControls();
+	refreshTimes();
+}
+
+function jsonBlock(label, value, open) {
+	const details = document.createElement('details');
+	details.className = 'json';
+	const text = JSON.stringify(value, null, 2) ?? 'undefined';
+	details.open = open ?? text.length <= 600;
+	const summary = document.createElement('summary');
+	summary.textContent = label;
+	const pre = document.createElement('pre');
+	pre.textContent = text;
+	details.append(summary, pre);
+	return details;
+}
+
+function updateControls() {
+	document.querySelectorAll('button[data-action]').forEach((node) => {
+		const button = /** @type {HTMLButtonElement} */ (node);
+		button.disabled = !ALLOWED[button.dataset.action ?? ''].includes(status);
+	});
+}
+
+const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('confirm'));
+function confirmAction(text) {
+	return new Promise((resolve) => {
+		$('#confirm-text').textContent = text;
+		dialog.returnValue = '';
+		dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+		dialog.showModal();
+		$('#confirm-ok').focus();
+	});
+}
+
+function say(target, ok, text, code) {
+	const el = $(target);
+	el.className = ok ? 'ok-box' : 'error-box';
+	el.replaceChildren();
+	if (code) el.append(Object.assign(document.createElement('strong'), { textContent: code }), ': ');
+	el.append(text);
+}
+
+document.querySelectorAll('button[data-action]').forEach((node) =>
+	node.addEventListener('click', async () => {
+		const button = /** @type {HTMLButtonElement} */ (node);
+		const action = button.dataset.action;
+		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`))) return;
+		button.disabled = true;
+		const res = await api(`${path}/${action}`, { method: 'POST' });
+		if (res.ok) say('#control-result', true, `${action}: the instance is now ${res.body.status}.`);
+		else say('#control-result', false, res.body?.error?.message ?? `failed (${res.status})`, res.body?.error?.code);
+		await refresh(true);
+	}),
+);
+
+// ---- history, timeline ----
+const historyBody = /** @type {HTMLTableSectionElement} */ (document.querySelector('#history tbody'));
+const HISTORY_ROWS = 500;
+
+function historyRow(e) {
+	const tr = document.createElement('tr');
+	const { seq, at, kind, generation: _g, step, event, ...rest } = e;
+	const cells = [String(seq), '', kind, step ?? event ?? '', ''];
+	cells.forEach((text, i) => {
+		const td = document.createElement('td');
+		if (i === 1) td.innerHTML = `<time data-ms="${at}"></time>`;
+		else if (i === 2) Object.assign(td, { className: 'kind', textContent: text });
+		else if (i === 4 && Object.keys(rest).length) td.append(jsonBlock(summaryOf(rest), rest, false));
+		else td.textContent = text;
+		tr.appendChild(td);
+	});
+	return tr;
+}
+
+/** One line for a record's fields; the whole record opens below it. */
+function summaryOf(rest) {
+	if (rest.error) return `${rest.error.code ?? rest.error.name}: ${String(rest.error.message).slice(0, 100)}`;
+	if (rest.until) return `until ${absolute(rest.until)}`;
+	if (rest.retryAt) return `retry at ${absolute(rest.retryAt)}`;
+	const text = JSON.stringify(rest);
+	return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+}
+
+function draw() {
+	renderTimeline($('#timeline'), buildTimeline(events, Date.now()), duration);
+}
+
+async function loadHistory() {
+	let more = true;
+	let grew = false;
+	while (more) {
+		const q = new URLSearchParams({ limit: '1000' });
+		if (lastSeq !== null) q.set('after', String(lastSeq));
+		const res = await api(`${path}/history?${q}`);
+		if (!res.ok) return grew;
+		if (generation !== null && res.body.generation !== generation) {
+			// A restart: the page follows the new run from its start.
+			generation = null;
+			lastSeq = null;
+			events = [];
+			historyBody.replaceChildren();
+			continue;
+		}
+		generation = res.body.generation;
+		for (const e of res.body.events) {
+			events.push(e);
+			historyBody.prepend(historyRow(e));
+			lastSeq = e.seq;
+			grew = true;
+		}
+		more = res.body.nextCursor !== null;
+	}
+	while (historyBody.rows.length > HISTORY_ROWS) historyBody.rows[historyBody.rows.length - 1]?.remove();
+	$('#history-count').textContent = `${events.length} record${events.length === 1 ? '' : 's'} in run ${generation ?? 0}${events.length > HISTORY_ROWS ? `, newest ${HISTORY_ROWS} shown` : ''}, newest first`;
+	return grew;
+}
+
+let refreshing = null;
+async function refresh(force = false) {
+	if (refreshing) return refreshing;
+	refreshing = (async () => {
+		const grew = await loadHistory();
+		if (grew || force) {
+			const res = await api(path);
+			if (res.ok) showStatus(res.body);
+		}
+		draw();
+		refreshTimes(historyBody);
+	})().finally(() => (refreshing = null));
+	return refreshing;
+}
+
+// Poll about once a second while the instance can still change on its own; open bars grow in between.
+async function follow() {
+	await refresh();
+	setTimeout(follow, FINISHED.includes(status) ? 5000 : 1000);
+}
+setInterval(() => !FINISHED.includes(status) && draw(), 250);
+updateControls();
+follow();
+
+// ---- send an event ----
+const form = /** @type {HTMLFormElement | null} */ (document.getElementById('event-form'));
+if (form) {
+	const select = /** @type {HTMLSelectElement} */ (document.getElementById('event-name'));
+	const textarea = /** @type {HTMLTextAreaElement} */ (document.getElementById('event-payload'));
+	let example = '';
+	const showShape = () => {
+		const declared = config.events.find((e) => e.name === select.value);
+		if (!declared) return;
+		$('#event-schema').textContent = declared.schema ? JSON.stringify(declared.schema, null, 2) : '';
+		$('#event-schema').hidden = !declared.schema;
+		$('#event-note').textContent = [declared.note ?? '', declared.required ? '' : 'This event carries nothing: leave the payload empty to send it without a body.'].filter(Boolean).join(' ');
+		if (textarea.value.trim() === '' || textarea.value === example) {
+			example = declared.required ? JSON.stringify(exampleOf(declared.schema ?? {}), null, 2) : '';
+			textarea.value = example;
+		}
+	};
+	select.addEventListener('change', showShape);
+	showShape();
+	form.addEventListener('submit', async (submit) => {
+		submit.preventDefault();
+		const data = new FormData(form);
+		const text = String(data.get('payload') ?? '').trim();
+		let body;
+		if (text) {
+			try {
+				body = JSON.stringify(JSON.parse(text));
+			} catch (error) {
+				say('#event-result', false, `the payload is not JSON: ${error instanceof Error ? error.message : error}`, 'MALFORMED_JSON');
+				return;
+			}
+		}
+		const headers = { 'content-type': 'application/json' };
+		const key = String(data.get('idempotencyKey') ?? '').trim();
+		if (key) headers['idempotency-key'] = key;
+		const res = await api(`${path}/events/${encodeURIComponent(select.value)}`, { method: 'POST', headers, ...(body !== undefined ? { body } : {}) });
+		if (res.ok) say('#event-result', true, `Accepted: "${select.value}" was delivered to ${id}.`);
+		else say('#event-result', false, res.body?.error?.message ?? `refused (${res.status})`, res.body?.error?.code);
+		await refresh(true);
+	});
+}
+
+/** A starting value that has the schema's shape, for the payload box. */
+function exampleOf(schema) {
+	if ('const' in schema) return schema.const;
+	if (Array.isArray(schema.enum)) return schema.enum[0];
+	if ('default' in schema) return schema.default;
+	const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+	if (schema.anyOf || schema.oneOf) return exampleOf((schema.anyOf ?? schema.oneOf)[0] ?? {});
+	switch (type) {
+		case 'object':
+			return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, exampleOf(v)]));
+		case 'array':
+			return [];
+		case 'string':
+			return '';
+		case 'number':
+		case 'integer':
+			return 0;
+		case 'boolean':
+			return false;
+		case 'null':
+			return null;
+		default:
+			return {};
+	}
+}

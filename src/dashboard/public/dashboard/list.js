@@ -1,0 +1,181 @@
+// The instance list, live: one WebSocket per index shard of the listed
+// type(s), accepted and hibernated by the shard itself, which sends every
+// entry it stores. Rows that match the filter are inserted or updated in
+// place; rows that stop matching leave. After a lost connection the socket
+// reconnects with backoff and the page re-reads its listing (catch-up).
+import { api, renderTime } from './common.js';
+
+const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('list-config')).textContent ?? '{}');
+const filter = config.filter;
+const tbody = /** @type {HTMLTableSectionElement} */ (document.querySelector('#instances tbody'));
+const template = /** @type {HTMLTemplateElement} */ (document.getElementById('row-template'));
+const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
+const emptyEl = /** @type {HTMLElement} */ (document.getElementById('empty'));
+const orderKey = filter.order === 'updated' ? 'updatedAt' : 'createdAt';
+const num = (v) => (v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined);
+const bounds = { ca: num(filter.createdAfter), cb: num(filter.createdBefore), ua: num(filter.updatedAfter), ub: num(filter.updatedBefore) };
+
+/** The same test the list API applies, on one entry. */
+function matches(e) {
+	return (
+		(!filter.type || e.type === filter.type) &&
+		(!filter.status.length || filter.status.includes(e.status)) &&
+		(!filter.id || e.id === filter.id) &&
+		(bounds.ca === undefined || e.createdAt > bounds.ca) &&
+		(bounds.cb === undefined || e.createdAt < bounds.cb) &&
+		(bounds.ua === undefined || e.updatedAt > bounds.ua) &&
+		(bounds.ub === undefined || e.updatedAt < bounds.ub)
+	);
+}
+
+const keyOf = (tr) => ({ at: Number(tr.dataset[orderKey === 'updatedAt' ? 'updated' : 'created']), id: tr.dataset.id ?? '' });
+/** The list API's order: newest first, then id descending. Negative: a comes first. */
+const compare = (a, b) => (a.at !== b.at ? b.at - a.at : a.id > b.id ? -1 : a.id < b.id ? 1 : 0);
+
+function fill(tr, e) {
+	tr.dataset.id = e.id;
+	tr.dataset.created = String(e.createdAt);
+	tr.dataset.updated = String(e.updatedAt);
+	tr.dataset.status = e.status;
+	tr.querySelector('[data-field="link"]').href = `/dashboard/instances/${encodeURIComponent(e.id)}`;
+	tr.querySelector('[data-field="id"]').textContent = e.id;
+	tr.querySelector('[data-field="type"]').textContent = e.type;
+	const badge = tr.querySelector('[data-field="status"]');
+	badge.className = `badge status-${e.status}`;
+	badge.textContent = e.status;
+	for (const field of ['createdAt', 'updatedAt']) {
+		const time = tr.querySelector(`[data-field="${field}"]`);
+		time.dataset.ms = String(e[field]);
+		renderTime(time);
+	}
+}
+
+function flash(tr) {
+	tr.classList.remove('flash');
+	void tr.offsetWidth;
+	tr.classList.add('flash');
+}
+
+const rowOf = (id) => /** @type {HTMLTableRowElement | null} */ ([...tbody.rows].find((tr) => tr.dataset.id === id) ?? null);
+
+/** Places a row at its position in the listing order; false when it falls past a full page. */
+function place(tr) {
+	const key = keyOf(tr);
+	const before = [...tbody.rows].find((other) => other !== tr && compare(key, keyOf(other)) < 0);
+	if (!before && tbody.rows.length >= filter.limit && tr.parentElement !== tbody) return false;
+	tbody.insertBefore(tr, before ?? null);
+	while (tbody.rows.length > filter.limit) tbody.rows[tbody.rows.length - 1]?.remove();
+	return true;
+}
+
+function apply(entry) {
+	const existing = rowOf(entry.id);
+	if (existing && Number(existing.dataset.updated) > entry.updatedAt) return; // older news
+	if (!matches(entry)) {
+		existing?.remove();
+	} else if (existing) {
+		const moved = existing.dataset.status !== entry.status;
+		fill(existing, entry);
+		if (orderKey === 'updatedAt') place(existing);
+		if (moved) flash(existing);
+	} else if (config.firstPage) {
+		// Only the first page takes new rows: a later page is a fixed window of the keyset.
+		const tr = /** @type {HTMLTableRowElement} */ (template.content.firstElementChild?.cloneNode(true));
+		fill(tr, entry);
+		if (place(tr)) flash(tr);
+	}
+	emptyEl.hidden = tbody.rows.length > 0;
+}
+
+// ---- catch-up: re-read the page from the API (after connecting, reconnecting, or an overflow) ----
+let catchingUp = null;
+let heldBack = [];
+function listPath() {
+	if (filter.id) return `/workflows/${encodeURIComponent(filter.id)}`;
+	const q = new URLSearchParams();
+	if (filter.type) q.set('type', filter.type);
+	if (filter.status.length) q.set('status', filter.status.join(','));
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'cursor']) if (filter[key]) q.set(key, filter[key]);
+	if (filter.order === 'updated') q.set('order', 'updated');
+	q.set('limit', String(filter.limit));
+	return `/workflows?${q}`;
+}
+async function catchUp() {
+	if (catchingUp) return catchingUp;
+	heldBack = [];
+	catchingUp = (async () => {
+		const res = await api(listPath());
+		if (res.ok) {
+			const items = filter.id ? [res.body].filter(matches) : res.body.items;
+			const ids = new Set(items.map((i) => i.id));
+			for (const tr of [...tbody.rows]) if (!ids.has(tr.dataset.id ?? '')) tr.remove();
+			for (const item of items) {
+				const tr = rowOf(item.id);
+				if (tr) Number(tr.dataset.updated) <= item.updatedAt && fill(tr, item);
+				else {
+					const row = /** @type {HTMLTableRowElement} */ (template.content.firstElementChild?.cloneNode(true));
+					fill(row, item);
+					tbody.appendChild(row);
+				}
+			}
+			[...tbody.rows].sort((a, b) => compare(keyOf(a), keyOf(b))).forEach((tr) => tbody.appendChild(tr));
+			emptyEl.hidden = tbody.rows.length > 0;
+		}
+		catchingUp = null;
+		// What arrived while the page was read is newer than it, or equal: apply it on top.
+		const pending = heldBack;
+		heldBack = [];
+		pending.forEach(apply);
+	})();
+	return catchingUp;
+}
+
+// ---- sockets: one per shard ----
+const sockets = new Map();
+function setState() {
+	const states = [...sockets.values()].map((s) => s.state);
+	const state = states.every((s) => s === 'live') ? 'live' : states.some((s) => s === 'live') || states.every((s) => s !== 'connecting') ? 'reconnecting' : 'connecting';
+	liveEl.dataset.state = state;
+	liveEl.textContent = state === 'live' ? 'Live' : state === 'reconnecting' ? 'Reconnecting…' : 'Connecting…';
+	liveEl.title = state === 'live' ? `Watching ${sockets.size} index shard${sockets.size === 1 ? '' : 's'}` : '';
+}
+
+function connect(key, url) {
+	const slot = sockets.get(key) ?? { state: 'connecting', attempts: 0, ws: null, ping: 0 };
+	sockets.set(key, slot);
+	const ws = new WebSocket(url);
+	slot.ws = ws;
+	ws.onmessage = (event) => {
+		if (event.data === 'pong') return;
+		const message = JSON.parse(event.data);
+		if (message.kind === 'hello') {
+			const reconnected = slot.attempts > 0 || slot.everLive;
+			slot.state = 'live';
+			slot.attempts = 0;
+			slot.everLive = true;
+			setState();
+			if (reconnected || [...sockets.values()].every((s) => s.state === 'live')) catchUp();
+		} else if (message.kind === 'entries') {
+			for (const entry of message.entries) catchingUp ? heldBack.push(entry) : apply(entry);
+		} else if (message.kind === 'overflow') {
+			catchUp();
+		}
+	};
+	ws.onclose = () => {
+		clearInterval(slot.ping);
+		slot.state = 'reconnecting';
+		setState();
+		const delay = Math.min(10_000, 500 * 2 ** slot.attempts++) * (0.75 + Math.random() / 2);
+		setTimeout(() => connect(key, url), delay);
+	};
+	// The shard answers "ping" without waking up (a hibernation auto-response); a dead path shows as a close.
+	slot.ping = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send('ping'), 25_000);
+}
+
+const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+for (const [type, shards] of Object.entries(config.shards)) {
+	for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}/dashboard/live/${encodeURIComponent(type)}/${n}`);
+}
+setState();
+// For tests and the curious: the page's live state.
+Object.assign(window, { shardflowList: { catchUp, sockets } });

@@ -1,0 +1,194 @@
+// The step timeline, built from the instance history (docs/history-format.md):
+// one row per step, sleep or wait; a step's row shows each attempt and the
+// retry waits between them. `buildTimeline` is pure (tested on Node, in
+// test/dashboard/timeline.test.ts); `renderTimeline` draws it.
+
+/**
+ * @typedef {{ type: 'attempt', attempt: number, start: number, end: number | null, state: 'ok' | 'failed' | 'running' | 'interrupted', error?: { name: string, message: string, code?: string } }
+ *   | { type: 'retry', start: number, end: number | null, until: number }
+ *   | { type: 'sleep', start: number, end: number | null, until: number }
+ *   | { type: 'wait', start: number, end: number | null, event: string, outcome: 'received' | 'timed_out' | null, timeoutAt: number | null }} Segment
+ * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait', name: string, segments: Segment[] }} Row
+ * @typedef {{ at: number, kind: string, label: string }} Marker
+ * @typedef {{ start: number, end: number, finishedAt: number | null, rows: Row[], markers: Marker[] }} Timeline
+ */
+
+const FINISH_KINDS = ['workflow.completed', 'workflow.errored', 'workflow.terminated'];
+
+/**
+ * @param {Array<Record<string, any>>} events the history of one generation, in seq order
+ * @param {number} now the time open bars grow to while the instance runs
+ * @returns {Timeline}
+ */
+export function buildTimeline(events, now) {
+	/** @type {Map<string, Row>} */
+	const rows = new Map();
+	/** @type {Marker[]} */
+	const markers = [];
+	let finishedAt = null;
+	const row = (kind, name) => {
+		const key = `${kind}:${name}`;
+		let found = rows.get(key);
+		if (!found) rows.set(key, (found = { key, kind, name, segments: [] }));
+		return found;
+	};
+	const open = (r, type) => /** @type {any} */ ([...r.segments].reverse().find((s) => s.type === type && s.end === null));
+
+	for (const e of events) {
+		switch (e.kind) {
+			case 'step.started': {
+				const r = row('do', e.step);
+				const running = open(r, 'attempt');
+				if (running) Object.assign(running, { end: e.at, state: 'interrupted' }); // a crash cut it short
+				const retry = open(r, 'retry');
+				if (retry) retry.end = e.at;
+				r.segments.push({ type: 'attempt', attempt: e.attempt, start: e.at, end: null, state: 'running' });
+				break;
+			}
+			case 'step.completed':
+			case 'step.failed':
+			case 'step.attempt_failed': {
+				const r = row('do', e.step);
+				const running = open(r, 'attempt') ?? { type: 'attempt', attempt: e.attempt, start: e.at, end: null, state: 'running' };
+				if (!r.segments.includes(running)) r.segments.push(running);
+				Object.assign(running, { end: e.at, state: e.kind === 'step.completed' ? 'ok' : 'failed' }, e.error ? { error: e.error } : {});
+				if (e.kind === 'step.attempt_failed') r.segments.push({ type: 'retry', start: e.at, end: null, until: e.retryAt });
+				break;
+			}
+			case 'sleep.started':
+				row('sleep', e.step).segments.push({ type: 'sleep', start: e.at, end: null, until: e.until });
+				break;
+			case 'sleep.finished': {
+				const r = row('sleep', e.step);
+				const sleeping = open(r, 'sleep');
+				if (sleeping) sleeping.end = e.at;
+				else r.segments.push({ type: 'sleep', start: e.at, end: e.at, until: e.at });
+				break;
+			}
+			case 'wait.started':
+				row('wait', e.step).segments.push({ type: 'wait', start: e.at, end: null, event: e.event, outcome: null, timeoutAt: e.timeoutAt ?? null });
+				break;
+			case 'event.consumed':
+			case 'wait.timed_out': {
+				const r = row('wait', e.step);
+				// An event buffered before the wait was reached is consumed without a wait.started: a bar of no length.
+				const waiting = open(r, 'wait') ?? { type: 'wait', start: e.at, end: null, event: e.event, outcome: null, timeoutAt: null };
+				if (!r.segments.includes(waiting)) r.segments.push(waiting);
+				Object.assign(waiting, { end: e.at, outcome: e.kind === 'event.consumed' ? 'received' : 'timed_out' });
+				break;
+			}
+			case 'event.received':
+				markers.push({ at: e.at, kind: e.kind, label: `event ${e.event} received` });
+				break;
+			case 'workflow.paused':
+			case 'workflow.resumed':
+			case 'workflow.restarted':
+			case 'workflow.diverged':
+				markers.push({ at: e.at, kind: e.kind, label: e.kind.slice('workflow.'.length) });
+				break;
+			default:
+				if (FINISH_KINDS.includes(e.kind)) {
+					finishedAt = e.at;
+					markers.push({ at: e.at, kind: e.kind, label: e.kind.slice('workflow.'.length) });
+				}
+		}
+	}
+	const start = events.length ? events[0].at : now;
+	const lastAt = events.length ? events[events.length - 1].at : now;
+	const end = finishedAt ?? Math.max(now, lastAt);
+	// Bars still open when the run ended stop there; while it runs they grow to now.
+	if (finishedAt !== null) {
+		for (const r of rows.values()) {
+			for (const s of r.segments) {
+				if (s.end !== null) continue;
+				s.end = finishedAt;
+				if (s.type === 'attempt') s.state = 'interrupted';
+			}
+		}
+	}
+	return { start, end: Math.max(end, start + 1), finishedAt, rows: [...rows.values()], markers };
+}
+
+const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait' };
+const MAX_ROWS = 300;
+
+/**
+ * @param {HTMLElement} container
+ * @param {Timeline} timeline
+ * @param {(ms: number) => string} duration
+ */
+export function renderTimeline(container, timeline, duration) {
+	const { start, end, rows, markers } = timeline;
+	if (rows.length === 0) {
+		container.innerHTML = '<p class="tl-empty">No steps yet.</p>';
+		return;
+	}
+	const span = end - start;
+	const pct = (t) => `${(((Math.min(Math.max(t, start), end) - start) / span) * 100).toFixed(3)}%`;
+	const doc = container.ownerDocument;
+	const fragment = doc.createDocumentFragment();
+	const axis = doc.createElement('div');
+	axis.className = 'tl-axis';
+	for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+		const tick = doc.createElement('span');
+		tick.textContent = f === 0 ? '0' : `+${duration(span * f)}`;
+		axis.appendChild(tick);
+	}
+	fragment.appendChild(axis);
+	const shown = rows.slice(-MAX_ROWS);
+	if (shown.length < rows.length) {
+		const note = doc.createElement('p');
+		note.className = 'muted';
+		note.textContent = `Showing the last ${MAX_ROWS} of ${rows.length} rows; the history below has every record.`;
+		fragment.appendChild(note);
+	}
+	for (const r of shown) {
+		const line = doc.createElement('div');
+		line.className = 'tl-row';
+		line.dataset.row = r.key;
+		const name = doc.createElement('div');
+		name.className = 'tl-name';
+		name.title = r.name;
+		name.innerHTML = `<span class="kind"></span>`;
+		/** @type {HTMLElement} */ (name.firstChild).textContent = KIND_LABEL[r.kind];
+		name.append(r.name);
+		const track = doc.createElement('div');
+		track.className = 'tl-track';
+		for (const s of r.segments) {
+			const bar = doc.createElement('div');
+			const to = s.end ?? end;
+			bar.className = `seg ${s.type}${s.type === 'attempt' ? ` ${s.state}` : ''}${s.end === null ? ' open' : ''}`;
+			bar.style.left = pct(s.start);
+			bar.style.width = `calc(${pct(to)} - ${pct(s.start)})`;
+			bar.dataset.segment = s.type;
+			bar.title = describe(s, to, duration);
+			track.appendChild(bar);
+		}
+		// Pauses, resumes, received events and the end, as thin lines across every row.
+		for (const m of markers.slice(-50)) {
+			const mark = doc.createElement('div');
+			mark.className = `tl-marker ${m.kind.replace('.', '-')}`;
+			mark.style.left = pct(m.at);
+			mark.title = `${m.label}, +${duration(m.at - start)}`;
+			track.appendChild(mark);
+		}
+		line.append(name, track);
+		fragment.appendChild(line);
+	}
+	container.replaceChildren(fragment);
+}
+
+function describe(s, to, duration) {
+	const took = duration(to - s.start);
+	switch (s.type) {
+		case 'attempt':
+			return `attempt ${s.attempt}: ${s.state === 'running' ? 'running for' : s.state} ${s.state === 'running' ? took : `after ${took}`}${s.error ? ` — ${s.error.code ?? s.error.name}: ${s.error.message}` : ''}`;
+		case 'retry':
+			return `retry wait, ${took}${s.end === null ? ` (retries at ${new Date(s.until).toLocaleTimeString()})` : ''}`;
+		case 'sleep':
+			return `sleep, ${took}${s.end === null ? ` (until ${new Date(s.until).toLocaleString()})` : ''}`;
+		case 'wait':
+			return `waiting for ${s.event}, ${took}${s.outcome ? ` — ${s.outcome === 'received' ? 'received' : 'timed out'}` : ''}`;
+	}
+	return took;
+}

@@ -1,0 +1,58 @@
+import type { Child, FC } from 'hono/jsx';
+
+/** The page shell: header with navigation, the stylesheet and the shared client script. */
+export const Layout: FC<{ title: string; nav?: 'overview' | 'instances'; loggedIn?: boolean; children?: Child }> = ({ title, nav, loggedIn, children }) => (
+	<html lang="en">
+		<head>
+			<meta charset="utf-8" />
+			<meta name="viewport" content="width=device-width, initial-scale=1" />
+			<title>{`${title} · shardflow`}</title>
+			<link rel="stylesheet" href="/dashboard/dashboard.css" />
+			<script type="module" src="/dashboard/common.js"></script>
+		</head>
+		<body>
+			<header class="topbar">
+				<a class="brand" href="/dashboard">
+					<span class="logo" aria-hidden="true">◆</span> shardflow
+				</a>
+				<nav aria-label="Main">
+					<a href="/dashboard" aria-current={nav === 'overview' ? 'page' : undefined}>Overview</a>
+					<a href="/dashboard/instances" aria-current={nav === 'instances' ? 'page' : undefined}>Instances</a>
+				</nav>
+				{loggedIn ? (
+					<form method="post" action="/dashboard/logout" class="logout">
+						<button type="submit" class="link">Log out</button>
+					</form>
+				) : null}
+			</header>
+			<main>{children}</main>
+		</body>
+	</html>
+);
+
+/** A status as a coloured badge. */
+export const StatusBadge: FC<{ status: string }> = ({ status }) => <span class={`badge status-${status}`} data-field="status">{status}</span>;
+
+/** A timestamp: ISO (UTC) without JavaScript; local time with a relative form ("3 min ago") once common.js runs. */
+export const Time: FC<{ ms: number | null | undefined; field?: string }> = ({ ms, field }) =>
+	ms == null ? <span class="muted">—</span> : <time datetime={new Date(ms).toISOString()} data-ms={String(ms)} data-field={field}>{new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC</time>;
+
+/** A JSON value, pretty-printed; long ones start collapsed. */
+export const JsonBlock: FC<{ value: unknown; label: string; open?: boolean }> = ({ value, label, open }) => {
+	const text = value === undefined ? 'undefined' : JSON.stringify(value, null, 2);
+	const long = text.length > 600 || text.split('\n').length > 16;
+	return (
+		<details class="json" open={open ?? !long}>
+			<summary>
+				{label} <span class="muted">{long ? `(${text.length.toLocaleString('en')} chars)` : ''}</span>
+			</summary>
+			<pre>{text}</pre>
+		</details>
+	);
+};
+
+export const ErrorBanner: FC<{ message: string; code?: string }> = ({ message, code }) => (
+	<div class="banner error" role="alert">
+		{code ? <strong>{code}</strong> : null} {message}
+	</div>
+);

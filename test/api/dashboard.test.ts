@@ -1,0 +1,123 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { createApp, type ApiEnv } from '../../src/api/app';
+import { testRegistry } from '../worker/index';
+import { testClock } from '../worker/test-clock';
+import { uniqueId } from '../helpers';
+import { api } from './helpers';
+
+const ORIGIN = 'http://shardflow.test';
+
+/** The dashboard of the test Worker's app, with other variables (a token, production). */
+async function page(vars: Partial<ApiEnv>, method: string, path: string, init: RequestInit = {}) {
+	const app = createApp(testRegistry, { clock: testClock.now });
+	const res = await app.fetch(new Request(`${ORIGIN}${path}`, { method, redirect: 'manual', ...init }), { ...(env as unknown as ApiEnv), ...vars });
+	return { status: res.status, text: await res.text(), headers: res.headers };
+}
+const dev = { SHARDFLOW_ENV: 'development' };
+const withToken = { API_TOKEN: 'dash-Token-1', SHARDFLOW_ENV: 'production' };
+
+async function signIn(token: string) {
+	const res = await page(withToken, 'POST', '/dashboard/login', {
+		headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+		body: new URLSearchParams({ token, next: '/dashboard/instances' }),
+	});
+	return res;
+}
+
+describe('dashboard pages', () => {
+	it('renders the overview, the list and an instance page as HTML', async () => {
+		const id = uniqueId('dash');
+		await api('POST', '/workflows', { type: 'payment', id, payload: { amount: 5, currency: 'EUR' } });
+		for (const path of ['/dashboard', '/dashboard/instances?type=payment&status=created,waiting', `/dashboard/instances/${id}`]) {
+			const res = await page(dev, 'GET', path);
+			expect(res.status, path).toBe(200);
+			expect(res.headers.get('content-type')).toMatch(/text\/html/);
+			expect(res.text).toMatch(/^<!doctype html>/);
+		}
+	});
+
+	it.for([
+		['an unknown status', '/dashboard/instances?status=nope', 400, 'unknown status'],
+		['an unknown type', '/dashboard/instances?type=nope', 400, 'UNKNOWN_TYPE'],
+		['a forged cursor', '/dashboard/instances?cursor=abc', 400, 'INVALID_CURSOR'],
+		['a bad time bound', '/dashboard/instances?createdAfter=yesterday', 400, 'milliseconds'],
+		['a reserved id', '/dashboard/instances/__index:payment:0', 400, 'RESERVED_ID'],
+		['an unknown instance', '/dashboard/instances/no-such-instance', 404, 'no instance'],
+		['an unknown page', '/dashboard/nope', 404, 'ROUTE_NOT_FOUND'],
+	] as const)('answers %s with a clear 4xx page', async ([, path, status, says]) => {
+		const res = await page(dev, 'GET', path);
+		expect(res.status).toBe(status);
+		expect(res.text).toContain(says);
+	});
+
+	it('proxies the API for the pages, and nothing else', async () => {
+		expect((await page(dev, 'GET', '/dashboard/api/types/payment')).status).toBe(200);
+		expect((await page(dev, 'GET', '/dashboard/api/dashboard/api/types')).status).toBe(404);
+	});
+
+	it('refuses a live socket for an unknown type or shard, and a plain GET of it', async () => {
+		const ws = { headers: { upgrade: 'websocket', origin: ORIGIN } };
+		expect((await page(dev, 'GET', '/dashboard/live/nope/0', ws)).status).toBe(400);
+		expect((await page(dev, 'GET', '/dashboard/live/payment/4', ws)).status).toBe(400);
+		expect((await page(dev, 'GET', '/dashboard/live/payment/0')).status).toBe(426);
+	});
+});
+
+describe('dashboard sign-in and cross-site protection', () => {
+	it('sends a page to the sign-in form and refuses the API proxy without a session', async () => {
+		const res = await page(withToken, 'GET', '/dashboard/instances?type=payment');
+		expect(res.status).toBe(303);
+		expect(res.headers.get('location')).toBe('/dashboard/login?next=%2Fdashboard%2Finstances%3Ftype%3Dpayment');
+		expect((await page(withToken, 'GET', '/dashboard/api/types')).status).toBe(401);
+		expect((await page(withToken, 'GET', '/dashboard/live/payment/0', { headers: { upgrade: 'websocket', origin: ORIGIN } })).status).toBe(401);
+	});
+
+	it('refuses a wrong token, and sets an HttpOnly, Secure, SameSite=Strict session for the right one', async () => {
+		const wrong = await signIn('nope');
+		expect(wrong.status).toBe(401);
+		expect(wrong.headers.get('set-cookie')).toBeNull();
+		const right = await signIn(withToken.API_TOKEN);
+		expect(right.status).toBe(303);
+		expect(right.headers.get('location')).toBe('/dashboard/instances');
+		const cookie = right.headers.get('set-cookie') ?? '';
+		expect(cookie).toMatch(/HttpOnly/);
+		expect(cookie).toMatch(/Secure/);
+		expect(cookie).toMatch(/SameSite=Strict/);
+		expect(cookie).not.toContain(withToken.API_TOKEN);
+		const session = cookie.split(';')[0]!;
+		expect((await page(withToken, 'GET', '/dashboard', { headers: { cookie: session } })).status).toBe(200);
+		expect((await page(withToken, 'GET', '/dashboard/api/types', { headers: { cookie: session } })).status).toBe(200);
+		// The session is not an API token.
+		expect((await page(withToken, 'GET', '/types', { headers: { cookie: session } })).status).toBe(401);
+		// Rotating the token ends every session.
+		expect((await page({ ...withToken, API_TOKEN: 'rotated' }, 'GET', '/dashboard', { headers: { cookie: session } })).status).toBe(303);
+	});
+
+	it('refuses changes from another origin and changes without the dashboard header', async () => {
+		const session = ((await signIn(withToken.API_TOKEN)).headers.get('set-cookie') ?? '').split(';')[0]!;
+		const post = (headers: Record<string, string>) => page(withToken, 'POST', '/dashboard/api/workflows/x-1/pause', { headers: { cookie: session, ...headers } });
+		expect((await post({ origin: 'https://evil.example', 'x-shardflow-dashboard': '1' })).status).toBe(403);
+		expect((await post({})).status).toBe(403);
+		expect((await post({ origin: ORIGIN })).status).toBe(403);
+		expect((await post({ origin: ORIGIN, 'x-shardflow-dashboard': '1' })).status).toBe(404);
+		const login = await page(withToken, 'POST', '/dashboard/login', {
+			headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+			body: new URLSearchParams({ token: withToken.API_TOKEN }),
+		});
+		expect(login.status).toBe(403);
+	});
+
+	it('never redirects off the dashboard after signing in', async () => {
+		const res = await page(withToken, 'POST', '/dashboard/login', {
+			headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+			body: new URLSearchParams({ token: withToken.API_TOKEN, next: '//evil.example/x' }),
+		});
+		expect(res.headers.get('location')).toBe('/dashboard');
+	});
+
+	it('is closed on a deployment without a token, unless unauthenticated access is chosen', async () => {
+		expect((await page({ SHARDFLOW_ENV: 'production' }, 'GET', '/dashboard')).status).toBe(403);
+		expect((await page({ SHARDFLOW_ENV: 'production', ALLOW_UNAUTHENTICATED: 'true' }, 'GET', '/dashboard')).status).toBe(200);
+	});
+});

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+// The browser module itself, run on Node: the page draws exactly what is tested here.
+import { buildTimeline } from '../../src/dashboard/public/dashboard/timeline.js';
+
+const at = (t: number) => 1_000_000 + t;
+let seq = 0;
+const rec = (t: number, kind: string, fields: Record<string, unknown> = {}) => ({ seq: ++seq, at: at(t), kind, generation: 0, ...fields });
+
+describe('buildTimeline', () => {
+	it('gives each step one row with every attempt and the retry waits between them', () => {
+		const timeline = buildTimeline(
+			[
+				rec(0, 'workflow.created', { payload: {} }),
+				rec(10, 'step.started', { step: 'charge', attempt: 1 }),
+				rec(30, 'step.attempt_failed', { step: 'charge', attempt: 1, error: { name: 'Error', message: 'boom' }, retryAt: at(1030) }),
+				rec(1030, 'step.started', { step: 'charge', attempt: 2 }),
+				rec(1050, 'step.completed', { step: 'charge', attempt: 2, result: 1 }),
+				rec(1060, 'workflow.completed', { output: 1 }),
+			],
+			at(5000),
+		);
+		expect(timeline).toMatchObject({ start: at(0), end: at(1060), finishedAt: at(1060) });
+		expect(timeline.rows).toEqual([
+			{
+				key: 'do:charge',
+				kind: 'do',
+				name: 'charge',
+				segments: [
+					{ type: 'attempt', attempt: 1, start: at(10), end: at(30), state: 'failed', error: { name: 'Error', message: 'boom' } },
+					{ type: 'retry', start: at(30), end: at(1030), until: at(1030) },
+					{ type: 'attempt', attempt: 2, start: at(1030), end: at(1050), state: 'ok' },
+				],
+			},
+		]);
+	});
+
+	it('draws sleeps and event waits as bars of their own, open ones growing to now while the instance runs', () => {
+		const timeline = buildTimeline(
+			[
+				rec(0, 'workflow.created'),
+				rec(5, 'sleep.started', { step: 'nap', until: at(1005) }),
+				rec(1010, 'sleep.finished', { step: 'nap' }),
+				rec(1020, 'wait.started', { step: 'approval', event: 'approval', timeoutAt: null }),
+			],
+			at(3000),
+		);
+		expect(timeline.end).toBe(at(3000));
+		expect(timeline.rows.map((r) => [r.key, r.segments.map((s) => [s.type, s.start, s.end])])).toEqual([
+			['sleep:nap', [['sleep', at(5), at(1010)]]],
+			['wait:approval', [['wait', at(1020), null]]],
+		]);
+	});
+
+	it('shows an attempt cut short by a crash as interrupted, and the next attempt after it', () => {
+		const { rows } = buildTimeline([rec(0, 'step.started', { step: 's', attempt: 1 }), rec(50, 'step.started', { step: 's', attempt: 2 })], at(60));
+		expect(rows[0]!.segments.map((s) => 'state' in s && s.state)).toEqual(['interrupted', 'running']);
+	});
+
+	it('closes what was open when the instance ended, and marks pauses and received events', () => {
+		const { rows, markers } = buildTimeline(
+			[
+				rec(0, 'wait.started', { step: 'approval', event: 'approval', timeoutAt: null }),
+				rec(10, 'workflow.paused'),
+				rec(20, 'event.received', { event: 'approval', payload: {} }),
+				rec(30, 'workflow.terminated'),
+			],
+			at(99),
+		);
+		expect(rows[0]!.segments[0]).toMatchObject({ type: 'wait', end: at(30), outcome: null });
+		expect(markers.map((m) => m.label)).toEqual(['paused', 'event approval received', 'terminated']);
+	});
+
+	it('shows an event that was buffered before its wait as a wait of no length', () => {
+		const { rows } = buildTimeline([rec(0, 'event.received', { event: 'go' }), rec(5, 'event.consumed', { step: 'go', event: 'go', payload: 1 })], at(10));
+		expect(rows[0]!.segments).toEqual([{ type: 'wait', start: at(5), end: at(5), event: 'go', outcome: 'received', timeoutAt: null }]);
+	});
+});

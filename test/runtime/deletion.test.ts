@@ -1,0 +1,247 @@
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IndexClient } from '../../src/client/index-client';
+import { instances } from '../../src/client/instance-client';
+import { unwrap } from '../../src/client/rpc';
+import { archivePointerKey } from '../../src/engine/archive';
+import { ErrorCode } from '../../src/engine/errors';
+import type { IndexEntry } from '../../src/engine/index-entry';
+import { shardIndex, shardName } from '../../src/engine/shard';
+import { api } from '../api/helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { testRegistry } from '../worker/index';
+import { indexFaults } from '../worker/probes';
+
+const bucket = (env as unknown as { ARCHIVE: R2Bucket }).ARCHIVE;
+const TYPE = 'short-lived';
+const SHARDS = 2;
+const HOUR = 3_600_000;
+
+afterEach(() => {
+	resetClock();
+	indexFaults.failWrites = 0;
+});
+
+async function finished(id = uniqueId('del'), n = 1): Promise<string> {
+	await instances.create(testEnv, { type: TYPE, id, payload: { n } });
+	await settle(id);
+	expect((await instances.status(testEnv, { id })).status).toBe('completed');
+	return id;
+}
+
+/** What is left of an object's storage: its tables (engine-owned `_cf_` ones aside), its alarm and its size. */
+async function leftovers(id: string) {
+	return runInDurableObject(stub(id), async (_, state) => ({
+		tables: [...state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%'`)].map((r) => r.name),
+		alarm: await state.storage.getAlarm(),
+	}));
+}
+
+/** The shard row of an id, tombstones included. */
+async function shardRow(id: string) {
+	return runInDurableObject(stub(shardName(TYPE, shardIndex(id, SHARDS))), (_, state) => {
+		try {
+			return [...state.storage.sql.exec('SELECT status, version, created_at AS createdAt FROM index_entries WHERE id = ?', id)][0] as
+				| { status: string; version: number; createdAt: number }
+				| undefined;
+		} catch {
+			return undefined; // a shard never written has no table
+		}
+	});
+}
+
+async function listedIds(): Promise<string[]> {
+	const page = await new IndexClient(testEnv, testRegistry).list({ type: TYPE, limit: 1000 });
+	return page.items.map((i) => i.id);
+}
+
+async function archivedKeys(id: string): Promise<string[]> {
+	const listing = await bucket.list({ prefix: `shardflow/workflows/${TYPE}/` });
+	return listing.objects.map((o) => o.key).filter((k) => k.includes(`/${id}/`));
+}
+
+describe('DELETE /workflows/:id', () => {
+	it('frees the whole storage and the alarm, removes the index entry, and lets the id be created again', async () => {
+		const id = await finished();
+		expect(await listedIds()).toContain(id);
+		const { status, json } = await api('DELETE', `/workflows/${id}`);
+		expect(status).toBe(200);
+		expect(json).toEqual({ id, deleted: true });
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
+		expect(await listedIds()).not.toContain(id);
+		expect(await shardRow(id)).toMatchObject({ status: '__deleted' });
+		// The alarms of a deleted instance never fire again.
+		expect(await runDurableObjectAlarm(stub(id))).toBe(false);
+
+		const again = await api('POST', '/workflows', { type: TYPE, id, payload: { n: 21 } });
+		expect(again.status).toBe(201);
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: 42 });
+		expect(await listedIds()).toContain(id);
+		expect(await shardRow(id)).toMatchObject({ status: 'completed' });
+	});
+
+	it('answers 404 for an unknown id and for a repeated delete', async () => {
+		const id = await finished();
+		expect((await api('DELETE', `/workflows/${uniqueId('never')}`)).status).toBe(404);
+		expect((await api('DELETE', `/workflows/${id}`)).status).toBe(200);
+		const repeated = await api('DELETE', `/workflows/${id}`);
+		expect(repeated.status).toBe(404);
+		expect(repeated.json.error.code).toBe(ErrorCode.NotFound);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+	});
+
+	it('answers 409 for an instance that has not finished, unless terminate=true', async () => {
+		const id = uniqueId('del-wait');
+		await instances.create(testEnv, { type: 'payment', id, payload: { amount: 1, currency: 'EUR' } });
+		await settle(id);
+		const refused = await api('DELETE', `/workflows/${id}`);
+		expect(refused.status).toBe(409);
+		expect(refused.json.error.code).toBe(ErrorCode.InvalidState);
+		expect((await api('GET', `/workflows/${id}`)).json.status).toBe('waiting');
+		expect((await api('DELETE', `/workflows/${id}?terminate=true`)).status).toBe(200);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+	});
+
+	it.for(['?terminate=yes', '?archive=1'])('refuses %s with a 400', async (query) => {
+		const id = await finished();
+		const { status, json } = await api('DELETE', `/workflows/${id}${query}`);
+		expect(status).toBe(400);
+		expect(json.error.code).toBe(ErrorCode.InvalidQuery);
+	});
+
+	it('is a typed helper: Workflow.delete(env, id)', async () => {
+		const { ShortLivedWorkflow } = await import('../worker/workflows');
+		const id = await finished();
+		await expect(ShortLivedWorkflow.delete(testEnv, id)).resolves.toEqual({ id, deleted: true });
+		await expect(ShortLivedWorkflow.status(testEnv, id)).rejects.toMatchObject({ code: ErrorCode.NotFound });
+	});
+});
+
+describe('deletion while the index refuses writes', () => {
+	it('keeps a minimal deletion until the shard acknowledges the removal, through a crash; the id is refused meanwhile, then free', async () => {
+		const id = await finished();
+		indexFaults.failWrites = 1;
+		expect((await api('DELETE', `/workflows/${id}`)).status).toBe(200);
+		expect((await leftovers(id)).tables).toContain('deletion'); // the removal was refused: storage stays
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
+		const early = await api('POST', '/workflows', { type: TYPE, id, payload: { n: 1 } });
+		expect(early.status).toBe(409);
+		expect(early.json.error.code).toBe(ErrorCode.InvalidState);
+
+		await abortAllDurableObjects(); // the process dies with the deletion half done
+		advanceClock(HOUR / 2);
+		await fireAlarm(id);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+		expect(await listedIds()).not.toContain(id);
+		expect((await api('POST', '/workflows', { type: TYPE, id, payload: { n: 1 } })).status).toBe(201);
+	});
+});
+
+describe('the index after a deletion', () => {
+	it('never lists a deleted instance again once deliveries settle: a late write of the old incarnation is refused, a new incarnation is kept', async () => {
+		const id = await finished();
+		const old = (await instances.currentIndexEntry(testEnv, { id }))!;
+		await api('DELETE', `/workflows/${id}`);
+		const shard = stub(shardName(TYPE, shardIndex(id, SHARDS)));
+		// A delivery of the old incarnation that arrives late (a timed-out RPC, a reconcile that read before the delete).
+		await unwrap(shard.indexWrite([{ ...old, status: 'running' } satisfies IndexEntry]));
+		await unwrap(shard.indexWrite([old]));
+		expect(await listedIds()).not.toContain(id);
+
+		await instances.create(testEnv, { type: TYPE, id, payload: { n: 2 } });
+		await settle(id);
+		const fresh = (await instances.currentIndexEntry(testEnv, { id }))!;
+		expect(fresh.createdAt).toBeGreaterThan(old.createdAt);
+		expect(fresh.version).toBeLessThanOrEqual(old.version); // versions restart with the incarnation
+		// The old incarnation's entry, late again, cannot replace the new one.
+		await unwrap(shard.indexWrite([old]));
+		expect(await shardRow(id)).toMatchObject({ status: 'completed', version: fresh.version, createdAt: fresh.createdAt });
+		const reconciled = await api('POST', `/admin/types/${TYPE}/reconcile`, {});
+		expect(reconciled.json).toMatchObject({ repaired: 0, ahead: 0 });
+	});
+});
+
+describe('retention', () => {
+	it('deletes a finished instance by its own alarm when its retention runs out, archived first when a bucket is bound', async () => {
+		const id = await finished(uniqueId('ret'), 4);
+		const { updatedAt } = await instances.status(testEnv, { id });
+		expect(await leftovers(id)).toMatchObject({ alarm: updatedAt + HOUR });
+		await fireAlarm(id); // early: nothing happens
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed' });
+		advanceClock(HOUR);
+		await fireAlarm(id);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+		expect(await listedIds()).not.toContain(id);
+		const archived = await api('GET', `/workflows/${id}`);
+		expect(archived.status).toBe(200);
+		expect(archived.json).toMatchObject({ id, status: 'completed', output: 8, archived: true });
+	});
+
+	it('keeps each status its own time: an errored instance of this type stays 2 hours', async () => {
+		const id = uniqueId('ret-err');
+		await instances.create(testEnv, { type: TYPE, id, payload: { n: 1, fail: true } });
+		await settle(id);
+		const { status, updatedAt } = await instances.status(testEnv, { id });
+		expect(status).toBe('errored');
+		expect((await leftovers(id)).alarm).toBe(updatedAt + 2 * HOUR);
+	});
+});
+
+describe('archive', () => {
+	it('DELETE ?archive=true writes the record to R2 under a key by type and date, and GET and /history fall back to it', async () => {
+		const id = await finished(uniqueId('arch'), 5);
+		const live = await api('GET', `/workflows/${id}/history`);
+		expect((await api('DELETE', `/workflows/${id}?archive=true`)).status).toBe(200);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+		const keys = await archivedKeys(id);
+		expect(keys).toHaveLength(1);
+		expect(keys[0]).toMatch(new RegExp(`^shardflow/workflows/${TYPE}/\\d{4}-\\d\\d-\\d\\d/${id}/\\d+\\.json$`));
+
+		const status = await api('GET', `/workflows/${id}`);
+		expect(status.json).toMatchObject({ id, type: TYPE, status: 'completed', output: 10, archived: true });
+		const history = await api('GET', `/workflows/${id}/history`);
+		expect(history.status).toBe(200);
+		expect(history.json).toEqual({ ...live.json, archived: true });
+		const page = await api('GET', `/workflows/${id}/history?limit=2`);
+		expect(page.json.events).toHaveLength(2);
+		expect(page.json.nextCursor).toBe('2');
+		expect((await api('GET', `/workflows/${id}/history?after=2`)).json.events.map((e: { seq: number }) => e.seq)).toEqual([3, 4]);
+		expect((await api('GET', `/workflows/${id}/steps`)).status).toBe(404); // steps are in the history
+
+		// A DELETE of an archived id erases the archive (an erasure request).
+		expect((await api('DELETE', `/workflows/${id}`)).status).toBe(200);
+		expect(await archivedKeys(id)).toEqual([]);
+		expect(await bucket.head(archivePointerKey(id))).toBeNull();
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
+	});
+
+	it('a crash between the archive write and the deletion loses nothing and duplicates nothing', async () => {
+		const id = await finished(uniqueId('arch-crash'), 6);
+		indexFaults.failWrites = 1; // the archive is written, the index refuses the removal
+		expect((await api('DELETE', `/workflows/${id}?archive=true`)).status).toBe(200);
+		expect(await archivedKeys(id)).toHaveLength(1);
+		expect((await leftovers(id)).tables).toContain('instance'); // nothing deleted yet
+		await abortAllDurableObjects();
+		advanceClock(HOUR / 2);
+		await fireAlarm(id);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+		expect(await archivedKeys(id)).toHaveLength(1);
+		const pointer = await (await bucket.get(archivePointerKey(id)))!.json<{ keys: string[] }>();
+		expect(pointer.keys).toHaveLength(1);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ output: 12, archived: true });
+	});
+
+	it('keeps every incarnation of an id, and shows the latest', async () => {
+		const id = await finished(uniqueId('arch-twice'), 1);
+		await api('DELETE', `/workflows/${id}?archive=true`);
+		await finished(id, 2);
+		await api('DELETE', `/workflows/${id}?archive=true`);
+		expect(await archivedKeys(id)).toHaveLength(2);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ output: 4, archived: true });
+		await api('DELETE', `/workflows/${id}`);
+		expect(await archivedKeys(id)).toEqual([]);
+	});
+});
