@@ -34,6 +34,8 @@ interface Bundle {
 	bytes: number;
 	gzipBytes: number;
 	inputs: string[];
+	/** Bytes in the bundle per package (`shardflow` for the package, `.` for the project's own code). */
+	byPackage: Record<string, number>;
 }
 const bundles: Record<'host' | 'caller', Bundle> = {} as never;
 
@@ -43,7 +45,12 @@ async function dryRun(name: 'host' | 'caller', config: string): Promise<Bundle> 
 	const code = readFileSync(join(outdir, 'index.js'), 'utf8');
 	const metafile = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8')) as Metafile;
 	const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith('.js'))![1];
-	return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).length, inputs: Object.keys(output.inputs) };
+	const byPackage: Record<string, number> = {};
+	for (const [path, input] of Object.entries(output.inputs)) {
+		const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? '.';
+		byPackage[name] = (byPackage[name] ?? 0) + input.bytesInOutput;
+	}
+	return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).length, inputs: Object.keys(output.inputs), byPackage };
 }
 
 beforeAll(async () => {
@@ -59,7 +66,10 @@ beforeAll(async () => {
 	bundles.host = await dryRun('host', 'wrangler.jsonc');
 	bundles.caller = await dryRun('caller', 'caller/wrangler.jsonc');
 	const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-	for (const [name, b] of Object.entries(bundles)) console.log(`[package] ${name} bundle: ${kib(b.bytes)} (gzip ${kib(b.gzipBytes)})`);
+	for (const [name, b] of Object.entries(bundles)) {
+		const parts = Object.entries(b.byPackage).sort(([, x], [, y]) => y - x).map(([pkg, n]) => `${pkg} ${kib(n)}`);
+		console.log(`[package] ${name} bundle: ${kib(b.bytes)} (gzip ${kib(b.gzipBytes)}): ${parts.join(', ')}`);
+	}
 }, 240_000);
 
 afterAll(async () => {
