@@ -1,5 +1,5 @@
 /**
- * The authoring entry: what a workflow file imports. The base class (with its
+ * `shardflow/workflow`, the authoring entry: what a workflow file imports. The base class (with its
  * typed static helpers), step types, errors, durations and the registry. It
  * pulls in no `cloudflare:*`, Drizzle or Hono (test/tooling/entry-points.test.ts
  * bundles it to prove it), so a workflow file can be type-checked, bundled and
@@ -7,7 +7,7 @@
  * is `src/host.ts`.
  *
  * @example
- * import { Workflow, type Step } from 'shardflow/authoring';
+ * import { Workflow, type Step } from 'shardflow/workflow';
  * export class Greeter extends Workflow<{ name: string }, string> {
  *   static override readonly type = 'greeter';
  *   async run(step: Step, { name }: { name: string }) {

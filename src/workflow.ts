@@ -1,10 +1,10 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { callOperation, type ShardflowEnv } from './client/instance-client';
+import type { ShardflowEnv } from './client/instance-client';
+import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
 import type { EventInput, EventMap, EventName, Serializable, Step, WorkflowContext, WorkflowDefaults, WorkflowStatusInfo } from './engine/types';
-import type { AnyOperation, Operation } from './operations/operation';
-import { operations, type OperationName, type Operations, type OutputOf as OperationOutput } from './operations/table';
+import type { OutputOf as OperationOutput } from './operations/table';
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
@@ -54,10 +54,6 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = unknown> 
 	abstract run(step: Step<any>, payload: Payload): Promise<Serializable<Output>>;
 }
 
-/** Operations with a static helper (`helper` in their table entry). */
-type HelperArgs<K extends OperationName> = Operations[K] extends Operation<any, any, any, infer A> ? A : never;
-type HelperName = { [K in OperationName]: [HelperArgs<K>] extends [never] ? never : K }[OperationName];
-
 /** The helpers as the table types them: enough for every operation whose types do not depend on the workflow class. */
 type DerivedHelpers = { [K in HelperName]: (env: ShardflowEnv, ...args: HelperArgs<K>) => Promise<OperationOutput<K>> };
 
@@ -89,12 +85,10 @@ interface TypedHelpers {
 /** The static side of `Workflow`: the base class plus one helper per operation that declares one. */
 type WorkflowClassWithHelpers = typeof WorkflowBase & Omit<DerivedHelpers, keyof TypedHelpers> & TypedHelpers;
 
-for (const [name, op] of Object.entries(operations) as [OperationName, AnyOperation][]) {
-	const helper = op.helper;
-	if (!helper) continue;
+for (const name of HELPER_NAMES) {
 	Object.defineProperty(WorkflowBase, name, {
 		value(this: AnyWorkflowClass, env: ShardflowEnv, ...args: unknown[]) {
-			return callOperation(env, name, helper(this.type, ...args));
+			return callHelper(env, name, this.type, args);
 		},
 		writable: true,
 		configurable: true,

@@ -23,7 +23,8 @@ export function freePort() {
 }
 
 /**
- * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string }} [options]
+ * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string }} [options]
+ *   `cwd`: the project to serve (the repository by default); the repository's own wrangler serves it either way.
  * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string }>}
  */
 export async function startDevServer(options = {}) {
@@ -34,7 +35,7 @@ export async function startDevServer(options = {}) {
 	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);
 	// Run wrangler's script on this Node (the pinned one under npm scripts), not on whatever `node` is first on PATH.
 	const child = spawn(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-		cwd: root,
+		cwd: options.cwd ?? root,
 		detached: true,
 		stdio: ['ignore', 'pipe', 'pipe'],
 		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true' },

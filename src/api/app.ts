@@ -9,7 +9,7 @@ import { ErrorCode } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
-import { authMode, requireAuth } from './auth';
+import { authMode, requireAuth, requireTokenIfSet } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
 import { registerLifecycleAdminRoutes } from './lifecycle-admin';
@@ -38,11 +38,27 @@ const MAX_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024;
 export interface AppOptions {
 	/** The clock that ages the delivery backlog in `/types`; `Date.now` unless a test Worker moves time. */
 	clock?: () => number;
-	/** Serve the dashboard at /dashboard (default true). */
+	/**
+	 * `'api-token'` (default): the built-in check (`API_TOKEN`, see src/api/auth.ts).
+	 * `'host'`: the host authenticates every request itself, with its own
+	 * middleware in front of `app.route(path, createApp(...))`; the app then
+	 * checks nothing, so mount it only behind that middleware.
+	 */
+	auth?: 'api-token' | 'host';
+	/** Serve the dashboard at /dashboard (default true). It needs this repository's static assets (wrangler.jsonc `assets`) and the app at the root. */
 	dashboard?: boolean;
 }
 
-/** The REST API at /workflows, for a registry. */
+/**
+ * The REST API at /workflows, for a registry. Serve it as the Worker's
+ * default export, or mount it under a path of the host's own Hono app; the
+ * OpenAPI document then names that path as its server.
+ *
+ * @example
+ * const app = new Hono();
+ * app.use('/workflows-admin/*', myAuth);
+ * app.route('/workflows-admin', createApp(registry, { auth: 'host' }));
+ */
 export function createApp(registry: Registry, options: AppOptions = {}) {
 	const now = options.clock ?? Date.now;
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
@@ -62,7 +78,26 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
 	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));
-	app.use('*', requireAuth);
+	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
+	// Registered ahead of `requireAuth` with its own check, so it keeps its rule wherever the app is mounted.
+	if (options.auth !== 'host') app.get('/openapi.json', requireTokenIfSet);
+	app.get('/openapi.json', async (c) => {
+		const document = app.getOpenAPI31Document({
+			openapi: '3.1.0',
+			info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
+			// Mounted with `app.route('/workflows-admin', ...)`, the routes live under that path.
+			...mountedAt(c.req.path.slice(0, -'/openapi.json'.length)),
+			...(options.auth === 'host' ? {} : { security: [{ bearer: [] }] }),
+		});
+		// A deployment that serves no data without a token does not name its types to strangers either;
+		// a host that authenticates itself decided who reaches this document.
+		const open = options.auth === 'host' || authMode(c.env) !== 'unconfigured';
+		return c.json(open ? withTypeSchemas(document, await registrySchemas(registry)) : document);
+	});
+	if (options.auth !== 'host') {
+		app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
+		app.use('*', requireAuth);
+	}
 	app.use(
 		'*',
 		bodyLimit({
@@ -162,19 +197,12 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerTypeSchemaRoutes(app, registry);
 	registerLifecycleAdminRoutes(app, registry);
 
-	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
-	app.get('/openapi.json', async (c) => {
-		const document = app.getOpenAPI31Document({
-			openapi: '3.1.0',
-			info: { title: 'shardflow', version: '0.1.0', description: 'Durable workflows on one Durable Object class, with a sharded index.' },
-			security: [{ bearer: [] }],
-		});
-		// A deployment that serves no data without a token does not name its types to strangers either.
-		return c.json(authMode(c.env) === 'unconfigured' ? document : withTypeSchemas(document, await registrySchemas(registry)));
-	});
-	app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
-
 	return app;
+}
+
+/** The `servers` entry of a mounted app's document: its routes live under the mount path. */
+function mountedAt(base: string): { servers?: { url: string }[] } {
+	return base ? { servers: [{ url: base }] } : {};
 }
 
 function defined<T extends Record<string, unknown>>(values: T): Partial<T> {

@@ -1,14 +1,9 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import type { ApiEnv } from './app';
 import { ApiError } from './http-errors';
 
 /**
- * Served without a token even when none is configured: the OpenAPI document
- * describes the routes and holds no instance, payload or registered type.
- */
-const OPEN_WITHOUT_TOKEN = new Set(['/openapi.json']);
-
 /** Whether a deployment serves data: with a token, openly (development, or ALLOW_UNAUTHENTICATED on purpose), or not at all. */
 export function authMode(env: ApiEnv): 'token' | 'open' | 'unconfigured' {
 	if (env.API_TOKEN) return 'token';
@@ -27,17 +22,8 @@ export function authMode(env: ApiEnv): 'token' | 'open' | 'unconfigured' {
 export const requireAuth: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, next) => {
 	const token = c.env.API_TOKEN;
 	if (token) {
-		const header = c.req.header('authorization') ?? '';
-		const match = /^Bearer +(\S+) *$/i.exec(header);
-		if (!match || !(await timingSafeEqual(token, match[1]!))) {
-			c.header('WWW-Authenticate', 'Bearer realm="shardflow"');
-			throw new ApiError(401, 'UNAUTHORIZED', 'send Authorization: Bearer <API_TOKEN>');
-		}
-	} else if (
-		c.env.SHARDFLOW_ENV !== 'development' &&
-		c.env.ALLOW_UNAUTHENTICATED !== 'true' &&
-		!((c.req.method === 'GET' || c.req.method === 'HEAD') && OPEN_WITHOUT_TOKEN.has(c.req.path))
-	) {
+		await checkBearer(c, token);
+	} else if (c.env.SHARDFLOW_ENV !== 'development' && c.env.ALLOW_UNAUTHENTICATED !== 'true') {
 		throw new ApiError(
 			403,
 			'AUTH_NOT_CONFIGURED',
@@ -46,3 +32,22 @@ export const requireAuth: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, ne
 	}
 	await next();
 };
+
+/**
+ * The OpenAPI document's check: the token when one is set; served without one
+ * otherwise, even in production, since it describes the routes and holds no
+ * instance, payload or registered type. It runs on the document's route itself
+ * (registered ahead of `requireAuth`), so it holds wherever the app is mounted.
+ */
+export const requireTokenIfSet: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, next) => {
+	if (c.env.API_TOKEN) await checkBearer(c, c.env.API_TOKEN);
+	await next();
+};
+
+async function checkBearer(c: Context, token: string): Promise<void> {
+	const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
+	if (!match || !(await timingSafeEqual(token, match[1]!))) {
+		c.header('WWW-Authenticate', 'Bearer realm="shardflow"');
+		throw new ApiError(401, 'UNAUTHORIZED', 'send Authorization: Bearer <API_TOKEN>');
+	}
+}

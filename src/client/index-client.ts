@@ -12,7 +12,7 @@ import {
 	type ListOrder,
 	type ShardRow,
 } from '../engine/index-query';
-import type { Registry, ResolvedEntry } from '../engine/registry';
+import type { IndexLayout, Registry, ResolvedEntry } from '../engine/registry';
 import { shardIndex, shardName } from '../engine/shard';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
 import { cursorKey } from './cursor-key';
@@ -43,7 +43,7 @@ export function shardStub(env: ShardflowEnv, type: string, n: number): IndexRpc 
 }
 
 /** Every shard number a read of this type must ask: the current layout and, while resizing, the previous one. */
-export function readShards(entry: ResolvedEntry): number[] {
+export function readShards(entry: Pick<ResolvedEntry, 'shards' | 'previousShards'>): number[] {
 	return Array.from({ length: Math.max(entry.shards, entry.previousShards ?? 0) }, (_, n) => n);
 }
 
@@ -71,7 +71,8 @@ export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, ent
 export class IndexClient {
 	constructor(
 		private readonly env: ShardflowEnv,
-		private readonly registry: Registry,
+		/** The host's registry, or, in a Worker without the workflow classes, `defineIndexLayout` with the same shard counts. */
+		private readonly registry: IndexLayout,
 	) {}
 
 	async list(query: ListQuery = {}): Promise<ListPage> {
@@ -97,7 +98,7 @@ export class IndexClient {
 			}),
 		);
 
-		const candidates: (ShardRow & { config: ResolvedEntry })[] = perShard.flatMap(({ entry, n, rows }) =>
+		const candidates: (ShardRow & { config: ReturnType<IndexLayout['get']> })[] = perShard.flatMap(({ entry, n, rows }) =>
 			rows.map((row) => ({ ...row, shard: n, config: entry })),
 		);
 		candidates.sort(compareIn(order));
@@ -127,7 +128,7 @@ export class IndexClient {
 	 * the current layout, or from a previous-layout shard while the owner has
 	 * nothing as new. So one id appears once, with its newest status.
 	 */
-	private async dropStale<T extends ShardRow & { config: ResolvedEntry }>(window: T[]): Promise<T[]> {
+	private async dropStale<T extends ShardRow & { config: ReturnType<IndexLayout['get']> }>(window: T[]): Promise<T[]> {
 		const newest = new Map<string, T>();
 		for (const row of window) {
 			const seen = newest.get(row.id);

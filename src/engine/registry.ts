@@ -70,6 +70,17 @@ export interface Registry<T extends Record<string, RegistryEntry> = Record<strin
 	get(type: string): ResolvedEntry;
 }
 
+/**
+ * What reading the index needs of a registry: the types and their shard
+ * layout, without the workflow classes. A `Registry` is one; a Worker that
+ * only calls workflows builds one with `defineIndexLayout`.
+ */
+export interface IndexLayout {
+	types(): string[];
+	/** Throws `UNKNOWN_TYPE` naming the known types. */
+	get(type: string): Pick<ResolvedEntry, 'type' | 'shards' | 'previousShards'>;
+}
+
 export const MAX_SHARDS = 256;
 
 const TYPE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -90,39 +101,52 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 ): Registry<T> {
 	const resolved = new Map<string, ResolvedEntry>();
 	for (const [type, entry] of Object.entries(definitions) as [string, RegistryEntry][]) {
-		if (!TYPE_PATTERN.test(type)) throw new Error(`workflow type "${type}" must match ${TYPE_PATTERN}`);
 		if (entry.workflow.type !== type) {
 			throw new Error(`registry key "${type}" holds a workflow whose static type is "${entry.workflow.type}"`);
 		}
-		for (const [name, n] of [['shards', entry.shards], ['previousShards', entry.previousShards]] as const) {
-			if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > MAX_SHARDS)) {
-				throw new Error(`${type}.${name} must be a whole number from 1 to ${MAX_SHARDS}, got ${n}`);
-			}
-		}
-		const shards = entry.shards ?? 1;
-		const previousShards = entry.previousShards === shards ? undefined : entry.previousShards;
 		if (entry.version !== undefined && (typeof entry.version !== 'string' || !CODE_VERSION_PATTERN.test(entry.version))) {
 			throw new Error(`${type}.version must be 1-64 visible ASCII characters, got ${JSON.stringify(entry.version)}`);
 		}
 		resolved.set(type, {
-			type, workflow: entry.workflow, shards, previousShards, retention: resolveRetention(type, entry.retention), version: entry.version ?? null,
+			...resolveLayout(type, entry),
+			workflow: entry.workflow,
+			retention: resolveRetention(type, entry.retention),
+			version: entry.version ?? null,
 		});
 	}
-	return {
-		definitions,
-		types: () => [...resolved.keys()],
-		has: (type) => resolved.has(type),
-		get(type) {
-			const entry = resolved.get(type);
-			if (!entry) {
-				throw new ValidationError(
-					ErrorCode.UnknownType,
-					`unknown workflow type ${JSON.stringify(type)}; registered types: ${[...resolved.keys()].join(', ')}`,
-				);
-			}
-			return entry;
-		},
-	};
+	return { definitions, types: () => [...resolved.keys()], has: (type) => resolved.has(type), get: (type) => lookUp(resolved, type) };
+}
+
+/**
+ * The index layout of workflow types run by another Worker, for an
+ * `IndexClient` in a Worker that only calls them: the same type names and
+ * shard counts as the host's registry, without importing its classes.
+ *
+ * @example
+ * const index = new IndexClient(env, defineIndexLayout({ payment: { shards: 4 } }));
+ */
+export function defineIndexLayout(types: Record<string, Pick<TypeOptions, 'shards' | 'previousShards'>>): IndexLayout {
+	const resolved = new Map(Object.entries(types).map(([type, options]) => [type, resolveLayout(type, options)]));
+	return { types: () => [...resolved.keys()], get: (type) => lookUp(resolved, type) };
+}
+
+function resolveLayout(type: string, options: TypeOptions): Pick<ResolvedEntry, 'type' | 'shards' | 'previousShards'> {
+	if (!TYPE_PATTERN.test(type)) throw new Error(`workflow type "${type}" must match ${TYPE_PATTERN}`);
+	for (const [name, n] of [['shards', options.shards], ['previousShards', options.previousShards]] as const) {
+		if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > MAX_SHARDS)) {
+			throw new Error(`${type}.${name} must be a whole number from 1 to ${MAX_SHARDS}, got ${n}`);
+		}
+	}
+	const shards = options.shards ?? 1;
+	return { type, shards, previousShards: options.previousShards === shards ? undefined : options.previousShards };
+}
+
+function lookUp<E>(resolved: Map<string, E>, type: string): E {
+	const entry = resolved.get(type);
+	if (!entry) {
+		throw new ValidationError(ErrorCode.UnknownType, `unknown workflow type ${JSON.stringify(type)}; registered types: ${[...resolved.keys()].join(', ')}`);
+	}
+	return entry;
 }
 
 function resolveRetention(type: string, options: RetentionOptions = {}): ResolvedRetention {

@@ -38,13 +38,20 @@ type RoleOf<K extends RoleKind> = Extract<Role, { kind: K }>;
  * @example
  * export class WorkflowRunner extends createWorkflowRunner(registry) {}
  */
-export function createWorkflowRunner(registry: Registry, options: RunnerOptions = {}) {
+export function createWorkflowRunner(registry: Registry, options: RunnerOptions = {}): WorkflowRunnerClass {
 	return class WorkflowRunner extends WorkflowRunnerBase {
 		constructor(ctx: DurableObjectState, env: ShardflowEnv) {
 			super(ctx, env, registry, options);
 		}
 	};
 }
+
+/**
+ * The class `createWorkflowRunner` returns, named so its declaration can be
+ * emitted (an anonymous class with protected members cannot be) for the
+ * package's types.
+ */
+export type WorkflowRunnerClass = new (ctx: DurableObjectState, env: ShardflowEnv) => WorkflowRunnerBase;
 
 /** The instance role's RPC methods are defined from the operation table; this gives them their types. */
 export interface WorkflowRunnerBase extends InstanceRpc {}

@@ -8,7 +8,7 @@ const root = resolve(import.meta.dirname, '../..');
  * Bundles an entry the way a Worker build would and lists what it pulls in:
  * every module bundled and every import left external (`cloudflare:*`).
  */
-async function importGraph(entry: string): Promise<string[]> {
+async function importGraph(entry: string, alias: Record<string, string> = {}): Promise<string[]> {
 	const result = await build({
 		absWorkingDir: root,
 		entryPoints: [entry],
@@ -21,6 +21,7 @@ async function importGraph(entry: string): Promise<string[]> {
 		conditions: ['workerd', 'worker', 'import'],
 		external: ['cloudflare:*'],
 		loader: { '.sql': 'text' },
+		alias,
 		logLevel: 'silent',
 	});
 	const metafile: Metafile = result.metafile;
@@ -35,7 +36,7 @@ const hostOnly = (graph: string[]) => graph.filter((path) => HOST_ONLY.some((pat
 describe('entry points', () => {
 	it.for([
 		'src/authoring.ts',
-		'src/shardflow.ts',
+		'src/client.ts',
 		'src/workflows/payment-workflow.ts',
 		'src/workflows/test-workflow.ts',
 		'src/workflows/registry.ts',
@@ -44,6 +45,12 @@ describe('entry points', () => {
 		'src/testing/index.ts',
 	])('%s pulls in no cloudflare:*, Drizzle or Hono', async (entry) => {
 		expect(hostOnly(await importGraph(entry))).toEqual([]);
+	});
+
+	it('the caller example (shardflow/client, as its wrangler alias resolves it) bundles no engine, Drizzle or workflow code', async () => {
+		const graph = await importGraph('examples/caller-worker/src/index.ts', { 'shardflow/client': './src/client.ts' });
+		expect(graph).toContain('src/client.ts');
+		expect(graph.filter((path) => /drizzle|src\/(runtime|db|api|workflows|testing)\/|instance-engine|step-context|^cloudflare:/.test(path))).toEqual([]);
 	});
 
 	it('the deployed Worker (wrangler main) bundles nothing of the test kit', async () => {

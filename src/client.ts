@@ -1,0 +1,36 @@
+/**
+ * `shardflow/client`: what a Worker that only calls workflows imports. Typed
+ * control calls by workflow type (`workflowClient`), untyped ones by
+ * operation (`instances`), reads of the sharded index (`IndexClient`), and
+ * the typed errors to match on. It needs nothing but a binding to the
+ * `WorkflowRunner` namespace (`script_name` of the host Worker) and pulls in
+ * no engine, Drizzle, Hono or `cloudflare:*` (test/tooling/entry-points.test.ts
+ * and test/tooling/package.test.ts check the bundle).
+ *
+ * @example
+ * import { workflowClient, type ShardflowEnv } from 'shardflow/client';
+ * import type { PaymentWorkflow } from './payment-workflow'; // a type, not code
+ * const payments = workflowClient<typeof PaymentWorkflow>(env, 'payment');
+ * const { id } = await payments.create({ payload: { amount: 42, currency: 'EUR' } });
+ */
+export { workflowClient, type AnyWorkflowClass, type WorkflowClient } from './client/workflow-client';
+export { instances, type ShardflowEnv } from './client/instance-client';
+export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
+export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
+export type { ListOrder } from './engine/index-query';
+export type { IndexEntry } from './engine/index-entry';
+export type { CreateResult } from './engine/instance-engine';
+export type { SendEventOptions } from './engine/event-keys';
+export type { EventsOf, OutputOf, PayloadInputOf, TypedStatus } from './workflow';
+export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';
+export {
+	ErrorCode,
+	EventBufferFullError,
+	IdempotencyKeyReusedError,
+	InvalidStateError,
+	NotFoundError,
+	PayloadMismatchError,
+	ShardflowError,
+	TypeMismatchError,
+	ValidationError,
+} from './engine/errors';
