@@ -1,7 +1,6 @@
-import { ErrorCode, ValidationError } from './errors';
-import { HISTORY_FORMAT_VERSION, parseHistoryAfter, toHistoryEvent, type HistoryEvent, type HistoryPage, type HistoryQuery } from './history';
+import { checkHistoryQuery, HISTORY_FORMAT_VERSION, toHistoryEvent, type HistoryEvent, type HistoryPage, type HistoryQuery } from './history';
 import { utf8Bytes } from './json';
-import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
+import { STEP_RESULT_BUDGET_BYTES } from './limits';
 import { statusView } from './status-view';
 import type { DeletionReason, InstanceRow, InstanceStore } from './store';
 import type { WorkflowStatusInfo } from './types';
@@ -90,18 +89,7 @@ export function buildArchiveRecord(row: InstanceRow, store: InstanceStore, delet
 
 /** A page of an archived history, with the same query and paging rules as a live one. */
 export function archivedHistoryPage(record: ArchiveRecord, query: HistoryQuery = {}): HistoryPage & { archived: true } {
-	const limit = query.limit ?? HISTORY_PAGE_DEFAULT;
-	if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE_MAX) {
-		throw new ValidationError(ErrorCode.InvalidQuery, `limit must be a whole number from 1 to ${HISTORY_PAGE_MAX}, got ${String(limit)}`);
-	}
-	const generation = query.generation ?? record.generation;
-	if (!Number.isInteger(generation) || generation < 0 || generation > record.generation) {
-		throw new ValidationError(
-			ErrorCode.InvalidQuery,
-			`generation must be a whole number from 0 to ${record.generation} (the last run of workflow "${record.id}"), got ${String(generation)}`,
-		);
-	}
-	const afterSeq = parseHistoryAfter(query.after);
+	const { limit, generation, afterSeq } = checkHistoryQuery(query, record.id, record.generation);
 	const matching = record.history.filter((e) => e.generation === generation && e.seq > afterSeq);
 	// The same byte budget as a live page (at least one record), so an answer always fits RPC.
 	let budget = STEP_RESULT_BUDGET_BYTES;

@@ -173,24 +173,29 @@ export interface HistoryQuery {
 	generation?: number;
 }
 
+/** A history query's limit, generation (the last one by default) and `after`, checked: the same rules for a live and an archived history. */
+export function checkHistoryQuery(query: HistoryQuery, id: string, lastGeneration: number): { limit: number; generation: number; afterSeq: number } {
+	const limit = query.limit ?? HISTORY_PAGE_DEFAULT;
+	if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE_MAX) {
+		throw new ValidationError(ErrorCode.InvalidQuery, `limit must be a whole number from 1 to ${HISTORY_PAGE_MAX}, got ${String(limit)}`);
+	}
+	const generation = query.generation ?? lastGeneration;
+	if (!Number.isInteger(generation) || generation < 0 || generation > lastGeneration) {
+		throw new ValidationError(
+			ErrorCode.InvalidQuery,
+			`generation must be a whole number from 0 to ${lastGeneration} (the last run of workflow "${id}"), got ${String(generation)}`,
+		);
+	}
+	return { limit, generation, afterSeq: parseHistoryAfter(query.after) };
+}
+
 /**
  * One page of the history of one generation, in sequence order. A page ends
  * early rather than pass `STEP_RESULT_BUDGET_BYTES` (it always holds at least
  * one record; a value is at most 1 MiB), so an answer always fits RPC.
  */
 export function historyPage(row: InstanceRow, store: InstanceStore, query: HistoryQuery = {}): HistoryPage {
-	const limit = query.limit ?? HISTORY_PAGE_DEFAULT;
-	if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE_MAX) {
-		throw new ValidationError(ErrorCode.InvalidQuery, `limit must be a whole number from 1 to ${HISTORY_PAGE_MAX}, got ${String(limit)}`);
-	}
-	const generation = query.generation ?? row.generation;
-	if (!Number.isInteger(generation) || generation < 0 || generation > row.generation) {
-		throw new ValidationError(
-			ErrorCode.InvalidQuery,
-			`generation must be a whole number from 0 to ${row.generation} (the current run of workflow "${row.id}"), got ${String(generation)}`,
-		);
-	}
-	const afterSeq = parseHistoryAfter(query.after);
+	const { limit, generation, afterSeq } = checkHistoryQuery(query, row.id, row.generation);
 	const metas = store.readHistoryMeta({ generation, afterSeq, limit: limit + 1 });
 	let budget = STEP_RESULT_BUDGET_BYTES;
 	let take = 0;
