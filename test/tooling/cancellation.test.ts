@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDevServer } from '../../bench/lib/dev-server.mjs';
+import { until } from './until.js';
 
 type Server = Awaited<ReturnType<typeof startDevServer>>;
 let bench: Server | undefined;
@@ -10,15 +11,6 @@ afterAll(async () => {
 	await bench?.stop();
 	upstream.close();
 });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-	for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
-		const value = await fn().catch(() => undefined);
-		if (value !== undefined) return value;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	throw new Error(`timed out: ${what}`);
-}
 
 describe('terminate reaches a step in flight', () => {
 	it('aborts a real fetch the step is waiting on: the upstream sees the request closed', async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDevServer } from '../../bench/lib/dev-server.mjs';
+import { until } from './until.js';
 
 const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-crash-'));
 type Server = Awaited<ReturnType<typeof startDevServer>>;
@@ -11,15 +12,6 @@ afterAll(async () => {
 	await server?.stop();
 	rmSync(persistTo, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-	for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
-		const value = await fn().catch(() => undefined);
-		if (value !== undefined) return value;
-		await new Promise((r) => setTimeout(r, 200));
-	}
-	throw new Error(`timed out: ${what}`);
-}
 
 describe('a hard crash of the local runtime', () => {
 	it('loses no workflow in flight: after kill -9 and a restart, sleeping ones finish, waiting ones take their event, and the index catches up', async () => {
