@@ -1,27 +1,14 @@
 import type { FC } from 'hono/jsx';
 import type { TypeSchemas } from '../../engine/type-schemas';
+import type { WorkflowStatusInfo } from '../../engine/types';
 import { safeJson } from './list';
 import { JsonBlock, StatusBadge, Time } from './layout';
 
-export interface InstanceDetail {
-	id: string;
-	type: string;
-	status: string;
-	payload: unknown;
-	output?: unknown;
-	error?: { name: string; message: string; code?: string; stack?: string };
-	createdAt: number;
-	updatedAt: number;
-	version: number;
-	generation?: number;
-	codeVersion?: string;
-	lastCodeVersion?: string;
+/** What `GET /workflows/:id` answers (the same type the engine builds), plus the archive flag. */
+export type InstanceDetail = WorkflowStatusInfo & {
 	/** Deleted, and answered from the R2 archive: read-only. */
 	archived?: boolean;
-	stepCounts: Record<string, number>;
-	bufferedEvents: number;
-	droppedEvents: number;
-}
+};
 
 const CONTROLS = [
 	{ action: 'pause', label: 'Pause', confirm: 'Pause this instance? A step in flight finishes first; nothing else runs until it is resumed.' },
