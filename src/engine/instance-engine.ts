@@ -118,7 +118,12 @@ export class InstanceEngine {
 	/** Grows on every pause, resume, terminate and restart: a pass that began before one must not undo it. */
 	private controlEpoch = 0;
 	/** Resolved by terminate and restart, so a pass stops waiting for attempts whose outcome no longer counts. */
-	private interrupted = interruption();
+	/**
+	 * Ends the pass in flight (its run() and its wait for attempts) at a terminate or restart.
+	 * One promise per pass, dropped when the pass ends: a promise shared by every pass and
+	 * settled only by an interrupt would collect one handler per pass for the instance's life.
+	 */
+	private cutPass: (() => void) | undefined;
 	/** The step context of the pass in flight, so a terminate can abort its running attempts. */
 	private activeStep: StepContext | undefined;
 	/** Mirrors the stored deletion row: set, the instance is being deleted and answers as if it were gone. */
@@ -490,8 +495,8 @@ export class InstanceEngine {
 		// A running step's signal aborts, so its fetch (or anything that listens) stops now.
 		this.activeStep?.cancel(new DOMException(`the workflow was ${reason} while this step ran`, 'AbortError'));
 		this.controlEpoch++;
-		this.interrupted.resolve();
-		this.interrupted = interruption();
+		this.cutPass?.();
+		this.cutPass = undefined;
 	}
 
 	/** Resolves once the replay loop (and, unless `index` is false, index delivery) has nothing left to do. */
@@ -525,6 +530,8 @@ export class InstanceEngine {
 					// Storage refused a write, or a bug: the instance stays runnable and the
 					// alarm armed by `rearm` tries again later, instead of it being lost.
 					console.error('shardflow: a replay pass failed; retrying from the alarm', describeThrown(error));
+				} finally {
+					this.cutPass = undefined;
 				}
 			} while (this.rerun);
 		} finally {
@@ -583,7 +590,7 @@ export class InstanceEngine {
 		// A terminate or restart ends the pass at once, even while run() awaits an attempt that
 		// ignores its signal: the attempt's outcome no longer counts, and a restart's new
 		// generation must not wait for it.
-		const interrupted = this.interrupted.promise.then(() => INTERRUPTED);
+		const interrupted = new Promise<typeof INTERRUPTED>((resolve) => (this.cutPass = () => resolve(INTERRUPTED)));
 		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
 		try {
 			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.host.env });
@@ -598,7 +605,7 @@ export class InstanceEngine {
 		}
 		// Attempts still running (parallel steps) finish and checkpoint before the pass ends,
 		// so the next pass never starts them again; a terminate or restart stops the wait.
-		await Promise.race([step.settle(), this.interrupted.promise]);
+		await Promise.race([step.settle(), interrupted]);
 		if (this.activeStep === step) this.activeStep = undefined;
 		// A run() that settled short of its recorded steps dropped one (a divergence too).
 		const divergence = step.divergence ?? (outcome.ok || !isSignal(outcome.error) ? await step.unreachedAtEnd() : undefined);
@@ -806,12 +813,6 @@ export class InstanceEngine {
 /** What a pass's run() race answers when a terminate or restart came first. */
 const INTERRUPTED = Symbol('interrupted');
 
-/** A promise with its resolver (Promise.withResolvers is newer than the library target). */
-function interruption(): { promise: Promise<void>; resolve: () => void } {
-	let resolve!: () => void;
-	const promise = new Promise<void>((r) => (resolve = r));
-	return { promise, resolve };
-}
 
 function errorOf(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null; errorCode: string | null }) {
 	return {
