@@ -19,6 +19,7 @@ import { registerOperationRoutes } from './operation-routes';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
+import { workBegan } from '../runtime/isolate-activity';
 
 /** Bindings and variables the API reads. */
 export type ApiEnv = ShardflowEnv & {
@@ -75,6 +76,11 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	});
 
 	app.onError(handleError);
+	// A long run in this isolate shortens its slices while requests arrive (engine/yield-pacer.ts).
+	app.use('*', async (_c, next) => {
+		workBegan();
+		await next();
+	});
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
 	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));

@@ -20,6 +20,7 @@ import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './de
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { StepContext, type Divergence } from './step-context';
+import type { YieldReport } from './yield-pacer';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
@@ -41,7 +42,8 @@ export interface EngineHost {
 	background(work: Promise<unknown>): void;
 	/** Sends one index entry to its shard (and removes it from a previous-layout shard). */
 	sendIndexEntry(entry: IndexEntry): Promise<void>;
-	yieldToEventLoop(): Promise<void>;
+	/** Lets other work of the isolate run; reports whether any did (see yield-pacer.ts). */
+	yieldToEventLoop(): Promise<YieldReport>;
 	/** Runs `fn` on a later macrotask, at least `ms` later. */
 	defer(fn: () => void, ms?: number): void;
 	/** Structured log records (status changes, step failures); the host filters by level. */

@@ -20,6 +20,7 @@ import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceStore, StepRow } from './store';
 import { describeThrown, isInstance } from './thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions } from './types';
+import { YieldPacer, type YieldReport } from './yield-pacer';
 
 /** What a pass of the replay loop lends its step context. */
 export interface PassHooks {
@@ -27,7 +28,8 @@ export interface PassHooks {
 	/** Throws a signal when the instance was paused, terminated or restarted since the pass began. */
 	checkBoundary(): void;
 	/** Gives other requests of the isolate a turn; called every few steps. */
-	yieldToEventLoop(): Promise<void>;
+	/** Lets other work of the isolate run; reports whether any did (see yield-pacer.ts). */
+	yieldToEventLoop(): Promise<YieldReport>;
 	/**
 	 * Called before every durable write of the pass (outside any transaction):
 	 * the engine marks the instance `running` on the first one, so a pass that
@@ -55,13 +57,6 @@ export interface Divergence {
 }
 
 /**
- * Completed steps between two yields to the event loop. workerd freezes the
- * clock during synchronous work, so slices are counted in steps: 16 keeps an
- * unrelated request of the isolate within ~20 ms during a long CPU-light run,
- * at ~0.4 ms / 16 = 0.025 ms per step (measured in `npm run bench`).
- */
-export const STEPS_PER_YIELD = 16;
-/**
  * Replayed (cached) steps between two yields. A replayed step costs a lookup and a
  * JSON.parse, about a tenth of a new one, but a replay of thousands of them used to run
  * without ever yielding and held every other request of the isolate meanwhile.
@@ -81,7 +76,7 @@ export class StepContext implements Step<any> {
 	/** Set once `run()` has settled: steps called after that (orphaned branches) do not run. */
 	private closed = false;
 	private nextSeq: number;
-	private stepsSinceYield = 0;
+	private readonly pacer = new YieldPacer();
 	private replayedSinceYield = 0;
 	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
 	signal: SuspendSignal | AbortSignal_ | undefined;
@@ -198,10 +193,7 @@ export class StepContext implements Step<any> {
 			if (--this.running === 0) this.whenIdle?.();
 		}
 		if (this.hooks.logsStepCompletions) this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
-		if (++this.stepsSinceYield >= STEPS_PER_YIELD) {
-			this.stepsSinceYield = 0;
-			await this.hooks.yieldToEventLoop();
-		}
+		if (this.pacer.stepDone()) this.pacer.yielded(await this.hooks.yieldToEventLoop());
 		return fromStoredJson(json) as T;
 	}
 

@@ -10,6 +10,7 @@ import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
+import { yieldToOtherWork } from './isolate-activity';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
@@ -55,7 +56,7 @@ export function instanceHost(
 		},
 		background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: background work failed', error))),
 		sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
-		yieldToEventLoop: () => new Promise((resolve) => setTimeout(resolve, 0)),
+		yieldToEventLoop: yieldToOtherWork,
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		log: consoleLogger(level),
 		logStepCompletions: level === 'debug',

@@ -7,6 +7,7 @@ import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
+import { workBegan } from './isolate-activity';
 import { ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
@@ -91,6 +92,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 
 	override async alarm(): Promise<void> {
+		workBegan();
 		if (this.role?.kind === 'instance') this.role.alarm();
 	}
 
@@ -98,6 +100,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	/** The only HTTP an object answers: a dashboard's WebSocket to an index shard (the Worker checks auth first). */
 	override async fetch(request: Request): Promise<Response> {
+		workBegan();
 		if (this.role?.kind === 'index' && this.role.live) return this.role.live.accept(request);
 		return new Response('not found', { status: 404 });
 	}
@@ -156,6 +159,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	/** Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope. */
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>) {
+		workBegan();
 		return wrap(() => {
 			const role = this.role;
 			if (role?.kind !== kind) throw wrongRole(role?.kind, kind);

@@ -1,0 +1,39 @@
+/**
+ * When a run of new steps gives the isolate back to other work.
+ *
+ * A yield is not free in a Durable Object: the writes made since the last one
+ * commit as one implicit transaction when the event loop turns, so a yield
+ * every few CPU-light steps costs a commit each time (1-3 ms on the benchmark
+ * machines, several times the steps themselves). Yielding rarely keeps other
+ * requests of the isolate waiting. workerd freezes the clock during synchronous
+ * work, so the pace is counted in steps and adapts to what the yields find:
+ * a yield during which other work of the isolate ran (a request, an RPC, an
+ * alarm) sets the pace back to `MIN_STEPS_PER_YIELD`; a yield with nobody
+ * waiting doubles it, up to `MAX_STEPS_PER_YIELD`. A lone long run commits
+ * every few hundred steps; a run with a poller keeps its slices short.
+ */
+export const MIN_STEPS_PER_YIELD = 16;
+export const MAX_STEPS_PER_YIELD = 128;
+
+/**
+ * What a host's yield reports: whether other work of the isolate ran while
+ * the pass was yielding (`undefined`: the host cannot tell, so the pass keeps
+ * the short pace).
+ */
+export type YieldReport = boolean | undefined | void;
+
+export class YieldPacer {
+	private interval = MIN_STEPS_PER_YIELD;
+	private sinceYield = 0;
+
+	/** Counts one new step; true when the pass should yield now. */
+	stepDone(): boolean {
+		return ++this.sinceYield >= this.interval;
+	}
+
+	/** Adapts the pace to what the yield found. */
+	yielded(othersRan: YieldReport): void {
+		this.sinceYield = 0;
+		this.interval = othersRan === false ? Math.min(this.interval * 2, MAX_STEPS_PER_YIELD) : MIN_STEPS_PER_YIELD;
+	}
+}

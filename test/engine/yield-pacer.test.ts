@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { Step } from '../../src/engine/types';
+import { MAX_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
+import { Workflow } from '../../src/workflow';
+import { FakeHost, registryOf } from './fake-host';
+
+class Long extends Workflow<{}, number> {
+	static override readonly type = 'long';
+	async run(step: Step) {
+		let total = 0;
+		for (let i = 0; i < 2000; i++) total += await step.do(`s${i}`, () => i);
+		return total;
+	}
+}
+
+/** Runs 2000 new steps with a host whose yields report `othersRan`; returns the steps between yields. */
+async function slices(othersRan: (yieldNumber: number) => boolean | undefined): Promise<number[]> {
+	const host = new FakeHost(registryOf(Long));
+	const yieldToEventLoop = host.yieldToEventLoop.bind(host);
+	const stepsAt: number[] = [];
+	let stepsDone = 0;
+	const writeStep = host.store.writeStep.bind(host.store);
+	host.store.writeStep = (row) => {
+		if (row.status === 'completed') stepsDone++;
+		writeStep(row);
+	};
+	host.yieldToEventLoop = async () => {
+		stepsAt.push(stepsDone);
+		await yieldToEventLoop();
+		return othersRan(stepsAt.length);
+	};
+	const engine = host.engine();
+	await engine.create('wf-1', 'long', {});
+	await host.idle();
+	expect(engine.status()).toMatchObject({ status: 'completed', output: (1999 * 2000) / 2 });
+	return stepsAt.map((at, i) => at - (stepsAt[i - 1] ?? 0));
+}
+
+describe('yielding the isolate during a long run of new steps', () => {
+	it('yields less and less often while nobody else is waiting, up to the longest slice (fewer commits)', async () => {
+		const lengths = await slices(() => false);
+		expect(lengths.slice(0, 4)).toEqual([MIN_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD * 2, MIN_STEPS_PER_YIELD * 4, MIN_STEPS_PER_YIELD * 8]);
+		expect(Math.max(...lengths)).toBe(MAX_STEPS_PER_YIELD);
+		expect(lengths.length).toBeLessThan(2000 / MIN_STEPS_PER_YIELD / 4);
+	});
+
+	it('returns to short slices as soon as other work of the isolate ran during a yield', async () => {
+		// Other work shows up at the 5th yield only.
+		const lengths = await slices((n) => n === 5);
+		expect(lengths[5]).toBe(MIN_STEPS_PER_YIELD);
+		expect(lengths[4]).toBeGreaterThan(MIN_STEPS_PER_YIELD);
+	});
+
+	it('keeps short slices when the host cannot tell whether others are waiting', async () => {
+		const lengths = await slices(() => undefined);
+		expect(new Set(lengths)).toEqual(new Set([MIN_STEPS_PER_YIELD]));
+	});
+});
