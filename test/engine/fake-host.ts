@@ -53,8 +53,9 @@ export class FakeHost implements EngineHost {
 	defer(fn: () => void) {
 		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(fn()), 0)));
 	}
-	yieldToEventLoop() {
-		return new Promise<void>((resolve) => setTimeout(resolve, 0));
+	/** Yields a macrotask; cannot tell whether other work ran, so passes keep the short pace. */
+	yieldToEventLoop(): Promise<boolean | undefined> {
+		return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 0));
 	}
 
 	/** A fresh engine over the same store: what an eviction or a crash leaves behind. */
