@@ -17,7 +17,7 @@
  */
 export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
-export { parseDuration, type Duration } from './engine/duration';
+export { parseDuration, type Duration, type DurationUnit } from './engine/duration';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
 export type {
@@ -32,6 +32,7 @@ export type {
 	WaitForEventOptions,
 	WorkflowContext,
 	WorkflowDefaults,
+	DeclaredWorkflowDefaults,
 	WorkflowStatus,
 	WorkflowStatusInfo,
 } from './engine/types';
@@ -46,6 +47,7 @@ export {
 	NonRetryableError,
 	NotFoundError,
 	PayloadMismatchError,
+	RegistryError,
 	ShardflowError,
 	StepFailedError,
 	StepTimeoutError,

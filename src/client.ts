@@ -30,6 +30,7 @@ export {
 	InvalidStateError,
 	NotFoundError,
 	PayloadMismatchError,
+	RegistryError,
 	ShardflowError,
 	TypeMismatchError,
 	ValidationError,

@@ -3,7 +3,7 @@ import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
-import type { EventInput, EventMap, EventName, Serializable, Step, WorkflowContext, WorkflowDefaults, WorkflowStatusInfo } from './engine/types';
+import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, WorkflowContext, WorkflowStatusInfo } from './engine/types';
 import type { OutputOf as OperationOutput } from './operations/table';
 
 /** Any concrete workflow class (what the static helpers are called on). */
@@ -31,21 +31,40 @@ export type PayloadOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOu
 /** The status of an instance, with `output` typed by the workflow class. */
 export type TypedStatus<W> = Omit<WorkflowStatusInfo, 'output'> & { output?: OutputOf<W> };
 
+declare global {
+	/**
+	 * Cloudflare's own home for a Worker's bindings: `wrangler types` writes them
+	 * into `Cloudflare.Env` (as `@cloudflare/workers-types` expects), and
+	 * `DurableObject`, `WorkerEntrypoint` and `import { env } from
+	 * 'cloudflare:workers'` are typed by it. Declared (empty) here as well, so
+	 * the default of `Workflow`'s `Env` exists in a project without those types.
+	 */
+	namespace Cloudflare {
+		interface Env {}
+	}
+}
+
 /**
  * The base class of every workflow. Subclasses declare `static type`,
  * optionally `static payload` (a Standard Schema), `static events` and
- * `static defaults`, and implement `run()`.
+ * `static defaults`, and implement `run()`. `Env` types `this.env`: by default
+ * `Cloudflare.Env`, which `wrangler types` fills in from `wrangler.jsonc`.
  */
-abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = unknown> {
+abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflare.Env> {
 	/** The type name this class is registered under. */
 	static readonly type: string;
 	static events?: EventMap;
 	static payload?: StandardSchemaV1;
-	static defaults?: WorkflowDefaults;
+	/** Write `satisfies WorkflowDefaults` after the object to have its durations checked at compile time. */
+	static defaults?: DeclaredWorkflowDefaults;
 
 	constructor(protected readonly ctx: WorkflowContext<Env>) {}
 
-	/** Bindings of the Worker that runs the instance. */
+	/**
+	 * Bindings of the Worker that runs the instance, typed by the class's third
+	 * type argument (`Workflow<Payload, Output, Env>`), else by `Cloudflare.Env`
+	 * (what `wrangler types` generates).
+	 */
 	protected get env(): Env {
 		return this.ctx.env;
 	}
@@ -115,4 +134,4 @@ for (const name of HELPER_NAMES) {
  * const { id } = await TestWorkflow.create(env, { payload: { name: 'World' } });
  */
 export const Workflow = WorkflowBase as WorkflowClassWithHelpers;
-export type Workflow<Payload = unknown, Output = unknown, Env = unknown> = WorkflowBase<Payload, Output, Env>;
+export type Workflow<Payload = unknown, Output = unknown, Env = Cloudflare.Env> = WorkflowBase<Payload, Output, Env>;

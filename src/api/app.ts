@@ -5,7 +5,7 @@ import { IndexClient } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
 import { rebalance } from '../client/rebalance';
 import { backlogSummary } from '../client/reconcile';
-import { ErrorCode } from '../engine/errors';
+import { ErrorCode, type RegistryError } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
@@ -51,6 +51,18 @@ export interface AppOptions {
 }
 
 /**
+ * The app of a registry that cannot run (`Registry.problem`): it logs the
+ * problem when the Worker loads and answers every request with it, so
+ * `wrangler dev` keeps running, shows what to fix, and reloads once it is.
+ */
+function brokenRegistryApp(problem: RegistryError) {
+	console.error(problem.message);
+	const app = new OpenAPIHono<{ Bindings: ApiEnv }>();
+	app.all('*', (c) => errorJson(c, 500, problem.code, problem.message));
+	return app;
+}
+
+/**
  * The REST API at /workflows, for a registry. Serve it as the Worker's
  * default export, or mount it under a path of the host's own Hono app; the
  * OpenAPI document then names that path as its server.
@@ -61,6 +73,7 @@ export interface AppOptions {
  * app.route('/workflows-admin', createApp(registry, { auth: 'host' }));
  */
 export function createApp(registry: Registry, options: AppOptions = {}) {
+	if (registry.problem) return brokenRegistryApp(registry.problem);
 	const now = options.clock ?? Date.now;
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.

@@ -26,6 +26,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.InvalidQuery]: 400,
 	// Raised inside a running workflow; reaching HTTP would be a bug, so they are not a 4xx.
 	[ErrorCode.Determinism]: 500,
+	// The deployment's own registry is wrong (src/engine/registry.ts): no request can fix it.
+	[ErrorCode.InvalidRegistry]: 500,
 	// Stored on a diverged instance, never thrown to a caller; 409 if it ever is.
 	[ErrorCode.Diverged]: 409,
 	[ErrorCode.StepFailed]: 500,

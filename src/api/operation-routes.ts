@@ -3,21 +3,21 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { callOperation } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
-import type { AnyOperation, HttpRequestView } from '../operations/operation';
+import { httpBindings, type HttpBinding, type HttpRequestView } from '../operations/http';
 import { operations, type OperationName } from '../operations/table';
 import type { ApiEnv } from './app';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 
 /**
- * One route per operation of the table that declares `http`, in table order:
+ * One route per operation that has an HTTP binding (`src/operations/http.ts`), in table order:
  * its schemas validate the request and document it in /openapi.json, its
  * `input` maps the request to the operation's input, `reply` maps the output
  * to the response. Errors go to the app's `onError` like every other.
  */
 export function registerOperationRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
-	for (const [name, op] of Object.entries(operations) as [OperationName, AnyOperation][]) {
-		const http = op.http;
+	for (const name of Object.keys(operations) as OperationName[]) {
+		const http = httpBindings[name] as HttpBinding<any, any> | undefined;
 		if (!http) continue;
 		const { params, query, headers, body } = http.request ?? {};
 		const route = createRoute({

@@ -32,6 +32,7 @@ export const ErrorCode = {
 	InvalidIdempotencyKey: 'INVALID_IDEMPOTENCY_KEY',
 	IdempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
 	ArchiveNotConfigured: 'ARCHIVE_NOT_CONFIGURED',
+	InvalidRegistry: 'INVALID_REGISTRY',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -62,6 +63,19 @@ export class ShardflowError extends Error {
 /** Input that the engine refuses before storing anything. */
 export class ValidationError extends ShardflowError {
 	override name = 'ValidationError';
+}
+
+/**
+ * A registry that cannot run: a key that differs from its class's `static
+ * type`, a bad option or bad `static defaults`. `defineRegistry` does not throw
+ * it (a throw at module load stops `wrangler dev` for good, fix or not); the
+ * registry carries it and every use of the registry throws it (see `Registry.problem`).
+ */
+export class RegistryError extends ShardflowError {
+	override name = 'RegistryError';
+	constructor(message: string, options?: { cause?: unknown }) {
+		super(ErrorCode.InvalidRegistry, message, options);
+	}
 }
 
 /** A typed error with one fixed code: only its message varies. */
@@ -161,6 +175,7 @@ const classesByCode: Partial<Record<string, new (message: string) => ShardflowEr
 	[ErrorCode.PayloadMismatch]: PayloadMismatchError,
 	[ErrorCode.EventBufferFull]: EventBufferFullError,
 	[ErrorCode.IdempotencyKeyReused]: IdempotencyKeyReusedError,
+	[ErrorCode.InvalidRegistry]: RegistryError,
 };
 
 /** Rebuilds a typed error from its RPC/HTTP body. */

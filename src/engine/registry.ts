@@ -1,14 +1,15 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { parseDuration, type Duration } from './duration';
-import { ErrorCode, ValidationError } from './errors';
-import type { EventMap, Step, WorkflowContext, WorkflowDefaults } from './types';
+import { ErrorCode, RegistryError, ValidationError } from './errors';
+import { resolveRetryPolicy } from './retry-policy';
+import type { DeclaredWorkflowDefaults, EventMap, Step, WorkflowContext } from './types';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
 export interface WorkflowClass {
 	readonly type: string;
 	events?: EventMap;
 	payload?: StandardSchemaV1;
-	defaults?: WorkflowDefaults;
+	defaults?: DeclaredWorkflowDefaults;
 	new (ctx: WorkflowContext<any>): { run(step: Step<any>, payload: any): Promise<unknown> };
 }
 
@@ -68,6 +69,11 @@ export interface Registry<T extends Record<string, RegistryEntry> = Record<strin
 	has(type: string): boolean;
 	/** Throws `UNKNOWN_TYPE` naming the registered types. */
 	get(type: string): ResolvedEntry;
+	/**
+	 * Why this registry cannot run, or null. When set, `types`, `has` and `get`
+	 * throw it; `createApp` answers every request with it (500 `INVALID_REGISTRY`).
+	 */
+	readonly problem: RegistryError | null;
 }
 
 /**
@@ -88,7 +94,13 @@ const TYPE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 export const CODE_VERSION_PATTERN = /^[\x21-\x7e]{1,64}$/;
 
 /**
- * Declares the workflow types a deployment runs.
+ * Declares the workflow types a deployment runs. A key must equal its class's
+ * `static type` (a compile error otherwise). Problems TypeScript cannot see
+ * (or that reach a Worker without a type-check: `wrangler dev` does not run
+ * one) are not thrown here, at module load, where a throw stops `wrangler dev`
+ * until it is restarted; they are kept in `problem`, logged by the host, and
+ * thrown by every use of the registry, so the Worker keeps serving the
+ * message and picks up the fix on the next reload.
  *
  * @example
  * export const registry = defineRegistry({
@@ -100,21 +112,63 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 	definitions: T,
 ): Registry<T> {
 	const resolved = new Map<string, ResolvedEntry>();
+	const problems: string[] = [];
 	for (const [type, entry] of Object.entries(definitions) as [string, RegistryEntry][]) {
-		if (entry.workflow.type !== type) {
-			throw new Error(`registry key "${type}" holds a workflow whose static type is "${entry.workflow.type}"`);
+		try {
+			resolved.set(type, resolveEntry(type, entry));
+		} catch (error) {
+			problems.push((error as Error).message);
 		}
-		if (entry.version !== undefined && (typeof entry.version !== 'string' || !CODE_VERSION_PATTERN.test(entry.version))) {
-			throw new Error(`${type}.version must be 1-64 visible ASCII characters, got ${JSON.stringify(entry.version)}`);
-		}
-		resolved.set(type, {
-			...resolveLayout(type, entry),
-			workflow: entry.workflow,
-			retention: resolveRetention(type, entry.retention),
-			version: entry.version ?? null,
-		});
 	}
-	return { definitions, types: () => [...resolved.keys()], has: (type) => resolved.has(type), get: (type) => lookUp(resolved, type) };
+	if (problems.length > 0) {
+		const problem = new RegistryError(`shardflow cannot run this registry: ${problems.join('; ')}`);
+		const fail = (): never => {
+			throw problem;
+		};
+		return { definitions, problem, types: fail, has: fail, get: fail };
+	}
+	return { definitions, problem: null, types: () => [...resolved.keys()], has: (type) => resolved.has(type), get: (type) => lookUp(resolved, type) };
+}
+
+/** One registry entry checked and resolved; throws a message naming the key for whatever is wrong. */
+function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
+	// Unchecked input: JavaScript, or a cast, reaches here without the compile-time check.
+	const workflow = entry.workflow as unknown as ((...args: never) => unknown) & { type?: unknown };
+	if (typeof workflow !== 'function') {
+		throw new Error(`registry key "${type}" must hold { workflow: <a class extending Workflow> }, got ${typeof workflow}`);
+	}
+	if (workflow.type !== type) {
+		const declared = typeof workflow.type === 'string' ? `"${workflow.type}"` : 'missing';
+		throw new Error(
+			`registry key "${type}" holds class ${workflow.name || '(anonymous)'}, whose static type is ${declared}: ` +
+				`the key must equal the static type (register it as ${typeof workflow.type === 'string' ? JSON.stringify(workflow.type) : 'its type'}: { workflow: ${workflow.name || 'TheClass'} }, or change its static type to "${type}")`,
+		);
+	}
+	if (entry.version !== undefined && (typeof entry.version !== 'string' || !CODE_VERSION_PATTERN.test(entry.version))) {
+		throw new Error(`${type}.version must be 1-64 visible ASCII characters, got ${JSON.stringify(entry.version)}`);
+	}
+	checkDefaults(type, entry.workflow);
+	return {
+		...resolveLayout(type, entry),
+		workflow: entry.workflow,
+		retention: resolveRetention(type, entry.retention),
+		version: entry.version ?? null,
+	};
+}
+
+/**
+ * A class's `static defaults`, checked when the Worker starts rather than at
+ * the first failing step: without `satisfies WorkflowDefaults` TypeScript
+ * cannot check their durations (see `DeclaredWorkflowDefaults`).
+ */
+function checkDefaults(type: string, workflow: WorkflowClass): void {
+	const retries = workflow.defaults?.retries;
+	if (retries === undefined) return;
+	try {
+		resolveRetryPolicy(retries);
+	} catch (error) {
+		throw new Error(`workflow type "${type}" (class ${workflow.name}) has invalid static defaults: ${(error as Error).message}`, { cause: error });
+	}
 }
 
 /**

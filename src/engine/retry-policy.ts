@@ -20,19 +20,22 @@ export interface ResolvedRetryPolicy {
 	backoff: Backoff;
 }
 
-const resolved = new WeakMap<RetryPolicy, ResolvedRetryPolicy>();
+/** A policy as it may arrive: from a class's `static defaults` its delay may be any string (checked here). */
+type UncheckedRetryPolicy = Omit<RetryPolicy, 'delay'> & { delay: unknown };
+
+const resolved = new WeakMap<UncheckedRetryPolicy, ResolvedRetryPolicy>();
 
 /**
  * Checks a policy and resolves its delay. Cached per policy object: on the
  * replay path the workflow's `defaults` are the same object for every step.
  */
-export function resolveRetryPolicy(policy: RetryPolicy): ResolvedRetryPolicy {
+export function resolveRetryPolicy(policy: UncheckedRetryPolicy): ResolvedRetryPolicy {
 	let result = resolved.get(policy);
 	if (!result) resolved.set(policy, (result = checkRetryPolicy(policy)));
 	return result;
 }
 
-function checkRetryPolicy(policy: RetryPolicy): ResolvedRetryPolicy {
+function checkRetryPolicy(policy: UncheckedRetryPolicy): ResolvedRetryPolicy {
 	const { limit, backoff = 'exponential' } = policy;
 	if (!Number.isInteger(limit) || limit < 0 || limit > 1000) {
 		throw new ValidationError(ErrorCode.InvalidOptions, `retries.limit must be a whole number from 0 to 1000, got ${JSON.stringify(limit)}`);

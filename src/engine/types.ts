@@ -124,9 +124,26 @@ export interface WorkflowContext<Env = unknown> {
 	env: Env;
 }
 
-/** Workflow-level defaults that every step inherits unless it overrides them. */
+/**
+ * Workflow-level defaults that every step inherits unless it overrides them.
+ * Write `satisfies WorkflowDefaults` after a class's `static defaults` so a
+ * misspelt duration (`delay: '1 sec0nd'`) does not compile:
+ *
+ * @example
+ * static override defaults = { retries: { limit: 3, delay: '1s', backoff: 'exponential' } } satisfies WorkflowDefaults;
+ */
 export interface WorkflowDefaults {
 	retries?: RetryPolicy;
+}
+
+/**
+ * `static defaults` as TypeScript types a class property written without
+ * `satisfies`: a class property is not typed by the base class, so its
+ * strings widen to `string`. Accepted so such classes compile; `defineRegistry`
+ * checks them when the Worker starts and names the type of a bad one.
+ */
+export interface DeclaredWorkflowDefaults {
+	retries?: Omit<RetryPolicy, 'delay'> & { delay: Duration | (string & {}) };
 }
 
 /** The statuses an instance can be in. */

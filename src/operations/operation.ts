@@ -1,9 +1,7 @@
-import type { z } from 'zod';
 import type { ArchiveRecord } from '../engine/archive';
 import type { DeleteResult } from '../engine/deletion';
 import type { IndexEntry } from '../engine/index-entry';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
-import type { Registry } from '../engine/registry';
 
 /** What an operation's engine code reaches on the instance it is sent to (the instance role). */
 export interface InstanceAccess {
@@ -18,47 +16,11 @@ export interface InstanceAccess {
 	orArchived<T>(live: (engine: InstanceEngine) => T, archived: (record: ArchiveRecord) => T): Promise<T>;
 }
 
-/** The parts of an HTTP request an operation maps to its input (validated by the route's schemas). */
-export interface HttpRequestView {
-	param: any;
-	query: any;
-	/** The validated JSON body (the validator reads a missing optional body as `{}`: see `hasBody`). */
-	json: any;
-	hasBody: boolean;
-	header(name: string): string | undefined;
-}
-
-export interface HttpResponseSpec {
-	schema: z.ZodType;
-	description: string;
-}
-
-/** How an operation is served over HTTP (registered by `src/api/operation-routes.ts`). */
-export interface HttpBinding<Input, Output> {
-	method: 'get' | 'post' | 'delete';
-	/** OpenAPI style: `/workflows/{id}/steps`. */
-	path: string;
-	summary: string;
-	request?: {
-		params?: z.ZodObject;
-		query?: z.ZodObject;
-		headers?: z.ZodObject;
-		body?: { schema: z.ZodType; required: boolean };
-	};
-	/** Success responses by status. */
-	responses: Record<number, HttpResponseSpec>;
-	/** Error statuses the route documents (each answers the shared error body). */
-	errors: number[];
-	/** The request, once validated, as the operation's input. `registry` lets a route refuse an unknown type early. */
-	input(request: HttpRequestView, registry: Registry): Input;
-	/** The response for the operation's output. */
-	reply(output: Output, input: Input): { status: number; body: unknown };
-}
-
 /**
  * One control operation of a workflow instance, declared once. The instance
- * client, the typed static helpers of `Workflow`, the RPC method of the
- * Durable Object and the HTTP route are all derived from it.
+ * client, the typed static helpers of `Workflow` and the RPC method of the
+ * Durable Object are all derived from it; its HTTP route, if any, is its entry
+ * in `./http.ts`.
  */
 export interface Operation<Rpc extends string, Input extends { id?: string }, Output, HelperArgs extends unknown[]> {
 	/** The RPC method of the Durable Object (usually the operation's name). */
@@ -69,7 +31,6 @@ export interface Operation<Rpc extends string, Input extends { id?: string }, Ou
 	prepare?(input: Input): Input;
 	/** The engine code, run inside the instance. `input` is whatever the caller sent: never trust its shape. */
 	run(instance: InstanceAccess, input: Input): Output | Promise<Output>;
-	http?: HttpBinding<NoInfer<Input>, NoInfer<Output>>;
 }
 
 export type AnyOperation = Operation<string, any, any, any>;

@@ -6,8 +6,9 @@ import { WORKFLOW_STATUSES } from '../engine/types';
  * validate requests and generate /openapi.json, so the document cannot drift
  * from the code. Plain zod with `.meta()` (which the OpenAPI generator reads:
  * `id` names a component, the rest is OpenAPI metadata), not
- * `@hono/zod-openapi`'s `.openapi()`: the operation table is imported by the
- * authoring entry, which must not pull in Hono.
+ * `@hono/zod-openapi`'s `.openapi()`, so they need no Hono. Only the HTTP
+ * bindings (`./http.ts`, host side) import them: the operation table, which
+ * callers and workflow files import, carries no zod.
  */
 
 export const ErrorSchema = z

@@ -8,24 +8,6 @@ import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { operation } from './operation';
-import {
-	AcceptedSchema,
-	ControlSchema,
-	CreateBody,
-	CreatedSchema,
-	DeletedSchema,
-	DeleteQuery,
-	DetailSchema,
-	EventHeaders,
-	EventParams,
-	EventPayload,
-	HistoryPageSchema,
-	HistoryQuery,
-	IdParam,
-	ReindexSchema,
-	StepPageSchema,
-	StepsQuery,
-} from './schemas';
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
 function control(action: 'pause' | 'resume' | 'terminate' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
@@ -33,24 +15,16 @@ function control(action: 'pause' | 'resume' | 'terminate' | 'restart', run: (eng
 		rpc: action,
 		helper: (_type: string, id: string) => ({ id }),
 		run: (instance, _input: { id: string }): WorkflowStatus => run(instance.existing()),
-		http: {
-			method: 'post',
-			path: `/workflows/{id}/${action}`,
-			summary: `${action[0]!.toUpperCase()}${action.slice(1)} an instance`,
-			request: { params: IdParam },
-			responses: { 200: { schema: ControlSchema, description: 'The new status' } },
-			errors: [400, 401, 404, 409],
-			input: (request) => ({ id: request.param.id }),
-			reply: (status: WorkflowStatus, { id }) => ({ status: 200, body: { id, status } }),
-		},
 	});
 }
 
 /**
  * Every control operation of a workflow instance, declared once: its RPC
- * method, its static helper, its HTTP route and the engine code it runs. A new
- * operation is one entry here plus its engine code; the Durable Object, the
- * instance client (`instances`), `Workflow.<helper>` and the REST API follow.
+ * method, its static helper and the engine code it runs. A new operation is
+ * one entry here plus its engine code (and its route in `./http.ts`, if it has
+ * one); the Durable Object, the instance client (`instances`),
+ * `Workflow.<helper>` and the REST API follow. The HTTP binding lives apart so
+ * that callers (`shardflow/client`, `Workflow.<helper>`) bundle no zod.
  * Helpers whose types depend on the workflow class (payload, events, output)
  * are refined in `src/workflow.ts` (`TypedHelpers`); the others are typed from
  * their entry. Routes are registered in this order.
@@ -65,22 +39,6 @@ export const operations = {
 			return { id, type: input.type, payload: input.payload };
 		},
 		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown }),
-		http: {
-			method: 'post',
-			path: '/workflows',
-			summary: 'Start a workflow instance (idempotent by id)',
-			request: { body: { schema: CreateBody, required: true } },
-			responses: {
-				201: { schema: CreatedSchema, description: 'Created' },
-				200: { schema: CreatedSchema, description: 'Already existed with this type and payload' },
-			},
-			errors: [400, 401, 409, 413, 415],
-			input: ({ json }, registry) => {
-				registry.get(json.type);
-				return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), payload: json.payload };
-			},
-			reply: ({ id, type, status, created }) => ({ status: created ? 201 : 200, body: { id, type, status } }),
-		},
 	}),
 
 	status: operation({
@@ -91,16 +49,6 @@ export const operations = {
 				(engine) => engine.status(),
 				(record) => ({ ...record.status, archived: true }),
 			),
-		http: {
-			method: 'get',
-			path: '/workflows/{id}',
-			summary: 'Full status of one instance, from its Durable Object',
-			request: { params: IdParam },
-			responses: { 200: { schema: DetailSchema, description: 'The instance' } },
-			errors: [400, 401, 404],
-			input: (request) => ({ id: request.param.id }),
-			reply: (status) => ({ status: 200, body: status }),
-		},
 	}),
 
 	steps: operation({
@@ -108,16 +56,6 @@ export const operations = {
 		helper: (_type: string, id: string, options: { cursor?: string | null; limit?: number } = {}) => ({ id, ...options }),
 		run: (instance, input: { id: string; cursor?: string | null; limit?: number }): StepPage =>
 			instance.existing().steps({ cursor: input?.cursor ?? null, ...(input?.limit !== undefined ? { limit: input.limit } : {}) }),
-		http: {
-			method: 'get',
-			path: '/workflows/{id}/steps',
-			summary: 'The step history, oldest first, every step with its result, by pages',
-			request: { params: IdParam, query: StepsQuery },
-			responses: { 200: { schema: StepPageSchema, description: 'A page of steps' } },
-			errors: [400, 401, 404],
-			input: ({ param, query }) => ({ id: param.id, cursor: query.cursor ?? null, ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) }),
-			reply: (page) => ({ status: 200, body: page }),
-		},
 	}),
 
 	history: operation({
@@ -129,21 +67,6 @@ export const operations = {
 				(engine) => engine.history(query),
 				(record) => archivedHistoryPage(record, query),
 			);
-		},
-		http: {
-			method: 'get',
-			path: '/workflows/{id}/history',
-			summary: 'The instance history (docs/history-format.md), in sequence order, by pages',
-			request: { params: IdParam, query: HistoryQuery },
-			responses: { 200: { schema: HistoryPageSchema, description: 'A page of history records' } },
-			errors: [400, 401, 404],
-			input: ({ param, query }) => ({
-				id: param.id,
-				...(query.after !== undefined ? { after: query.after } : {}),
-				...(query.limit !== undefined ? { limit: Number(query.limit) } : {}),
-				...(query.generation !== undefined ? { generation: Number(query.generation) } : {}),
-			}),
-			reply: (page) => ({ status: 200, body: page }),
 		},
 	}),
 
@@ -166,21 +89,6 @@ export const operations = {
 			await instance.existing().sendEvent(input?.event, input?.payload, key === undefined ? {} : { idempotencyKey: key });
 			return null;
 		},
-		http: {
-			method: 'post',
-			path: '/workflows/{id}/events/{name}',
-			summary: 'Send an event; the body is its payload (no body only for an event that declares no payload)',
-			request: { params: EventParams, headers: EventHeaders, body: { schema: EventPayload, required: false } },
-			responses: { 202: { schema: AcceptedSchema, description: 'Accepted (or accepted before, with this Idempotency-Key)' } },
-			errors: [400, 401, 404, 409, 413, 415, 422, 429],
-			input: (request) => {
-				const key = request.header('idempotency-key');
-				// The validator reads a missing body as {}; the engine must see "no payload" to refuse it.
-				const payload = request.hasBody ? request.json : undefined;
-				return { id: request.param.id, event: request.param.name, payload, ...(key !== undefined ? { idempotencyKey: key } : {}) };
-			},
-			reply: (_: null, { id, event }) => ({ status: 202, body: { id, event, accepted: true } }),
-		},
 	}),
 
 	/**
@@ -194,20 +102,6 @@ export const operations = {
 		// `only` and `reason` come from a purge (src/client/purge.ts); the HTTP route never sets them.
 		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' }): Promise<DeleteResult> =>
 			instance.delete(input),
-		http: {
-			method: 'delete',
-			path: '/workflows/{id}',
-			summary: 'Delete an instance: its storage, alarm and index entry (archived first with archive=true)',
-			request: { params: IdParam, query: DeleteQuery },
-			responses: { 200: { schema: DeletedSchema, description: 'Deleted' } },
-			errors: [400, 401, 404, 409],
-			input: ({ param, query }) => ({
-				id: param.id,
-				...(query.terminate === 'true' ? { terminate: true } : {}),
-				...(query.archive === 'true' ? { archive: true } : {}),
-			}),
-			reply: ({ id }) => ({ status: 200, body: { id, deleted: true } }),
-		},
 	}),
 
 	/** For reconcile: a read that writes nothing. */
@@ -220,16 +114,6 @@ export const operations = {
 	reindex: operation({
 		rpc: 'republishIndex',
 		run: (instance, _input: { id: string }): Promise<{ entry: IndexEntry; delivered: boolean }> => instance.existing().republishIndex(),
-		http: {
-			method: 'post',
-			path: '/admin/workflows/{id}/reindex',
-			summary: 'Make an instance publish its current index entry again and wait for the delivery',
-			request: { params: IdParam },
-			responses: { 200: { schema: ReindexSchema, description: 'The entry now published' } },
-			errors: [400, 401, 404],
-			input: (request) => ({ id: request.param.id }),
-			reply: ({ entry, delivered }) => ({ status: 200, body: { id: entry.id, type: entry.type, version: entry.version, delivered } }),
-		},
 	}),
 };
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EventTimeoutError, Workflow, type PayloadOf, type Step } from '../authoring';
+import { EventTimeoutError, Workflow, type PayloadOf, type Step, type WorkflowDefaults } from '../authoring';
 
 const payload = z.object({
 	amount: z.number().positive(),
@@ -22,7 +22,7 @@ export class PaymentWorkflow extends Workflow<PaymentPayload, PaymentResult> {
 	static override readonly type = 'payment';
 	static override payload = payload;
 	static override events = events;
-	static override defaults = { retries: { limit: 3, delay: '1s', backoff: 'exponential' as const } };
+	static override defaults = { retries: { limit: 3, delay: '1s', backoff: 'exponential' } } satisfies WorkflowDefaults;
 
 	async run(step: Step<typeof PaymentWorkflow.events>, { amount, currency }: PaymentPayload): Promise<PaymentResult> {
 		await step.do('reserve-funds', async () => ({ reserved: amount, currency }));

@@ -20,10 +20,18 @@ describe('error codes over HTTP', () => {
 		expect(await res.json()).toEqual({ error: { code, message: `thrown ${code}` } });
 	});
 
-	it('only errors raised inside a running workflow (or internal ones) map to 5xx', () => {
+	it('only errors raised inside a running workflow, a registry that cannot run (the deployment is wrong) or internal ones map to 5xx', () => {
 		const serverSide = Object.entries(STATUS_BY_CODE).filter(([, status]) => status >= 500).map(([code]) => code).sort();
 		expect(serverSide).toEqual(
-			[ErrorCode.Determinism, ErrorCode.StepFailed, ErrorCode.StepTimeout, ErrorCode.EventTimeout, ErrorCode.NonRetryable, ErrorCode.Internal].sort(),
+			[
+				ErrorCode.Determinism,
+				ErrorCode.StepFailed,
+				ErrorCode.StepTimeout,
+				ErrorCode.EventTimeout,
+				ErrorCode.NonRetryable,
+				ErrorCode.InvalidRegistry,
+				ErrorCode.Internal,
+			].sort(),
 		);
 	});
 });

@@ -47,6 +47,10 @@ describe('entry points', () => {
 		expect(hostOnly(await importGraph(entry))).toEqual([]);
 	});
 
+	it.for(['src/client.ts', 'src/authoring.ts'])('%s pulls in no zod (the HTTP schemas are the host\'s: src/operations/http.ts)', async (entry) => {
+		expect((await importGraph(entry)).filter((path) => /(^|\/)node_modules\/(zod|@hono\/zod|@asteasolutions)/.test(path))).toEqual([]);
+	});
+
 	it('the caller example (shardflow/client, as its wrangler alias resolves it) bundles no engine, Drizzle or workflow code', async () => {
 		const graph = await importGraph('examples/caller-worker/src/index.ts', { 'shardflow/client': './src/client.ts' });
 		expect(graph).toContain('src/client.ts');

@@ -37,11 +37,11 @@ interface Bundle {
 	/** Bytes in the bundle per package (`shardflow` for the package, `.` for the project's own code). */
 	byPackage: Record<string, number>;
 }
-const bundles: Record<'host' | 'caller', Bundle> = {} as never;
+const bundles: Record<'host' | 'hostMinified' | 'caller', Bundle> = {} as never;
 
-async function dryRun(name: 'host' | 'caller', config: string): Promise<Bundle> {
+async function dryRun(name: keyof typeof bundles, config: string, flags: string[] = []): Promise<Bundle> {
 	const outdir = join(work, 'out', name);
-	await run(process.execPath, [...wrangler, 'deploy', '-c', config, '--dry-run', '--outdir', outdir, '--metafile', join(outdir, 'meta.json')], { cwd: project, env: quiet });
+	await run(process.execPath, [...wrangler, 'deploy', '-c', config, '--dry-run', ...flags, '--outdir', outdir, '--metafile', join(outdir, 'meta.json')], { cwd: project, env: quiet });
 	const code = readFileSync(join(outdir, 'index.js'), 'utf8');
 	const metafile = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8')) as Metafile;
 	const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith('.js'))![1];
@@ -64,6 +64,7 @@ beforeAll(async () => {
 	mkdirSync(join(project, 'node_modules/@cloudflare'), { recursive: true });
 	symlinkSync(join(root, 'node_modules/@cloudflare/workers-types'), join(project, 'node_modules/@cloudflare/workers-types'));
 	bundles.host = await dryRun('host', 'wrangler.jsonc');
+	bundles.hostMinified = await dryRun('hostMinified', 'wrangler.jsonc', ['--minify']);
 	bundles.caller = await dryRun('caller', 'caller/wrangler.jsonc');
 	const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 	for (const [name, b] of Object.entries(bundles)) {
@@ -97,9 +98,18 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		expect(bundles.host.code).toMatch(/CREATE TABLE [`"]steps[`"]/);
 	});
 
-	it('the caller bundle, importing only shardflow/client, carries no Drizzle, no Hono, no engine and no workflow code', () => {
-		const { inputs, code } = bundles.caller;
-		expect(inputs.filter((path) => /node_modules\/(drizzle-orm|hono|@hono)\//.test(path))).toEqual([]);
+	it('the host deployed with --minify (as the README says) is about half the size and keeps class names for stack traces', () => {
+		const { bytes, code } = bundles.hostMinified;
+		expect(bytes).toBeLessThan(bundles.host.bytes * 0.65);
+		// keep_names (wrangler's default): `static{__name(this,"InstanceEngine")}`, so a stored error stack names the frames.
+		for (const name of ['InstanceEngine', 'StepContext', 'Greeter']) expect(code).toMatch(new RegExp(`\\(this,"${name}"\\)`));
+	});
+
+	it('the caller bundle, importing only shardflow/client, carries no Drizzle, no Hono, no zod, no engine and no workflow code', () => {
+		const { inputs, code, bytes } = bundles.caller;
+		expect(inputs.filter((path) => /node_modules\/(drizzle-orm|hono|@hono|zod|@asteasolutions)\//.test(path))).toEqual([]);
+		// The typed client, the index client and the error classes: ~30 KiB unminified (zod alone was 764 KiB).
+		expect(bytes).toBeLessThan(64 * 1024);
 		expect(inputs.filter((path) => path.includes('greeter'))).toEqual([]);
 		expect(code).not.toMatch(ENGINE);
 		for (const marker of ['CREATE TABLE', 'drizzle']) expect(code).not.toContain(marker);

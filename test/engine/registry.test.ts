@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, RegistryError } from '../../src/engine/errors';
+import { defineRegistry } from '../../src/engine/registry';
+import type { WorkflowDefaults } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+
+class Greeter extends Workflow<{ name: string }, string> {
+	static override readonly type = 'greeter';
+	async run() {
+		return 'hi';
+	}
+}
+
+class TypoDefaults extends Workflow<{}, void> {
+	static override readonly type = 'typo-defaults';
+	// Without `satisfies WorkflowDefaults` this compiles: the string is widened.
+	static override defaults = { retries: { limit: 2, delay: '3 sec0nds' } };
+	async run() {}
+}
+
+class GoodDefaults extends Workflow<{}, void> {
+	static override readonly type = 'good-defaults';
+	static override defaults = { retries: { limit: 2, delay: '3 seconds', backoff: 'linear' } } satisfies WorkflowDefaults;
+	async run() {}
+}
+
+/** A registry as JavaScript (or a cast) can write it: the compile-time check does not see it. */
+const unchecked = (definitions: Record<string, unknown>) => defineRegistry(definitions as never);
+
+describe('a registry that cannot run', () => {
+	it('names the key, the class and its static type when a key differs from the static type', () => {
+		const registry = unchecked({ greeting: { workflow: Greeter } });
+		expect(registry.problem).toBeInstanceOf(RegistryError);
+		expect(registry.problem?.code).toBe(ErrorCode.InvalidRegistry);
+		expect(registry.problem?.message).toContain('registry key "greeting" holds class Greeter, whose static type is "greeter"');
+		expect(registry.problem?.message).toContain('"greeter": { workflow: Greeter }');
+	});
+
+	it('does not throw where it is defined (module load) but on every use, so a dev server stays up to show it', () => {
+		const registry = unchecked({ greeting: { workflow: Greeter } });
+		for (const use of [() => registry.get('greeter'), () => registry.types(), () => registry.has('greeter')]) {
+			expect(use).toThrow(/registry key "greeting" holds class Greeter, whose static type is "greeter"/);
+		}
+	});
+
+	it('lists every broken entry at once', () => {
+		const registry = unchecked({ greeting: { workflow: Greeter }, other: {}, 'typo-defaults': { workflow: TypoDefaults } });
+		expect(registry.problem?.message).toMatch(/registry key "greeting".*; registry key "other" must hold \{ workflow: .*\}.*; workflow type "typo-defaults"/);
+	});
+
+	it('refuses static defaults with a misspelt duration, naming the type and the class, before any step runs', () => {
+		const registry = defineRegistry({ 'typo-defaults': { workflow: TypoDefaults } });
+		expect(registry.problem?.message).toMatch(/workflow type "typo-defaults" \(class TypoDefaults\) has invalid static defaults: invalid duration "3 sec0nds"/);
+	});
+
+	it('accepts a registry whose keys match and whose defaults are valid', () => {
+		const registry = defineRegistry({ greeter: { workflow: Greeter }, 'good-defaults': { workflow: GoodDefaults } });
+		expect(registry.problem).toBeNull();
+		expect(registry.types()).toEqual(['greeter', 'good-defaults']);
+	});
+});
