@@ -13,6 +13,9 @@ import { authMode, requireAuth, requireTokenIfSet } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
 import { registerLifecycleAdminRoutes } from './lifecycle-admin';
+import { registerScheduleRoutes } from './schedule-routes';
+import { wakeSchedules } from '../client/schedule-client';
+import { scheduledTypes } from '../engine/schedule';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
@@ -61,6 +64,8 @@ export interface AppOptions {
  */
 export function createApp(registry: Registry, options: AppOptions = {}) {
 	const now = options.clock ?? Date.now;
+	// A malformed `static schedule` fails here, at start-up, naming its type.
+	const scheduled = scheduledTypes(registry).length > 0;
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.
 		defaultHook: (result, c) => {
@@ -75,6 +80,21 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	});
 
 	app.onError(handleError);
+	// The first request an isolate serves wakes every schedule (in the background): after a deploy, each
+	// schedule object picks up the deployed cron and arms its alarm without a manual step (README "Schedules").
+	let schedulesWoken = !scheduled;
+	app.use('*', async (c, next) => {
+		if (!schedulesWoken) {
+			schedulesWoken = true;
+			const waking = wakeSchedules(c.env, registry).catch((error) => console.error('shardflow: waking the schedules failed', error));
+			try {
+				c.executionCtx.waitUntil(waking);
+			} catch {
+				// no execution context (app.fetch without one): the promise runs on its own
+			}
+		}
+		await next();
+	});
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
 	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));
@@ -196,6 +216,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerIndexAdminRoutes(app, registry);
 	registerTypeSchemaRoutes(app, registry);
 	registerLifecycleAdminRoutes(app, registry);
+	registerScheduleRoutes(app, registry);
 
 	return app;
 }

@@ -13,6 +13,8 @@ import {
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,
+	EveryFiveMinutesWorkflow,
+	HourlyWorkflow,
 	HangOnceWorkflow,
 	InboxWorkflow,
 	MailboxWorkflow,
@@ -45,6 +47,8 @@ export const testRegistry = defineRegistry({
 	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
+	'every-5m': { workflow: EveryFiveMinutesWorkflow },
+	hourly: { workflow: HourlyWorkflow },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */

@@ -215,3 +215,23 @@ export class PurgeableWorkflow extends Workflow<{ n: number; fail?: boolean }, n
 		return doubleOrFail(step, payload);
 	}
 }
+
+/** Scheduled every five minutes; each run waits for `finish`, so a test decides when it is unfinished. */
+export class EveryFiveMinutesWorkflow extends Workflow<{ report: string }, string> {
+	static override readonly type = 'every-5m';
+	static override schedule = { cron: '*/5 * * * *', payload: { report: 'usage' }, overlap: 'skip' as const };
+	static override events = { finish: {} as { ok: boolean } };
+	async run(step: Step<typeof EveryFiveMinutesWorkflow.events>, { report }: { report: string }) {
+		await step.waitForEvent('finish', { timeout: '30 days' });
+		return `${report} for ${this.ctx.id}`;
+	}
+}
+
+/** Scheduled hourly with overlap allowed; completes at once. */
+export class HourlyWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'hourly';
+	static override schedule = { cron: '0 * * * *', overlap: 'allow' as const };
+	async run(step: Step) {
+		return step.do('tick', () => this.ctx.id);
+	}
+}
