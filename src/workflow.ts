@@ -7,6 +7,7 @@ import type { EventInput, EventMap, EventName, Serializable, Step, WorkflowConte
 import type { OutputOf as OperationOutput } from './operations/table';
 import { schedules } from './client/schedule-client';
 import type { ScheduleDefinition } from './engine/schedule';
+import type { ConcurrencyDefinition } from './engine/concurrency';
 import type { ScheduleInfo } from './engine/schedule-engine';
 
 /** Any concrete workflow class (what the static helpers are called on). */
@@ -47,6 +48,8 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = unknown> 
 	static defaults?: WorkflowDefaults;
 	/** Create an instance at each tick of a cron (UTC); see README "Schedules". */
 	static schedule?: ScheduleDefinition;
+	/** At most `limit` instances per key run at once; the others wait, status `queued`, in arrival order (README "Concurrency keys"). */
+	static concurrency?: ConcurrencyDefinition;
 
 	/** Pauses this type's schedule: no tick runs until `resumeSchedule`. */
 	static pauseSchedule(this: AnyWorkflowClass, env: ShardflowEnv): Promise<ScheduleInfo> {

@@ -4,6 +4,7 @@ import type { BacklogSummary } from '../engine/index-backlog';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
 import type { ScheduleInfo } from '../engine/schedule-engine';
+import type { LimiterInfo } from '../engine/limiter';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
 
 /**
@@ -63,6 +64,13 @@ export interface ScheduleRpc {
 	scheduleWake(): Promise<RpcResult<ScheduleInfo>>;
 	schedulePause(): Promise<RpcResult<ScheduleInfo>>;
 	scheduleResume(): Promise<RpcResult<ScheduleInfo>>;
+}
+
+/** The RPC surface of a concurrency limiter (`__limit:<type>:<key>`). */
+export interface LimiterRpc {
+	limiterAcquire(request: { id: string }): Promise<RpcResult<'holding' | 'waiting'>>;
+	limiterRelease(request: { id: string }): Promise<RpcResult<null>>;
+	limiterInfo(): Promise<RpcResult<LimiterInfo>>;
 }
 
 /** The RPC surface of the engine's `__keys` object. */

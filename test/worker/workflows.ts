@@ -235,3 +235,25 @@ export class HourlyWorkflow extends Workflow<{}, string> {
 		return step.do('tick', () => this.ctx.id);
 	}
 }
+
+const limitedEvents = { finish: {} as { fail?: boolean } };
+
+/**
+ * Two instances per tenant at once (`static concurrency`); each waits for `finish`
+ * so a test decides when it ends, and how (`fail: true` errors it).
+ */
+export class LimitedWorkflow extends Workflow<{ tenant: string; hang?: boolean }, string> {
+	static override readonly type = 'limited';
+	static override concurrency = { limit: 2, key: (payload: { tenant: string }) => payload.tenant };
+	static override events = limitedEvents;
+	async run(step: Step<typeof limitedEvents>, { hang }: { tenant: string; hang?: boolean }) {
+		await step.do('started', async () => {
+			// The first attempt of a hanging instance never returns: the process dies under it in a test.
+			if (countExecution(`${this.ctx.id}:started`) === 1 && hang) await new Promise(() => {});
+			return true;
+		});
+		const { fail } = await step.waitForEvent('finish', { timeout: '30 days' });
+		if (fail) throw new Error('told to fail');
+		return this.ctx.id;
+	}
+}
