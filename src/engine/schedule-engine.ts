@@ -176,6 +176,12 @@ export class ScheduleEngine {
 			if (state.nextAt === null || state.nextAt > now) return this.host.setAlarm(state.nextAt ?? undefined);
 			const cron = this.cron();
 			const tick = cron.atOrBefore(now) ?? state.nextAt;
+			// A tick already handled is never handled again (a clock that stepped back, a stale next tick).
+			if (state.lastTickAt !== null && tick <= state.lastTickAt) {
+				const nextAt = cron.after(Math.max(state.lastTickAt, now));
+				this.write({ ...state, nextAt, updatedAt: now });
+				return this.host.setAlarm(nextAt ?? undefined);
+			}
 			const missed = countTicks(cron, state.nextAt, tick);
 			if (this.definition!.overlap === 'skip' && state.lastInstanceId !== null) {
 				let busy: boolean;

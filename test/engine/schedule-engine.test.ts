@@ -13,6 +13,8 @@ function setup(definition: Partial<ResolvedSchedule> = {}, store = new MemorySch
 		now: T0 + 1000,
 		alarm: undefined as number | undefined,
 		created: [] as string[],
+		/** Every create call, repeats included. */
+		calls: 0,
 		unfinished: new Set<string>(),
 		failCreates: 0,
 		refuseCreates: false,
@@ -22,6 +24,7 @@ function setup(definition: Partial<ResolvedSchedule> = {}, store = new MemorySch
 		now: () => world.now,
 		setAlarm: (at) => void (world.alarm = at),
 		createInstance: async (id) => {
+			world.calls++;
 			if (world.refuseCreates) throw new ShardflowError(ErrorCode.InvalidPayload, 'payload refused');
 			if (world.failCreates > 0) {
 				world.failCreates--;
@@ -169,5 +172,21 @@ describe('cron ticks', () => {
 		expect(cron.after(Date.UTC(2026, 0, 1, 6))).toBe(Date.UTC(2026, 0, 2, 6));
 		expect(cron.atOrBefore(Date.UTC(2026, 0, 1, 6))).toBe(Date.UTC(2026, 0, 1, 6));
 		expect(cron.atOrBefore(Date.UTC(2026, 0, 1, 5, 59))).toBe(Date.UTC(2025, 11, 31, 6));
+	});
+});
+
+describe('schedules and stale state', () => {
+	it('never handles a tick twice, even when the stored next tick points back at it', async () => {
+		const { world, store, make, fire } = setup();
+		const engine = make();
+		await engine.wake();
+		await fire(engine);
+		store.write({ ...store.read()!, nextAt: T0 + 5 * MIN }); // stale: the tick just handled
+		world.now = T0 + 6 * MIN;
+		await engine.alarm();
+		expect(world.calls).toBe(1);
+		expect(world.alarm).toBe(T0 + 10 * MIN);
+		await fire(engine);
+		expect(world.created).toEqual([5, 10].map((m) => scheduledInstanceId('report', T0 + m * MIN)));
 	});
 });
