@@ -176,7 +176,7 @@ export class InstanceEngine {
 		// A type with a concurrency limit starts queued: it runs once its limiter grants a slot.
 		const queued = key !== undefined && this.host.slots !== undefined && this.host.limiter !== undefined;
 		const status: WorkflowStatus = queued ? 'queued' : 'created';
-		this.host.store.transaction(() => {
+		const store = () =>
 			this.transition(
 				{
 					id, type, status, payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
@@ -184,8 +184,13 @@ export class InstanceEngine {
 				},
 				{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
 			);
-			if (queued) this.queue(key, 0, now);
-		});
+		// Only a queued create needs a transaction around the transition's own (no savepoint on the common path).
+		if (queued) {
+			this.host.store.transaction(() => {
+				store();
+				this.queue(key, 0, now);
+			});
+		} else store();
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		this.starting = new Promise<void>((resolve) =>
@@ -897,7 +902,9 @@ export class InstanceEngine {
 		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
 		// (crash-point exploration found a create stuck in `created` without it).
 		const watchdog = status === 'running' || status === 'created' ? now + WATCHDOG_MS : undefined;
-		const slotRetry = this.slotWork ? undefined : (this.slot?.nextAttemptAt ?? undefined);
+		// A slot request or release in flight is checked again later, like a pass: a crash mid-call must not strand it.
+		const slotPending = this.slot?.state === 'requested' || this.slot?.state === 'releasing';
+		const slotRetry = !slotPending ? undefined : this.slotWork ? now + WATCHDOG_MS : (this.slot!.nextAttemptAt ?? now);
 		const candidates = [paused ? undefined : wake, outbox, watchdog, this.expiresAt(), this.deletionDueAt(now, pending), slotRetry].filter(
 			(t): t is number => t !== undefined,
 		);

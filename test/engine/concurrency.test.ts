@@ -100,6 +100,28 @@ describe('concurrency keys (pure engine)', () => {
 		expect(w.status('a')).toBe('waiting');
 	});
 
+	it('asks again after the process died while its slot request was in flight', async () => {
+		const w = world(1);
+		const hang = { on: true };
+		const host = new FakeHost(registryOf(Limited));
+		host.slots = new MemorySlotStore();
+		host.limiter = {
+			acquire: () => (hang.on ? new Promise(() => {}) : Promise.resolve(w.limiter.acquire('a'))),
+			release: async () => w.limiter.release('a'),
+		};
+		const engine = host.engine();
+		await engine.create('a', 'limited', { tenant: 't1' });
+		await new Promise((r) => setTimeout(r, 20)); // the index delivery ends; the request hangs
+		await engine.sendEvent('finish', {}); // buffered for later; its pass re-arms the alarm while the request hangs
+		await new Promise((r) => setTimeout(r, 20));
+		host.crash();
+		expect(host.alarmAt).toBeDefined();
+		hang.on = false;
+		const after = host.engine();
+		await host.fireAlarm(after);
+		expect(after.status().status).toBe('completed');
+	});
+
 	it('retries a release the limiter did not take, and keeps the slot held until it does', async () => {
 		const w = world(1);
 		await w.create('a');
