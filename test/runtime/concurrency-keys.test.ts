@@ -4,6 +4,7 @@ import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { limiterInfo } from '../../src/client/limiter-client';
 import { ErrorCode } from '../../src/engine/errors';
+import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
 import { limiterFaults } from '../worker/probes';
 import { testRegistry } from '../worker/index';
@@ -57,6 +58,13 @@ describe('concurrency keys', () => {
 		expect(info.waiting).toHaveLength(6);
 		const queued = await new IndexClient(testEnv, testRegistry).list({ type: 'limited', status: ['queued'], limit: 100 });
 		expect(queued.items.map((e) => e.id).filter((id) => ids.includes(id)).sort()).toEqual(info.waiting.slice().sort());
+		const overHttp = await api('GET', '/workflows?type=limited&status=queued&limit=1000');
+		expect(overHttp.status).toBe(200);
+		expect(overHttp.json.items.filter((e: { id: string }) => ids.includes(e.id)).map((e: { status: string }) => e.status)).toEqual(Array(6).fill('queued'));
+		const list = await api('GET', `/dashboard/instances?type=limited&status=queued`);
+		expect(list.status).toBe(200);
+		expect(list.text).toContain(`data-id="${info.waiting[0]}"`);
+		expect(list.text).toContain(`class="badge status-queued"`);
 	});
 
 	it('starts queued instances in arrival order as slots free', async () => {
