@@ -16,6 +16,7 @@ import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { registerScheduleRoutes } from './schedule-routes';
 import { wakeSchedules } from '../client/schedule-client';
 import { scheduledTypes } from '../engine/schedule';
+import { concurrencyOf } from '../engine/concurrency';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
@@ -64,8 +65,9 @@ export interface AppOptions {
  */
 export function createApp(registry: Registry, options: AppOptions = {}) {
 	const now = options.clock ?? Date.now;
-	// A malformed `static schedule` fails here, at start-up, naming its type.
+	// A malformed `static schedule` or `static concurrency` fails here, at start-up, naming its type.
 	const scheduled = scheduledTypes(registry).length > 0;
+	for (const type of registry.types()) concurrencyOf(registry, type);
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.
 		defaultHook: (result, c) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Workflow, type Step } from '../../src/authoring';
-import { limiterName, limiterOf } from '../../src/engine/concurrency';
+import { concurrencyOf, limiterName, limiterOf } from '../../src/engine/concurrency';
 import { ErrorCode, NotFoundError } from '../../src/engine/errors';
 import { LimiterEngine, type LimiterHost } from '../../src/engine/limiter';
 import { MemoryLimiterStore, MemorySlotStore } from '../../src/engine/memory-concurrency-stores';
@@ -171,5 +171,22 @@ describe('concurrency keys (pure engine)', () => {
 		const host = new FakeHost(registryOf(Limited));
 		host.slots = new MemorySlotStore();
 		await expect(host.engine().create('y', 'limited', null)).rejects.toMatchObject({ code: ErrorCode.InvalidPayload });
+	});
+});
+
+describe('concurrency declarations', () => {
+	it.for([
+		['a limit of 0', { limit: 0 }],
+		['a fractional limit', { limit: 1.5 }],
+		['a key that is not a function', { limit: 1, key: 'tenant' }],
+	])('refuses %s at start-up, naming the type', ([, concurrency]) => {
+		class Bad extends Workflow {
+			static override readonly type = 'bad';
+			static override concurrency = concurrency as never;
+			async run() {
+				return null;
+			}
+		}
+		expect(() => concurrencyOf(registryOf(Bad), 'bad')).toThrow(/^bad: static concurrency/);
 	});
 });

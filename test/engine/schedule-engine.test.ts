@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ShardflowError, ErrorCode } from '../../src/engine/errors';
 import { MemoryScheduleStore } from '../../src/engine/memory-schedule-store';
-import { compileCron, scheduledInstanceId, type ResolvedSchedule } from '../../src/engine/schedule';
+import { Workflow } from '../../src/authoring';
+import { compileCron, scheduledInstanceId, scheduledTypes, type ResolvedSchedule } from '../../src/engine/schedule';
+import { registryOf } from './fake-host';
 import { ScheduleEngine, type ScheduleHost } from '../../src/engine/schedule-engine';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -188,5 +190,34 @@ describe('schedules and stale state', () => {
 		expect(world.alarm).toBe(T0 + 10 * MIN);
 		await fire(engine);
 		expect(world.created).toEqual([5, 10].map((m) => scheduledInstanceId('report', T0 + m * MIN)));
+	});
+});
+
+describe('schedule declarations', () => {
+	it.for([
+		['a malformed cron', { cron: 'every day' }, /static schedule.cron "every day" is not a cron expression/],
+		['an unknown overlap', { cron: '* * * * *', overlap: 'queue' }, /overlap must be 'skip' or 'allow'/],
+		['no cron', { payload: {} }, /schedule.cron must be a cron string/],
+	] as const)('refuses %s at start-up, naming the type', ([, schedule, message]) => {
+		class Bad extends Workflow {
+			static override readonly type = 'bad';
+			static override schedule = schedule as never;
+			async run() {
+				return null;
+			}
+		}
+		expect(() => scheduledTypes(registryOf(Bad))).toThrow(message);
+		expect(() => scheduledTypes(registryOf(Bad))).toThrow(/^bad: /);
+	});
+
+	it("defaults overlap to 'skip' and keeps the payload", () => {
+		class Good extends Workflow<{ n: number }> {
+			static override readonly type = 'good';
+			static override schedule = { cron: '0 * * * *', payload: { n: 1 } };
+			async run() {
+				return null;
+			}
+		}
+		expect(scheduledTypes(registryOf(Good))).toEqual([{ type: 'good', cron: '0 * * * *', payload: { n: 1 }, overlap: 'skip' }]);
 	});
 });
