@@ -18,6 +18,8 @@
 export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
 export { parseDuration, type Duration, type DurationUnit } from './engine/duration';
+export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';
+export type { ConcurrencyDefinition } from './engine/concurrency';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
 export type {

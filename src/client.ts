@@ -15,6 +15,10 @@
  */
 export { workflowClient, type AnyWorkflowClass, type WorkflowClient } from './client/workflow-client';
 export { instances, type ShardflowEnv } from './client/instance-client';
+export { schedules } from './client/schedule-client';
+export { limiterInfo } from './client/limiter-client';
+export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
+export type { LimiterInfo } from './engine/limiter';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
 export type { ListOrder } from './engine/index-query';

@@ -21,3 +21,7 @@ export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './cl
 export { purge, type PurgeOptions, type PurgeProgress } from './client/purge';
 export type { BacklogSummary } from './engine/index-backlog';
 export { shardIndex } from './engine/shard';
+export { schedules, wakeSchedules } from './client/schedule-client';
+export { limiterInfo } from './client/limiter-client';
+export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
+export type { LimiterInfo } from './engine/limiter';

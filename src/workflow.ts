@@ -5,6 +5,10 @@ import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
 import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, WorkflowContext, WorkflowStatusInfo } from './engine/types';
 import type { OutputOf as OperationOutput } from './operations/table';
+import { schedules } from './client/schedule-client';
+import type { ScheduleDefinition } from './engine/schedule';
+import type { ConcurrencyDefinition } from './engine/concurrency';
+import type { ScheduleInfo } from './engine/schedule-engine';
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
@@ -57,6 +61,25 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflar
 	static payload?: StandardSchemaV1;
 	/** Write `satisfies WorkflowDefaults` after the object to have its durations checked at compile time. */
 	static defaults?: DeclaredWorkflowDefaults;
+	/** Create an instance at each tick of a cron (UTC); see README "Schedules". */
+	static schedule?: ScheduleDefinition;
+	/** At most `limit` instances per key run at once; the others wait, status `queued`, in arrival order (README "Concurrency keys"). */
+	static concurrency?: ConcurrencyDefinition;
+
+	/** Pauses this type's schedule: no tick runs until `resumeSchedule`. */
+	static pauseSchedule(this: AnyWorkflowClass, env: ShardflowEnv): Promise<ScheduleInfo> {
+		return schedules.pause(env, this.type);
+	}
+
+	/** Resumes this type's schedule from the next tick after now (ticks passed while paused are not run). */
+	static resumeSchedule(this: AnyWorkflowClass, env: ShardflowEnv): Promise<ScheduleInfo> {
+		return schedules.resume(env, this.type);
+	}
+
+	/** Where this type's schedule stands (cron, state, next run, last runs); also wakes it with the deployed code. */
+	static describeSchedule(this: AnyWorkflowClass, env: ShardflowEnv): Promise<ScheduleInfo> {
+		return schedules.wake(env, this.type);
+	}
 
 	constructor(protected readonly ctx: WorkflowContext<Env>) {}
 

@@ -13,6 +13,10 @@ import { authMode, requireAuth, requireTokenIfSet } from './auth';
 import { ApiError, errorJson, handleError } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
 import { registerLifecycleAdminRoutes } from './lifecycle-admin';
+import { registerScheduleRoutes } from './schedule-routes';
+import { wakeSchedules } from '../client/schedule-client';
+import { scheduledTypes } from '../engine/schedule';
+import { concurrencyOf } from '../engine/concurrency';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
@@ -75,6 +79,9 @@ function brokenRegistryApp(problem: RegistryError) {
 export function createApp(registry: Registry, options: AppOptions = {}) {
 	if (registry.problem) return brokenRegistryApp(registry.problem);
 	const now = options.clock ?? Date.now;
+	// A malformed `static schedule` or `static concurrency` fails here, at start-up, naming its type.
+	const scheduled = scheduledTypes(registry).length > 0;
+	for (const type of registry.types()) concurrencyOf(registry, type);
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.
 		defaultHook: (result, c) => {
@@ -89,9 +96,21 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	});
 
 	app.onError(handleError);
-	// A long run in this isolate shortens its slices while requests arrive (engine/yield-pacer.ts).
-	app.use('*', async (_c, next) => {
+	// The first request an isolate serves wakes every schedule (in the background): after a deploy, each
+	// schedule object picks up the deployed cron and arms its alarm without a manual step (README "Schedules").
+	let schedulesWoken = !scheduled;
+	app.use('*', async (c, next) => {
+		// A long run in this isolate shortens its slices while requests arrive (engine/yield-pacer.ts).
 		workBegan();
+		if (!schedulesWoken) {
+			schedulesWoken = true;
+			const waking = wakeSchedules(c.env, registry).catch((error) => console.error('shardflow: waking the schedules failed', error));
+			try {
+				c.executionCtx.waitUntil(waking);
+			} catch {
+				// no execution context (app.fetch without one): the promise runs on its own
+			}
+		}
 		await next();
 	});
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
@@ -215,6 +234,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerIndexAdminRoutes(app, registry);
 	registerTypeSchemaRoutes(app, registry);
 	registerLifecycleAdminRoutes(app, registry);
+	registerScheduleRoutes(app, registry);
 
 	return app;
 }

@@ -3,6 +3,8 @@ import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { BacklogSummary } from '../engine/index-backlog';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
+import type { ScheduleInfo } from '../engine/schedule-engine';
+import type { LimiterInfo } from '../engine/limiter';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
 
 /**
@@ -54,6 +56,21 @@ export interface BacklogRpc {
 	backlogAdd(request: { id: string; since: number }): Promise<RpcResult<null>>;
 	backlogRemove(request: { id: string }): Promise<RpcResult<null>>;
 	backlogSummary(): Promise<RpcResult<BacklogSummary>>;
+}
+
+/** The RPC surface of a type's schedule (`__schedule:<type>`). */
+export interface ScheduleRpc {
+	/** Creates or updates the schedule from the deployed code, arms its alarm and answers where it stands. */
+	scheduleWake(): Promise<RpcResult<ScheduleInfo>>;
+	schedulePause(): Promise<RpcResult<ScheduleInfo>>;
+	scheduleResume(): Promise<RpcResult<ScheduleInfo>>;
+}
+
+/** The RPC surface of a concurrency limiter (`__limit:<type>:<key>`). */
+export interface LimiterRpc {
+	limiterAcquire(request: { id: string }): Promise<RpcResult<'holding' | 'waiting'>>;
+	limiterRelease(request: { id: string }): Promise<RpcResult<null>>;
+	limiterInfo(): Promise<RpcResult<LimiterInfo>>;
 }
 
 /** The RPC surface of the engine's `__keys` object. */

@@ -190,3 +190,69 @@ export const engineKeys = sqliteTable('engine_keys', {
 	name: text('name').primaryKey(),
 	secret: text('secret').notNull(),
 });
+
+/**
+ * A type's schedule (object `__schedule:<type>`, engine/schedule-engine.ts): one row with
+ * the cron in effect, whether it is paused, the next tick and the last one handled. A tick
+ * being started is written in `pendingTick` before its instance is created, so a crash
+ * between the two makes the alarm create that same instance (its id comes from the tick).
+ */
+export const scheduleState = sqliteTable('schedule_state', {
+	type: text('type').primaryKey(),
+	cron: text('cron').notNull(),
+	paused: integer('paused').notNull(),
+	nextAt: integer('next_at'),
+	lastTickAt: integer('last_tick_at'),
+	lastInstanceId: text('last_instance_id'),
+	pendingTick: integer('pending_tick'),
+	/** Older ticks the pending one stands in for (missed during downtime, not run). */
+	pendingMissed: integer('pending_missed').notNull().default(0),
+	attempts: integer('attempts').notNull().default(0),
+	updatedAt: integer('updated_at').notNull(),
+});
+
+/** What each handled tick of a schedule did (the most recent ones only, see MAX_SCHEDULE_RUNS). */
+export const scheduleRuns = sqliteTable('schedule_runs', {
+	tick: integer('tick').primaryKey(),
+	at: integer('at').notNull(),
+	/** `started`, `skipped_overlap` or `refused` (see ScheduleOutcome). */
+	outcome: text('outcome').notNull(),
+	instanceId: text('instance_id'),
+	/** Older ticks missed during downtime that this one stood in for. */
+	missed: integer('missed').notNull().default(0),
+	error: text('error'),
+});
+
+/**
+ * The concurrency slot of an instance whose type has `static concurrency` (at most one
+ * row, engine/concurrency-slot.ts): the limiter's key and where the slot stands. A
+ * request or a release is retried from the alarm until the limiter acknowledges it.
+ */
+export const concurrencySlot = sqliteTable('concurrency_slot', {
+	slot: integer('slot').primaryKey(),
+	key: text('key').notNull(),
+	/** `requested`, `waiting`, `held` or `releasing`. */
+	state: text('state').notNull(),
+	attempts: integer('attempts').notNull().default(0),
+	nextAttemptAt: integer('next_attempt_at'),
+});
+
+/**
+ * A limiter's holders and waiters (object `__limit:<type>:<key>`): one row per instance,
+ * waiters in arrival order (`seq`). A grant is delivered to the instance until it
+ * acknowledges (`notifyAt` null once it has).
+ */
+export const limiterSlots = sqliteTable(
+	'limiter_slots',
+	{
+		id: text('id').primaryKey(),
+		seq: integer('seq').notNull(),
+		/** `waiting` or `holding`. */
+		state: text('state').notNull(),
+		requestedAt: integer('requested_at').notNull(),
+		grantedAt: integer('granted_at'),
+		notifyAttempts: integer('notify_attempts').notNull().default(0),
+		notifyAt: integer('notify_at'),
+	},
+	(t) => [index('limiter_slots_state_seq').on(t.state, t.seq)],
+);

@@ -41,6 +41,12 @@ export interface HistoryEventFields {
 		recorded: { kind: string; name: string } | null;
 		requested: { kind: string; name: string };
 	};
+	/** The type's concurrency limit for `key` was reached at create (or restart): the instance waits, status `queued`. */
+	'workflow.queued': { key: string };
+	/** The limiter granted a slot of `key`: the instance starts (status `created`); `waitedMs` since it queued (0: a slot was free). */
+	'slot.acquired': { key: string; waitedMs: number };
+	/** The limiter acknowledged the release of the slot (after the instance finished, was terminated or is being deleted). */
+	'slot.released': { key: string };
 	/** `step.patched` / `step.deprecatePatch` recorded its marker: this run takes the new branch. */
 	'patch.recorded': { step: string };
 	/** Buffered events nobody consumed, dropped when the instance finished. */

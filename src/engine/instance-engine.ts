@@ -27,6 +27,8 @@ import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow }
 import { describeThrown } from './thrown-value';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
 import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from './types';
+import { concurrencyKey, concurrencyOf } from './concurrency';
+import type { LimiterPort, SlotRow, SlotStore } from './concurrency-slot';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
 export interface EngineHost {
@@ -62,6 +64,9 @@ export interface EngineHost {
 	 * again, by a new engine.
 	 */
 	destroy?(): Promise<void>;
+	/** Where the instance keeps its concurrency slot, and the limiters (types with `static concurrency`; see concurrency-slot.ts). */
+	slots?: SlotStore;
+	limiter?: LimiterPort;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -87,6 +92,8 @@ export interface PreparedCreate {
 	id: string;
 	type: string;
 	payloadJson: string | null;
+	/** The concurrency key, for a type with `static concurrency`: the instance starts `queued`. */
+	concurrencyKey?: string;
 }
 
 /** Checks a create's id, type and payload (the type's schema) without touching storage. */
@@ -95,7 +102,9 @@ export async function prepareCreate(registry: Registry, id: string, type: string
 	const entry = registry.get(type);
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-	return { id, type, payloadJson: toStoredJson(payload, 'payload') };
+	const concurrency = concurrencyOf(registry, type);
+	const payloadJson = toStoredJson(payload, 'payload');
+	return { id, type, payloadJson, ...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}) };
 }
 
 export interface CreateResult {
@@ -134,10 +143,16 @@ export class InstanceEngine {
 	private deleting: Promise<void> | undefined;
 	/** The storage is gone: this engine does nothing more (a new one serves the id). */
 	private gone = false;
+	/** Mirrors the stored concurrency slot row (types with `static concurrency`). */
+	private slot: SlotRow | undefined;
+	/** The slot request or release being delivered to the limiter (one at a time). */
+	private slotWork: Promise<void> | undefined;
+	private reslot = false;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
 		this.deletion = this.row ? host.store.readDeletion() : undefined;
+		this.slot = this.row ? host.slots?.readSlot() : undefined;
 	}
 
 	/** An instance lives here (not one being deleted, nor one deleted). */
@@ -154,29 +169,119 @@ export class InstanceEngine {
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked. */
-	commitCreate({ id, type, payloadJson }: PreparedCreate): CreateResult {
+	commitCreate({ id, type, payloadJson, concurrencyKey: key }: PreparedCreate): CreateResult {
 		this.assertNotDeleting(id);
 		// An existing id (or a concurrent create that won while the schema validated).
 		if (this.row) return this.existing(type, payloadJson);
 		const now = this.host.now();
 		const codeVersion = this.host.registry.get(type).version;
-		this.transition(
-			{
-				id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-				createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion,
-			},
-			{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
-		);
+		// A type with a concurrency limit starts queued: it runs once its limiter grants a slot.
+		const queued = key !== undefined && this.host.slots !== undefined && this.host.limiter !== undefined;
+		const status: WorkflowStatus = queued ? 'queued' : 'created';
+		const store = () =>
+			this.transition(
+				{
+					id, type, status, payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+					createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion,
+				},
+				{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
+			);
+		// Only a queued create needs a transaction around the transition's own (no savepoint on the common path).
+		if (queued) {
+			this.host.store.transaction(() => {
+				store();
+				this.queue(key, 0, now);
+			});
+		} else store();
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		this.starting = new Promise<void>((resolve) =>
 			this.host.defer(() => {
 				this.starting = undefined;
-				this.kick();
+				if (queued) this.syncSlot();
+				else this.kick();
 				resolve();
 			}),
 		);
-		return { id, type, status: 'created', created: true };
+		return { id, type, status, created: true };
+	}
+
+	/** Inside the transaction that makes the instance `queued`: its history record and its slot request. */
+	private queue(key: string, generation: number, now: number): void {
+		this.host.store.appendHistory(historyRow({ kind: 'workflow.queued', detail: { key } }, generation, now));
+		this.writeSlot({ key, state: 'requested', attempts: 0, nextAttemptAt: now });
+	}
+
+	/**
+	 * The limiter granted this queued instance a slot (RPC `slotGranted`): it starts.
+	 * A grant for an instance that no longer waits (terminated meanwhile) changes nothing.
+	 */
+	slotGranted(): void {
+		this.require();
+		const slot = this.slot;
+		if (slot && (slot.state === 'requested' || slot.state === 'waiting')) this.startWithSlot(slot);
+	}
+
+	private startWithSlot(slot: SlotRow): void {
+		const row = this.row!;
+		if (row.status !== 'queued') return;
+		const now = this.host.now();
+		this.host.store.transaction(() => {
+			this.writeSlot({ ...slot, state: 'held', attempts: 0, nextAttemptAt: null });
+			this.transition({ ...row, status: 'created' }, { kind: 'slot.acquired', detail: { key: slot.key, waitedMs: Math.max(0, now - row.updatedAt) } });
+		});
+		this.kick();
+	}
+
+	/** Delivers the slot's pending request or release to the limiter; a failure waits for the alarm, with backoff. */
+	private syncSlot(): void {
+		if (this.slotWork) {
+			this.reslot = true;
+			return;
+		}
+		this.slotWork = this.slotLoop().finally(() => {
+			this.slotWork = undefined;
+			this.rearm();
+		});
+		this.host.background(this.slotWork);
+	}
+
+	private async slotLoop(): Promise<void> {
+		do {
+			this.reslot = false;
+			const slot = this.slot;
+			const row = this.row;
+			if (!slot || !row || this.gone || !this.host.limiter) return;
+			if (slot.state !== 'requested' && slot.state !== 'releasing') return;
+			try {
+				if (slot.state === 'requested') {
+					const answer = await this.host.limiter.acquire(row.type, slot.key, row.id);
+					const current = this.slot;
+					// A terminate (or a grant) while the request was in flight decided already.
+					if (current?.state !== 'requested') continue;
+					if (answer === 'holding') this.startWithSlot(current);
+					else this.writeSlot({ ...current, state: 'waiting', attempts: 0, nextAttemptAt: null });
+				} else {
+					await this.host.limiter.release(row.type, slot.key, row.id);
+					if (this.slot?.state !== 'releasing' || this.gone) continue;
+					this.host.store.transaction(() => {
+						this.writeSlot(undefined);
+						this.host.store.appendHistory(historyRow({ kind: 'slot.released', detail: { key: slot.key } }, this.row!.generation, this.host.now()));
+					});
+				}
+			} catch (error) {
+				const current = this.slot;
+				if (!current || current.state !== slot.state || this.gone) continue;
+				const attempts = current.attempts + 1;
+				this.writeSlot({ ...current, attempts, nextAttemptAt: this.host.now() + outboxBackoffMs(attempts) });
+				this.host.log?.({ severity: 'warn', event: 'workflow.slot_delivery_failed', instanceId: row.id, type: row.type, state: slot.state, attempts, error: describeThrown(error) });
+			}
+		} while (this.reslot);
+	}
+
+	private writeSlot(slot: SlotRow | undefined): void {
+		this.host.slots!.writeSlot(slot);
+		this.slot = slot;
 	}
 
 	/** The instance's status, bounded in size (see `statusView`). */
@@ -283,18 +388,23 @@ export class InstanceEngine {
 		if (!FINISHED_STATUSES.includes(row.status) && row.status !== 'diverged') {
 			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored, terminated or diverged workflows restart`);
 		}
+		const key = this.concurrencyKeyOf(row);
+		const status: WorkflowStatus = key === undefined ? 'created' : 'queued';
 		this.host.store.transaction(() => {
 			this.host.store.deleteSteps();
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
 			this.transition(
-				{ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 },
+				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 },
 				{ kind: 'workflow.restarted', detail: { previousGeneration: row.generation } },
 			);
+			// A release still in flight is dropped: the limiter keeps this id's place, which the new run takes.
+			if (key !== undefined) this.queue(key, row.generation + 1, this.host.now());
 		});
 		this.interrupt('restarted');
-		this.kick();
-		return 'created';
+		if (key === undefined) this.kick();
+		else this.syncSlot();
+		return status;
 	}
 
 	/**
@@ -367,6 +477,12 @@ export class InstanceEngine {
 			while (this.delivering) await this.delivering;
 			if (this.host.store.readOutbox()) return;
 		}
+		// The concurrency slot goes back before the storage (and the slot row with it) goes.
+		if (this.slot) {
+			this.syncSlot();
+			while (this.slotWork) await this.slotWork;
+			if (this.slot) return;
+		}
 		const row = this.row!;
 		// A later incarnation takes its createdAt after this point, so the index orders it after this one.
 		if (this.host.now() <= row.createdAt) return;
@@ -429,6 +545,13 @@ export class InstanceEngine {
 		this.host.background(this.continueDeletion());
 	}
 
+	/** The concurrency key of a type with `static concurrency` (from the stored payload), else undefined. */
+	private concurrencyKeyOf(row: InstanceRow): string | undefined {
+		if (!this.host.slots || !this.host.limiter) return undefined;
+		const definition = concurrencyOf(this.host.registry, row.type);
+		return definition && concurrencyKey(row.type, definition, fromStoredJson(row.payload));
+	}
+
 	private assertNotDeleting(id: string): void {
 		if (this.deletion || this.gone) {
 			throw new InvalidStateError(`workflow id "${id}" is being deleted; create it again once the deletion has finished`);
@@ -466,6 +589,8 @@ export class InstanceEngine {
 		const now = this.host.now();
 		const outbox = this.host.store.readOutbox();
 		if (outbox && outbox.nextAttemptAt <= now) this.deliverIndex();
+		const slotDue = this.slot?.nextAttemptAt;
+		if (slotDue != null && slotDue <= now) this.syncSlot();
 		if (this.deletion) {
 			// A deletion a crash (or a failed delivery or archive write) left unfinished.
 			this.host.background(this.continueDeletion());
@@ -505,7 +630,7 @@ export class InstanceEngine {
 	async idle(options: { index?: boolean } = {}): Promise<void> {
 		const index = options.index ?? true;
 		for (;;) {
-			const pending = this.starting ?? this.loop ?? this.deleting ?? (index ? this.delivering : undefined);
+			const pending = this.starting ?? this.loop ?? this.deleting ?? this.slotWork ?? (index ? this.delivering : undefined);
 			if (!pending) return;
 			await pending;
 		}
@@ -686,6 +811,9 @@ export class InstanceEngine {
 				const dropped = this.host.store.dropEvents();
 				if (dropped > 0) this.host.store.appendHistory(historyRow({ kind: 'events.dropped', detail: { count: dropped } }, row.generation, now));
 			}
+			// A finished instance gives its concurrency slot back (or leaves the queue): delivered after, retried until acknowledged.
+			const slot = this.slot;
+			if (slot && slot.state !== 'releasing' && FINISHED_STATUSES.includes(row.status)) this.writeSlot({ ...slot, state: 'releasing', attempts: 0, nextAttemptAt: now });
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: toIndexEntry(row),
@@ -694,6 +822,7 @@ export class InstanceEngine {
 			});
 		});
 		this.row = row;
+		if (this.slot?.state === 'releasing' && this.slot.attempts === 0) this.syncSlot();
 		this.logTransition(row, record?.kind);
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
@@ -775,7 +904,10 @@ export class InstanceEngine {
 		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
 		// (crash-point exploration found a create stuck in `created` without it).
 		const watchdog = status === 'running' || status === 'created' ? now + WATCHDOG_MS : undefined;
-		const candidates = [paused ? undefined : wake, outbox, watchdog, this.expiresAt(), this.deletionDueAt(now, pending)].filter(
+		// A slot request or release in flight is checked again later, like a pass: a crash mid-call must not strand it.
+		const slotPending = this.slot?.state === 'requested' || this.slot?.state === 'releasing';
+		const slotRetry = !slotPending ? undefined : this.slotWork ? now + WATCHDOG_MS : (this.slot!.nextAttemptAt ?? now);
+		const candidates = [paused ? undefined : wake, outbox, watchdog, this.expiresAt(), this.deletionDueAt(now, pending), slotRetry].filter(
 			(t): t is number => t !== undefined,
 		);
 		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);

@@ -148,7 +148,8 @@ export interface DeclaredWorkflowDefaults {
 
 /** The statuses an instance can be in. */
 /** `diverged`: the code no longer matches the recorded steps; nothing runs until a resume (after a fix) or a restart. */
-export const WORKFLOW_STATUSES = ['created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'completed', 'errored', 'terminated'] as const;
+/** `queued`: the type's concurrency limit for the instance's key is reached; it starts, in arrival order, when a slot frees. */
+export const WORKFLOW_STATUSES = ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'completed', 'errored', 'terminated'] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
 /** Statuses from which an instance never moves on its own. */

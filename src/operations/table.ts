@@ -104,6 +104,12 @@ export const operations = {
 			instance.delete(input),
 	}),
 
+	/** From the instance's limiter: a slot is free for this queued instance, which starts (no-op if it no longer waits). */
+	slotGranted: operation({
+		rpc: 'slotGranted',
+		run: (instance, _input: { id: string }): null => (instance.existing().slotGranted(), null),
+	}),
+
 	/** For reconcile: a read that writes nothing. */
 	currentIndexEntry: operation({
 		rpc: 'currentIndexEntry',

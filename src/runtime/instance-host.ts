@@ -9,6 +9,9 @@ import type { BacklogPort } from '../engine/index-backlog';
 import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
+import { DrizzleSlotStore } from './concurrency-slot-store';
+import { limiterStub } from '../client/limiter-client';
+import type { LimiterPort } from '../engine/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
 import { yieldToOtherWork } from './isolate-activity';
 
@@ -63,6 +66,17 @@ export function instanceHost(
 		backlog: backlogPort(env),
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
 		destroy,
+		slots: new DrizzleSlotStore(db),
+		limiter: limiterPort(env),
+	};
+}
+
+function limiterPort(env: ShardflowEnv): LimiterPort {
+	return {
+		acquire: (type, key, id) => withTimeout(unwrap(limiterStub(env, type, key).limiterAcquire({ id })), INDEX_DELIVERY_TIMEOUT_MS),
+		release: async (type, key, id) => {
+			await withTimeout(unwrap(limiterStub(env, type, key).limiterRelease({ id })), INDEX_DELIVERY_TIMEOUT_MS);
+		},
 	};
 }
 

@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { ShardflowEnv } from '../client/instance-client';
-import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc } from '../client/rpc';
+import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc, type LimiterRpc, type ScheduleRpc } from '../client/rpc';
 import type { AnyOperation } from '../operations/operation';
 import { operations } from '../operations/table';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
@@ -14,6 +14,8 @@ import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
+import { ScheduleRole } from './roles/schedule-role';
+import { LimiterRole } from './roles/limiter-role';
 import { roleKindOf, wrongRole, type RoleKind } from './roles/role-name';
 
 /** What a runner is built with: the workflow types it runs and the clock its instances read. */
@@ -28,7 +30,7 @@ export interface RunnerOptions {
 	wrapStepFunctions?: (instanceId: string) => StepFunctionWrapper;
 }
 
-type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole;
+type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole | ScheduleRole | LimiterRole;
 type RoleOf<K extends RoleKind> = Extract<Role, { kind: K }>;
 
 /**
@@ -57,7 +59,7 @@ export type WorkflowRunnerClass = new (ctx: DurableObjectState, env: ShardflowEn
 /** The instance role's RPC methods are defined from the operation table; this gives them their types. */
 export interface WorkflowRunnerBase extends InstanceRpc {}
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements IndexRpc, BacklogRpc, KeysRpc {
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements IndexRpc, BacklogRpc, KeysRpc, ScheduleRpc, LimiterRpc {
 	/**
 	 * This object's role (undefined: an object without a name). An instance
 	 * field, not a method, so it is not reachable over RPC; subclasses (the test
@@ -94,6 +96,8 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	override async alarm(): Promise<void> {
 		workBegan();
 		if (this.role?.kind === 'instance') this.role.alarm();
+		else if (this.role?.kind === 'schedule') await this.role.alarm();
+		else if (this.role?.kind === 'limiter') this.role.alarm();
 	}
 
 	// ---- index shard role ----
@@ -157,6 +161,34 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.call('keys', (keys) => keys.cursorSecret());
 	}
 
+	// ---- schedule role ----
+
+	scheduleWake() {
+		return this.call('schedule', (schedule) => schedule.wake());
+	}
+
+	schedulePause() {
+		return this.call('schedule', (schedule) => schedule.pause());
+	}
+
+	scheduleResume() {
+		return this.call('schedule', (schedule) => schedule.resume());
+	}
+
+	// ---- concurrency limiter role ----
+
+	limiterAcquire(request: { id: string }) {
+		return this.call('limiter', (limiter) => limiter.acquire(request.id));
+	}
+
+	limiterRelease(request: { id: string }) {
+		return this.call('limiter', async (limiter) => (await limiter.release(request.id), null));
+	}
+
+	limiterInfo() {
+		return this.call('limiter', (limiter) => limiter.info());
+	}
+
 	/** Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope. */
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>) {
 		workBegan();
@@ -178,6 +210,10 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 			return new BacklogRole(host.storage);
 		case 'keys':
 			return new KeysRole(host.storage);
+		case 'schedule':
+			return new ScheduleRole(host);
+		case 'limiter':
+			return new LimiterRole(host);
 		case undefined:
 			return undefined;
 	}

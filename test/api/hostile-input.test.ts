@@ -76,6 +76,8 @@ const routes: [string, string, unknown?][] = [
 	['POST', '/admin/types/payment/rebalance', {}],
 	['DELETE', '/workflows/some-id'],
 	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],
+	['GET', '/schedules'],
+	['POST', '/schedules/hourly/pause'],
 	['GET', '/openapi.json'],
 ];
 

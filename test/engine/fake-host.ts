@@ -2,6 +2,7 @@ import type { EngineLogRecord } from '../../src/engine/engine-log';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
 import { MemoryInstanceStore } from '../../src/engine/memory-store';
+import type { LimiterPort, SlotStore } from '../../src/engine/concurrency-slot';
 import { defineRegistry, type Registry } from '../../src/engine/registry';
 
 /**
@@ -20,6 +21,9 @@ export class FakeHost implements EngineHost {
 	log = (record: EngineLogRecord) => void this.logs.push(record);
 	logStepCompletions = true;
 	private work = new Set<Promise<unknown>>();
+	/** Set by concurrency tests: the instance's slot row and its limiter. */
+	slots?: SlotStore;
+	limiter?: LimiterPort;
 
 	constructor(readonly registry: Registry) {}
 

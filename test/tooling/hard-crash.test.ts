@@ -191,3 +191,41 @@ describe('a hard crash in the middle of deletions', () => {
 		}
 	}, 180_000);
 });
+
+describe('a hard crash under schedules and concurrency keys', () => {
+	it('keeps the queue and the schedule: after kill -9 and a restart the waiter starts when the holder ends, and the schedule runs the latest missed tick once', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-flow-'));
+		const configs = ['test/fixtures/flow-control/wrangler.jsonc'];
+		let dev = await startDevServer({ configs, persistTo: dir });
+		const post = (path: string, body?: unknown) =>
+			fetch(`${dev.url}${path}`, { method: 'POST', ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+		const get = async (path: string) => (await fetch(`${dev.url}${path}`)).json() as Promise<any>;
+		try {
+			expect((await post('/workflows', { type: 'one-at-a-time', id: 'holder', payload: {} })).status).toBe(201);
+			await until('the holder to run', async () => ((await get('/workflows/holder')).status === 'waiting' ? true : undefined));
+			expect((await post('/workflows', { type: 'one-at-a-time', id: 'waiter', payload: {} })).status).toBe(201);
+			await until('the schedule to start instances', async () => ((await get('/schedules')).schedules[0].lastRuns.length >= 2 ? true : undefined));
+			expect((await get('/workflows/waiter')).status).toBe('queued');
+
+			await dev.crash();
+			await new Promise((r) => setTimeout(r, 3000)); // ticks pass while nothing runs
+			dev = await startDevServer({ configs, persistTo: dir });
+
+			expect((await get('/workflows/waiter')).status).toBe('queued');
+			expect((await post('/workflows/holder/events/finish', {})).status).toBe(202);
+			await until('the waiter to start once the holder completed', async () => ((await get('/workflows/waiter')).status === 'waiting' ? true : undefined));
+			expect((await get('/workflows/holder')).status).toBe('completed');
+
+			const runs = await until('a run that stood in for the ticks missed while down', async () => {
+				const { lastRuns } = (await get('/schedules')).schedules[0];
+				return lastRuns.some((r: { missed: number }) => r.missed >= 1) ? (lastRuns as { tick: number; instanceId: string }[]) : undefined;
+			});
+			const ticks = runs.map((r) => r.tick);
+			expect(new Set(ticks).size).toBe(ticks.length);
+			expect((await get(`/workflows/${runs[0]!.instanceId}`)).status).toMatch(/running|completed|created/);
+		} finally {
+			await dev.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});

@@ -6,13 +6,16 @@ import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
-import { indexFaults } from './probes';
+import { indexFaults, limiterFaults } from './probes';
 import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,
+	EveryFiveMinutesWorkflow,
+	HourlyWorkflow,
+	LimitedWorkflow,
 	HangOnceWorkflow,
 	InboxWorkflow,
 	MailboxWorkflow,
@@ -45,6 +48,9 @@ export const testRegistry = defineRegistry({
 	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
+	'every-5m': { workflow: EveryFiveMinutesWorkflow },
+	hourly: { workflow: HourlyWorkflow },
+	limited: { workflow: LimitedWorkflow, shards: 2 },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
@@ -61,6 +67,14 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
 		}
 		return super.indexWrite(entries);
+	}
+
+	override async limiterRelease(request: { id: string }) {
+		if (limiterFaults.failReleases > 0) {
+			limiterFaults.failReleases--;
+			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected limiter failure' } };
+		}
+		return super.limiterRelease(request);
 	}
 
 	override async indexRemove(items: EntryPosition[]) {

@@ -12,3 +12,6 @@ export function countExecution(key: string): number {
 
 /** Index writes the test Worker's shards refuse before accepting again (failure injection). */
 export const indexFaults = { failWrites: 0, refused: 0 };
+
+/** Slot releases the test Worker's limiters refuse before accepting again (failure injection). */
+export const limiterFaults = { failReleases: 0 };

@@ -215,3 +215,45 @@ export class PurgeableWorkflow extends Workflow<{ n: number; fail?: boolean }, n
 		return doubleOrFail(step, payload);
 	}
 }
+
+/** Scheduled every five minutes; each run waits for `finish`, so a test decides when it is unfinished. */
+export class EveryFiveMinutesWorkflow extends Workflow<{ report: string }, string> {
+	static override readonly type = 'every-5m';
+	static override schedule = { cron: '*/5 * * * *', payload: { report: 'usage' }, overlap: 'skip' as const };
+	static override events = { finish: {} as { ok: boolean } };
+	async run(step: Step<typeof EveryFiveMinutesWorkflow.events>, { report }: { report: string }) {
+		await step.waitForEvent('finish', { timeout: '30 days' });
+		return `${report} for ${this.ctx.id}`;
+	}
+}
+
+/** Scheduled hourly with overlap allowed; completes at once. */
+export class HourlyWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'hourly';
+	static override schedule = { cron: '0 * * * *', overlap: 'allow' as const };
+	async run(step: Step) {
+		return step.do('tick', () => this.ctx.id);
+	}
+}
+
+const limitedEvents = { finish: {} as { fail?: boolean } };
+
+/**
+ * Two instances per tenant at once (`static concurrency`); each waits for `finish`
+ * so a test decides when it ends, and how (`fail: true` errors it).
+ */
+export class LimitedWorkflow extends Workflow<{ tenant: string; hang?: boolean }, string> {
+	static override readonly type = 'limited';
+	static override concurrency = { limit: 2, key: (payload: { tenant: string }) => payload.tenant };
+	static override events = limitedEvents;
+	async run(step: Step<typeof limitedEvents>, { hang }: { tenant: string; hang?: boolean }) {
+		await step.do('started', async () => {
+			// The first attempt of a hanging instance never returns: the process dies under it in a test.
+			if (countExecution(`${this.ctx.id}:started`) === 1 && hang) await new Promise(() => {});
+			return true;
+		});
+		const { fail } = await step.waitForEvent('finish', { timeout: '30 days' });
+		if (fail) throw new Error('told to fail');
+		return this.ctx.id;
+	}
+}

@@ -2,14 +2,17 @@ import { CURSOR_KEY_OBJECT } from '../../engine/cursor';
 import { WrongRoleError } from '../../engine/errors';
 import { BACKLOG_PREFIX } from '../../engine/index-backlog';
 import { INDEX_PREFIX } from '../../engine/shard';
+import { SCHEDULE_PREFIX } from '../../engine/schedule-name';
+import { LIMIT_PREFIX } from '../../engine/concurrency';
 
 /** What an object of the one Durable Object class is, decided by its name. */
-export type RoleKind = 'instance' | 'index' | 'backlog' | 'keys';
+export type RoleKind = 'instance' | 'index' | 'backlog' | 'keys' | 'schedule' | 'limiter';
 
 /**
  * The role an object plays, from its name alone: `__index:<type>:<n>` is an
  * index shard, `__backlog:<type>` a type's delivery backlog, `__keys` the
- * engine's key store, any other name a workflow instance (a reserved `__` id
+ * engine's key store, `__schedule:<type>` a type's schedule, `__limit:<type>:<key>`
+ * the concurrency limiter of a key, any other name a workflow instance (a reserved `__` id
  * is refused by the instance's create). Every object is reached by name
  * (`idFromName`), and the runtime tells it that name in `ctx.id.name`; an
  * object without one was not created by shardflow and has no role.
@@ -19,6 +22,8 @@ export function roleKindOf(name: string | undefined): RoleKind | undefined {
 	if (name === CURSOR_KEY_OBJECT) return 'keys';
 	if (name.startsWith(INDEX_PREFIX)) return 'index';
 	if (name.startsWith(BACKLOG_PREFIX)) return 'backlog';
+	if (name.startsWith(SCHEDULE_PREFIX)) return 'schedule';
+	if (name.startsWith(LIMIT_PREFIX)) return 'limiter';
 	return 'instance';
 }
 
@@ -27,6 +32,8 @@ const ROLE_NAMES: Record<RoleKind, string> = {
 	index: 'an index shard',
 	backlog: 'a delivery backlog',
 	keys: "the engine's key store",
+	schedule: "a type's schedule",
+	limiter: 'a concurrency limiter',
 };
 
 /** The typed error for a call meant for another role. */

@@ -1,0 +1,69 @@
+import { instances, type ShardflowEnv } from '../../client/instance-client';
+import { concurrencyOf, limiterOf } from '../../engine/concurrency';
+import { LimiterEngine, type LimiterInfo } from '../../engine/limiter';
+import type { Registry } from '../../engine/registry';
+import { DrizzleLimiterStore } from '../limiter-store';
+import type { ObjectStorage } from '../object-storage';
+
+export interface LimiterRoleContext {
+	ctx: DurableObjectState;
+	env: ShardflowEnv;
+	storage: ObjectStorage;
+	registry: Registry;
+	now(): number;
+}
+
+/**
+ * The limiter of one concurrency key (`__limit:<type>:<key>`): who holds its
+ * slots and who waits, in arrival order (see engine/limiter.ts).
+ */
+export class LimiterRole {
+	readonly kind = 'limiter';
+	private engine: LimiterEngine | undefined;
+
+	constructor(private readonly host: LimiterRoleContext) {}
+
+	async acquire(id: string): Promise<'holding' | 'waiting'> {
+		return (await this.writable()).acquire(id);
+	}
+
+	async release(id: string): Promise<void> {
+		(await this.writable()).release(id);
+	}
+
+	/** A limiter never written has nobody; reading it creates no tables. */
+	info(): LimiterInfo {
+		if (!this.host.storage.hasSchema) return { limit: this.limit(), holders: [], waiting: [] };
+		return this.limiter().info();
+	}
+
+	alarm(): void {
+		if (this.host.storage.hasSchema) this.limiter().alarm();
+	}
+
+	private async writable(): Promise<LimiterEngine> {
+		this.limit();
+		await this.host.storage.ensureSchema();
+		return this.limiter();
+	}
+
+	/** The type's limit in the deployed code. A deploy that removed it lets every waiter through (and releases still land). */
+	private limit(): number {
+		const { type } = limiterOf(this.host.ctx.id.name!);
+		return concurrencyOf(this.host.registry, type)?.limit ?? Number.MAX_SAFE_INTEGER;
+	}
+
+	private limiter(): LimiterEngine {
+		const { ctx, env, storage, now } = this.host;
+		return (this.engine ??= new LimiterEngine({
+			store: new DrizzleLimiterStore(storage.db, ctx.storage),
+			now,
+			limit: () => this.limit(),
+			setAlarm: (at) => void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at)),
+			grant: async (id) => {
+				await instances.slotGranted(env, { id });
+			},
+			background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: limiter background work failed', error))),
+		}));
+	}
+}
