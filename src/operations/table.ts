@@ -25,10 +25,11 @@ import {
 	ReindexSchema,
 	StepPageSchema,
 	StepsQuery,
+	TerminateQuery,
 } from './schemas';
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
-function control(action: 'pause' | 'resume' | 'terminate' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
+function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
 	return operation({
 		rpc: action,
 		helper: (_type: string, id: string) => ({ id }),
@@ -149,7 +150,22 @@ export const operations = {
 
 	pause: control('pause', (engine) => engine.pause()),
 	resume: control('resume', (engine) => engine.resume()),
-	terminate: control('terminate', (engine) => engine.terminate()),
+	/** Ends an instance; with `rollback`, the rollbacks of its completed steps run first (status `rolling_back`). */
+	terminate: operation({
+		rpc: 'terminate',
+		helper: (_type: string, id: string, options: { rollback?: boolean } = {}) => ({ id, ...options }),
+		run: (instance, input: { id: string; rollback?: boolean }): WorkflowStatus => instance.existing().terminate({ rollback: input?.rollback === true }),
+		http: {
+			method: 'post',
+			path: '/workflows/{id}/terminate',
+			summary: 'Terminate an instance (with rollback=true, after running the rollbacks of its completed steps)',
+			request: { params: IdParam, query: TerminateQuery },
+			responses: { 200: { schema: ControlSchema, description: 'The new status: terminated, or rolling_back with rollback=true' } },
+			errors: [400, 401, 404, 409],
+			input: ({ param, query }) => ({ id: param.id, ...(query.rollback === 'true' ? { rollback: true } : {}) }),
+			reply: (status: WorkflowStatus, { id }) => ({ status: 200, body: { id, status } }),
+		},
+	}),
 	/** Reruns a completed, errored or terminated instance from the start, discarding its step history. */
 	restart: control('restart', (engine) => engine.restart()),
 

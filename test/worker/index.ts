@@ -7,6 +7,7 @@ import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
 import { indexFaults } from './probes';
+import { SagaWorkflow } from './saga-workflows';
 import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
@@ -45,6 +46,7 @@ export const testRegistry = defineRegistry({
 	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
+	saga: { workflow: SagaWorkflow },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
