@@ -30,6 +30,11 @@ export type {
 	StepPage,
 	StepSummary,
 	WaitForEventOptions,
+	RollbackFunction,
+	RollbackInfo,
+	PendingWebhook,
+	WebhookHandle,
+	WebhookOptions,
 	WorkflowContext,
 	WorkflowDefaults,
 	WorkflowStatus,
@@ -51,5 +56,9 @@ export {
 	StepTimeoutError,
 	TypeMismatchError,
 	ValidationError,
+	WebhookExpiredError,
+	WebhookInvalidError,
+	WebhookNotFoundError,
+	WebhookUsedError,
 } from './engine/errors';
 export type { ShardflowEnv } from './client/instance-client';

@@ -33,4 +33,8 @@ export {
 	ShardflowError,
 	TypeMismatchError,
 	ValidationError,
+	WebhookExpiredError,
+	WebhookInvalidError,
+	WebhookNotFoundError,
+	WebhookUsedError,
 } from './engine/errors';

@@ -7,6 +7,7 @@ import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { WebhookTarget } from '../engine/webhook';
 import { operation } from './operation';
 import {
 	AcceptedSchema,
@@ -223,6 +224,19 @@ export const operations = {
 				...(query.archive === 'true' ? { archive: true } : {}),
 			}),
 			reply: ({ id }) => ({ status: 200, body: { id, deleted: true } }),
+		},
+	}),
+
+	/**
+	 * The one POST a webhook (`step.webhook`) accepts. Served by `POST /webhooks/{token}`
+	 * (src/api/webhook-route.ts), which checks the token's signature first and so
+	 * passes a target it trusts; namespace holders are trusted like for sendEvent.
+	 */
+	completeWebhook: operation({
+		rpc: 'completeWebhook',
+		run: (instance, input: { id: string; target: WebhookTarget; body: unknown }): null => {
+			instance.existing().completeWebhook(input.target, input.body);
+			return null;
 		},
 	}),
 

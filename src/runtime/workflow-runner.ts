@@ -154,6 +154,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.call('keys', (keys) => keys.cursorSecret());
 	}
 
+	webhookSecret() {
+		return this.call('keys', (keys) => keys.webhookSecret());
+	}
+
 	/** Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope. */
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>) {
 		return wrap(() => {

@@ -8,6 +8,7 @@ import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
 import { indexFaults } from './probes';
 import { SagaWorkflow } from './saga-workflows';
+import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
@@ -47,6 +48,7 @@ export const testRegistry = defineRegistry({
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 	saga: { workflow: SagaWorkflow },
+	'hook-approval': { workflow: HookApprovalWorkflow },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
