@@ -16,7 +16,7 @@ import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
-import { registerWebhookRoute } from './webhook-route';
+import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
@@ -199,6 +199,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerIndexAdminRoutes(app, registry);
 	registerTypeSchemaRoutes(app, registry);
 	registerLifecycleAdminRoutes(app, registry);
+	documentWebhookRoute(app);
 
 	return app;
 }

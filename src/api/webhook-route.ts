@@ -20,24 +20,14 @@ const ReceivedSchema = z.object({ received: z.literal(true) }).openapi('WebhookR
  * value: JSON (an empty body is null), at most the size of an event payload.
  */
 export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
-	app.use(
-		'/webhooks/*',
+	app.post(
+		'/webhooks/:token',
 		bodyLimit({
 			maxSize: MAX_JSON_BYTES,
 			onError: (c) => errorJson(c, 413, ErrorCode.TooLarge, `webhook bodies are limited to ${MAX_JSON_BYTES} bytes, like event payloads`),
 		}),
-	);
-	app.openapi(
-		createRoute({
-			method: 'post',
-			path: '/webhooks/{token}',
-			summary: 'Complete a step.webhook wait with this JSON body: once, without the API token (the signed URL is the credential)',
-			security: [],
-			request: { params: TokenParam },
-			responses: { 200: json(ReceivedSchema, 'Accepted: the waiting step gets the body'), ...errors(400, 403, 404, 409, 410, 413) },
-		}),
 		async (c) => {
-			const target = await decodeWebhookToken(await webhookKey(c.env), c.req.valid('param').token);
+			const target = await decodeWebhookToken(await webhookKey(c.env), c.req.param('token'));
 			const text = await c.req.text();
 			let body: unknown = null;
 			if (text.trim() !== '') {
@@ -50,5 +40,23 @@ export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): vo
 			await callOperation(c.env, 'completeWebhook', { id: target.id, target, body });
 			return c.json({ received: true as const }, 200);
 		},
+	);
+}
+
+/**
+ * The route's entry in the OpenAPI document, registered after the other routes
+ * (the handler itself must come before the auth middleware), so the document
+ * lists it last and keeps the other components in their order.
+ */
+export function documentWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
+	app.openAPIRegistry.registerPath(
+		createRoute({
+			method: 'post',
+			path: '/webhooks/{token}',
+			summary: 'Complete a step.webhook wait with this JSON body: once, without the API token (the signed URL is the credential)',
+			security: [],
+			request: { params: TokenParam, body: { required: false, content: { 'application/json': { schema: z.unknown() } } } },
+			responses: { 200: json(ReceivedSchema, 'Accepted: the waiting step gets the body'), ...errors(400, 403, 404, 409, 410, 413) },
+		}),
 	);
 }
