@@ -80,6 +80,13 @@ export function webhookUrl(token: string, publicUrl: string | undefined): string
 	return `${base}${WEBHOOK_PATH}${token}`;
 }
 
+/** The token of a webhook URL (absolute or a path); WEBHOOK_INVALID when it is not one. */
+export function webhookToken(url: string): string {
+	const at = typeof url === 'string' ? url.lastIndexOf(WEBHOOK_PATH) : -1;
+	if (at < 0) throw new WebhookInvalidError(`${JSON.stringify(url)} is not a webhook URL (it has no ${WEBHOOK_PATH})`);
+	return url.slice(at + WEBHOOK_PATH.length);
+}
+
 export function storedWebhookRecord(record: WebhookRecord): string {
 	return JSON.stringify(record);
 }
