@@ -195,17 +195,7 @@ export class InstanceEngine {
 
 	/** The instance's status, bounded in size (see `statusView`). */
 	status(): WorkflowStatusInfo {
-		const row = this.require();
-		const view = statusView(row, this.host.store);
-		const rollback = readRollbackState(row);
-		const webhooks = this.host.store
-			.readStepsOfKind('webhook', 'waiting')
-			.map((step) => ({ step: step.name, ...pick(readWebhookRecord(step.result)) }));
-		return {
-			...view,
-			...(rollback ? { rollback: { ...rollback, completed: this.host.store.readStepsOfKind('rollback', 'completed').length } } : {}),
-			...(webhooks.length > 0 ? { webhooks } : {}),
-		};
+		return statusView(this.require(), this.host.store);
 	}
 
 	/**
@@ -1002,10 +992,6 @@ export class InstanceEngine {
 /** What a pass's run() race answers when a terminate or restart came first. */
 const INTERRUPTED = Symbol('interrupted');
 
-
-function pick(record: { url: string; expiresAt: number | null }) {
-	return { url: record.url, expiresAt: record.expiresAt };
-}
 
 function errorOf(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null; errorCode: string | null }) {
 	return {
