@@ -124,6 +124,24 @@ describe('rollbacks after run() fails for good', () => {
 		expect(errored).toMatchObject({ error: { name: 'StepFailedError' }, rollback: { state: 'completed', completed: 2 } });
 	});
 
+	it('a restart after the rollbacks starts clean: no rollback state, and a new failure rolls back its own steps', async () => {
+		const { host, engine } = await startInstance(registry, 'trip', { fail: true });
+		expect(engine.restart()).toBe('created');
+		expect(engine.status().rollback).toBeUndefined();
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'errored', generation: 1, rollback: { state: 'completed', completed: 2 } });
+		expect(ran.filter((r) => r.startsWith('undo'))).toHaveLength(4);
+		expect(engine.history({ generation: 1, limit: 1000 }).events.filter((e) => e.kind === 'rollback.completed')).toHaveLength(2);
+	});
+
+	it('refuses pause and restart while rolling back', async () => {
+		undoFailures.car = 1;
+		const { engine } = await startInstance(registry, 'trip', { fail: true });
+		expect(engine.status().status).toBe('rolling_back');
+		expect(() => engine.pause()).toThrow(expect.objectContaining({ code: 'INVALID_STATE' }));
+		expect(() => engine.restart()).toThrow(expect.objectContaining({ code: 'INVALID_STATE' }));
+	});
+
 	it('a run that succeeds runs no rollback', async () => {
 		const { engine } = await startInstance(registry, 'trip', { fail: false });
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'F1' });
