@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NonRetryableError, WebhookExpiredError } from '../../src/engine/errors';
 import type { Step } from '../../src/engine/types';
-import { TestKitErrorCode, testWorkflow } from '../../src/testing';
+import { assertCrashSafe, exploreCrashes, TestKitErrorCode, testWorkflow } from '../../src/testing';
 import { Workflow } from '../../src/workflow';
 
 const undone: string[] = [];
@@ -63,5 +63,27 @@ describe('the test kit drives webhooks and rollbacks', () => {
 		expect(await kit.output()).toBe('expired');
 		await expect(kit.callWebhook('approval', {})).rejects.toMatchObject({ code: 'WEBHOOK_EXPIRED' });
 		await expect(kit.callWebhook('nope', {})).rejects.toMatchObject({ code: TestKitErrorCode.NoPendingWebhook });
+	});
+});
+
+/** Books, then fails for good: its two rollbacks must survive a crash at every durable write. */
+class FailingBooking extends Workflow<{}, string> {
+	static override readonly type = 'failing-booking';
+	async run(step: Step) {
+		await step.do('flight', () => 'F1', { rollback: (f) => void undone.push(`cancel ${f}`) });
+		await step.do('hotel', () => 'H1', { rollback: (h) => void undone.push(`cancel ${h}`) });
+		await step.do('pay', () => {
+			throw new NonRetryableError('card declined');
+		});
+		return 'booked';
+	}
+}
+
+describe('rollbacks under crash exploration', () => {
+	it('reach the same outcome (errored, both rolled back) whatever durable write a crash lands on', async () => {
+		const report = await exploreCrashes(FailingBooking, { payload: {} });
+		assertCrashSafe(report);
+		expect(report.baseline.outcome).toMatchObject({ status: 'errored', rollback: 'completed' });
+		expect(report.runs.length).toBeGreaterThan(10);
 	});
 });
