@@ -85,8 +85,19 @@ export class RollbackRunner {
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return undefined;
 		if (row?.status === 'failed') return this.failedOutcome(row);
-		const policy = resolveRetryPolicy(rollback.retries);
 		const now = this.hooks.now();
+		let policy: ReturnType<typeof resolveRetryPolicy>;
+		let timeoutMs: number | undefined;
+		try {
+			policy = resolveRetryPolicy(rollback.retries);
+			timeoutMs = rollback.timeout === undefined ? undefined : parseDuration(rollback.timeout);
+		} catch (error) {
+			// Bad rollbackRetries or rollbackTimeout: this rollback can never run, so it fails for good (a retry would not help).
+			const { name, message, code } = describeThrown(error);
+			const shown = { name, message, ...(code ? { code } : {}) };
+			this.fail(row ?? this.newRow(key, rollback.name), row?.attempts ?? 0, shown, now);
+			return { kind: 'failed', step: rollback.name, error: shown };
+		}
 		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) return { kind: 'suspended' };
 		const attempts = row?.attempts ?? 0;
 		if (row?.status === 'running' && attempts > policy.limit) {
@@ -101,7 +112,6 @@ export class RollbackRunner {
 			this.store.deleteWakeup(key);
 			this.hooks.record({ kind: 'rollback.started', step: rollback.name, attempt });
 		});
-		const timeoutMs = rollback.timeout === undefined ? undefined : parseDuration(rollback.timeout);
 		try {
 			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled);
 		} catch (error) {

@@ -247,3 +247,25 @@ describe('terminate with rollback', () => {
 		engine.terminate();
 	});
 });
+
+/** A rollback whose retry policy is invalid: it can never run. */
+class BadRollbackOptions extends Workflow<{}, void> {
+	static override readonly type = 'bad-rollback-options';
+	async run(step: Step) {
+		await step.do('a', () => 1, { rollback: undo('a'), rollbackTimeout: 'forever' as never });
+		await step.do('b', () => {
+			throw new NonRetryableError('nope');
+		});
+	}
+}
+
+describe('rollback options', () => {
+	it('an invalid rollbackTimeout fails that rollback for good with INVALID_DURATION instead of retrying forever', async () => {
+		const { engine } = await startInstance(registryOf(BadRollbackOptions), 'bad-rollback-options');
+		expect(engine.status()).toMatchObject({
+			status: 'errored',
+			rollback: { state: 'failed', failedStep: 'a', error: { code: 'INVALID_DURATION' } },
+		});
+		expect(ran).toEqual([]);
+	});
+});
