@@ -32,6 +32,11 @@ export type {
 	StepPage,
 	StepSummary,
 	WaitForEventOptions,
+	RollbackFunction,
+	RollbackInfo,
+	PendingWebhook,
+	WebhookHandle,
+	WebhookOptions,
 	WorkflowContext,
 	WorkflowDefaults,
 	DeclaredWorkflowDefaults,
@@ -55,5 +60,9 @@ export {
 	StepTimeoutError,
 	TypeMismatchError,
 	ValidationError,
+	WebhookExpiredError,
+	WebhookInvalidError,
+	WebhookNotFoundError,
+	WebhookUsedError,
 } from './engine/errors';
 export type { ShardflowEnv } from './client/instance-client';

@@ -38,4 +38,8 @@ export {
 	ShardflowError,
 	TypeMismatchError,
 	ValidationError,
+	WebhookExpiredError,
+	WebhookInvalidError,
+	WebhookNotFoundError,
+	WebhookUsedError,
 } from './engine/errors';

@@ -10,7 +10,7 @@ import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
 export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
 	const row: InstanceRow = {
 		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2',
+		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2', rollback: null,
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
@@ -37,6 +37,19 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readSteps().map((s) => [s.key, s.attempts])).toEqual([['do:a', 2], ['do:b', 1]]);
 			store.deleteSteps();
 			expect(store.readSteps()).toEqual([]);
+		}));
+
+	it(`${name}: reads one step by key, and the steps of one kind (and status) in first-reached order`, () =>
+		withStore((store) => {
+			store.writeStep(step('webhook:b', 3, { kind: 'webhook', status: 'waiting', result: '{"url":"/webhooks/t"}' }));
+			store.writeStep(step('do:a', 1));
+			store.writeStep(step('rollback:a', 4, { kind: 'rollback' }));
+			store.writeStep(step('webhook:a', 2, { kind: 'webhook', status: 'completed' }));
+			expect(store.readStep('webhook:b')).toMatchObject({ kind: 'webhook', status: 'waiting', result: '{"url":"/webhooks/t"}' });
+			expect(store.readStep('do:missing')).toBeUndefined();
+			expect(store.readStepsOfKind('webhook').map((s) => s.key)).toEqual(['webhook:a', 'webhook:b']);
+			expect(store.readStepsOfKind('webhook', 'waiting').map((s) => s.key)).toEqual(['webhook:b']);
+			expect(store.readStepsOfKind('rollback', 'completed').map((s) => s.key)).toEqual(['rollback:a']);
 		}));
 
 	it(`${name}: keeps wake-ups ordered by time and deletes the due ones`, () =>

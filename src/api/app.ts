@@ -20,6 +20,7 @@ import { concurrencyOf } from '../engine/concurrency';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
+import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
@@ -132,6 +133,8 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		const open = options.auth === 'host' || authMode(c.env) !== 'unconfigured';
 		return c.json(open ? withTypeSchemas(document, await registrySchemas(registry)) : document);
 	});
+	// Outside system calls with no API token: the signed, single-use URL is the credential (webhook-route.ts).
+	registerWebhookRoute(app);
 	if (options.auth !== 'host') {
 		app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 		app.use('*', requireAuth);
@@ -235,6 +238,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerTypeSchemaRoutes(app, registry);
 	registerLifecycleAdminRoutes(app, registry);
 	registerScheduleRoutes(app, registry);
+	documentWebhookRoute(app);
 
 	return app;
 }

@@ -39,6 +39,10 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.IdempotencyKeyReused]: 422,
 	[ErrorCode.InvalidIdempotencyKey]: 400,
 	[ErrorCode.ArchiveNotConfigured]: 400,
+	[ErrorCode.WebhookInvalid]: 403,
+	[ErrorCode.WebhookNotFound]: 404,
+	[ErrorCode.WebhookUsed]: 409,
+	[ErrorCode.WebhookExpired]: 410,
 	[ErrorCode.Internal]: 500,
 };
 

@@ -10,6 +10,10 @@ export interface ShardflowEnv {
 	 * namespace shares a key generated once and kept in the `__keys` object.
 	 */
 	CURSOR_SECRET?: string;
+	/** Signs webhook tokens (`step.webhook`) when set (a secret); unset, a key generated once in `__keys`. */
+	WEBHOOK_SECRET?: string;
+	/** The public origin (and path, if the API is mounted under one) that webhook URLs start with, e.g. `https://flows.example.com`. */
+	PUBLIC_URL?: string;
 }
 
 /** The namespace without its generic stub types, which are too deep for `tsc` when cast. */

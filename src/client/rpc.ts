@@ -77,4 +77,6 @@ export interface LimiterRpc {
 export interface KeysRpc {
 	/** The key material that signs listing cursors when no CURSOR_SECRET is set; generated once, then stable. */
 	cursorSecret(): Promise<RpcResult<string>>;
+	/** The key material that signs webhook tokens when no WEBHOOK_SECRET is set; generated once, then stable. */
+	webhookSecret(): Promise<RpcResult<string>>;
 }

@@ -23,6 +23,8 @@ export const instance = sqliteTable('instance', {
 	/** The registry's code version that created the instance, and the one that last ran it. */
 	codeVersion: text('code_version'),
 	lastCodeVersion: text('last_code_version'),
+	/** The rollback state (engine/rollback-state.ts) as JSON; null until rollbacks begin. */
+	rollback: text('rollback'),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */

@@ -33,6 +33,10 @@ export const ErrorCode = {
 	IdempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
 	ArchiveNotConfigured: 'ARCHIVE_NOT_CONFIGURED',
 	InvalidRegistry: 'INVALID_REGISTRY',
+	WebhookInvalid: 'WEBHOOK_INVALID',
+	WebhookNotFound: 'WEBHOOK_NOT_FOUND',
+	WebhookUsed: 'WEBHOOK_USED',
+	WebhookExpired: 'WEBHOOK_EXPIRED',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -162,6 +166,18 @@ export class EventTimeoutError extends ShardflowError {
 	}
 }
 
+/** A webhook token that was not issued by this engine (forged, altered or cut short): HTTP 403. */
+export class WebhookInvalidError extends codedError('WebhookInvalidError', ErrorCode.WebhookInvalid) {}
+/** A well-signed webhook token whose instance or step no longer exists (deleted, restarted): HTTP 404. */
+export class WebhookNotFoundError extends codedError('WebhookNotFoundError', ErrorCode.WebhookNotFound) {}
+/** The webhook was already called once: HTTP 409. */
+export class WebhookUsedError extends codedError('WebhookUsedError', ErrorCode.WebhookUsed) {}
+/**
+ * The webhook's timeout passed (or its instance ended) before it was called: HTTP 410.
+ * `hook.wait()` throws it too, so `run()` can catch it like an event timeout.
+ */
+export class WebhookExpiredError extends codedError('WebhookExpiredError', ErrorCode.WebhookExpired) {}
+
 /** An index-shard call reached a workflow instance, or the other way round. */
 export class WrongRoleError extends codedError('WrongRoleError', ErrorCode.WrongRole) {}
 
@@ -176,6 +192,10 @@ const classesByCode: Partial<Record<string, new (message: string) => ShardflowEr
 	[ErrorCode.EventBufferFull]: EventBufferFullError,
 	[ErrorCode.IdempotencyKeyReused]: IdempotencyKeyReusedError,
 	[ErrorCode.InvalidRegistry]: RegistryError,
+	[ErrorCode.WebhookInvalid]: WebhookInvalidError,
+	[ErrorCode.WebhookNotFound]: WebhookNotFoundError,
+	[ErrorCode.WebhookUsed]: WebhookUsedError,
+	[ErrorCode.WebhookExpired]: WebhookExpiredError,
 };
 
 /** Rebuilds a typed error from its RPC/HTTP body. */

@@ -30,11 +30,15 @@ export interface HistoryEventFields {
 	'workflow.code_changed': { previous: string | null; current: string | null };
 	'workflow.paused': {};
 	'workflow.resumed': {};
-	'workflow.terminated': {};
+	/** `rollback`: present when the terminate came at the end of rollbacks (or abandoned them). */
+	'workflow.terminated': { rollback?: RollbackSummary };
 	/** First record of a new generation; the previous generation's records stay. */
 	'workflow.restarted': { previousGeneration: number };
 	'workflow.completed': { output: unknown };
-	'workflow.errored': { error: HistoryError };
+	/** `rollback`: present when the rollbacks of the failed run ran first. */
+	'workflow.errored': { error: HistoryError; rollback?: RollbackSummary };
+	/** Rollbacks begin: `run()` failed for good (`error`) or a terminate asked for them. Status `rolling_back`. */
+	'workflow.rolling_back': { reason: 'failed' | 'terminated'; error?: HistoryError };
 	/** The code asked for something the recorded steps do not have; nothing new ran (see docs/history-format.md). */
 	'workflow.diverged': {
 		position: number;
@@ -63,6 +67,18 @@ export interface HistoryEventFields {
 	/** A `waitForEvent` found no buffered event and suspended. */
 	'wait.started': { step: string; event: string; timeoutAt: number | null };
 	'wait.timed_out': { step: string; event: string };
+	/** An attempt of a step's rollback is about to run (written before it runs); `step` is the rolled-back step. */
+	'rollback.started': { step: string; attempt: number };
+	'rollback.completed': { step: string; attempt: number };
+	'rollback.attempt_failed': { step: string; attempt: number; error: HistoryError; retryAt: number };
+	/** The rollback failed for good; the rollbacks after it do not run. */
+	'rollback.failed': { step: string; attempt: number; error: HistoryError };
+	/** `step.webhook` issued its URL (stored before `run()` sees it). */
+	'webhook.created': { step: string; url: string; expiresAt: number | null };
+	/** The one accepted POST to the webhook's URL, with its JSON body. */
+	'webhook.received': { step: string; payload: unknown };
+	/** `hook.wait()` found the timeout passed before any POST. */
+	'webhook.timed_out': { step: string };
 	/** An event was accepted (and buffered until a wait consumes it). */
 	'event.received': { event: string; payload: unknown };
 	/** A wait took the oldest buffered event of its name. */
@@ -70,6 +86,13 @@ export interface HistoryEventFields {
 }
 
 export type HistoryKind = keyof HistoryEventFields;
+
+/** How rollbacks ended, on the record that finishes the instance. */
+export interface RollbackSummary {
+	state: 'completed' | 'failed' | 'abandoned';
+	completed: number;
+	failedStep?: string;
+}
 
 /** Every record carries these, whatever its kind. */
 export interface HistoryEventBase<K extends HistoryKind = HistoryKind> {
@@ -126,6 +149,7 @@ const VALUE_FIELD: Partial<Record<HistoryKind, 'payload' | 'result' | 'output'>>
 	'step.completed': 'result',
 	'event.received': 'payload',
 	'event.consumed': 'payload',
+	'webhook.received': 'payload',
 	'workflow.completed': 'output',
 };
 

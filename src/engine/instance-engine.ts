@@ -6,6 +6,9 @@ import {
 	PayloadMismatchError,
 	TypeMismatchError,
 	ValidationError,
+	WebhookExpiredError,
+	WebhookNotFoundError,
+	WebhookUsedError,
 } from './errors';
 import { historyError, historyPage, historyRow, type HistoryPage, type HistoryQuery, type HistoryRecord } from './history';
 import { assertValidWorkflowId } from './ids';
@@ -25,6 +28,10 @@ import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
+import { readRollbackState, storedRollbackState, type RollbackState } from './rollback-state';
+import { rollbackOrder, RollbackRunner } from './rollback-runner';
+import { stepKey } from './step-key';
+import { readWebhookRecord, storedWebhookRecord, type WebhookTarget } from './webhook';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
 import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from './types';
 import { concurrencyKey, concurrencyOf } from './concurrency';
@@ -56,6 +63,8 @@ export interface EngineHost {
 	backlog?: BacklogPort;
 	/** Test kits only (see step-function-wrapper.ts): replaces or wraps a `step.do` attempt's function. Unset in production. */
 	wrapStepFunction?: StepFunctionWrapper;
+	/** Signs webhook tokens (`step.webhook`); absent: the host offers no webhooks. */
+	webhooks?: WebhookPort;
 	/** Where finished instances are archived before they are deleted; absent: no archive configured. */
 	archive?: ArchivePort;
 	/**
@@ -67,6 +76,11 @@ export interface EngineHost {
 	/** Where the instance keeps its concurrency slot, and the limiters (types with `static concurrency`; see concurrency-slot.ts). */
 	slots?: SlotStore;
 	limiter?: LimiterPort;
+}
+
+/** What the host lends `step.webhook`: the URL of a signed token for a target (see webhook.ts). */
+export interface WebhookPort {
+	issue(target: WebhookTarget): Promise<string>;
 }
 
 /** Retry schedule of index deliveries: 1 s doubling to at most 5 minutes. */
@@ -137,6 +151,8 @@ export class InstanceEngine {
 	private cutPass: (() => void) | undefined;
 	/** The step context of the pass in flight, so a terminate can abort its running attempts. */
 	private activeStep: StepContext | undefined;
+	/** The rollbacks running now, so a terminate that abandons them aborts the attempt in flight. */
+	private activeRollback: RollbackRunner | undefined;
 	/** Mirrors the stored deletion row: set, the instance is being deleted and answers as if it were gone. */
 	private deletion: DeletionRow | undefined;
 	/** The deletion steps running now (one at a time). */
@@ -289,6 +305,49 @@ export class InstanceEngine {
 		return statusView(this.require(), this.host.store);
 	}
 
+	/**
+	 * The one POST a webhook accepts (see webhook.ts; the Worker checked the token's
+	 * signature): its body completes the step's wait. Refused, changing nothing:
+	 * a token of another incarnation or generation (WEBHOOK_NOT_FOUND), a second
+	 * call (WEBHOOK_USED), a call after the timeout or after the instance ended
+	 * (WEBHOOK_EXPIRED). The body's limits are those of an event payload.
+	 */
+	completeWebhook(target: WebhookTarget, bodyInput: unknown): void {
+		const row = this.require();
+		const key = stepKey('webhook', target.step);
+		const step = row.generation === target.generation ? this.host.store.readStep(key) : undefined;
+		const record = step ? readWebhookRecord(step.result) : undefined;
+		if (!step || !record || record.nonce !== target.nonce) {
+			throw new WebhookNotFoundError(`workflow "${row.id}" has no such webhook (the instance was restarted or re-created since the URL was issued)`);
+		}
+		if (step.status === 'completed') throw new WebhookUsedError(`webhook "${target.step}" of workflow "${row.id}" was already called; a webhook URL works once`);
+		const now = this.host.now();
+		if (step.status === 'timed_out' || (record.expiresAt !== null && record.expiresAt <= now)) {
+			throw new WebhookExpiredError(`webhook "${target.step}" of workflow "${row.id}" expired at ${new Date(record.expiresAt ?? now).toISOString()}`);
+		}
+		if (FINISHED_STATUSES.includes(row.status) || row.status === 'rolling_back') {
+			throw new WebhookExpiredError(`workflow "${row.id}" is ${row.status}; its webhook "${target.step}" no longer accepts calls`);
+		}
+		assertJsonDepth(bodyInput, `body of webhook "${target.step}"`);
+		const body = toStoredJson(bodyInput, `body of webhook "${target.step}"`);
+		const done: StepRow = {
+			...step,
+			status: 'completed',
+			result: storedWebhookRecord({ ...record, body: fromStoredJson(body), receivedAt: now }),
+			finishedAt: now,
+			wakeAt: null,
+		};
+		this.host.store.transaction(() => {
+			this.host.store.writeStep(done);
+			this.host.store.deleteWakeup(key);
+			this.host.store.appendHistory(historyRow({ kind: 'webhook.received', step: target.step, value: body }, row.generation, now));
+		});
+		this.activeStep?.noteStepRow(done);
+		if (row.status === 'paused' || row.status === 'diverged') return;
+		this.host.ensureAlarmBy(now + WATCHDOG_MS);
+		this.kick();
+	}
+
 	/** One page of the step history, every step with its result. */
 	steps(options: { cursor?: string | null; limit?: number } = {}): StepPage {
 		this.require();
@@ -372,15 +431,50 @@ export class InstanceEngine {
 		return 'running';
 	}
 
-	terminate(): WorkflowStatus {
+	/**
+	 * Ends the instance. With `rollback`, the rollbacks of its completed steps run
+	 * first (status `rolling_back`, then `terminated`); a plain terminate of an
+	 * instance that is rolling back abandons the rollbacks left.
+	 */
+	terminate(options: { rollback?: boolean } = {}): WorkflowStatus {
 		const row = this.require();
 		if (FINISHED_STATUSES.includes(row.status)) throw new InvalidStateError(`cannot terminate workflow "${row.id}": it is already ${row.status}`);
+		const rollingBack = readRollbackState(row);
+		if (options.rollback === true) {
+			if (row.status === 'rolling_back') throw new InvalidStateError(`workflow "${row.id}" is already rolling back`);
+			this.beginRollback(row, { reason: 'terminated', state: 'running' });
+			this.interrupt('terminated');
+			this.kick();
+			return 'rolling_back';
+		}
+		const abandoned: RollbackState | undefined = row.status === 'rolling_back' && rollingBack ? { ...rollingBack, state: 'abandoned' } : undefined;
 		this.host.store.transaction(() => {
 			this.host.store.deleteAllWakeups();
-			this.transition({ ...row, status: 'terminated' }, { kind: 'workflow.terminated' });
+			this.transition(
+				{ ...row, status: 'terminated', ...(abandoned ? { rollback: storedRollbackState(abandoned) } : {}) },
+				{ kind: 'workflow.terminated', ...(abandoned ? { detail: { rollback: this.rollbackSummary(abandoned) } } : {}) },
+			);
 		});
 		this.interrupt('terminated');
 		return 'terminated';
+	}
+
+	/** Rollbacks begin: durable (status, state and record in one transaction) before any runs. */
+	private beginRollback(row: InstanceRow, state: RollbackState, failure?: ReturnType<typeof describeThrown>): void {
+		const error = failure ? { errorName: failure.name, errorMessage: failure.message, errorStack: failure.stack ?? null, errorCode: failure.code ?? null } : {};
+		this.host.store.transaction(() => {
+			// Pending sleeps, retries and timeouts of the run are over; rollback retries set their own.
+			this.host.store.deleteAllWakeups();
+			this.transition(
+				{ ...row, ...error, status: 'rolling_back', rollback: storedRollbackState(state) },
+				{ kind: 'workflow.rolling_back', detail: { reason: state.reason, ...(failure ? { error: historyError(failure) } : {}) } },
+			);
+		});
+	}
+
+	private rollbackSummary(state: RollbackState) {
+		const completed = this.host.store.readStepsOfKind('rollback', 'completed').length;
+		return { state: state.state as 'completed' | 'failed' | 'abandoned', completed, ...(state.failedStep ? { failedStep: state.failedStep } : {}) };
 	}
 
 	restart(): WorkflowStatus {
@@ -395,7 +489,7 @@ export class InstanceEngine {
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
 			this.transition(
-				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 },
+				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, rollback: null, generation: row.generation + 1 },
 				{ kind: 'workflow.restarted', detail: { previousGeneration: row.generation } },
 			);
 			// A release still in flight is dropped: the limiter keeps this id's place, which the new run takes.
@@ -609,6 +703,11 @@ export class InstanceEngine {
 	private hasWork(now: number): boolean {
 		const status = this.row?.status;
 		if (status === 'created' || status === 'running') return true;
+		if (status === 'rolling_back') {
+			// A rollback waiting for its retry has a wake-up; without one, a pass was cut short.
+			const wake = this.host.store.earliestWakeup();
+			return wake === undefined || wake <= now;
+		}
 		if (status !== 'sleeping' && status !== 'waiting') return false;
 		const wake = this.host.store.earliestWakeup();
 		if (wake !== undefined && wake <= now) return true;
@@ -621,6 +720,7 @@ export class InstanceEngine {
 	private interrupt(reason: 'terminated' | 'restarted'): void {
 		// A running step's signal aborts, so its fetch (or anything that listens) stops now.
 		this.activeStep?.cancel(new DOMException(`the workflow was ${reason} while this step ran`, 'AbortError'));
+		this.activeRollback?.cancel(new DOMException(`the workflow was ${reason} while this rollback ran`, 'AbortError'));
 		this.controlEpoch++;
 		this.cutPass?.();
 		this.cutPass = undefined;
@@ -675,6 +775,7 @@ export class InstanceEngine {
 	 */
 	private async pass(): Promise<void> {
 		const start = this.row;
+		if (start?.status === 'rolling_back') return this.rollbackPass(start);
 		if (!start || !RUNNABLE.includes(start.status)) return;
 		const entry = this.entryOf(start);
 		const generation = start.generation;
@@ -708,9 +809,10 @@ export class InstanceEngine {
 			checkBoundary: () => {
 				const row = this.row!;
 				if (row.generation !== generation) throw new AbortSignal_('restarted');
-				if (row.status === 'terminated') throw new AbortSignal_('terminated');
+				if (row.status === 'terminated' || row.status === 'rolling_back') throw new AbortSignal_('terminated');
 				if (row.status === 'paused') throw new SuspendSignal('paused');
 			},
+			issueWebhook: this.webhookIssuer(start, generation),
 		});
 
 		this.activeStep = step;
@@ -738,7 +840,7 @@ export class InstanceEngine {
 		const divergence = step.divergence ?? (outcome.ok || !isSignal(outcome.error) ? await step.unreachedAtEnd() : undefined);
 
 		const now = this.row!;
-		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status)) return;
+		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status) || now.status === 'rolling_back') return;
 		// Wake-ups that were due when the pass began have had their turn.
 		this.host.store.deleteWakeupsDue(startedAt);
 		// A pause holds whatever this pass reached, its last step included: the instance ends
@@ -765,8 +867,85 @@ export class InstanceEngine {
 				return;
 			}
 			this.transition({ ...now, status: 'completed', output }, { kind: 'workflow.completed', value: output });
+		} else if (step.rollbacks.size > 0) {
+			// run() failed for good and completed steps have rollbacks: the next pass runs them.
+			this.beginRollback(now, { reason: 'failed', state: 'running' }, describeThrown(outcome.error));
+			this.kick();
 		} else {
 			this.fail(now, outcome.error);
+		}
+	}
+
+	/** Signs webhook tokens of this instance's generation, when the host can. */
+	private webhookIssuer(row: InstanceRow, generation: number): ((step: string, nonce: string) => Promise<string>) | undefined {
+		const port = this.host.webhooks;
+		if (!port) return undefined;
+		return (step, nonce) => port.issue({ id: row.id, generation, step, nonce });
+	}
+
+	/**
+	 * A pass of an instance that is rolling back. The rollback closures live in the
+	 * code, not in storage, so `run()` is replayed first in replay-only mode: every
+	 * completed step answers from its record and registers its rollback, nothing
+	 * new runs or is written. Then the rollbacks run, newest completion first,
+	 * each checkpointed (see rollback-runner.ts); completed ones are skipped, so a
+	 * crash anywhere resumes where it stopped. The same pass serves the first run
+	 * of the rollbacks and every resumption (alarm, retry, eviction).
+	 */
+	private async rollbackPass(start: InstanceRow): Promise<void> {
+		const state = readRollbackState(start);
+		if (!state) return;
+		const entry = this.entryOf(start);
+		const generation = start.generation;
+		const startedAt = this.host.now();
+		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const stillRollingBack = () => this.row?.status === 'rolling_back' && this.row.generation === generation;
+		const rows = new Map<string, StepRow>();
+		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
+		const record = (r: HistoryRecord) => this.host.store.appendHistory(historyRow(r, generation, this.host.now()));
+		const log = (r: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }) =>
+			this.host.log?.({ instanceId: start.id, type: start.type, generation, ...r });
+		const step = new StepContext(this.host.store, rows, entry, {
+			now: () => this.host.now(),
+			yieldToEventLoop: () => this.host.yieldToEventLoop(),
+			willWrite: () => {},
+			record,
+			logsStepCompletions: false,
+			wrapStepFunction: undefined,
+			log,
+			checkBoundary: () => {
+				if (!stillRollingBack()) throw new AbortSignal_('terminated');
+			},
+			replayOnly: true,
+		});
+		try {
+			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.host.env });
+			const run = Promise.resolve().then(() => workflow.run(step, fromStoredJson(start.payload)));
+			await step.replayRecorded(run);
+		} catch {
+			// The constructor threw: no closures to learn; the recorded ones are all there is.
+		}
+		if (!stillRollingBack()) return;
+		const runner = new RollbackRunner(this.host.store, rows, { now: () => this.host.now(), record, stillRollingBack, log });
+		this.activeRollback = runner;
+		let outcome;
+		try {
+			outcome = await runner.run(rollbackOrder(this.host.store, generation, step.rollbacks.values()));
+		} finally {
+			this.activeRollback = undefined;
+		}
+		const now = this.row!;
+		if (!stillRollingBack() || outcome.kind === 'aborted') return;
+		this.host.store.deleteWakeupsDue(startedAt);
+		if (outcome.kind === 'suspended') return;
+		const done: RollbackState =
+			outcome.kind === 'completed' ? { ...state, state: 'completed' } : { ...state, state: 'failed', failedStep: outcome.step, error: outcome.error };
+		const rollback = storedRollbackState(done);
+		const summary = this.rollbackSummary(done);
+		if (state.reason === 'terminated') {
+			this.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });
+		} else {
+			this.transition({ ...now, status: 'errored', rollback }, { kind: 'workflow.errored', detail: { error: historyError(errorOf(now)), rollback: summary } });
 		}
 	}
 
@@ -903,7 +1082,7 @@ export class InstanceEngine {
 		// A pass in flight, one that failed and left the instance runnable, or a first pass not started
 		// yet is checked again later: if the isolate dies before that first pass, this alarm starts it
 		// (crash-point exploration found a create stuck in `created` without it).
-		const watchdog = status === 'running' || status === 'created' ? now + WATCHDOG_MS : undefined;
+		const watchdog = status === 'running' || status === 'created' || (status === 'rolling_back' && wake === undefined) ? now + WATCHDOG_MS : undefined;
 		// A slot request or release in flight is checked again later, like a pass: a crash mid-call must not strand it.
 		const slotPending = this.slot?.state === 'requested' || this.slot?.state === 'releasing';
 		const slotRetry = !slotPending ? undefined : this.slotWork ? now + WATCHDOG_MS : (this.slot!.nextAttemptAt ?? now);

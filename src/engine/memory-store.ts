@@ -1,7 +1,7 @@
 import type { HistoryRow, NewHistoryRow } from './history';
 import { utf8Bytes } from './json';
 import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
-import type { StepStatus } from './types';
+import type { StepKind, StepStatus } from './types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
 export class MemoryInstanceStore implements InstanceStore {
@@ -64,6 +64,17 @@ export class MemoryInstanceStore implements InstanceStore {
 			if (row) results.set(key, row.result);
 		}
 		return results;
+	}
+
+	readStep(key: string) {
+		const row = this.steps.get(key);
+		return row ? { ...row } : undefined;
+	}
+	readStepsOfKind(kind: StepKind, status?: StepStatus) {
+		return [...this.steps.values()]
+			.filter((row) => row.kind === kind && (status === undefined || row.status === status))
+			.sort((a, b) => a.seq - b.seq)
+			.map((row) => ({ ...row }));
 	}
 
 	countSteps() {

@@ -3,7 +3,9 @@ import { ErrorCode, ValidationError } from './errors';
 import { fromStoredJson } from './json';
 import { MAX_SHOWN_ERROR_CHARS, STATUS_STEP_WINDOW, STEP_PAGE_DEFAULT, STEP_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
 import type { InstanceRow, InstanceStore, StepMeta } from './store';
+import { readRollbackState } from './rollback-state';
 import type { StepPage, StepSummary, WorkflowStatusInfo } from './types';
+import { readWebhookRecord } from './webhook';
 
 /**
  * What one status call returns, bounded whatever the history holds: step counts,
@@ -30,6 +32,11 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		summarizeStep(meta, !hasResult(meta) ? null : shown.has(meta.key) ? (results.get(meta.key) ?? null) : undefined),
 	);
 	const events = store.eventBuffer();
+	const rollback = readRollbackState(row);
+	const webhooks = store.readStepsOfKind('webhook', 'waiting').map((step) => {
+		const { url, expiresAt } = readWebhookRecord(step.result);
+		return { step: step.name, url, expiresAt };
+	});
 	return {
 		id: row.id,
 		type: row.type,
@@ -48,6 +55,8 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		steps,
 		bufferedEvents: events.count,
 		droppedEvents: store.droppedEvents(),
+		...(rollback ? { rollback: { ...rollback, completed: store.readStepsOfKind('rollback', 'completed').length } } : {}),
+		...(webhooks.length > 0 ? { webhooks } : {}),
 	};
 }
 

@@ -4,6 +4,7 @@ import {
 	ErrorCode,
 	EventTimeoutError,
 	NonRetryableError,
+	WebhookExpiredError,
 	ShardflowError,
 	StepFailedError,
 	StepTimeoutError,
@@ -13,13 +14,15 @@ import { MAX_DURATION_MS } from './duration';
 import { historyError, type HistoryRecord } from './history';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
-import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs } from './retry-policy';
+import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
+import type { RegisteredRollback } from './rollback-runner';
+import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from './webhook';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { stepKey } from './step-key';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceStore, StepRow } from './store';
 import { describeThrown, isInstance } from './thrown-value';
-import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions } from './types';
+import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from './types';
 import { YieldPacer, type YieldReport } from './yield-pacer';
 
 /** What a pass of the replay loop lends its step context. */
@@ -44,6 +47,13 @@ export interface PassHooks {
 	readonly logsStepCompletions: boolean;
 	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
+	/**
+	 * The pass only replays, to learn the rollbacks of completed steps (see rollback-runner.ts):
+	 * recorded outcomes answer as usual, anything else never settles and nothing is written.
+	 */
+	readonly replayOnly?: boolean;
+	/** Signs a webhook token bound to this instance, its generation, the step and `nonce`, and answers its URL (see webhook.ts). */
+	issueWebhook?(step: string, nonce: string): Promise<string>;
 }
 
 /** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
@@ -91,6 +101,10 @@ export class StepContext implements Step<any> {
 	private readonly recorded: ReadonlySet<string>;
 	private readonly recordedBefore: readonly StepRow[];
 	private reachedRecorded = 0;
+	/** The rollbacks of the completed steps this pass reached, by step name (see rollback-runner.ts). */
+	readonly rollbacks = new Map<string, RegisteredRollback>();
+	/** Keys of the completed `do` steps recorded before this pass: a replay-only pass is done once it reached them all. */
+	private readonly completedDo: ReadonlySet<string>;
 
 	constructor(
 		private readonly store: InstanceStore,
@@ -107,6 +121,44 @@ export class StepContext implements Step<any> {
 		this.nextSeq = max + 1;
 		this.recorded = recorded;
 		this.recordedBefore = [...rows.values()];
+		this.completedDo = new Set([...rows.values()].filter((row) => row.kind === 'do' && row.status === 'completed').map((row) => row.key));
+	}
+
+	/**
+	 * Lets a replay-only pass's `run()` go as far as the recorded outcomes take it:
+	 * resolves once it settled, reached every completed `do` step, or a turn of the
+	 * event loop passed with no step reached (every branch waits on a step that
+	 * has no outcome: those never settle in a replay-only pass).
+	 */
+	async replayRecorded(run: Promise<unknown>): Promise<void> {
+		let settled = false;
+		void run.then(
+			() => (settled = true),
+			() => (settled = true),
+		);
+		const reachedAll = () => [...this.completedDo].every((key) => this.claimed.has(key));
+		for (;;) {
+			const before = this.claimed.size;
+			await this.hooks.yieldToEventLoop();
+			if (settled || reachedAll() || this.claimed.size === before) return;
+		}
+	}
+
+	/** A write made outside the pass (a webhook's POST): later reads of the pass see it. */
+	noteStepRow(row: StepRow): void {
+		if (this.rows.has(row.key)) this.rows.set(row.key, row);
+	}
+
+	/** What a replay-only pass answers for a step without a recorded outcome: nothing, ever. */
+	private parked<T>(): Promise<T> {
+		return new Promise<T>(() => {});
+	}
+
+	private registerRollback(name: string, options: StepDoOptions | undefined, result: string | null): void {
+		const fn = options?.rollback;
+		if (typeof fn !== 'function') return;
+		const retries = options?.rollbackRetries ?? options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY;
+		this.rollbacks.set(name, { name, fn, retries, timeout: options?.rollbackTimeout, result });
 	}
 
 	/**
@@ -134,6 +186,7 @@ export class StepContext implements Step<any> {
 		const key = this.enter('do', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') {
+			this.registerRollback(name, options, row.result);
 			if (++this.replayedSinceYield >= REPLAYED_STEPS_PER_YIELD) {
 				this.replayedSinceYield = 0;
 				await this.hooks.yieldToEventLoop();
@@ -141,6 +194,7 @@ export class StepContext implements Step<any> {
 			return fromStoredJson(row.result) as T;
 		}
 		if (row?.status === 'failed') throw this.failure(row);
+		if (this.hooks.replayOnly) return this.parked();
 		if (!row && this.behindRecord()) await this.assertOnRecord('do', name);
 
 		const policy = resolveRetryPolicy(options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY);
@@ -189,6 +243,7 @@ export class StepContext implements Step<any> {
 			this.checkAbort();
 			this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
 			this.hooks.record({ kind: 'step.completed', step: name, attempt, value: json });
+			this.registerRollback(name, options, json);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
 		}
@@ -201,6 +256,7 @@ export class StepContext implements Step<any> {
 		const key = this.enter('sleep', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return;
+		if (this.hooks.replayOnly) return this.parked();
 		if (!row && this.behindRecord()) await this.assertOnRecord('sleep', name);
 		const ms = row ? 0 : parseDuration(duration);
 		return this.sleepStep(key, name, row, row?.wakeAt ?? this.hooks.now() + ms);
@@ -210,6 +266,7 @@ export class StepContext implements Step<any> {
 		const key = this.enter('sleep', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return;
+		if (this.hooks.replayOnly) return this.parked();
 		if (row) return this.sleepStep(key, name, row, row.wakeAt ?? this.hooks.now());
 		if (this.behindRecord()) await this.assertOnRecord('sleep', name);
 		const at = until instanceof Date ? until.getTime() : until;
@@ -231,6 +288,7 @@ export class StepContext implements Step<any> {
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return fromStoredJson(row.result);
 		if (row?.status === 'timed_out') throw new EventTimeoutError(stepName, event);
+		if (this.hooks.replayOnly) return this.parked();
 		if (!row && this.behindRecord()) await this.assertOnRecord('wait', stepName);
 		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
 			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
@@ -274,6 +332,7 @@ export class StepContext implements Step<any> {
 	async patched(id: string): Promise<boolean> {
 		const key = this.enter('patch', id);
 		if (this.rows.has(key)) return true;
+		if (this.hooks.replayOnly) return this.parked();
 		// A history that passed this point without the marker keeps the old branch.
 		if (!(await this.atFrontier())) return false;
 		this.recordPatch(key, id);
@@ -282,7 +341,61 @@ export class StepContext implements Step<any> {
 
 	async deprecatePatch(id: string): Promise<void> {
 		const key = this.enter('patch', id);
-		if (!this.rows.has(key) && (await this.atFrontier())) this.recordPatch(key, id);
+		if (this.rows.has(key)) return;
+		if (this.hooks.replayOnly) return this.parked();
+		if (await this.atFrontier()) this.recordPatch(key, id);
+	}
+
+	async webhook<Body = unknown>(name: string, options?: WebhookOptions): Promise<WebhookHandle<Body>> {
+		const key = this.enter('webhook', name);
+		let row = this.rows.get(key);
+		if (!row) {
+			if (this.hooks.replayOnly) return this.parked();
+			if (this.behindRecord()) await this.assertOnRecord('webhook', name);
+			const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
+			if (!this.hooks.issueWebhook) throw new ValidationError(ErrorCode.InvalidOptions, 'step.webhook needs a host that signs webhook tokens (the workerd runner, or the test kit)');
+			const nonce = newWebhookNonce();
+			const url = await this.hooks.issueWebhook(name, nonce);
+			this.checkAbort();
+			const now = this.hooks.now();
+			const expiresAt = timeoutMs === undefined ? null : now + timeoutMs;
+			const created: StepRow = {
+				...this.newRow(key, name, 'webhook'),
+				status: 'waiting',
+				result: storedWebhookRecord({ url, expiresAt, nonce }),
+				startedAt: now,
+				wakeAt: expiresAt,
+			};
+			// The URL is durable before run() sees it: what the author sends out always works.
+			this.transact(() => {
+				this.write(created);
+				if (expiresAt !== null) this.store.setWakeup(key, expiresAt);
+				this.hooks.record({ kind: 'webhook.created', step: name, detail: { url, expiresAt } });
+			});
+			row = created;
+		}
+		const { url, expiresAt } = readWebhookRecord(row.result);
+		return { url, expiresAt, wait: () => this.waitForWebhook<Body>(key, name) };
+	}
+
+	/** `hook.wait()`: the POSTed body once it came; suspends until then; WEBHOOK_EXPIRED after the timeout. */
+	private async waitForWebhook<Body>(key: string, name: string): Promise<Body> {
+		const row = this.rows.get(key)!;
+		if (row.status === 'completed') return readWebhookRecord(row.result).body as Body;
+		if (row.status === 'timed_out') throw new WebhookExpiredError(`webhook "${name}" expired before it was called`);
+		if (this.hooks.replayOnly) return this.parked();
+		if (this.signal) throw this.signal;
+		if (this.closed) throw new AbortSignal_('finished');
+		const now = this.hooks.now();
+		if (row.wakeAt !== null && row.wakeAt <= now) {
+			this.transact(() => {
+				this.store.deleteWakeup(key);
+				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'WebhookExpiredError', errorMessage: `webhook "${name}" expired before it was called`, errorCode: ErrorCode.WebhookExpired });
+				this.hooks.record({ kind: 'webhook.timed_out', step: name });
+			});
+			throw new WebhookExpiredError(`webhook "${name}" expired before it was called`);
+		}
+		throw this.suspend('waiting');
 	}
 
 	/**
@@ -480,7 +593,7 @@ export class StepContext implements Step<any> {
  * cannot stop a running function, so `fn` gets an AbortSignal that aborts at
  * the deadline and should stop on it; whatever it returns later is dropped.
  */
-async function runAttempt<T>(
+export async function runAttempt<T>(
 	fn: (attempt: StepAttempt) => Promise<T> | T,
 	attempt: number,
 	timeoutMs: number | undefined,
@@ -514,7 +627,7 @@ async function runAttempt<T>(
 }
 
 /** Aborts one attempt's signal (if `fn` ever read it) with a reason. */
-type AttemptAbort = (reason: unknown) => void;
+export type AttemptAbort = (reason: unknown) => void;
 
 async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, context: StepAttempt, timeoutMs: number, name: string, abort: AttemptAbort): Promise<T> {
 	let timer: ReturnType<typeof setTimeout> | undefined;

@@ -24,6 +24,8 @@ export interface InstanceRow {
 	codeVersion?: string | null;
 	/** The code version of the last pass that wrote anything. */
 	lastCodeVersion?: string | null;
+	/** The rollback state as JSON (`RollbackState`, engine/rollback-state.ts); null before any rollback. */
+	rollback?: string | null;
 }
 
 export interface StepRow {
@@ -126,6 +128,10 @@ export interface InstanceStore {
 	readStepResults(keys: string[]): Map<string, string | null>;
 	/** Number of steps per status. */
 	countSteps(): Partial<Record<StepStatus, number>>;
+	/** One step row by key, result included. */
+	readStep(key: string): StepRow | undefined;
+	/** The step rows of one kind (and status), results included, in first-reached order: the status's webhooks and rollbacks. */
+	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[];
 
 	setWakeup(key: string, at: number): void;
 	deleteWakeup(key: string): void;

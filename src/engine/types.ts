@@ -28,12 +28,48 @@ export interface StepAttempt {
 	signal: AbortSignal;
 }
 
+/**
+ * Undoes a completed step (saga): gets the step's stored result and, like a step
+ * function, `{attempt, signal}`. Its return value is ignored.
+ */
+export type RollbackFunction<T = any> = (result: T, attempt: StepAttempt) => Promise<unknown> | unknown;
+
 /** Options of one `step.do`. */
-export interface StepDoOptions {
+export interface StepDoOptions<T = any> {
 	/** Overrides the workflow's `static defaults.retries`. */
 	retries?: RetryPolicy;
 	/** Longest a single attempt may take; a late attempt fails with `STEP_TIMEOUT` and is retried. */
 	timeout?: Duration;
+	/**
+	 * Runs, once this step has completed, when `run()` fails for good or on
+	 * `terminate(…, {rollback: true})`: the rollbacks of completed steps run in
+	 * reverse completion order, each a checkpointed step of its own (README "Rollbacks").
+	 * @example await step.do('charge', () => charge(order), { rollback: (charge) => refund(charge.id) });
+	 */
+	rollback?: RollbackFunction<T>;
+	/** Retries of the rollback; defaults to the step's `retries`. */
+	rollbackRetries?: RetryPolicy;
+	/** Longest a single rollback attempt may take. */
+	rollbackTimeout?: Duration;
+}
+
+/** Options of `step.webhook`. */
+export interface WebhookOptions {
+	/** After this, a POST to the URL is refused (410) and `wait()` throws `WEBHOOK_EXPIRED`. Without one the URL works until it is used or the instance ends. */
+	timeout?: Duration;
+}
+
+/**
+ * A one-shot webhook (`step.webhook`): its URL exists (and is stored) before anyone
+ * waits, so it can be sent out first; one POST of JSON to it completes `wait()`.
+ */
+export interface WebhookHandle<Body = unknown> {
+	/** Where an outside system POSTs, once, without the API token (absolute when `PUBLIC_URL` is set, else a path). */
+	url: string;
+	/** When the URL stops working (epoch milliseconds); null without a timeout. */
+	expiresAt: number | null;
+	/** The JSON body of the POST, once it came (suspends until then); throws `WebhookExpiredError` after the timeout. */
+	wait(): Promise<Body>;
 }
 
 export interface WaitForEventOptions {
@@ -93,7 +129,7 @@ export interface Step<E extends object = {}> {
 	 * be JSON-compatible (see `Serializable`): a replay gets back exactly that JSON.
 	 * @example const user = await step.do('fetch-user', () => api.getUser(id));
 	 */
-	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T & Serializable<T>> | (T & Serializable<T>), options?: StepDoOptions): Promise<T>;
+	do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T & Serializable<T>> | (T & Serializable<T>), options?: StepDoOptions<NoInfer<T>>): Promise<T>;
 	/** Durable sleep: the instance hibernates and the alarm wakes it. */
 	sleep(name: string, duration: Duration): Promise<void>;
 	/** Durable sleep until an absolute time (stored as given, so replays after it pass do not fail). */
@@ -104,6 +140,15 @@ export interface Step<E extends object = {}> {
 	 * @example const approval = await step.waitForEvent('approval', { timeout: '7 days' });
 	 */
 	waitForEvent<K extends EventName<E>>(event: K, options?: WaitForEventOptions): Promise<EventPayload<E[K]>>;
+	/**
+	 * A one-shot webhook: a URL (stored as this step's outcome) that an outside system
+	 * POSTs JSON to exactly once, without the API token; `wait()` returns that body.
+	 * @example
+	 * const hook = await step.webhook('approval', { timeout: '7 days' });
+	 * await step.do('ask', () => sendApprovalMail(hook.url));
+	 * const answer = await hook.wait();
+	 */
+	webhook<Body = unknown>(name: string, options?: WebhookOptions): Promise<WebhookHandle<Body>>;
 	/**
 	 * Changes code safely under instances in flight. True on a new execution (a marker is
 	 * recorded) and on replays of histories that recorded the marker; false on replays of
@@ -149,14 +194,15 @@ export interface DeclaredWorkflowDefaults {
 /** The statuses an instance can be in. */
 /** `diverged`: the code no longer matches the recorded steps; nothing runs until a resume (after a fix) or a restart. */
 /** `queued`: the type's concurrency limit for the instance's key is reached; it starts, in arrival order, when a slot frees. */
-export const WORKFLOW_STATUSES = ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'completed', 'errored', 'terminated'] as const;
+/** `rolling_back`: the rollbacks of completed steps run (after a failure, or a terminate with rollback); it ends `errored` or `terminated`. */
+export const WORKFLOW_STATUSES = ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'rolling_back', 'completed', 'errored', 'terminated'] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
 /** Statuses from which an instance never moves on its own. */
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'errored', 'terminated'];
 
-/** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`. */
-export type StepKind = 'do' | 'sleep' | 'wait' | 'patch';
+/** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`; `rollback`: the rollback of a `do` step of the same name; `webhook`: `step.webhook`. */
+export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook';
 export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out';
 
 /** One entry of a status's step history. */
@@ -210,4 +256,28 @@ export interface WorkflowStatusInfo {
 	droppedEvents: number;
 	/** Present when the instance was deleted and this is its archived record. */
 	archived?: true;
+	/** Present once rollbacks began (status `rolling_back`, then `errored` or `terminated`). */
+	rollback?: RollbackInfo;
+	/** Webhooks waiting for their POST (`step.webhook`), with their URLs. */
+	webhooks?: PendingWebhook[];
+}
+
+/** What the status says about the rollbacks of an instance. */
+export interface RollbackInfo {
+	/** Why they run: `run()` failed for good, or a terminate asked for them. */
+	reason: 'failed' | 'terminated';
+	/** `running`, then `completed` (every rollback ran), `failed` (one failed for good: the rest did not run) or `abandoned` (a plain terminate stopped them). */
+	state: 'running' | 'completed' | 'failed' | 'abandoned';
+	/** Rollbacks completed so far. */
+	completed: number;
+	/** The step whose rollback failed for good, and its error. */
+	failedStep?: string;
+	error?: { name: string; message: string; code?: string };
+}
+
+/** A webhook waiting for its POST. */
+export interface PendingWebhook {
+	step: string;
+	url: string;
+	expiresAt: number | null;
 }

@@ -18,6 +18,7 @@ import {
 	ReindexSchema,
 	StepPageSchema,
 	StepsQuery,
+	TerminateQuery,
 } from './schemas';
 import type { InputOf, OperationName, OutputOf } from './table';
 
@@ -62,7 +63,7 @@ export interface HttpBinding<Input, Output> {
 export type HttpBindings = { [K in OperationName]?: HttpBinding<InputOf<K>, OutputOf<K>> };
 
 /** The route of a pause, resume, terminate or restart. */
-function controlRoute(action: 'pause' | 'resume' | 'terminate' | 'restart'): HttpBinding<{ id: string }, WorkflowStatus> {
+function controlRoute(action: 'pause' | 'resume' | 'restart'): HttpBinding<{ id: string }, WorkflowStatus> {
 	return {
 		method: 'post',
 		path: `/workflows/{id}/${action}`,
@@ -136,7 +137,16 @@ export const httpBindings: HttpBindings = {
 	},
 	pause: controlRoute('pause'),
 	resume: controlRoute('resume'),
-	terminate: controlRoute('terminate'),
+	terminate: {
+		method: 'post',
+		path: '/workflows/{id}/terminate',
+		summary: 'Terminate an instance (with rollback=true, after running the rollbacks of its completed steps)',
+		request: { params: IdParam, query: TerminateQuery },
+		responses: { 200: { schema: ControlSchema, description: 'The new status: terminated, or rolling_back with rollback=true' } },
+		errors: [400, 401, 404, 409],
+		input: ({ param, query }) => ({ id: param.id, ...(query.rollback === 'true' ? { rollback: true } : {}) }),
+		reply: (status: WorkflowStatus, { id }) => ({ status: 200, body: { id, status } }),
+	},
 	restart: controlRoute('restart'),
 	sendEvent: {
 		method: 'post',

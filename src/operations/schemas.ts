@@ -36,7 +36,7 @@ const ErrorDescription = z.object({ name: z.string(), message: z.string(), code:
 export const StepSchema = z
 	.object({
 		name: z.string(),
-		kind: z.enum(['do', 'sleep', 'wait', 'patch']),
+		kind: z.enum(['do', 'sleep', 'wait', 'patch', 'rollback', 'webhook']).meta({ description: 'rollback: the rollback of the do step of the same name; webhook: step.webhook.' }),
 		status: z.string(),
 		attempts: z.number().int(),
 		startedAt: z.number().int().nullable(),
@@ -75,6 +75,20 @@ export const DetailSchema = z
 		bufferedEvents: z.number().int().meta({ description: 'Events buffered for a wait not reached yet.' }),
 		droppedEvents: z.number().int().meta({ description: 'Buffered events nobody consumed, dropped when the instance finished.' }),
 		archived: z.literal(true).optional().meta({ description: 'The instance was deleted; this is its archived record.' }),
+		rollback: z
+			.object({
+				reason: z.enum(['failed', 'terminated']),
+				state: z.enum(['running', 'completed', 'failed', 'abandoned']),
+				completed: z.number().int(),
+				failedStep: z.string().optional(),
+				error: ErrorDescription.optional(),
+			})
+			.optional()
+			.meta({ description: 'Present once rollbacks began: why, how far, and which one failed for good (README "Rollbacks").' }),
+		webhooks: z
+			.array(z.object({ step: z.string(), url: z.string(), expiresAt: z.number().int().nullable() }))
+			.optional()
+			.meta({ description: 'Webhooks (step.webhook) waiting for their one POST, with their URLs.' }),
 	})
 	.meta({ id: 'WorkflowDetail' });
 
@@ -130,6 +144,10 @@ export const HistoryPageSchema = z
 	.meta({ id: 'HistoryPage' });
 
 const flag = z.enum(['true', 'false']);
+
+export const TerminateQuery = z.object({
+	rollback: flag.optional().meta({ description: 'true: run the rollbacks of the completed steps first (status rolling_back, then terminated).' }),
+});
 
 export const DeleteQuery = z.object({
 	terminate: flag.optional().meta({ description: 'true: terminate an instance that has not finished, then delete it (otherwise 409).' }),

@@ -7,10 +7,11 @@ import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { WebhookTarget } from '../engine/webhook';
 import { operation } from './operation';
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
-function control(action: 'pause' | 'resume' | 'terminate' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
+function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
 	return operation({
 		rpc: action,
 		helper: (_type: string, id: string) => ({ id }),
@@ -72,7 +73,12 @@ export const operations = {
 
 	pause: control('pause', (engine) => engine.pause()),
 	resume: control('resume', (engine) => engine.resume()),
-	terminate: control('terminate', (engine) => engine.terminate()),
+	/** Ends an instance; with `rollback`, the rollbacks of its completed steps run first (status `rolling_back`). */
+	terminate: operation({
+		rpc: 'terminate',
+		helper: (_type: string, id: string, options: { rollback?: boolean } = {}) => ({ id, ...options }),
+		run: (instance, input: { id: string; rollback?: boolean }): WorkflowStatus => instance.existing().terminate({ rollback: input?.rollback === true }),
+	}),
 	/** Reruns a completed, errored or terminated instance from the start, discarding its step history. */
 	restart: control('restart', (engine) => engine.restart()),
 
@@ -108,6 +114,19 @@ export const operations = {
 	slotGranted: operation({
 		rpc: 'slotGranted',
 		run: (instance, _input: { id: string }): null => (instance.existing().slotGranted(), null),
+	}),
+
+	/**
+	 * The one POST a webhook (`step.webhook`) accepts. Served by `POST /webhooks/{token}`
+	 * (src/api/webhook-route.ts), which checks the token's signature first and so
+	 * passes a target it trusts; namespace holders are trusted like for sendEvent.
+	 */
+	completeWebhook: operation({
+		rpc: 'completeWebhook',
+		run: (instance, input: { id: string; target: WebhookTarget; body: unknown }): null => {
+			instance.existing().completeWebhook(input.target, input.body);
+			return null;
+		},
 	}),
 
 	/** For reconcile: a read that writes nothing. */

@@ -4,7 +4,7 @@ import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
 import type { HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
 import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
-import type { StepStatus } from '../engine/types';
+import type { StepKind, StepStatus } from '../engine/types';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
 const { result: _result, ...stepColumns } = getTableColumns(steps);
@@ -94,6 +94,15 @@ export class DrizzleInstanceStore implements InstanceStore {
 			results.set(row.key, row.result);
 		}
 		return results;
+	}
+
+	readStep(key: string): StepRow | undefined {
+		return this.db.select().from(steps).where(eq(steps.key, key)).get() as StepRow | undefined;
+	}
+
+	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
+		const where = status === undefined ? eq(steps.kind, kind) : and(eq(steps.kind, kind), eq(steps.status, status));
+		return this.db.select().from(steps).where(where).orderBy(asc(steps.seq)).all() as StepRow[];
 	}
 
 	countSteps(): Partial<Record<StepStatus, number>> {

@@ -8,6 +8,8 @@ import { consoleLogger, parseLogLevel } from '../engine/engine-log';
 import type { BacklogPort } from '../engine/index-backlog';
 import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
+import { webhookKey } from '../client/webhook-key';
+import { encodeWebhookToken, webhookUrl } from '../engine/webhook';
 import { DrizzleInstanceStore } from './drizzle-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
 import { limiterStub } from '../client/limiter-client';
@@ -64,6 +66,9 @@ export function instanceHost(
 		log: consoleLogger(level),
 		logStepCompletions: level === 'debug',
 		backlog: backlogPort(env),
+		webhooks: {
+			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
+		},
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
 		destroy,
 		slots: new DrizzleSlotStore(db),

@@ -161,6 +161,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.call('keys', (keys) => keys.cursorSecret());
 	}
 
+	webhookSecret() {
+		return this.call('keys', (keys) => keys.webhookSecret());
+	}
+
 	// ---- schedule role ----
 
 	scheduleWake() {

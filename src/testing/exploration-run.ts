@@ -5,6 +5,8 @@ import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { FINISHED_STATUSES, type WorkflowStatus } from '../engine/types';
 import { fromStoredJson } from '../engine/json';
+import { readRollbackState } from '../engine/rollback-state';
+import type { InstanceRow } from '../engine/store';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import { DEFAULT_START_TIME, VirtualClock } from './virtual-clock';
 import { VirtualHost, type DurableInstance } from './virtual-host';
@@ -26,6 +28,8 @@ export interface RunOutcome {
 	status: WorkflowStatus | 'missing';
 	output?: unknown;
 	error?: { name: string; message: string; code?: string };
+	/** How rollbacks ended, when they ran (`completed`, `failed`, `abandoned`). */
+	rollback?: string;
 }
 
 export interface ExplorationRun {
@@ -98,6 +102,12 @@ export async function runExploration(script: ExplorationScript, plan?: CrashPlan
 function outcomeOf(durable: DurableInstance): RunOutcome {
 	const row = durable.store.readInstance();
 	if (!row) return { status: 'missing' };
+	const rollback = readRollbackState(row)?.state;
+	if (rollback !== undefined) return { ...outcomeOfRow(row), rollback };
+	return outcomeOfRow(row);
+}
+
+function outcomeOfRow(row: InstanceRow): RunOutcome {
 	if (row.status === 'completed') return { status: row.status, output: fromStoredJson(row.output) };
 	if (row.status === 'errored') {
 		return { status: row.status, error: { name: row.errorName ?? 'Error', message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };

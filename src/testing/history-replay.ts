@@ -1,7 +1,7 @@
-import { EventTimeoutError, StepFailedError } from '../engine/errors';
+import { EventTimeoutError, StepFailedError, WebhookExpiredError } from '../engine/errors';
 import type { HistoryEvent, HistoryPage } from '../engine/history';
 import { canonicalJson } from '../engine/json';
-import type { Step, StepKind } from '../engine/types';
+import type { Step, StepKind, WebhookHandle } from '../engine/types';
 import { ranConcurrently, recordedRun, type RecordedRun, type RecordedStep } from './recorded-steps';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import type { TestableWorkflow } from './workflow-test-kit';
@@ -151,6 +151,20 @@ class ReplayStep implements Step<any> {
 	}
 	waitForEvent(event: string, options?: { name?: string }): Promise<any> {
 		return this.call({ kind: 'wait', name: options?.name ?? event });
+	}
+	async webhook(name: string): Promise<WebhookHandle<any>> {
+		const { url, expiresAt } = (await this.call({ kind: 'webhook', name })) as { url: string; expiresAt: number | null };
+		const reply = this.byKey.get(`webhook:${name}`)?.reply;
+		return {
+			url,
+			expiresAt,
+			wait: () =>
+				reply?.type === 'completed'
+					? Promise.resolve(structuredClone(reply.value))
+					: reply?.type === 'timed_out'
+						? Promise.reject(new WebhookExpiredError(`webhook "${name}" expired before it was called`))
+						: NEVER,
+		};
 	}
 
 	/**

@@ -11,7 +11,9 @@ export interface InstanceDriver {
 	readonly id: string;
 	create(payload: unknown): Promise<void>;
 	sendEvent(event: string, payload: unknown): Promise<void>;
-	control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus>;
+	control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options?: { rollback?: boolean }): Promise<WorkflowStatus>;
+	/** POSTs `body` to a webhook URL the instance issued (`step.webhook`), as an outside system would; refusals throw their typed errors. */
+	callWebhook(url: string, body: unknown): Promise<void>;
 	status(): Promise<WorkflowStatusInfo>;
 	/** Every step of the current run, oldest first (all pages). */
 	steps(): Promise<StepSummary[]>;

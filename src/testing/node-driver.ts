@@ -7,7 +7,8 @@ import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/
 import { allPages } from './all-pages';
 import type { InstanceDriver } from './instance-driver';
 import type { VirtualClock } from './virtual-clock';
-import { VirtualHost, type DurableInstance } from './virtual-host';
+import { testKitWebhookKey, VirtualHost, type DurableInstance } from './virtual-host';
+import { decodeWebhookToken, webhookToken } from '../engine/webhook';
 
 export interface NodeDriverOptions {
 	registry: Registry;
@@ -39,8 +40,13 @@ export class NodeInstanceDriver implements InstanceDriver {
 		return this.engine.sendEvent(event, payload);
 	}
 
-	async control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus> {
-		return this.engine[operation]();
+	async control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
+		return operation === 'terminate' ? this.engine.terminate(options) : this.engine[operation]();
+	}
+
+	async callWebhook(url: string, body: unknown): Promise<void> {
+		const target = await decodeWebhookToken(await testKitWebhookKey(), webhookToken(url));
+		this.engine.completeWebhook(target, body);
 	}
 
 	async status(): Promise<WorkflowStatusInfo> {

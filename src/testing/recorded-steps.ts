@@ -19,6 +19,8 @@ export interface RecordedStep {
 	firstSeq: number;
 	lastSeq: number;
 	outcome: RecordedOutcome;
+	/** A webhook's call, as far as the history goes: its body (`completed`) or `timed_out`; pending without one. */
+	reply?: { type: 'completed'; value: unknown } | { type: 'timed_out' };
 }
 
 /** A recorded run: its payload, its steps and how it ended. */
@@ -39,6 +41,9 @@ const KIND_OF_RECORD: Partial<Record<HistoryEvent['kind'], StepKind>> = {
 	'wait.timed_out': 'wait',
 	'event.consumed': 'wait',
 	'patch.recorded': 'patch',
+	'webhook.created': 'webhook',
+	'webhook.received': 'webhook',
+	'webhook.timed_out': 'webhook',
 };
 
 /**
@@ -68,6 +73,10 @@ export function recordedRun(events: readonly HistoryEvent[]): RecordedRun {
 			byKey.set(key, step);
 			steps.push(step);
 		}
+		if (event.kind === 'webhook.received' || event.kind === 'webhook.timed_out') {
+			step.reply = event.kind === 'webhook.received' ? { type: 'completed', value: event.payload } : { type: 'timed_out' };
+			step.lastSeq = event.seq;
+		}
 		const outcome = outcomeOf(event);
 		if (outcome) {
 			step.outcome = outcome;
@@ -91,6 +100,8 @@ function outcomeOf(event: HistoryEvent): RecordedOutcome | undefined {
 			return { type: 'timed_out', event: event.event };
 		case 'patch.recorded':
 			return { type: 'completed', value: true };
+		case 'webhook.created':
+			return { type: 'completed', value: { url: event.url, expiresAt: event.expiresAt } };
 		default:
 			return undefined;
 	}

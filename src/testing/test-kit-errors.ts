@@ -15,6 +15,7 @@ export const TestKitErrorCode = {
 	CrashDivergence: 'TESTKIT_CRASH_DIVERGENCE',
 	ReplayDivergence: 'TESTKIT_REPLAY_DIVERGENCE',
 	InvalidTime: 'TESTKIT_INVALID_TIME',
+	NoPendingWebhook: 'TESTKIT_NO_PENDING_WEBHOOK',
 } as const;
 export type TestKitErrorCode = (typeof TestKitErrorCode)[keyof typeof TestKitErrorCode];
 

@@ -3,6 +3,7 @@ import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import type { InstanceStore } from '../engine/store';
+import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhook';
 import type { VirtualClock } from './virtual-clock';
 import { gatedStore, type WriteGate } from './write-gate';
 
@@ -23,6 +24,12 @@ export interface VirtualHostOptions {
 }
 
 const never = new Promise<never>(() => {});
+
+let webhookKey: Promise<CryptoKey> | undefined;
+/** The key the kit signs webhook tokens with (a fixed one: nothing here is secret). */
+export function testKitWebhookKey(): Promise<CryptoKey> {
+	return (webhookKey ??= importWebhookKey('shardflow-test-kit-webhooks'));
+}
 
 /**
  * One simulated isolate running one instance on the pure engine: a virtual
@@ -62,6 +69,11 @@ export class VirtualHost implements EngineHost {
 			return (attempt) => (this.dead ? never : inner(attempt));
 		};
 	}
+
+	/** Webhook URLs are paths (`/webhooks/<token>`), as in a deployment without PUBLIC_URL. */
+	readonly webhooks = {
+		issue: async (target: WebhookTarget) => webhookUrl(await encodeWebhookToken(await testKitWebhookKey(), target), undefined),
+	};
 
 	get crashed(): boolean {
 		return this.dead;

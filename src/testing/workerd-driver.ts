@@ -1,6 +1,8 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { instances, instanceStub, type ShardflowEnv } from '../client/instance-client';
+import { webhookKey } from '../client/webhook-key';
 import type { HistoryEvent } from '../engine/history';
+import { decodeWebhookToken, webhookToken } from '../engine/webhook';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { allPages } from './all-pages';
 import type { InstanceDriver } from './instance-driver';
@@ -33,8 +35,14 @@ export class WorkerdInstanceDriver implements InstanceDriver {
 		return instances.sendEvent(this.env, { id: this.id, event, payload }).then(() => undefined);
 	}
 
-	control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus> {
-		return instances[operation](this.env, { id: this.id });
+	control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
+		return operation === 'terminate' ? instances.terminate(this.env, { id: this.id, ...options }) : instances[operation](this.env, { id: this.id });
+	}
+
+	/** Checks the signature with the namespace's webhook key, as `POST /webhooks/:token` does, then completes the wait. */
+	async callWebhook(url: string, body: unknown): Promise<void> {
+		const target = await decodeWebhookToken(await webhookKey(this.env), webhookToken(url));
+		await instances.completeWebhook(this.env, { id: target.id, target, body });
 	}
 
 	status(): Promise<WorkflowStatusInfo> {

@@ -130,8 +130,24 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 	async resume(): Promise<WorkflowStatus> {
 		return this.control('resume');
 	}
-	async terminate(): Promise<WorkflowStatus> {
-		return this.control('terminate');
+	/** With `rollback`, the rollbacks of the completed steps run first (status `rolling_back`, then `terminated`). */
+	async terminate(options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
+		return this.control('terminate', options);
+	}
+
+	/**
+	 * POSTs `body` to the pending webhook of `step` (`step.webhook`), as an outside system
+	 * would, then settles. A second call, or one after the timeout, throws the engine's
+	 * typed error (`WEBHOOK_USED`, `WEBHOOK_EXPIRED`); a step with no pending webhook
+	 * throws `TESTKIT_NO_PENDING_WEBHOOK`.
+	 */
+	async callWebhook(step: string, body: unknown): Promise<void> {
+		this.assertStarted();
+		await this.settle();
+		const pending = (await this.driver.status()).webhooks?.find((hook) => hook.step === step);
+		const url = pending?.url ?? (await this.issuedWebhookUrl(step));
+		await this.driver.callWebhook(url, body);
+		await this.settle();
 	}
 	async restart(): Promise<WorkflowStatus> {
 		return this.control('restart');
@@ -228,9 +244,16 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 
 	// ---- internals ----
 
-	private async control(operation: 'pause' | 'resume' | 'terminate' | 'restart'): Promise<WorkflowStatus> {
+	/** The URL a webhook step issued, from its history record: a used or expired one, so the engine can refuse it. */
+	private async issuedWebhookUrl(step: string): Promise<string> {
+		const created = (await this.driver.history()).find((e) => e.kind === 'webhook.created' && e.step === step);
+		if (created?.kind === 'webhook.created') return created.url;
+		throw new TestKitError(TestKitErrorCode.NoPendingWebhook, `instance "${this.id}" has no webhook named "${step}" (step.webhook was not reached)`);
+	}
+
+	private async control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
 		this.assertStarted();
-		const status = await this.driver.control(operation);
+		const status = await this.driver.control(operation, options);
 		await this.settle();
 		return status;
 	}

@@ -271,6 +271,7 @@ describe('OpenAPI', () => {
 				'/workflows/{id}/resume',
 				'/workflows/{id}/steps',
 				'/workflows/{id}/terminate',
+				'/webhooks/{token}',
 			].sort(),
 		);
 	});

@@ -74,4 +74,25 @@ describe('buildTimeline', () => {
 		const { rows } = buildTimeline([rec(0, 'event.received', { event: 'go' }), rec(5, 'event.consumed', { step: 'go', event: 'go', payload: 1 })], at(10));
 		expect(rows[0]!.segments).toEqual([{ type: 'wait', start: at(5), end: at(5), event: 'go', outcome: 'received', timeoutAt: null }]);
 	});
+
+	it('draws each rollback as a row of its own after the step it undoes, and a webhook as a wait', () => {
+		const timeline = buildTimeline(
+			[
+				rec(0, 'workflow.created'),
+				rec(10, 'step.started', { step: 'charge', attempt: 1 }),
+				rec(20, 'step.completed', { step: 'charge', attempt: 1, result: 'c1' }),
+				rec(25, 'webhook.created', { step: 'approval', url: '/webhooks/t', expiresAt: null }),
+				rec(40, 'webhook.received', { step: 'approval', payload: { approved: false } }),
+				rec(50, 'workflow.rolling_back', { reason: 'failed', error: { name: 'Error', message: 'no' } }),
+				rec(60, 'rollback.started', { step: 'charge', attempt: 1 }),
+				rec(70, 'rollback.completed', { step: 'charge', attempt: 1 }),
+				rec(80, 'workflow.errored', { error: { name: 'Error', message: 'no' }, rollback: { state: 'completed', completed: 1 } }),
+			],
+			at(5000),
+		);
+		expect(timeline.rows.map((r: { key: string }) => r.key)).toEqual(['do:charge', 'wait:approval', 'rollback:charge']);
+		expect(timeline.rows[1].segments).toEqual([{ type: 'wait', start: at(25), end: at(40), event: 'webhook', outcome: 'received', timeoutAt: null }]);
+		expect(timeline.rows[2].segments).toEqual([{ type: 'attempt', attempt: 1, start: at(60), end: at(70), state: 'ok' }]);
+		expect(timeline.markers.map((m: { kind: string }) => m.kind)).toContain('workflow.rolling_back');
+	});
 });

@@ -120,3 +120,26 @@ export async function derivedHelpers() {
 	await PaymentWorkflow.reindex(env, 'p');
 	return [first, paused];
 }
+
+export async function terminatingWithRollback() {
+	const status: 'rolling_back' | string = await PaymentWorkflow.terminate(env, 'p', { rollback: true });
+	await PaymentWorkflow.terminate(env, 'p');
+	// @ts-expect-error: rollback is a boolean
+	await PaymentWorkflow.terminate(env, 'p', { rollback: 'yes' });
+	return status;
+}
+
+export class TypedRollbacks extends Workflow<{}, void> {
+	static override readonly type = 'typed-rollbacks';
+	async run(step: Step) {
+		// The rollback gets the step's result, typed.
+		await step.do('charge', () => ({ chargeId: 'c1' }), { rollback: (charge) => charge.chargeId.toUpperCase() });
+		// @ts-expect-error: the result has no `id`
+		await step.do('charge-2', () => ({ chargeId: 'c1' }), { rollback: (charge) => charge.id });
+		const hook = await step.webhook<{ approved: boolean }>('approval', { timeout: '1 day' });
+		const url: string = hook.url;
+		const approved: boolean = (await hook.wait()).approved;
+		void url;
+		void approved;
+	}
+}

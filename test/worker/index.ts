@@ -7,6 +7,8 @@ import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
 import { indexFaults, limiterFaults } from './probes';
+import { SagaWorkflow } from './saga-workflows';
+import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
@@ -51,6 +53,8 @@ export const testRegistry = defineRegistry({
 	'every-5m': { workflow: EveryFiveMinutesWorkflow },
 	hourly: { workflow: HourlyWorkflow },
 	limited: { workflow: LimitedWorkflow, shards: 2 },
+	saga: { workflow: SagaWorkflow },
+	'hook-approval': { workflow: HookApprovalWorkflow },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */

@@ -13,4 +13,10 @@ export class KeysRole {
 		await this.storage.ensureSchema();
 		return storedSecret(this.storage.db, 'cursor', randomCursorSecret);
 	}
+
+	/** The key material that signs webhook tokens (`step.webhook`) when no WEBHOOK_SECRET is set. */
+	async webhookSecret(): Promise<string> {
+		await this.storage.ensureSchema();
+		return storedSecret(this.storage.db, 'webhook', randomCursorSecret);
+	}
 }

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../../src/client/instance-client';
 import { StatusNotReachedError, testKitClock, testWorkflow, TestKitErrorCode } from '../../../src/testing/workerd';
 import { calls, HangsOnceWorkflow, OrderWorkflow } from '../fixtures';
+import { HookApprovalWorkflow } from '../../worker/webhook-workflows';
 
 const testEnv = env as unknown as ShardflowEnv;
 const DAY = 86_400_000;
@@ -11,6 +12,15 @@ beforeEach(() => calls.clear());
 afterEach(() => testKitClock.reset());
 
 describe('the test kit in workerd, against the real WorkflowRunner', () => {
+	it('callWebhook completes a step.webhook wait through the namespace key, once', async () => {
+		const hook = testWorkflow(HookApprovalWorkflow, { env: testEnv });
+		await hook.start({});
+		await hook.callWebhook('approval', { approved: true });
+		expect(await hook.output()).toEqual({ body: { approved: true } });
+		await expect(hook.callWebhook('approval', { approved: false })).rejects.toMatchObject({ code: 'WEBHOOK_USED' });
+		await hook.dispose();
+	});
+
 	it('mockStepResult replaces the step function inside the Durable Object', async () => {
 		const order = testWorkflow(OrderWorkflow, { env: testEnv }).mockStepResult('price', 99).disableSleeps().forceEventTimeout('confirm');
 		await order.start({ sku: 'book' });

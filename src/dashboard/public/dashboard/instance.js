@@ -12,7 +12,7 @@ const FINISHED = ['completed', 'errored', 'terminated'];
 const ALLOWED = {
 	pause: ['created', 'running', 'sleeping', 'waiting'],
 	resume: ['paused', 'diverged'],
-	terminate: ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged'],
+	terminate: ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'rolling_back'],
 	restart: [...FINISHED, 'diverged'],
 };
 const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));

@@ -8,7 +8,7 @@
  *   | { type: 'retry', start: number, end: number | null, until: number }
  *   | { type: 'sleep', start: number, end: number | null, until: number }
  *   | { type: 'wait', start: number, end: number | null, event: string, outcome: 'received' | 'timed_out' | null, timeoutAt: number | null }} Segment
- * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait', name: string, segments: Segment[] }} Row
+ * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait' | 'rollback', name: string, segments: Segment[] }} Row
  * @typedef {{ at: number, kind: string, label: string }} Marker
  * @typedef {{ start: number, end: number, finishedAt: number | null, rows: Row[], markers: Marker[] }} Timeline
  */
@@ -36,8 +36,9 @@ export function buildTimeline(events, now) {
 
 	for (const e of events) {
 		switch (e.kind) {
+			case 'rollback.started':
 			case 'step.started': {
-				const r = row('do', e.step);
+				const r = row(e.kind === 'step.started' ? 'do' : 'rollback', e.step);
 				const running = open(r, 'attempt');
 				if (running) Object.assign(running, { end: e.at, state: 'interrupted' }); // a crash cut it short
 				const retry = open(r, 'retry');
@@ -47,12 +48,15 @@ export function buildTimeline(events, now) {
 			}
 			case 'step.completed':
 			case 'step.failed':
-			case 'step.attempt_failed': {
-				const r = row('do', e.step);
+			case 'step.attempt_failed':
+			case 'rollback.completed':
+			case 'rollback.failed':
+			case 'rollback.attempt_failed': {
+				const r = row(e.kind.startsWith('step.') ? 'do' : 'rollback', e.step);
 				const running = open(r, 'attempt') ?? { type: 'attempt', attempt: e.attempt, start: e.at, end: null, state: 'running' };
 				if (!r.segments.includes(running)) r.segments.push(running);
-				Object.assign(running, { end: e.at, state: e.kind === 'step.completed' ? 'ok' : 'failed' }, e.error ? { error: e.error } : {});
-				if (e.kind === 'step.attempt_failed') r.segments.push({ type: 'retry', start: e.at, end: null, until: e.retryAt });
+				Object.assign(running, { end: e.at, state: e.kind.endsWith('.completed') ? 'ok' : 'failed' }, e.error ? { error: e.error } : {});
+				if (e.kind.endsWith('.attempt_failed')) r.segments.push({ type: 'retry', start: e.at, end: null, until: e.retryAt });
 				break;
 			}
 			case 'sleep.started':
@@ -77,6 +81,15 @@ export function buildTimeline(events, now) {
 				Object.assign(waiting, { end: e.at, outcome: e.kind === 'event.consumed' ? 'received' : 'timed_out' });
 				break;
 			}
+			case 'webhook.created':
+				row('wait', e.step).segments.push({ type: 'wait', start: e.at, end: null, event: 'webhook', outcome: null, timeoutAt: e.expiresAt ?? null });
+				break;
+			case 'webhook.received':
+			case 'webhook.timed_out': {
+				const waiting = open(row('wait', e.step), 'wait');
+				if (waiting) Object.assign(waiting, { end: e.at, outcome: e.kind === 'webhook.received' ? 'received' : 'timed_out' });
+				break;
+			}
 			case 'event.received':
 				markers.push({ at: e.at, kind: e.kind, label: `event ${e.event} received` });
 				break;
@@ -84,6 +97,7 @@ export function buildTimeline(events, now) {
 			case 'workflow.resumed':
 			case 'workflow.restarted':
 			case 'workflow.diverged':
+			case 'workflow.rolling_back':
 				markers.push({ at: e.at, kind: e.kind, label: e.kind.slice('workflow.'.length) });
 				break;
 			default:
@@ -109,7 +123,7 @@ export function buildTimeline(events, now) {
 	return { start, end: Math.max(end, start + 1), finishedAt, rows: [...rows.values()], markers };
 }
 
-const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait' };
+const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait', rollback: 'rollback' };
 const MAX_ROWS = 300;
 
 /**

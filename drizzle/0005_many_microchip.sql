@@ -38,3 +38,5 @@ CREATE TABLE `schedule_state` (
 	`attempts` integer DEFAULT 0 NOT NULL,
 	`updated_at` integer NOT NULL
 );
+--> statement-breakpoint
+ALTER TABLE `instance` ADD `rollback` text;
