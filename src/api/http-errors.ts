@@ -37,6 +37,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.IdempotencyKeyReused]: 422,
 	[ErrorCode.InvalidIdempotencyKey]: 400,
 	[ErrorCode.ArchiveNotConfigured]: 400,
+	// Only ever a workflow's failure (its status and history), never the answer to a request.
+	[ErrorCode.StepLimitExceeded]: 500,
+	[ErrorCode.HistoryLimitExceeded]: 500,
 	[ErrorCode.Internal]: 500,
 };
 

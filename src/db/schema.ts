@@ -23,6 +23,9 @@ export const instance = sqliteTable('instance', {
 	/** The registry's code version that created the instance, and the one that last ran it. */
 	codeVersion: text('code_version'),
 	lastCodeVersion: text('last_code_version'),
+	/** The history's running size in bytes through record `history_seq` (the history limit; engine/instance-limits.ts). */
+	historyBytes: integer('history_bytes').notNull().default(0),
+	historySeq: integer('history_seq').notNull().default(0),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */

@@ -15,6 +15,7 @@ import { buildArchiveRecord, type ArchivePort } from './archive';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
 import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from './json';
 import { MAX_EVENT_KEYS } from './limits';
+import { historyRecordBytes } from './instance-limits';
 import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
@@ -132,6 +133,12 @@ export class InstanceEngine {
 	private deleting: Promise<void> | undefined;
 	/** The storage is gone: this engine does nothing more (a new one serves the id). */
 	private gone = false;
+	/**
+	 * Bytes of history records appended since the row's running total (`historyBytes`
+	 * through `historySeq`) was last written: a pass's steps add theirs here, and the next
+	 * status change folds everything into the row. The history limit reads the sum.
+	 */
+	private uncountedHistoryBytes = 0;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
@@ -570,11 +577,18 @@ export class InstanceEngine {
 
 		const rows = new Map<string, StepRow>();
 		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
+		// Records since the last status change (an event, or a pass a crash cut short): usually none.
+		this.uncountedHistoryBytes = this.host.store.historySize(this.row!.historySeq ?? 0).bytes;
 		const step = new StepContext(this.host.store, rows, entry, {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
-			record: (record) => this.host.store.appendHistory(historyRow(record, generation, this.host.now())),
+			record: (record) => {
+				const row = historyRow(record, generation, this.host.now());
+				this.uncountedHistoryBytes += historyRecordBytes(row);
+				this.host.store.appendHistory(row);
+			},
+			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
@@ -684,6 +698,10 @@ export class InstanceEngine {
 				const dropped = this.host.store.dropEvents();
 				if (dropped > 0) this.host.store.appendHistory(historyRow({ kind: 'events.dropped', detail: { count: dropped } }, row.generation, now));
 			}
+			// The history's running total takes in the records since the last change (this one's too).
+			const tail = this.host.store.historySize(row.historySeq ?? 0);
+			row.historyBytes = (row.historyBytes ?? 0) + tail.bytes;
+			row.historySeq = tail.lastSeq;
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: toIndexEntry(row),
@@ -692,6 +710,7 @@ export class InstanceEngine {
 			});
 		});
 		this.row = row;
+		this.uncountedHistoryBytes = 0;
 		this.logTransition(row, record?.kind);
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();

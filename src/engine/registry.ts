@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { parseDuration, type Duration } from './duration';
 import { ErrorCode, ValidationError } from './errors';
+import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from './instance-limits';
 import type { EventMap, Step, WorkflowContext, WorkflowDefaults } from './types';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
@@ -45,6 +46,12 @@ export interface TypeOptions {
 	 * ran it; status, history and index show them and the list API filters by them.
 	 */
 	version?: string;
+	/**
+	 * Per-instance limits (README "Limits"): steps per run (default 10,000, at most
+	 * 25,000) and history bytes (default 100 MiB, at most 1 GiB). A run that would
+	 * pass one fails with STEP_LIMIT_EXCEEDED or HISTORY_LIMIT_EXCEEDED.
+	 */
+	limits?: InstanceLimits;
 }
 
 export interface RegistryEntry extends TypeOptions {
@@ -59,6 +66,7 @@ export interface ResolvedEntry {
 	retention: ResolvedRetention;
 	/** The type's code version, or null when the registry gives none. */
 	version: string | null;
+	limits: ResolvedInstanceLimits;
 }
 
 /** A typed map of workflow types; adding a type is a code change, never a config change. */
@@ -112,6 +120,7 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 			workflow: entry.workflow,
 			retention: resolveRetention(type, entry.retention),
 			version: entry.version ?? null,
+			limits: resolveInstanceLimits(type, entry.limits),
 		});
 	}
 	return { definitions, types: () => [...resolved.keys()], has: (type) => resolved.has(type), get: (type) => lookUp(resolved, type) };

@@ -14,6 +14,7 @@ import {
 	DateStepWorkflow,
 	DoorbellWorkflow,
 	HangOnceWorkflow,
+	HistoryLimitedWorkflow,
 	InboxWorkflow,
 	MailboxWorkflow,
 	ManyStepsWorkflow,
@@ -22,6 +23,7 @@ import {
 	ParallelWorkflow,
 	RedeployedWorkflow,
 	SlowRetryWorkflow,
+	StepLimitedWorkflow,
 	ThrowsWorkflow,
 } from './workflows';
 
@@ -45,6 +47,8 @@ export const testRegistry = defineRegistry({
 	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
+	'step-limited': { workflow: StepLimitedWorkflow, limits: { steps: 5 } },
+	'history-limited': { workflow: HistoryLimitedWorkflow, limits: { historyBytes: 2 * 1024 * 1024 } },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */

@@ -1,0 +1,2 @@
+ALTER TABLE `instance` ADD `history_bytes` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `instance` ADD `history_seq` integer DEFAULT 0 NOT NULL;
