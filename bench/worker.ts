@@ -30,6 +30,11 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	databaseSize(): number {
 		return this.ctx.storage.sql.databaseSize;
 	}
+
+	/** Tables, indexes and other schema objects in the object's SQLite database, the runtime's own `_cf_` ones included. */
+	schemaObjects(): number {
+		return [...this.ctx.storage.sql.exec('SELECT name FROM sqlite_master')].length;
+	}
 }
 
 /** The floor: what one step must do at minimum, one SQLite write, and nothing else. */
@@ -224,7 +229,7 @@ app.post('/size/after-retention', async (c) => {
 	const { steps } = await c.req.json<{ steps: number }>();
 	const { id } = await instances.create(c.env, { type: 'expiring', id: newId('r'), payload: { steps } });
 	await oursDone(c.env, id);
-	const stub = instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number> };
+	const stub = instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number>; schemaObjects(): Promise<number> };
 	const fullBytes = await stub.databaseSize();
 	// NOT_FOUND comes as soon as the deletion is durable; the storage goes once the index acknowledged.
 	for (const deadline = Date.now() + 30_000; Date.now() < deadline; await pause(200)) {
@@ -233,7 +238,7 @@ app.post('/size/after-retention', async (c) => {
 			await pause(200);
 			// An object that was never written, for comparison: the SQLite file's floor.
 			const fresh = instanceStub(c.env, newId('never')) as unknown as { databaseSize(): Promise<number> };
-			return c.json({ fullBytes, leftBytes: await stub.databaseSize(), neverWrittenBytes: await fresh.databaseSize() });
+			return c.json({ fullBytes, leftBytes: await stub.databaseSize(), leftSchemaObjects: await stub.schemaObjects(), neverWrittenBytes: await fresh.databaseSize() });
 		}
 	}
 	throw new Error(`instance ${id} was not deleted by its retention in time`);
