@@ -17,6 +17,7 @@
  */
 export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
+export type { InstanceLimits } from './engine/instance-limits';
 export { parseDuration, type Duration } from './engine/duration';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
@@ -41,6 +42,7 @@ export {
 	ErrorCode,
 	EventBufferFullError,
 	EventTimeoutError,
+	HistoryLimitExceededError,
 	IdempotencyKeyReusedError,
 	InvalidStateError,
 	NonRetryableError,
@@ -48,6 +50,7 @@ export {
 	PayloadMismatchError,
 	ShardflowError,
 	StepFailedError,
+	StepLimitExceededError,
 	StepTimeoutError,
 	TypeMismatchError,
 	ValidationError,
