@@ -10,7 +10,8 @@ import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { BenchWorkflow, BenchWorkflow16, ExpiringWorkflow, FetchHoldWorkflow, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
-	bench: { workflow: BenchWorkflow },
+	// Long runs (the hard-crash test's 20,000 steps) need more than the default 10,000 steps.
+	bench: { workflow: BenchWorkflow, limits: { steps: 25_000 } },
 	bench16: { workflow: BenchWorkflow16, shards: 16 },
 	ix1: { workflow: IndexOnly1, shards: 1 },
 	ix4: { workflow: IndexOnly4, shards: 4 },
