@@ -28,9 +28,9 @@ export class IndexShardRole {
 	constructor(
 		private readonly storage: ObjectStorage,
 		/** Dashboards watching this shard (see index-live-feed.ts). */
-		readonly live?: IndexLiveFeed,
+		readonly live: IndexLiveFeed | undefined,
 		/** This shard's number `n` (from its name `__index:<type>:<n>`) and the clock tombstones are dated with. */
-		private readonly self: { shard: number; now: () => number } = { shard: 0, now: Date.now },
+		private readonly self: { shard: number; now: () => number },
 	) {}
 
 	async write(entries: IndexEntry[]): Promise<void> {
