@@ -239,8 +239,11 @@ try {
 		oursBytesPerStep: (ours.fullBytes - ours.emptyBytes) / size.storageSteps,
 		floorBytesPerStep: (floor.fullBytes - floor.emptyBytes) / size.storageSteps,
 		indexBytesPerEntry: index.bytes / Math.max(1, index.entries),
-		// The goal is 0: a deleted instance's object keeps nothing (deleteAll).
+		// A deleted instance's object keeps no data (deleteAll): no table, no row, no alarm. What
+		// databaseSize still reports is SQLite's first page of an empty database, which an object that
+		// was never written reports too (docs/decisions.md "Bytes left after a deletion").
 		bytesLeftAfterRetention: retained.leftBytes,
+		schemaObjectsLeftAfterRetention: retained.leftSchemaObjects,
 		bytesBeforeRetention: retained.fullBytes,
 		bytesOfNeverWrittenObject: retained.neverWrittenBytes,
 		cf: 'not readable: the local Workflows engine keeps its storage private',
@@ -268,7 +271,7 @@ function report(storage) {
 	const notes = [
 		'"ours vs cf" is how many times better ours is (higher is better for us); medians of the repetitions, (min-max) in brackets.',
 		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
-		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention ${fmt(storage.bytesLeftAfterRetention)} B (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B); cf: ${storage.cf}.`,
+		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention: ${fmt(storage.schemaObjectsLeftAfterRetention)} tables and no rows; databaseSize ${fmt(storage.bytesLeftAfterRetention)} B, an empty SQLite database's first page (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B; see docs/decisions.md "Bytes left after a deletion"); cf: ${storage.cf}.`,
 	];
 	console.log(`\n${md}\n\n${notes.join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel})`);
 	mkdirSync(outDir, { recursive: true });

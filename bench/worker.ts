@@ -10,7 +10,8 @@ import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { BenchWorkflow, BenchWorkflow16, ExpiringWorkflow, FetchHoldWorkflow, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
 
 const registry = defineRegistry({
-	bench: { workflow: BenchWorkflow },
+	// Long runs (the hard-crash test's 20,000 steps) need more than the default 10,000 steps.
+	bench: { workflow: BenchWorkflow, limits: { steps: 25_000 } },
 	bench16: { workflow: BenchWorkflow16, shards: 16 },
 	ix1: { workflow: IndexOnly1, shards: 1 },
 	ix4: { workflow: IndexOnly4, shards: 4 },
@@ -29,6 +30,11 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 
 	databaseSize(): number {
 		return this.ctx.storage.sql.databaseSize;
+	}
+
+	/** Tables, indexes and other schema objects in the object's SQLite database, the runtime's own `_cf_` ones included. */
+	schemaObjects(): number {
+		return [...this.ctx.storage.sql.exec('SELECT name FROM sqlite_master')].length;
 	}
 }
 
@@ -224,7 +230,7 @@ app.post('/size/after-retention', async (c) => {
 	const { steps } = await c.req.json<{ steps: number }>();
 	const { id } = await instances.create(c.env, { type: 'expiring', id: newId('r'), payload: { steps } });
 	await oursDone(c.env, id);
-	const stub = instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number> };
+	const stub = instanceStub(c.env, id) as unknown as { databaseSize(): Promise<number>; schemaObjects(): Promise<number> };
 	const fullBytes = await stub.databaseSize();
 	// NOT_FOUND comes as soon as the deletion is durable; the storage goes once the index acknowledged.
 	for (const deadline = Date.now() + 30_000; Date.now() < deadline; await pause(200)) {
@@ -233,7 +239,7 @@ app.post('/size/after-retention', async (c) => {
 			await pause(200);
 			// An object that was never written, for comparison: the SQLite file's floor.
 			const fresh = instanceStub(c.env, newId('never')) as unknown as { databaseSize(): Promise<number> };
-			return c.json({ fullBytes, leftBytes: await stub.databaseSize(), neverWrittenBytes: await fresh.databaseSize() });
+			return c.json({ fullBytes, leftBytes: await stub.databaseSize(), leftSchemaObjects: await stub.schemaObjects(), neverWrittenBytes: await fresh.databaseSize() });
 		}
 	}
 	throw new Error(`instance ${id} was not deleted by its retention in time`);

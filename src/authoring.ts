@@ -20,6 +20,7 @@ export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } f
 export { parseDuration, type Duration, type DurationUnit } from './engine/duration';
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';
 export type { ConcurrencyDefinition } from './engine/concurrency';
+export type { InstanceLimits } from './engine/instance-limits';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
 export type {
@@ -49,6 +50,7 @@ export {
 	ErrorCode,
 	EventBufferFullError,
 	EventTimeoutError,
+	HistoryLimitExceededError,
 	IdempotencyKeyReusedError,
 	InvalidStateError,
 	NonRetryableError,
@@ -57,6 +59,7 @@ export {
 	RegistryError,
 	ShardflowError,
 	StepFailedError,
+	StepLimitExceededError,
 	StepTimeoutError,
 	TypeMismatchError,
 	ValidationError,

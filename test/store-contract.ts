@@ -10,7 +10,7 @@ import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
 export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
 	const row: InstanceRow = {
 		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2', rollback: null,
+		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2', rollback: null, historyBytes: 0, historySeq: 0,
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
@@ -25,8 +25,8 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 		withStore((store) => {
 			expect(store.readInstance()).toBeUndefined();
 			store.writeInstance(row);
-			store.writeInstance({ ...row, status: 'completed', output: '"done"', version: 4 });
-			expect(store.readInstance()).toEqual({ ...row, status: 'completed', output: '"done"', version: 4 });
+			store.writeInstance({ ...row, status: 'completed', output: '"done"', version: 4, historyBytes: 500, historySeq: 7 });
+			expect(store.readInstance()).toEqual({ ...row, status: 'completed', output: '"done"', version: 4, historyBytes: 500, historySeq: 7 });
 		}));
 
 	it(`${name}: returns every step in first-reached order and upserts by key`, () =>
@@ -182,6 +182,17 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 				{ seq: 2, bytes: 0 },
 				{ seq: 3, bytes: 8 + 2 }, // "héllo" is 7 characters, 8 bytes
 			]);
+		}));
+
+	it(`${name}: sums the UTF-8 bytes of the history records after a seq, of every generation, with the last seq`, () =>
+		withStore((store) => {
+			expect(store.historySize(0)).toEqual({ bytes: 0, lastSeq: 0 });
+			store.appendHistory(record(0, 'workflow.created', { value: '{"a":1}' }));
+			store.appendHistory(record(0, 'step.completed', { step: 's', attempt: 1, value: '"héllo"', detail: '{}' }));
+			store.appendHistory(record(1, 'workflow.restarted', { detail: '{"previousGeneration":0}' }));
+			expect(store.historySize(0)).toEqual({ bytes: 7 + 10 + 24, lastSeq: 3 });
+			expect(store.historySize(1)).toEqual({ bytes: 10 + 24, lastSeq: 3 });
+			expect(store.historySize(3)).toEqual({ bytes: 0, lastSeq: 3 });
 		}));
 
 	it(`${name}: keeps one deletion row, replaced whole, and rolls it back with its transaction`, () =>

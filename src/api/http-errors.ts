@@ -43,6 +43,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.WebhookNotFound]: 404,
 	[ErrorCode.WebhookUsed]: 409,
 	[ErrorCode.WebhookExpired]: 410,
+	// Only ever a workflow's failure (its status and history), never the answer to a request.
+	[ErrorCode.StepLimitExceeded]: 500,
+	[ErrorCode.HistoryLimitExceeded]: 500,
 	[ErrorCode.Internal]: 500,
 };
 

@@ -79,6 +79,8 @@ export const RebalanceSchema = z
 		cursor: z.string().nullable(),
 		done: z.boolean(),
 		canDropPreviousShards: z.boolean(),
+		tombstonesRemoved: z.object({ moved: z.number().int(), deleted: z.number().int() }),
+		tombstonesLeft: z.boolean(),
 		message: z.string(),
 	})
 	.openapi('RebalanceProgress');

@@ -102,8 +102,13 @@ export class IndexClient {
 			rows.map((row) => ({ ...row, shard: n, config: entry })),
 		);
 		candidates.sort(compareIn(order));
-		const window = candidates.slice(0, limit);
-		const hasMore = candidates.length > limit || perShard.some((s) => s.full);
+		// Copies of one entry in two shards (while resizing, or a late write to a shard it left) sort
+		// side by side: the page takes every copy of its last entry, or the next page's cursor would
+		// skip the copy that is current and the entry would be missing from the walk.
+		let end = Math.min(limit, candidates.length);
+		while (end > 0 && end < candidates.length && candidates[end]!.id === candidates[end - 1]!.id) end++;
+		const window = candidates.slice(0, end);
+		const hasMore = candidates.length > end || perShard.some((s) => s.full);
 		const items = await this.dropStale(window);
 		const last = window.at(-1);
 		return {

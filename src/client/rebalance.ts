@@ -1,7 +1,7 @@
 import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import { shardIndex } from '../engine/shard';
-import { shardStub } from './index-client';
+import { readShards, shardStub } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
 import { walkShards, type ShardWalkOptions } from './shard-walk';
@@ -22,8 +22,18 @@ export interface RebalanceProgress {
 	done: boolean;
 	/** True once a full pass has finished while `previousShards` is set. */
 	canDropPreviousShards: boolean;
+	/**
+	 * Tombstones removed when this call finished a pass: move tombstones of ids a shard no
+	 * longer owns, and deletion tombstones past their grace period (docs/decisions.md).
+	 */
+	tombstonesRemoved: { moved: number; deleted: number };
+	/** Some collectable tombstones remain (a shard stopped at its limit): call again. */
+	tombstonesLeft: boolean;
 	message: string;
 }
+
+/** Tombstones of each kind one shard removes per finished pass. */
+const TOMBSTONES_PER_SHARD = 5000;
 
 /**
  * One resumable, idempotent batch of a rebalance: every live entry whose
@@ -40,6 +50,9 @@ export async function rebalance(env: ShardflowEnv, registry: Registry, type: str
 	});
 	const { done } = batch;
 	const canDrop = done && config.previousShards !== undefined;
+	// Once every entry is in its owner's shard, a move tombstone elsewhere guards nothing: reads
+	// show a foreign copy only from a previous-layout shard while its owner has nothing as new.
+	const collected = done ? await collectTombstones(env, type, readShards(config), config.shards) : { moved: 0, deleted: 0, more: false };
 	return {
 		type,
 		shards: config.shards,
@@ -51,12 +64,22 @@ export async function rebalance(env: ShardflowEnv, registry: Registry, type: str
 		cursor: batch.cursor,
 		done,
 		canDropPreviousShards: canDrop,
+		tombstonesRemoved: { moved: collected.moved, deleted: collected.deleted },
+		tombstonesLeft: collected.more,
 		message: done
-			? canDrop
-				? `every ${type} entry is in its shard under shards=${config.shards}: remove previousShards from the registry and deploy`
-				: `every ${type} entry is in its shard under shards=${config.shards}`
+			? (canDrop
+					? `every ${type} entry is in its shard under shards=${config.shards}: remove previousShards from the registry and deploy`
+					: `every ${type} entry is in its shard under shards=${config.shards}`) +
+				(collected.more ? '; more tombstones can go: call again' : '')
 			: 'pass the cursor to continue',
 	};
+}
+
+async function collectTombstones(env: ShardflowEnv, type: string, shardNumbers: number[], shards: number) {
+	const results = await Promise.all(
+		shardNumbers.map((n) => unwrap(shardStub(env, type, n).indexCollectTombstones({ shards, limit: TOMBSTONES_PER_SHARD }))),
+	);
+	return results.reduce((sum, r) => ({ moved: sum.moved + r.moved, deleted: sum.deleted + r.deleted, more: sum.more || r.more }), { moved: 0, deleted: 0, more: false });
 }
 
 async function moveEntries(env: ShardflowEnv, type: string, shards: number, from: number, entries: IndexEntry[]): Promise<number> {

@@ -49,6 +49,8 @@ export interface IndexRpc {
 	indexCounts(): Promise<RpcResult<Record<string, number>>>;
 	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;
 	indexScan(request: { afterId: string; limit: number }): Promise<RpcResult<IndexEntry[]>>;
+	/** Removes move tombstones of ids the shard does not own under `shards`, and deletion tombstones past their grace period. */
+	indexCollectTombstones(request: { shards: number; limit: number }): Promise<RpcResult<{ moved: number; deleted: number; more: boolean }>>;
 }
 
 /** The RPC surface of a `WorkflowRunner` in its delivery-backlog role (`__backlog:<type>`). */

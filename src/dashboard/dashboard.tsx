@@ -3,6 +3,7 @@ import { html } from 'hono/html';
 import type { ApiEnv } from '../api/app';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
+import { MAX_LIMIT } from '../engine/index-query';
 import { shardName } from '../engine/shard';
 import type { TypeSchemas } from '../engine/type-schemas';
 import { authMode, hasSession, logIn, logOut, sameOrigin } from './session';
@@ -19,6 +20,8 @@ type DashboardContext = Context<{ Bindings: ApiEnv }>;
 type ApiResult<T> = { ok: true; status: number; body: T } | { ok: false; status: number; error: { code: string; message: string } };
 
 const PAGE_SIZE = 50;
+/** The list API's largest page: a larger `limit` goes to the API, which refuses it. */
+const MAX_LIST_LIMIT = MAX_LIMIT;
 /** A header the dashboard's own scripts send with every change: a cross-site form cannot set it. */
 export const DASHBOARD_HEADER = 'x-shardflow-dashboard';
 
@@ -141,7 +144,7 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		if (filter.type && !registry.has(filter.type)) {
 			error = { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(filter.type)}; registered types: ${types.join(', ')}` };
 			status = 400;
-		} else if (filter.id) {
+		} else if (filter.id && !filter.unchecked) {
 			// The index has no text search: an id is looked up exactly, then checked against the other filters.
 			const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(filter.id)}`);
 			if (res.ok) items = [res.body].filter((i) => matches(i, filter)).map(({ id, type, status, createdAt, updatedAt }) => ({ id, type, status, createdAt, updatedAt }));
@@ -187,8 +190,20 @@ function readFilter(c: DashboardContext): ListFilter {
 		return v ? v : undefined;
 	};
 	const status = (c.req.queries('status') ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
-	const limit = Number(q('limit') ?? PAGE_SIZE);
-	const filter: ListFilter = { status: [...new Set(status)], order: q('order') === 'updated' ? 'updated' : 'created', limit: Number.isInteger(limit) && limit >= 1 && limit <= 200 ? limit : PAGE_SIZE };
+	// `order` and `limit` the page cannot read go to the list API as they are, which refuses them
+	// with its own 400 and message (shown above the list), rather than being silently replaced.
+	const rawOrder = q('order');
+	const rawLimit = q('limit');
+	const limit = rawLimit === undefined ? PAGE_SIZE : /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
+	const unchecked: NonNullable<ListFilter['unchecked']> = {};
+	if (rawOrder !== undefined && rawOrder !== 'created' && rawOrder !== 'updated') unchecked.order = rawOrder;
+	if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) unchecked.limit = rawLimit!;
+	const filter: ListFilter = {
+		status: [...new Set(status)],
+		order: rawOrder === 'updated' ? 'updated' : 'created',
+		limit: unchecked.limit === undefined ? limit : PAGE_SIZE,
+		...(Object.keys(unchecked).length ? { unchecked } : {}),
+	};
 	for (const key of ['type', 'id', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {
 		const value = q(key);
 		if (value !== undefined) filter[key] = value;
@@ -204,6 +219,7 @@ function listQuery(filter: ListFilter): string {
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
 	if (filter.order === 'updated') q.set('order', 'updated');
 	q.set('limit', String(filter.limit));
+	for (const [key, value] of Object.entries(filter.unchecked ?? {})) q.set(key, value);
 	return q.toString();
 }
 

@@ -25,6 +25,9 @@ export const instance = sqliteTable('instance', {
 	lastCodeVersion: text('last_code_version'),
 	/** The rollback state (engine/rollback-state.ts) as JSON; null until rollbacks begin. */
 	rollback: text('rollback'),
+	/** The history's running size in bytes through record `history_seq` (the history limit; engine/instance-limits.ts). */
+	historyBytes: integer('history_bytes').notNull().default(0),
+	historySeq: integer('history_seq').notNull().default(0),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */

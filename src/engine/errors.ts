@@ -37,6 +37,8 @@ export const ErrorCode = {
 	WebhookNotFound: 'WEBHOOK_NOT_FOUND',
 	WebhookUsed: 'WEBHOOK_USED',
 	WebhookExpired: 'WEBHOOK_EXPIRED',
+	StepLimitExceeded: 'STEP_LIMIT_EXCEEDED',
+	HistoryLimitExceeded: 'HISTORY_LIMIT_EXCEEDED',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -112,6 +114,18 @@ export class IdempotencyKeyReusedError extends codedError('IdempotencyKeyReusedE
 
 /** A workflow broke a replay rule (for example a step name used twice). */
 export class DeterminismError extends codedError('DeterminismError', ErrorCode.Determinism) {}
+
+/**
+ * A run began more steps than its type allows (registry `limits.steps`). Like a
+ * DeterminismError it fails the workflow even if `run()` catches it.
+ */
+export class StepLimitExceededError extends codedError('StepLimitExceededError', ErrorCode.StepLimitExceeded) {}
+
+/**
+ * The instance's history reached its type's size limit (registry `limits.historyBytes`)
+ * before a step began: the workflow fails even if `run()` catches this.
+ */
+export class HistoryLimitExceededError extends codedError('HistoryLimitExceededError', ErrorCode.HistoryLimitExceeded) {}
 
 /**
  * The code no longer matches the instance's recorded steps (a deploy changed the
@@ -196,6 +210,8 @@ const classesByCode: Partial<Record<string, new (message: string) => ShardflowEr
 	[ErrorCode.WebhookNotFound]: WebhookNotFoundError,
 	[ErrorCode.WebhookUsed]: WebhookUsedError,
 	[ErrorCode.WebhookExpired]: WebhookExpiredError,
+	[ErrorCode.StepLimitExceeded]: StepLimitExceededError,
+	[ErrorCode.HistoryLimitExceeded]: HistoryLimitExceededError,
 };
 
 /** Rebuilds a typed error from its RPC/HTTP body. */

@@ -18,6 +18,7 @@ import { buildArchiveRecord, type ArchivePort } from './archive';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
 import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from './json';
 import { MAX_EVENT_KEYS } from './limits';
+import { historyRecordBytes } from './instance-limits';
 import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
@@ -164,6 +165,12 @@ export class InstanceEngine {
 	/** The slot request or release being delivered to the limiter (one at a time). */
 	private slotWork: Promise<void> | undefined;
 	private reslot = false;
+	/**
+	 * Bytes of history records appended since the row's running total (`historyBytes`
+	 * through `historySeq`) was last written: a pass's steps add theirs here, and the next
+	 * status change folds everything into the row. The history limit reads the sum.
+	 */
+	private uncountedHistoryBytes = 0;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
@@ -798,11 +805,18 @@ export class InstanceEngine {
 
 		const rows = new Map<string, StepRow>();
 		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
+		// Records since the last status change (an event, or a pass a crash cut short): usually none.
+		this.uncountedHistoryBytes = this.host.store.historySize(this.row!.historySeq ?? 0).bytes;
 		const step = new StepContext(this.host.store, rows, entry, {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
-			record: (record) => this.host.store.appendHistory(historyRow(record, generation, this.host.now())),
+			record: (record) => {
+				const row = historyRow(record, generation, this.host.now());
+				this.uncountedHistoryBytes += historyRecordBytes(row);
+				this.host.store.appendHistory(row);
+			},
+			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
@@ -910,6 +924,7 @@ export class InstanceEngine {
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: () => {},
 			record,
+			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: false,
 			wrapStepFunction: undefined,
 			log,
@@ -993,6 +1008,10 @@ export class InstanceEngine {
 			// A finished instance gives its concurrency slot back (or leaves the queue): delivered after, retried until acknowledged.
 			const slot = this.slot;
 			if (slot && slot.state !== 'releasing' && FINISHED_STATUSES.includes(row.status)) this.writeSlot({ ...slot, state: 'releasing', attempts: 0, nextAttemptAt: now });
+			// The history's running total takes in the records since the last change (this one's too).
+			const tail = this.host.store.historySize(row.historySeq ?? 0);
+			row.historyBytes = (row.historyBytes ?? 0) + tail.bytes;
+			row.historySeq = tail.lastSeq;
 			this.host.store.writeInstance(row);
 			this.host.store.writeOutbox({
 				entry: toIndexEntry(row),
@@ -1002,6 +1021,7 @@ export class InstanceEngine {
 		});
 		this.row = row;
 		if (this.slot?.state === 'releasing' && this.slot.attempts === 0) this.syncSlot();
+		this.uncountedHistoryBytes = 0;
 		this.logTransition(row, record?.kind);
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();

@@ -160,6 +160,16 @@ export class MemoryInstanceStore implements InstanceStore {
 	readHistory(range: HistoryRange) {
 		return this.historyRange(range).map((r) => ({ ...r }));
 	}
+	historySize(afterSeq: number) {
+		let bytes = 0;
+		let lastSeq = afterSeq;
+		for (const r of this.history) {
+			if (r.seq <= afterSeq) continue;
+			bytes += utf8Bytes(r.value) + utf8Bytes(r.detail);
+			lastSeq = r.seq;
+		}
+		return { bytes, lastSeq };
+	}
 	private historyRange({ generation, afterSeq, limit }: HistoryRange): HistoryRow[] {
 		return this.history.filter((r) => r.generation === generation && r.seq > afterSeq).slice(0, limit);
 	}

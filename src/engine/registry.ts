@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { parseDuration, type Duration } from './duration';
 import { ErrorCode, RegistryError, ValidationError } from './errors';
+import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from './instance-limits';
 import { resolveRetryPolicy } from './retry-policy';
 import type { DeclaredWorkflowDefaults, EventMap, Step, WorkflowContext } from './types';
 
@@ -46,6 +47,12 @@ export interface TypeOptions {
 	 * ran it; status, history and index show them and the list API filters by them.
 	 */
 	version?: string;
+	/**
+	 * Per-instance limits (README "Limits"): steps per run (default 10,000, at most
+	 * 25,000) and history bytes (default 100 MiB, at most 1 GiB). A run that would
+	 * pass one fails with STEP_LIMIT_EXCEEDED or HISTORY_LIMIT_EXCEEDED.
+	 */
+	limits?: InstanceLimits;
 }
 
 export interface RegistryEntry extends TypeOptions {
@@ -60,6 +67,7 @@ export interface ResolvedEntry {
 	retention: ResolvedRetention;
 	/** The type's code version, or null when the registry gives none. */
 	version: string | null;
+	limits: ResolvedInstanceLimits;
 }
 
 /** A typed map of workflow types; adding a type is a code change, never a config change. */
@@ -153,6 +161,7 @@ function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
 		workflow: entry.workflow,
 		retention: resolveRetention(type, entry.retention),
 		version: entry.version ?? null,
+		limits: resolveInstanceLimits(type, entry.limits),
 	};
 }
 

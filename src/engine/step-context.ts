@@ -3,6 +3,8 @@ import {
 	DeterminismError,
 	ErrorCode,
 	EventTimeoutError,
+	HistoryLimitExceededError,
+	StepLimitExceededError,
 	NonRetryableError,
 	WebhookExpiredError,
 	ShardflowError,
@@ -12,6 +14,7 @@ import {
 } from './errors';
 import { MAX_DURATION_MS } from './duration';
 import { historyError, type HistoryRecord } from './history';
+import { limitExceeded } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
@@ -41,6 +44,8 @@ export interface PassHooks {
 	willWrite(): void;
 	/** Appends a history record (with the pass's generation and the clock's time); called inside the write's transaction. */
 	record(record: HistoryRecord): void;
+	/** The instance's history size in bytes so far (a running total: no query). */
+	historyBytes(): number;
 	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
 	readonly wrapStepFunction: StepFunctionWrapper | undefined;
 	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
@@ -90,8 +95,10 @@ export class StepContext implements Step<any> {
 	private replayedSinceYield = 0;
 	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
 	signal: SuspendSignal | AbortSignal_ | undefined;
-	/** A determinism error; fails the workflow even if `run()` catches it. */
-	fatal: DeterminismError | undefined;
+	/** A determinism error or an exceeded limit; fails the workflow even if `run()` catches it. */
+	fatal: DeterminismError | StepLimitExceededError | HistoryLimitExceededError | undefined;
+	/** Steps of this run (patch markers aside): the rows loaded plus those begun in this pass. */
+	private stepCount = 0;
 	/** Set when the code asked for something the recorded steps do not have; the pass stops there. */
 	divergence: Divergence | undefined;
 	/** Abort handles of the attempts in flight, and why they were cancelled (terminate, restart). */
@@ -118,6 +125,7 @@ export class StepContext implements Step<any> {
 			max = Math.max(max, row.seq);
 			if (row.kind !== 'patch') recorded.add(row.key);
 		}
+		this.stepCount = recorded.size;
 		this.nextSeq = max + 1;
 		this.recorded = recorded;
 		this.recordedBefore = [...rows.values()];
@@ -214,6 +222,8 @@ export class StepContext implements Step<any> {
 			throw this.failure(this.rows.get(key)!);
 		}
 
+		// A retry of a step begun earlier: a new step is checked by newRow.
+		if (row) this.assertWithinLimits(name);
 		// Record the attempt before running fn: a crash mid-step still counts it.
 		const attempt = attempts + 1;
 		const running: StepRow = {
@@ -574,7 +584,22 @@ export class StepContext implements Step<any> {
 		this.store.transaction(fn);
 	}
 
+	/**
+	 * Fails the run for good (even if `run()` catches the error) when one more step, or one
+	 * more attempt, would pass the type's limits. Called before anything of the step is written.
+	 */
+	private assertWithinLimits(name: string): void {
+		const exceeded = limitExceeded(this.entry.limits, this.stepCount, this.hooks.historyBytes(), name);
+		if (!exceeded) return;
+		this.fatal ??= exceeded;
+		throw this.fatal;
+	}
+
 	private newRow(key: string, name: string, kind: StepKind): StepRow {
+		if (kind !== 'patch') {
+			this.stepCount++;
+			this.assertWithinLimits(name);
+		}
 		return {
 			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,

@@ -26,6 +26,13 @@ export interface InstanceRow {
 	lastCodeVersion?: string | null;
 	/** The rollback state as JSON (`RollbackState`, engine/rollback-state.ts); null before any rollback. */
 	rollback?: string | null;
+	/**
+	 * The history's size in bytes (see `historyRecordBytes`) through record `historySeq`:
+	 * a running total kept up to date by every status change, so the history limit never
+	 * needs a SUM over the whole history (records after `historySeq` are added from the tail).
+	 */
+	historyBytes?: number;
+	historySeq?: number;
 }
 
 export interface StepRow {
@@ -161,6 +168,11 @@ export interface InstanceStore {
 	readHistoryMeta(query: HistoryRange): HistoryMeta[];
 	/** The records of one generation after `afterSeq`, in seq order, in one query. */
 	readHistory(query: HistoryRange): HistoryRow[];
+	/**
+	 * The bytes (`historyRecordBytes`) of every record after `afterSeq`, of any generation,
+	 * and the last seq (`afterSeq` when there is none): the tail a running total lacks.
+	 */
+	historySize(afterSeq: number): { bytes: number; lastSeq: number };
 
 	/** Replaces the pending index update (only the newest matters); keeps `backloggedSince`. */
 	writeOutbox(row: OutboxRow): void;

@@ -209,6 +209,20 @@ export class DrizzleInstanceStore implements InstanceStore {
 			.all() as HistoryRow[];
 	}
 
+	historySize(afterSeq: number): { bytes: number; lastSeq: number } {
+		// A range of the rowid from the last counted record: only the records since the last
+		// status change, and octet_length reads their sizes from the record headers.
+		const row = this.db
+			.select({
+				bytes: sql<number>`coalesce(sum(coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)), 0)`,
+				lastSeq: sql<number | null>`max(${history.seq})`,
+			})
+			.from(history)
+			.where(gt(history.seq, afterSeq))
+			.get();
+		return { bytes: row?.bytes ?? 0, lastSeq: row?.lastSeq ?? afterSeq };
+	}
+
 	writeOutbox(row: OutboxRow): void {
 		const values = { entry: JSON.stringify(row.entry), version: row.entry.version, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
 		this.db.insert(outbox).values({ slot: OUTBOX_SLOT, ...values }).onConflictDoUpdate({ target: outbox.slot, set: values }).run();

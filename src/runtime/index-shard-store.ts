@@ -13,6 +13,13 @@ export const MOVED = '__moved';
 export const DELETED = '__deleted';
 /** Rows that are entries, not tombstones. */
 const live = () => notInArray(t.status, [MOVED, DELETED]);
+/**
+ * How long a deletion tombstone is kept after the shard wrote it: far past the life of any
+ * write of the deleted incarnation that could still be in flight (docs/decisions.md).
+ */
+export const DELETED_TOMBSTONE_GRACE_MS = 7 * 86_400_000;
+/** Tombstones looked at per query while collecting them (each call loops over chunks up to its limit). */
+const COLLECT_CHUNK = 500;
 
 /**
  * Whether the incoming row (`excluded`) is newer than the stored one: a later
@@ -64,25 +71,81 @@ export class IndexShardStore {
 	/**
 	 * Replaces entries with tombstones at their position: `MOVED` for entries
 	 * that went to another shard, `DELETED` for deleted instances. A tombstone
-	 * never replaces a newer entry, and no older write can replace it.
+	 * never replaces a newer entry, and no older write can replace it. Its
+	 * `updated_at` is when it was written (`at`, the shard's clock), so it can be
+	 * collected once it can no longer matter (`collectDeleted`).
 	 */
-	tombstone(items: EntryPosition[], status: typeof MOVED | typeof DELETED = MOVED): void {
+	tombstone(items: EntryPosition[], status: typeof MOVED | typeof DELETED = MOVED, at = 0): void {
 		this.storage.transactionSync(() => {
 			for (const { id, version, createdAt = 0 } of items) {
 				this.db
 					.insert(t)
-					.values({ id, type: '', status, createdAt, updatedAt: 0, version })
+					.values({ id, type: '', status, createdAt, updatedAt: at, version })
 					.onConflictDoUpdate({
 						target: t.id,
 						set: {
 							status,
 							version: sql`excluded.version`,
+							updatedAt: sql`excluded.updated_at`,
 							// An item without its incarnation (an older caller) keeps the row's.
 							createdAt: sql`CASE WHEN excluded.created_at = 0 THEN ${t.createdAt} ELSE excluded.created_at END`,
 						},
 						setWhere: newer(sql`1`),
 					})
 					.run();
+			}
+		});
+	}
+
+	/**
+	 * Deletes move tombstones whose id `foreign` says this shard does not own (at most
+	 * `limit`): once no layout routes those ids here, no write they guard against can come.
+	 * Walks the tombstones in the `(status, created_at, id)` index order.
+	 */
+	collectMoved(foreign: (id: string) => boolean, limit: number): { removed: number; more: boolean } {
+		let removed = 0;
+		let after = { createdAt: -1, id: '' };
+		for (;;) {
+			const chunk = this.db
+				.select({ id: t.id, createdAt: t.createdAt })
+				.from(t)
+				.where(and(eq(t.status, MOVED), sql`(${t.createdAt}, ${t.id}) > (${after.createdAt}, ${after.id})`))
+				.orderBy(asc(t.createdAt), asc(t.id))
+				.limit(COLLECT_CHUNK)
+				.all();
+			const doomed = chunk.filter((row) => foreign(row.id)).slice(0, limit - removed).map((row) => row.id);
+			this.deleteRows(doomed, MOVED);
+			removed += doomed.length;
+			if (chunk.length < COLLECT_CHUNK) return { removed, more: false };
+			if (removed >= limit) return { removed, more: true };
+			after = chunk.at(-1)!;
+		}
+	}
+
+	/**
+	 * Deletes deletion tombstones written before `before` (at most `limit`, oldest first).
+	 * Tombstones without a write time (written before they carried one) are kept.
+	 */
+	collectDeleted(before: number, limit: number): { removed: number; more: boolean } {
+		const doomed = this.db
+			.select({ id: t.id })
+			.from(t)
+			.where(and(eq(t.status, DELETED), gt(t.updatedAt, 0), lt(t.updatedAt, before)))
+			.orderBy(asc(t.updatedAt), asc(t.id))
+			.limit(limit + 1)
+			.all()
+			.map((row) => row.id);
+		const now = doomed.slice(0, limit);
+		this.deleteRows(now, DELETED);
+		return { removed: now.length, more: doomed.length > limit };
+	}
+
+	/** Deletes the rows of `ids` that still have `status`, in one transaction (bound parameters kept under 100 a statement). */
+	private deleteRows(ids: string[], status: typeof MOVED | typeof DELETED): void {
+		if (ids.length === 0) return;
+		this.storage.transactionSync(() => {
+			for (let i = 0; i < ids.length; i += 90) {
+				this.db.delete(t).where(and(inArray(t.id, ids.slice(i, i + 90)), eq(t.status, status))).run();
 			}
 		});
 	}

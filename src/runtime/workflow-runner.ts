@@ -141,6 +141,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.call('index', (shard) => shard.scan(request.afterId, request.limit));
 	}
 
+	indexCollectTombstones(request: { shards: number; limit: number }) {
+		return this.call('index', (shard) => shard.collectTombstones(request));
+	}
+
 	// ---- delivery backlog role ----
 
 	backlogAdd(request: { id: string; since: number }) {
@@ -204,12 +208,17 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 }
 
+/** The `n` of an index shard's name `__index:<type>:<n>` (type names have no colon). */
+function shardNumberOf(name: string): number {
+	return Number(name.slice(name.lastIndexOf(':') + 1));
+}
+
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
 	switch (kind) {
 		case 'instance':
 			return new InstanceRole(host);
 		case 'index':
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx));
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardNumberOf(host.ctx.id.name!), now: host.now });
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':

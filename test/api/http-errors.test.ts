@@ -30,6 +30,8 @@ describe('error codes over HTTP', () => {
 				ErrorCode.EventTimeout,
 				ErrorCode.NonRetryable,
 				ErrorCode.InvalidRegistry,
+				ErrorCode.StepLimitExceeded,
+				ErrorCode.HistoryLimitExceeded,
 				ErrorCode.Internal,
 			].sort(),
 		);

@@ -91,6 +91,20 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.close();
 	});
 
+	it('shows the API\'s 400 for a list query it refuses (order=sideways) instead of ignoring it', async () => {
+		const page = await open(browser, `${server.url}/dashboard/instances?type=payment&order=sideways`);
+		const banner = page.locator('.banner.error[role="alert"]');
+		expect(await banner.textContent()).toBe('INVALID_QUERY order: Invalid option: expected one of "created"|"updated"');
+		expect(await page.locator('#instances tbody tr').count()).toBe(0);
+		expect(await page.locator('#empty').textContent()).toContain('Fix the filter above');
+		const response = await page.goto(`${server.url}/dashboard/instances?limit=5000`);
+		expect(response?.status()).toBe(400);
+		expect(await banner.textContent()).toBe('INVALID_QUERY limit must be a whole number from 1 to 1000');
+		await shot(page, 'list-refused-query');
+		noPageErrors(page);
+		await page.close();
+	});
+
 	it('adds an instance created through the API to an open, filtered list without a reload, and leaves out one that does not match', async () => {
 		const page = await openPage('/dashboard/instances?type=payment&status=waiting');
 		await page.waitForSelector('#live[data-state="live"]');

@@ -10,6 +10,7 @@ import type { IndexEntry } from '../../src/engine/index-entry';
 import { shardIndex, shardName } from '../../src/engine/shard';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { DELETED_TOMBSTONE_GRACE_MS } from '../../src/runtime/index-shard-store';
 import { testRegistry } from '../worker/index';
 import { indexFaults } from '../worker/probes';
 
@@ -81,6 +82,22 @@ describe('DELETE /workflows/:id', () => {
 		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: 42 });
 		expect(await listedIds()).toContain(id);
 		expect(await shardRow(id)).toMatchObject({ status: 'completed' });
+	});
+
+	it('leaves an object indistinguishable from one never written: no table at all (not even the runtime\'s _cf_ ones) and the same size, one empty SQLite page', async () => {
+		const id = await finished(uniqueId('del-bytes'), 50);
+		const measure = (name: string) =>
+			runInDurableObject(stub(name), (_, state) => ({
+				bytes: state.storage.sql.databaseSize,
+				schema: [...state.storage.sql.exec('SELECT type, name FROM sqlite_master')],
+			}));
+		const before = await measure(id);
+		expect(before.bytes).toBeGreaterThan(100_000);
+		expect((await api('DELETE', `/workflows/${id}`)).status).toBe(200);
+		const after = await measure(id);
+		const never = await measure(uniqueId('never-written'));
+		expect(after).toEqual({ bytes: 4096, schema: [] });
+		expect(after).toEqual(never);
 	});
 
 	it('answers 404 for an unknown id and for a repeated delete', async () => {
@@ -161,6 +178,47 @@ describe('the index after a deletion', () => {
 		expect(await shardRow(id)).toMatchObject({ status: 'completed', version: fresh.version, createdAt: fresh.createdAt });
 		const reconciled = await api('POST', `/admin/types/${TYPE}/reconcile`, {});
 		expect(reconciled.json).toMatchObject({ repaired: 0, ahead: 0 });
+	});
+
+	it('keeps a deletion tombstone 7 days, then the shard collects it with a later removal, and the deleted instance stays unlisted', async () => {
+		/** A finished instance whose id lives in shard 0 of the type. */
+		const inShardZero = async () => {
+			let id = uniqueId('tomb');
+			while (shardIndex(id, SHARDS) !== 0) id = uniqueId('tomb');
+			return finished(id);
+		};
+		const first = await inShardZero();
+		const second = await inShardZero();
+		const third = await inShardZero();
+		expect((await api('DELETE', `/workflows/${first}`)).status).toBe(200);
+		expect(await shardRow(first)).toMatchObject({ status: '__deleted' });
+
+		// Within the grace period a removal in the same shard keeps it: a late write could still come.
+		advanceClock(DELETED_TOMBSTONE_GRACE_MS - 60_000);
+		expect((await api('DELETE', `/workflows/${second}`)).status).toBe(200);
+		expect(await shardRow(first)).toMatchObject({ status: '__deleted' });
+
+		advanceClock(120_000);
+		expect((await api('DELETE', `/workflows/${third}`)).status).toBe(200);
+		expect(await shardRow(first)).toBeUndefined();
+		expect(await shardRow(second)).toMatchObject({ status: '__deleted' });
+		expect(await listedIds()).not.toContain(first);
+		const completed = await new IndexClient(testEnv, testRegistry).list({ type: TYPE, status: ['completed'], limit: 1000 });
+		expect(completed.items.map((i) => i.id)).not.toContain(first);
+
+		// A rebalance pass collects the rest once they are old enough.
+		advanceClock(DELETED_TOMBSTONE_GRACE_MS);
+		const pass = await api('POST', `/admin/types/${TYPE}/rebalance`, { batchSize: 1000 });
+		expect(pass.status).toBe(200);
+		expect(pass.json.tombstonesRemoved.deleted).toBeGreaterThanOrEqual(2);
+		expect(await shardRow(second)).toBeUndefined();
+		expect(await shardRow(third)).toBeUndefined();
+
+		// The id is free: a new incarnation is listed as itself.
+		await instances.create(testEnv, { type: TYPE, id: first, payload: { n: 3 } });
+		await settle(first);
+		expect(await shardRow(first)).toMatchObject({ status: 'completed' });
+		expect(await listedIds()).toContain(first);
 	});
 });
 

@@ -19,6 +19,7 @@ import {
 	HourlyWorkflow,
 	LimitedWorkflow,
 	HangOnceWorkflow,
+	HistoryLimitedWorkflow,
 	InboxWorkflow,
 	MailboxWorkflow,
 	ManyStepsWorkflow,
@@ -27,6 +28,7 @@ import {
 	ParallelWorkflow,
 	RedeployedWorkflow,
 	SlowRetryWorkflow,
+	StepLimitedWorkflow,
 	ThrowsWorkflow,
 } from './workflows';
 
@@ -55,6 +57,8 @@ export const testRegistry = defineRegistry({
 	limited: { workflow: LimitedWorkflow, shards: 2 },
 	saga: { workflow: SagaWorkflow },
 	'hook-approval': { workflow: HookApprovalWorkflow },
+	'step-limited': { workflow: StepLimitedWorkflow, limits: { steps: 5 } },
+	'history-limited': { workflow: HistoryLimitedWorkflow, limits: { historyBytes: 2 * 1024 * 1024 } },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */

@@ -257,3 +257,26 @@ export class LimitedWorkflow extends Workflow<{ tenant: string; hang?: boolean }
 		return this.ctx.id;
 	}
 }
+
+/** `steps` steps with a one-minute sleep after the second (so the run spans passes); its type allows 5 steps. */
+export class StepLimitedWorkflow extends Workflow<{ steps: number }, number> {
+	static override readonly type = 'step-limited';
+	async run(step: Step, { steps }: { steps: number }) {
+		for (let i = 1; i <= steps; i++) {
+			await step.do(`s${i}`, () => countExecution(`${this.ctx.id}:s${i}`));
+			if (i === 2) await step.sleep('nap', '1 minute');
+		}
+		return steps;
+	}
+}
+
+/** Steps of 600 kB results; its type allows 2 MiB of history. */
+export class HistoryLimitedWorkflow extends Workflow<{ steps: number }, number> {
+	static override readonly type = 'history-limited';
+	async run(step: Step, { steps }: { steps: number }) {
+		for (let i = 1; i <= steps; i++) {
+			await step.do(`s${i}`, () => `${countExecution(`${this.ctx.id}:s${i}`)}:`.padEnd(600_000, 'x'));
+		}
+		return steps;
+	}
+}

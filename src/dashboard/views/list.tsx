@@ -22,6 +22,11 @@ export interface ListFilter {
 	order: 'created' | 'updated';
 	limit: number;
 	cursor?: string;
+	/**
+	 * Query parameters the page could not read as they are (`order=sideways`, `limit=lots`): sent
+	 * to the list API verbatim, so the page shows the API's own 400 instead of ignoring them.
+	 */
+	unchecked?: { order?: string; limit?: string };
 }
 
 /** What the live script needs: the filter, the shards to watch, and whether new rows may be inserted (first page only). */

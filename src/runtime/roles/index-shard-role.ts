@@ -1,8 +1,20 @@
 import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
 import type { ShardListQuery } from '../../engine/index-query';
 import type { ObjectStorage } from '../object-storage';
-import { DELETED, IndexShardStore } from '../index-shard-store';
+import { shardIndex } from '../../engine/shard';
+import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
+
+/** Deletion tombstones past their grace period collected with each removal a shard takes. */
+const COLLECT_ON_REMOVE = 100;
+
+/** What one tombstone collection removed. */
+export interface TombstonesCollected {
+	moved: number;
+	deleted: number;
+	/** Some collectable tombstones remain (the call stopped at its limit). */
+	more: boolean;
+}
 
 /**
  * An index shard (`__index:<type>:<n>`): keeps the newest entry per instance
@@ -16,7 +28,9 @@ export class IndexShardRole {
 	constructor(
 		private readonly storage: ObjectStorage,
 		/** Dashboards watching this shard (see index-live-feed.ts). */
-		readonly live?: IndexLiveFeed,
+		readonly live: IndexLiveFeed | undefined,
+		/** This shard's number `n` (from its name `__index:<type>:<n>`) and the clock tombstones are dated with. */
+		private readonly self: { shard: number; now: () => number },
 	) {}
 
 	async write(entries: IndexEntry[]): Promise<void> {
@@ -30,12 +44,32 @@ export class IndexShardRole {
 	}
 
 	async tombstone(items: EntryPosition[]): Promise<void> {
-		(await this.writable()).tombstone(items);
+		(await this.writable()).tombstone(items, MOVED, this.self.now());
 	}
 
-	/** Deleted instances: their entries become deletion tombstones. */
+	/**
+	 * Deleted instances: their entries become deletion tombstones. A shard that takes
+	 * deletions also collects a few of its deletion tombstones past their grace period,
+	 * so they never pile up (no scanner needed).
+	 */
 	async remove(items: EntryPosition[]): Promise<void> {
-		(await this.writable()).tombstone(items, DELETED);
+		const shard = await this.writable();
+		const now = this.self.now();
+		shard.tombstone(items, DELETED, now);
+		shard.collectDeleted(now - DELETED_TOMBSTONE_GRACE_MS, COLLECT_ON_REMOVE);
+	}
+
+	/**
+	 * Collects the tombstones that can no longer matter (rebalance calls this once a pass is
+	 * done): move tombstones of ids this shard does not own under `shards`, and deletion
+	 * tombstones past their grace period. At most `limit` of each; `more` if some remain.
+	 */
+	collectTombstones(request: { shards: number; limit: number }): TombstonesCollected {
+		if (!this.storage.hasSchema) return { moved: 0, deleted: 0, more: false };
+		const shard = this.shard();
+		const moved = shard.collectMoved((id) => shardIndex(id, request.shards) !== this.self.shard, request.limit);
+		const deleted = shard.collectDeleted(this.self.now() - DELETED_TOMBSTONE_GRACE_MS, request.limit);
+		return { moved: moved.removed, deleted: deleted.removed, more: moved.more || deleted.more };
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {

@@ -39,4 +39,6 @@ CREATE TABLE `schedule_state` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE `instance` ADD `rollback` text;
+ALTER TABLE `instance` ADD `rollback` text;--> statement-breakpoint
+ALTER TABLE `instance` ADD `history_bytes` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `instance` ADD `history_seq` integer DEFAULT 0 NOT NULL;

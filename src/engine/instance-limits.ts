@@ -1,0 +1,80 @@
+import { HistoryLimitExceededError, StepLimitExceededError } from './errors';
+import type { NewHistoryRow } from './history';
+import { utf8Bytes } from './json';
+
+/**
+ * Per-instance limits, like Cloudflare Workflows' (README "Limits"): how many
+ * steps one run may take and how large an instance's history may grow. They
+ * bound what one instance can cost (storage, replay time, archive size); a
+ * run that would pass one fails for good with a typed code that `run()`
+ * cannot catch and carry on past (like a determinism error).
+ */
+export interface InstanceLimits {
+	/** Steps per run (`step.do`, sleeps and waits; patch markers are not steps). Default 10,000, at most 25,000. */
+	steps?: number;
+	/** Bytes of history (every generation) an instance may keep. Default 100 MiB, at most 1 GiB. */
+	historyBytes?: number;
+}
+
+export type ResolvedInstanceLimits = Required<InstanceLimits>;
+
+/** Cloudflare Workflows' default and configurable maximum of steps per instance. */
+export const DEFAULT_MAX_STEPS = 10_000;
+export const MAX_STEPS_CEILING = 25_000;
+/**
+ * History bytes: the default is Cloudflare's free-plan state per instance, the ceiling its
+ * paid-plan one. Counted as the records' stored JSON (payloads, results, outputs, errors
+ * and the other fields), the same measure history pages use.
+ */
+export const DEFAULT_MAX_HISTORY_BYTES = 100 * 1024 * 1024;
+export const MAX_HISTORY_BYTES_CEILING = 1024 * 1024 * 1024;
+/** The smallest history limit: one largest value (1 MiB) and its record must fit. */
+export const MIN_HISTORY_BYTES = 2 * 1024 * 1024;
+
+export const DEFAULT_INSTANCE_LIMITS: ResolvedInstanceLimits = { steps: DEFAULT_MAX_STEPS, historyBytes: DEFAULT_MAX_HISTORY_BYTES };
+
+/** A type's limits, checked when the registry is defined (so a bad value stops the Worker at start-up). */
+export function resolveInstanceLimits(type: string, limits: InstanceLimits = {}): ResolvedInstanceLimits {
+	const check = (name: keyof InstanceLimits, min: number, max: number, fallback: number, why: string): number => {
+		const value = limits[name];
+		if (value === undefined) return fallback;
+		if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+			throw new Error(`${type}.limits.${name} must be a whole number from ${min} to ${max} (${why}), got ${String(value)}`);
+		}
+		return value;
+	};
+	return {
+		steps: check('steps', 1, MAX_STEPS_CEILING, DEFAULT_MAX_STEPS, "Cloudflare Workflows' maximum of steps per instance"),
+		historyBytes: check('historyBytes', MIN_HISTORY_BYTES, MAX_HISTORY_BYTES_CEILING, DEFAULT_MAX_HISTORY_BYTES, '2 MiB to 1 GiB'),
+	};
+}
+
+/** The bytes one history record adds to its instance's history size: what `readHistoryMeta` and the store's `historySize` count. */
+export function historyRecordBytes(row: Pick<NewHistoryRow, 'value' | 'detail'>): number {
+	return byteLength(row.value) + byteLength(row.detail);
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+/** UTF-8 bytes of a string; ASCII (most JSON) is measured without encoding a copy. */
+function byteLength(text: string | null): number {
+	if (text === null) return 0;
+	return ASCII.test(text) ? text.length : utf8Bytes(text);
+}
+
+/**
+ * Whether a run may begin one more step: the error to fail it with, or undefined.
+ * `steps` counts the run's steps with the new one; `historyBytes` is the history so far.
+ */
+export function limitExceeded(limits: ResolvedInstanceLimits, steps: number, historyBytes: number, name: string): StepLimitExceededError | HistoryLimitExceededError | undefined {
+	if (steps > limits.steps) {
+		return new StepLimitExceededError(
+			`step "${name}" would be step ${steps} of this run, past the type's limit of ${limits.steps} steps per run (registry limits.steps, at most ${MAX_STEPS_CEILING}); split the work over several instances`,
+		);
+	}
+	if (historyBytes >= limits.historyBytes) {
+		return new HistoryLimitExceededError(
+			`the history of this instance holds ${historyBytes} bytes, at the type's limit of ${limits.historyBytes} (registry limits.historyBytes); step "${name}" did not run. Return smaller results (store large data elsewhere and keep a key) or split the work over several instances`,
+		);
+	}
+	return undefined;
+}

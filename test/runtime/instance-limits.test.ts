@@ -1,0 +1,73 @@
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { instances } from '../../src/client/instance-client';
+import { ErrorCode } from '../../src/engine/errors';
+import { defineRegistry } from '../../src/engine/registry';
+import { api } from '../api/helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { executions } from '../worker/probes';
+import { StepLimitedWorkflow } from '../worker/workflows';
+
+afterEach(() => resetClock());
+
+/** The instance row's running history total and the bytes its history really holds. */
+async function historyTotals(id: string) {
+	return runInDurableObject(stub(id), (_, state) => {
+		const row = [...state.storage.sql.exec('SELECT history_bytes AS bytes, history_seq AS seq FROM instance')][0] as { bytes: number; seq: number };
+		const real = [
+			...state.storage.sql.exec('SELECT sum(coalesce(octet_length(value), 0) + coalesce(octet_length(detail), 0)) AS bytes, max(seq) AS seq FROM history'),
+		][0] as { bytes: number; seq: number };
+		return { row, real };
+	});
+}
+
+describe('per-instance limits in the real runtime', () => {
+	it('refuses a registry whose limits.steps is above 25,000 when the Worker starts, naming the limit', () => {
+		expect(() => defineRegistry({ 'step-limited': { workflow: StepLimitedWorkflow, limits: { steps: 30_000 } } })).toThrow(
+			"step-limited.limits.steps must be a whole number from 1 to 25000 (Cloudflare Workflows' maximum of steps per instance), got 30000",
+		);
+	});
+
+	it('fails a run past its step limit with STEP_LIMIT_EXCEEDED across an eviction, without running the step, and GET shows the code', async () => {
+		const id = uniqueId('steps');
+		await instances.create(testEnv, { type: 'step-limited', id, payload: { steps: 9 } });
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+		// Evicted while it sleeps: the next pass counts the steps from storage.
+		await abortAllDurableObjects().catch(() => {});
+		advanceClock(61_000);
+		await fireAlarm(id);
+		const { status, json } = await api('GET', `/workflows/${id}`);
+		expect(status).toBe(200);
+		expect(json).toMatchObject({ status: 'errored', error: { name: 'StepLimitExceededError', code: ErrorCode.StepLimitExceeded } });
+		expect(json.error.message).toMatch(/step "s5" would be step 6 of this run, past the type's limit of 5 steps/);
+		// s1..s4 and the sleep are the five steps; s5 never ran.
+		expect(executions.get(`${id}:s4`)).toBe(1);
+		expect(executions.get(`${id}:s5`)).toBeUndefined();
+		const history = await api('GET', `/workflows/${id}/history?limit=1000`);
+		expect(history.json.events.at(-1)).toMatchObject({ kind: 'workflow.errored', error: { code: 'STEP_LIMIT_EXCEEDED' } });
+	});
+
+	it('completes a run of exactly its step limit', async () => {
+		const id = uniqueId('steps');
+		await instances.create(testEnv, { type: 'step-limited', id, payload: { steps: 4 } });
+		await settle(id);
+		advanceClock(61_000);
+		await fireAlarm(id);
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'completed', output: 4 });
+	});
+
+	it('fails a run whose history reached its size limit with HISTORY_LIMIT_EXCEEDED, keeping the running total in the instance row exact', async () => {
+		const id = uniqueId('history');
+		await instances.create(testEnv, { type: 'history-limited', id, payload: { steps: 10 } });
+		await settle(id);
+		const status = await instances.status(testEnv, { id });
+		expect(status).toMatchObject({ status: 'errored', error: { name: 'HistoryLimitExceededError', code: ErrorCode.HistoryLimitExceeded } });
+		// Four results of 600 kB pass 2 MiB (2,097,152 bytes): the fifth step never ran.
+		expect(executions.get(`${id}:s4`)).toBe(1);
+		expect(executions.get(`${id}:s5`)).toBeUndefined();
+		const { row, real } = await historyTotals(id);
+		expect(real.bytes).toBeGreaterThan(2 * 1024 * 1024);
+		expect(row).toEqual(real);
+	});
+});
