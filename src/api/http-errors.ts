@@ -37,6 +37,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.IdempotencyKeyReused]: 422,
 	[ErrorCode.InvalidIdempotencyKey]: 400,
 	[ErrorCode.ArchiveNotConfigured]: 400,
+	[ErrorCode.UnknownStep]: 400,
+	// Raised inside a parent workflow by step.invoke; reaching HTTP would be a bug.
+	[ErrorCode.ChildWorkflowFailed]: 500,
 	[ErrorCode.Internal]: 500,
 };
 

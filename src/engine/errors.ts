@@ -32,6 +32,8 @@ export const ErrorCode = {
 	InvalidIdempotencyKey: 'INVALID_IDEMPOTENCY_KEY',
 	IdempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
 	ArchiveNotConfigured: 'ARCHIVE_NOT_CONFIGURED',
+	UnknownStep: 'UNKNOWN_STEP',
+	ChildWorkflowFailed: 'CHILD_WORKFLOW_FAILED',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

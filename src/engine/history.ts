@@ -31,8 +31,11 @@ export interface HistoryEventFields {
 	'workflow.paused': {};
 	'workflow.resumed': {};
 	'workflow.terminated': {};
-	/** First record of a new generation; the previous generation's records stay. */
-	'workflow.restarted': { previousGeneration: number };
+	/**
+	 * First record of a new generation; the previous generation's records stay. With
+	 * `from` (a restart from a step), `keptSteps` completed steps recorded before it were kept.
+	 */
+	'workflow.restarted': { previousGeneration: number; from?: string; keptSteps?: number };
 	'workflow.completed': { output: unknown };
 	'workflow.errored': { error: HistoryError };
 	/** The code asked for something the recorded steps do not have; nothing new ran (see docs/history-format.md). */

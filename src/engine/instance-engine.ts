@@ -19,6 +19,7 @@ import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
+import { restartPoint } from './restart-from';
 import { StepContext, type Divergence } from './step-context';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
@@ -94,6 +95,12 @@ export async function prepareCreate(registry: Registry, id: string, type: string
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
 	return { id, type, payloadJson: toStoredJson(payload, 'payload') };
+}
+
+/** Options of `restart`. */
+export interface RestartOptions {
+	/** Run again from this step: the completed steps recorded before it return their cached results. */
+	from?: string;
 }
 
 export interface CreateResult {
@@ -276,18 +283,28 @@ export class InstanceEngine {
 		return 'terminated';
 	}
 
-	restart(): WorkflowStatus {
+	/**
+	 * Runs the instance again in a new generation: from the start, or with `from`
+	 * from that step on (the completed steps recorded before it keep their
+	 * results; see restart-from.ts). An unknown step changes nothing.
+	 */
+	restart(options: RestartOptions = {}): WorkflowStatus {
 		const row = this.require();
 		if (!FINISHED_STATUSES.includes(row.status) && row.status !== 'diverged') {
 			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored, terminated or diverged workflows restart`);
 		}
+		const point = options.from === undefined ? undefined : restartPoint(this.host.store.readSteps(), options.from);
 		this.host.store.transaction(() => {
 			this.host.store.deleteSteps();
+			for (const kept of point?.kept ?? []) this.host.store.writeStep(kept);
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
 			this.transition(
 				{ ...row, status: 'created', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, generation: row.generation + 1 },
-				{ kind: 'workflow.restarted', detail: { previousGeneration: row.generation } },
+				{
+					kind: 'workflow.restarted',
+					detail: { previousGeneration: row.generation, ...(point ? { from: point.from.name, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}) },
+				},
 			);
 		});
 		this.interrupt('restarted');

@@ -28,6 +28,16 @@ export const CreateBody = z
 	})
 	.meta({ id: 'CreateWorkflow' });
 
+export const RestartBody = z
+	.object({
+		from: z.string().min(1).max(256).optional().meta({
+			description: 'Run again from this step: the completed steps recorded before it keep their results; it and every later step run anew. Omit to restart from the start.',
+			example: 'charge-card',
+		}),
+	})
+	.strict()
+	.meta({ id: 'RestartWorkflow' });
+
 export const CreatedSchema = z.object({ id: z.string(), type: z.string(), status: StatusSchema }).meta({ id: 'WorkflowCreated' });
 
 const ErrorDescription = z.object({ name: z.string(), message: z.string(), code: z.string().optional(), stack: z.string().optional() });

@@ -5,7 +5,7 @@ import type { IndexEntry } from '../engine/index-entry';
 import { archivedHistoryPage } from '../engine/archive';
 import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
-import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
+import type { CreateResult, InstanceEngine, RestartOptions } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { operation } from './operation';
 import {
@@ -23,12 +23,13 @@ import {
 	HistoryQuery,
 	IdParam,
 	ReindexSchema,
+	RestartBody,
 	StepPageSchema,
 	StepsQuery,
 } from './schemas';
 
-/** A pause, resume, terminate or restart: no input but the id, the new status out. */
-function control(action: 'pause' | 'resume' | 'terminate' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
+/** A pause, resume or terminate: no input but the id, the new status out. */
+function control(action: 'pause' | 'resume' | 'terminate', run: (engine: InstanceEngine) => WorkflowStatus) {
 	return operation({
 		rpc: action,
 		helper: (_type: string, id: string) => ({ id }),
@@ -150,8 +151,27 @@ export const operations = {
 	pause: control('pause', (engine) => engine.pause()),
 	resume: control('resume', (engine) => engine.resume()),
 	terminate: control('terminate', (engine) => engine.terminate()),
-	/** Reruns a completed, errored or terminated instance from the start, discarding its step history. */
-	restart: control('restart', (engine) => engine.restart()),
+	/**
+	 * Reruns a completed, errored, terminated or diverged instance in a new generation: from
+	 * the start, or with `from` from that step (the completed steps recorded before it keep
+	 * their results). An unknown step is refused (`UNKNOWN_STEP`) and changes nothing.
+	 */
+	restart: operation({
+		rpc: 'restart',
+		helper: (_type: string, id: string, options: RestartOptions = {}) => ({ id, ...(options.from !== undefined ? { from: options.from } : {}) }),
+		run: (instance, input: { id: string } & RestartOptions): WorkflowStatus =>
+			instance.existing().restart(input?.from === undefined ? {} : { from: input.from }),
+		http: {
+			method: 'post',
+			path: '/workflows/{id}/restart',
+			summary: 'Restart an instance: from the start, or from a step with {"from": "<step name>"}',
+			request: { params: IdParam, body: { schema: RestartBody, required: false } },
+			responses: { 200: { schema: ControlSchema, description: 'The new status' } },
+			errors: [400, 401, 404, 409, 415],
+			input: (request) => ({ id: request.param.id, ...(request.hasBody && request.json?.from !== undefined ? { from: request.json.from } : {}) }),
+			reply: (status: WorkflowStatus, { id }) => ({ status: 200, body: { id, status } }),
+		},
+	}),
 
 	sendEvent: operation({
 		rpc: 'sendEvent',
