@@ -15,6 +15,7 @@
  */
 export { workflowClient, type AnyWorkflowClass, type WorkflowClient } from './client/workflow-client';
 export { instances, type ShardflowEnv } from './client/instance-client';
+export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
 export type { ListOrder } from './engine/index-query';

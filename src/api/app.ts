@@ -16,6 +16,7 @@ import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
+import { registerBatchCreateRoute } from './batch-create-route';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
@@ -118,6 +119,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
 
 	registerOperationRoutes(app, registry);
+	registerBatchCreateRoute(app, registry);
 
 	app.openapi(
 		createRoute({
