@@ -20,6 +20,7 @@ import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './de
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { restartPoint } from './restart-from';
+import { checkParentRef, childrenToTerminate, CASCADE_WAKEUP, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
 import { StepContext, type Divergence } from './step-context';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
@@ -55,6 +56,8 @@ export interface EngineHost {
 	wrapStepFunction?: StepFunctionWrapper;
 	/** Where finished instances are archived before they are deleted; absent: no archive configured. */
 	archive?: ArchivePort;
+	/** Reaches other instances for child workflows (see child-workflows.ts); absent: `step.invoke`/`step.start` are refused. */
+	children?: ChildPort;
 	/**
 	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
 	 * step of a deletion. Afterwards this engine is gone; the id can be created
@@ -86,15 +89,18 @@ export interface PreparedCreate {
 	id: string;
 	type: string;
 	payloadJson: string | null;
+	/** The instance that started this one as its child (`step.invoke` / `step.start`). */
+	parent?: ParentRef;
 }
 
 /** Checks a create's id, type and payload (the type's schema) without touching storage. */
-export async function prepareCreate(registry: Registry, id: string, type: string, payloadInput: unknown): Promise<PreparedCreate> {
+export async function prepareCreate(registry: Registry, id: string, type: string, payloadInput: unknown, parentInput?: unknown): Promise<PreparedCreate> {
 	assertValidWorkflowId(id);
 	const entry = registry.get(type);
+	const parent = parentInput === undefined ? undefined : checkParentRef(parentInput, id);
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-	return { id, type, payloadJson: toStoredJson(payload, 'payload') };
+	return { id, type, payloadJson: toStoredJson(payload, 'payload'), ...(parent ? { parent } : {}) };
 }
 
 /** Options of `restart`. */
@@ -139,6 +145,8 @@ export class InstanceEngine {
 	private deleting: Promise<void> | undefined;
 	/** The storage is gone: this engine does nothing more (a new one serves the id). */
 	private gone = false;
+	/** Failed rounds of the child cascade of a terminate since this engine started (its backoff). */
+	private cascadeAttempts = 0;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
@@ -150,16 +158,16 @@ export class InstanceEngine {
 		return this.row !== undefined && this.deletion === undefined && !this.gone;
 	}
 
-	async create(id: string, type: string, payloadInput: unknown): Promise<CreateResult> {
+	async create(id: string, type: string, payloadInput: unknown, parent?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
 		this.assertNotDeleting(id);
 		if (this.row) this.assertSameType(type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked. */
-	commitCreate({ id, type, payloadJson }: PreparedCreate): CreateResult {
+	commitCreate({ id, type, payloadJson, parent }: PreparedCreate): CreateResult {
 		this.assertNotDeleting(id);
 		// An existing id (or a concurrent create that won while the schema validated).
 		if (this.row) return this.existing(type, payloadJson);
@@ -168,9 +176,13 @@ export class InstanceEngine {
 		this.transition(
 			{
 				id, type, status: 'created', payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-				createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion,
+				createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion, parentId: parent?.id ?? null,
 			},
-			{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
+			{
+				kind: 'workflow.created',
+				value: payloadJson,
+				...(codeVersion !== null || parent ? { detail: { ...(codeVersion !== null ? { codeVersion } : {}), ...(parent ? { parent } : {}) } } : {}),
+			},
 		);
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
@@ -275,12 +287,53 @@ export class InstanceEngine {
 	terminate(): WorkflowStatus {
 		const row = this.require();
 		if (FINISHED_STATUSES.includes(row.status)) throw new InvalidStateError(`cannot terminate workflow "${row.id}": it is already ${row.status}`);
+		const children = this.host.children ? childrenToTerminate(this.host.store.readSteps()) : [];
 		this.host.store.transaction(() => {
 			this.host.store.deleteAllWakeups();
+			// Durable before the children are told: the alarm retries the cascade until every one answered.
+			if (children.length > 0) this.host.store.setWakeup(CASCADE_WAKEUP, this.host.now());
 			this.transition({ ...row, status: 'terminated' }, { kind: 'workflow.terminated' });
 		});
 		this.interrupt('terminated');
+		if (children.length > 0) this.host.background(this.terminateChildren());
 		return 'terminated';
+	}
+
+	/**
+	 * Terminates the unfinished children of a terminated instance (those started without
+	 * `onParentTerminate: 'abandon'`). The cascade's wake-up was written with the terminate;
+	 * it goes once every child answered, else the alarm tries again with backoff.
+	 */
+	private async terminateChildren(): Promise<void> {
+		const port = this.host.children;
+		if (!port || this.row?.status !== 'terminated') return;
+		const children = childrenToTerminate(this.host.store.readSteps());
+		const results = await Promise.allSettled(children.map((id) => port.terminate(id)));
+		const failed = results.filter((r) => r.status === 'rejected').length;
+		if (this.gone || this.row?.status !== 'terminated') return;
+		if (failed === 0) this.host.store.deleteWakeup(CASCADE_WAKEUP);
+		else {
+			this.cascadeAttempts++;
+			this.host.store.setWakeup(CASCADE_WAKEUP, this.host.now() + outboxBackoffMs(this.cascadeAttempts));
+			this.host.log?.({ severity: 'warn', event: 'child.terminate_failed', instanceId: this.row.id, type: this.row.type, failed });
+		}
+		this.rearm();
+	}
+
+	/** The outcome of this instance as its parent sees it: null until it has finished. */
+	childOutcome(): ChildOutcome | null {
+		const row = this.require();
+		if (row.status === 'completed') return { status: 'completed', output: row.output };
+		if (row.status === 'errored' || row.status === 'terminated') {
+			return { status: row.status, error: row.errorName === null ? null : { name: row.errorName, message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
+		}
+		return null;
+	}
+
+	/** A child of this instance finished: a waiting invoke asks it for its outcome now instead of at its next poll. */
+	childFinished(): void {
+		const row = this.require();
+		if (row.status === 'waiting' || row.status === 'sleeping' || row.status === 'running') this.kick();
 	}
 
 	/**
@@ -490,7 +543,10 @@ export class InstanceEngine {
 			this.host.ensureAlarmBy(now + WATCHDOG_MS);
 			return;
 		}
-		if (this.hasWork(now)) this.kick();
+		// A terminated instance's only wake-up is its child cascade (see terminate).
+		const wake = this.row.status === 'terminated' ? this.host.store.earliestWakeup() : undefined;
+		if (wake !== undefined && wake <= now) this.host.background(this.terminateChildren());
+		else if (this.hasWork(now)) this.kick();
 		else if (this.expired(now)) this.expire();
 		else this.rearm();
 	}
@@ -595,6 +651,17 @@ export class InstanceEngine {
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
+			...(this.host.children
+				? {
+						children: {
+							port: this.host.children,
+							parentId: start.id,
+							parentType: start.type,
+							generation,
+							assertRegistered: (type: string) => void this.host.registry.get(type),
+						},
+					}
+				: {}),
 			checkBoundary: () => {
 				const row = this.row!;
 				if (row.generation !== generation) throw new AbortSignal_('restarted');
@@ -708,8 +775,14 @@ export class InstanceEngine {
 				nextAttemptAt,
 			});
 		});
+		const finishing = FINISHED_STATUSES.includes(row.status) && !(this.row && FINISHED_STATUSES.includes(this.row.status));
 		this.row = row;
 		this.logTransition(row, record?.kind);
+		// Best effort: the parent also polls its waiting invokes, so a lost notice only delays it.
+		if (finishing && row.parentId && this.host.children) {
+			const children = this.host.children;
+			this.host.background(children.notifyParent(row.parentId, row.id).catch(() => undefined));
+		}
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
 	}

@@ -24,6 +24,8 @@ export interface InstanceRow {
 	codeVersion?: string | null;
 	/** The code version of the last pass that wrote anything. */
 	lastCodeVersion?: string | null;
+	/** The instance whose `step.invoke` / `step.start` created this one (null: none). */
+	parentId?: string | null;
 }
 
 export interface StepRow {

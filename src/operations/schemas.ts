@@ -45,7 +45,7 @@ const ErrorDescription = z.object({ name: z.string(), message: z.string(), code:
 export const StepSchema = z
 	.object({
 		name: z.string(),
-		kind: z.enum(['do', 'sleep', 'wait', 'patch']),
+		kind: z.enum(['do', 'sleep', 'wait', 'patch', 'child']),
 		status: z.string(),
 		attempts: z.number().int(),
 		startedAt: z.number().int().nullable(),
@@ -78,6 +78,7 @@ export const DetailSchema = z
 		generation: z.number().int().meta({ description: 'The current run: 0, then one more per restart (the history route reads it by default).' }),
 		codeVersion: z.string().optional().meta({ description: "The registry's code version of the type when the instance was created." }),
 		lastCodeVersion: z.string().optional().meta({ description: 'The code version of the last pass that ran the instance.' }),
+		parentId: z.string().optional().meta({ description: 'The instance whose step.invoke or step.start started this one (a child workflow).' }),
 		stepCounts: z.record(z.string(), z.number().int()).meta({ description: 'Steps per status, and total.', example: { total: 40, completed: 40 } }),
 		stepsBefore: z.number().int().meta({ description: 'Steps before the window in steps; page them with GET /workflows/{id}/steps.' }),
 		steps: z.array(StepSchema).meta({ description: 'The most recent steps (at most 100), oldest first.' }),

@@ -152,6 +152,12 @@ class ReplayStep implements Step<any> {
 	waitForEvent(event: string, options?: { name?: string }): Promise<any> {
 		return this.call({ kind: 'wait', name: options?.name ?? event });
 	}
+	invoke(name: string): Promise<any> {
+		return this.call({ kind: 'child', name });
+	}
+	start(name: string): Promise<string> {
+		return this.call({ kind: 'child', name });
+	}
 
 	/**
 	 * True where the record has the patch's marker; false where the record passed this

@@ -39,6 +39,9 @@ const KIND_OF_RECORD: Partial<Record<HistoryEvent['kind'], StepKind>> = {
 	'wait.timed_out': 'wait',
 	'event.consumed': 'wait',
 	'patch.recorded': 'patch',
+	'child.started': 'child',
+	'child.completed': 'child',
+	'child.failed': 'child',
 };
 
 /**
@@ -91,6 +94,13 @@ function outcomeOf(event: HistoryEvent): RecordedOutcome | undefined {
 			return { type: 'timed_out', event: event.event };
 		case 'patch.recorded':
 			return { type: 'completed', value: true };
+		// A fire-and-forget start returns its child's id, known once the step is recorded.
+		case 'child.started':
+			return event.mode === 'start' ? { type: 'completed', value: event.childId } : undefined;
+		case 'child.completed':
+			return { type: 'completed', value: event.output };
+		case 'child.failed':
+			return { type: 'failed', attempts: 1, error: event.error ?? { name: 'ChildWorkflowError', message: `child workflow "${event.childId}" ${event.status}` } };
 		default:
 			return undefined;
 	}

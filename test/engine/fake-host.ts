@@ -1,3 +1,4 @@
+import type { ChildPort } from '../../src/engine/child-workflows';
 import type { EngineLogRecord } from '../../src/engine/engine-log';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
@@ -19,6 +20,8 @@ export class FakeHost implements EngineHost {
 	logs: EngineLogRecord[] = [];
 	log = (record: EngineLogRecord) => void this.logs.push(record);
 	logStepCompletions = true;
+	/** Child workflows reach other instances through this (a test wires a world of hosts). */
+	children: ChildPort | undefined;
 	private work = new Set<Promise<unknown>>();
 
 	constructor(readonly registry: Registry) {}
