@@ -4,6 +4,7 @@ import m0001 from './0001_eminent_hedge_knight.sql';
 import m0002 from './0002_supreme_fallen_one.sql';
 import m0003 from './0003_overconfident_terrax.sql';
 import m0004 from './0004_sad_brother_voodoo.sql';
+import m0005 from './0005_far_ultimatum.sql';
 
   export default {
     journal,
@@ -12,7 +13,8 @@ import m0004 from './0004_sad_brother_voodoo.sql';
 m0001,
 m0002,
 m0003,
-m0004
+m0004,
+m0005
     }
   }
   

@@ -20,6 +20,7 @@ export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } f
 export { parseDuration, type Duration } from './engine/duration';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
+export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
 export type {
 	EventMap,
 	Json,
@@ -37,6 +38,7 @@ export type {
 } from './engine/types';
 export { WORKFLOW_STATUSES } from './engine/types';
 export {
+	ChildWorkflowError,
 	DeterminismError,
 	ErrorCode,
 	EventBufferFullError,

@@ -25,6 +25,7 @@ export type { SendEventOptions } from './engine/event-keys';
 export type { EventsOf, OutputOf, PayloadInputOf, TypedStatus } from './workflow';
 export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';
 export {
+	ChildWorkflowError,
 	ErrorCode,
 	EventBufferFullError,
 	IdempotencyKeyReusedError,

@@ -140,11 +140,12 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
 				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
+				...(q.parent !== undefined ? { parent: q.parent } : {}),
 			});
 			return c.json(
 				{
-					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion }) => ({
-						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}),
+					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId }) => ({
+						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
 					})),
 					nextCursor: page.nextCursor,
 				},

@@ -23,6 +23,8 @@ export const instance = sqliteTable('instance', {
 	/** The registry's code version that created the instance, and the one that last ran it. */
 	codeVersion: text('code_version'),
 	lastCodeVersion: text('last_code_version'),
+	/** The instance whose step.invoke / step.start created this one (a child workflow). */
+	parentId: text('parent_id'),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */
@@ -157,6 +159,8 @@ export const indexEntries = sqliteTable(
 		version: integer('version').notNull(),
 		/** The code version that created the instance (null: none given). */
 		codeVersion: text('code_version'),
+		/** The parent of a child workflow (null: none); `GET /workflows?parent=` filters by it. */
+		parentId: text('parent_id'),
 	},
 	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
 	// default (immutable, so paging is stable), updated_at the explicit option.
@@ -165,6 +169,7 @@ export const indexEntries = sqliteTable(
 		index('index_entries_created').on(t.createdAt, t.id),
 		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
 		index('index_entries_updated').on(t.updatedAt, t.id),
+		index('index_entries_parent_created').on(t.parentId, t.createdAt, t.id),
 	],
 );
 

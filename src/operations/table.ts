@@ -3,6 +3,7 @@ import { uuidv7 } from '../engine/ids';
 import { assertJsonDepth } from '../engine/json';
 import type { IndexEntry } from '../engine/index-entry';
 import { archivedHistoryPage } from '../engine/archive';
+import type { ChildOutcome, ParentRef } from '../engine/child-workflows';
 import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
 import type { CreateResult, InstanceEngine, RestartOptions } from '../engine/instance-engine';
@@ -60,12 +61,13 @@ export const operations = {
 	create: operation({
 		rpc: 'create',
 		helper: (type: string, options: { id?: string; payload?: unknown }) => ({ type, ...(options.id !== undefined ? { id: options.id } : {}), payload: options.payload }),
-		prepare: (input: { id?: string; type: string; payload?: unknown }) => {
+		// `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it).
+		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef }) => {
 			const id = input.id ?? uuidv7();
 			assertJsonDepth(input.payload, 'payload');
-			return { id, type: input.type, payload: input.payload };
+			return { id, type: input.type, payload: input.payload, ...(input.parent !== undefined ? { parent: input.parent } : {}) };
 		},
-		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown }),
+		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef }),
 		http: {
 			method: 'post',
 			path: '/workflows',
@@ -227,6 +229,21 @@ export const operations = {
 				...(query.archive === 'true' ? { archive: true } : {}),
 			}),
 			reply: ({ id }) => ({ status: 200, body: { id, deleted: true } }),
+		},
+	}),
+
+	/** For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing. */
+	childOutcome: operation({
+		rpc: 'childOutcome',
+		run: (instance, _input: { id: string }): ChildOutcome | null => instance.existing().childOutcome(),
+	}),
+
+	/** A child of this instance finished: a waiting `step.invoke` asks it for its outcome now. */
+	childFinished: operation({
+		rpc: 'childFinished',
+		run: (instance, _input: { id: string; childId: string }): null => {
+			instance.existing().childFinished();
+			return null;
 		},
 	}),
 

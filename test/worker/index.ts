@@ -6,10 +6,12 @@ import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
-import { indexFaults } from './probes';
+import { childNotices, indexFaults } from './probes';
 import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
+	ChildDoublerWorkflow,
+	ChildParentWorkflow,
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,
@@ -45,6 +47,8 @@ export const testRegistry = defineRegistry({
 	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
+	'child-double': { workflow: ChildDoublerWorkflow },
+	'child-parent': { workflow: ChildParentWorkflow },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
@@ -72,5 +76,17 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		return super.indexRemove(items);
 	}
 }
+
+// Operation methods are prototype properties (one per table entry), so the hook wraps the property.
+const deliverChildNotice = (WorkflowRunner.prototype as unknown as { childFinished: (input: unknown) => Promise<unknown> }).childFinished;
+Object.defineProperty(WorkflowRunner.prototype, 'childFinished', {
+	value(this: unknown, input: unknown) {
+		if (!childNotices.drop) return deliverChildNotice.call(this, input);
+		childNotices.dropped++;
+		return Promise.resolve({ ok: true, value: null });
+	},
+	writable: true,
+	configurable: true,
+});
 
 export default createApp(testRegistry, { clock: testClock.now });

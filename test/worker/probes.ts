@@ -12,3 +12,5 @@ export function countExecution(key: string): number {
 
 /** Index writes the test Worker's shards refuse before accepting again (failure injection). */
 export const indexFaults = { failWrites: 0, refused: 0 };
+/** While set, parents drop the notices of their finished children (a crash between the child's end and the notice). */
+export const childNotices = { drop: false, dropped: 0 };
