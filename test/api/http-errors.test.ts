@@ -23,7 +23,7 @@ describe('error codes over HTTP', () => {
 	it('only errors raised inside a running workflow (or internal ones) map to 5xx', () => {
 		const serverSide = Object.entries(STATUS_BY_CODE).filter(([, status]) => status >= 500).map(([code]) => code).sort();
 		expect(serverSide).toEqual(
-			[ErrorCode.Determinism, ErrorCode.StepFailed, ErrorCode.StepTimeout, ErrorCode.EventTimeout, ErrorCode.NonRetryable, ErrorCode.Internal].sort(),
+			[ErrorCode.Determinism, ErrorCode.StepFailed, ErrorCode.StepTimeout, ErrorCode.EventTimeout, ErrorCode.NonRetryable, ErrorCode.ChildWorkflowFailed, ErrorCode.Internal].sort(),
 		);
 	});
 });
