@@ -1,6 +1,5 @@
 import { parseDuration } from './duration';
 import {
-	ChildWorkflowError,
 	DeterminismError,
 	ErrorCode,
 	EventTimeoutError,
@@ -11,18 +10,8 @@ import {
 	ValidationError,
 } from './errors';
 import { MAX_DURATION_MS } from './duration';
-import {
-	checkChildRequest,
-	childFailure,
-	childPollDelayMs,
-	isTransient,
-	readChildRef,
-	type ChildClass,
-	type ChildOptions,
-	type ChildOutcome,
-	type ChildPort,
-	type ChildRef,
-} from './child-workflows';
+import { runChildStep, type ChildStepAccess, type ChildStepHooks } from './child-step';
+import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from './child-workflows';
 import { historyError, type HistoryRecord } from './history';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
@@ -57,16 +46,6 @@ export interface PassHooks {
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
 	/** What `step.invoke` and `step.start` need (see child-workflows.ts); absent, they are refused. */
 	readonly children?: ChildStepHooks;
-}
-
-/** The parent's side of child workflows, lent to a pass. */
-export interface ChildStepHooks {
-	port: ChildPort;
-	parentId: string;
-	parentType: string;
-	generation: number;
-	/** Throws `UNKNOWN_TYPE` for a type the registry does not hold. */
-	assertRegistered(type: string): void;
 }
 
 /** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
@@ -240,125 +219,32 @@ export class StepContext implements Step<any> {
 		return this.child('start', name, Child, options) as Promise<string>;
 	}
 
-	/**
-	 * A child step. Its row is written (with `child.started`) before the child's create is
-	 * sent, so a crash re-sends the same create (idempotent by id): a replay never starts a
-	 * second child. An `invoke` then waits in status `waiting`, asking the child for its
-	 * outcome on every pass: a pass comes when the child's notice wakes the parent, and from
-	 * the alarm on a backoff (`childPollDelayMs`) should a notice be lost.
-	 */
+	/** A child step: replays answer here, a new or unfinished one runs in child-step.ts. */
 	private async child(mode: ChildRef['mode'], name: string, Child: ChildClass, options: ChildOptions<unknown>): Promise<unknown> {
 		const key = this.enter('child', name);
-		let row = this.rows.get(key);
+		const row = this.rows.get(key);
 		if (row?.status === 'completed') return mode === 'start' ? readChildRef(row).childId : fromStoredJson(row.result);
 		if (row?.status === 'failed') throw row.errorCode === ErrorCode.ChildWorkflowFailed ? childFailure(row) : this.failure(row);
 		if (!row && this.behindRecord()) await this.assertOnRecord('child', name);
 		const children = this.hooks.children;
 		if (!children) throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs a host that reaches other instances`);
-		let now = this.hooks.now();
-		if (!row) {
-			const ref = checkChildRequest(children, mode, name, Child, options);
-			this.transact(() => {
-				this.write({ ...this.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
-				this.hooks.record({ kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode } });
-			});
-			row = this.rows.get(key)!;
-		}
-		const ref = readChildRef(row);
-		if (row.status === 'running' || row.status === 'retrying') {
-			if (row.wakeAt !== null && row.wakeAt > now) throw this.suspend('sleeping');
-			try {
-				await children.port.start({ id: ref.childId, type: ref.childType, payload: options?.payload, parent: { id: children.parentId, type: children.parentType, step: name } });
-			} catch (error) {
-				if (isSignal(error)) throw error;
-				this.checkAbort();
-				return this.childStartFailed(row, error);
-			}
-			this.checkAbort();
-			now = this.hooks.now();
-			if (mode === 'start') {
-				this.transact(() => {
-					this.store.deleteWakeup(key);
-					this.write({ ...row!, status: 'completed', attempts: row!.attempts + 1, finishedAt: now, wakeAt: null });
-				});
-				return ref.childId;
-			}
-			const wakeAt = now + childPollDelayMs(1);
-			this.transact(() => {
-				this.store.setWakeup(key, wakeAt);
-				this.write({ ...row!, status: 'waiting', attempts: 0, wakeAt, errorName: null, errorMessage: null, errorCode: null });
-			});
-			row = this.rows.get(key)!;
-		}
-		return this.childOutcome(row, ref, children);
+		return runChildStep(this.childAccess, children, key, mode, name, Child, options);
 	}
 
-	/** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
-	private async childOutcome(row: StepRow, ref: ChildRef, children: ChildStepHooks): Promise<unknown> {
-		let outcome: ChildOutcome | null;
-		try {
-			outcome = await children.port.outcome(ref.childId);
-		} catch (error) {
-			if (isSignal(error)) throw error;
-			// Gone (deleted by hand): the child cannot answer any more, which fails the invoke.
-			outcome = isTransient(error) ? null : { status: 'errored', error: { name: 'ChildWorkflowGone', message: describeThrown(error).message } };
-		}
-		this.checkAbort();
-		const now = this.hooks.now();
-		if (!outcome) {
-			if (row.wakeAt === null || row.wakeAt <= now) {
-				const polls = row.attempts + 1;
-				const wakeAt = now + childPollDelayMs(polls);
-				this.transact(() => {
-					this.store.setWakeup(row.key, wakeAt);
-					this.write({ ...row, attempts: polls, wakeAt });
-				});
-			}
-			throw this.suspend('waiting');
-		}
-		if (outcome.status === 'completed') {
-			const output = outcome.output;
-			this.transact(() => {
-				this.store.deleteWakeup(row.key);
-				this.write({ ...row, status: 'completed', result: output, finishedAt: now, wakeAt: null });
-				this.hooks.record({ kind: 'child.completed', step: row.name, value: output, detail: { childId: ref.childId } });
-			});
-			return fromStoredJson(output);
-		}
-		const failed = { ...ref, status: outcome.status, error: outcome.error };
-		const error = new ChildWorkflowError(ref.childId, ref.childType, outcome.status, outcome.error);
-		this.transact(() => {
-			this.store.deleteWakeup(row.key);
-			this.write({
-				...row, status: 'failed', result: JSON.stringify(failed), finishedAt: now, wakeAt: null,
-				errorName: error.name, errorMessage: error.message, errorStack: null, errorCode: error.code,
-			});
-			this.hooks.record({ kind: 'child.failed', step: row.name, detail: { childId: ref.childId, status: outcome.status, error: outcome.error } });
-		});
-		throw error;
-	}
-
-	/** The child's create failed: a refusal (payload, type) fails the step for good, anything else is retried. */
-	private childStartFailed(row: StepRow, error: unknown): never {
-		const now = this.hooks.now();
-		const attempts = row.attempts + 1;
-		const described = describeThrown(error);
-		if (isTransient(error)) {
-			const wakeAt = now + childPollDelayMs(attempts);
-			this.hooks.log({ severity: 'warn', event: 'child.start_failed', step: row.name, attempt: attempts, willRetry: true, retryAt: wakeAt, error: described });
-			this.transact(() => {
-				this.store.setWakeup(row.key, wakeAt);
-				this.write({ ...row, status: 'retrying', attempts, wakeAt, errorName: described.name, errorMessage: described.message, errorCode: described.code ?? null });
-			});
-			throw this.suspend('sleeping');
-		}
-		this.hooks.log({ severity: 'error', event: 'step.failed', step: row.name, attempt: attempts, willRetry: false, error: described });
-		this.transact(() => {
-			this.store.deleteWakeup(row.key);
-			this.write({ ...this.failedRow(row, attempts, described.name, described.message, now), errorCode: described.code ?? null });
-			this.hooks.record({ kind: 'child.failed', step: row.name, detail: { childId: readChildRef(row).childId, status: 'refused', error: historyError({ ...described, stack: null }) } });
-		});
-		throw this.failure(this.rows.get(row.key)!);
+	/** What child-step.ts may do to this pass's steps (built per new or unfinished child step). */
+	private get childAccess(): ChildStepAccess {
+		return {
+			store: this.store,
+			hooks: this.hooks,
+			row: (key) => this.rows.get(key),
+			newRow: (key, name) => this.newRow(key, name, 'child'),
+			write: (row) => this.write(row),
+			transact: (fn) => this.transact(fn),
+			suspend: (status) => this.suspend(status),
+			checkAbort: () => this.checkAbort(),
+			failedRow: (row, attempts, errorName, errorMessage, now) => this.failedRow(row, attempts, errorName, errorMessage, now),
+			failure: (row) => this.failure(row),
+		};
 	}
 
 	async sleep(name: string, duration: string | number): Promise<void> {
