@@ -30,8 +30,11 @@ export interface ChildPort {
 	outcome(id: string): Promise<ChildOutcome | null>;
 	/** Terminates the child; one already finished (or gone) is not an error. */
 	terminate(id: string): Promise<void>;
-	/** Wakes the parent of a child that just finished (best effort: the parent polls too). */
-	notifyParent(parentId: string, childId: string): Promise<void>;
+	/**
+	 * Wakes the parent of a child that just finished, with its outcome, so the parent's next
+	 * pass needs no call back (best effort: the parent polls too).
+	 */
+	notifyParent(parentId: string, childId: string, outcome: ChildOutcome): Promise<void>;
 }
 
 /** What terminating the parent does to an unfinished child: terminate it (default) or leave it running. */
@@ -157,6 +160,18 @@ export function childrenToTerminate(steps: readonly StepRow[]): string[] {
 		if (ref?.childId && ref.onParentTerminate === 'terminate') ids.push(ref.childId);
 	}
 	return ids;
+}
+
+/** The outcome a child's notice carries, if it has the shape of one (RPC input: never trusted); else undefined. */
+export function checkChildOutcome(input: unknown): ChildOutcome | undefined {
+	const outcome = input as { status?: unknown; output?: unknown; error?: unknown } | null;
+	if (!outcome || typeof outcome !== 'object') return undefined;
+	if (outcome.status === 'completed') return typeof outcome.output === 'string' || outcome.output === null ? { status: 'completed', output: outcome.output } : undefined;
+	if (outcome.status !== 'errored' && outcome.status !== 'terminated') return undefined;
+	const error = outcome.error as { name?: unknown; message?: unknown; code?: unknown } | null;
+	if (error === null) return { status: outcome.status, error: null };
+	if (!error || typeof error.name !== 'string' || typeof error.message !== 'string' || (error.code !== undefined && typeof error.code !== 'string')) return undefined;
+	return { status: outcome.status, error: { name: error.name, message: error.message, ...(typeof error.code === 'string' ? { code: error.code } : {}) } };
 }
 
 /** Checks the parent a create was sent with (RPC input: never trusted). */

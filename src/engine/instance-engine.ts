@@ -20,7 +20,7 @@ import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './de
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { restartPoint } from './restart-from';
-import { checkParentRef, childrenToTerminate, CASCADE_WAKEUP, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
+import { checkChildOutcome, checkParentRef, childrenToTerminate, CASCADE_WAKEUP, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
 import { StepContext, type Divergence } from './step-context';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
@@ -145,6 +145,8 @@ export class InstanceEngine {
 	private deleting: Promise<void> | undefined;
 	/** The storage is gone: this engine does nothing more (a new one serves the id). */
 	private gone = false;
+	/** Outcomes that children's notices brought, taken by the next pass that reaches their invoke. */
+	private readonly noticedOutcomes = new Map<string, ChildOutcome>();
 	/** Failed rounds of the child cascade of a terminate since this engine started (its backoff). */
 	private cascadeAttempts = 0;
 
@@ -320,19 +322,33 @@ export class InstanceEngine {
 		this.rearm();
 	}
 
-	/** The outcome of this instance as its parent sees it: null until it has finished. */
-	childOutcome(): ChildOutcome | null {
-		const row = this.require();
-		if (row.status === 'completed') return { status: 'completed', output: row.output };
-		if (row.status === 'errored' || row.status === 'terminated') {
-			return { status: row.status, error: row.errorName === null ? null : { name: row.errorName, message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
-		}
-		return null;
+	/** The host's child port, answering a child's outcome from its notice when one came. */
+	private childPortOfPass(port: ChildPort): ChildPort {
+		return {
+			...port,
+			outcome: async (id) => {
+				const noticed = this.noticedOutcomes.get(id);
+				if (!noticed) return port.outcome(id);
+				this.noticedOutcomes.delete(id);
+				return noticed;
+			},
+		};
 	}
 
-	/** A child of this instance finished: a waiting invoke asks it for its outcome now instead of at its next poll. */
-	childFinished(): void {
+	/** The outcome of this instance as its parent sees it: null until it has finished. */
+	childOutcome(): ChildOutcome | null {
+		return outcomeOf(this.require());
+	}
+
+	/**
+	 * A child of this instance finished: a waiting invoke takes the outcome the notice
+	 * carries (kept in memory for the next pass only; after an eviction the pass asks the
+	 * child), or asks the child now instead of at its next poll.
+	 */
+	childFinished(childId?: unknown, outcomeInput?: unknown): void {
 		const row = this.require();
+		const outcome = checkChildOutcome(outcomeInput);
+		if (typeof childId === 'string' && outcome) this.noticedOutcomes.set(childId, outcome);
 		if (row.status === 'waiting' || row.status === 'sleeping' || row.status === 'running') this.kick();
 	}
 
@@ -654,7 +670,7 @@ export class InstanceEngine {
 			...(this.host.children
 				? {
 						children: {
-							port: this.host.children,
+							port: this.childPortOfPass(this.host.children),
 							parentId: start.id,
 							parentType: start.type,
 							generation,
@@ -781,7 +797,8 @@ export class InstanceEngine {
 		// Best effort: the parent also polls its waiting invokes, so a lost notice only delays it.
 		if (finishing && row.parentId && this.host.children) {
 			const children = this.host.children;
-			this.host.background(children.notifyParent(row.parentId, row.id).catch(() => undefined));
+			const outcome = outcomeOf(row);
+			if (outcome) this.host.background(children.notifyParent(row.parentId, row.id, outcome).catch(() => undefined));
 		}
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
@@ -911,4 +928,13 @@ function errorOf(row: { errorName: string | null; errorMessage: string | null; e
 		...(row.errorCode ? { code: row.errorCode } : {}),
 		...(row.errorStack ? { stack: row.errorStack } : {}),
 	};
+}
+
+/** A finished instance's outcome as its parent sees it; null while it runs. */
+function outcomeOf(row: InstanceRow): ChildOutcome | null {
+	if (row.status === 'completed') return { status: 'completed', output: row.output };
+	if (row.status === 'errored' || row.status === 'terminated') {
+		return { status: row.status, error: row.errorName === null ? null : { name: row.errorName, message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
+	}
+	return null;
 }

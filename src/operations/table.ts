@@ -241,8 +241,8 @@ export const operations = {
 	/** A child of this instance finished: a waiting `step.invoke` asks it for its outcome now. */
 	childFinished: operation({
 		rpc: 'childFinished',
-		run: (instance, _input: { id: string; childId: string }): null => {
-			instance.existing().childFinished();
+		run: (instance, input: { id: string; childId: string; outcome?: ChildOutcome }): null => {
+			instance.existing().childFinished(input?.childId, input?.outcome);
 			return null;
 		},
 	}),

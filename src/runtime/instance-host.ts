@@ -87,8 +87,8 @@ function childPort(env: ShardflowEnv): ChildPort {
 				throw error;
 			}
 		},
-		notifyParent: async (parentId, childId) => {
-			await call(callOperation(env, 'childFinished', { id: parentId, childId }));
+		notifyParent: async (parentId, childId, outcome) => {
+			await call(callOperation(env, 'childFinished', { id: parentId, childId, outcome }));
 		},
 	};
 }

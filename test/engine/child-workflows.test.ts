@@ -55,12 +55,17 @@ class World {
 	engines = new Map<string, InstanceEngine>();
 	deaf = false;
 	unreachable = false;
+	/** Calls of `outcome`: a parent that heard the outcome in the notice makes none. */
+	outcomeCalls = 0;
+	/** Replaces the outcome a notice carries (a forged or malformed notice). */
+	forge: ((outcome: unknown) => unknown) | undefined;
 	port: ChildPort = {
 		start: async ({ id, type, payload, parent }) => {
 			if (this.unreachable) throw new Error('network down');
 			await this.engine(id).create(id, type, payload, parent);
 		},
 		outcome: async (id) => {
+			this.outcomeCalls++;
 			if (this.unreachable) throw new Error('network down');
 			return this.engine(id).childOutcome();
 		},
@@ -72,9 +77,9 @@ class World {
 				if (!(error instanceof InvalidStateError)) throw error;
 			}
 		},
-		notifyParent: async (parentId) => {
+		notifyParent: async (parentId, childId, outcome) => {
 			if (this.deaf) return;
-			this.engine(parentId).childFinished();
+			this.engine(parentId).childFinished(childId, this.forge ? this.forge(outcome) : outcome);
 		},
 	};
 
@@ -162,6 +167,27 @@ describe('step.invoke', () => {
 		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
 		expect(world.engine('p').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(1);
 		expect(runs.get('double:p:double')).toBe(2); // one pass waited for "go", one finished
+	});
+
+	it("takes the child's outcome from its notice, without calling the child back", async () => {
+		await startParent({ n: 0 });
+		const calls = world.outcomeCalls;
+		await world.engine('p:double').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.outcomeCalls).toBe(calls);
+	});
+
+	it.for<[string, () => unknown]>([
+		['a malformed outcome', () => ({ status: 'completed', output: 42 })],
+		['no outcome', () => undefined],
+		['an unknown status', () => ({ status: 'done' })],
+	])('ignores a notice with %s and asks the child itself', async ([, forge]) => {
+		await startParent({ n: 0 });
+		world.forge = forge;
+		await world.engine('p:double').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
 	});
 
 	it('hears of a child whose notice was lost (a crash between its end and the notice) by polling it from the alarm', async () => {
