@@ -8,7 +8,7 @@ export default defineConfig({
 	test: {
 		projects: [
 			{
-				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/dashboard/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
+				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/client/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/dashboard/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
 			},
 			{
 				plugins: [

@@ -74,6 +74,8 @@ try {
 	await post('/ours/run', PARAMS(2));
 	await post('/cf/run', PARAMS(2));
 	await post('/floor/run', PARAMS(2));
+	await post('/ours/child-round-trip', { how: 'invoke' });
+	await post('/ours/child-round-trip', { how: 'manual' });
 
 	// (a) create latency, sequential
 	const createLatency = async (path) => {
@@ -151,6 +153,18 @@ try {
 		return median(times);
 	};
 	await measure('event round trip p50', 'ms', { ours: roundTrip('ours'), cf: roundTrip('cf') });
+
+	// (d2) child round trip: step.invoke of a one-step child vs the same by hand (create in a step + an event back)
+	const childTrip = (how) => async () => {
+		const times = [];
+		for (let i = 0; i < size.events; i++) {
+			const { ms, value } = await timed(() => post('/ours/child-round-trip', { how }));
+			if (value.status !== 'completed') throw new Error(`child round trip (${how}) ended ${value.status}`);
+			times.push(ms);
+		}
+		return median(times);
+	};
+	await measure('child round trip p50: step.invoke (ours) vs create + event by hand (cf col)', 'ms', { ours: childTrip('invoke'), cf: childTrip('manual') });
 
 	// (e) replay-heavy: sleeps force a replay from the top every few steps
 	const replay = (path) => async () => (await timed(() => post(path, PARAMS(size.replaySteps, { sleepEvery: size.replayEvery })))).ms;

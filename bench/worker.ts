@@ -7,7 +7,21 @@ import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
 import { shardIndex } from '../src/engine/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
-import { BenchWorkflow, BenchWorkflow16, ExpiringWorkflow, FetchHoldWorkflow, HoldWorkflow, IndexOnly1, IndexOnly16, IndexOnly4, type BenchParams } from './workflows';
+import {
+	BenchWorkflow,
+	BenchWorkflow16,
+	ExpiringWorkflow,
+	FetchHoldWorkflow,
+	HoldWorkflow,
+	IndexOnly1,
+	IndexOnly16,
+	IndexOnly4,
+	InvokeParentWorkflow,
+	manualChildren,
+	ManualParentWorkflow,
+	NotifyingChildWorkflow,
+	type BenchParams,
+} from './workflows';
 
 const registry = defineRegistry({
 	// Long runs (the hard-crash test's 20,000 steps) need more than the default 10,000 steps.
@@ -19,7 +33,13 @@ const registry = defineRegistry({
 	hold: { workflow: HoldWorkflow },
 	'fetch-hold': { workflow: FetchHoldWorkflow },
 	expiring: { workflow: ExpiringWorkflow, retention: { completed: '1 second' } },
+	'invoke-parent': { workflow: InvokeParentWorkflow },
+	'manual-parent': { workflow: ManualParentWorkflow },
+	'notifying-child': { workflow: NotifyingChildWorkflow },
 });
+
+manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
+manualChildren.sendEvent = (env, id, event, payload) => instances.sendEvent(env as Env, { id, event, payload });
 
 /** Our engine, with one extra read for the storage-cost figures. */
 export class WorkflowRunner extends createWorkflowRunner(registry) {
@@ -156,6 +176,13 @@ app.post('/cf/event', async (c) => {
 	const { id } = await c.req.json<{ id: string }>();
 	await (await c.env.CF_WORKFLOW.get(id)).sendEvent({ type: 'go', payload: { n: 1 } });
 	return c.json({ status: await cfDone(c.env, id) });
+});
+
+// Child round trip: a parent that starts a one-step child and returns its result, run to completion.
+app.post('/ours/child-round-trip', async (c) => {
+	const { how } = await c.req.json<{ how: 'invoke' | 'manual' }>();
+	const { id } = await instances.create(c.env, { type: how === 'invoke' ? 'invoke-parent' : 'manual-parent', id: newId(how === 'invoke' ? 'i' : 'm'), payload: {} });
+	return c.json({ id, status: await oursDone(c.env, id) });
 });
 
 // An unrelated read, for responsiveness while a long run holds the isolate.

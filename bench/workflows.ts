@@ -66,3 +66,39 @@ export class FetchHoldWorkflow extends Workflow<{ url: string }, string> {
 		return step.do('call', async ({ signal }) => (await fetch(url, { signal })).text(), { retries: { limit: 0, delay: 0 } });
 	}
 }
+
+/** Child round trip, the built-in way: `step.invoke` of a one-step bench child. */
+export class InvokeParentWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'invoke-parent';
+	async run(step: Step) {
+		return step.invoke('child', BenchWorkflow, { payload: { steps: 1 } });
+	}
+}
+
+/** The child of the hand-built round trip: one step, then an event back to its parent. */
+export class NotifyingChildWorkflow extends Workflow<{ parent: string }, number> {
+	static override readonly type = 'notifying-child';
+	async run(step: Step, { parent }: { parent: string }) {
+		const n = await step.do('s0', async () => 1);
+		await step.do('notify-parent', () => sendEventTo(this.ctx.env, parent, n).then(() => null));
+		return n;
+	}
+}
+
+/** Child round trip by hand, as Cloudflare Workflows users build it: create the child in a step, wait for its event. */
+export class ManualParentWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'manual-parent';
+	static override events = { 'child-done': {} as { n: number } };
+	async run(step: Step<typeof ManualParentWorkflow.events>) {
+		await step.do('start-child', () => createChildOf(this.ctx.env, this.ctx.id).then(() => null));
+		return (await step.waitForEvent('child-done')).n;
+	}
+}
+
+/** Set by the bench Worker (the workflow file imports no client). */
+export const manualChildren: {
+	create(env: unknown, type: string, id: string, payload: unknown): Promise<unknown>;
+	sendEvent(env: unknown, id: string, event: string, payload: unknown): Promise<unknown>;
+} = { create: async () => undefined, sendEvent: async () => undefined };
+const createChildOf = (env: unknown, parent: string) => manualChildren.create(env, 'notifying-child', `${parent}:child`, { parent });
+const sendEventTo = (env: unknown, parent: string, n: number) => manualChildren.sendEvent(env, parent, 'child-done', { n });

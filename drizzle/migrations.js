@@ -4,7 +4,7 @@ import m0001 from './0001_eminent_hedge_knight.sql';
 import m0002 from './0002_supreme_fallen_one.sql';
 import m0003 from './0003_overconfident_terrax.sql';
 import m0004 from './0004_sad_brother_voodoo.sql';
-import m0005 from './0005_unusual_ser_duncan.sql';
+import m0005 from './0005_young_blonde_phantom.sql';
 
   export default {
     journal,

@@ -23,6 +23,7 @@ export type { ConcurrencyDefinition } from './engine/concurrency';
 export type { InstanceLimits } from './engine/instance-limits';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
+export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
 export type {
 	EventMap,
 	Json,
@@ -46,6 +47,7 @@ export type {
 } from './engine/types';
 export { WORKFLOW_STATUSES } from './engine/types';
 export {
+	ChildWorkflowError,
 	DeterminismError,
 	ErrorCode,
 	EventBufferFullError,

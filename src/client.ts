@@ -19,6 +19,7 @@ export { schedules } from './client/schedule-client';
 export { limiterInfo } from './client/limiter-client';
 export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
 export type { LimiterInfo } from './engine/limiter';
+export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
 export type { ListOrder } from './engine/index-query';
@@ -28,6 +29,7 @@ export type { SendEventOptions } from './engine/event-keys';
 export type { EventsOf, OutputOf, PayloadInputOf, TypedStatus } from './workflow';
 export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';
 export {
+	ChildWorkflowError,
 	ErrorCode,
 	EventBufferFullError,
 	IdempotencyKeyReusedError,

@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { createBatch, type BatchCreateOutcome } from './client/create-batch';
 import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/event-keys';
@@ -122,6 +123,12 @@ interface TypedHelpers {
 		env: ShardflowEnv,
 		options: { id: string; event: K; payload: Serializable<EventInput<EventsOf<W>[K]>> } & SendEventOptions,
 	): Promise<void>;
+	/**
+	 * Starts up to 100 instances of this type, each like `create`, at most 16 at a time;
+	 * one outcome per item, in order (see `createBatch`).
+	 * @example const outcomes = await PaymentWorkflow.createBatch(env, [{ id: 'pay-1', payload }, { payload: other }]);
+	 */
+	createBatch<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, items: readonly { id?: string; payload: Serializable<PayloadInputOf<W>> }[]): Promise<BatchCreateOutcome[]>;
 }
 
 /** The static side of `Workflow`: the base class plus one helper per operation that declares one. */
@@ -136,6 +143,16 @@ for (const name of HELPER_NAMES) {
 		configurable: true,
 	});
 }
+
+// Not an operation of the table (it reaches many instances): a fan-out over `create`.
+Object.defineProperty(WorkflowBase, 'createBatch', {
+	value(this: AnyWorkflowClass, env: ShardflowEnv, items: readonly { id?: string; payload?: unknown }[]) {
+		if (!Array.isArray(items)) return createBatch(env, items as never);
+		return createBatch(env, items.map((item) => ({ ...item, type: this.type })));
+	},
+	writable: true,
+	configurable: true,
+});
 
 /**
  * The base class of every workflow. Subclasses declare `static type`,

@@ -10,7 +10,7 @@ import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
 export function storeContract(name: string, withStore: (fn: (store: InstanceStore) => void | Promise<void>) => Promise<void>) {
 	const row: InstanceRow = {
 		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2', rollback: null, historyBytes: 0, historySeq: 0,
+		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2', rollback: null, historyBytes: 0, historySeq: 0, parentId: 'parent-1',
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',

@@ -21,6 +21,7 @@ import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
+import { registerBatchCreateRoute } from './batch-create-route';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
@@ -159,6 +160,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
 
 	registerOperationRoutes(app, registry);
+	registerBatchCreateRoute(app, registry);
 
 	app.openapi(
 		createRoute({
@@ -179,11 +181,12 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
 				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
+				...(q.parent !== undefined ? { parent: q.parent } : {}),
 			});
 			return c.json(
 				{
-					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion }) => ({
-						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}),
+					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId }) => ({
+						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
 					})),
 					nextCursor: page.nextCursor,
 				},

@@ -46,6 +46,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	// Only ever a workflow's failure (its status and history), never the answer to a request.
 	[ErrorCode.StepLimitExceeded]: 500,
 	[ErrorCode.HistoryLimitExceeded]: 500,
+	[ErrorCode.UnknownStep]: 400,
+	// Raised inside a parent workflow by step.invoke; reaching HTTP would be a bug.
+	[ErrorCode.ChildWorkflowFailed]: 500,
 	[ErrorCode.Internal]: 500,
 };
 

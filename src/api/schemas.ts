@@ -27,6 +27,7 @@ export const ListQuery = z.object({
 	updatedAfter: epochMs.optional(),
 	updatedBefore: epochMs.optional(),
 	codeVersion: z.string().max(64).optional().openapi({ description: "Only instances created by this code version (the registry's `version` of their type).", example: '2026-11-26' }),
+	parent: z.string().max(100).optional().openapi({ description: 'Only the child workflows of this instance (started by its step.invoke or step.start).', example: 'order-17' }),
 });
 
 export const SummarySchema = z
@@ -37,6 +38,7 @@ export const SummarySchema = z
 		createdAt: z.number().int(),
 		updatedAt: z.number().int(),
 		codeVersion: z.string().optional().openapi({ description: 'The code version that created the instance, when its type has one.' }),
+		parentId: z.string().optional().openapi({ description: 'The instance that started this one as its child workflow.' }),
 	})
 	.openapi('WorkflowSummary');
 

@@ -80,7 +80,7 @@ export class IndexClient {
 		assertValidLimit(limit);
 		const filters: ListFilters = {
 			...(query.status?.length ? { status: query.status } : {}),
-			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion']),
+			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent']),
 		};
 		assertValidFilters(filters);
 		const order = query.order ?? DEFAULT_ORDER;
@@ -112,8 +112,8 @@ export class IndexClient {
 		const items = await this.dropStale(window);
 		const last = window.at(-1);
 		return {
-			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion }) => ({
-				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}),
+			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion, parentId }) => ({
+				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
 			})),
 			nextCursor: hasMore && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};

@@ -28,6 +28,8 @@ export const instance = sqliteTable('instance', {
 	/** The history's running size in bytes through record `history_seq` (the history limit; engine/instance-limits.ts). */
 	historyBytes: integer('history_bytes').notNull().default(0),
 	historySeq: integer('history_seq').notNull().default(0),
+	/** The instance whose step.invoke / step.start created this one (a child workflow). */
+	parentId: text('parent_id'),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */
@@ -162,6 +164,8 @@ export const indexEntries = sqliteTable(
 		version: integer('version').notNull(),
 		/** The code version that created the instance (null: none given). */
 		codeVersion: text('code_version'),
+		/** The parent of a child workflow (null: none); `GET /workflows?parent=` filters by it. */
+		parentId: text('parent_id'),
 	},
 	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
 	// default (immutable, so paging is stable), updated_at the explicit option.
@@ -170,6 +174,7 @@ export const indexEntries = sqliteTable(
 		index('index_entries_created').on(t.createdAt, t.id),
 		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
 		index('index_entries_updated').on(t.updatedAt, t.id),
+		index('index_entries_parent_created').on(t.parentId, t.createdAt, t.id),
 	],
 );
 

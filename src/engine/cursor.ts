@@ -40,6 +40,7 @@ function filterHash(type: string | undefined, filters: ListFilters): number {
 			type ?? '*', status, filters.createdAfter, filters.createdBefore, filters.updatedAfter, filters.updatedBefore,
 			// Only when set, so cursors issued before the filter existed stay valid.
 			...(filters.codeVersion !== undefined ? [filters.codeVersion] : []),
+			...(filters.parent !== undefined ? [`parent:${filters.parent}`] : []),
 		]),
 	);
 }

@@ -39,6 +39,8 @@ export const ErrorCode = {
 	WebhookExpired: 'WEBHOOK_EXPIRED',
 	StepLimitExceeded: 'STEP_LIMIT_EXCEEDED',
 	HistoryLimitExceeded: 'HISTORY_LIMIT_EXCEEDED',
+	UnknownStep: 'UNKNOWN_STEP',
+	ChildWorkflowFailed: 'CHILD_WORKFLOW_FAILED',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -191,6 +193,32 @@ export class WebhookUsedError extends codedError('WebhookUsedError', ErrorCode.W
  * `hook.wait()` throws it too, so `run()` can catch it like an event timeout.
  */
 export class WebhookExpiredError extends codedError('WebhookExpiredError', ErrorCode.WebhookExpired) {}
+/**
+ * `step.invoke` throws this when the child workflow errored or was terminated.
+ * `run()` may catch it; every later replay throws the same error again.
+ *
+ * @example
+ * try {
+ *   await step.invoke('ship', ShippingWorkflow, { payload: { orderId } });
+ * } catch (error) {
+ *   if (error instanceof ChildWorkflowError && error.childStatus === 'terminated') return 'cancelled';
+ *   throw error;
+ * }
+ */
+export class ChildWorkflowError extends ShardflowError {
+	override name = 'ChildWorkflowError';
+	constructor(
+		readonly childId: string,
+		readonly childType: string,
+		readonly childStatus: 'errored' | 'terminated',
+		readonly childError: { name: string; message: string; code?: string } | null,
+	) {
+		super(
+			ErrorCode.ChildWorkflowFailed,
+			`child workflow "${childId}" (${childType}) ${childStatus}${childError ? `: ${childError.name}: ${childError.message}` : ''}`,
+		);
+	}
+}
 
 /** An index-shard call reached a workflow instance, or the other way round. */
 export class WrongRoleError extends codedError('WrongRoleError', ErrorCode.WrongRole) {}

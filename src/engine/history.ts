@@ -25,15 +25,18 @@ export interface HistoryError {
 /** The kind-specific fields of each record. */
 export interface HistoryEventFields {
 	/** `codeVersion`: the registry's version of the type, when it has one. */
-	'workflow.created': { payload: unknown; codeVersion?: string };
+	'workflow.created': { payload: unknown; codeVersion?: string; parent?: { id: string; type: string; step: string } };
 	/** A pass ran (and wrote) under another code version than the last one: a deploy reached this instance. */
 	'workflow.code_changed': { previous: string | null; current: string | null };
 	'workflow.paused': {};
 	'workflow.resumed': {};
 	/** `rollback`: present when the terminate came at the end of rollbacks (or abandoned them). */
 	'workflow.terminated': { rollback?: RollbackSummary };
-	/** First record of a new generation; the previous generation's records stay. */
-	'workflow.restarted': { previousGeneration: number };
+	/**
+	 * First record of a new generation; the previous generation's records stay. With
+	 * `from` (a restart from a step), `keptSteps` completed steps recorded before it were kept.
+	 */
+	'workflow.restarted': { previousGeneration: number; from?: string; keptSteps?: number };
 	'workflow.completed': { output: unknown };
 	/** `rollback`: present when the rollbacks of the failed run ran first. */
 	'workflow.errored': { error: HistoryError; rollback?: RollbackSummary };
@@ -79,6 +82,16 @@ export interface HistoryEventFields {
 	'webhook.received': { step: string; payload: unknown };
 	/** `hook.wait()` found the timeout passed before any POST. */
 	'webhook.timed_out': { step: string };
+	/** `step.invoke` / `step.start` is about to create its child (written before the create is sent). */
+	'child.started': { step: string; childId: string; childType: string; mode: 'invoke' | 'start' };
+	/** The invoked child completed; `output` is what `invoke` returns (and replays return). */
+	'child.completed': { step: string; childId: string; output: unknown };
+	/**
+	 * The invoked child errored or was terminated (`invoke` throws `ChildWorkflowError`), or its
+	 * create was refused (`refused`: a payload its schema rejects, an id of another type; the
+	 * step throws `StepFailedError`).
+	 */
+	'child.failed': { step: string; childId: string; status: 'errored' | 'terminated' | 'refused'; error: { name: string; message: string; code?: string } | null };
 	/** An event was accepted (and buffered until a wait consumes it). */
 	'event.received': { event: string; payload: unknown };
 	/** A wait took the oldest buffered event of its name. */
@@ -151,6 +164,7 @@ const VALUE_FIELD: Partial<Record<HistoryKind, 'payload' | 'result' | 'output'>>
 	'event.consumed': 'payload',
 	'webhook.received': 'payload',
 	'workflow.completed': 'output',
+	'child.completed': 'output',
 };
 
 /** What the engine appends: the kind, its step and attempt, the stored JSON value, the other fields. */

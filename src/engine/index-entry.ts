@@ -16,6 +16,8 @@ export interface IndexEntry {
 	version: number;
 	/** The code version that created the instance (absent or null: none given). */
 	codeVersion?: string | null;
+	/** The instance that started this one as its child (absent or null: none). */
+	parentId?: string | null;
 	/**
 	 * The instance was deleted: the shards replace its entry with a `__deleted`
 	 * tombstone at this (createdAt, version), which no older write can undo and
@@ -36,6 +38,7 @@ export function toIndexEntry(row: InstanceRow): IndexEntry {
 	return {
 		id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version,
 		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
+		...(row.parentId ? { parentId: row.parentId } : {}),
 	};
 }
 

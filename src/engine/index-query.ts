@@ -1,4 +1,5 @@
 import { ErrorCode, ValidationError } from './errors';
+import { assertValidWorkflowId } from './ids';
 import type { IndexEntry } from './index-entry';
 import { CODE_VERSION_PATTERN } from './registry';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from './types';
@@ -12,6 +13,8 @@ export interface ListFilters {
 	updatedBefore?: number;
 	/** Only instances created by this code version (the registry's `version`). */
 	codeVersion?: string;
+	/** Only the children of this instance (those its `step.invoke` / `step.start` started). */
+	parent?: string;
 }
 
 /**
@@ -66,6 +69,13 @@ export function assertValidFilters(filters: ListFilters): void {
 	}
 	if (filters.codeVersion !== undefined && (typeof filters.codeVersion !== 'string' || !CODE_VERSION_PATTERN.test(filters.codeVersion))) {
 		throw new ValidationError(ErrorCode.InvalidQuery, 'codeVersion must be 1-64 visible ASCII characters (a registry version)');
+	}
+	if (filters.parent !== undefined) {
+		try {
+			assertValidWorkflowId(filters.parent);
+		} catch {
+			throw new ValidationError(ErrorCode.InvalidQuery, 'parent must be a workflow id (1-100 characters of A-Z a-z 0-9 _ . : -)');
+		}
 	}
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {
 		const value = filters[key];

@@ -23,6 +23,8 @@ import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
+import { restartPoint } from './restart-from';
+import { checkChildOutcome, checkParentRef, childrenToTerminate, CASCADE_WAKEUP, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
 import { StepContext, type Divergence } from './step-context';
 import type { YieldReport } from './yield-pacer';
 import { statusView, stepPage } from './status-view';
@@ -68,6 +70,8 @@ export interface EngineHost {
 	webhooks?: WebhookPort;
 	/** Where finished instances are archived before they are deleted; absent: no archive configured. */
 	archive?: ArchivePort;
+	/** Reaches other instances for child workflows (see child-workflows.ts); absent: `step.invoke`/`step.start` are refused. */
+	children?: ChildPort;
 	/**
 	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
 	 * step of a deletion. Afterwards this engine is gone; the id can be created
@@ -109,17 +113,26 @@ export interface PreparedCreate {
 	payloadJson: string | null;
 	/** The concurrency key, for a type with `static concurrency`: the instance starts `queued`. */
 	concurrencyKey?: string;
+	/** The instance that started this one as its child (`step.invoke` / `step.start`). */
+	parent?: ParentRef;
 }
 
 /** Checks a create's id, type and payload (the type's schema) without touching storage. */
-export async function prepareCreate(registry: Registry, id: string, type: string, payloadInput: unknown): Promise<PreparedCreate> {
+export async function prepareCreate(registry: Registry, id: string, type: string, payloadInput: unknown, parentInput?: unknown): Promise<PreparedCreate> {
 	assertValidWorkflowId(id);
 	const entry = registry.get(type);
+	const parent = parentInput === undefined ? undefined : checkParentRef(parentInput, id);
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
 	const concurrency = concurrencyOf(registry, type);
 	const payloadJson = toStoredJson(payload, 'payload');
-	return { id, type, payloadJson, ...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}) };
+	return { id, type, payloadJson, ...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}), ...(parent ? { parent } : {}) };
+}
+
+/** Options of `restart`. */
+export interface RestartOptions {
+	/** Run again from this step: the completed steps recorded before it return their cached results. */
+	from?: string;
 }
 
 export interface CreateResult {
@@ -171,6 +184,10 @@ export class InstanceEngine {
 	 * status change folds everything into the row. The history limit reads the sum.
 	 */
 	private uncountedHistoryBytes = 0;
+	/** Outcomes that children's notices brought, taken by the next pass that reaches their invoke. */
+	private readonly noticedOutcomes = new Map<string, ChildOutcome>();
+	/** Failed rounds of the child cascade of a terminate since this engine started (its backoff). */
+	private cascadeAttempts = 0;
 
 	constructor(private readonly host: EngineHost) {
 		this.row = host.store.readInstance();
@@ -183,16 +200,16 @@ export class InstanceEngine {
 		return this.row !== undefined && this.deletion === undefined && !this.gone;
 	}
 
-	async create(id: string, type: string, payloadInput: unknown): Promise<CreateResult> {
+	async create(id: string, type: string, payloadInput: unknown, parent?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
 		this.assertNotDeleting(id);
 		if (this.row) this.assertSameType(type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked. */
-	commitCreate({ id, type, payloadJson, concurrencyKey: key }: PreparedCreate): CreateResult {
+	commitCreate({ id, type, payloadJson, concurrencyKey: key, parent }: PreparedCreate): CreateResult {
 		this.assertNotDeleting(id);
 		// An existing id (or a concurrent create that won while the schema validated).
 		if (this.row) return this.existing(type, payloadJson);
@@ -205,9 +222,13 @@ export class InstanceEngine {
 			this.transition(
 				{
 					id, type, status, payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-					createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion,
+					createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion, parentId: parent?.id ?? null,
 				},
-				{ kind: 'workflow.created', value: payloadJson, ...(codeVersion !== null ? { detail: { codeVersion } } : {}) },
+				{
+					kind: 'workflow.created',
+					value: payloadJson,
+					...(codeVersion !== null || parent ? { detail: { ...(codeVersion !== null ? { codeVersion } : {}), ...(parent ? { parent } : {}) } } : {}),
+				},
 			);
 		// Only a queued create needs a transaction around the transition's own (no savepoint on the common path).
 		if (queued) {
@@ -455,14 +476,18 @@ export class InstanceEngine {
 			return 'rolling_back';
 		}
 		const abandoned: RollbackState | undefined = row.status === 'rolling_back' && rollingBack ? { ...rollingBack, state: 'abandoned' } : undefined;
+		const children = this.host.children ? childrenToTerminate(this.host.store.readSteps()) : [];
 		this.host.store.transaction(() => {
 			this.host.store.deleteAllWakeups();
+			// Durable before the children are told: the alarm retries the cascade until every one answered.
+			if (children.length > 0) this.host.store.setWakeup(CASCADE_WAKEUP, this.host.now());
 			this.transition(
 				{ ...row, status: 'terminated', ...(abandoned ? { rollback: storedRollbackState(abandoned) } : {}) },
 				{ kind: 'workflow.terminated', ...(abandoned ? { detail: { rollback: this.rollbackSummary(abandoned) } } : {}) },
 			);
 		});
 		this.interrupt('terminated');
+		if (children.length > 0) this.host.background(this.terminateChildren());
 		return 'terminated';
 	}
 
@@ -484,20 +509,82 @@ export class InstanceEngine {
 		return { state: state.state as 'completed' | 'failed' | 'abandoned', completed, ...(state.failedStep ? { failedStep: state.failedStep } : {}) };
 	}
 
-	restart(): WorkflowStatus {
+
+	/**
+	 * Terminates the unfinished children of a terminated instance (those started without
+	 * `onParentTerminate: 'abandon'`). The cascade's wake-up was written with the terminate;
+	 * it goes once every child answered, else the alarm tries again with backoff.
+	 */
+	private async terminateChildren(): Promise<void> {
+		const port = this.host.children;
+		if (!port || this.row?.status !== 'terminated') return;
+		const children = childrenToTerminate(this.host.store.readSteps());
+		const results = await Promise.allSettled(children.map((id) => port.terminate(id)));
+		const failed = results.filter((r) => r.status === 'rejected').length;
+		if (this.gone || this.row?.status !== 'terminated') return;
+		if (failed === 0) this.host.store.deleteWakeup(CASCADE_WAKEUP);
+		else {
+			this.cascadeAttempts++;
+			this.host.store.setWakeup(CASCADE_WAKEUP, this.host.now() + outboxBackoffMs(this.cascadeAttempts));
+			this.host.log?.({ severity: 'warn', event: 'child.terminate_failed', instanceId: this.row.id, type: this.row.type, failed });
+		}
+		this.rearm();
+	}
+
+	/** The host's child port, answering a child's outcome from its notice when one came. */
+	private childPortOfPass(port: ChildPort): ChildPort {
+		return {
+			...port,
+			outcome: async (id) => {
+				const noticed = this.noticedOutcomes.get(id);
+				if (!noticed) return port.outcome(id);
+				this.noticedOutcomes.delete(id);
+				return noticed;
+			},
+		};
+	}
+
+	/** The outcome of this instance as its parent sees it: null until it has finished. */
+	childOutcome(): ChildOutcome | null {
+		return outcomeOf(this.require());
+	}
+
+	/**
+	 * A child of this instance finished: a waiting invoke takes the outcome the notice
+	 * carries (kept in memory for the next pass only; after an eviction the pass asks the
+	 * child), or asks the child now instead of at its next poll.
+	 */
+	childFinished(childId?: unknown, outcomeInput?: unknown): void {
+		const row = this.require();
+		const outcome = checkChildOutcome(outcomeInput);
+		if (typeof childId === 'string' && outcome) this.noticedOutcomes.set(childId, outcome);
+		if (row.status === 'waiting' || row.status === 'sleeping' || row.status === 'running') this.kick();
+	}
+
+	/**
+	 * Runs the instance again in a new generation: from the start, or with `from`
+	 * from that step on (the completed steps recorded before it keep their
+	 * results; see restart-from.ts). An unknown step changes nothing.
+	 */
+	restart(options: RestartOptions = {}): WorkflowStatus {
 		const row = this.require();
 		if (!FINISHED_STATUSES.includes(row.status) && row.status !== 'diverged') {
 			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored, terminated or diverged workflows restart`);
 		}
 		const key = this.concurrencyKeyOf(row);
 		const status: WorkflowStatus = key === undefined ? 'created' : 'queued';
+		const point = options.from === undefined ? undefined : restartPoint(this.host.store.readSteps(), options.from);
 		this.host.store.transaction(() => {
 			this.host.store.deleteSteps();
+			for (const kept of point?.kept ?? []) this.host.store.writeStep(kept);
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
 			this.transition(
 				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, rollback: null, generation: row.generation + 1 },
-				{ kind: 'workflow.restarted', detail: { previousGeneration: row.generation } },
+				{
+					kind: 'workflow.restarted',
+					detail: { previousGeneration: row.generation, ...(point ? { from: point.from.name, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}) },
+				},
 			);
 			// A release still in flight is dropped: the limiter keeps this id's place, which the new run takes.
 			if (key !== undefined) this.queue(key, row.generation + 1, this.host.now());
@@ -701,7 +788,10 @@ export class InstanceEngine {
 			this.host.ensureAlarmBy(now + WATCHDOG_MS);
 			return;
 		}
-		if (this.hasWork(now)) this.kick();
+		// A terminated instance's only wake-up is its child cascade (see terminate).
+		const wake = this.row.status === 'terminated' ? this.host.store.earliestWakeup() : undefined;
+		if (wake !== undefined && wake <= now) this.host.background(this.terminateChildren());
+		else if (this.hasWork(now)) this.kick();
 		else if (this.expired(now)) this.expire();
 		else this.rearm();
 	}
@@ -820,6 +910,17 @@ export class InstanceEngine {
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
+			...(this.host.children
+				? {
+						children: {
+							port: this.childPortOfPass(this.host.children),
+							parentId: start.id,
+							parentType: start.type,
+							generation,
+							assertRegistered: (type: string) => void this.host.registry.get(type),
+						},
+					}
+				: {}),
 			checkBoundary: () => {
 				const row = this.row!;
 				if (row.generation !== generation) throw new AbortSignal_('restarted');
@@ -1019,10 +1120,17 @@ export class InstanceEngine {
 				nextAttemptAt,
 			});
 		});
+		const finishing = FINISHED_STATUSES.includes(row.status) && !(this.row && FINISHED_STATUSES.includes(this.row.status));
 		this.row = row;
 		if (this.slot?.state === 'releasing' && this.slot.attempts === 0) this.syncSlot();
 		this.uncountedHistoryBytes = 0;
 		this.logTransition(row, record?.kind);
+		// Best effort: the parent also polls its waiting invokes, so a lost notice only delays it.
+		if (finishing && row.parentId && this.host.children) {
+			const children = this.host.children;
+			const outcome = outcomeOf(row);
+			if (outcome) this.host.background(children.notifyParent(row.parentId, row.id, outcome).catch(() => undefined));
+		}
 		this.host.ensureAlarmBy(nextAttemptAt);
 		if (!backingOff || nextAttemptAt <= now) this.deliverIndex();
 	}
@@ -1154,4 +1262,13 @@ function errorOf(row: { errorName: string | null; errorMessage: string | null; e
 		...(row.errorCode ? { code: row.errorCode } : {}),
 		...(row.errorStack ? { stack: row.errorStack } : {}),
 	};
+}
+
+/** A finished instance's outcome as its parent sees it; null while it runs. */
+function outcomeOf(row: InstanceRow): ChildOutcome | null {
+	if (row.status === 'completed') return { status: 'completed', output: row.output };
+	if (row.status === 'errored' || row.status === 'terminated') {
+		return { status: row.status, error: row.errorName === null ? null : { name: row.errorName, message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
+	}
+	return null;
 }

@@ -50,6 +50,7 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		generation: row.generation,
 		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
 		...(row.lastCodeVersion ? { lastCodeVersion: row.lastCodeVersion } : {}),
+		...(row.parentId ? { parentId: row.parentId } : {}),
 		stepCounts: { total, ...counts },
 		stepsBefore: total - window.length,
 		steps,

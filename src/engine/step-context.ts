@@ -13,6 +13,8 @@ import {
 	ValidationError,
 } from './errors';
 import { MAX_DURATION_MS } from './duration';
+import { runChildStep, type ChildStepAccess, type ChildStepHooks } from './child-step';
+import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from './child-workflows';
 import { historyError, type HistoryRecord } from './history';
 import { limitExceeded } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
@@ -59,6 +61,8 @@ export interface PassHooks {
 	readonly replayOnly?: boolean;
 	/** Signs a webhook token bound to this instance, its generation, the step and `nonce`, and answers its URL (see webhook.ts). */
 	issueWebhook?(step: string, nonce: string): Promise<string>;
+	/** What `step.invoke` and `step.start` need (see child-workflows.ts); absent, they are refused. */
+	readonly children?: ChildStepHooks;
 }
 
 /** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
@@ -260,6 +264,46 @@ export class StepContext implements Step<any> {
 		if (this.hooks.logsStepCompletions) this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
 		if (this.pacer.stepDone()) this.pacer.yielded(await this.hooks.yieldToEventLoop());
 		return fromStoredJson(json) as T;
+	}
+
+	/** Starts a child workflow and waits durably for its output (see child-workflows.ts). */
+	invoke(name: string, Child: ChildClass, options: ChildOptions<unknown>): Promise<any> {
+		return this.child('invoke', name, Child, options);
+	}
+
+	/** Starts a child workflow and returns its id at once (fire and forget). */
+	start(name: string, Child: ChildClass, options: ChildOptions<unknown>): Promise<string> {
+		return this.child('start', name, Child, options) as Promise<string>;
+	}
+
+	/** A child step: replays answer here, a new or unfinished one runs in child-step.ts. */
+	private async child(mode: ChildRef['mode'], name: string, Child: ChildClass, options: ChildOptions<unknown>): Promise<unknown> {
+		const key = this.enter('child', name);
+		const row = this.rows.get(key);
+		if (row?.status === 'completed') return mode === 'start' ? readChildRef(row).childId : fromStoredJson(row.result);
+		if (row?.status === 'failed') throw row.errorCode === ErrorCode.ChildWorkflowFailed ? childFailure(row) : this.failure(row);
+		// A rollback pass only learns closures: an unfinished child step is not started or awaited.
+		if (this.hooks.replayOnly) return this.parked();
+		if (!row && this.behindRecord()) await this.assertOnRecord('child', name);
+		const children = this.hooks.children;
+		if (!children) throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs a host that reaches other instances`);
+		return runChildStep(this.childAccess, children, key, mode, name, Child, options);
+	}
+
+	/** What child-step.ts may do to this pass's steps (built per new or unfinished child step). */
+	private get childAccess(): ChildStepAccess {
+		return {
+			store: this.store,
+			hooks: this.hooks,
+			row: (key) => this.rows.get(key),
+			newRow: (key, name) => this.newRow(key, name, 'child'),
+			write: (row) => this.write(row),
+			transact: (fn) => this.transact(fn),
+			suspend: (status) => this.suspend(status),
+			checkAbort: () => this.checkAbort(),
+			failedRow: (row, attempts, errorName, errorMessage, now) => this.failedRow(row, attempts, errorName, errorMessage, now),
+			failure: (row) => this.failure(row),
+		};
 	}
 
 	async sleep(name: string, duration: string | number): Promise<void> {

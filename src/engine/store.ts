@@ -33,6 +33,8 @@ export interface InstanceRow {
 	 */
 	historyBytes?: number;
 	historySeq?: number;
+	/** The instance whose `step.invoke` / `step.start` created this one (null: none). */
+	parentId?: string | null;
 }
 
 export interface StepRow {

@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from './duration';
 import type { RetryPolicy } from './retry-policy';
+import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from './child-workflows';
 
 /**
  * An event declaration: either a Standard Schema (zod, valibot, arktype …),
@@ -160,6 +161,21 @@ export interface Step<E extends object = {}> {
 	patched(id: string): Promise<boolean>;
 	/** The next stage of a patch once no instance can take the old branch: records the marker, never decides anything. Remove the call when no instance records it any more. */
 	deprecatePatch(id: string): Promise<void>;
+	/**
+	 * Starts a child workflow (of any registered type) and waits durably for its output,
+	 * typed by the child's `run()`. The child's id is derived from this instance's id and
+	 * the step name unless `id` is given; a replay never starts a second child. A child that
+	 * errors or is terminated makes this throw `ChildWorkflowError` (catchable). Terminating
+	 * this instance terminates the child unless `onParentTerminate: 'abandon'`.
+	 * @example const label = await step.invoke('ship', ShippingWorkflow, { payload: { orderId } });
+	 */
+	invoke<C extends ChildClass>(name: string, Child: C, options: ChildOptions<Serializable<ChildPayload<C>>>): Promise<ChildOutput<C>>;
+	/**
+	 * Starts a child workflow and returns its id without waiting (fire and forget);
+	 * idempotent like `invoke`. Its outcome is the child's own (`Child.status(env, id)`).
+	 * @example const id = await step.start('send-receipt', ReceiptWorkflow, { payload: { orderId } });
+	 */
+	start<C extends ChildClass>(name: string, Child: C, options: ChildOptions<Serializable<ChildPayload<C>>>): Promise<string>;
 }
 
 /** What a running workflow knows about itself. */
@@ -201,8 +217,8 @@ export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 /** Statuses from which an instance never moves on its own. */
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'errored', 'terminated'];
 
-/** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`; `rollback`: the rollback of a `do` step of the same name; `webhook`: `step.webhook`. */
-export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook';
+/** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`; `rollback`: the rollback of a `do` step of the same name; `webhook`: `step.webhook`; `child`: `step.invoke` / `step.start`. */
+export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook' | 'child';
 export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out';
 
 /** One entry of a status's step history. */
@@ -244,6 +260,8 @@ export interface WorkflowStatusInfo {
 	codeVersion?: string;
 	/** The code version of the last pass that ran it. */
 	lastCodeVersion?: string;
+	/** The instance whose `step.invoke` / `step.start` started this one. */
+	parentId?: string;
 	/** Steps per status, and `total`. */
 	stepCounts: { total: number } & Partial<Record<StepStatus, number>>;
 	/** Steps before the window in `steps` (page them with `steps()` / `GET /workflows/:id/steps`). */

@@ -16,6 +16,7 @@ import {
 	HistoryQuery,
 	IdParam,
 	ReindexSchema,
+	RestartBody,
 	StepPageSchema,
 	StepsQuery,
 	TerminateQuery,
@@ -63,7 +64,7 @@ export interface HttpBinding<Input, Output> {
 export type HttpBindings = { [K in OperationName]?: HttpBinding<InputOf<K>, OutputOf<K>> };
 
 /** The route of a pause, resume, terminate or restart. */
-function controlRoute(action: 'pause' | 'resume' | 'restart'): HttpBinding<{ id: string }, WorkflowStatus> {
+function controlRoute(action: 'pause' | 'resume'): HttpBinding<{ id: string }, WorkflowStatus> {
 	return {
 		method: 'post',
 		path: `/workflows/{id}/${action}`,
@@ -147,7 +148,16 @@ export const httpBindings: HttpBindings = {
 		input: ({ param, query }) => ({ id: param.id, ...(query.rollback === 'true' ? { rollback: true } : {}) }),
 		reply: (status: WorkflowStatus, { id }) => ({ status: 200, body: { id, status } }),
 	},
-	restart: controlRoute('restart'),
+	restart: {
+		method: 'post',
+		path: '/workflows/{id}/restart',
+		summary: 'Restart an instance: from the start, or from a step with {"from": "<step name>"}',
+		request: { params: IdParam, body: { schema: RestartBody, required: false } },
+		responses: { 200: { schema: ControlSchema, description: 'The new status' } },
+		errors: [400, 401, 404, 409, 415],
+		input: (request) => ({ id: request.param.id, ...(request.hasBody && request.json?.from !== undefined ? { from: request.json.from } : {}) }),
+		reply: (status: WorkflowStatus, { id }) => ({ status: 200, body: { id, status } }),
+	},
 	sendEvent: {
 		method: 'post',
 		path: '/workflows/{id}/events/{name}',

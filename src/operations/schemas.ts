@@ -29,6 +29,16 @@ export const CreateBody = z
 	})
 	.meta({ id: 'CreateWorkflow' });
 
+export const RestartBody = z
+	.object({
+		from: z.string().min(1).max(256).optional().meta({
+			description: 'Run again from this step: the completed steps recorded before it keep their results; it and every later step run anew. Omit to restart from the start.',
+			example: 'charge-card',
+		}),
+	})
+	.strict()
+	.meta({ id: 'RestartWorkflow' });
+
 export const CreatedSchema = z.object({ id: z.string(), type: z.string(), status: StatusSchema }).meta({ id: 'WorkflowCreated' });
 
 const ErrorDescription = z.object({ name: z.string(), message: z.string(), code: z.string().optional(), stack: z.string().optional() });
@@ -36,7 +46,7 @@ const ErrorDescription = z.object({ name: z.string(), message: z.string(), code:
 export const StepSchema = z
 	.object({
 		name: z.string(),
-		kind: z.enum(['do', 'sleep', 'wait', 'patch', 'rollback', 'webhook']).meta({ description: 'rollback: the rollback of the do step of the same name; webhook: step.webhook.' }),
+		kind: z.enum(['do', 'sleep', 'wait', 'patch', 'rollback', 'webhook', 'child']).meta({ description: 'rollback: the rollback of the do step of the same name; webhook: step.webhook; child: step.invoke / step.start.' }),
 		status: z.string(),
 		attempts: z.number().int(),
 		startedAt: z.number().int().nullable(),
@@ -69,6 +79,7 @@ export const DetailSchema = z
 		generation: z.number().int().meta({ description: 'The current run: 0, then one more per restart (the history route reads it by default).' }),
 		codeVersion: z.string().optional().meta({ description: "The registry's code version of the type when the instance was created." }),
 		lastCodeVersion: z.string().optional().meta({ description: 'The code version of the last pass that ran the instance.' }),
+		parentId: z.string().optional().meta({ description: 'The instance whose step.invoke or step.start started this one (a child workflow).' }),
 		stepCounts: z.record(z.string(), z.number().int()).meta({ description: 'Steps per status, and total.', example: { total: 40, completed: 40 } }),
 		stepsBefore: z.number().int().meta({ description: 'Steps before the window in steps; page them with GET /workflows/{id}/steps.' }),
 		steps: z.array(StepSchema).meta({ description: 'The most recent steps (at most 100), oldest first.' }),

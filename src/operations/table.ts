@@ -3,9 +3,10 @@ import { uuidv7 } from '../engine/ids';
 import { assertJsonDepth } from '../engine/json';
 import type { IndexEntry } from '../engine/index-entry';
 import { archivedHistoryPage } from '../engine/archive';
+import type { ChildOutcome, ParentRef } from '../engine/child-workflows';
 import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
-import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
+import type { CreateResult, InstanceEngine, RestartOptions } from '../engine/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import type { WebhookTarget } from '../engine/webhook';
 import { operation } from './operation';
@@ -34,12 +35,13 @@ export const operations = {
 	create: operation({
 		rpc: 'create',
 		helper: (type: string, options: { id?: string; payload?: unknown }) => ({ type, ...(options.id !== undefined ? { id: options.id } : {}), payload: options.payload }),
-		prepare: (input: { id?: string; type: string; payload?: unknown }) => {
+		// `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it).
+		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef }) => {
 			const id = input.id ?? uuidv7();
 			assertJsonDepth(input.payload, 'payload');
-			return { id, type: input.type, payload: input.payload };
+			return { id, type: input.type, payload: input.payload, ...(input.parent !== undefined ? { parent: input.parent } : {}) };
 		},
-		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown }),
+		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef }),
 	}),
 
 	status: operation({
@@ -79,8 +81,17 @@ export const operations = {
 		helper: (_type: string, id: string, options: { rollback?: boolean } = {}) => ({ id, ...options }),
 		run: (instance, input: { id: string; rollback?: boolean }): WorkflowStatus => instance.existing().terminate({ rollback: input?.rollback === true }),
 	}),
-	/** Reruns a completed, errored or terminated instance from the start, discarding its step history. */
-	restart: control('restart', (engine) => engine.restart()),
+	/**
+	 * Reruns a completed, errored, terminated or diverged instance in a new generation: from
+	 * the start, or with `from` from that step (the completed steps recorded before it keep
+	 * their results). An unknown step is refused (`UNKNOWN_STEP`) and changes nothing.
+	 */
+	restart: operation({
+		rpc: 'restart',
+		helper: (_type: string, id: string, options: RestartOptions = {}) => ({ id, ...(options.from !== undefined ? { from: options.from } : {}) }),
+		run: (instance, input: { id: string } & RestartOptions): WorkflowStatus =>
+			instance.existing().restart(input?.from === undefined ? {} : { from: input.from }),
+	}),
 
 	sendEvent: operation({
 		rpc: 'sendEvent',
@@ -125,6 +136,21 @@ export const operations = {
 		rpc: 'completeWebhook',
 		run: (instance, input: { id: string; target: WebhookTarget; body: unknown }): null => {
 			instance.existing().completeWebhook(input.target, input.body);
+			return null;
+		},
+	}),
+
+	/** For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing. */
+	childOutcome: operation({
+		rpc: 'childOutcome',
+		run: (instance, _input: { id: string }): ChildOutcome | null => instance.existing().childOutcome(),
+	}),
+
+	/** A child of this instance finished: a waiting `step.invoke` asks it for its outcome now. */
+	childFinished: operation({
+		rpc: 'childFinished',
+		run: (instance, input: { id: string; childId: string; outcome?: ChildOutcome }): null => {
+			instance.existing().childFinished(input?.childId, input?.outcome);
 			return null;
 		},
 	}),

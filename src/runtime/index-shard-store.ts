@@ -34,7 +34,7 @@ function newer(orEqual: SQL): SQL {
 			OR (${orEqual} AND (excluded.created_at, excluded.version) >= (${t.createdAt}, ${t.version})) END`;
 }
 
-const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion };
+const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion, parentId: t.parentId };
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
@@ -52,12 +52,12 @@ export class IndexShardStore {
 			for (const e of entries) {
 				this.db
 					.insert(t)
-					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null })
+					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null })
 					.onConflictDoUpdate({
 						target: t.id,
 						set: {
 							type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
-							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`,
+							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
 						},
 						// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
 						// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
@@ -214,6 +214,8 @@ export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: Sha
 	if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
 	// No SQL index: the status/order index walks and this filters (code versions are few per type).
 	if (query.codeVersion !== undefined) where.push(eq(t.codeVersion, query.codeVersion));
+	// The (parent_id, created_at, id) index serves the default order; children of one parent are few.
+	if (query.parent !== undefined) where.push(eq(t.parentId, query.parent));
 	return db
 		.select(columns)
 		.from(t)

@@ -1,6 +1,8 @@
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import { routeIndexEntry } from '../client/index-client';
-import type { ShardflowEnv } from '../client/instance-client';
+import { callOperation, type ShardflowEnv } from '../client/instance-client';
+import type { ChildPort } from '../engine/child-workflows';
+import { ErrorCode, ShardflowError } from '../engine/errors';
 import { backlogStub } from '../client/reconcile';
 import { unwrap } from '../client/rpc';
 import type * as schema from '../db/schema';
@@ -19,6 +21,8 @@ import { yieldToOtherWork } from './isolate-activity';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
+/** Longest a call to a child or parent instance may take before it counts as failed (and is retried). */
+const CHILD_CALL_TIMEOUT_MS = 10_000;
 
 /**
  * The alarm time this object last set (null: none), shared with the Durable
@@ -70,6 +74,7 @@ export function instanceHost(
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
 		},
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
+		children: childPort(env),
 		destroy,
 		slots: new DrizzleSlotStore(db),
 		limiter: limiterPort(env),
@@ -81,6 +86,29 @@ function limiterPort(env: ShardflowEnv): LimiterPort {
 		acquire: (type, key, id) => withTimeout(unwrap(limiterStub(env, type, key).limiterAcquire({ id })), INDEX_DELIVERY_TIMEOUT_MS),
 		release: async (type, key, id) => {
 			await withTimeout(unwrap(limiterStub(env, type, key).limiterRelease({ id })), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+	};
+}
+
+/** Child workflows over the namespace: each call is one operation of the table on the other instance. */
+function childPort(env: ShardflowEnv): ChildPort {
+	const call = <T>(work: Promise<T>) => withTimeout(work, CHILD_CALL_TIMEOUT_MS);
+	return {
+		start: async ({ id, type, payload, parent }) => {
+			await call(callOperation(env, 'create', { id, type, payload, parent }));
+		},
+		outcome: (id) => call(callOperation(env, 'childOutcome', { id })),
+		terminate: async (id) => {
+			try {
+				await call(callOperation(env, 'terminate', { id }));
+			} catch (error) {
+				// Finished or gone already: nothing left to stop.
+				if (error instanceof ShardflowError && (error.code === ErrorCode.InvalidState || error.code === ErrorCode.NotFound)) return;
+				throw error;
+			}
+		},
+		notifyParent: async (parentId, childId, outcome) => {
+			await call(callOperation(env, 'childFinished', { id: parentId, childId, outcome }));
 		},
 	};
 }
@@ -101,7 +129,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 	return Promise.race([
 		work,
 		new Promise<never>((_, reject) => {
-			timer = setTimeout(() => reject(new Error(`index delivery timed out after ${ms} ms`)), ms);
+			timer = setTimeout(() => reject(new Error(`call timed out after ${ms} ms`)), ms);
 		}),
 	]).finally(() => clearTimeout(timer));
 }

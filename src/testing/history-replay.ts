@@ -166,6 +166,12 @@ class ReplayStep implements Step<any> {
 						: NEVER,
 		};
 	}
+	invoke(name: string): Promise<any> {
+		return this.call({ kind: 'child', name });
+	}
+	start(name: string): Promise<string> {
+		return this.call({ kind: 'child', name });
+	}
 
 	/**
 	 * True where the record has the patch's marker; false where the record passed this

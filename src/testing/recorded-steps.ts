@@ -44,6 +44,9 @@ const KIND_OF_RECORD: Partial<Record<HistoryEvent['kind'], StepKind>> = {
 	'webhook.created': 'webhook',
 	'webhook.received': 'webhook',
 	'webhook.timed_out': 'webhook',
+	'child.started': 'child',
+	'child.completed': 'child',
+	'child.failed': 'child',
 };
 
 /**
@@ -102,6 +105,13 @@ function outcomeOf(event: HistoryEvent): RecordedOutcome | undefined {
 			return { type: 'completed', value: true };
 		case 'webhook.created':
 			return { type: 'completed', value: { url: event.url, expiresAt: event.expiresAt } };
+		// A fire-and-forget start returns its child's id, known once the step is recorded.
+		case 'child.started':
+			return event.mode === 'start' ? { type: 'completed', value: event.childId } : undefined;
+		case 'child.completed':
+			return { type: 'completed', value: event.output };
+		case 'child.failed':
+			return { type: 'failed', attempts: 1, error: event.error ?? { name: 'ChildWorkflowError', message: `child workflow "${event.childId}" ${event.status}` } };
 		default:
 			return undefined;
 	}

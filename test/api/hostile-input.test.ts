@@ -66,6 +66,7 @@ const routes: [string, string, unknown?][] = [
 	['GET', '/workflows'],
 	['GET', '/workflows/some-id'],
 	['POST', '/workflows', { type: 'test', payload: { name: 'x' } }],
+	['POST', '/workflows/batch', { items: [{ type: 'test', payload: { name: 'x' } }] }],
 	['POST', '/workflows/some-id/pause'],
 	['POST', '/workflows/some-id/resume'],
 	['POST', '/workflows/some-id/terminate'],

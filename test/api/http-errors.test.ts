@@ -32,6 +32,7 @@ describe('error codes over HTTP', () => {
 				ErrorCode.InvalidRegistry,
 				ErrorCode.StepLimitExceeded,
 				ErrorCode.HistoryLimitExceeded,
+				ErrorCode.ChildWorkflowFailed,
 				ErrorCode.Internal,
 			].sort(),
 		);

@@ -261,6 +261,7 @@ describe('OpenAPI', () => {
 				'/types',
 				'/types/{type}',
 				'/workflows',
+				'/workflows/batch',
 				'/workflows/{id}',
 				'/workflows/{id}/events/{name}',
 				'/workflows/{id}/events/approval',

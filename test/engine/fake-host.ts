@@ -1,3 +1,4 @@
+import type { ChildPort } from '../../src/engine/child-workflows';
 import type { EngineLogRecord } from '../../src/engine/engine-log';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
@@ -20,6 +21,8 @@ export class FakeHost implements EngineHost {
 	logs: EngineLogRecord[] = [];
 	log = (record: EngineLogRecord) => void this.logs.push(record);
 	logStepCompletions = true;
+	/** Child workflows reach other instances through this (a test wires a world of hosts). */
+	children: ChildPort | undefined;
 	private work = new Set<Promise<unknown>>();
 	/** Set by concurrency tests: the instance's slot row and its limiter. */
 	slots?: SlotStore;

@@ -6,12 +6,14 @@ import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
-import { indexFaults, limiterFaults } from './probes';
+import { childNotices, indexFaults, limiterFaults } from './probes';
 import { SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
+	ChildDoublerWorkflow,
+	ChildParentWorkflow,
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,
@@ -59,6 +61,8 @@ export const testRegistry = defineRegistry({
 	'hook-approval': { workflow: HookApprovalWorkflow },
 	'step-limited': { workflow: StepLimitedWorkflow, limits: { steps: 5 } },
 	'history-limited': { workflow: HistoryLimitedWorkflow, limits: { historyBytes: 2 * 1024 * 1024 } },
+	'child-double': { workflow: ChildDoublerWorkflow },
+	'child-parent': { workflow: ChildParentWorkflow },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
@@ -94,5 +98,17 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		return super.indexRemove(items);
 	}
 }
+
+// Operation methods are prototype properties (one per table entry), so the hook wraps the property.
+const deliverChildNotice = (WorkflowRunner.prototype as unknown as { childFinished: (input: unknown) => Promise<unknown> }).childFinished;
+Object.defineProperty(WorkflowRunner.prototype, 'childFinished', {
+	value(this: unknown, input: unknown) {
+		if (!childNotices.drop) return deliverChildNotice.call(this, input);
+		childNotices.dropped++;
+		return Promise.resolve({ ok: true, value: null });
+	},
+	writable: true,
+	configurable: true,
+});
 
 export default createApp(testRegistry, { clock: testClock.now });

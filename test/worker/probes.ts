@@ -15,3 +15,5 @@ export const indexFaults = { failWrites: 0, refused: 0 };
 
 /** Slot releases the test Worker's limiters refuse before accepting again (failure injection). */
 export const limiterFaults = { failReleases: 0 };
+/** While set, parents drop the notices of their finished children (a crash between the child's end and the notice). */
+export const childNotices = { drop: false, dropped: 0 };

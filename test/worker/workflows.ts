@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Workflow, type Step } from '../../src/authoring';
+import { ChildWorkflowError, Workflow, type Step } from '../../src/authoring';
 import { countExecution } from './probes';
 
 /** A step whose first execution never finishes: for crashes mid-step. */
@@ -278,5 +278,32 @@ export class HistoryLimitedWorkflow extends Workflow<{ steps: number }, number> 
 			await step.do(`s${i}`, () => `${countExecution(`${this.ctx.id}:s${i}`)}:`.padEnd(600_000, 'x'));
 		}
 		return steps;
+	}
+}
+
+/** A child: doubles `n`; waits for "go" first when `n` is 0, fails when `n` is negative. */
+export class ChildDoublerWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'child-double';
+	static override payload = z.object({ n: z.number() });
+	static override events = { go: {} as {} };
+	async run(step: Step<typeof ChildDoublerWorkflow.events>, { n }: { n: number }) {
+		if (n < 0) throw new Error(`cannot double ${n}`);
+		if (n === 0) await step.waitForEvent('go');
+		return step.do('double', () => (countExecution(`${this.ctx.id}:double`), n * 2));
+	}
+}
+
+/** A parent: starts a receipt child (fire and forget), then invokes a doubling child and reports. */
+export class ChildParentWorkflow extends Workflow<{ n: number; abandon?: boolean }, string> {
+	static override readonly type = 'child-parent';
+	async run(step: Step, { n, abandon }: { n: number; abandon?: boolean }) {
+		const receipt = await step.start('receipt', ChildDoublerWorkflow, { payload: { n: 1 } });
+		try {
+			const doubled: number = await step.invoke('double', ChildDoublerWorkflow, { payload: { n }, ...(abandon ? { onParentTerminate: 'abandon' as const } : {}) });
+			return `${doubled} (receipt ${receipt})`;
+		} catch (error) {
+			if (error instanceof ChildWorkflowError) return `child ${error.childId} ${error.childStatus}`;
+			throw error;
+		}
 	}
 }

@@ -40,7 +40,7 @@ export class InstanceRole {
 		this.alarmSlot.at = await this.host.ctx.storage.getAlarm();
 	}
 
-	async create(request: { id: string; type: string; payload: unknown }): Promise<CreateResult> {
+	async create(request: { id: string; type: string; payload: unknown; parent?: unknown }): Promise<CreateResult> {
 		if (!request || typeof request !== 'object') throw new ValidationError(ErrorCode.InvalidPayload, 'create needs {id, type, payload}');
 		const name = this.host.ctx.id.name;
 		if (name !== undefined && name !== request.id) {
@@ -48,11 +48,11 @@ export class InstanceRole {
 		}
 		if (!this.host.storage.hasSchema) {
 			// A refused create must leave a new object empty: check the input before creating tables.
-			const prepared = await prepareCreate(this.host.registry, request.id, request.type, request.payload);
+			const prepared = await prepareCreate(this.host.registry, request.id, request.type, request.payload, request.parent);
 			await this.host.storage.ensureSchema();
 			return this.instance().commitCreate(prepared);
 		}
-		return this.instance().create(request.id, request.type, request.payload);
+		return this.instance().create(request.id, request.type, request.payload, request.parent);
 	}
 
 	/** The engine of an instance that exists; NOT_FOUND (and no storage written) otherwise. */

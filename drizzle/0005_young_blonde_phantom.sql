@@ -39,6 +39,9 @@ CREATE TABLE `schedule_state` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE `index_entries` ADD `parent_id` text;--> statement-breakpoint
+CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`);--> statement-breakpoint
 ALTER TABLE `instance` ADD `rollback` text;--> statement-breakpoint
 ALTER TABLE `instance` ADD `history_bytes` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-ALTER TABLE `instance` ADD `history_seq` integer DEFAULT 0 NOT NULL;
+ALTER TABLE `instance` ADD `history_seq` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `instance` ADD `parent_id` text;

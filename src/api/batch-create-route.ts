@@ -1,0 +1,57 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createBatch, MAX_BATCH_CREATE } from '../client/create-batch';
+import type { ErrorCode } from '../engine/errors';
+import type { Registry } from '../engine/registry';
+import { CreateBody, StatusSchema } from '../operations/schemas';
+import type { ApiEnv } from './app';
+import { STATUS_BY_CODE } from './http-errors';
+import { errors, json } from './openapi-responses';
+
+export const BatchCreateBody = z
+	.object({ items: z.array(CreateBody).min(1).max(MAX_BATCH_CREATE).openapi({ description: `1 to ${MAX_BATCH_CREATE} creates, each as the body of POST /workflows.` }) })
+	.openapi('CreateWorkflowBatch');
+
+const BatchItemSchema = z
+	.object({
+		result: z.enum(['created', 'existing', 'refused']),
+		status: z.number().int().openapi({ description: 'The HTTP status a single POST /workflows would have answered: 201, 200 or the error status.' }),
+		id: z.string().nullable(),
+		type: z.string(),
+		workflowStatus: StatusSchema.optional(),
+		error: z.object({ code: z.string(), message: z.string() }).optional(),
+	})
+	.openapi('WorkflowBatchItem');
+
+export const BatchCreatedSchema = z.object({ items: z.array(BatchItemSchema) }).openapi('WorkflowBatchCreated');
+
+/**
+ * `POST /workflows/batch`: up to 100 creates in one request, run concurrently
+ * (bounded, see `createBatch`), each answered in order like a single create.
+ * A malformed batch (not 1-100 items, an item without a type) is a 400 and
+ * creates nothing; one refused item leaves the others alone.
+ */
+export function registerBatchCreateRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/workflows/batch',
+			summary: `Start up to ${MAX_BATCH_CREATE} instances (each idempotent by id), answered per item`,
+			request: { body: { required: true, content: { 'application/json': { schema: BatchCreateBody } } } },
+			responses: { 200: json(BatchCreatedSchema, 'One outcome per item, in order'), ...errors(400, 401, 413, 415) },
+		}),
+		async (c) => {
+			const { items } = c.req.valid('json');
+			const outcomes = await createBatch(c.env, items, { checkType: (type) => void registry.get(type) });
+			return c.json(
+				{
+					items: outcomes.map((outcome) =>
+						outcome.result === 'refused'
+							? { result: outcome.result, status: STATUS_BY_CODE[outcome.error.code as ErrorCode] ?? 500, id: outcome.id, type: outcome.type, error: { code: outcome.error.code, message: outcome.error.message } }
+							: { result: outcome.result, status: outcome.result === 'created' ? 201 : 200, id: outcome.id, type: outcome.type, workflowStatus: outcome.status },
+					),
+				},
+				200,
+			);
+		},
+	);
+}

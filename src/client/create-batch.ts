@@ -1,0 +1,77 @@
+import { ErrorCode, toErrorBody, ValidationError, type ErrorBody } from '../engine/errors';
+import { uuidv7 } from '../engine/ids';
+import type { WorkflowStatus } from '../engine/types';
+import { callOperation, type ShardflowEnv } from './instance-client';
+
+/** Most instances one `createBatch` (or `POST /workflows/batch`) starts. */
+export const MAX_BATCH_CREATE = 100;
+/**
+ * Creates of one batch in flight at once: each is one RPC to its own object, so they
+ * overlap well, but a batch of 100 should not open 100 subrequests at the same moment.
+ */
+export const BATCH_CREATE_CONCURRENCY = 16;
+
+/** One instance of a batch: as the body of `POST /workflows`. */
+export interface BatchCreateItem {
+	type: string;
+	/** Omit for a UUIDv7 (chosen before the call, so a refused item still names its id). */
+	id?: string;
+	payload?: unknown;
+}
+
+/**
+ * What one item got, in the order of the batch: `created` (new), `existing` (the id
+ * already held that type and payload: a safe retry) or `refused` with the error a single
+ * create would have thrown.
+ */
+export type BatchCreateOutcome =
+	| { result: 'created' | 'existing'; id: string; type: string; status: WorkflowStatus }
+	| { result: 'refused'; id: string | null; type: string; error: ErrorBody };
+
+/**
+ * Creates up to 100 instances, of any registered types, each exactly like `create`
+ * (idempotent by id), at most 16 at a time. One item's refusal does not stop the others;
+ * every outcome is answered in the batch's order. A batch that is not an array of 1-100
+ * items throws `INVALID_OPTIONS` and creates nothing.
+ *
+ * @example
+ * const outcomes = await createBatch(env, [
+ *   { type: 'payment', id: 'pay-1', payload: { amount: 5, currency: 'EUR' } },
+ *   { type: 'payment', id: 'pay-2', payload: { amount: 7, currency: 'EUR' } },
+ * ]);
+ * const refused = outcomes.filter((o) => o.result === 'refused');
+ */
+export async function createBatch(
+	env: ShardflowEnv,
+	items: readonly BatchCreateItem[],
+	options: { checkType?: (type: string) => void } = {},
+): Promise<BatchCreateOutcome[]> {
+	if (!Array.isArray(items) || items.length === 0 || items.length > MAX_BATCH_CREATE) {
+		throw new ValidationError(
+			ErrorCode.InvalidOptions,
+			`a batch holds 1 to ${MAX_BATCH_CREATE} items, got ${Array.isArray(items) ? items.length : typeof items}`,
+		);
+	}
+	const outcomes: BatchCreateOutcome[] = new Array(items.length);
+	let next = 0;
+	const worker = async () => {
+		while (next < items.length) {
+			const index = next++;
+			outcomes[index] = await createOne(env, items[index]!, options.checkType);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(BATCH_CREATE_CONCURRENCY, items.length) }, worker));
+	return outcomes;
+}
+
+async function createOne(env: ShardflowEnv, item: BatchCreateItem, checkType: ((type: string) => void) | undefined): Promise<BatchCreateOutcome> {
+	const type = typeof item?.type === 'string' ? item.type : String(item?.type);
+	const id = item?.id ?? uuidv7();
+	try {
+		checkType?.(type);
+		const created = await callOperation(env, 'create', { type, id, payload: item.payload });
+		return { result: created.created ? 'created' : 'existing', id: created.id, type: created.type, status: created.status };
+	} catch (error) {
+		return { result: 'refused', id: typeof id === 'string' ? id : null, type, error: toErrorBody(error) };
+	}
+}

@@ -1,0 +1,288 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ChildPort } from '../../src/engine/child-workflows';
+import { ChildWorkflowError, ErrorCode, InvalidStateError } from '../../src/engine/errors';
+import type { InstanceEngine } from '../../src/engine/instance-engine';
+import type { Step } from '../../src/engine/types';
+import { Workflow } from '../../src/workflow';
+import { FakeHost, registryOf } from './fake-host';
+
+const runs = new Map<string, number>();
+const ran = (key: string) => runs.set(key, (runs.get(key) ?? 0) + 1).get(key)!;
+
+class Double extends Workflow<{ n: number }, number> {
+	static override readonly type = 'double';
+	static override payload = z.object({ n: z.number() });
+	static override events = { go: {} as {} };
+	async run(step: Step<typeof Double.events>, { n }: { n: number }) {
+		ran(`double:${this.ctx.id}`);
+		if (n < 0) throw new Error(`cannot double ${n}`);
+		if (n === 0) await step.waitForEvent('go');
+		return step.do('double', () => n * 2);
+	}
+}
+
+class Parent extends Workflow<{ n: number; abandon?: boolean }, string> {
+	static override readonly type = 'parent';
+	async run(step: Step, { n, abandon }: { n: number; abandon?: boolean }) {
+		const receipt = await step.start('receipt', Double, { payload: { n: 1 } });
+		try {
+			const doubled = await step.invoke('double', Double, { payload: { n }, ...(abandon ? { onParentTerminate: 'abandon' as const } : {}) });
+			return `${doubled} (receipt ${receipt})`;
+		} catch (error) {
+			if (error instanceof ChildWorkflowError) return `child ${error.childId} ${error.childStatus}: ${error.childError?.message}`;
+			throw error;
+		}
+	}
+}
+
+class Unregistered extends Workflow<{}, void> {
+	static override readonly type = 'unregistered';
+	async run() {}
+}
+class CallsUnregistered extends Workflow<{}, void> {
+	static override readonly type = 'calls-unregistered';
+	async run(step: Step) {
+		await step.invoke('x', Unregistered, { payload: {} });
+	}
+}
+
+const registry = registryOf(Double, Parent, CallsUnregistered);
+
+/** Instances on fake hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
+class World {
+	hosts = new Map<string, FakeHost>();
+	engines = new Map<string, InstanceEngine>();
+	deaf = false;
+	unreachable = false;
+	/** Calls of `outcome`: a parent that heard the outcome in the notice makes none. */
+	outcomeCalls = 0;
+	/** Replaces the outcome a notice carries (a forged or malformed notice). */
+	forge: ((outcome: unknown) => unknown) | undefined;
+	port: ChildPort = {
+		start: async ({ id, type, payload, parent }) => {
+			if (this.unreachable) throw new Error('network down');
+			await this.engine(id).create(id, type, payload, parent);
+		},
+		outcome: async (id) => {
+			this.outcomeCalls++;
+			if (this.unreachable) throw new Error('network down');
+			return this.engine(id).childOutcome();
+		},
+		terminate: async (id) => {
+			if (this.unreachable) throw new Error('network down');
+			try {
+				this.engine(id).terminate();
+			} catch (error) {
+				if (!(error instanceof InvalidStateError)) throw error;
+			}
+		},
+		notifyParent: async (parentId, childId, outcome) => {
+			if (this.deaf) return;
+			this.engine(parentId).childFinished(childId, this.forge ? this.forge(outcome) : outcome);
+		},
+	};
+
+	host(id: string): FakeHost {
+		let host = this.hosts.get(id);
+		if (!host) {
+			host = new FakeHost(registry);
+			host.children = this.port;
+			this.hosts.set(id, host);
+		}
+		return host;
+	}
+	engine(id: string): InstanceEngine {
+		let engine = this.engines.get(id);
+		if (!engine) this.engines.set(id, (engine = this.host(id).engine()));
+		return engine;
+	}
+	/** A new engine over the same storage: an eviction (or a crash, with the host's work dropped). */
+	evict(id: string): InstanceEngine {
+		this.host(id).crash();
+		const engine = this.host(id).engine();
+		this.engines.set(id, engine);
+		return engine;
+	}
+	async idle(): Promise<void> {
+		for (let i = 0; i < 5; i++) for (const host of this.hosts.values()) await host.idle();
+	}
+	/** Moves every clock by `ms` and fires every alarm that is due. */
+	async advance(ms: number): Promise<void> {
+		for (const host of this.hosts.values()) host.clock += ms;
+		for (const [id, host] of this.hosts) if (host.alarmAt !== undefined && host.alarmAt <= host.clock) await host.fireAlarm(this.engine(id));
+		await this.idle();
+	}
+}
+
+let world: World;
+beforeEach(() => {
+	world = new World();
+	runs.clear();
+});
+
+async function startParent(payload: { n: number; abandon?: boolean }) {
+	await world.engine('p').create('p', 'parent', payload);
+	await world.idle();
+	return world.engine('p');
+}
+
+describe('step.invoke', () => {
+	it('starts the child with an id derived from the parent and the step, and returns its output', async () => {
+		const parent = await startParent({ n: 21 });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: '42 (receipt p:receipt)' });
+		expect(world.engine('p:double').status()).toMatchObject({ status: 'completed', output: 42, parentId: 'p' });
+	});
+
+	it('records the child in both histories: child.started and child.completed in the parent, the parent in the child', async () => {
+		const parent = await startParent({ n: 21 });
+		const kinds = parent.history().events.filter((e) => e.kind.startsWith('child.'));
+		expect(kinds).toMatchObject([
+			{ kind: 'child.started', step: 'receipt', childId: 'p:receipt', childType: 'double', mode: 'start' },
+			{ kind: 'child.started', step: 'double', childId: 'p:double', childType: 'double', mode: 'invoke' },
+			{ kind: 'child.completed', step: 'double', childId: 'p:double', output: 42 },
+		]);
+		expect(world.engine('p:double').history().events[0]).toMatchObject({ kind: 'workflow.created', parent: { id: 'p', type: 'parent', step: 'double' } });
+	});
+
+	it('throws a catchable ChildWorkflowError with the child id, status and error when the child errors', async () => {
+		const parent = await startParent({ n: -1 });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 'child p:double errored: cannot double -1' });
+		expect(parent.history().events.find((e) => e.kind === 'child.failed')).toMatchObject({ childId: 'p:double', status: 'errored', error: { message: 'cannot double -1' } });
+	});
+
+	it('throws ChildWorkflowError with status terminated when the child is terminated', async () => {
+		const parent = await startParent({ n: 0 });
+		expect(parent.status().status).toBe('waiting');
+		world.engine('p:double').terminate();
+		await world.idle();
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 'child p:double terminated: undefined' });
+	});
+
+	it('wakes the parent exactly once when the child finishes while the parent is evicted', async () => {
+		await startParent({ n: 0 });
+		world.evict('p');
+		await world.engine('p:double').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.engine('p').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(1);
+		expect(runs.get('double:p:double')).toBe(2); // one pass waited for "go", one finished
+	});
+
+	it("takes the child's outcome from its notice, without calling the child back", async () => {
+		await startParent({ n: 0 });
+		const calls = world.outcomeCalls;
+		await world.engine('p:double').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.outcomeCalls).toBe(calls);
+	});
+
+	it.for<[string, () => unknown]>([
+		['a malformed outcome', () => ({ status: 'completed', output: 42 })],
+		['no outcome', () => undefined],
+		['an unknown status', () => ({ status: 'done' })],
+	])('ignores a notice with %s and asks the child itself', async ([, forge]) => {
+		await startParent({ n: 0 });
+		world.forge = forge;
+		await world.engine('p:double').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+	});
+
+	it('hears of a child whose notice was lost (a crash between its end and the notice) by polling it from the alarm', async () => {
+		const parent = await startParent({ n: 0 });
+		world.deaf = true;
+		await world.engine('p:double').sendEvent('go', {});
+		await world.idle();
+		expect(parent.status().status).toBe('waiting');
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.engine('p').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(1);
+	});
+
+	it('retries the create while the child cannot be reached, and never starts a second child', async () => {
+		world.unreachable = true;
+		const parent = await startParent({ n: 5 });
+		expect(parent.status().status).toBe('sleeping');
+		world.unreachable = false;
+		await world.advance(2_000);
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '10 (receipt p:receipt)' });
+		expect(runs.get('double:p:double')).toBe(1);
+		expect(runs.get('double:p:receipt')).toBe(1);
+	});
+
+	it('starts no second child when the parent crashes after the create and replays', async () => {
+		await startParent({ n: 0 });
+		const revived = world.evict('p');
+		revived.alarm();
+		await world.idle();
+		await world.advance(10_000);
+		expect(world.engine('p:double').history().events.filter((e) => e.kind === 'workflow.created')).toHaveLength(1);
+		expect(revived.history().events.filter((e) => e.kind === 'child.started')).toHaveLength(2);
+	});
+
+	it('refuses an unregistered child class with UNKNOWN_TYPE before creating anything', async () => {
+		await world.engine('u').create('u', 'calls-unregistered', {});
+		await world.idle();
+		expect(world.engine('u').status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.UnknownType } });
+		expect(world.hosts.has('u:x')).toBe(false);
+	});
+
+	it('fails the step with the refusal when the child payload is refused by its schema', async () => {
+		class BadPayload extends Workflow<{}, void> {
+			static override readonly type = 'parent';
+			async run(step: Step) {
+				await step.invoke('double', Double, { payload: { n: 'x' } as never });
+			}
+		}
+		const host = new FakeHost(registryOf(BadPayload, Double));
+		host.children = world.port;
+		const engine = host.engine();
+		await engine.create('bad', 'parent', {});
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.StepFailed } });
+		expect(engine.history().events.find((e) => e.kind === 'child.failed')).toMatchObject({ status: 'refused', error: { code: ErrorCode.InvalidPayload } });
+	});
+});
+
+describe('terminating a parent', () => {
+	it('terminates its unfinished children', async () => {
+		const parent = await startParent({ n: 0 });
+		parent.terminate();
+		await world.idle();
+		expect(world.engine('p:double').status().status).toBe('terminated');
+		// The receipt child had finished: it stays completed.
+		expect(world.engine('p:receipt').status().status).toBe('completed');
+	});
+
+	it("leaves a child started with onParentTerminate: 'abandon' running", async () => {
+		const parent = await startParent({ n: 0, abandon: true });
+		parent.terminate();
+		await world.idle();
+		expect(world.engine('p:double').status().status).toBe('waiting');
+	});
+
+	it('retries the cascade from the alarm while a child cannot be reached', async () => {
+		const parent = await startParent({ n: 0 });
+		world.unreachable = true;
+		parent.terminate();
+		await world.idle();
+		expect(world.engine('p:double').status().status).toBe('waiting');
+		world.unreachable = false;
+		await world.advance(1_000);
+		expect(world.engine('p:double').status().status).toBe('terminated');
+	});
+});
+
+describe('step.start', () => {
+	it('returns the child id idempotently: a replay returns the same id and starts nothing', async () => {
+		const parent = await startParent({ n: 3 });
+		expect(parent.status().output).toContain('receipt p:receipt');
+		parent.restart({ from: 'double' });
+		await world.idle();
+		expect(parent.status()).toMatchObject({ status: 'completed', output: '6 (receipt p:receipt)' });
+		expect(runs.get('double:p:receipt')).toBe(1);
+	});
+});
