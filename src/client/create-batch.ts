@@ -52,6 +52,15 @@ export async function createBatch(
 			`a batch holds 1 to ${MAX_BATCH_CREATE} items, got ${Array.isArray(items) ? items.length : typeof items}`,
 		);
 	}
+	// Like the HTTP route: a malformed item refuses the whole batch before anything is created.
+	items.forEach((item, index) => {
+		if (typeof item !== 'object' || item === null || Array.isArray(item) || typeof item.type !== 'string' || item.type.length === 0) {
+			throw new ValidationError(ErrorCode.InvalidOptions, `batch item ${index} must be an object with a type (a non-empty string), got ${describe(item)}`);
+		}
+		if (item.id !== undefined && typeof item.id !== 'string') {
+			throw new ValidationError(ErrorCode.InvalidOptions, `batch item ${index}: id must be a string when given, got ${typeof item.id}`);
+		}
+	});
 	const outcomes: BatchCreateOutcome[] = new Array(items.length);
 	let next = 0;
 	const worker = async () => {
@@ -74,4 +83,11 @@ async function createOne(env: ShardflowEnv, item: BatchCreateItem, checkType: ((
 	} catch (error) {
 		return { result: 'refused', id: typeof id === 'string' ? id : null, type, error: toErrorBody(error) };
 	}
+}
+
+function describe(item: unknown): string {
+	if (item === null) return 'null';
+	if (Array.isArray(item)) return 'an array';
+	if (typeof item !== 'object') return typeof item;
+	return `an object with type ${JSON.stringify((item as { type?: unknown }).type) ?? 'undefined'}`;
 }

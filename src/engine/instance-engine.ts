@@ -1059,7 +1059,13 @@ export class InstanceEngine {
 		const rollback = storedRollbackState(done);
 		const summary = this.rollbackSummary(done);
 		if (state.reason === 'terminated') {
-			this.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });
+			// The children go once the parent's own rollbacks are done, as with a plain terminate (retried from the alarm).
+			const children = this.host.children ? childrenToTerminate(this.host.store.readSteps()) : [];
+			this.host.store.transaction(() => {
+				if (children.length > 0) this.host.store.setWakeup(CASCADE_WAKEUP, this.host.now());
+				this.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });
+			});
+			if (children.length > 0) this.host.background(this.terminateChildren());
 		} else {
 			this.transition({ ...now, status: 'errored', rollback }, { kind: 'workflow.errored', detail: { error: historyError(errorOf(now)), rollback: summary } });
 		}

@@ -21,7 +21,7 @@ export function restartPoint(steps: readonly StepRow[], name: unknown): RestartP
 	if (typeof name !== 'string' || name.length === 0 || name.length > 256) {
 		throw new ValidationError(ErrorCode.UnknownStep, `restart's from must be a step name of 1-256 characters, got ${JSON.stringify(name)}`);
 	}
-	const ordered = steps.filter((row) => row.kind !== 'patch').sort((a, b) => a.seq - b.seq);
+	const ordered = steps.filter((row) => row.kind !== 'patch' && row.kind !== 'rollback').sort((a, b) => a.seq - b.seq);
 	const from = ordered.find((row) => row.name === name);
 	if (!from) {
 		const names = ordered.map((row) => row.name);
@@ -31,7 +31,17 @@ export function restartPoint(steps: readonly StepRow[], name: unknown): RestartP
 			`no step ${JSON.stringify(name)} is recorded in the current run${names.length ? `; recorded steps: ${listed}` : ' (it recorded no steps)'}`,
 		);
 	}
-	// Patch markers before the point stay too: the kept steps were reached on that branch.
-	const kept = steps.filter((row) => row.seq < from.seq && row.status === 'completed').sort((a, b) => a.seq - b.seq);
+	// A step whose rollback ran (or began) was undone: it runs again rather than answering a result
+	// the compensation took back (and its rollback would otherwise run a second time).
+	const undone = new Set(steps.filter((row) => row.kind === 'rollback').map((row) => row.name));
+	// The kept steps are a prefix of the record (patch markers included: they were reached on that
+	// branch): a gap would leave recorded steps the new run reaches out of order, a divergence. The
+	// first step before the point that did not complete, or was undone, ends the prefix; it and
+	// everything after it run again.
+	const kept: StepRow[] = [];
+	for (const row of steps.filter((r) => r.kind !== 'rollback' && r.seq < from.seq).sort((a, b) => a.seq - b.seq)) {
+		if (row.status !== 'completed' || (row.kind === 'do' && undone.has(row.name))) break;
+		kept.push(row);
+	}
 	return { from, kept };
 }

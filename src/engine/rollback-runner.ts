@@ -184,12 +184,16 @@ export class RollbackRunner {
  * parallel steps complete in any order, and only the history knows which.
  */
 export function rollbackOrder(store: InstanceStore, generation: number, registered: Iterable<RegisteredRollback>): RegisteredRollback[] {
+	// Every generation, oldest first: a step kept by a restart from a step completed in an
+	// earlier one (its only `step.completed`), so it is older than anything of this generation.
 	const completedAt = new Map<string, number>();
-	for (let afterSeq = 0; ; ) {
-		const page = store.readHistory({ generation, afterSeq, limit: 1000 });
-		for (const row of page) if (row.kind === 'step.completed' && row.step !== null) completedAt.set(row.step, row.seq);
-		if (page.length < 1000) break;
-		afterSeq = page[page.length - 1]!.seq;
+	for (let g = 0; g <= generation; g++) {
+		for (let afterSeq = 0; ; ) {
+			const page = store.readHistory({ generation: g, afterSeq, limit: 1000 });
+			for (const row of page) if (row.kind === 'step.completed' && row.step !== null) completedAt.set(row.step, row.seq);
+			if (page.length < 1000) break;
+			afterSeq = page[page.length - 1]!.seq;
+		}
 	}
 	return [...registered].sort((a, b) => (completedAt.get(b.name) ?? 0) - (completedAt.get(a.name) ?? 0));
 }

@@ -169,7 +169,7 @@ export class StepContext implements Step<any> {
 	private registerRollback(name: string, options: StepDoOptions | undefined, result: string | null): void {
 		const fn = options?.rollback;
 		if (typeof fn !== 'function') return;
-		const retries = options?.rollbackRetries ?? options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY;
+		const retries = options?.rollbackRetries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY;
 		this.rollbacks.set(name, { name, fn, retries, timeout: options?.rollbackTimeout, result });
 	}
 

@@ -48,7 +48,7 @@ export interface StepDoOptions<T = any> {
 	 * @example await step.do('charge', () => charge(order), { rollback: (charge) => refund(charge.id) });
 	 */
 	rollback?: RollbackFunction<T>;
-	/** Retries of the rollback; defaults to the step's `retries`. */
+	/** Retries of the rollback; defaults to the type's `defaults.retries` (not the step's: a step that must not be retried still needs its compensation retried, also after a crash). */
 	rollbackRetries?: RetryPolicy;
 	/** Longest a single rollback attempt may take. */
 	rollbackTimeout?: Duration;

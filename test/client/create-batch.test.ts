@@ -49,4 +49,14 @@ describe('createBatch', () => {
 		await expect(createBatch(env, batch as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
 		expect(seen.calls).toBe(0);
 	});
+
+	it.for([
+		['an item without a type', [{ type: 'payment', id: 'pay-0', payload: {} }, { id: 'pay-1', payload: {} }]],
+		['a null item', [{ type: 'payment', id: 'pay-0', payload: {} }, null]],
+		['an item whose id is not a string', [{ type: 'payment', id: 'pay-0', payload: {} }, { type: 'payment', id: 7, payload: {} }]],
+	] as const)('refuses a batch with %s with INVALID_OPTIONS and creates nothing', async ([, batch]) => {
+		const { env, seen } = slowNamespace();
+		await expect(createBatch(env, batch as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+		expect(seen.calls).toBe(0);
+	});
 });

@@ -257,6 +257,15 @@ describe('terminating a parent', () => {
 		expect(world.engine('p:receipt').status().status).toBe('completed');
 	});
 
+	it('terminates its unfinished children after its rollbacks when terminated with rollback', async () => {
+		const parent = await startParent({ n: 0 });
+		parent.terminate({ rollback: true });
+		await world.idle();
+		expect(parent.status().status).toBe('terminated');
+		expect(world.engine('p:double').status().status).toBe('terminated');
+		expect(world.engine('p:receipt').status().status).toBe('completed');
+	});
+
 	it("leaves a child started with onParentTerminate: 'abandon' running", async () => {
 		const parent = await startParent({ n: 0, abandon: true });
 		parent.terminate();

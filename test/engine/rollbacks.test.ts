@@ -134,6 +134,34 @@ describe('rollbacks after run() fails for good', () => {
 		expect(engine.history({ generation: 1, limit: 1000 }).events.filter((e) => e.kind === 'rollback.completed')).toHaveLength(2);
 	});
 
+	it('a restart from a step after the rollbacks keeps only the steps that were not undone, and never rolls one back twice', async () => {
+		const { host, engine } = await startInstance(registry, 'trip', { fail: true });
+		ran = [];
+		// flight and car were undone by the rollbacks: the kept prefix ends before flight, so all runs again.
+		expect(engine.restart({ from: 'pay' })).toBe('created');
+		await host.idle();
+		expect(ran).toEqual(['do:flight', 'do:hotel', 'do:car', 'do:pay', 'undo:car:"C1"', 'undo:flight:{"booking":"F1"}']);
+		expect(engine.status()).toMatchObject({ status: 'errored', generation: 1, rollback: { state: 'completed', completed: 2 } });
+		expect(engine.history({ generation: 1, limit: 1000 }).events.find((e) => e.kind === 'workflow.restarted')).toMatchObject({ from: 'pay', keptSteps: 0 });
+	});
+
+	it('rolls kept steps back after the steps of the new generation, newest completion first, after a restart from a step', async () => {
+		const { host, engine } = await startInstance(registry, 'trip', { fail: false });
+		expect(engine.status().status).toBe('completed');
+		ran = [];
+		expect(engine.restart({ from: 'car' })).toBe('created');
+		await host.idle();
+		expect(engine.status().status).toBe('completed');
+		// car and pay completed in generation 1; flight then hotel (kept) only in generation 0.
+		const { rollbackOrder } = await import('../../src/engine/rollback-runner');
+		const order = rollbackOrder(host.store, 1, [
+			{ name: 'flight', fn: async () => {}, retries: { limit: 0, delay: 0 }, result: null },
+			{ name: 'hotel', fn: async () => {}, retries: { limit: 0, delay: 0 }, result: null },
+			{ name: 'car', fn: async () => {}, retries: { limit: 0, delay: 0 }, result: null },
+		] as never);
+		expect(order.map((r: { name: string }) => r.name)).toEqual(['car', 'hotel', 'flight']);
+	});
+
 	it('refuses pause and restart while rolling back', async () => {
 		undoFailures.car = 1;
 		const { engine } = await startInstance(registry, 'trip', { fail: true });
