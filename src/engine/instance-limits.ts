@@ -78,3 +78,16 @@ export function limitExceeded(limits: ResolvedInstanceLimits, steps: number, his
 	}
 	return undefined;
 }
+
+/**
+ * Whether a step's result may be stored: parallel steps all pass the check before they begin,
+ * so the one whose result would take the history past the limit is stopped here, before its
+ * result is written (the limit is then passed by at most the records of one step's start).
+ */
+export function resultExceedsHistoryLimit(limits: ResolvedInstanceLimits, historyBytes: number, result: string | null, name: string): HistoryLimitExceededError | undefined {
+	const bytes = byteLength(result);
+	if (historyBytes + bytes <= limits.historyBytes) return undefined;
+	return new HistoryLimitExceededError(
+		`the result of step "${name}" (${bytes} bytes) would take the history of this instance from ${historyBytes} bytes past the type's limit of ${limits.historyBytes} (registry limits.historyBytes); it was not stored. Return smaller results (store large data elsewhere and keep a key) or split the work over several instances`,
+	);
+}

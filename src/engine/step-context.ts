@@ -16,7 +16,7 @@ import { MAX_DURATION_MS } from './duration';
 import { runChildStep, type ChildStepAccess, type ChildStepHooks } from './child-step';
 import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from './child-workflows';
 import { historyError, type HistoryRecord } from './history';
-import { limitExceeded } from './instance-limits';
+import { limitExceeded, resultExceedsHistoryLimit } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
@@ -255,6 +255,11 @@ export class StepContext implements Step<any> {
 				return this.attemptFailed(running, error, attempt, policy);
 			}
 			this.checkAbort();
+			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
+			if (tooBig) {
+				this.fatal ??= tooBig;
+				throw this.fatal;
+			}
 			this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
 			this.hooks.record({ kind: 'step.completed', step: name, attempt, value: json });
 			this.registerRollback(name, options, json);

@@ -38,11 +38,21 @@ class BigResults extends Workflow<{ n: number }, string> {
 	}
 }
 
+/** `n` steps at once, each returning half a MiB: every one begins before any result lands. */
+class ParallelBig extends Workflow<{ n: number }, string> {
+	static override readonly type = 'parallel-big';
+	async run(step: Step, { n }: { n: number }) {
+		await Promise.all(Array.from({ length: n }, (_, i) => step.do(`p${i}`, async () => 'x'.repeat(512 * 1024))));
+		return 'done';
+	}
+}
+
 const MiB = 1024 * 1024;
 const registry = defineRegistry({
 	// 4 steps: s1, s2, the sleep, s3.
 	steps: { workflow: Steps, limits: { steps: 4 } },
 	big: { workflow: BigResults, limits: { historyBytes: 2 * MiB } },
+	'parallel-big': { workflow: ParallelBig, limits: { historyBytes: 2 * MiB } },
 });
 
 async function run(type: string, payload: unknown, host = new FakeHost(registry)) {
@@ -122,13 +132,22 @@ describe('the step limit', () => {
 });
 
 describe('the history size limit', () => {
-	it('fails the run with HISTORY_LIMIT_EXCEEDED at the first step that begins once the history reached the limit', async () => {
+	it('fails the run with HISTORY_LIMIT_EXCEEDED at the step whose result would take the history past the limit, without storing it', async () => {
 		const { engine, host } = await run('big', { n: 10 });
 		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'HistoryLimitExceededError', code: ErrorCode.HistoryLimitExceeded } });
-		// Four results of 512 KiB reach 2 MiB: the fifth step never starts.
+		// Three results of 512 KiB and the other records fit in 2 MiB; the fourth result would not.
 		expect(ran).toEqual(['big1', 'big2', 'big3', 'big4']);
-		expect(engine.status().error?.message).toMatch(/holds \d+ bytes, at the type's limit of 2097152.*step "big5" did not run/);
+		expect(engine.status().error?.message).toMatch(/result of step "big4" \(524290 bytes\) would take the history .* past the type's limit of 2097152/);
+		expect(host.store.history.filter((r) => r.kind === 'step.completed')).toHaveLength(3);
 		expect(host.store.history.at(-1)).toMatchObject({ kind: 'workflow.errored' });
+	});
+
+	it('holds for parallel steps too: results that would pass the limit are not stored and the run errors', async () => {
+		const { engine, host } = await run('parallel-big', { n: 8 });
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.HistoryLimitExceeded } });
+		const stored = host.store.history.reduce((sum, r) => sum + (r.value?.length ?? 0) + (r.detail?.length ?? 0), 0);
+		expect(stored).toBeLessThanOrEqual(2 * MiB);
+		expect(host.store.history.filter((r) => r.kind === 'step.completed')).toHaveLength(3);
 	});
 
 	it('keeps a running total in the instance row equal to the bytes of every record', async () => {
@@ -166,6 +185,7 @@ describe('the history size limit', () => {
 		ran = [];
 		await host.idle();
 		expect(engine.status()).toMatchObject({ status: 'errored', generation: 1, error: { code: ErrorCode.HistoryLimitExceeded } });
-		expect(ran).toEqual([]);
+		// The first result of the new run does not fit next to the old generation's records.
+		expect(engine.history({ generation: 1, limit: 100 }).events.filter((e) => e.kind === 'step.completed')).toEqual([]);
 	});
 });
