@@ -5,7 +5,7 @@ import { IndexClient } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
 import { rebalance } from '../client/rebalance';
 import { backlogSummary } from '../client/reconcile';
-import { ErrorCode, type RegistryError } from '../engine/errors';
+import { ErrorCode, RegistryError } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
@@ -81,9 +81,15 @@ function brokenRegistryApp(problem: RegistryError) {
 export function createApp(registry: Registry, options: AppOptions = {}) {
 	if (registry.problem) return brokenRegistryApp(registry.problem);
 	const now = options.clock ?? Date.now;
-	// A malformed `static schedule` or `static concurrency` fails here, at start-up, naming its type.
-	const scheduled = scheduledTypes(registry).length > 0;
-	for (const type of registry.types()) concurrencyOf(registry, type);
+	// A malformed `static schedule` or `static concurrency` is a registry that cannot run: every route
+	// answers 500 INVALID_REGISTRY naming it (and `wrangler dev` stays up to pick up the fix).
+	let scheduled: boolean;
+	try {
+		scheduled = scheduledTypes(registry).length > 0;
+		for (const type of registry.types()) concurrencyOf(registry, type);
+	} catch (error) {
+		return brokenRegistryApp(new RegistryError(`shardflow cannot run this registry: ${(error as Error).message}`));
+	}
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
 		// Schema failures become the same JSON errors as everything else.
 		defaultHook: (result, c) => {
