@@ -186,6 +186,9 @@ export class InstanceEngine {
 	private uncountedHistoryBytes = 0;
 	/** Outcomes that children's notices brought, taken by the next pass that reaches their invoke. */
 	private readonly noticedOutcomes = new Map<string, ChildOutcome>();
+	/** Passes that failed in a row (threw outside run(): storage, registry, bug), and when the next may run. */
+	private passFailures = 0;
+	private passRetryAt = 0;
 	/** Failed rounds of the child cascade of a terminate since this engine started (its backoff). */
 	private cascadeAttempts = 0;
 
@@ -850,10 +853,18 @@ export class InstanceEngine {
 				this.rerun = false;
 				try {
 					await this.pass();
+					this.passFailures = 0;
 				} catch (error) {
-					// Storage refused a write, or a bug: the instance stays runnable and the
-					// alarm armed by `rearm` tries again later, instead of it being lost.
-					console.error('shardflow: a replay pass failed; retrying from the alarm', describeThrown(error));
+					// Storage refused a write, a registry that cannot run, or a bug: the instance stays
+					// runnable and the alarm armed by `rearm` tries again, backing off (1 s doubling to
+					// 5 minutes) so that a lasting cause costs a few alarms, not a loop.
+					this.passFailures++;
+					this.passRetryAt = this.host.now() + outboxBackoffMs(this.passFailures);
+					const row = this.row;
+					this.host.log?.({
+						severity: 'error', event: 'pass.failed', instanceId: row?.id ?? '(none)', type: row?.type ?? '(none)', failures: this.passFailures,
+						retryAt: new Date(this.passRetryAt).toISOString(), error: describeThrown(error),
+					});
 				} finally {
 					this.cutPass = undefined;
 				}
@@ -1223,7 +1234,9 @@ export class InstanceEngine {
 		const candidates = [paused ? undefined : wake, outbox, watchdog, this.expiresAt(), this.deletionDueAt(now, pending), slotRetry].filter(
 			(t): t is number => t !== undefined,
 		);
-		this.host.setAlarm(candidates.length ? Math.min(...candidates) : undefined);
+		// After failed passes, nothing is due before the backoff ends (see drive).
+		const next = candidates.length ? Math.min(...candidates) : undefined;
+		this.host.setAlarm(next !== undefined && this.passFailures > 0 ? Math.max(next, this.passRetryAt) : next);
 	}
 
 	/** A create of an existing id: the same type and payload get the instance, anything else a 409. */
