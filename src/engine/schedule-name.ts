@@ -20,3 +20,15 @@ export function scheduleTypeOf(name: string): string {
 export function scheduledInstanceId(type: string, tick: number): string {
 	return `${type}:sched:${new Date(tick).toISOString().replace(/\.000Z$/, 'Z')}`;
 }
+
+/** The shape of `scheduledInstanceId`'s ids (the milliseconds appear only for sub-second ticks). */
+const TICK_ID = /^[a-z0-9][a-z0-9_-]{0,62}:sched:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{3})?Z$/;
+
+/**
+ * Whether an id is one a schedule tick creates. Such ids are reserved for the
+ * schedule: a create that names one from the API or a helper is refused, so no
+ * caller can take a future tick's id first (and make the tick refused).
+ */
+export function isScheduledInstanceId(id: string): boolean {
+	return TICK_ID.test(id);
+}

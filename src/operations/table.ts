@@ -10,6 +10,8 @@ import type { CreateResult, InstanceEngine, RestartOptions } from '../engine/ins
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import type { WebhookTarget } from '../engine/webhook';
 import { operation } from './operation';
+import { ErrorCode, ValidationError } from '../engine/errors';
+import { isScheduledInstanceId } from '../engine/schedule-name';
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
 function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
@@ -36,8 +38,12 @@ export const operations = {
 		rpc: 'create',
 		helper: (type: string, options: { id?: string; payload?: unknown }) => ({ type, ...(options.id !== undefined ? { id: options.id } : {}), payload: options.payload }),
 		// `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it).
-		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef }) => {
+		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef; scheduledTick?: true }) => {
 			const id = input.id ?? uuidv7();
+			// Only the type's schedule object creates tick ids (engine/schedule-name.ts).
+			if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
+				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids of the form <type>:sched:<tick> belong to schedule ticks`);
+			}
 			assertJsonDepth(input.payload, 'payload');
 			return { id, type: input.type, payload: input.payload, ...(input.parent !== undefined ? { parent: input.parent } : {}) };
 		},

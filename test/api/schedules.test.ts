@@ -9,6 +9,20 @@ import { testRegistry } from '../worker/index';
 import { testClock } from '../worker/test-clock';
 import { api } from './helpers';
 
+describe('ids of schedule ticks', () => {
+	it('are reserved: a create that names one is refused with 400 RESERVED_ID, over HTTP, in a batch and through the helpers', async () => {
+		const id = 'hourly:sched:2030-01-01T06:00:00Z';
+		const direct = await api('POST', '/workflows', { type: 'hourly', id, payload: {} });
+		expect(direct.status).toBe(400);
+		expect(direct.json).toMatchObject({ error: { code: 'RESERVED_ID' } });
+		const batch = await api('POST', '/workflows/batch', { items: [{ type: 'hourly', id, payload: {} }] });
+		expect(batch.json).toMatchObject({ items: [{ result: 'refused', error: { code: 'RESERVED_ID' } }] });
+		// Ids that only contain the infix (a child of a scheduled instance) are not tick ids.
+		const child = await api('POST', '/workflows', { type: 'hourly', id: `${id}:ship`, payload: {} });
+		expect(child.status).toBe(201);
+	});
+});
+
 describe('schedule routes', () => {
 	it('GET /schedules lists each scheduled type with its cron, state, next run and last runs', async () => {
 		const { status, json } = await api('GET', '/schedules');

@@ -81,7 +81,7 @@ describe('schedules in workerd', () => {
 		await runInDurableObject(stub(scheduleName('hourly')), (_, state) => {
 			state.storage.sql.exec('UPDATE schedule_state SET pending_tick = ?', tick);
 		});
-		await instances.create(testEnv, { id: scheduledInstanceId('hourly', tick), type: 'hourly', payload: undefined });
+		await instances.create(testEnv, { id: scheduledInstanceId('hourly', tick), type: 'hourly', payload: undefined, scheduledTick: true }); // as the schedule creates it
 		await abortAllDurableObjects();
 		await fireScheduleAt('hourly', tick + 2 * MIN);
 		const after = await schedules.wake(testEnv, 'hourly');

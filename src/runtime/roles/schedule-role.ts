@@ -62,7 +62,7 @@ export class ScheduleRole {
 				now,
 				setAlarm: (at) => void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at)),
 				createInstance: async (id, type, payload) => {
-					await instances.create(env, { id, type, payload });
+					await instances.create(env, { id, type, payload, scheduledTick: true });
 				},
 				isUnfinished: async (id) => {
 					try {
