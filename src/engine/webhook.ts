@@ -61,7 +61,11 @@ export async function decodeWebhookToken(key: CryptoKey, token: string): Promise
 	const shape = typeof token === 'string' && token.length <= MAX_TOKEN_LENGTH ? SHAPE.exec(token) : null;
 	if (!shape) throw invalid();
 	const [, body, signature] = shape as unknown as [string, string, string];
-	if (!(await crypto.subtle.verify('HMAC', key, decodeBase64Url(signature), utf8.encode(DOMAIN + body)))) throw invalid();
+	const signatureBytes = decodeBase64Url(signature);
+	// Only the canonical spelling of the signature: the unused low bits of its last character would
+	// otherwise let an altered token (another last character) pass as the same signature.
+	if (encodeBase64Url(signatureBytes) !== signature) throw invalid();
+	if (!(await crypto.subtle.verify('HMAC', key, signatureBytes, utf8.encode(DOMAIN + body)))) throw invalid();
 	let parts: unknown;
 	try {
 		parts = decodeBase64UrlJson(body);
