@@ -156,13 +156,19 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 	/**
 	 * Kills the instance's isolate where it stands (a step in flight is abandoned)
 	 * and brings it back as the runtime would: a fresh engine over the same
-	 * storage, woken by its alarm, replaying from the top.
+	 * storage, woken by its alarm, replaying from the top. An instance that was
+	 * running (a pass in flight) is woken by its watchdog alarm, so the clock
+	 * moves to it; one that was sleeping or waiting keeps its place and its
+	 * clock: its alarm fires when `clock.advance` reaches it, as it would have
+	 * without the crash.
 	 */
 	async crash(): Promise<void> {
 		this.assertStarted();
+		const before = (await this.driver.status()).status;
 		await this.driver.crash();
 		const alarm = await this.driver.nextAlarm();
-		if (alarm !== undefined) await this.advanceTo(alarm);
+		const passInFlight = before === 'running' || before === 'created' || before === 'rolling_back';
+		if (alarm !== undefined && (passInFlight || alarm <= this.driver.now())) await this.advanceTo(alarm);
 		await this.settle();
 	}
 

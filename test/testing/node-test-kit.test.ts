@@ -184,6 +184,18 @@ describe('inspection and misuse', () => {
 		expect(() => testWorkflow(HangsOnceWorkflow, { registry })).toThrow(expect.objectContaining({ code: TestKitErrorCode.WrongWorkflow }));
 	});
 
+	it('crash() of a sleeping instance keeps its clock: the sleep still ends when the clock reaches it', async () => {
+		const order = testWorkflow(OrderWorkflow);
+		await order.start({ sku: 'book' });
+		expect((await order.status()).status).toBe('sleeping');
+		const before = order.clock.now();
+		await order.crash();
+		expect(order.clock.now()).toBe(before);
+		expect((await order.status()).status).toBe('sleeping');
+		await order.clock.advance('1 day');
+		expect((await order.status()).status).toBe('waiting');
+	});
+
 	it('crash() kills a step in flight and the alarm brings the instance back, rerunning only that step', async () => {
 		const held = testWorkflow(HangsOnceWorkflow);
 		const started = held.start({});
