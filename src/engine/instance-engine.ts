@@ -143,6 +143,21 @@ export interface CreateResult {
 }
 
 /**
+ * Failed passes per instance id, for the backoff of `drive`. Per isolate rather than per
+ * engine: an object evicted between two failing passes (an idle one is evicted within
+ * seconds locally) comes back as a new engine in the same isolate and keeps its backoff.
+ * Bounded: the oldest entries go first.
+ */
+const failedPasses = new Map<string, { failures: number; retryAt: number }>();
+const MAX_FAILED_PASSES_KEPT = 1000;
+
+function notePassFailure(id: string, failures: number, retryAt: number): void {
+	failedPasses.delete(id);
+	failedPasses.set(id, { failures, retryAt });
+	if (failedPasses.size > MAX_FAILED_PASSES_KEPT) failedPasses.delete(failedPasses.keys().next().value!);
+}
+
+/**
  * One workflow instance: its lifecycle, its replay loop and its index outbox.
  * Pure TypeScript over `EngineHost`; the Durable Object is a thin shell around it.
  */
@@ -187,8 +202,12 @@ export class InstanceEngine {
 	/** Outcomes that children's notices brought, taken by the next pass that reaches their invoke. */
 	private readonly noticedOutcomes = new Map<string, ChildOutcome>();
 	/** Passes that failed in a row (threw outside run(): storage, registry, bug), and when the next may run. */
-	private passFailures = 0;
-	private passRetryAt = 0;
+	private get passFailures(): number {
+		return failedPasses.get(this.row?.id ?? '')?.failures ?? 0;
+	}
+	private get passRetryAt(): number {
+		return failedPasses.get(this.row?.id ?? '')?.retryAt ?? 0;
+	}
 	/** Failed rounds of the child cascade of a terminate since this engine started (its backoff). */
 	private cascadeAttempts = 0;
 
@@ -853,14 +872,14 @@ export class InstanceEngine {
 				this.rerun = false;
 				try {
 					await this.pass();
-					this.passFailures = 0;
+					if (this.row) failedPasses.delete(this.row.id);
 				} catch (error) {
 					// Storage refused a write, a registry that cannot run, or a bug: the instance stays
 					// runnable and the alarm armed by `rearm` tries again, backing off (1 s doubling to
 					// 5 minutes) so that a lasting cause costs a few alarms, not a loop.
-					this.passFailures++;
-					this.passRetryAt = this.host.now() + outboxBackoffMs(this.passFailures);
 					const row = this.row;
+					const failures = this.passFailures + 1;
+					notePassFailure(row?.id ?? '', failures, this.host.now() + outboxBackoffMs(failures));
 					this.host.log?.({
 						severity: 'error', event: 'pass.failed', instanceId: row?.id ?? '(none)', type: row?.type ?? '(none)', failures: this.passFailures,
 						retryAt: new Date(this.passRetryAt).toISOString(), error: describeThrown(error),

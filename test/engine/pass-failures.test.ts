@@ -49,4 +49,25 @@ describe('a pass that fails outside run() (storage, a registry that cannot run, 
 		await host.idle();
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
 	});
+
+	it('keeps its backoff when the object is evicted between two failing passes', async () => {
+		const host = new FakeHost(registryOf(Napper));
+		let engine = host.engine();
+		await engine.create('wf-2', 'napper', {});
+		await host.idle();
+		host.store.readSteps = () => {
+			throw new Error('storage refused the read');
+		};
+		const failures: number[] = [];
+		host.log = (record) => void (record.event === 'pass.failed' && failures.push(record.failures as number));
+		host.clock += 60_000;
+		for (let i = 0; i < 3; i++) {
+			await host.fireAlarm(engine);
+			await host.idle();
+		}
+		engine = host.engine(); // evicted: a new engine over the same storage, in the same isolate
+		await host.fireAlarm(engine);
+		await host.idle();
+		expect(failures).toEqual([1, 2, 3, 4]);
+	});
 });

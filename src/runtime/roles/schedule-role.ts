@@ -42,7 +42,15 @@ export class ScheduleRole {
 
 	async alarm(): Promise<void> {
 		if (!this.host.storage.hasSchema) return;
-		await this.schedule().alarm();
+		try {
+			await this.schedule().alarm();
+		} catch (error) {
+			// A schedule this code cannot run (a registry or cron the deploy broke): say so once per alarm
+			// and look again in a minute, instead of failing the alarm into the runtime's retries.
+			const type = scheduleTypeOf(this.host.ctx.id.name!);
+			console.error(JSON.stringify({ source: 'shardflow', severity: 'error', event: 'schedule.failed', type, error: (error as Error)?.message ?? String(error) }));
+			await this.host.ctx.storage.setAlarm(this.host.now() + 60_000);
+		}
 	}
 
 	private async writable(): Promise<ScheduleEngine> {
