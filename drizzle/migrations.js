@@ -5,6 +5,8 @@ import m0002 from './0002_supreme_fallen_one.sql';
 import m0003 from './0003_overconfident_terrax.sql';
 import m0004 from './0004_sad_brother_voodoo.sql';
 import m0005 from './0005_young_blonde_phantom.sql';
+import m0006 from './0006_classy_roland_deschain.sql';
+import m0007 from './0007_step-history-triggers.sql';
 
   export default {
     journal,
@@ -14,7 +16,9 @@ m0001,
 m0002,
 m0003,
 m0004,
-m0005
+m0005,
+m0006,
+m0007
     }
   }
   

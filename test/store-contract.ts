@@ -184,6 +184,32 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			]);
 		}));
 
+	it(`${name}: writes a step with its history record exactly as a step write plus an append would, whether the record follows from the row or not`, () =>
+		withStore((store) => {
+			store.writeInstance({ ...row, generation: 2 });
+			const running = step('do:s', 1, { status: 'running', result: null, startedAt: 100, finishedAt: null });
+			const completed = { ...running, status: 'completed' as const, result: '"ok"', finishedAt: 105 };
+			const retry = { ...running, attempts: 2 };
+			store.writeStepWithRecord(running, record(2, 'step.started', { at: 100, step: 's', attempt: 1 }));
+			store.writeStepWithRecord(completed, record(2, 'step.completed', { at: 105, step: 's', attempt: 1, value: '"ok"' }));
+			// Records that do not follow from their row: another time, another generation, a detail.
+			store.writeStepWithRecord(retry, record(2, 'step.started', { at: 200, step: 's', attempt: 2 }));
+			store.writeStepWithRecord(completed, record(1, 'step.completed', { at: 105, step: 's', attempt: 1, value: '"ok"' }));
+			store.writeStepWithRecord(completed, record(2, 'step.completed', { at: 105, step: 's', attempt: 1, value: '"ok"', detail: '{"x":1}' }));
+			// A plain write after them appends nothing.
+			store.writeStep({ ...completed, result: '"again"' });
+			expect(store.readSteps()).toEqual([{ ...completed, result: '"again"' }]);
+			expect(store.readStep('do:s')).toEqual({ ...completed, result: '"again"' });
+			const rows = [...store.readHistory({ generation: 2, afterSeq: 0, limit: 10 }), ...store.readHistory({ generation: 1, afterSeq: 0, limit: 10 })];
+			expect(rows.map(({ seq, generation, at, kind, step: s, attempt, value, detail }) => [seq, generation, at, kind, s, attempt, value, detail])).toEqual([
+				[1, 2, 100, 'step.started', 's', 1, null, null],
+				[2, 2, 105, 'step.completed', 's', 1, '"ok"', null],
+				[3, 2, 200, 'step.started', 's', 2, null, null],
+				[5, 2, 105, 'step.completed', 's', 1, '"ok"', '{"x":1}'],
+				[4, 1, 105, 'step.completed', 's', 1, '"ok"', null],
+			]);
+		}));
+
 	it(`${name}: sums the UTF-8 bytes of the history records after a seq, of every generation, with the last seq`, () =>
 		withStore((store) => {
 			expect(store.historySize(0)).toEqual({ bytes: 0, lastSeq: 0 });

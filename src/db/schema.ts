@@ -48,6 +48,12 @@ export const steps = sqliteTable('steps', {
 	finishedAt: integer('finished_at'),
 	wakeAt: integer('wake_at'),
 	seq: integer('seq').notNull(),
+	/**
+	 * The history record this write appends, when the trigger can derive it from the row
+	 * (`step.started` / `step.completed`; see the `steps_record_*` triggers in drizzle/0007):
+	 * one statement writes both. Null on every other write. Never read.
+	 */
+	record: text('record'),
 }, (t) => [
 	// The status window (latest steps) and step pages walk the history by seq without sorting.
 	index('steps_seq').on(t.seq),

@@ -936,6 +936,11 @@ export class InstanceEngine {
 				this.uncountedHistoryBytes += historyRecordBytes(row);
 				this.host.store.appendHistory(row);
 			},
+			writeStepWithRecord: (stepRow, record) => {
+				const row = historyRow(record, generation, this.host.now());
+				this.uncountedHistoryBytes += historyRecordBytes(row);
+				this.host.store.writeStepWithRecord(stepRow, row);
+			},
 			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
@@ -1055,6 +1060,7 @@ export class InstanceEngine {
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: () => {},
 			record,
+			writeStepWithRecord: (stepRow, r) => this.host.store.writeStepWithRecord(stepRow, historyRow(r, generation, this.host.now())),
 			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: false,
 			wrapStepFunction: undefined,

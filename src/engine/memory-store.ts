@@ -151,6 +151,10 @@ export class MemoryInstanceStore implements InstanceStore {
 	markOutboxBacklogged(since: number | null) {
 		if (this.outbox) this.outbox = { ...this.outbox, backloggedSince: since };
 	}
+	writeStepWithRecord(row: StepRow, record: NewHistoryRow) {
+		this.writeStep(row);
+		this.appendHistory(record);
+	}
 	appendHistory(row: NewHistoryRow) {
 		this.history.push({ ...row, seq: (this.history.at(-1)?.seq ?? 0) + 1 });
 	}

@@ -46,6 +46,8 @@ export interface PassHooks {
 	willWrite(): void;
 	/** Appends a history record (with the pass's generation and the clock's time); called inside the write's transaction. */
 	record(record: HistoryRecord): void;
+	/** Writes a step row and appends its history record together (store.writeStepWithRecord); the hot path of a step. */
+	writeStepWithRecord(row: StepRow, record: HistoryRecord): void;
 	/** The instance's history size in bytes so far (a running total: no query). */
 	historyBytes(): number;
 	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
@@ -239,8 +241,7 @@ export class StepContext implements Step<any> {
 		};
 		// No explicit transaction on the hot path (one costs more than the two writes): writes with
 		// no await between them commit together in Durable Object storage (one implicit transaction).
-		this.write(running);
-		this.hooks.record({ kind: 'step.started', step: name, attempt });
+		this.writeWithRecord(running, { kind: 'step.started', step: name, attempt });
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -260,8 +261,8 @@ export class StepContext implements Step<any> {
 				this.fatal ??= tooBig;
 				throw this.fatal;
 			}
-			this.write({ ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
-			this.hooks.record({ kind: 'step.completed', step: name, attempt, value: json });
+			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
+			this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
 			this.registerRollback(name, options, json);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -658,6 +659,12 @@ export class StepContext implements Step<any> {
 	private write(row: StepRow): void {
 		this.hooks.willWrite();
 		this.store.writeStep(row);
+		this.rows.set(row.key, row);
+	}
+
+	private writeWithRecord(row: StepRow, record: HistoryRecord): void {
+		this.hooks.willWrite();
+		this.hooks.writeStepWithRecord(row, record);
 		this.rows.set(row.key, row);
 	}
 }

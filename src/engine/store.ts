@@ -130,6 +130,12 @@ export interface InstanceStore {
 	/** Every step row in one query; a replay calls this once. */
 	readSteps(): StepRow[];
 	writeStep(row: StepRow): void;
+	/**
+	 * Writes a step row and appends its history record, together (the hot path of a step:
+	 * its start and its completion). A store may do both in one storage call when the record
+	 * follows from the row (see drizzle/0007_step-history-triggers.sql).
+	 */
+	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void;
 	deleteSteps(): void;
 	/** Step rows without results, for the status window and step pages. */
 	readStepMeta(range: StepRange): StepMeta[];

@@ -7,7 +7,9 @@ import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, Ins
 import type { StepKind, StepStatus } from '../engine/types';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
-const { result: _result, ...stepColumns } = getTableColumns(steps);
+const { result: _result, record: _record, ...stepColumns } = getTableColumns(steps);
+/** A step row as the engine knows it: `record` only ever travels from a write to the trigger. */
+const stepRowColumns = { ...stepColumns, result: steps.result };
 // octet_length reads the size from the record header, not the (up to 1 MiB) value.
 const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
 const p = sql.placeholder;
@@ -22,6 +24,8 @@ const DELETION_SLOT = 1;
  */
 export class DrizzleInstanceStore implements InstanceStore {
 	private readonly q;
+	/** The instance's generation as this store last read or wrote it (what the trigger will read). */
+	private generation: number | undefined;
 
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
@@ -30,10 +34,10 @@ export class DrizzleInstanceStore implements InstanceStore {
 		const stepValues = {
 			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
 			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'), errorCode: p('errorCode'),
-			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'),
+			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'), record: p('record'),
 		};
 		this.q = {
-			readSteps: db.select().from(steps).orderBy(asc(steps.seq)).prepare(),
+			readSteps: db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
 			writeStep: db
 				.insert(steps)
 				.values(stepValues as never)
@@ -43,6 +47,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 						status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
 						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`, errorCode: sql`excluded.error_code`,
 						startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
+						record: sql`excluded.record`,
 					},
 				})
 				.prepare(),
@@ -61,10 +66,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	readInstance(): InstanceRow | undefined {
-		return this.db.select().from(instance).get() as InstanceRow | undefined;
+		const row = this.db.select().from(instance).get() as InstanceRow | undefined;
+		this.generation = row?.generation;
+		return row;
 	}
 
 	writeInstance(row: InstanceRow): void {
+		this.generation = row.generation;
 		const { id, ...rest } = row;
 		this.db.insert(instance).values(row).onConflictDoUpdate({ target: instance.id, set: rest }).run();
 	}
@@ -74,7 +82,16 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	writeStep(row: StepRow): void {
-		this.q.writeStep.run(row as never);
+		this.q.writeStep.run({ ...row, record: null } as never);
+	}
+
+	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
+		if (recordFollowsFromRow(row, record, this.generation)) {
+			this.q.writeStep.run({ ...row, record: record.kind } as never);
+		} else {
+			this.writeStep(row);
+			this.appendHistory(record);
+		}
 	}
 
 	deleteSteps(): void {
@@ -97,12 +114,12 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	readStep(key: string): StepRow | undefined {
-		return this.db.select().from(steps).where(eq(steps.key, key)).get() as StepRow | undefined;
+		return this.db.select(stepRowColumns).from(steps).where(eq(steps.key, key)).get() as StepRow | undefined;
 	}
 
 	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
 		const where = status === undefined ? eq(steps.kind, kind) : and(eq(steps.kind, kind), eq(steps.status, status));
-		return this.db.select().from(steps).where(where).orderBy(asc(steps.seq)).all() as StepRow[];
+		return this.db.select(stepRowColumns).from(steps).where(where).orderBy(asc(steps.seq)).all() as StepRow[];
 	}
 
 	countSteps(): Partial<Record<StepStatus, number>> {
@@ -256,4 +273,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 		const values = { ...row, archive: row.archive ? 1 : 0 };
 		this.db.insert(deletion).values({ slot: DELETION_SLOT, ...values }).onConflictDoUpdate({ target: deletion.slot, set: values }).run();
 	}
+}
+
+/** Whether the `steps_record_*` triggers (drizzle/0007) would append exactly `record` for this write. */
+function recordFollowsFromRow(row: StepRow, record: NewHistoryRow, generation: number | undefined): boolean {
+	if (generation === undefined || record.generation !== generation || record.detail !== null) return false;
+	if (record.step !== row.name || record.attempt !== row.attempts) return false;
+	if (record.kind === 'step.started') return record.at === row.startedAt && record.value === null;
+	if (record.kind === 'step.completed') return record.at === row.finishedAt && record.value === row.result;
+	return false;
 }

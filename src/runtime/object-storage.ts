@@ -1,10 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
-import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
+import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
 import * as schema from '../db/schema';
+import { migrateInOneCall, parseBaseline, type Baseline } from './migrate-in-one-call';
 
 export type Database = DrizzleSqliteDODatabase<typeof schema>;
+
+let baseline: Baseline | undefined;
 
 /**
  * One object's SQLite through Drizzle, with the migration gate every role
@@ -14,6 +17,8 @@ export type Database = DrizzleSqliteDODatabase<typeof schema>;
 export class ObjectStorage {
 	readonly db: Database;
 	private ready = false;
+	/** Whether the migrations' bookkeeping table exists, once `open` or a migration has learnt it. */
+	private migrated: boolean | undefined;
 
 	constructor(readonly storage: DurableObjectStorage) {
 		this.db = drizzle(storage, { schema });
@@ -30,7 +35,8 @@ export class ObjectStorage {
 	 */
 	async open(): Promise<boolean> {
 		const existing = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'`);
-		if (!existing || existing.n === 0) return false;
+		this.migrated = Boolean(existing && existing.n > 0);
+		if (!this.migrated) return false;
 		await this.ensureSchema();
 		return true;
 	}
@@ -38,11 +44,14 @@ export class ObjectStorage {
 	/** After `deleteAll`: the object is empty again, and its next write creates the schema anew. */
 	forget(): void {
 		this.ready = false;
+		this.migrated = false;
 	}
 
 	async ensureSchema(): Promise<void> {
 		if (this.ready) return;
-		await migrate(this.db, migrations);
+		baseline ??= parseBaseline(baselineSql);
+		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline });
 		this.ready = true;
+		this.migrated = true;
 	}
 }

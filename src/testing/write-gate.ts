@@ -4,6 +4,7 @@ import type { InstanceStore } from '../engine/store';
 export const WRITE_METHODS = [
 	'writeInstance',
 	'writeStep',
+	'writeStepWithRecord',
 	'deleteSteps',
 	'setWakeup',
 	'deleteWakeup',

@@ -70,8 +70,8 @@ export class WriteGroupCounter implements WriteGate {
 }
 
 function describeWrite(method: WriteMethod, args: readonly unknown[]): string | undefined {
-	if (method === 'appendHistory') {
-		const row = args[0] as NewHistoryRow;
+	if (method === 'appendHistory' || method === 'writeStepWithRecord') {
+		const row = args[method === 'appendHistory' ? 0 : 1] as NewHistoryRow;
 		return row.step === null ? row.kind : `${row.kind} "${row.step}"`;
 	}
 	if (method === 'writeInstance') return `status ${(args[0] as InstanceRow).status}`;

@@ -1,0 +1,80 @@
+/**
+ * drizzle-kit's migrations applied the way drizzle-orm's durable-sqlite
+ * `migrate()` applies them (same `__drizzle_migrations` table and rows, one
+ * transaction), with one difference: all pending statements go to SQLite in
+ * a single `sql.exec` call instead of one call per statement.
+ *
+ * Every workflow instance is its own object, so every create runs the whole
+ * schema (about 60 statements). Each `exec` call is a unit of work for the
+ * runtime: under `wrangler dev` the local observability collector records a
+ * span per call on the isolate's own thread (~0.09 ms each, measured; see
+ * docs/decisions.md "Statements are the unit of cost"). One call for the
+ * schema instead of ~65 is most of a short instance's storage calls.
+ *
+ * Either migrator can take over an object the other migrated: the bookkeeping
+ * rows are the same (`hash` '' and `created_at` = the journal's `when`).
+ */
+export interface MigrationFiles {
+	journal: { entries: { idx: number; when: number; tag: string }[] };
+	migrations: Record<string, string>;
+}
+
+/**
+ * drizzle/baseline.sql (scripts/schema-baseline.mjs): what the whole chain leaves behind, as
+ * CREATE statements only. A new object runs it instead of the chain, whose ALTERs make SQLite
+ * re-parse the schema each time; `upTo` is the newest migration it stands for.
+ */
+export interface Baseline {
+	upTo: number;
+	statements: string[];
+}
+
+const TABLE = '__drizzle_migrations';
+
+/** Reads drizzle/baseline.sql; its `-- up-to: <when>` line names the newest migration it stands for. */
+export function parseBaseline(text: string): Baseline {
+	const upTo = /^-- up-to: (\d+)$/m.exec(text)?.[1];
+	if (upTo === undefined) throw new Error('drizzle/baseline.sql has no "-- up-to:" line; run npm run db:baseline');
+	return { upTo: Number(upTo), statements: statementsOf(text) };
+}
+
+/** The statements of one generated migration file, without drizzle-kit's breakpoints and empty parts. */
+export function statementsOf(file: string): string[] {
+	return file
+		.split('--> statement-breakpoint')
+		.map((part) => part.trim().replace(/;\s*$/, ''))
+		.filter((part) => part.replace(/--[^\n]*/g, '').trim() !== '');
+}
+
+/**
+ * The one script that brings a database migrated up to `appliedUpTo` (null: never) to the
+ * newest migration, or null when it is current. A new database gets the baseline when it
+ * stands for the newest migration (a stale one is ignored: the chain is the truth).
+ */
+export function migrationScript(files: MigrationFiles, appliedUpTo: number | null, baseline?: Baseline): string | null {
+	const parts: string[] = [];
+	const fromBaseline = appliedUpTo === null && baseline !== undefined && baseline.upTo === files.journal.entries.at(-1)?.when;
+	if (fromBaseline) parts.push(...baseline.statements);
+	for (const entry of files.journal.entries) {
+		if (appliedUpTo !== null && entry.when <= appliedUpTo) continue;
+		const file = files.migrations[`m${String(entry.idx).padStart(4, '0')}`];
+		if (file === undefined) throw new Error(`missing migration ${entry.tag}`);
+		if (!Number.isSafeInteger(entry.when)) throw new Error(`migration ${entry.tag} has no valid "when" in the journal`);
+		if (!fromBaseline) parts.push(...statementsOf(file));
+		parts.push(`INSERT INTO "${TABLE}" ("hash", "created_at") VALUES ('', ${entry.when})`);
+	}
+	if (parts.length === 0) return null;
+	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts].join(';\n');
+}
+
+/** Applies what is pending in one transaction; `exists` says whether the bookkeeping table is known to exist (skips one lookup). */
+export function migrateInOneCall(storage: DurableObjectStorage, files: MigrationFiles, options: { exists?: boolean; baseline?: Baseline } = {}): void {
+	const { exists, baseline } = options;
+	const sql = storage.sql;
+	storage.transactionSync(() => {
+		const known = exists ?? [...sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '${TABLE}'`)].length > 0;
+		const last = known ? [...sql.exec<{ at: number | null }>(`SELECT max(created_at) AS at FROM "${TABLE}"`)][0]?.at ?? null : null;
+		const script = migrationScript(files, last === null ? null : Number(last), baseline);
+		if (script !== null) sql.exec(script);
+	});
+}

@@ -1,0 +1,91 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { drizzle } from 'drizzle-orm/durable-sqlite';
+import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
+import { describe, expect, it } from 'vitest';
+import baselineSql from '../../drizzle/baseline';
+import migrations from '../../drizzle/migrations';
+import { migrateInOneCall, migrationScript, parseBaseline, statementsOf, type MigrationFiles } from '../../src/runtime/migrate-in-one-call';
+import { stub, uniqueId } from '../helpers';
+
+const files = migrations as unknown as MigrationFiles;
+
+/** The first `n` migrations only: an object created by an older deploy. */
+const upTo = (n: number): MigrationFiles => ({ journal: { entries: files.journal.entries.slice(0, n) }, migrations: files.migrations });
+
+function schemaOf(storage: DurableObjectStorage) {
+	// The bookkeeping table's CREATE text differs in whitespace only between the two migrators.
+	const objects = [...storage.sql.exec<{ type: string; name: string; sql: string | null }>(`SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '__miniflare_do_name' ORDER BY name`)].map((o) => ({ ...o, sql: o.sql?.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/ \)/g, ')') ?? null }));
+	const applied = [...storage.sql.exec<{ hash: string; created_at: number }>('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at')].map((r) => ({ ...r, created_at: Number(r.created_at) }));
+	return { objects, applied };
+}
+
+const inObject = <T>(fn: (storage: DurableObjectStorage) => Promise<T> | T) => runInDurableObject(stub(uniqueId('migrate')), (_, state) => fn(state.storage));
+
+describe('migrations in one call', () => {
+	it('gives a new object the same tables, indexes and bookkeeping rows as drizzle-orm migrate()', async () => {
+		const theirs = await inObject(async (storage) => {
+			await migrate(drizzle(storage), migrations);
+			return schemaOf(storage);
+		});
+		const ours = await inObject((storage) => {
+			migrateInOneCall(storage, files);
+			return schemaOf(storage);
+		});
+		expect(ours.objects.length).toBeGreaterThan(10);
+		expect(ours).toEqual(theirs);
+		expect(ours.applied.map((r) => r.created_at)).toEqual(files.journal.entries.map((e) => e.when));
+	});
+
+	it('creates a new object from drizzle/baseline.sql with exactly the schema the migration chain leaves (stale: run npm run db:baseline)', async () => {
+		const baseline = parseBaseline(baselineSql);
+		expect(baseline.upTo, 'drizzle/baseline.sql stands for an older migration: run npm run db:baseline').toBe(files.journal.entries.at(-1)!.when);
+		const chain = await inObject((storage) => {
+			migrateInOneCall(storage, files);
+			return schemaOf(storage);
+		});
+		const fromBaseline = await inObject((storage) => {
+			migrateInOneCall(storage, files, { baseline });
+			return schemaOf(storage);
+		});
+		expect(migrationScript(files, null, baseline)).not.toContain('ALTER TABLE');
+		expect(fromBaseline).toEqual(chain);
+		// A baseline that stands for an older migration is not used: the chain is the truth.
+		const stale = { ...baseline, upTo: files.journal.entries.at(-2)!.when, statements: ['CREATE TABLE wrong (x)'] };
+		expect(migrationScript(files, null, stale)).toBe(migrationScript(files, null));
+	});
+
+	it('brings an object an older deploy migrated with drizzle-orm up to date, and drizzle-orm accepts the result', async () => {
+		const theirs = await inObject(async (storage) => {
+			await migrate(drizzle(storage), migrations);
+			return schemaOf(storage);
+		});
+		for (let n = 1; n < files.journal.entries.length; n++) {
+			const ours = await inObject(async (storage) => {
+				await migrate(drizzle(storage), upTo(n) as never);
+				migrateInOneCall(storage, files);
+				await migrate(drizzle(storage), migrations); // a no-op: nothing left to apply
+				return schemaOf(storage);
+			});
+			expect(ours, `migrated by drizzle-orm up to migration ${n - 1} first`).toEqual(theirs);
+		}
+	});
+
+	it('sends nothing when the object is current, and rolls a failing script back whole', async () => {
+		expect(migrationScript(files, files.journal.entries.at(-1)!.when)).toBeNull();
+		await inObject((storage) => {
+			migrateInOneCall(storage, files);
+			const before = schemaOf(storage);
+			migrateInOneCall(storage, files, { exists: true });
+			expect(schemaOf(storage)).toEqual(before);
+		});
+		await inObject((storage) => {
+			const broken: MigrationFiles = { journal: { entries: [...files.journal.entries, { idx: 99, when: Date.now() + 1e9, tag: '0099_broken' }] }, migrations: { ...files.migrations, m0099: 'CREATE TABLE ok (a);\n--> statement-breakpoint\nCREATE TABLE nope (' } };
+			expect(() => migrateInOneCall(storage, broken)).toThrow();
+			expect([...storage.sql.exec(`SELECT name FROM sqlite_master WHERE name IN ('ok', 'instance', '__drizzle_migrations')`)]).toEqual([]);
+		});
+	});
+
+	it('splits a generated file into its statements without breakpoints, trailing semicolons or empty parts', () => {
+		expect(statementsOf('CREATE TABLE a (x);\n--> statement-breakpoint\n-- only a comment\n--> statement-breakpoint\nCREATE INDEX i ON a (x);\n')).toEqual(['CREATE TABLE a (x)', 'CREATE INDEX i ON a (x)']);
+	});
+});
