@@ -146,6 +146,31 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readOutbox()?.backloggedSince).toBeNull();
 		}));
 
+	it(`${name}: reads back the outbox as a failed transaction left it, not as the transaction wrote it`, () =>
+		withStore((store) => {
+			const entry = { id: 'wf-1', type: 't', status: 'running' as const, createdAt: 1, updatedAt: 2, version: 5 };
+			store.writeOutbox({ entry, attempts: 0, nextAttemptAt: 100 });
+			store.markOutboxBacklogged(3);
+			expect(() =>
+				store.transaction(() => {
+					store.writeOutbox({ entry: { ...entry, version: 6 }, attempts: 0, nextAttemptAt: 200 });
+					store.deferOutbox(6, 1, 300);
+					throw new Error('boom');
+				}),
+			).toThrow('boom');
+			expect(store.readOutbox()).toEqual({ entry, attempts: 0, nextAttemptAt: 100, backloggedSince: 3 });
+			expect(() =>
+				store.transaction(() => {
+					store.ackOutbox(5);
+					throw new Error('boom');
+				}),
+			).toThrow('boom');
+			expect(store.readOutbox()).toMatchObject({ entry: { version: 5 } });
+			// A copy: changing what was read changes nothing stored.
+			store.readOutbox()!.attempts = 99;
+			expect(store.readOutbox()!.attempts).toBe(0);
+		}));
+
 	it(`${name}: rolls back a failed transaction`, () =>
 		withStore((store) => {
 			store.writeInstance(row);

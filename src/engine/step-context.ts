@@ -268,7 +268,7 @@ export class StepContext implements Step<any> {
 			if (--this.running === 0) this.whenIdle?.();
 		}
 		if (this.hooks.logsStepCompletions) this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
-		if (this.pacer.stepDone()) this.pacer.yielded(await this.hooks.yieldToEventLoop());
+		if (this.pacer.stepDone()) this.pacer.yielded(await this.hooks.yieldToEventLoop(), this.hooks.now());
 		return fromStoredJson(json) as T;
 	}
 

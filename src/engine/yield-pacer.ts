@@ -9,11 +9,15 @@
  * work, so the pace is counted in steps and adapts to what the yields find:
  * a yield during which other work of the isolate ran (a request, an RPC, an
  * alarm) sets the pace back to `MIN_STEPS_PER_YIELD`; a yield with nobody
- * waiting doubles it, up to `MAX_STEPS_PER_YIELD`. A lone long run commits
- * every few hundred steps; a run with a poller keeps its slices short.
+ * waiting doubles it, up to `MAX_STEPS_PER_YIELD`, but only once
+ * `CALM_MS` have passed since others last showed up: requests come in
+ * bursts (a client polling, a page loading), and the next one of a burst
+ * must not find a long slice in its way. A lone long run commits every few
+ * hundred steps; a run with a poller keeps its slices short.
  */
-export const MIN_STEPS_PER_YIELD = 16;
+export const MIN_STEPS_PER_YIELD = 2;
 export const MAX_STEPS_PER_YIELD = 128;
+export const CALM_MS = 250;
 
 /**
  * What a host's yield reports: whether other work of the isolate ran while
@@ -25,15 +29,21 @@ export type YieldReport = boolean | undefined | void;
 export class YieldPacer {
 	private interval = MIN_STEPS_PER_YIELD;
 	private sinceYield = 0;
+	private othersLastSeen = Number.NEGATIVE_INFINITY;
 
 	/** Counts one new step; true when the pass should yield now. */
 	stepDone(): boolean {
 		return ++this.sinceYield >= this.interval;
 	}
 
-	/** Adapts the pace to what the yield found. */
-	yielded(othersRan: YieldReport): void {
+	/** Adapts the pace to what the yield found; `now` is the clock after the yield. */
+	yielded(othersRan: YieldReport, now: number): void {
 		this.sinceYield = 0;
-		this.interval = othersRan === false ? Math.min(this.interval * 2, MAX_STEPS_PER_YIELD) : MIN_STEPS_PER_YIELD;
+		if (othersRan !== false) {
+			this.interval = MIN_STEPS_PER_YIELD;
+			this.othersLastSeen = now;
+		} else if (now - this.othersLastSeen >= CALM_MS) {
+			this.interval = Math.min(this.interval * 2, MAX_STEPS_PER_YIELD);
+		}
 	}
 }

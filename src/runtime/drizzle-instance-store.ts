@@ -14,6 +14,7 @@ const stepRowColumns = { ...stepColumns, result: steps.result };
 const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
+const UNREAD = Symbol('unread');
 const DROPPED_SLOT = 1;
 const DELETION_SLOT = 1;
 
@@ -26,6 +27,12 @@ export class DrizzleInstanceStore implements InstanceStore {
 	private readonly q;
 	/** The instance's generation as this store last read or wrote it (what the trigger will read). */
 	private generation: number | undefined;
+	/**
+	 * The outbox row as this store last read or wrote it. Only this store writes it, and the
+	 * engine reads it on every status change, delivery and alarm: a copy saves a query each
+	 * time. Forgotten when a transaction fails (its writes may be gone).
+	 */
+	private outboxRow: OutboxRow | undefined | typeof UNREAD = UNREAD;
 
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
@@ -62,7 +69,14 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	transaction<T>(fn: () => T): T {
-		return this.storage.transactionSync(fn);
+		try {
+			return this.storage.transactionSync(fn);
+		} catch (error) {
+			// What this store remembers of rows written inside may have been rolled back.
+			this.generation = undefined;
+			this.outboxRow = UNREAD;
+			throw error;
+		}
 	}
 
 	readInstance(): InstanceRow | undefined {
@@ -243,23 +257,32 @@ export class DrizzleInstanceStore implements InstanceStore {
 	writeOutbox(row: OutboxRow): void {
 		const values = { entry: JSON.stringify(row.entry), version: row.entry.version, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
 		this.db.insert(outbox).values({ slot: OUTBOX_SLOT, ...values }).onConflictDoUpdate({ target: outbox.slot, set: values }).run();
+		// The backlog mark survives a newer entry (see OutboxRow).
+		const before = this.outboxRow;
+		this.outboxRow = before === UNREAD ? UNREAD : { entry: row.entry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: before?.backloggedSince ?? null };
 	}
 
 	readOutbox(): OutboxRow | undefined {
-		const row = this.q.readOutbox.get();
-		return row && { entry: JSON.parse(row.entry) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: row.backloggedSince };
+		if (this.outboxRow === UNREAD) {
+			const row = this.q.readOutbox.get();
+			this.outboxRow = row && { entry: JSON.parse(row.entry) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: row.backloggedSince };
+		}
+		return this.outboxRow && { ...this.outboxRow };
 	}
 
 	ackOutbox(version: number): void {
 		this.db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+		if (this.outboxRow !== UNREAD && this.outboxRow?.entry.version === version) this.outboxRow = undefined;
 	}
 
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void {
 		this.db.update(outbox).set({ attempts, nextAttemptAt }).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+		if (this.outboxRow !== UNREAD && this.outboxRow?.entry.version === version) this.outboxRow = { ...this.outboxRow, attempts, nextAttemptAt };
 	}
 
 	markOutboxBacklogged(since: number | null): void {
 		this.db.update(outbox).set({ backloggedSince: since }).where(eq(outbox.slot, OUTBOX_SLOT)).run();
+		if (this.outboxRow !== UNREAD && this.outboxRow) this.outboxRow = { ...this.outboxRow, backloggedSince: since };
 	}
 
 	readDeletion(): DeletionRow | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/types';
-import { MAX_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
+import { CALM_MS, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 
@@ -14,7 +14,7 @@ class Long extends Workflow<{}, number> {
 }
 
 /** Runs 2000 new steps with a host whose yields report `othersRan`; returns the steps between yields. */
-async function slices(othersRan: (yieldNumber: number) => boolean | undefined): Promise<number[]> {
+async function slices(othersRan: (yieldNumber: number) => boolean | undefined, msPerYield = 0): Promise<number[]> {
 	const host = new FakeHost(registryOf(Long));
 	const yieldToEventLoop = host.yieldToEventLoop.bind(host);
 	const stepsAt: number[] = [];
@@ -27,6 +27,7 @@ async function slices(othersRan: (yieldNumber: number) => boolean | undefined): 
 	host.yieldToEventLoop = async () => {
 		stepsAt.push(stepsDone);
 		await yieldToEventLoop();
+		host.clock += msPerYield;
 		return othersRan(stepsAt.length);
 	};
 	const engine = host.engine();
@@ -49,6 +50,14 @@ describe('yielding the isolate during a long run of new steps', () => {
 		const lengths = await slices((n) => n === 5);
 		expect(lengths[5]).toBe(MIN_STEPS_PER_YIELD);
 		expect(lengths[4]).toBeGreaterThan(MIN_STEPS_PER_YIELD);
+	});
+
+	it('keeps short slices for a while after others showed up, so the next request of a burst finds no long slice', async () => {
+		// Other work at the 5th yield only; each yield takes 10 ms of the clock.
+		const lengths = await slices((n) => n === 5, 10);
+		const calmYields = Math.ceil(CALM_MS / 10);
+		expect(lengths.slice(5, 5 + calmYields - 1)).toEqual(Array(calmYields - 1).fill(MIN_STEPS_PER_YIELD));
+		expect(Math.max(...lengths.slice(5 + calmYields))).toBe(MAX_STEPS_PER_YIELD);
 	});
 
 	it('keeps short slices when the host cannot tell whether others are waiting', async () => {
