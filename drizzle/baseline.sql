@@ -168,9 +168,11 @@ CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`cre
 CREATE TRIGGER `steps_record_insert` AFTER INSERT ON `steps` WHEN NEW.`record` IS NOT NULL BEGIN
 	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
 	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE NEW.`record` WHEN 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END, NEW.`record`, NEW.`name`, NEW.`attempts`, CASE NEW.`record` WHEN 'step.completed' THEN NEW.`result` END, NULL);
+	UPDATE `steps` SET `record` = NULL WHERE `key` = NEW.`key`;
 END;
 --> statement-breakpoint
 CREATE TRIGGER `steps_record_update` AFTER UPDATE ON `steps` WHEN NEW.`record` IS NOT NULL BEGIN
 	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
 	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE NEW.`record` WHEN 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END, NEW.`record`, NEW.`name`, NEW.`attempts`, CASE NEW.`record` WHEN 'step.completed' THEN NEW.`result` END, NULL);
+	UPDATE `steps` SET `record` = NULL WHERE `key` = NEW.`key`;
 END;

@@ -64,7 +64,10 @@ export function migrationScript(files: MigrationFiles, appliedUpTo: number | nul
 		parts.push(`INSERT INTO "${TABLE}" ("hash", "created_at") VALUES ('', ${entry.when})`);
 	}
 	if (parts.length === 0) return null;
-	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts].join(';\n');
+	// A part that ends in a `-- comment` gets its separator on the next line (the comment would swallow it).
+	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts]
+		.map((part) => (/--[^\n]*$/.test(part) ? `${part}\n` : part))
+		.join(';\n');
 }
 
 /** Applies what is pending in one transaction; `exists` says whether the bookkeeping table is known to exist (skips one lookup). */

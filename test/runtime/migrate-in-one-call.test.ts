@@ -85,6 +85,18 @@ describe('migrations in one call', () => {
 		});
 	});
 
+	it('applies a migration whose statement ends in a comment line, as drizzle-orm does', async () => {
+		const withComment: MigrationFiles = {
+			journal: { entries: [...files.journal.entries, { idx: 98, when: files.journal.entries.at(-1)!.when + 1, tag: '0098_commented' }] },
+			migrations: { ...files.migrations, m0098: 'CREATE TABLE extra (a)\n-- no semicolon after this comment\n--> statement-breakpoint\nINSERT INTO extra VALUES (1) -- trailing\n' },
+		};
+		await inObject((storage) => {
+			migrateInOneCall(storage, withComment);
+			expect([...storage.sql.exec('SELECT a FROM extra')]).toEqual([{ a: 1 }]);
+			expect(schemaOf(storage).applied.length).toBe(files.journal.entries.length + 1);
+		});
+	});
+
 	it('splits a generated file into its statements without breakpoints, trailing semicolons or empty parts', () => {
 		expect(statementsOf('CREATE TABLE a (x);\n--> statement-breakpoint\n-- only a comment\n--> statement-breakpoint\nCREATE INDEX i ON a (x);\n')).toEqual(['CREATE TABLE a (x)', 'CREATE INDEX i ON a (x)']);
 	});
