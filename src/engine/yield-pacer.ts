@@ -17,6 +17,8 @@
  */
 export const MIN_STEPS_PER_YIELD = 2;
 export const MAX_STEPS_PER_YIELD = 128;
+/** A pass's first slice, before any yield has said whether others wait: a short run (10 steps) commits once. */
+export const FIRST_STEPS_PER_YIELD = 16;
 export const CALM_MS = 250;
 
 /**
@@ -27,7 +29,7 @@ export const CALM_MS = 250;
 export type YieldReport = boolean | undefined | void;
 
 export class YieldPacer {
-	private interval = MIN_STEPS_PER_YIELD;
+	private interval = FIRST_STEPS_PER_YIELD;
 	private sinceYield = 0;
 	private othersLastSeen = Number.NEGATIVE_INFINITY;
 

@@ -12,6 +12,11 @@ export function workBegan(): void {
 	begun++;
 }
 
+/** How much work this isolate has begun so far (what a yield compares). */
+export function workBegunCount(): number {
+	return begun;
+}
+
 /** Yields to the event loop; resolves to whether other work began meanwhile. */
 export async function yieldToOtherWork(): Promise<boolean> {
 	const before = begun;

@@ -30,6 +30,8 @@ export interface RunnerOptions {
 	wrapStepFunctions?: (instanceId: string) => StepFunctionWrapper;
 }
 
+const HOUSEKEEPING = true;
+
 type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole | ScheduleRole | LimiterRole;
 type RoleOf<K extends RoleKind> = Extract<Role, { kind: K }>;
 
@@ -114,15 +116,15 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 
 	indexWrite(entries: IndexEntry[]) {
-		return this.call('index', async (shard) => (await shard.write(entries), null));
+		return this.call('index', async (shard) => (await shard.write(entries), null), HOUSEKEEPING);
 	}
 
 	indexTombstone(items: EntryPosition[]) {
-		return this.call('index', async (shard) => (await shard.tombstone(items), null));
+		return this.call('index', async (shard) => (await shard.tombstone(items), null), HOUSEKEEPING);
 	}
 
 	indexRemove(items: EntryPosition[]) {
-		return this.call('index', async (shard) => (await shard.remove(items), null));
+		return this.call('index', async (shard) => (await shard.remove(items), null), HOUSEKEEPING);
 	}
 
 	indexList(query: ShardListQuery) {
@@ -148,11 +150,11 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	// ---- delivery backlog role ----
 
 	backlogAdd(request: { id: string; since: number }) {
-		return this.call('backlog', async (backlog) => (await backlog.add(request.id, request.since), null));
+		return this.call('backlog', async (backlog) => (await backlog.add(request.id, request.since), null), HOUSEKEEPING);
 	}
 
 	backlogRemove(request: { id: string }) {
-		return this.call('backlog', async (backlog) => (await backlog.remove(request.id), null));
+		return this.call('backlog', async (backlog) => (await backlog.remove(request.id), null), HOUSEKEEPING);
 	}
 
 	backlogSummary() {
@@ -162,11 +164,11 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	// ---- engine keys role ----
 
 	cursorSecret() {
-		return this.call('keys', (keys) => keys.cursorSecret());
+		return this.call('keys', (keys) => keys.cursorSecret(), HOUSEKEEPING);
 	}
 
 	webhookSecret() {
-		return this.call('keys', (keys) => keys.webhookSecret());
+		return this.call('keys', (keys) => keys.webhookSecret(), HOUSEKEEPING);
 	}
 
 	// ---- schedule role ----
@@ -186,20 +188,25 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	// ---- concurrency limiter role ----
 
 	limiterAcquire(request: { id: string }) {
-		return this.call('limiter', (limiter) => limiter.acquire(request.id));
+		return this.call('limiter', (limiter) => limiter.acquire(request.id), HOUSEKEEPING);
 	}
 
 	limiterRelease(request: { id: string }) {
-		return this.call('limiter', async (limiter) => (await limiter.release(request.id), null));
+		return this.call('limiter', async (limiter) => (await limiter.release(request.id), null), HOUSEKEEPING);
 	}
 
 	limiterInfo() {
 		return this.call('limiter', (limiter) => limiter.info());
 	}
 
-	/** Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope. */
-	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>) {
-		workBegan();
+	/**
+	 * Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope.
+	 * Calls somebody waits for count as work of the isolate (a long run then gives way, see
+	 * engine/yield-pacer.ts); the engine's own background calls (`HOUSEKEEPING`: index and backlog
+	 * writes, keys, slots) do not, or every instance's index delivery would slow its own run.
+	 */
+	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>, housekeeping = false) {
+		if (!housekeeping) workBegan();
 		return wrap(() => {
 			const role = this.role;
 			if (role?.kind !== kind) throw wrongRole(role?.kind, kind);
