@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/types';
-import { CALM_MS, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
+import { CALM_MS, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_MS, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 
@@ -14,7 +14,7 @@ class Long extends Workflow<{}, number> {
 }
 
 /** Runs 2000 new steps with a host whose yields report `othersRan`; returns the steps between yields. */
-async function slices(othersRan: (yieldNumber: number) => boolean | undefined, msPerYield = 0): Promise<number[]> {
+async function slices(othersRan: (yieldNumber: number) => boolean | undefined, msPerYield: number | ((yieldNumber: number) => number) = 0): Promise<number[]> {
 	const host = new FakeHost(registryOf(Long));
 	const yieldToEventLoop = host.yieldToEventLoop.bind(host);
 	const stepsAt: number[] = [];
@@ -27,7 +27,7 @@ async function slices(othersRan: (yieldNumber: number) => boolean | undefined, m
 	host.yieldToEventLoop = async () => {
 		stepsAt.push(stepsDone);
 		await yieldToEventLoop();
-		host.clock += msPerYield;
+		host.clock += typeof msPerYield === 'number' ? msPerYield : msPerYield(stepsAt.length);
 		return othersRan(stepsAt.length);
 	};
 	const engine = host.engine();
@@ -53,11 +53,24 @@ describe('yielding the isolate during a long run of new steps', () => {
 	});
 
 	it('keeps short slices for a while after others showed up, so the next request of a burst finds no long slice', async () => {
-		// Other work at the 5th yield only; each yield takes 10 ms of the clock.
-		const lengths = await slices((n) => n === 5, 10);
-		const calmYields = Math.ceil(CALM_MS / 10);
-		expect(lengths.slice(5, 5 + calmYields - 1)).toEqual(Array(calmYields - 1).fill(MIN_STEPS_PER_YIELD));
+		// Other work during the 5th yield only; every yield takes 25 ms of the clock.
+		const lengths = await slices((n) => n === 5, 25);
+		const calmYields = Math.ceil(CALM_MS / 25);
+		expect(lengths.slice(5, 5 + calmYields)).toEqual(Array(calmYields).fill(MIN_STEPS_PER_YIELD));
 		expect(Math.max(...lengths.slice(5 + calmYields))).toBe(MAX_STEPS_PER_YIELD);
+	});
+
+	it('does not let others starve a long run: short slices grow while the run falls under its least progress, and shrink again', async () => {
+		// Others during every yield, each yield taking 20 ms: 2 steps per 20 ms is far under 0.5 steps/ms.
+		const busy = await slices(() => true, 20);
+		expect(busy.slice(1, 4)).toEqual([MIN_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD, MIN_STEPS_PER_YIELD]);
+		// Settles around the least progress: 16 steps per 20-ms yield is 0.8 steps/ms, 8 is 0.4.
+		const settled = busy.slice(20, -1);
+		expect(Math.min(...settled)).toBeGreaterThanOrEqual(8);
+		expect(settled.reduce((a, b) => a + b, 0) / (settled.length * 20)).toBeGreaterThanOrEqual(MIN_STEPS_PER_MS * 0.8);
+		// Quick yields (1 ms, one poller): 2 steps a yield is 2 steps/ms, enough: the slices stay short.
+		const light = await slices(() => true, 1);
+		expect(new Set(light.slice(1))).toEqual(new Set([MIN_STEPS_PER_YIELD]));
 	});
 
 	it('keeps short slices when the host cannot tell whether others are waiting', async () => {
