@@ -927,20 +927,18 @@ export class InstanceEngine {
 		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
 		// Records since the last status change (an event, or a pass a crash cut short): usually none.
 		this.uncountedHistoryBytes = this.host.store.historySize(this.row!.historySeq ?? 0).bytes;
+		/** A record of this pass as a history row, its bytes added to the running total. */
+		const counted = (record: HistoryRecord) => {
+			const row = historyRow(record, generation, this.host.now());
+			this.uncountedHistoryBytes += historyRecordBytes(row);
+			return row;
+		};
 		const step = new StepContext(this.host.store, rows, entry, {
 			now: () => this.host.now(),
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
-			record: (record) => {
-				const row = historyRow(record, generation, this.host.now());
-				this.uncountedHistoryBytes += historyRecordBytes(row);
-				this.host.store.appendHistory(row);
-			},
-			writeStepWithRecord: (stepRow, record) => {
-				const row = historyRow(record, generation, this.host.now());
-				this.uncountedHistoryBytes += historyRecordBytes(row);
-				this.host.store.writeStepWithRecord(stepRow, row);
-			},
+			record: (record) => this.host.store.appendHistory(counted(record)),
+			writeStepWithRecord: (stepRow, record) => this.host.store.writeStepWithRecord(stepRow, counted(record)),
 			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
