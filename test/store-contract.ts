@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import type { NewHistoryRow } from '../src/engine/history';
-import type { InstanceRow, InstanceStore, StepRow } from '../src/engine/store';
+import { SMALL_RESULT_BYTES } from '../src/engine/limits';
+import type { InstanceRow, InstanceStore, StepCount, StepRow } from '../src/engine/store';
 
 /**
  * One contract for every `InstanceStore`: the in-memory store (plain Node)
@@ -89,7 +90,26 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readStepMeta({ last: 2 }).map((s) => s.resultBytes)).toEqual([4, 0]);
 			expect(store.readStepResults(['do:s2', 'do:s7', 'do:none'])).toEqual(new Map([['do:s2', '"r2"'], ['do:s7', null]]));
 			expect(store.readStepResults([]).size).toBe(0);
-			expect(store.countSteps()).toEqual({ completed: 5, running: 1, failed: 1 });
+			const byKindAndStatus = (counts: StepCount[]) => counts.map(({ kind, status, n }) => `${kind} ${status} ${n}`).sort();
+			expect(byKindAndStatus(store.countSteps())).toEqual(['do completed 5', 'do failed 1', 'do running 1']);
+			store.writeStep(step('webhook:w', 8, { kind: 'webhook', status: 'waiting' }));
+			expect(byKindAndStatus(store.countSteps())).toEqual(['do completed 5', 'do failed 1', 'do running 1', 'webhook waiting 1']);
+		}));
+
+	it(`${name}: brings small results along with the step rows, and leaves larger ones to readStepResults`, () =>
+		withStore((store) => {
+			const small = JSON.stringify('x'.repeat(SMALL_RESULT_BYTES - 2));
+			const large = JSON.stringify('x'.repeat(SMALL_RESULT_BYTES - 1));
+			store.writeStep(step('do:small', 1, { result: small }));
+			store.writeStep(step('do:large', 2, { result: large }));
+			store.writeStep(step('do:none', 3, { result: null, status: 'running' }));
+			const [first, second, third] = store.readStepMeta({ afterSeq: 0, limit: 10 });
+			expect(first).toMatchObject({ key: 'do:small', resultBytes: SMALL_RESULT_BYTES, smallResult: small });
+			expect(second!.resultBytes).toBe(SMALL_RESULT_BYTES + 1);
+			expect(second!.smallResult).toBeUndefined();
+			expect(third).toMatchObject({ key: 'do:none', resultBytes: 0, smallResult: null });
+			expect(store.readStepMeta({ last: 2 }).map((s) => s.smallResult)).toEqual([undefined, null]);
+			expect(store.readStepResults(['do:large'])).toEqual(new Map([['do:large', large]]));
 		}));
 
 	it(`${name}: sums the buffered events and their UTF-8 bytes`, () =>
@@ -102,14 +122,16 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 
 	it(`${name}: drops every buffered event and keeps counting the dropped ones`, () =>
 		withStore((store) => {
-			expect(store.droppedEvents()).toBe(0);
+			expect(store.eventCounts()).toEqual({ buffered: 0, dropped: 0 });
 			expect(store.dropEvents()).toBe(0);
 			store.appendEvent('x', '1', 1);
 			store.appendEvent('y', '2', 2);
 			expect(store.dropEvents()).toBe(2);
 			store.appendEvent('x', '3', 3);
-			expect(store.dropEvents()).toBe(1);
-			expect(store.droppedEvents()).toBe(3);
+			store.appendEvent('z', '4', 4);
+			expect(store.eventCounts()).toEqual({ buffered: 2, dropped: 2 });
+			expect(store.dropEvents()).toBe(2);
+			expect(store.eventCounts()).toEqual({ buffered: 0, dropped: 4 });
 			expect(store.eventBuffer()).toEqual({ count: 0, bytes: 0 });
 		}));
 

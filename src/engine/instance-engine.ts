@@ -1259,7 +1259,11 @@ export class InstanceEngine {
 		);
 		// After failed passes, nothing is due before the backoff ends (see drive).
 		const next = candidates.length ? Math.min(...candidates) : undefined;
-		this.host.setAlarm(next !== undefined && this.passFailures > 0 ? Math.max(next, this.passRetryAt) : next);
+		const at = next !== undefined && this.passFailures > 0 ? Math.max(next, this.passRetryAt) : next;
+		// A delivery in flight re-arms when it ends: until then an earlier alarm may stay (it would
+		// only look early), which saves moving it twice at the end of every short run.
+		if (this.delivering && at !== undefined) this.host.ensureAlarmBy(at);
+		else this.host.setAlarm(at);
 	}
 
 	/** A create of an existing id: the same type and payload get the instance, anything else a 409. */

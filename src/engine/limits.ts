@@ -19,6 +19,8 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const STATUS_STEP_WINDOW = 100;
 /** Step results one status or one step page carries at most (UTF-8 JSON); the others are omitted or paged. */
 export const STEP_RESULT_BUDGET_BYTES = 4 * 1024 * 1024;
+/** Results up to this many bytes come along with a status's or a page's step rows (see `StepMeta`); larger ones take a second read. */
+export const SMALL_RESULT_BYTES = 1024;
 /** Steps per page of `steps()`: default and maximum. */
 export const STEP_PAGE_DEFAULT = 50;
 export const STEP_PAGE_MAX = 100;

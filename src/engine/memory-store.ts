@@ -1,6 +1,7 @@
 import type { HistoryRow, NewHistoryRow } from './history';
 import { utf8Bytes } from './json';
-import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from './store';
+import { SMALL_RESULT_BYTES } from './limits';
+import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
 import type { StepKind, StepStatus } from './types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
@@ -54,7 +55,10 @@ export class MemoryInstanceStore implements InstanceStore {
 		this.steps.clear();
 	}
 	readStepMeta(range: StepRange): StepMeta[] {
-		const all = this.readSteps().map(({ result, ...meta }) => ({ ...meta, resultBytes: utf8Bytes(result) }));
+		const all = this.readSteps().map(({ result, ...meta }): StepMeta => {
+			const resultBytes = utf8Bytes(result);
+			return { ...meta, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: result } : {}) };
+		});
 		return 'last' in range ? all.slice(Math.max(0, all.length - range.last)) : all.filter((s) => s.seq > range.afterSeq).slice(0, range.limit);
 	}
 	readStepResults(keys: string[]) {
@@ -78,9 +82,13 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 
 	countSteps() {
-		const counts: Partial<Record<StepStatus, number>> = {};
-		for (const { status } of this.steps.values()) counts[status] = (counts[status] ?? 0) + 1;
-		return counts;
+		const counts = new Map<string, StepCount>();
+		for (const { kind, status } of this.steps.values()) {
+			const count = counts.get(`${kind} ${status}`);
+			if (count) count.n++;
+			else counts.set(`${kind} ${status}`, { kind, status, n: 1 });
+		}
+		return [...counts.values()];
 	}
 	setWakeup(key: string, at: number) {
 		this.wakeups.set(key, at);
@@ -121,8 +129,8 @@ export class MemoryInstanceStore implements InstanceStore {
 		this.dropped += count;
 		return count;
 	}
-	droppedEvents() {
-		return this.dropped;
+	eventCounts() {
+		return { buffered: this.events.length, dropped: this.dropped };
 	}
 	readEventKey(key: string) {
 		const row = this.eventKeys.get(key);

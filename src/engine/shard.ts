@@ -9,7 +9,19 @@ const utf8 = new TextEncoder();
  */
 export function fnv1a32(input: string): number {
 	let hash = FNV_OFFSET_BASIS;
-	for (const byte of utf8.encode(input)) {
+	// ASCII (every id the engine makes) is its own UTF-8: no encoding, no allocation.
+	for (let i = 0; i < input.length; i++) {
+		const code = input.charCodeAt(i);
+		if (code > 0x7f) return fnv1a32Bytes(utf8.encode(input));
+		hash ^= code;
+		hash = Math.imul(hash, FNV_PRIME);
+	}
+	return hash >>> 0;
+}
+
+function fnv1a32Bytes(bytes: Uint8Array): number {
+	let hash = FNV_OFFSET_BASIS;
+	for (const byte of bytes) {
 		hash ^= byte;
 		hash = Math.imul(hash, FNV_PRIME);
 	}

@@ -4,7 +4,7 @@ import { fromStoredJson } from './json';
 import { MAX_SHOWN_ERROR_CHARS, STATUS_STEP_WINDOW, STEP_PAGE_DEFAULT, STEP_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
 import type { InstanceRow, InstanceStore, StepMeta } from './store';
 import { readRollbackState } from './rollback-state';
-import type { StepPage, StepSummary, WorkflowStatusInfo } from './types';
+import type { StepPage, StepStatus, StepSummary, WorkflowStatusInfo } from './types';
 import { readWebhookRecord } from './webhook';
 
 /**
@@ -14,11 +14,19 @@ import { readWebhookRecord } from './webhook';
  * Every step, with its result, is available from `stepPage`.
  */
 export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStatusInfo {
-	const counts = store.countSteps();
-	const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+	const counts: Partial<Record<StepStatus, number>> = {};
+	let total = 0;
+	let waitingWebhooks = 0;
+	let completedRollbacks = 0;
+	for (const { kind, status, n } of store.countSteps()) {
+		counts[status] = (counts[status] ?? 0) + n;
+		total += n;
+		if (kind === 'webhook' && status === 'waiting') waitingWebhooks += n;
+		if (kind === 'rollback' && status === 'completed') completedRollbacks += n;
+	}
 	const window = store.readStepMeta({ last: STATUS_STEP_WINDOW });
 	let budget = STEP_RESULT_BUDGET_BYTES;
-	// Newest first, so the budget goes to the steps a reader most likely wants; then one query for them.
+	// Newest first, so the budget goes to the steps a reader most likely wants; then one query for those not read yet.
 	const shown = new Set<string>();
 	for (let i = window.length - 1; i >= 0; i--) {
 		const meta = window[i]!;
@@ -27,13 +35,13 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 			shown.add(meta.key);
 		}
 	}
-	const results = store.readStepResults([...shown]);
+	const results = readResults(store, window.filter((meta) => shown.has(meta.key)));
 	const steps: StepSummary[] = window.map((meta) =>
 		summarizeStep(meta, !hasResult(meta) ? null : shown.has(meta.key) ? (results.get(meta.key) ?? null) : undefined),
 	);
-	const events = store.eventBuffer();
+	const events = store.eventCounts();
 	const rollback = readRollbackState(row);
-	const webhooks = store.readStepsOfKind('webhook', 'waiting').map((step) => {
+	const webhooks = (waitingWebhooks === 0 ? [] : store.readStepsOfKind('webhook', 'waiting')).map((step) => {
 		const { url, expiresAt } = readWebhookRecord(step.result);
 		return { step: step.name, url, expiresAt };
 	});
@@ -54,9 +62,9 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		stepCounts: { total, ...counts },
 		stepsBefore: total - window.length,
 		steps,
-		bufferedEvents: events.count,
-		droppedEvents: store.droppedEvents(),
-		...(rollback ? { rollback: { ...rollback, completed: store.readStepsOfKind('rollback', 'completed').length } } : {}),
+		bufferedEvents: events.buffered,
+		droppedEvents: events.dropped,
+		...(rollback ? { rollback: { ...rollback, completed: completedRollbacks } } : {}),
 		...(webhooks.length > 0 ? { webhooks } : {}),
 	};
 }
@@ -81,7 +89,7 @@ export function stepPage(store: InstanceStore, options: { cursor?: string | null
 		budget -= bytes;
 		page.push(meta);
 	}
-	const results = store.readStepResults(page.filter(hasResult).map((meta) => meta.key));
+	const results = readResults(store, page.filter(hasResult));
 	const items = page.map((meta) => summarizeStep(meta, hasResult(meta) ? (results.get(meta.key) ?? null) : null));
 	const last = page.at(-1);
 	const more = last !== undefined && items.length < metas.length;
@@ -100,6 +108,18 @@ function decodeStepCursor(cursor: string): number {
 		throw new ValidationError(ErrorCode.InvalidCursor, 'this steps cursor was not issued by GET /workflows/:id/steps; start again without a cursor');
 	}
 	return parts[1] as number;
+}
+
+/** The results of these steps: the small ones came with their rows, the others take one query. */
+function readResults(store: InstanceStore, metas: StepMeta[]): Map<string, string | null> {
+	const results = new Map<string, string | null>();
+	const missing: string[] = [];
+	for (const meta of metas) {
+		if (meta.smallResult !== undefined) results.set(meta.key, meta.smallResult);
+		else missing.push(meta.key);
+	}
+	for (const [key, result] of store.readStepResults(missing)) results.set(key, result);
+	return results;
 }
 
 function hasResult(meta: StepMeta): boolean {

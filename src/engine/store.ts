@@ -65,9 +65,18 @@ export interface EventRow {
 
 /**
  * A step row without its result but with the result's UTF-8 size, for status
- * pages: results are read one by one, and only those that fit the byte budget.
+ * pages: results are read only when they fit the byte budget. A result of at most
+ * `SMALL_RESULT_BYTES` comes along as `smallResult` (one query, not two, for a
+ * window of small results); a larger one is read by `readStepResults`.
  */
-export type StepMeta = Omit<StepRow, 'result'> & { resultBytes: number };
+export type StepMeta = Omit<StepRow, 'result'> & { resultBytes: number; smallResult?: string | null };
+
+/** How many steps there are of one kind in one status (`countSteps`). */
+export interface StepCount {
+	kind: StepKind;
+	status: StepStatus;
+	n: number;
+}
 
 /** Which steps `readStepMeta` returns, always in first-reached order. */
 export type StepRange = { afterSeq: number; limit: number } | { last: number };
@@ -141,8 +150,8 @@ export interface InstanceStore {
 	readStepMeta(range: StepRange): StepMeta[];
 	/** Results of the given steps in one query (a status or a page reads its window at once); missing keys are absent. */
 	readStepResults(keys: string[]): Map<string, string | null>;
-	/** Number of steps per status. */
-	countSteps(): Partial<Record<StepStatus, number>>;
+	/** Number of steps per kind and status (kinds or statuses without steps are absent). */
+	countSteps(): StepCount[];
 	/** One step row by key, result included. */
 	readStep(key: string): StepRow | undefined;
 	/** The step rows of one kind (and status), results included, in first-reached order: the status's webhooks and rollbacks. */
@@ -158,13 +167,12 @@ export interface InstanceStore {
 	oldestEvent(name: string): EventRow | undefined;
 	deleteEvent(seq: number): void;
 	deleteAllEvents(): void;
-	/** How many events are buffered, and their payloads' UTF-8 bytes. */
 	/** Buffered events and their payload bytes: of one event name, or of every name. */
 	eventBuffer(name?: string): { count: number; bytes: number };
 	/** Deletes every buffered event and adds them to the dropped count; returns how many went. */
 	dropEvents(): number;
-	/** Events dropped by `dropEvents` over the instance's life. */
-	droppedEvents(): number;
+	/** Buffered events (of every name) and the events dropped by `dropEvents` over the instance's life, in one read (a status). */
+	eventCounts(): { buffered: number; dropped: number };
 
 	readEventKey(key: string): EventKeyRow | undefined;
 	/** Remembers a key, keeping only the `keep` most recently remembered ones. */

@@ -3,30 +3,63 @@ import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
 import type { HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
-import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepMeta, StepRange, StepRow } from '../engine/store';
+import { historyRecordBytes } from '../engine/instance-limits';
+import { SMALL_RESULT_BYTES } from '../engine/limits';
+import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/store';
 import type { StepKind, StepStatus } from '../engine/types';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
 const { result: _result, record: _record, ...stepColumns } = getTableColumns(steps);
 /** A step row as the engine knows it: `record` only ever travels from a write to the trigger. */
 const stepRowColumns = { ...stepColumns, result: steps.result };
-// octet_length reads the size from the record header, not the (up to 1 MiB) value.
-const stepMetaColumns = { ...stepColumns, resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes') };
+// octet_length reads the size from the record header, not the (up to 1 MiB) value; small results come along.
+const stepMetaColumns = {
+	...stepColumns,
+	resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes'),
+	smallResult: sql<string | null>`CASE WHEN coalesce(octet_length(${steps.result}), 0) <= ${sql.raw(String(SMALL_RESULT_BYTES))} THEN ${steps.result} END`.as('small_result'),
+};
+const instanceColumns = getTableColumns(instance);
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 const UNREAD = Symbol('unread');
 const DROPPED_SLOT = 1;
 const DELETION_SLOT = 1;
 
+/** What a store knows of its object's tables before reading them. */
+export interface StoreStart {
+	/** The schema was created just now: every table is empty, so the first reads need no query. */
+	empty?: boolean;
+}
+
 /**
- * `InstanceStore` over Drizzle's durable-sqlite driver. The statements on
- * the replay path are prepared once per object, so a step costs a bound
- * statement, not a query build.
+ * `InstanceStore` over Drizzle's durable-sqlite driver. The statements of a
+ * create, a pass, a status and an index delivery are prepared once per object,
+ * so each costs a bound statement, not a query build; and what only this store
+ * writes (the outbox row, the history's tail, the earliest wake-up) it keeps,
+ * so reading it back costs nothing. Under `wrangler dev` every storage call is
+ * the unit of cost (docs/decisions.md), so a short instance's calls are counted.
  */
 export class DrizzleInstanceStore implements InstanceStore {
 	private readonly q;
 	/** The instance's generation as this store last read or wrote it (what the trigger will read). */
 	private generation: number | undefined;
+	/** Whether the instance row is known to be absent without a read (a new object). */
+	private instanceAbsent: boolean;
+	/**
+	 * The history's last seq and the bytes of its records after `tailFrom`, as this store
+	 * counted them (undefined: not known, the next `historySize` reads them). Seqs are rowids
+	 * that only this store assigns and nothing deletes, so each append is the last seq plus one.
+	 */
+	private lastHistorySeq: number | undefined;
+	private tailFrom = 0;
+	private tailBytes = 0;
+	/** The earliest wake-up (undefined: none) as this store knows it, or UNREAD. */
+	private earliest: number | undefined | typeof UNREAD = UNREAD;
+	/** Whether the steps table is known to be empty (a new object, or after `deleteSteps`). */
+	private noSteps = false;
+	/** Whether no event is known to be buffered, and the dropped count if known. */
+	private noEvents = false;
+	private dropped: number | typeof UNREAD = UNREAD;
 	/**
 	 * The outbox row as this store last read or wrote it. Only this store writes it, and the
 	 * engine reads it on every status change, delivery and alarm: a copy saves a query each
@@ -37,7 +70,17 @@ export class DrizzleInstanceStore implements InstanceStore {
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
 		private readonly storage: DurableObjectStorage,
+		start: StoreStart = {},
 	) {
+		this.instanceAbsent = start.empty === true;
+		if (start.empty) {
+			this.outboxRow = undefined;
+			this.lastHistorySeq = 0;
+			this.earliest = undefined;
+			this.noSteps = true;
+			this.noEvents = true;
+			this.dropped = 0;
+		}
 		const stepValues = {
 			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
 			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'), errorCode: p('errorCode'),
@@ -59,6 +102,48 @@ export class DrizzleInstanceStore implements InstanceStore {
 				})
 				.prepare(),
 			readOutbox: db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
+			writeOutbox: db
+				.insert(outbox)
+				.values({ slot: OUTBOX_SLOT, entry: p('entry'), version: p('version'), attempts: p('attempts'), nextAttemptAt: p('nextAttemptAt') } as never)
+				.onConflictDoUpdate({
+					target: outbox.slot,
+					// The backlog mark survives a newer entry (see OutboxRow).
+					set: { entry: sql`excluded.entry`, version: sql`excluded.version`, attempts: sql`excluded.attempts`, nextAttemptAt: sql`excluded.next_attempt_at` },
+				})
+				.prepare(),
+			ackOutbox: db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, p('version')))).prepare(),
+			readInstance: db.select().from(instance).prepare(),
+			writeInstance: db
+				.insert(instance)
+				.values(Object.fromEntries(Object.keys(instanceColumns).map((key) => [key, p(key)])) as never)
+				.onConflictDoUpdate({
+					target: instance.id,
+					set: Object.fromEntries(Object.entries(instanceColumns).filter(([key]) => key !== 'id').map(([key, column]) => [key, sql.raw(`excluded.${column.name}`)])),
+				})
+				.prepare(),
+			historySize: db
+				.select({
+					bytes: sql<number>`coalesce(sum(coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)), 0)`,
+					lastSeq: sql<number | null>`max(${history.seq})`,
+				})
+				.from(history)
+				.where(gt(history.seq, p('afterSeq')))
+				.prepare(),
+			earliestWakeup: db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
+			deleteWakeupsDue: db.delete(wakeups).where(lte(wakeups.at, p('now'))).prepare(),
+			countSteps: db.select({ kind: steps.kind, status: steps.status, n: count() }).from(steps).groupBy(steps.kind, steps.status).prepare(),
+			lastStepMeta: db.select(stepMetaColumns).from(steps).orderBy(desc(steps.seq)).limit(p('last')).prepare(),
+			stepMetaAfter: db.select(stepMetaColumns).from(steps).where(gt(steps.seq, p('afterSeq'))).orderBy(asc(steps.seq)).limit(p('limit')).prepare(),
+			// One bound statement for any number of keys: they travel as one JSON array.
+			stepResults: db
+				.select({ key: steps.key, result: steps.result })
+				.from(steps)
+				.where(sql`${steps.key} IN (SELECT value FROM json_each(${p('keys')}))`)
+				.prepare(),
+			eventCounts: db
+				.select({ buffered: count(), dropped: sql<number>`(SELECT coalesce(max(${droppedEvents.count}), 0) FROM ${droppedEvents})` })
+				.from(events)
+				.prepare(),
 			appendHistory: db
 				.insert(history)
 				.values({
@@ -74,34 +159,51 @@ export class DrizzleInstanceStore implements InstanceStore {
 		} catch (error) {
 			// What this store remembers of rows written inside may have been rolled back.
 			this.generation = undefined;
+			this.instanceAbsent = false;
 			this.outboxRow = UNREAD;
+			this.lastHistorySeq = undefined;
+			this.earliest = UNREAD;
+			this.noSteps = false;
+			this.noEvents = false;
+			this.dropped = UNREAD;
 			throw error;
 		}
 	}
 
 	readInstance(): InstanceRow | undefined {
-		const row = this.db.select().from(instance).get() as InstanceRow | undefined;
+		const row = this.instanceAbsent ? undefined : (this.q.readInstance.get() as InstanceRow | undefined);
 		this.generation = row?.generation;
 		return row;
 	}
 
 	writeInstance(row: InstanceRow): void {
 		this.generation = row.generation;
-		const { id, ...rest } = row;
-		this.db.insert(instance).values(row).onConflictDoUpdate({ target: instance.id, set: rest }).run();
+		this.instanceAbsent = false;
+		this.q.writeInstance.run({
+			...row,
+			codeVersion: row.codeVersion ?? null,
+			lastCodeVersion: row.lastCodeVersion ?? null,
+			rollback: row.rollback ?? null,
+			historyBytes: row.historyBytes ?? 0,
+			historySeq: row.historySeq ?? 0,
+			parentId: row.parentId ?? null,
+		} as never);
 	}
 
 	readSteps(): StepRow[] {
-		return this.q.readSteps.all() as StepRow[];
+		return this.noSteps ? [] : (this.q.readSteps.all() as StepRow[]);
 	}
 
 	writeStep(row: StepRow): void {
 		this.q.writeStep.run({ ...row, record: null } as never);
+		this.noSteps = false;
 	}
 
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
 		if (recordFollowsFromRow(row, record, this.generation)) {
 			this.q.writeStep.run({ ...row, record: record.kind } as never);
+			this.noSteps = false;
+			this.appended(record);
 		} else {
 			this.writeStep(row);
 			this.appendHistory(record);
@@ -110,20 +212,18 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	deleteSteps(): void {
 		this.db.delete(steps).run();
+		this.noSteps = true;
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
-		const select = this.db.select(stepMetaColumns).from(steps);
-		if ('last' in range) return (select.orderBy(desc(steps.seq)).limit(range.last).all() as StepMeta[]).reverse();
-		return select.where(gt(steps.seq, range.afterSeq)).orderBy(asc(steps.seq)).limit(range.limit).all() as StepMeta[];
+		const rows = 'last' in range ? this.q.lastStepMeta.all({ last: range.last }).reverse() : this.q.stepMetaAfter.all({ afterSeq: range.afterSeq, limit: range.limit });
+		return rows.map(({ smallResult, ...meta }) => (meta.resultBytes <= SMALL_RESULT_BYTES ? { ...meta, smallResult } : meta) as StepMeta);
 	}
 
 	readStepResults(keys: string[]): Map<string, string | null> {
 		const results = new Map<string, string | null>();
 		if (keys.length === 0) return results;
-		for (const row of this.db.select({ key: steps.key, result: steps.result }).from(steps).where(inArray(steps.key, keys)).all()) {
-			results.set(row.key, row.result);
-		}
+		for (const row of this.q.stepResults.all({ keys: JSON.stringify(keys) })) results.set(row.key, row.result);
 		return results;
 	}
 
@@ -136,36 +236,45 @@ export class DrizzleInstanceStore implements InstanceStore {
 		return this.db.select(stepRowColumns).from(steps).where(where).orderBy(asc(steps.seq)).all() as StepRow[];
 	}
 
-	countSteps(): Partial<Record<StepStatus, number>> {
-		const rows = this.db.select({ status: steps.status, n: count() }).from(steps).groupBy(steps.status).all();
-		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+	countSteps(): StepCount[] {
+		return this.q.countSteps.all() as StepCount[];
 	}
 
 	setWakeup(key: string, at: number): void {
 		this.db.insert(wakeups).values({ key, at }).onConflictDoUpdate({ target: wakeups.key, set: { at } }).run();
+		// Into an empty table the earliest is this one; otherwise an update may have moved the earliest later.
+		this.earliest = this.earliest === undefined ? at : UNREAD;
 	}
 
 	deleteWakeup(key: string): void {
+		if (this.earliest === undefined) return;
 		this.db.delete(wakeups).where(eq(wakeups.key, key)).run();
+		this.earliest = UNREAD;
 	}
 
 	deleteWakeupsDue(now: number): void {
-		this.db.delete(wakeups).where(lte(wakeups.at, now)).run();
+		if (this.earliest === undefined || (this.earliest !== UNREAD && this.earliest > now)) return;
+		this.q.deleteWakeupsDue.run({ now });
+		this.earliest = UNREAD;
 	}
 
 	deleteAllWakeups(): void {
 		this.db.delete(wakeups).run();
+		this.earliest = undefined;
 	}
 
 	earliestWakeup(): number | undefined {
-		return this.db.select({ at: min(wakeups.at) }).from(wakeups).get()?.at ?? undefined;
+		if (this.earliest === UNREAD) this.earliest = this.q.earliestWakeup.get()?.at ?? undefined;
+		return this.earliest;
 	}
 
 	appendEvent(name: string, payload: string | null, receivedAt: number): void {
 		this.db.insert(events).values({ name, payload, receivedAt }).run();
+		this.noEvents = false;
 	}
 
 	oldestEvent(name: string): EventRow | undefined {
+		if (this.noEvents) return undefined;
 		return this.db
 			.select({ seq: events.seq, name: events.name, payload: events.payload, receivedAt: events.receivedAt })
 			.from(events)
@@ -181,13 +290,17 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	deleteAllEvents(): void {
 		this.db.delete(events).run();
+		this.noEvents = true;
 	}
 
 	eventBuffer(name?: string): { count: number; bytes: number } {
+		if (this.noEvents) return { count: 0, bytes: 0 };
 		// octet_length reads each size from the record header, not the payloads themselves.
 		const select = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events);
 		const row = (name === undefined ? select : select.where(eq(events.name, name))).get();
-		return { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+		const buffer = { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
+		if (name === undefined && buffer.count === 0) this.noEvents = true;
+		return buffer;
 	}
 
 	dropEvents(): number {
@@ -199,11 +312,18 @@ export class DrizzleInstanceStore implements InstanceStore {
 			.values({ slot: DROPPED_SLOT, count: n })
 			.onConflictDoUpdate({ target: droppedEvents.slot, set: { count: sql`${droppedEvents.count} + ${n}` } })
 			.run();
+		this.noEvents = true;
+		if (this.dropped !== UNREAD) this.dropped += n;
 		return n;
 	}
 
-	droppedEvents(): number {
-		return this.db.select({ count: droppedEvents.count }).from(droppedEvents).where(eq(droppedEvents.slot, DROPPED_SLOT)).get()?.count ?? 0;
+	eventCounts(): { buffered: number; dropped: number } {
+		if (this.noEvents && this.dropped !== UNREAD) return { buffered: 0, dropped: this.dropped };
+		const row = this.q.eventCounts.get();
+		const counts = { buffered: row?.buffered ?? 0, dropped: row?.dropped ?? 0 };
+		this.noEvents = counts.buffered === 0;
+		this.dropped = counts.dropped;
+		return counts;
 	}
 
 	readEventKey(key: string): EventKeyRow | undefined {
@@ -217,6 +337,14 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	appendHistory(row: NewHistoryRow): void {
 		this.q.appendHistory.run(row as never);
+		this.appended(row);
+	}
+
+	/** A record went into the history: one more seq, and its bytes on the tail. */
+	private appended(row: NewHistoryRow): void {
+		if (this.lastHistorySeq === undefined) return;
+		this.lastHistorySeq++;
+		this.tailBytes += historyRecordBytes(row);
 	}
 
 	readHistoryMeta(range: HistoryRange): HistoryMeta[] {
@@ -241,22 +369,26 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	historySize(afterSeq: number): { bytes: number; lastSeq: number } {
+		if (this.lastHistorySeq !== undefined) {
+			// Counted as they were appended: the tail since the last status change, or none.
+			if (afterSeq === this.lastHistorySeq) {
+				this.tailFrom = afterSeq;
+				this.tailBytes = 0;
+			}
+			if (afterSeq === this.tailFrom) return { bytes: this.tailBytes, lastSeq: this.lastHistorySeq };
+		}
 		// A range of the rowid from the last counted record: only the records since the last
 		// status change, and octet_length reads their sizes from the record headers.
-		const row = this.db
-			.select({
-				bytes: sql<number>`coalesce(sum(coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)), 0)`,
-				lastSeq: sql<number | null>`max(${history.seq})`,
-			})
-			.from(history)
-			.where(gt(history.seq, afterSeq))
-			.get();
-		return { bytes: row?.bytes ?? 0, lastSeq: row?.lastSeq ?? afterSeq };
+		const row = this.q.historySize.get({ afterSeq });
+		const tail = { bytes: row?.bytes ?? 0, lastSeq: row?.lastSeq ?? afterSeq };
+		this.lastHistorySeq = tail.lastSeq;
+		this.tailFrom = afterSeq;
+		this.tailBytes = tail.bytes;
+		return tail;
 	}
 
 	writeOutbox(row: OutboxRow): void {
-		const values = { entry: JSON.stringify(row.entry), version: row.entry.version, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
-		this.db.insert(outbox).values({ slot: OUTBOX_SLOT, ...values }).onConflictDoUpdate({ target: outbox.slot, set: values }).run();
+		this.q.writeOutbox.run({ entry: JSON.stringify(row.entry), version: row.entry.version, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt });
 		// The backlog mark survives a newer entry (see OutboxRow).
 		const before = this.outboxRow;
 		this.outboxRow = before === UNREAD ? UNREAD : { entry: row.entry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: before?.backloggedSince ?? null };
@@ -271,7 +403,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	ackOutbox(version: number): void {
-		this.db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+		this.q.ackOutbox.run({ version });
 		if (this.outboxRow !== UNREAD && this.outboxRow?.entry.version === version) this.outboxRow = undefined;
 	}
 

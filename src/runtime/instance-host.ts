@@ -12,7 +12,7 @@ import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
 import { webhookKey } from '../client/webhook-key';
 import { encodeWebhookToken, webhookUrl } from '../engine/webhook';
-import { DrizzleInstanceStore } from './drizzle-instance-store';
+import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
 import { limiterStub } from '../client/limiter-client';
 import type { LimiterPort } from '../engine/concurrency-slot';
@@ -46,10 +46,11 @@ export function instanceHost(
 	alarm: AlarmSlot,
 	now: () => number,
 	destroy: () => Promise<void>,
+	start?: StoreStart,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	return {
-		store: new DrizzleInstanceStore(db, ctx.storage),
+		store: new DrizzleInstanceStore(db, ctx.storage, start),
 		registry,
 		env,
 		now,

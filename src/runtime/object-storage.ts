@@ -47,11 +47,14 @@ export class ObjectStorage {
 		this.migrated = false;
 	}
 
-	async ensureSchema(): Promise<void> {
-		if (this.ready) return;
+	/** Creates or updates the schema; true when it was created just now, on an object without one (every table is empty). */
+	async ensureSchema(): Promise<boolean> {
+		if (this.ready) return false;
 		baseline ??= parseBaseline(baselineSql);
+		const created = this.migrated === false;
 		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline });
 		this.ready = true;
 		this.migrated = true;
+		return created;
 	}
 }

@@ -16,6 +16,84 @@ describe('DrizzleInstanceStore', () => {
 			await fn(new DrizzleInstanceStore(db, state.storage));
 		}),
 	);
+	// A store told that its tables were just created answers its first reads without a query.
+	storeContract('drizzle on a new object', (fn) =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			await migrate(db, migrations);
+			await fn(new DrizzleInstanceStore(db, state.storage, { empty: true }));
+		}),
+	);
+
+	it('answers from what it kept (outbox, history tail, wake-ups, instance, steps, events) exactly what a store that kept nothing reads', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
+			const reads = (s: DrizzleInstanceStore, afterSeqs: number[]) => ({
+				instance: s.readInstance(),
+				outbox: s.readOutbox(),
+				earliest: s.earliestWakeup(),
+				tails: afterSeqs.map((seq) => s.historySize(seq)),
+				steps: s.readSteps().length,
+				events: [s.eventBuffer(), s.eventBuffer('e1'), s.oldestEvent('e0')?.payload, s.eventCounts()],
+			});
+			let seed = 7;
+			const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+			let generation = 0;
+			let version = 0;
+			let historySeq = 0;
+			const instanceRow = () => ({
+				id: 'wf-1', type: 't', status: 'running' as const, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+				createdAt: 1, updatedAt: 1, version: ++version, generation, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq, parentId: null,
+			});
+			const entry = () => ({ id: 'wf-1', type: 't', status: 'running' as const, createdAt: 1, updatedAt: 1, version });
+			const ops: Array<() => void> = [
+				() => store.writeInstance(instanceRow()),
+				() => store.appendHistory({ generation, at: 1, kind: 'event.received', step: null, attempt: null, value: '"é"'.repeat(random(4)), detail: null }),
+				() => {
+					const running = { key: `do:s${random(5)}`, name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1 };
+					store.writeStepWithRecord(running, { generation, at: 10, kind: 'step.started', step: 's', attempt: 1, value: null, detail: null });
+					store.writeStepWithRecord({ ...running, status: 'completed', result: '"ok"', finishedAt: 11 }, { generation, at: 11, kind: 'step.completed', step: 's', attempt: 1, value: '"ok"', detail: null });
+				},
+				() => (historySeq = store.historySize(historySeq).lastSeq),
+				() => store.setWakeup(`w${random(3)}`, 100 + random(50)),
+				() => store.deleteWakeup(`w${random(3)}`),
+				() => store.deleteWakeupsDue(100 + random(60)),
+				() => store.deleteAllWakeups(),
+				() => store.writeOutbox({ entry: entry(), attempts: 0, nextAttemptAt: 5 }),
+				() => store.ackOutbox(version - random(2)),
+				() => generation++,
+				() => store.deleteSteps(),
+				() => store.appendEvent(`e${random(2)}`, `${random(100)}`, 1),
+				() => {
+					const oldest = store.oldestEvent(`e${random(2)}`);
+					if (oldest) store.deleteEvent(oldest.seq);
+				},
+				() => store.dropEvents(),
+				() => store.deleteAllEvents(),
+				() => {
+					try {
+						store.transaction(() => {
+							store.appendHistory({ generation, at: 1, kind: 'workflow.paused', step: null, attempt: null, value: null, detail: null });
+							store.setWakeup('w9', 1);
+							store.writeOutbox({ entry: entry(), attempts: 0, nextAttemptAt: 5 });
+							store.appendEvent('e0', '1', 1);
+							store.dropEvents();
+							store.deleteSteps();
+							throw new Error('refused');
+						});
+					} catch {
+						// rolled back: the store must forget what it kept of these writes
+					}
+				},
+			];
+			for (let i = 0; i < 400; i++) {
+				ops[random(ops.length)]!();
+				const afterSeqs = [0, historySeq, historySeq + 1];
+				expect(reads(store, afterSeqs), `after operation ${i}`).toEqual(reads(new DrizzleInstanceStore(db, state.storage), afterSeqs));
+			}
+		}));
 });
 
 describe('the steps_record triggers (drizzle/0007)', () => {

@@ -6,6 +6,7 @@ import type { IndexEntry } from '../../engine/index-entry';
 import { InstanceEngine, prepareCreate, type CreateResult } from '../../engine/instance-engine';
 import type { Registry } from '../../engine/registry';
 import type { StepFunctionWrapper } from '../../engine/step-function-wrapper';
+import type { StoreStart } from '../drizzle-instance-store';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
 import { eraseArchive, readArchive, type ArchiveEnv } from '../r2-archive';
@@ -49,8 +50,8 @@ export class InstanceRole {
 		if (!this.host.storage.hasSchema) {
 			// A refused create must leave a new object empty: check the input before creating tables.
 			const prepared = await prepareCreate(this.host.registry, request.id, request.type, request.payload, request.parent);
-			await this.host.storage.ensureSchema();
-			return this.instance().commitCreate(prepared);
+			const empty = await this.host.storage.ensureSchema();
+			return this.instance({ empty }).commitCreate(prepared);
 		}
 		return this.instance().create(request.id, request.type, request.payload, request.parent);
 	}
@@ -107,9 +108,10 @@ export class InstanceRole {
 		await this.engine?.idle(options);
 	}
 
-	private instance(): InstanceEngine {
+	/** The engine, built on first use; `start` tells its store what it knows of the tables (see `StoreStart`). */
+	private instance(start?: StoreStart): InstanceEngine {
 		const { ctx, env, registry, storage, now, wrapStepFunction } = this.host;
-		return (this.engine ??= new InstanceEngine({ ...instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy()), wrapStepFunction }));
+		return (this.engine ??= new InstanceEngine({ ...instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy(), start), wrapStepFunction }));
 	}
 
 	/**
