@@ -97,7 +97,7 @@ export class StepContext implements Step<any> {
 	/** Set once `run()` has settled: steps called after that (orphaned branches) do not run. */
 	private closed = false;
 	private nextSeq: number;
-	private readonly pacer = new YieldPacer();
+	private readonly pacer: YieldPacer;
 	private replayedSinceYield = 0;
 	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
 	signal: SuspendSignal | AbortSignal_ | undefined;
@@ -125,6 +125,7 @@ export class StepContext implements Step<any> {
 		private readonly entry: ResolvedEntry,
 		private readonly hooks: PassHooks,
 	) {
+		this.pacer = new YieldPacer(hooks.now());
 		let max = 0;
 		const recorded = new Set<string>();
 		for (const row of rows.values()) {

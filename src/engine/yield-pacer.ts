@@ -25,6 +25,8 @@ export const MAX_STEPS_PER_YIELD = 128;
 /** A pass's first slice, before any yield has said whether others wait: a short run (10 steps) commits once. */
 export const FIRST_STEPS_PER_YIELD = 16;
 export const CALM_MS = 250;
+/** The longest slice in a pass's first `CALM_MS` while nobody else has shown up. */
+export const EARLY_MAX_STEPS_PER_YIELD = 32;
 /** The least progress a run keeps while others keep the isolate busy (500 steps a second). */
 export const MIN_STEPS_PER_MS = 0.5;
 export const RATE_WINDOW_MS = 50;
@@ -39,12 +41,17 @@ export type YieldReport = boolean | undefined | void;
 export class YieldPacer {
 	private interval = FIRST_STEPS_PER_YIELD;
 	private sinceYield = 0;
-	private othersLastSeen = Number.NEGATIVE_INFINITY;
+	private othersLastSeen: number;
 	/** The slice while others keep arriving; grows when the run falls under `MIN_STEPS_PER_MS`. */
 	private contended = MIN_STEPS_PER_YIELD;
 	private steps = 0;
 	private windowStart: number | undefined;
 	private windowSteps = 0;
+
+	/** `startedAt`: when the pass began; slices grow only once `CALM_MS` have passed without others since then. */
+	constructor(startedAt = Number.NEGATIVE_INFINITY) {
+		this.othersLastSeen = startedAt;
+	}
 
 	/** Counts one new step; true when the pass should yield now. */
 	stepDone(): boolean {
@@ -69,6 +76,10 @@ export class YieldPacer {
 			this.othersLastSeen = now;
 		} else if (now - this.othersLastSeen >= CALM_MS) {
 			this.interval = Math.min(this.interval * 2, MAX_STEPS_PER_YIELD);
+		} else if (this.windowStart === undefined) {
+			// Nobody seen yet, but the pass is young: grow only to `EARLY_MAX_STEPS_PER_YIELD`, so a request that
+			// comes just after a create meets a short slice, not a 128-step one.
+			this.interval = Math.min(this.interval * 2, Math.max(this.interval, EARLY_MAX_STEPS_PER_YIELD));
 		}
 	}
 }

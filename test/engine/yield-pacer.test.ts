@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/types';
-import { CALM_MS, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_MS, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
+import { CALM_MS, EARLY_MAX_STEPS_PER_YIELD, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_MS, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 
@@ -39,10 +39,21 @@ async function slices(othersRan: (yieldNumber: number) => boolean | undefined, m
 
 describe('yielding the isolate during a long run of new steps', () => {
 	it('yields less and less often while nobody else is waiting, up to the longest slice (fewer commits)', async () => {
-		const lengths = await slices(() => false);
-		expect(lengths.slice(0, 4)).toEqual([FIRST_STEPS_PER_YIELD, FIRST_STEPS_PER_YIELD * 2, FIRST_STEPS_PER_YIELD * 4, FIRST_STEPS_PER_YIELD * 8]);
+		// Every yield moves the clock 20 ms: the pass is calm from its start after 13 yields.
+		const lengths = await slices(() => false, 20);
+		const early = Math.ceil(CALM_MS / 20);
+		expect(lengths.slice(0, 2)).toEqual([FIRST_STEPS_PER_YIELD, EARLY_MAX_STEPS_PER_YIELD]);
+		expect(Math.max(...lengths.slice(0, early))).toBe(EARLY_MAX_STEPS_PER_YIELD);
+		expect(lengths.slice(early, early + 3)).toEqual([EARLY_MAX_STEPS_PER_YIELD * 2, EARLY_MAX_STEPS_PER_YIELD * 4, MAX_STEPS_PER_YIELD]);
 		expect(Math.max(...lengths)).toBe(MAX_STEPS_PER_YIELD);
-		expect(lengths.length).toBeLessThan(2000 / FIRST_STEPS_PER_YIELD / 4);
+		expect(lengths.length).toBeLessThan(2000 / FIRST_STEPS_PER_YIELD / 2);
+	});
+
+	it('keeps slices short in the first moments of a pass, so a request that follows a create meets no long slice', async () => {
+		// Nobody else, and a clock that does not move: the pass stays in its first moments throughout.
+		const lengths = await slices(() => false, 0);
+		expect(lengths.slice(0, 3)).toEqual([FIRST_STEPS_PER_YIELD, EARLY_MAX_STEPS_PER_YIELD, EARLY_MAX_STEPS_PER_YIELD]);
+		expect(Math.max(...lengths)).toBe(EARLY_MAX_STEPS_PER_YIELD);
 	});
 
 	it('returns to short slices as soon as other work of the isolate ran during a yield', async () => {
