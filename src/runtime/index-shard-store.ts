@@ -38,34 +38,40 @@ const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.created
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
+	/** The upsert of every delivery, prepared once per shard object. */
+	private readonly upsert;
+
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
 		private readonly storage: DurableObjectStorage,
-	) {}
+	) {
+		const p = sql.placeholder;
+		this.upsert = db
+			.insert(t)
+			.values({ id: p('id'), type: p('type'), status: p('status'), createdAt: p('createdAt'), updatedAt: p('updatedAt'), version: p('version'), codeVersion: p('codeVersion'), parentId: p('parentId') } as never)
+			.onConflictDoUpdate({
+				target: t.id,
+				set: {
+					type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
+					updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
+				},
+				// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
+				// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
+				setWhere: newer(sql`${t.status} = ${MOVED}`),
+			})
+			.prepare();
+	}
 
 	/**
 	 * Keeps, per id, the newest entry (latest incarnation, then highest
 	 * version); older deliveries arriving late change nothing.
 	 */
 	write(entries: IndexEntry[]): void {
-		this.storage.transactionSync(() => {
-			for (const e of entries) {
-				this.db
-					.insert(t)
-					.values({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null })
-					.onConflictDoUpdate({
-						target: t.id,
-						set: {
-							type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
-							updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
-						},
-						// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
-						// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
-						setWhere: newer(sql`${t.status} = ${MOVED}`),
-					})
-					.run();
-			}
-		});
+		const one = (e: IndexEntry) =>
+			this.upsert.run({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null });
+		// One entry (an instance's delivery) needs no transaction of its own: a single statement is atomic.
+		if (entries.length === 1) one(entries[0]!);
+		else this.storage.transactionSync(() => entries.forEach(one));
 	}
 
 	/**
