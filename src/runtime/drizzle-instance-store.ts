@@ -86,71 +86,78 @@ export class DrizzleInstanceStore implements InstanceStore {
 			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'), errorCode: p('errorCode'),
 			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'), record: p('record'),
 		};
-		this.q = {
-			readSteps: db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
-			writeStep: db
-				.insert(steps)
-				.values(stepValues as never)
-				.onConflictDoUpdate({
-					target: steps.key,
-					set: {
-						status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
-						errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`, errorCode: sql`excluded.error_code`,
-						startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
-						record: sql`excluded.record`,
-					},
-				})
-				.prepare(),
-			readOutbox: db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
-			writeOutbox: db
-				.insert(outbox)
-				.values({ slot: OUTBOX_SLOT, entry: p('entry'), version: p('version'), attempts: p('attempts'), nextAttemptAt: p('nextAttemptAt') } as never)
-				.onConflictDoUpdate({
-					target: outbox.slot,
-					// The backlog mark survives a newer entry (see OutboxRow).
-					set: { entry: sql`excluded.entry`, version: sql`excluded.version`, attempts: sql`excluded.attempts`, nextAttemptAt: sql`excluded.next_attempt_at` },
-				})
-				.prepare(),
-			ackOutbox: db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, p('version')))).prepare(),
-			readInstance: db.select().from(instance).prepare(),
-			writeInstance: db
-				.insert(instance)
-				.values(Object.fromEntries(Object.keys(instanceColumns).map((key) => [key, p(key)])) as never)
-				.onConflictDoUpdate({
-					target: instance.id,
-					set: Object.fromEntries(Object.entries(instanceColumns).filter(([key]) => key !== 'id').map(([key, column]) => [key, sql.raw(`excluded.${column.name}`)])),
-				})
-				.prepare(),
-			historySize: db
-				.select({
-					bytes: sql<number>`coalesce(sum(coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)), 0)`,
-					lastSeq: sql<number | null>`max(${history.seq})`,
-				})
-				.from(history)
-				.where(gt(history.seq, p('afterSeq')))
-				.prepare(),
-			earliestWakeup: db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
-			deleteWakeupsDue: db.delete(wakeups).where(lte(wakeups.at, p('now'))).prepare(),
-			countSteps: db.select({ kind: steps.kind, status: steps.status, n: count() }).from(steps).groupBy(steps.kind, steps.status).prepare(),
-			lastStepMeta: db.select(stepMetaColumns).from(steps).orderBy(desc(steps.seq)).limit(p('last')).prepare(),
-			stepMetaAfter: db.select(stepMetaColumns).from(steps).where(gt(steps.seq, p('afterSeq'))).orderBy(asc(steps.seq)).limit(p('limit')).prepare(),
+		this.q = preparedOnce({
+			readSteps: () => db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
+			writeStep: () =>
+				db
+					.insert(steps)
+					.values(stepValues as never)
+					.onConflictDoUpdate({
+						target: steps.key,
+						set: {
+							status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
+							errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`, errorCode: sql`excluded.error_code`,
+							startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
+							record: sql`excluded.record`,
+						},
+					})
+					.prepare(),
+			readOutbox: () => db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
+			writeOutbox: () =>
+				db
+					.insert(outbox)
+					.values({ slot: OUTBOX_SLOT, entry: p('entry'), version: p('version'), attempts: p('attempts'), nextAttemptAt: p('nextAttemptAt') } as never)
+					.onConflictDoUpdate({
+						target: outbox.slot,
+						// The backlog mark survives a newer entry (see OutboxRow).
+						set: { entry: sql`excluded.entry`, version: sql`excluded.version`, attempts: sql`excluded.attempts`, nextAttemptAt: sql`excluded.next_attempt_at` },
+					})
+					.prepare(),
+			ackOutbox: () => db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, p('version')))).prepare(),
+			readInstance: () => db.select().from(instance).prepare(),
+			writeInstance: () =>
+				db
+					.insert(instance)
+					.values(Object.fromEntries(Object.keys(instanceColumns).map((key) => [key, p(key)])) as never)
+					.onConflictDoUpdate({
+						target: instance.id,
+						set: Object.fromEntries(Object.entries(instanceColumns).filter(([key]) => key !== 'id').map(([key, column]) => [key, sql.raw(`excluded.${column.name}`)])),
+					})
+					.prepare(),
+			historySize: () =>
+				db
+					.select({
+						bytes: sql<number>`coalesce(sum(coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)), 0)`,
+						lastSeq: sql<number | null>`max(${history.seq})`,
+					})
+					.from(history)
+					.where(gt(history.seq, p('afterSeq')))
+					.prepare(),
+			earliestWakeup: () => db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
+			deleteWakeupsDue: () => db.delete(wakeups).where(lte(wakeups.at, p('now'))).prepare(),
+			countSteps: () => db.select({ kind: steps.kind, status: steps.status, n: count() }).from(steps).groupBy(steps.kind, steps.status).prepare(),
+			lastStepMeta: () => db.select(stepMetaColumns).from(steps).orderBy(desc(steps.seq)).limit(p('last')).prepare(),
+			stepMetaAfter: () => db.select(stepMetaColumns).from(steps).where(gt(steps.seq, p('afterSeq'))).orderBy(asc(steps.seq)).limit(p('limit')).prepare(),
 			// One bound statement for any number of keys: they travel as one JSON array.
-			stepResults: db
-				.select({ key: steps.key, result: steps.result })
-				.from(steps)
-				.where(sql`${steps.key} IN (SELECT value FROM json_each(${p('keys')}))`)
-				.prepare(),
-			eventCounts: db
-				.select({ buffered: count(), dropped: sql<number>`(SELECT coalesce(max(${droppedEvents.count}), 0) FROM ${droppedEvents})` })
-				.from(events)
-				.prepare(),
-			appendHistory: db
-				.insert(history)
-				.values({
-					generation: p('generation'), at: p('at'), kind: p('kind'), step: p('step'), attempt: p('attempt'), value: p('value'), detail: p('detail'),
-				} as never)
-				.prepare(),
-		};
+			stepResults: () =>
+				db
+					.select({ key: steps.key, result: steps.result })
+					.from(steps)
+					.where(sql`${steps.key} IN (SELECT value FROM json_each(${p('keys')}))`)
+					.prepare(),
+			eventCounts: () =>
+				db
+					.select({ buffered: count(), dropped: sql<number>`(SELECT coalesce(max(${droppedEvents.count}), 0) FROM ${droppedEvents})` })
+					.from(events)
+					.prepare(),
+			appendHistory: () =>
+				db
+					.insert(history)
+					.values({
+						generation: p('generation'), at: p('at'), kind: p('kind'), step: p('step'), attempt: p('attempt'), value: p('value'), detail: p('detail'),
+					} as never)
+					.prepare(),
+		});
 	}
 
 	transaction<T>(fn: () => T): T {
@@ -428,6 +435,25 @@ export class DrizzleInstanceStore implements InstanceStore {
 		const values = { ...row, archive: row.archive ? 1 : 0 };
 		this.db.insert(deletion).values({ slot: DELETION_SLOT, ...values }).onConflictDoUpdate({ target: deletion.slot, set: values }).run();
 	}
+}
+
+/**
+ * Statements prepared on first use: a create uses 3 of them, a status 3 others,
+ * and building a statement is most of what Drizzle costs.
+ */
+function preparedOnce<T extends Record<string, () => unknown>>(builders: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
+	const prepared = {} as { [K in keyof T]: ReturnType<T[K]> };
+	for (const key of Object.keys(builders) as Array<keyof T>) {
+		Object.defineProperty(prepared, key, {
+			get() {
+				const statement = builders[key]!();
+				Object.defineProperty(prepared, key, { value: statement });
+				return statement;
+			},
+			configurable: true,
+		});
+	}
+	return prepared;
 }
 
 /** Whether the `steps_record_*` triggers (drizzle/0007) would append exactly `record` for this write. */
