@@ -17,9 +17,15 @@ export interface ShardflowEnv {
 }
 
 /** The namespace without its generic stub types, which are too deep for `tsc` when cast. */
-export function namespace(env: ShardflowEnv): { getByName(name: string): unknown } {
-	const ns = env.WORKFLOW_RUNNER as unknown as { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): unknown };
-	return { getByName: (name) => ns.get(ns.idFromName(name)) };
+type NamedNamespace = { getByName(name: string): unknown };
+
+/**
+ * The namespace as a stub factory by name: the runtime's own `getByName` (one
+ * call, no id object) where it has one, `get(idFromName(name))` otherwise.
+ */
+export function namespace(env: ShardflowEnv): NamedNamespace {
+	const ns = env.WORKFLOW_RUNNER as unknown as Partial<NamedNamespace> & { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): unknown };
+	return typeof ns.getByName === 'function' ? (ns as NamedNamespace) : { getByName: (name) => ns.get(ns.idFromName(name)) };
 }
 
 /** The stub of a workflow instance. Refuses reserved and malformed ids before any object is touched. */
