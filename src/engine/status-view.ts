@@ -4,7 +4,7 @@ import { fromStoredJson } from './json';
 import { MAX_SHOWN_ERROR_CHARS, STATUS_STEP_WINDOW, STEP_PAGE_DEFAULT, STEP_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
 import type { InstanceRow, InstanceStore, StepMeta } from './store';
 import { readRollbackState } from './rollback-state';
-import type { StepPage, StepStatus, StepSummary, WorkflowStatusInfo } from './types';
+import { FINISHED_STATUSES, type StepPage, type StepStatus, type StepSummary, type WorkflowStatusInfo } from './types';
 import { readWebhookRecord } from './webhook';
 
 /**
@@ -41,7 +41,9 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 	);
 	const events = store.eventCounts();
 	const rollback = readRollbackState(row);
-	const webhooks = (waitingWebhooks === 0 ? [] : store.readStepsOfKind('webhook', 'waiting')).map((step) => {
+	// A finished instance's waiting webhooks can only answer 410: it offers none.
+	const offersWebhooks = waitingWebhooks > 0 && !FINISHED_STATUSES.includes(row.status);
+	const webhooks = (offersWebhooks ? store.readStepsOfKind('webhook', 'waiting') : []).map((step) => {
 		const { url, expiresAt } = readWebhookRecord(step.result);
 		return { step: step.name, url, expiresAt };
 	});

@@ -76,6 +76,17 @@ describe('control routes', () => {
 		expect(await api('POST', `/workflows/${id}/restart`)).toMatchObject({ status: 200, json: { id, status: 'created' } });
 	});
 
+	it('takes a JSON content-type without a body as no body (a client that always sends the header can restart)', async () => {
+		const id = uniqueId('ctl-ct');
+		await api('POST', '/workflows', payment(id));
+		await settle(id);
+		const json = { 'content-type': 'application/json' };
+		expect(await api('POST', `/workflows/${id}/terminate`, undefined, json)).toMatchObject({ status: 200, json: { id, status: 'terminated' } });
+		expect(await api('POST', `/workflows/${id}/restart`, undefined, json)).toMatchObject({ status: 200, json: { id, status: 'created' } });
+		// A body that is there but broken is still refused.
+		expect(await api('POST', `/workflows/${id}/restart`, '{"from":', json)).toMatchObject({ status: 400, json: { error: { code: 'MALFORMED_JSON' } } });
+	});
+
 	it.for(['pause', 'resume', 'terminate', 'restart'])('answers 404 to %s on an unknown instance', async (action) => {
 		expect(await api('POST', `/workflows/${uniqueId('ghost')}/${action}`)).toMatchObject({ status: 404 });
 	});

@@ -115,6 +115,8 @@ describe('step.webhook', () => {
 		);
 		const target = await targetOf(sent[0]!);
 		expect(() => engine.completeWebhook(target, {})).toThrow(expect.objectContaining({ code: ErrorCode.WebhookExpired }));
+		// Nor does the status of a finished instance offer a URL that can only answer 410.
+		expect(engine.status().webhooks).toBeUndefined();
 	});
 });
 
