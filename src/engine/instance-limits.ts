@@ -51,8 +51,20 @@ export function resolveInstanceLimits(type: string, limits: InstanceLimits = {})
 
 /** The bytes one history record adds to its instance's history size: what `readHistoryMeta` and the store's `historySize` count. */
 export function historyRecordBytes(row: Pick<NewHistoryRow, 'value' | 'detail'>): number {
-	return byteLength(row.value) + byteLength(row.detail);
+	let bytes = measured.get(row);
+	if (bytes === undefined) {
+		bytes = byteLength(row.value) + byteLength(row.detail);
+		measured.set(row, bytes);
+	}
+	return bytes;
 }
+
+/**
+ * Sizes already taken, per record object: a pass counts each record it writes for the limit,
+ * and the Drizzle store counts the same object again for the history's tail; a step result
+ * of up to 1 MiB is measured once.
+ */
+const measured = new WeakMap<object, number>();
 
 const ASCII = /^[\x00-\x7f]*$/;
 /** UTF-8 bytes of a string; ASCII (most JSON) is measured without encoding a copy. */
