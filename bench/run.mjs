@@ -19,8 +19,8 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex >= 0 ? resolve(args[outIndex + 1] ?? '.') : join(root, 'bench/results');
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -184,22 +184,35 @@ try {
 		replays,
 	});
 
-	// (g) responsiveness: unrelated reads (an instance's status, an index listing) while one instance runs many CPU-light steps
+	// (g) responsiveness: unrelated reads (an instance's status, an index listing) sent while one instance runs many
+	// CPU-light steps. The probes start when its create is sent, not when the create answers: Cloudflare's local engine
+	// answers a create only once the whole run is over, so probes sent after its answer would measure an idle isolate.
+	// A probe every `probeGapMs` (a client polling); the floor column sends the same probes with nothing running.
 	const { id: probeId } = await post('/ours/run', PARAMS(1));
 	const responsiveness = (engine, probe) => async () => {
-		await post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+		const started = performance.now();
+		const created = engine === 'idle' ? Promise.resolve(null) : post(`/${engine}/create`, PARAMS(size.responsiveSteps));
 		/** @type {number[]} */
 		const times = [];
-		for (let i = 0; i < size.probes; i++) times.push((await timed(() => get(probe))).ms);
+		for (let i = 0; i < size.probes; i++) {
+			const due = started + i * size.probeGapMs - performance.now();
+			if (due > 0) await new Promise((r) => setTimeout(r, due));
+			times.push((await timed(() => get(probe))).ms);
+		}
+		const instance = await created;
+		if (instance) await post(`/${engine}/done/${instance.id}`);
 		return Math.max(...times);
 	};
-	await measure(`max latency of an unrelated GET /workflows/:id during a ${size.responsiveSteps}-step run`, 'ms', {
+	const during = `max latency of an unrelated GET sent during a ${size.responsiveSteps}-step run (one every ${size.probeGapMs} ms from its create on; floor col: nothing running)`;
+	await measure(during.replace('GET', 'GET /workflows/:id'), 'ms', {
 		ours: responsiveness('ours', `/ours/status/${probeId}`),
 		cf: responsiveness('cf', `/ours/status/${probeId}`),
+		floor: responsiveness('idle', `/ours/status/${probeId}`),
 	});
-	await measure(`max latency of an unrelated GET /workflows?type= during a ${size.responsiveSteps}-step run`, 'ms', {
+	await measure(during.replace('GET', 'GET /workflows?type='), 'ms', {
 		ours: responsiveness('ours', '/ours/list/bench'),
 		cf: responsiveness('cf', '/ours/list/bench'),
+		floor: responsiveness('idle', '/ours/list/bench'),
 	});
 	// (h) a status stays bounded: GET /workflows/:id of a long instance vs a 10-step one (step counts + the latest 100 steps)
 	const { id: longId } = await post('/ours/run', PARAMS(size.statusSteps));

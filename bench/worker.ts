@@ -185,6 +185,9 @@ app.post('/ours/child-round-trip', async (c) => {
 	return c.json({ id, status: await oursDone(c.env, id) });
 });
 
+// Waits until an instance has finished (responsiveness rows: the next measurement starts on a quiet isolate).
+app.post('/ours/done/:id', async (c) => c.json({ status: await oursDone(c.env, c.req.param('id')) }));
+app.post('/cf/done/:id', async (c) => c.json({ status: await cfDone(c.env, c.req.param('id')) }));
 // An unrelated read, for responsiveness while a long run holds the isolate.
 app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, { id: c.req.param('id') })));
 app.post('/ours/terminate/:id', async (c) => c.json({ status: await instances.terminate(c.env, { id: c.req.param('id') }) }));

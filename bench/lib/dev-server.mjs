@@ -38,7 +38,8 @@ export async function startDevServer(options = {}) {
 		cwd: options.cwd ?? root,
 		detached: true,
 		stdio: ['ignore', 'pipe', 'pipe'],
-		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+		// wrangler's local trace collector off, as under `npm run dev` (scripts/dev.mjs): a span per storage statement, written on the workflows' thread.
+		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true', X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? 'false' },
 	});
 	let log = '';
 	child.stdout.on('data', (d) => (log += d));
