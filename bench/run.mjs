@@ -7,6 +7,10 @@
 //   npm run bench                 full run, results in bench/results/
 //   npm run bench -- --smoke      tiny sizes (used by the test suite)
 //   npm run bench -- --out DIR    write results elsewhere
+//   npm run bench -- --collector off
+//                                 without wrangler's local trace collector, as `npm run dev` runs
+//                                 (results in latest-collector-off.{json,md}); on by default, as
+//                                 wrangler runs it and as every figure since the first round was measured
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +21,12 @@ const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const outIndex = args.indexOf('--out');
 const outDir = outIndex >= 0 ? resolve(args[outIndex + 1] ?? '.') : join(root, 'bench/results');
+const collectorIndex = args.indexOf('--collector');
+const collector = collectorIndex >= 0 ? args[collectorIndex + 1] : 'on';
+if (collector !== 'on' && collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(collector)}`);
+// wrangler's local trace collector (X_LOCAL_OBSERVABILITY): a span per storage statement, stored on the workflows' thread.
+process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
+const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
 	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
@@ -69,7 +79,7 @@ async function measure(name, unit, engines, better = 'lower') {
 const PARAMS = (steps, extra = {}) => ({ params: { steps, ...extra } });
 
 try {
-	console.error(`bench: ${smoke ? 'smoke' : 'full'} run against ${base}`);
+	console.error(`bench: ${smoke ? 'smoke' : 'full'} run against ${base}, wrangler's local trace collector ${collector}`);
 	// Warm every path once so no figure pays for module loading or first-object creation.
 	await post('/ours/run', PARAMS(2));
 	await post('/cf/run', PARAMS(2));
@@ -294,18 +304,19 @@ function report(storage) {
 		workerd: JSON.parse(readFileSync(join(root, 'node_modules/workerd/package.json'), 'utf8')).version,
 		cpus: availableParallelism(),
 		cpuModel: cpus()[0]?.model ?? 'unknown',
+		localTraceCollector: collector,
 	};
 	const notes = [
 		'"ours vs cf" is how many times better ours is (higher is better for us); medians of the repetitions, (min-max) in brackets.',
 		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
 		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention: ${fmt(storage.schemaObjectsLeftAfterRetention)} tables and no rows; databaseSize ${fmt(storage.bytesLeftAfterRetention)} B, an empty SQLite database's first page (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B; see docs/decisions.md "Bytes left after a deletion"); cf: ${storage.cf}.`,
 	];
-	console.log(`\n${md}\n\n${notes.join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel})`);
+	console.log(`\n${md}\n\n${notes.join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`);
 	mkdirSync(outDir, { recursive: true });
 	const stamp = new Date().toISOString();
-	writeFileSync(join(outDir, smoke ? 'smoke.json' : 'latest.json'), JSON.stringify({ stamp, smoke, size, versions, storage, results }, null, 2));
+	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, results }, null, 2));
 	writeFileSync(
-		join(outDir, smoke ? 'smoke.md' : 'latest.md'),
-		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel})\n`,
+		join(outDir, `${resultName}.md`),
+		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}\n`,
 	);
 }
