@@ -11,7 +11,13 @@ const child = spawn(process.execPath, [join(root, 'node_modules/wrangler/bin/wra
 	stdio: 'inherit',
 	env: { ...process.env, X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? 'false' },
 });
-// Ctrl-C reaches wrangler through the terminal's process group; a SIGTERM sent to npm alone is passed on.
+// Ctrl-C reaches wrangler through the terminal's process group. A SIGTERM sent to npm alone stops
+// npm's shell but is not passed on to this script, so this script also stops wrangler when its
+// parent goes away (a process manager or a test harness stopping `npm run dev`).
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => child.kill('SIGTERM'));
+const parent = process.ppid;
+setInterval(() => {
+	if (process.ppid !== parent) child.kill('SIGTERM');
+}, 250).unref();
 child.on('exit', (code, signal) => process.exit(signal ? 1 : (code ?? 0)));
