@@ -29,8 +29,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -223,6 +223,25 @@ try {
 		ours: responsiveness('ours', '/ours/list/bench'),
 		cf: responsiveness('cf', '/ours/list/bench'),
 		floor: responsiveness('idle', '/ours/list/bench'),
+	});
+	// (g2) the same read sent once per run, at a moment of it: nobody polls, so the pass runs the long slices of a
+	// calm isolate (one run per delay; the row is the slowest of them).
+	const lone = (engine, probe) => async () => {
+		/** @type {number[]} */
+		const times = [];
+		for (const delay of size.loneDelays) {
+			const created = engine === 'idle' ? Promise.resolve(null) : post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+			await new Promise((r) => setTimeout(r, delay));
+			times.push((await timed(() => get(probe))).ms);
+			const instance = await created;
+			if (instance) await post(`/${engine}/done/${instance.id}`);
+		}
+		return Math.max(...times);
+	};
+	await measure(`max latency of a lone GET /workflows/:id sent ${size.loneDelays.join('/')} ms into a ${size.responsiveSteps}-step run (floor col: nothing running)`, 'ms', {
+		ours: lone('ours', `/ours/status/${probeId}`),
+		cf: lone('cf', `/ours/status/${probeId}`),
+		floor: lone('idle', `/ours/status/${probeId}`),
 	});
 	// (h) a status stays bounded: GET /workflows/:id of a long instance vs a 10-step one (step counts + the latest 100 steps)
 	const { id: longId } = await post('/ours/run', PARAMS(size.statusSteps));
