@@ -14,16 +14,23 @@
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-const args = process.argv.slice(2);
-const smoke = args.includes('--smoke');
-const outIndex = args.indexOf('--out');
-const outDir = outIndex >= 0 ? resolve(args[outIndex + 1] ?? '.') : join(root, 'bench/results');
-const collectorIndex = args.indexOf('--collector');
-const collector = collectorIndex >= 0 ? args[collectorIndex + 1] : 'on';
-if (collector !== 'on' && collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(collector)}`);
+/** @type {{ smoke: boolean, out?: string, collector: string }} */
+let options;
+try {
+	options = /** @type {any} */ (
+		parseArgs({ options: { smoke: { type: 'boolean', default: false }, out: { type: 'string' }, collector: { type: 'string', default: 'on' } }, strict: true, allowPositionals: false }).values
+	);
+	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
+} catch (error) {
+	console.error(`npm run bench: ${error instanceof Error ? error.message : error}\nusage: npm run bench [-- --smoke] [--out DIR] [--collector on|off]`);
+	process.exit(2);
+}
+const { smoke, collector } = options;
+const outDir = options.out !== undefined ? resolve(options.out) : join(root, 'bench/results');
 // wrangler's local trace collector (X_LOCAL_OBSERVABILITY): a span per storage statement, stored on the workflows' thread.
 process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
@@ -315,7 +322,7 @@ function report(storage) {
 	const cell = (r) => (r ? `${fmt(r.median)}${Number.isFinite(r.min) ? ` (${fmt(r.min)}-${fmt(r.max)})` : ''}` : '-');
 	const ratio = (a, b, better) => (a && b && a.median > 0 && b.median > 0 ? `${fmt(better === 'higher' ? a.median / b.median : b.median / a.median)}x` : '-');
 	const header = ['measurement', 'unit', 'ours', 'cf workflows', 'floor', 'ours vs cf', 'ours vs floor'];
-	const rows = results.map((r) => [r.name, r.unit, cell(r.ours), cell(r.cf), cell(r.floor), ratio(r.ours, r.cf, r.better), r.floor ? `${fmt(r.ours.median / r.floor.median)}x of floor` : '-']);
+	const rows = results.map((r) => [r.name, r.unit, cell(r.ours), cell(r.cf), cell(r.floor), ratio(r.ours, r.cf, r.better), r.floor && r.floor.median > 0 ? `${fmt(r.ours.median / r.floor.median)}x of floor` : '-']);
 	const md = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 	const versions = {
 		node: process.version,

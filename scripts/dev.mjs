@@ -1,7 +1,7 @@
 // `npm run dev`: wrangler dev with the example workflows, open to local requests (SHARDFLOW_ENV=development).
 // wrangler's experimental local trace collector (X_LOCAL_OBSERVABILITY, on by default in wrangler 4.16x)
 // is off unless you ask for it: it records a span per storage statement and writes them to SQLite on the
-// thread that runs the workflows, which doubles a long run's time and triples what an unrelated request
+// thread that runs the workflows, which makes a long run 1.4-2x slower and multiplies what an unrelated request
 // waits during it (docs/decisions.md "wrangler's local trace collector"). X_LOCAL_OBSERVABILITY=true turns it on.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 const root = join(import.meta.dirname, '..');
 const child = spawn(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--var', 'SHARDFLOW_ENV:development', ...process.argv.slice(2)], {
 	stdio: 'inherit',
-	env: { ...process.env, X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? 'false' },
+	env: { ...process.env, X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY || 'false' },
 });
 // Ctrl-C reaches wrangler through the terminal's process group. A SIGTERM sent to npm alone stops
 // npm's shell but is not passed on to this script, so this script also stops wrangler when its

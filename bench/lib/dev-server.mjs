@@ -39,7 +39,7 @@ export async function startDevServer(options = {}) {
 		detached: true,
 		stdio: ['ignore', 'pipe', 'pipe'],
 		// wrangler's local trace collector off, as under `npm run dev` (scripts/dev.mjs): a span per storage statement, written on the workflows' thread.
-		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true', X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? 'false' },
+		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true', X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY || 'false' },
 	});
 	let log = '';
 	child.stdout.on('data', (d) => (log += d));

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,4 +25,13 @@ describe('npm run bench', () => {
 			rmSync(out, { recursive: true, force: true });
 		}
 	}, 240_000);
+
+	it('refuses an option it does not know, or a collector other than on/off, in one line and before starting anything', () => {
+		for (const args of [['--colector', 'off'], ['--collector', 'ON'], ['--collector']]) {
+			const run = spawnSync(process.execPath, [join(root, 'bench/run.mjs'), '--smoke', ...args], { cwd: root, encoding: 'utf8', timeout: 20_000 });
+			expect(run.status).toBe(2);
+			expect(run.stderr).toMatch(/^npm run bench: .+\nusage: /);
+			expect(run.stderr).not.toMatch(/\n\s+at /);
+		}
+	});
 });
