@@ -206,9 +206,17 @@ try {
 	// answers a create only once the whole run is over, so probes sent after its answer would measure an idle isolate.
 	// A probe every `probeGapMs` (a client polling); the floor column sends the same probes with nothing running.
 	const { id: probeId } = await post('/ours/run', PARAMS(1));
+	/** Sends the create of a long run (none for 'idle'); the returned function waits until that run has finished. */
+	const startLongRun = (engine) => {
+		const created = engine === 'idle' ? Promise.resolve(null) : post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+		return async () => {
+			const instance = await created;
+			if (instance) await post(`/${engine}/done/${instance.id}`);
+		};
+	};
 	const responsiveness = (engine, probe) => async () => {
 		const started = performance.now();
-		const created = engine === 'idle' ? Promise.resolve(null) : post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+		const finished = startLongRun(engine);
 		/** @type {number[]} */
 		const times = [];
 		for (let i = 0; i < size.probes; i++) {
@@ -216,8 +224,7 @@ try {
 			if (due > 0) await new Promise((r) => setTimeout(r, due));
 			times.push((await timed(() => get(probe))).ms);
 		}
-		const instance = await created;
-		if (instance) await post(`/${engine}/done/${instance.id}`);
+		await finished();
 		return Math.max(...times);
 	};
 	const during = `max latency of an unrelated GET sent during a ${size.responsiveSteps}-step run (one every ${size.probeGapMs} ms from its create on; floor col: nothing running)`;
@@ -237,11 +244,10 @@ try {
 		/** @type {number[]} */
 		const times = [];
 		for (const delay of size.loneDelays) {
-			const created = engine === 'idle' ? Promise.resolve(null) : post(`/${engine}/create`, PARAMS(size.responsiveSteps));
+			const finished = startLongRun(engine);
 			await new Promise((r) => setTimeout(r, delay));
 			times.push((await timed(() => get(probe))).ms);
-			const instance = await created;
-			if (instance) await post(`/${engine}/done/${instance.id}`);
+			await finished();
 		}
 		return Math.max(...times);
 	};
