@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { callOperation } from '../client/instance-client';
 import { webhookKey } from '../client/webhook-key';
 import { ErrorCode, ValidationError } from '../engine/errors';
-import { MAX_JSON_BYTES } from '../engine/json';
+import { MAX_JSON_BYTES, assertJsonDepth } from '../engine/json';
 import { decodeWebhookToken } from '../engine/webhook';
 import type { ApiEnv } from './app';
 import { errorJson } from './http-errors';
@@ -36,6 +36,8 @@ export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): vo
 				} catch {
 					throw new ValidationError(ErrorCode.InvalidPayload, 'a webhook body must be JSON (or empty)');
 				}
+				// As create and events do: a value nested past what serialisers' stacks hold is a 400, never a 500.
+				assertJsonDepth(body, 'the webhook body');
 			}
 			await callOperation(c.env, 'completeWebhook', { id: target.id, target, body });
 			return c.json({ received: true as const }, 200);

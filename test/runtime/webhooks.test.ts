@@ -75,6 +75,17 @@ describe('one-shot webhooks over HTTP', () => {
 		expect((await instances.status(testEnv, { id })).output).toEqual({ body: { approved: false } });
 	});
 
+	it('refuses a body nested 5,000 levels deep with 400 (not a 500) and keeps the webhook usable', async () => {
+		const { id, path } = await waitingHook();
+		const deep = '['.repeat(5000) + ']'.repeat(5000);
+		const refused = await api('POST', path, deep, { 'content-type': 'application/json' });
+		expect(refused.status).toBe(400);
+		expect(refused.json).toMatchObject({ error: { code: 'NOT_SERIALIZABLE' } });
+		expect((await post(path, { approved: true })).status).toBe(200);
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).output).toEqual({ body: { approved: true } });
+	});
+
 	it('refuses a body over the event payload limit with 413', async () => {
 		const { path } = await waitingHook();
 		const response = await post(path, { blob: 'x'.repeat(1024 * 1024 + 10) });
