@@ -1,8 +1,8 @@
 // Starts `wrangler dev` on a free loopback port, waits until it serves, and
 // stops it by its own process group. Used by the benchmark driver and by the
 // tooling tests that exercise the Workers over real HTTP.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,7 +25,7 @@ export function freePort() {
 /**
  * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string }} [options]
  *   `cwd`: the project to serve (the repository by default); the repository's own wrangler serves it either way.
- * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string }>}
+ * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string, peakMemory: { reset: () => void, mib: () => number } }>}
  */
 export async function startDevServer(options = {}) {
 	const configs = options.configs ?? ['wrangler.jsonc'];
@@ -72,11 +72,38 @@ export async function startDevServer(options = {}) {
 		if (/Ready on/.test(log)) {
 			try {
 				await fetch(`${url}/__health`);
-				return { url, port, pid: child.pid ?? 0, persistTo, stop, crash, output: () => log };
+				return { url, port, pid: child.pid ?? 0, persistTo, stop, crash, output: () => log, peakMemory: peakMemory(child.pid ?? 0) };
 			} catch {}
 		}
 		await new Promise((r) => setTimeout(r, 200));
 	}
 	await stop();
 	throw new Error(`wrangler dev did not become ready:\n${log}`);
+}
+
+/**
+ * The peak resident memory of this server's `workerd` processes (Linux: `VmHWM`,
+ * reset by writing 5 to `clear_refs`): what one operation costs in memory, seen
+ * from outside. There are two under `wrangler dev`; the one running the Worker is
+ * the larger, and `mib()` reports the largest peak since the last `reset()`.
+ * @param {number} group the process group wrangler was started in
+ */
+function peakMemory(group) {
+	// /proc/<pid>/stat: "pid (comm) state ppid pgrp ...".
+	const pids = () =>
+		readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
+			try {
+				const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+				const [, comm, rest] = /^\d+ \((.*)\) (.*)$/s.exec(stat) ?? [];
+				return comm === 'workerd' && Number(rest?.split(' ')[2]) === group;
+			} catch {
+				return false; // gone meanwhile
+			}
+		});
+	return {
+		reset: () => {
+			for (const pid of pids()) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+		},
+		mib: () => Math.max(0, ...pids().map((pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024)),
+	};
 }

@@ -1,12 +1,10 @@
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { IndexClient } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';
 import { rebalance } from '../client/rebalance';
 import { backlogSummary } from '../client/reconcile';
 import { ErrorCode, RegistryError } from '../engine/errors';
-import { MAX_JSON_BYTES } from '../engine/json';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
 import { authMode, requireAuth, requireTokenIfSet } from './auth';
@@ -18,6 +16,7 @@ import { wakeSchedules } from '../client/schedule-client';
 import { scheduledTypes } from '../engine/schedule';
 import { concurrencyOf } from '../engine/concurrency';
 import { hasBody } from './has-body';
+import { MAX_BODY_BYTES, limitBody } from './body-limits';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
@@ -36,9 +35,6 @@ export type ApiEnv = ShardflowEnv & {
 	/** "development" under `npm run dev`; anything else counts as production. */
 	SHARDFLOW_ENV?: string;
 };
-
-/** Room for the envelope around a 1 MiB payload. */
-const MAX_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024;
 
 
 /** What the API is built with besides its registry. */
@@ -146,13 +142,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 		app.use('*', requireAuth);
 	}
-	app.use(
-		'*',
-		bodyLimit({
-			maxSize: MAX_BODY_BYTES,
-			onError: (c) => errorJson(c, 413, ErrorCode.TooLarge, `request bodies are limited to ${MAX_BODY_BYTES} bytes (payloads to 1 MiB)`),
-		}),
-	);
+	app.use('*', limitBody(MAX_BODY_BYTES, (c) => errorJson(c, 413, ErrorCode.TooLarge, `request bodies are limited to ${MAX_BODY_BYTES} bytes (payloads to 1 MiB)`)));
 	app.use('*', async (c, next) => {
 		if (c.req.method === 'POST' && hasBody(c)) {
 			const type = c.req.header('content-type') ?? '';

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import type { ApiEnv } from '../api/app';
+import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
 import { MAX_LIMIT } from '../engine/index-query';
@@ -24,6 +25,7 @@ const PAGE_SIZE = 50;
 const MAX_LIST_LIMIT = MAX_LIMIT;
 /** A header the dashboard's own scripts send with every change: a cross-site form cannot set it. */
 export const DASHBOARD_HEADER = 'x-shardflow-dashboard';
+const API_PREFIX = '/dashboard/api';
 
 /**
  * The dashboard at /dashboard: server-rendered pages (Hono JSX) over the REST
@@ -34,6 +36,8 @@ export const DASHBOARD_HEADER = 'x-shardflow-dashboard';
  */
 export function createDashboard(registry: Registry, api: ApiFetch) {
 	const app = new Hono<{ Bindings: ApiEnv }>();
+	/** Requests the dashboard made of the API: one never reaches the dashboard again (the proxy is one hop, whatever its path says). */
+	const made = new WeakSet<Request>();
 
 	/** Calls the REST API in process, with the deployment's token when it has one: the session stands for it. */
 	const callApi = async <T,>(c: DashboardContext, path: string, init: RequestInit = {}): Promise<ApiResult<T>> => {
@@ -51,7 +55,10 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		} catch {
 			ctx = undefined; // app.request() in tests has none
 		}
-		return api(new Request(new URL(path, c.req.url), { ...init, headers }), c.env, ctx);
+		// The path is put on the dashboard's own origin, never resolved against it: `//host/x` stays a path.
+		const request = new Request(new URL(c.req.url).origin + path, { ...init, headers });
+		made.add(request);
+		return api(request, c.env, ctx);
 	};
 
 	const page = async (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' } = {}) =>
@@ -68,8 +75,14 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	const refuse = (c: DashboardContext, status: 401 | 403, code: string, message: string) =>
 		isPage(c) ? errorPage(c, status, code, message) : c.json({ error: { code, message } }, status);
 
+	// ---- what may come in: no body past the API's own limit (a few KiB for the sign-in form), refused before it is read ----
+	const tooLarge = (c: DashboardContext, message: string) => (isPage(c) ? errorPage(c, 413, 'TOO_LARGE', message) : c.json({ error: { code: 'TOO_LARGE', message } }, 413));
+	app.use('/login', limitBody(LOGIN_BODY_BYTES, tooLarge));
+	app.use('*', limitBody(MAX_BODY_BYTES, tooLarge));
+
 	// ---- who may come in ----
 	app.use('*', async (c, next) => {
+		if (made.has(c.req.raw)) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: 'the dashboard proxies the API only' } }, 404);
 		const mode = authMode(c.env);
 		if (mode === 'unconfigured') {
 			return refuse(c, 403, 'AUTH_NOT_CONFIGURED', 'this deployment has no API_TOKEN: set one with `wrangler secret put API_TOKEN` (or ALLOW_UNAUTHENTICATED=true on purpose) to use the dashboard');
@@ -103,17 +116,16 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header(DASHBOARD_HEADER) !== '1') {
 			return c.json({ error: { code: 'CROSS_SITE_REQUEST', message: `changes through the dashboard need the ${DASHBOARD_HEADER} header` } }, 403);
 		}
-		const url = new URL(c.req.url);
-		const target = url.pathname.slice('/dashboard/api'.length);
+		const target = proxyTarget(c.req.path);
 		// The API's routes only: the dashboard does not proxy itself.
-		if (target.startsWith('/dashboard')) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: `no API route at ${target}` } }, 404);
+		if (target === null) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: `no API route at ${c.req.path.slice(API_PREFIX.length)}` } }, 404);
 		const headers = new Headers();
 		for (const name of ['content-type', 'idempotency-key']) {
 			const value = c.req.header(name);
 			if (value !== undefined) headers.set(name, value);
 		}
 		const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : await c.req.arrayBuffer();
-		return forward(c, target + url.search, { method: c.req.method, headers, ...(body && body.byteLength ? { body } : {}) });
+		return forward(c, target + new URL(c.req.url).search, { method: c.req.method, headers, ...(body && body.byteLength ? { body } : {}) });
 	});
 
 	// ---- live: one WebSocket per index shard, accepted (and hibernated) by the shard itself ----
@@ -173,6 +185,28 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		return errorPage(c, 500, 'INTERNAL', 'internal error');
 	});
 	return app;
+}
+
+/**
+ * The API path a proxied request is for, or null when it is none the proxy may
+ * call. It is taken from the routed path (percent-decoded as the router
+ * decodes it, so `/dashboard/%61pi/x` proxies `/x`, not a path cut at the
+ * wrong length), must be an absolute path after dot segments are resolved, and
+ * must not lead back into the dashboard under any spelling.
+ */
+export function proxyTarget(routedPath: string): string | null {
+	if (!routedPath.startsWith(`${API_PREFIX}/`)) return null;
+	const url = new URL('https://api.invalid');
+	url.pathname = routedPath.slice(API_PREFIX.length);
+	const target = url.pathname;
+	let decoded: string;
+	try {
+		decoded = decodeURIComponent(target);
+	} catch {
+		return null;
+	}
+	if (target.startsWith('//') || /^\/+dashboard(?:[/?#]|$)/i.test(decoded)) return null;
+	return target;
 }
 
 const isPage = (c: DashboardContext) => !c.req.path.startsWith('/dashboard/api/') && !c.req.path.startsWith('/dashboard/live/');

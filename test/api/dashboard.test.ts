@@ -98,6 +98,18 @@ describe('dashboard sign-in and cross-site protection', () => {
 		expect((await page({ ...withToken, API_TOKEN: 'rotated' }, 'GET', '/dashboard', { headers: { cookie: session } })).status).toBe(303);
 	});
 
+	it('gives a signed-in user the API route a percent-encoded proxy path decodes to, and never the dashboard again', async () => {
+		const session = ((await signIn(withToken.API_TOKEN)).headers.get('set-cookie') ?? '').split(';')[0]!;
+		const get = (path: string) => page(withToken, 'GET', path, { headers: { cookie: session } });
+		expect((await get('/dashboard/%61pi/types')).status).toBe(200);
+		expect((await get('/dashboard/api/%74ypes/payment')).status).toBe(200);
+		for (const path of ['/dashboard/api/%64ashboard/api/types', '/dashboard/api/%2564ashboard/api/types', '/dashboard/api//dashboard']) {
+			const res = await get(path);
+			expect(res.status, path).toBe(404);
+			expect(JSON.parse(res.text).error.code, path).toBe('ROUTE_NOT_FOUND');
+		}
+	});
+
 	it('refuses changes from another origin and changes without the dashboard header', async () => {
 		const session = ((await signIn(withToken.API_TOKEN)).headers.get('set-cookie') ?? '').split(';')[0]!;
 		const post = (headers: Record<string, string>) => page(withToken, 'POST', '/dashboard/api/workflows/x-1/pause', { headers: { cookie: session, ...headers } });
