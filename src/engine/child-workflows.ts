@@ -73,20 +73,35 @@ export interface ChildRef {
 	mode: 'start' | 'invoke';
 }
 
+/** What joins a parent's id and its step in a child's default id; reserved for children (`isReservedChildId`). */
+export const CHILD_ID_SEPARATOR = '::';
+
 /**
- * The id of a child started at `step` of `parentId`: `<parent>:<step>` in the first
- * generation, `<parent>:g<n>:<step>` after a restart (so a restarted parent starts new
+ * The id of a child started at `step` of `parentId`: `<parent>::<step>` in the first
+ * generation, `<parent>::g<n>::<step>` after a restart (so a restarted parent starts new
  * children), and a hashed form when that is not a valid id (a long or unusual step name).
+ * Ids with `::` are reserved for children, so nobody can create a child's id before its parent does.
  */
 export function childIdFor(parentId: string, generation: number, step: string): string {
-	const plain = generation === 0 ? `${parentId}:${step}` : `${parentId}:g${generation}:${step}`;
+	const sep = CHILD_ID_SEPARATOR;
+	const plain = generation === 0 ? `${parentId}${sep}${step}` : `${parentId}${sep}g${generation}${sep}${step}`;
 	try {
 		assertValidWorkflowId(plain);
 		return plain;
 	} catch {
 		const digest = `${fnv1a32(`${parentId}\n${generation}\n${step}`).toString(36)}${fnv1a32(`${step}\n${generation}\n${parentId}`).toString(36)}`;
-		return `${parentId.slice(0, 80)}:c${generation}-${digest}`;
+		return `${parentId.slice(0, 76)}${sep}c${generation}-${digest}`;
 	}
+}
+
+/**
+ * Whether an id has the shape of a child's default id. Such ids are reserved: only a
+ * parent's `step.invoke`/`step.start` creates one, and a create from the API, a helper
+ * or a batch that names one is refused (as schedule tick ids are), so a caller cannot
+ * take a child's predictable id first and make its parent's step fail.
+ */
+export function isReservedChildId(id: string): boolean {
+	return id.includes(CHILD_ID_SEPARATOR);
 }
 
 /** Polls of an unfinished child: 2 s, doubling to at most a minute (the child's notice usually comes first). */

@@ -12,6 +12,7 @@ import type { WebhookTarget } from '../engine/webhook';
 import { operation } from './operation';
 import { ErrorCode, ValidationError } from '../engine/errors';
 import { isScheduledInstanceId } from '../engine/schedule-name';
+import { isReservedChildId } from '../engine/child-workflows';
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
 function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
@@ -43,6 +44,10 @@ export const operations = {
 			// Only the type's schedule object creates tick ids (engine/schedule-name.ts).
 			if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
 				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids of the form <type>:sched:<tick> belong to schedule ticks`);
+			}
+			// Only a parent's step creates ids with `::` (engine/child-workflows.ts).
+			if (typeof id === 'string' && input.parent === undefined && isReservedChildId(id)) {
+				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids containing "::" belong to child workflows, created by their parent's step`);
 			}
 			assertJsonDepth(input.payload, 'payload');
 			return { id, type: input.type, payload: input.payload, ...(input.parent !== undefined ? { parent: input.parent } : {}) };

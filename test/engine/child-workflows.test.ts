@@ -130,51 +130,51 @@ async function startParent(payload: { n: number; abandon?: boolean }) {
 describe('step.invoke', () => {
 	it('starts the child with an id derived from the parent and the step, and returns its output', async () => {
 		const parent = await startParent({ n: 21 });
-		expect(parent.status()).toMatchObject({ status: 'completed', output: '42 (receipt p:receipt)' });
-		expect(world.engine('p:double').status()).toMatchObject({ status: 'completed', output: 42, parentId: 'p' });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: '42 (receipt p::receipt)' });
+		expect(world.engine('p::double').status()).toMatchObject({ status: 'completed', output: 42, parentId: 'p' });
 	});
 
 	it('records the child in both histories: child.started and child.completed in the parent, the parent in the child', async () => {
 		const parent = await startParent({ n: 21 });
 		const kinds = parent.history().events.filter((e) => e.kind.startsWith('child.'));
 		expect(kinds).toMatchObject([
-			{ kind: 'child.started', step: 'receipt', childId: 'p:receipt', childType: 'double', mode: 'start' },
-			{ kind: 'child.started', step: 'double', childId: 'p:double', childType: 'double', mode: 'invoke' },
-			{ kind: 'child.completed', step: 'double', childId: 'p:double', output: 42 },
+			{ kind: 'child.started', step: 'receipt', childId: 'p::receipt', childType: 'double', mode: 'start' },
+			{ kind: 'child.started', step: 'double', childId: 'p::double', childType: 'double', mode: 'invoke' },
+			{ kind: 'child.completed', step: 'double', childId: 'p::double', output: 42 },
 		]);
-		expect(world.engine('p:double').history().events[0]).toMatchObject({ kind: 'workflow.created', parent: { id: 'p', type: 'parent', step: 'double' } });
+		expect(world.engine('p::double').history().events[0]).toMatchObject({ kind: 'workflow.created', parent: { id: 'p', type: 'parent', step: 'double' } });
 	});
 
 	it('throws a catchable ChildWorkflowError with the child id, status and error when the child errors', async () => {
 		const parent = await startParent({ n: -1 });
-		expect(parent.status()).toMatchObject({ status: 'completed', output: 'child p:double errored: cannot double -1' });
-		expect(parent.history().events.find((e) => e.kind === 'child.failed')).toMatchObject({ childId: 'p:double', status: 'errored', error: { message: 'cannot double -1' } });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 'child p::double errored: cannot double -1' });
+		expect(parent.history().events.find((e) => e.kind === 'child.failed')).toMatchObject({ childId: 'p::double', status: 'errored', error: { message: 'cannot double -1' } });
 	});
 
 	it('throws ChildWorkflowError with status terminated when the child is terminated', async () => {
 		const parent = await startParent({ n: 0 });
 		expect(parent.status().status).toBe('waiting');
-		world.engine('p:double').terminate();
+		world.engine('p::double').terminate();
 		await world.idle();
-		expect(parent.status()).toMatchObject({ status: 'completed', output: 'child p:double terminated: undefined' });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 'child p::double terminated: undefined' });
 	});
 
 	it('wakes the parent exactly once when the child finishes while the parent is evicted', async () => {
 		await startParent({ n: 0 });
 		world.evict('p');
-		await world.engine('p:double').sendEvent('go', {});
+		await world.engine('p::double').sendEvent('go', {});
 		await world.idle();
-		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p::receipt)' });
 		expect(world.engine('p').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(1);
-		expect(runs.get('double:p:double')).toBe(2); // one pass waited for "go", one finished
+		expect(runs.get('double:p::double')).toBe(2); // one pass waited for "go", one finished
 	});
 
 	it("takes the child's outcome from its notice, without calling the child back", async () => {
 		await startParent({ n: 0 });
 		const calls = world.outcomeCalls;
-		await world.engine('p:double').sendEvent('go', {});
+		await world.engine('p::double').sendEvent('go', {});
 		await world.idle();
-		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p::receipt)' });
 		expect(world.outcomeCalls).toBe(calls);
 	});
 
@@ -185,19 +185,19 @@ describe('step.invoke', () => {
 	])('ignores a notice with %s and asks the child itself', async ([, forge]) => {
 		await startParent({ n: 0 });
 		world.forge = forge;
-		await world.engine('p:double').sendEvent('go', {});
+		await world.engine('p::double').sendEvent('go', {});
 		await world.idle();
-		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p::receipt)' });
 	});
 
 	it('hears of a child whose notice was lost (a crash between its end and the notice) by polling it from the alarm', async () => {
 		const parent = await startParent({ n: 0 });
 		world.deaf = true;
-		await world.engine('p:double').sendEvent('go', {});
+		await world.engine('p::double').sendEvent('go', {});
 		await world.idle();
 		expect(parent.status().status).toBe('waiting');
 		await world.advance(2_000);
-		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p:receipt)' });
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '0 (receipt p::receipt)' });
 		expect(world.engine('p').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(1);
 	});
 
@@ -208,9 +208,9 @@ describe('step.invoke', () => {
 		world.unreachable = false;
 		await world.advance(2_000);
 		await world.advance(2_000);
-		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '10 (receipt p:receipt)' });
-		expect(runs.get('double:p:double')).toBe(1);
-		expect(runs.get('double:p:receipt')).toBe(1);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '10 (receipt p::receipt)' });
+		expect(runs.get('double:p::double')).toBe(1);
+		expect(runs.get('double:p::receipt')).toBe(1);
 	});
 
 	it('starts no second child when the parent crashes after the create and replays', async () => {
@@ -219,7 +219,7 @@ describe('step.invoke', () => {
 		revived.alarm();
 		await world.idle();
 		await world.advance(10_000);
-		expect(world.engine('p:double').history().events.filter((e) => e.kind === 'workflow.created')).toHaveLength(1);
+		expect(world.engine('p::double').history().events.filter((e) => e.kind === 'workflow.created')).toHaveLength(1);
 		expect(revived.history().events.filter((e) => e.kind === 'child.started')).toHaveLength(2);
 	});
 
@@ -252,9 +252,9 @@ describe('terminating a parent', () => {
 		const parent = await startParent({ n: 0 });
 		parent.terminate();
 		await world.idle();
-		expect(world.engine('p:double').status().status).toBe('terminated');
+		expect(world.engine('p::double').status().status).toBe('terminated');
 		// The receipt child had finished: it stays completed.
-		expect(world.engine('p:receipt').status().status).toBe('completed');
+		expect(world.engine('p::receipt').status().status).toBe('completed');
 	});
 
 	it('terminates its unfinished children after its rollbacks when terminated with rollback', async () => {
@@ -262,15 +262,15 @@ describe('terminating a parent', () => {
 		parent.terminate({ rollback: true });
 		await world.idle();
 		expect(parent.status().status).toBe('terminated');
-		expect(world.engine('p:double').status().status).toBe('terminated');
-		expect(world.engine('p:receipt').status().status).toBe('completed');
+		expect(world.engine('p::double').status().status).toBe('terminated');
+		expect(world.engine('p::receipt').status().status).toBe('completed');
 	});
 
 	it("leaves a child started with onParentTerminate: 'abandon' running", async () => {
 		const parent = await startParent({ n: 0, abandon: true });
 		parent.terminate();
 		await world.idle();
-		expect(world.engine('p:double').status().status).toBe('waiting');
+		expect(world.engine('p::double').status().status).toBe('waiting');
 	});
 
 	it('retries the cascade from the alarm while a child cannot be reached', async () => {
@@ -278,20 +278,20 @@ describe('terminating a parent', () => {
 		world.unreachable = true;
 		parent.terminate();
 		await world.idle();
-		expect(world.engine('p:double').status().status).toBe('waiting');
+		expect(world.engine('p::double').status().status).toBe('waiting');
 		world.unreachable = false;
 		await world.advance(1_000);
-		expect(world.engine('p:double').status().status).toBe('terminated');
+		expect(world.engine('p::double').status().status).toBe('terminated');
 	});
 });
 
 describe('step.start', () => {
 	it('returns the child id idempotently: a replay returns the same id and starts nothing', async () => {
 		const parent = await startParent({ n: 3 });
-		expect(parent.status().output).toContain('receipt p:receipt');
+		expect(parent.status().output).toContain('receipt p::receipt');
 		parent.restart({ from: 'double' });
 		await world.idle();
-		expect(parent.status()).toMatchObject({ status: 'completed', output: '6 (receipt p:receipt)' });
-		expect(runs.get('double:p:receipt')).toBe(1);
+		expect(parent.status()).toMatchObject({ status: 'completed', output: '6 (receipt p::receipt)' });
+		expect(runs.get('double:p::receipt')).toBe(1);
 	});
 });

@@ -24,29 +24,44 @@ const statusOf = async (id: string) => (await api('GET', `/workflows/${id}`)).js
 async function waitingParent(options: { abandon?: boolean } = {}) {
 	const id = uniqueId('parent');
 	await ChildParentWorkflow.create(testEnv, { id, payload: { n: 0, ...options } });
-	await until(async () => (await statusOf(`${id}:double`))?.status === 'waiting', 'the child to wait for go');
+	await until(async () => (await statusOf(`${id}::double`))?.status === 'waiting', 'the child to wait for go');
 	await settle(id);
 	expect((await statusOf(id)).status).toBe('waiting');
 	return id;
 }
 
 describe('step.invoke (workerd)', () => {
+	it("cannot be squatted: a create that names a child's id first is refused, and the parent's child then runs", async () => {
+		const id = uniqueId('parent');
+		for (const child of [`${id}::double`, `${id}::g1::double`]) {
+			const refused = await api('POST', '/workflows', { type: 'child-double', id: child, payload: { n: 1 } });
+			expect(refused.status, child).toBe(400);
+			expect(refused.json.error.code).toBe('RESERVED_ID');
+			const batch = await api('POST', '/workflows/batch', { items: [{ type: 'child-double', id: child, payload: { n: 1 } }] });
+			expect(batch.json.items[0]).toMatchObject({ result: 'refused', error: { code: 'RESERVED_ID' } });
+		}
+		await ChildParentWorkflow.create(testEnv, { id, payload: { n: 21 } });
+		await settle(id);
+		await settle(`${id}::receipt`);
+		expect(await ChildParentWorkflow.status(testEnv, id)).toMatchObject({ status: 'completed', output: `42 (receipt ${id}::receipt)` });
+	});
+
 	it('runs the child and returns its output; status, history and the list show the parent', async () => {
 		const id = uniqueId('parent');
 		await ChildParentWorkflow.create(testEnv, { id, payload: { n: 21 } });
 		await until(async () => (await statusOf(id)).status === 'completed', 'the parent to complete');
-		expect(await ChildParentWorkflow.status(testEnv, id)).toMatchObject({ status: 'completed', output: `42 (receipt ${id}:receipt)` });
-		expect(await ChildDoublerWorkflow.status(testEnv, `${id}:double`)).toMatchObject({ status: 'completed', output: 42, parentId: id });
+		expect(await ChildParentWorkflow.status(testEnv, id)).toMatchObject({ status: 'completed', output: `42 (receipt ${id}::receipt)` });
+		expect(await ChildDoublerWorkflow.status(testEnv, `${id}::double`)).toMatchObject({ status: 'completed', output: 42, parentId: id });
 		const parentHistory = (await api('GET', `/workflows/${id}/history`)).json.events;
 		expect(parentHistory.filter((e: { kind: string }) => e.kind.startsWith('child.'))).toMatchObject([
-			{ kind: 'child.started', step: 'receipt', childId: `${id}:receipt`, mode: 'start' },
-			{ kind: 'child.started', step: 'double', childId: `${id}:double`, childType: 'child-double', mode: 'invoke' },
-			{ kind: 'child.completed', step: 'double', childId: `${id}:double`, output: 42 },
+			{ kind: 'child.started', step: 'receipt', childId: `${id}::receipt`, mode: 'start' },
+			{ kind: 'child.started', step: 'double', childId: `${id}::double`, childType: 'child-double', mode: 'invoke' },
+			{ kind: 'child.completed', step: 'double', childId: `${id}::double`, output: 42 },
 		]);
-		expect((await api('GET', `/workflows/${id}:double/history`)).json.events[0]).toMatchObject({ kind: 'workflow.created', parent: { id, type: 'child-parent', step: 'double' } });
-		await Promise.all([settle(`${id}:double`), settle(`${id}:receipt`)]);
+		expect((await api('GET', `/workflows/${id}::double/history`)).json.events[0]).toMatchObject({ kind: 'workflow.created', parent: { id, type: 'child-parent', step: 'double' } });
+		await Promise.all([settle(`${id}::double`), settle(`${id}::receipt`)]);
 		const listed = (await api('GET', `/workflows?parent=${id}`)).json.items;
-		expect(listed.map((e: { id: string }) => e.id).sort()).toEqual([`${id}:double`, `${id}:receipt`]);
+		expect(listed.map((e: { id: string }) => e.id).sort()).toEqual([`${id}::double`, `${id}::receipt`]);
 		expect(listed[0]).toMatchObject({ parentId: id, type: 'child-double' });
 	});
 
@@ -54,7 +69,7 @@ describe('step.invoke (workerd)', () => {
 		const id = uniqueId('parent');
 		await ChildParentWorkflow.create(testEnv, { id, payload: { n: -3 } });
 		await until(async () => (await statusOf(id)).status === 'completed', 'the parent to complete');
-		expect((await statusOf(id)).output).toBe(`child ${id}:double errored`);
+		expect((await statusOf(id)).output).toBe(`child ${id}::double errored`);
 		expect((await api('GET', `/workflows/${id}/history`)).json.events.find((e: { kind: string }) => e.kind === 'child.failed')).toMatchObject({
 			status: 'errored',
 			error: { message: 'cannot double -3' },
@@ -64,19 +79,19 @@ describe('step.invoke (workerd)', () => {
 	it('wakes the parent once when the child completes while the parent is evicted', async () => {
 		const id = await waitingParent();
 		await evictDurableObject(stub(id));
-		await instances.sendEvent(testEnv, { id: `${id}:double`, event: 'go', payload: {} });
+		await instances.sendEvent(testEnv, { id: `${id}::double`, event: 'go', payload: {} });
 		await until(async () => (await statusOf(id)).status === 'completed', 'the evicted parent to hear of its child');
-		expect((await statusOf(id)).output).toBe(`0 (receipt ${id}:receipt)`);
+		expect((await statusOf(id)).output).toBe(`0 (receipt ${id}::receipt)`);
 		const completions = (await api('GET', `/workflows/${id}/history`)).json.events.filter((e: { kind: string }) => e.kind === 'child.completed');
 		expect(completions).toHaveLength(1);
-		expect(executions.get(`${id}:double:double`)).toBe(1);
+		expect(executions.get(`${id}::double:double`)).toBe(1);
 	});
 
 	it('wakes the parent from its alarm when the notice is lost (the runtime dies between the child finishing and the parent hearing)', async () => {
 		const id = await waitingParent();
 		childNotices.drop = true;
-		await instances.sendEvent(testEnv, { id: `${id}:double`, event: 'go', payload: {} });
-		await settle(`${id}:double`);
+		await instances.sendEvent(testEnv, { id: `${id}::double`, event: 'go', payload: {} });
+		await settle(`${id}::double`);
 		await until(async () => childNotices.dropped > 0, 'the notice to be sent (and lost)');
 		await abortAllDurableObjects();
 		expect((await statusOf(id)).status).toBe('waiting');
@@ -84,7 +99,7 @@ describe('step.invoke (workerd)', () => {
 		advanceClock(60_000);
 		await fireAlarm(id);
 		await settle(id);
-		expect(await statusOf(id)).toMatchObject({ status: 'completed', output: `0 (receipt ${id}:receipt)` });
+		expect(await statusOf(id)).toMatchObject({ status: 'completed', output: `0 (receipt ${id}::receipt)` });
 		// A later alarm or notice finds nothing more to do: the child's outcome was taken once.
 		await fireAlarm(id);
 		const completions = (await api('GET', `/workflows/${id}/history`)).json.events.filter((e: { kind: string }) => e.kind === 'child.completed');
@@ -94,15 +109,15 @@ describe('step.invoke (workerd)', () => {
 	it('terminating the parent terminates its unfinished child and leaves its finished one', async () => {
 		const id = await waitingParent();
 		expect(await api('POST', `/workflows/${id}/terminate`)).toMatchObject({ status: 200 });
-		await until(async () => (await statusOf(`${id}:double`)).status === 'terminated', 'the child to be terminated');
-		expect((await statusOf(`${id}:receipt`)).status).toBe('completed');
+		await until(async () => (await statusOf(`${id}::double`)).status === 'terminated', 'the child to be terminated');
+		expect((await statusOf(`${id}::receipt`)).status).toBe('completed');
 	});
 
 	it("leaves a child invoked with onParentTerminate: 'abandon' running", async () => {
 		const id = await waitingParent({ abandon: true });
 		await api('POST', `/workflows/${id}/terminate`);
 		await settle(id);
-		expect((await statusOf(`${id}:double`)).status).toBe('waiting');
+		expect((await statusOf(`${id}::double`)).status).toBe('waiting');
 	});
 
 	it('refuses a parent filter that is not an id with a 400', async () => {
