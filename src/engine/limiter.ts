@@ -37,6 +37,8 @@ export interface LimiterHost {
 	/** Tells the instance it holds a slot now (it starts). NOT_FOUND: the instance is gone. */
 	grant(id: string): Promise<void>;
 	background(work: Promise<unknown>): void;
+	/** Called when nobody holds or waits and no grant is in flight: the limiter's storage can be freed. */
+	idle(): void;
 }
 
 /** What `GET /workflows/...` tools can read from a limiter. */
@@ -110,6 +112,8 @@ export class LimiterEngine {
 		this.delivering = this.deliverLoop().finally(() => {
 			this.delivering = undefined;
 			this.rearm();
+			// A key nobody uses any more keeps nothing: every distinct key would otherwise leave an object for good.
+			if (this.host.store.all().length === 0) this.host.idle();
 		});
 		this.host.background(this.delivering);
 	}

@@ -28,6 +28,7 @@ function world(limit = 1) {
 	const faults = { acquire: 0, release: 0, grant: 0 };
 	const limiterWork = new Set<Promise<unknown>>();
 	let alarm: number | undefined;
+	const idleCalls = { n: 0 };
 	const clock = { now: 1_700_000_000_000 };
 	const limiterHost: LimiterHost = {
 		store: new MemoryLimiterStore(),
@@ -35,6 +36,7 @@ function world(limit = 1) {
 		limit: () => limit,
 		setAlarm: (at) => void (alarm = at),
 		background: (work) => void limiterWork.add(work),
+		idle: () => void idleCalls.n++,
 		grant: async (id) => {
 			if (faults.grant > 0 && faults.grant--) throw new Error('instance unreachable');
 			const engine = engines.get(id);
@@ -71,7 +73,7 @@ function world(limit = 1) {
 		}
 	};
 	const status = (id: string) => engines.get(id)!.status().status;
-	return { create, settle, status, limiter, faults, hosts, engines, clock, alarm: () => alarm };
+	return { create, settle, status, limiter, faults, hosts, engines, clock, alarm: () => alarm, idleCalls };
 }
 
 describe('concurrency keys (pure engine)', () => {
@@ -88,6 +90,18 @@ describe('concurrency keys (pure engine)', () => {
 		await w.engines.get('a')!.sendEvent('finish', {});
 		await w.settle();
 		expect(['a', 'b', 'c'].map(w.status)).toEqual(['completed', 'waiting', 'queued']);
+	});
+
+	it('tells its host it is idle once the last holder releases and nobody waits, and not before', async () => {
+		const w = world(1);
+		for (const id of ['a', 'b']) await w.create(id);
+		await w.engines.get('a')!.sendEvent('finish', {});
+		await w.settle();
+		expect(w.idleCalls.n).toBe(0); // b holds the slot now
+		await w.engines.get('b')!.sendEvent('finish', {});
+		await w.settle();
+		expect(w.limiter.info()).toEqual({ limit: 1, holders: [], waiting: [] });
+		expect(w.idleCalls.n).toBeGreaterThan(0);
 	});
 
 	it('retries a slot request the limiter did not answer, from the alarm', async () => {

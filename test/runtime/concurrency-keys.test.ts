@@ -1,8 +1,9 @@
-import { abortAllDurableObjects } from 'cloudflare:test';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { limiterInfo } from '../../src/client/limiter-client';
+import { limiterName } from '../../src/engine/concurrency';
 import { ErrorCode } from '../../src/engine/errors';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
@@ -151,6 +152,20 @@ describe('concurrency keys', () => {
 	it('refuses to pause a queued instance (terminate takes it out of the queue)', async () => {
 		const [, , c] = await createInOrder(uniqueId('pause'), 3);
 		await expect(instances.pause(testEnv, { id: c! })).rejects.toMatchObject({ code: ErrorCode.InvalidState });
+	});
+
+	it('frees the storage of a key nobody holds or waits for, and queues on it again as before', async () => {
+		const tenant = uniqueId('idle');
+		const limiter = testEnv.WORKFLOW_RUNNER.get(testEnv.WORKFLOW_RUNNER.idFromName(limiterName('limited', tenant)));
+		const tables = () => runInDurableObject(limiter, (_, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").one().n);
+		const [a, b] = await createInOrder(tenant, 2);
+		expect(await tables()).toBeGreaterThan(0);
+		for (const id of [a!, b!]) await finish(id), await settle(id);
+		await until(async () => (await tables()) === 0, 'the idle limiter to free its storage');
+		expect(await limiterInfo(testEnv, 'limited', tenant)).toEqual({ limit: 2, holders: [], waiting: [] });
+		const again = await createInOrder(tenant, 3);
+		expect(await Promise.all(again.map(statusOf))).toEqual(['waiting', 'waiting', 'queued']);
+		expect(await limiterInfo(testEnv, 'limited', tenant)).toMatchObject({ holders: again.slice(0, 2), waiting: [again[2]] });
 	});
 
 	it('refuses a create whose concurrency key cannot be computed, storing nothing', async () => {

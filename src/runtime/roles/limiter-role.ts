@@ -64,6 +64,25 @@ export class LimiterRole {
 				await instances.slotGranted(env, { id });
 			},
 			background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: limiter background work failed', error))),
+			idle: () => ctx.waitUntil(this.clear().catch((error) => console.error('shardflow: clearing an idle limiter failed', error))),
 		}));
+	}
+
+	/**
+	 * Frees an idle limiter's storage (schema, rows, alarm): the next acquire
+	 * creates it anew. Checked again with nothing else running, since an acquire
+	 * may have arrived since the limiter was seen idle.
+	 */
+	private clear(): Promise<void> {
+		const { ctx, storage } = this.host;
+		return ctx.blockConcurrencyWhile(async () => {
+			if (!storage.hasSchema) return;
+			const { holders, waiting } = this.limiter().info();
+			if (holders.length + waiting.length > 0) return;
+			await ctx.storage.deleteAlarm();
+			await ctx.storage.deleteAll();
+			storage.forget();
+			this.engine = undefined;
+		});
 	}
 }
