@@ -4,7 +4,7 @@ import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
 import { callOperation, type ShardflowEnv } from './instance-client';
-import { walkShards, type ShardWalkOptions } from './shard-walk';
+import { doneMessage, walkShards, type ShardWalkOptions } from './shard-walk';
 
 export interface PurgeOptions extends ShardWalkOptions {
 	/** Finished statuses to delete. */
@@ -71,7 +71,7 @@ export async function purge(env: ShardflowEnv, registry: Registry, type: string,
 		...tally,
 		cursor: batch.cursor,
 		done: batch.done,
-		message: batch.done ? `every listed ${type} instance matching the filter was deleted` : 'pass the cursor to continue',
+		message: doneMessage(batch.done, options.cursor, `deleted every listed ${type} instance matching the filter`),
 	};
 }
 

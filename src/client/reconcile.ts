@@ -7,7 +7,7 @@ import { shardIndex } from '../engine/shard';
 import { routeIndexEntry, shardStub } from './index-client';
 import { callOperation, namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type BacklogRpc } from './rpc';
-import { walkShards, type ShardWalkOptions } from './shard-walk';
+import { doneMessage, walkShards, type ShardWalkOptions } from './shard-walk';
 
 export type ReconcileOptions = ShardWalkOptions;
 
@@ -63,7 +63,7 @@ export async function reconcile(env: ShardflowEnv, registry: Registry, type: str
 		unreachable: tally.unreachable,
 		cursor: batch.cursor,
 		done,
-		message: done ? `every listed ${type} entry was checked against its instance` : 'pass the cursor to continue',
+		message: doneMessage(done, options.cursor, `checked every listed ${type} entry against its instance`),
 	};
 }
 

@@ -77,6 +77,17 @@ export async function walkShards(
 	};
 }
 
+/**
+ * A walk's closing message says only what the walk saw: a pass begun without a
+ * cursor covered every shard; one that ends on a cursor covered what lay after
+ * it, which is all of the pass only if that cursor came from the same pass
+ * (cursors are not signed: a made-up one scans nothing and must not claim more).
+ */
+export function doneMessage(done: boolean, cursor: string | null | undefined, did: string): string {
+	if (!done) return 'pass the cursor to continue';
+	return cursor ? `pass done: it ${did} after the given cursor (all of them, if every cursor of this pass was passed on unchanged)` : `pass done: it ${did}`;
+}
+
 function decode(cursor: string, walk: string, totalShards: number): Position {
 	try {
 		const [tag, shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];

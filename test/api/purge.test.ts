@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
+import { encodeBase64UrlJson } from '../../src/engine/base64url-json';
 import { ErrorCode } from '../../src/engine/errors';
 import { advanceClock, resetClock, settle, testEnv } from '../helpers';
 import { testRegistry } from '../worker/index';
@@ -67,6 +68,17 @@ describe('POST /admin/types/:type/purge', () => {
 		expect((await bucket.list({ prefix: `shardflow/workflows/${TYPE}/` })).objects).toHaveLength(4);
 		expect(await purgeFully({ status: ['errored', 'completed'], updatedBefore: cutoff })).toMatchObject({ matched: 0, deleted: 0 });
 		expect([...(await listed()).keys()].sort()).toEqual(recent);
+	});
+
+	it('does not claim a whole pass was deleted when it ends on a cursor it was handed', async () => {
+		const shards = testRegistry.get(TYPE).shards;
+		const madeUp = encodeBase64UrlJson(['purge', shards - 1, '~~~~']);
+		const { status, json } = await api('POST', `/admin/types/${TYPE}/purge`, { status: 'completed', createdBefore: testClock.now(), cursor: madeUp });
+		expect(status).toBe(200);
+		expect(json).toMatchObject({ done: true, scanned: 0, deleted: 0 });
+		expect(json.message).toContain('after the given cursor');
+		const fresh = await api('POST', `/admin/types/${TYPE}/purge`, { status: 'completed', createdBefore: 1 });
+		expect(fresh.json).toMatchObject({ done: true, message: `pass done: it deleted every listed ${TYPE} instance matching the filter` });
 	});
 
 	it('skips an instance the index shows as matching but which no longer matches (restarted since)', async () => {
