@@ -17,6 +17,7 @@ import { scheduledTypes } from '../engine/schedule';
 import { concurrencyOf } from '../engine/concurrency';
 import { hasBody } from './has-body';
 import { MAX_BODY_BYTES, limitBody } from './body-limits';
+import type { RateLimitBinding } from './failed-credentials';
 import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
@@ -30,10 +31,14 @@ import { workBegan } from '../runtime/isolate-activity';
 export type ApiEnv = ShardflowEnv & {
 	/** When set, every route requires `Authorization: Bearer <API_TOKEN>`. */
 	API_TOKEN?: string;
+	/** Optional second token that may only read (GET and HEAD), for monitoring; it works only beside API_TOKEN. */
+	API_TOKEN_READONLY?: string;
 	/** "true" serves every route without a token outside development (an explicit, documented choice). */
 	ALLOW_UNAUTHENTICATED?: string;
 	/** "development" under `npm run dev`; anything else counts as production. */
 	SHARDFLOW_ENV?: string;
+	/** Optional Workers Rate Limiting binding that counts wrong credentials per client address across isolates (README "Security"). */
+	AUTH_FAILURES?: RateLimitBinding;
 };
 
 

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import type { ApiEnv } from './app';
 import { ApiError } from './http-errors';
+import { countFailedCredential, refuseIfBlocked } from './failed-credentials';
 
 /**
 /** Whether a deployment serves data: with a token, openly (development, or ALLOW_UNAUTHENTICATED on purpose), or not at all. */
@@ -44,9 +45,19 @@ export const requireTokenIfSet: MiddlewareHandler<{ Bindings: ApiEnv }> = async 
 	await next();
 };
 
-async function checkBearer(c: Context, token: string): Promise<void> {
-	const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
+async function checkBearer(c: Context<{ Bindings: ApiEnv }>, token: string): Promise<void> {
+	refuseIfBlocked(c);
+	const header = c.req.header('authorization');
+	const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
+	const readOnly = c.env.API_TOKEN_READONLY;
+	// The read-only token (for monitoring and read-only dashboards) reads; it changes nothing.
+	if (match && readOnly && (await timingSafeEqual(readOnly, match[1]!))) {
+		if (c.req.method === 'GET' || c.req.method === 'HEAD') return;
+		throw new ApiError(403, 'READ_ONLY_TOKEN', `API_TOKEN_READONLY reads only: ${c.req.method} needs API_TOKEN`);
+	}
 	if (!match || !(await timingSafeEqual(token, match[1]!))) {
+		// A credential that was sent and is wrong is a guess: too many from one address are refused for a while.
+		if (header !== undefined) await countFailedCredential(c);
 		c.header('WWW-Authenticate', 'Bearer realm="shardflow"');
 		throw new ApiError(401, 'UNAUTHORIZED', 'send Authorization: Bearer <API_TOKEN>');
 	}

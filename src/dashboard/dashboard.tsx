@@ -2,12 +2,14 @@ import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import type { ApiEnv } from '../api/app';
 import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
+import { countFailedCredential, refuseIfBlocked } from '../api/failed-credentials';
+import { ApiError } from '../api/http-errors';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
 import { MAX_LIMIT } from '../engine/index-query';
 import { shardName } from '../engine/shard';
 import type { TypeSchemas } from '../engine/type-schemas';
-import { authMode, hasSession, logIn, logOut, sameOrigin } from './session';
+import { authMode, hasSession, logIn, logOut, renewSession, sameOrigin, sessionExpiry } from './session';
 import { InstancePage, type InstanceDetail } from './views/instance';
 import { ErrorBanner, Layout } from './views/layout';
 import { InstanceList, type ListFilter, type ListItem } from './views/list';
@@ -90,9 +92,13 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		const mutating = c.req.method !== 'GET' && c.req.method !== 'HEAD';
 		const upgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';
 		if ((mutating || upgrade) && !sameOrigin(c)) return refuse(c, 403, 'CROSS_SITE_REQUEST', 'the dashboard accepts changes and live sockets only from its own pages');
-		if (mode === 'token' && !(c.req.path === '/dashboard/login') && !(await hasSession(c))) {
-			if (isPage(c) && c.req.method === 'GET') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
-			return refuse(c, 401, 'UNAUTHORIZED', 'sign in at /dashboard/login');
+		if (mode === 'token' && !(c.req.path === '/dashboard/login')) {
+			const expiry = await sessionExpiry(c);
+			if (expiry === null) {
+				if (isPage(c) && c.req.method === 'GET') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
+				return refuse(c, 401, 'UNAUTHORIZED', 'sign in at /dashboard/login');
+			}
+			if (c.req.path !== '/dashboard/logout') await renewSession(c, expiry);
 		}
 		await next();
 	});
@@ -103,7 +109,14 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		if (authMode(c.env) !== 'token') return c.redirect('/dashboard', 303);
 		const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
 		const next = safeNext(typeof form.next === 'string' ? form.next : undefined);
-		if (typeof form.token === 'string' && (await logIn(c, form.token))) return c.redirect(next, 303);
+		try {
+			refuseIfBlocked(c);
+			if (typeof form.token === 'string' && (await logIn(c, form.token))) return c.redirect(next, 303);
+			await countFailedCredential(c);
+		} catch (error) {
+			if (error instanceof ApiError && error.status === 429) return page(c, 'Sign in', <LoginPage next={next} error={error.message} />, { status: 429 });
+			throw error;
+		}
 		return page(c, 'Sign in', <LoginPage next={next} error="That is not this deployment's API token." />, { status: 401 });
 	});
 	app.post('/logout', (c) => {

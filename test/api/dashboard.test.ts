@@ -88,6 +88,8 @@ describe('dashboard sign-in and cross-site protection', () => {
 		expect(cookie).toMatch(/HttpOnly/);
 		expect(cookie).toMatch(/Secure/);
 		expect(cookie).toMatch(/SameSite=Strict/);
+		// Sessions are short (an hour, renewed while used): a copy of a signed-out cookie is good for at most that.
+		expect(cookie).toMatch(/Max-Age=3600\b/);
 		expect(cookie).not.toContain(withToken.API_TOKEN);
 		const session = cookie.split(';')[0]!;
 		expect((await page(withToken, 'GET', '/dashboard', { headers: { cookie: session } })).status).toBe(200);
@@ -122,6 +124,41 @@ describe('dashboard sign-in and cross-site protection', () => {
 			body: new URLSearchParams({ token: withToken.API_TOKEN }),
 		});
 		expect(login.status).toBe(403);
+	});
+
+	it('refuses an address that sent too many wrong tokens with 429, even its right token, while other addresses go on', async () => {
+		const from = (ip: string, token?: string) => page(withToken, 'GET', '/types', { headers: { 'cf-connecting-ip': ip, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+		const guesser = `198.51.100.${Math.floor(Math.random() * 250)}`;
+		const statuses: number[] = [];
+		for (let i = 0; i < 21; i++) statuses.push((await from(guesser, `guess-${i}`)).status);
+		expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+		expect(statuses).toContain(429);
+		const blocked = await from(guesser, withToken.API_TOKEN);
+		expect(blocked.status).toBe(429);
+		expect(JSON.parse(blocked.text).error.code).toBe('TOO_MANY_FAILED_CREDENTIALS');
+		expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+		expect((await from(`${guesser}1`, withToken.API_TOKEN)).status).toBe(200);
+		// Requests without any credential are not guesses: they never block anyone.
+		const anonymous = `203.0.113.${Math.floor(Math.random() * 250)}`;
+		for (let i = 0; i < 15; i++) expect((await from(anonymous)).status).toBe(401);
+		expect((await from(anonymous, withToken.API_TOKEN)).status).toBe(200);
+	});
+
+	it('refuses the sign-in form with 429 after too many wrong tokens from one address', async () => {
+		const ip = `192.0.2.${Math.floor(Math.random() * 250)}`;
+		const attempt = (token: string) =>
+			page(withToken, 'POST', '/dashboard/login', {
+				headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', 'cf-connecting-ip': ip },
+				body: new URLSearchParams({ token }),
+			});
+		const statuses: number[] = [];
+		for (let i = 0; i < 21; i++) statuses.push((await attempt(`wrong-${i}`)).status);
+		expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+		expect(statuses).toContain(429);
+		const right = await attempt(withToken.API_TOKEN);
+		expect(right.status).toBe(429);
+		expect(right.text).toContain('too many wrong credentials');
+		expect(right.headers.get('set-cookie')).toBeNull();
 	});
 
 	it('never redirects off the dashboard after signing in', async () => {

@@ -84,9 +84,11 @@ const routes: [string, string, unknown?][] = [
 
 describe('authentication with API_TOKEN set', () => {
 	const token = 'sekret-Token-123';
+	// Each route's probes come from an address of their own: wrong tokens from one address are limited (failed-credentials.ts).
+	const address = (path: string) => `198.18.${path.length}.${Math.floor(Math.random() * 250)}`;
 	const call = (method: string, path: string, body: unknown, authorization?: string) =>
 		apiWith({ API_TOKEN: token }, method, path, {
-			headers: { ...(authorization ? { authorization } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+			headers: { 'cf-connecting-ip': address(path), ...(authorization ? { authorization } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
 			...(body !== undefined ? { body: JSON.stringify(body) } : {}),
 		});
 
@@ -99,6 +101,33 @@ describe('authentication with API_TOKEN set', () => {
 		const ok = await call(method, path, body, `Bearer ${token}`);
 		expect(ok.status).not.toBe(401);
 		expect(ok.status).toBeLessThan(500);
+	});
+});
+
+describe('a read-only token beside API_TOKEN', () => {
+	const vars = { API_TOKEN: 'full-Token-123', API_TOKEN_READONLY: 'read-Token-456' };
+	const call = (method: string, path: string, token: string, body?: unknown) =>
+		apiWith(vars, method, path, {
+			headers: { 'cf-connecting-ip': `198.19.0.${Math.floor(Math.random() * 250)}`, authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+			...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+		});
+
+	it('reads every GET route and is refused every change with 403 READ_ONLY_TOKEN, changing nothing', async () => {
+		for (const [method, path, body] of routes) {
+			const res = await call(method, path, vars.API_TOKEN_READONLY, body);
+			if (method === 'GET') {
+				expect(res.status, path).not.toBe(401);
+				expect(res.status, path).not.toBe(403);
+				expect(res.status, path).toBeLessThan(500);
+			} else {
+				expect(res.status, `${method} ${path}`).toBe(403);
+				expect(res.json.error.code).toBe('READ_ONLY_TOKEN');
+			}
+		}
+		const id = uniqueId('readonly');
+		expect((await call('POST', '/workflows', vars.API_TOKEN_READONLY, { type: 'test', id, payload: { name: 'x' } })).status).toBe(403);
+		expect((await call('GET', `/workflows/${id}`, vars.API_TOKEN)).status).toBe(404);
+		expect((await call('POST', '/workflows', vars.API_TOKEN, { type: 'test', id, payload: { name: 'x' } })).status).toBe(201);
 	});
 });
 
