@@ -11,10 +11,8 @@ let protectedServer: Server;
 const TOKEN = 'security-test-token-0123456789';
 
 beforeAll(async () => {
-	[open, protectedServer] = await Promise.all([
-		startDevServer({ vars: { SHARDFLOW_ENV: 'development' } }),
-		startDevServer({ vars: { SHARDFLOW_ENV: 'production', API_TOKEN: TOKEN } }),
-	]);
+	open = await startDevServer({ vars: { SHARDFLOW_ENV: 'development' } });
+	protectedServer = await startDevServer({ vars: { SHARDFLOW_ENV: 'production', API_TOKEN: TOKEN } });
 }, 120_000);
 afterAll(async () => {
 	await Promise.all([open?.stop(), protectedServer?.stop()]);
