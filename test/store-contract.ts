@@ -40,6 +40,19 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readSteps()).toEqual([]);
 		}));
 
+	it(`${name}: keeps, for a restart from a step, only the steps other than rollbacks recorded before a seq, results untouched`, () =>
+		withStore((store) => {
+			const big = JSON.stringify('x'.repeat(5000));
+			store.writeStep(step('do:a', 1, { result: big }));
+			store.writeStep(step('sleep:b', 2, { kind: 'sleep', result: null }));
+			store.writeStep(step('rollback:a', 3, { kind: 'rollback' }));
+			store.writeStep(step('do:c', 4));
+			store.writeStep(step('do:d', 5));
+			store.keepStepsBefore(4);
+			expect(store.readSteps().map((s) => s.key)).toEqual(['do:a', 'sleep:b']);
+			expect(store.readStep('do:a')?.result).toBe(big);
+		}));
+
 	it(`${name}: reads one step by key, and the steps of one kind (and status) in first-reached order`, () =>
 		withStore((store) => {
 			store.writeStep(step('webhook:b', 3, { kind: 'webhook', status: 'waiting', result: '{"url":"/webhooks/t"}' }));

@@ -159,7 +159,7 @@ export function checkChildRequest(
 export const CASCADE_WAKEUP = 'children:terminate';
 
 /** The children a terminate of their parent must terminate: every child step whose ref says so, except invokes that finished. */
-export function childrenToTerminate(steps: readonly StepRow[]): string[] {
+export function childrenToTerminate(steps: Iterable<StepRow>): string[] {
 	const ids: string[] = [];
 	for (const row of steps) {
 		if (row.kind !== 'child' || row.result === null) continue;

@@ -30,6 +30,7 @@ import type { YieldReport } from './yield-pacer';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
+import { StepRows, stepRowsWithSmallResults } from './step-rows';
 import { describeThrown } from './thrown-value';
 import { readRollbackState, storedRollbackState, type RollbackState } from './rollback-state';
 import { rollbackOrder, RollbackRunner } from './rollback-runner';
@@ -498,7 +499,7 @@ export class InstanceEngine {
 			return 'rolling_back';
 		}
 		const abandoned: RollbackState | undefined = row.status === 'rolling_back' && rollingBack ? { ...rollingBack, state: 'abandoned' } : undefined;
-		const children = this.host.children ? childrenToTerminate(this.host.store.readSteps()) : [];
+		const children = this.host.children ? childrenToTerminate(stepRowsWithSmallResults(this.host.store)) : [];
 		this.host.store.transaction(() => {
 			this.host.store.deleteAllWakeups();
 			// Durable before the children are told: the alarm retries the cascade until every one answered.
@@ -540,7 +541,7 @@ export class InstanceEngine {
 	private async terminateChildren(): Promise<void> {
 		const port = this.host.children;
 		if (!port || this.row?.status !== 'terminated') return;
-		const children = childrenToTerminate(this.host.store.readSteps());
+		const children = childrenToTerminate(stepRowsWithSmallResults(this.host.store));
 		const results = await Promise.allSettled(children.map((id) => port.terminate(id)));
 		const failed = results.filter((r) => r.status === 'rejected').length;
 		if (this.gone || this.row?.status !== 'terminated') return;
@@ -595,10 +596,11 @@ export class InstanceEngine {
 		}
 		const key = this.concurrencyKeyOf(row);
 		const status: WorkflowStatus = key === undefined ? 'created' : 'queued';
-		const point = options.from === undefined ? undefined : restartPoint(this.host.store.readSteps(), options.from);
+		// Steps without their results: the kept ones stay where they are, so no result passes through memory.
+		const point = options.from === undefined ? undefined : restartPoint([...stepRowsWithSmallResults(this.host.store)], options.from);
 		this.host.store.transaction(() => {
-			this.host.store.deleteSteps();
-			for (const kept of point?.kept ?? []) this.host.store.writeStep(kept);
+			if (point) this.host.store.keepStepsBefore(point.keptBefore);
+			else this.host.store.deleteSteps();
 			this.host.store.deleteAllEvents();
 			this.host.store.deleteAllWakeups();
 			this.transition(
@@ -923,8 +925,7 @@ export class InstanceEngine {
 		};
 		if (start.status === 'created') markRunning();
 
-		const rows = new Map<string, StepRow>();
-		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
+		const rows = StepRows.load(this.host.store);
 		// Records since the last status change (an event, or a pass a crash cut short): usually none.
 		this.uncountedHistoryBytes = this.host.store.historySize(this.row!.historySeq ?? 0).bytes;
 		/** A record of this pass as a history row, its bytes added to the running total. */
@@ -1048,8 +1049,7 @@ export class InstanceEngine {
 		const startedAt = this.host.now();
 		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
 		const stillRollingBack = () => this.row?.status === 'rolling_back' && this.row.generation === generation;
-		const rows = new Map<string, StepRow>();
-		for (const row of this.host.store.readSteps()) rows.set(row.key, row);
+		const rows = StepRows.load(this.host.store);
 		const record = (r: HistoryRecord) => this.host.store.appendHistory(historyRow(r, generation, this.host.now()));
 		const log = (r: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }) =>
 			this.host.log?.({ instanceId: start.id, type: start.type, generation, ...r });
@@ -1094,7 +1094,7 @@ export class InstanceEngine {
 		const summary = this.rollbackSummary(done);
 		if (state.reason === 'terminated') {
 			// The children go once the parent's own rollbacks are done, as with a plain terminate (retried from the alarm).
-			const children = this.host.children ? childrenToTerminate(this.host.store.readSteps()) : [];
+			const children = this.host.children ? childrenToTerminate(stepRowsWithSmallResults(this.host.store)) : [];
 			this.host.store.transaction(() => {
 				if (children.length > 0) this.host.store.setWakeup(CASCADE_WAKEUP, this.host.now());
 				this.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });

@@ -54,6 +54,9 @@ export class MemoryInstanceStore implements InstanceStore {
 	deleteSteps() {
 		this.steps.clear();
 	}
+	keepStepsBefore(seq: number) {
+		for (const [key, row] of this.steps) if (row.kind === 'rollback' || row.seq >= seq) this.steps.delete(key);
+	}
 	readStepMeta(range: StepRange): StepMeta[] {
 		const all = this.readSteps().map(({ result, ...meta }): StepMeta => {
 			const resultBytes = utf8Bytes(result);

@@ -7,6 +7,8 @@ export interface RestartPoint {
 	from: StepRow;
 	/** Completed steps recorded before it: the new generation replays their results. */
 	kept: StepRow[];
+	/** The kept steps are exactly the steps other than rollbacks recorded before this seq (`InstanceStore.keepStepsBefore`). */
+	keptBefore: number;
 }
 
 /**
@@ -39,9 +41,13 @@ export function restartPoint(steps: readonly StepRow[], name: unknown): RestartP
 	// first step before the point that did not complete, or was undone, ends the prefix; it and
 	// everything after it run again.
 	const kept: StepRow[] = [];
+	let keptBefore = from.seq;
 	for (const row of steps.filter((r) => r.kind !== 'rollback' && r.seq < from.seq).sort((a, b) => a.seq - b.seq)) {
-		if (row.status !== 'completed' || (row.kind === 'do' && undone.has(row.name))) break;
+		if (row.status !== 'completed' || (row.kind === 'do' && undone.has(row.name))) {
+			keptBefore = row.seq;
+			break;
+		}
 		kept.push(row);
 	}
-	return { from, kept };
+	return { from, kept, keptBefore };
 }

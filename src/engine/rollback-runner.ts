@@ -6,6 +6,7 @@ import { resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-poli
 import { runAttempt, type AttemptAbort } from './step-context';
 import { stepKey } from './step-key';
 import type { InstanceStore, StepRow } from './store';
+import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
 import type { RollbackFunction } from './types';
 
@@ -15,8 +16,8 @@ export interface RegisteredRollback {
 	fn: RollbackFunction;
 	retries: Parameters<typeof resolveRetryPolicy>[0];
 	timeout: Duration | undefined;
-	/** The step's stored result (JSON text), handed to `fn` parsed. */
-	result: string | null;
+	/** Reads the step's stored result (JSON text), handed to `fn` parsed: read when the rollback runs, not kept before. */
+	result: () => string | null;
 }
 
 /** How a run of the rollbacks ended. */
@@ -54,7 +55,7 @@ export class RollbackRunner {
 
 	constructor(
 		private readonly store: InstanceStore,
-		private readonly rows: Map<string, StepRow>,
+		private readonly rows: StepRows,
 		private readonly hooks: RollbackHooks,
 	) {
 		this.nextSeq = Math.max(0, ...[...rows.values()].map((row) => row.seq)) + 1;
@@ -113,7 +114,7 @@ export class RollbackRunner {
 			this.hooks.record({ kind: 'rollback.started', step: rollback.name, attempt });
 		});
 		try {
-			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled);
+			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result()), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled);
 		} catch (error) {
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 			return this.attemptFailed(running, error, attempt, policy);

@@ -26,6 +26,7 @@ import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { stepKey } from './step-key';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { InstanceStore, StepRow } from './store';
+import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from './types';
 import { YieldPacer, type YieldReport } from './yield-pacer';
@@ -121,7 +122,7 @@ export class StepContext implements Step<any> {
 
 	constructor(
 		private readonly store: InstanceStore,
-		private readonly rows: Map<string, StepRow>,
+		private readonly rows: StepRows,
 		private readonly entry: ResolvedEntry,
 		private readonly hooks: PassHooks,
 	) {
@@ -169,11 +170,12 @@ export class StepContext implements Step<any> {
 		return new Promise<T>(() => {});
 	}
 
-	private registerRollback(name: string, options: StepDoOptions | undefined, result: string | null): void {
+	/** Remembers a completed step's rollback; its result is read again (from storage when large) only if the rollback runs. */
+	private registerRollback(name: string, key: string, options: StepDoOptions | undefined): void {
 		const fn = options?.rollback;
 		if (typeof fn !== 'function') return;
 		const retries = options?.rollbackRetries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY;
-		this.rollbacks.set(name, { name, fn, retries, timeout: options?.rollbackTimeout, result });
+		this.rollbacks.set(name, { name, fn, retries, timeout: options?.rollbackTimeout, result: () => this.rows.get(key)?.result ?? null });
 	}
 
 	/**
@@ -201,7 +203,7 @@ export class StepContext implements Step<any> {
 		const key = this.enter('do', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') {
-			this.registerRollback(name, options, row.result);
+			this.registerRollback(name, key, options);
 			if (++this.replayedSinceYield >= REPLAYED_STEPS_PER_YIELD) {
 				this.replayedSinceYield = 0;
 				await this.hooks.yieldToEventLoop();
@@ -264,7 +266,7 @@ export class StepContext implements Step<any> {
 			}
 			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
 			this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
-			this.registerRollback(name, options, json);
+			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
 		}

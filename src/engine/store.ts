@@ -146,6 +146,8 @@ export interface InstanceStore {
 	 */
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void;
 	deleteSteps(): void;
+	/** Deletes every step except those, other than rollbacks, recorded before `seq` (a restart from a step keeps them in place). */
+	keepStepsBefore(seq: number): void;
 	/** Step rows without results, for the status window and step pages. */
 	readStepMeta(range: StepRange): StepMeta[];
 	/** Results of the given steps in one query (a status or a page reads its window at once); missing keys are absent. */

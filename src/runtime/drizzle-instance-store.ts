@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lte, min, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
@@ -220,6 +220,10 @@ export class DrizzleInstanceStore implements InstanceStore {
 	deleteSteps(): void {
 		this.db.delete(steps).run();
 		this.noSteps = true;
+	}
+
+	keepStepsBefore(seq: number): void {
+		this.db.delete(steps).where(or(eq(steps.kind, 'rollback'), gte(steps.seq, seq))).run();
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
