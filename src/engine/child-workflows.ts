@@ -2,6 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { ChildWorkflowError, ErrorCode, ShardflowError, ValidationError } from './errors';
 import { assertJsonDepth, toStoredJson } from './json';
 import { assertValidWorkflowId } from './ids';
+import { MAX_NOTICED_OUTCOME_CHARS } from './limits';
 import { fnv1a32 } from './shard';
 import type { StepRow } from './store';
 
@@ -175,6 +176,44 @@ export function childrenToTerminate(steps: Iterable<StepRow>): string[] {
 		if (ref?.childId && ref.onParentTerminate === 'terminate') ids.push(ref.childId);
 	}
 	return ids;
+}
+
+/**
+ * Outcomes that children's notices brought, each for the parent's next pass only: a pass
+ * takes them all at its start and drops what its invokes did not ask for. So a notice no
+ * invoke was waiting for (a `start`ed child, one the parent had already polled) never answers
+ * a later invoke of the same id (a restarted parent, the child run again), and what a parent
+ * keeps is bounded (`MAX_NOTICED_OUTCOME_CHARS`): past it a notice is dropped and the pass
+ * asks the child, as after an eviction.
+ */
+export class NoticedOutcomes {
+	private outcomes = new Map<string, ChildOutcome>();
+	private chars = 0;
+
+	constructor(private readonly budget = MAX_NOTICED_OUTCOME_CHARS) {}
+
+	/** Keeps a child's outcome for the next pass, unless the budget is spent. */
+	keep(childId: string, outcome: ChildOutcome): void {
+		const previous = this.outcomes.get(childId);
+		const chars = this.chars - (previous ? outcomeChars(childId, previous) : 0) + outcomeChars(childId, outcome);
+		if (chars > this.budget) return;
+		this.outcomes.set(childId, outcome);
+		this.chars = chars;
+	}
+
+	/** Every outcome kept so far, for one pass; notices that come later are kept for the next. */
+	takeAll(): Map<string, ChildOutcome> {
+		const taken = this.outcomes;
+		this.outcomes = new Map();
+		this.chars = 0;
+		return taken;
+	}
+}
+
+/** Roughly what an outcome holds in memory, in characters (a map entry's own cost included). */
+function outcomeChars(childId: string, outcome: ChildOutcome): number {
+	const held = outcome.status === 'completed' ? (outcome.output?.length ?? 0) : outcome.error ? outcome.error.name.length + outcome.error.message.length + (outcome.error.code?.length ?? 0) : 0;
+	return 64 + childId.length + held;
 }
 
 /** The outcome a child's notice carries, if it has the shape of one (RPC input: never trusted); else undefined. */

@@ -24,7 +24,7 @@ import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './de
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { restartPoint } from './restart-from';
-import { checkChildOutcome, checkParentRef, childrenToTerminate, CASCADE_WAKEUP, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
+import { checkChildOutcome, checkParentRef, childrenToTerminate, CASCADE_WAKEUP, NoticedOutcomes, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
 import { StepContext, type Divergence } from './step-context';
 import type { YieldReport } from './yield-pacer';
 import { statusView, stepPage } from './status-view';
@@ -200,8 +200,8 @@ export class InstanceEngine {
 	 * status change folds everything into the row. The history limit reads the sum.
 	 */
 	private uncountedHistoryBytes = 0;
-	/** Outcomes that children's notices brought, taken by the next pass that reaches their invoke. */
-	private readonly noticedOutcomes = new Map<string, ChildOutcome>();
+	/** Outcomes that children's notices brought, for the next pass only (bounded; see NoticedOutcomes). */
+	private readonly noticedOutcomes = new NoticedOutcomes();
 	/** Passes that failed in a row (threw outside run(): storage, registry, bug), and when the next may run. */
 	private get passFailures(): number {
 		return failedPasses.get(this.row?.id ?? '')?.failures ?? 0;
@@ -554,15 +554,15 @@ export class InstanceEngine {
 		this.rearm();
 	}
 
-	/** The host's child port, answering a child's outcome from its notice when one came. */
-	private childPortOfPass(port: ChildPort): ChildPort {
+	/** The host's child port, answering a child's outcome from the notices this pass took when one came. */
+	private childPortOfPass(port: ChildPort, noticed: Map<string, ChildOutcome>): ChildPort {
 		return {
 			...port,
 			outcome: async (id) => {
-				const noticed = this.noticedOutcomes.get(id);
-				if (!noticed) return port.outcome(id);
-				this.noticedOutcomes.delete(id);
-				return noticed;
+				const outcome = noticed.get(id);
+				if (!outcome) return port.outcome(id);
+				noticed.delete(id);
+				return outcome;
 			},
 		};
 	}
@@ -574,14 +574,16 @@ export class InstanceEngine {
 
 	/**
 	 * A child of this instance finished: a waiting invoke takes the outcome the notice
-	 * carries (kept in memory for the next pass only; after an eviction the pass asks the
-	 * child), or asks the child now instead of at its next poll.
+	 * carries (kept in memory for the next pass only, which this wakes; after an eviction,
+	 * or past the budget, the pass asks the child), or asks the child now instead of at its
+	 * next poll. An instance that runs no pass soon (finished, paused) keeps nothing.
 	 */
 	childFinished(childId?: unknown, outcomeInput?: unknown): void {
 		const row = this.require();
+		if (row.status !== 'waiting' && row.status !== 'sleeping' && row.status !== 'running') return;
 		const outcome = checkChildOutcome(outcomeInput);
-		if (typeof childId === 'string' && outcome) this.noticedOutcomes.set(childId, outcome);
-		if (row.status === 'waiting' || row.status === 'sleeping' || row.status === 'running') this.kick();
+		if (typeof childId === 'string' && outcome) this.noticedOutcomes.keep(childId, outcome);
+		this.kick();
 	}
 
 	/**
@@ -903,6 +905,8 @@ export class InstanceEngine {
 	 * pass that only replays and suspends where it was changes nothing.
 	 */
 	private async pass(): Promise<void> {
+		// Every pass takes the notices that came before it, even one that returns at once: none outlives the next pass.
+		const noticed = this.noticedOutcomes.takeAll();
 		const start = this.row;
 		if (start?.status === 'rolling_back') return this.rollbackPass(start);
 		if (!start || !RUNNABLE.includes(start.status)) return;
@@ -947,7 +951,7 @@ export class InstanceEngine {
 			...(this.host.children
 				? {
 						children: {
-							port: this.childPortOfPass(this.host.children),
+							port: this.childPortOfPass(this.host.children, noticed),
 							parentId: start.id,
 							parentType: start.type,
 							generation,

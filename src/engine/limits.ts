@@ -15,6 +15,13 @@ export const MAX_EVENT_KEYS = 1000;
 /** Longest idempotency key (visible ASCII). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
+/**
+ * Characters of children's outcomes (outputs and errors, with their ids) a parent keeps from
+ * their notices until its next pass; a notice past that only wakes the parent, whose pass asks
+ * the child (one call). Four outputs of the largest size (1 MiB) fit.
+ */
+export const MAX_NOTICED_OUTCOME_CHARS = 4 * 1024 * 1024;
+
 /** Most recent steps shown by a status. */
 export const STATUS_STEP_WINDOW = 100;
 /** Step results one status or one step page carries at most (UTF-8 JSON); the others are omitted or paged. */

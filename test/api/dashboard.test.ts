@@ -169,6 +169,23 @@ describe('dashboard sign-in and cross-site protection', () => {
 		expect(res.headers.get('location')).toBe('/dashboard');
 	});
 
+	it.for([
+		['GET', '/dashboard'],
+		['GET', '/dashboard/instances?type=payment'],
+		['GET', '/dashboard/instances/some-id'],
+		['GET', '/dashboard/api/types'],
+		['GET', '/dashboard/api/workflows?type=payment'],
+		['POST', '/dashboard/api/workflows/some-id/terminate'],
+		['GET', '/dashboard/live/payment/0'],
+	] as const)('is closed at %s %s on a deployment set up as the README says (no API_TOKEN, ALLOW_UNAUTHENTICATED or SHARDFLOW_ENV)', async ([method, path]) => {
+		// The test Worker runs with SHARDFLOW_ENV=development: unset it, as a deployment that follows the README has it.
+		const readmeDeployment = { API_TOKEN: undefined, ALLOW_UNAUTHENTICATED: undefined, SHARDFLOW_ENV: undefined };
+		const headers = { origin: ORIGIN, 'x-shardflow-dashboard': '1', ...(path.includes('/live/') ? { upgrade: 'websocket' } : {}) };
+		const res = await page(readmeDeployment, method, path, { headers });
+		expect(res.status).toBe(403);
+		expect(res.text).toContain('AUTH_NOT_CONFIGURED');
+	});
+
 	it('is closed on a deployment without a token, unless unauthenticated access is chosen', async () => {
 		expect((await page({ SHARDFLOW_ENV: 'production' }, 'GET', '/dashboard')).status).toBe(403);
 		expect((await page({ SHARDFLOW_ENV: 'production', ALLOW_UNAUTHENTICATED: 'true' }, 'GET', '/dashboard')).status).toBe(200);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { settle, uniqueId } from '../helpers';
+import type { ApiEnv } from '../../src/api/app';
 import { api, apiWith } from './helpers';
 
 const MiB = 1024 * 1024;
@@ -133,13 +134,24 @@ describe('a read-only token beside API_TOKEN', () => {
 
 describe('a deployment without API_TOKEN', () => {
 	const prod = { SHARDFLOW_ENV: 'production' };
-	const call = (vars: Record<string, string>, method: string, path: string, body: unknown) =>
+	const call = (vars: Partial<ApiEnv>, method: string, path: string, body: unknown) =>
 		apiWith(vars, method, path, body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 	it.for(routes.filter(([, path]) => path !== '/openapi.json'))(
 		'%s %s is refused with 403 AUTH_NOT_CONFIGURED in production, reads included',
 		async ([method, path, body]) => {
 			expect(await call(prod, method, path, body)).toEqual({ status: 403, json: { error: { code: 'AUTH_NOT_CONFIGURED', message: expect.any(String) } } });
+		},
+	);
+
+	// The README's deployment: no API_TOKEN secret, no ALLOW_UNAUTHENTICATED, no
+	// SHARDFLOW_ENV (its documented default is production). The test Worker runs
+	// with SHARDFLOW_ENV=development, so the three are unset here explicitly.
+	it.for(routes.filter(([, path]) => path !== '/openapi.json'))(
+		'%s %s is refused with 403 AUTH_NOT_CONFIGURED when SHARDFLOW_ENV is unset, as the README deploys it',
+		async ([method, path, body]) => {
+			const readmeDeployment = { API_TOKEN: undefined, ALLOW_UNAUTHENTICATED: undefined, SHARDFLOW_ENV: undefined };
+			expect(await call(readmeDeployment, method, path, body)).toEqual({ status: 403, json: { error: { code: 'AUTH_NOT_CONFIGURED', message: expect.any(String) } } });
 		},
 	);
 

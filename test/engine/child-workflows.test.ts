@@ -36,6 +36,33 @@ class Parent extends Workflow<{ n: number; abandon?: boolean }, string> {
 	}
 }
 
+/** Invokes the child with an explicit id, so a restarted parent invokes the same child again. */
+class Reinvoker extends Workflow<{}, number> {
+	static override readonly type = 'reinvoker';
+	async run(step: Step) {
+		return step.invoke('double', Double, { id: 'shared-double', payload: { n: 0 } });
+	}
+}
+
+const MiB = 1024 * 1024;
+/** Returns about 1 MiB of JSON once it hears "go". */
+class Big extends Workflow<{}, string> {
+	static override readonly type = 'big';
+	static override events = { go: {} as {} };
+	async run(step: Step<typeof Big.events>) {
+		await step.waitForEvent('go');
+		return `${this.ctx.id}:${'x'.repeat(MiB - 100)}`;
+	}
+}
+/** Invokes `n` Big children at once and answers with the lengths of their outputs. */
+class FanOut extends Workflow<{ n: number }, number[]> {
+	static override readonly type = 'fan-out';
+	async run(step: Step, { n }: { n: number }) {
+		const outputs = await Promise.all(Array.from({ length: n }, (_, i) => step.invoke(`big-${i}`, Big, { payload: {} })));
+		return outputs.map((output, i) => (output.startsWith(`f:big-${i}:`) ? output.length : -1));
+	}
+}
+
 class Unregistered extends Workflow<{}, void> {
 	static override readonly type = 'unregistered';
 	async run() {}
@@ -47,7 +74,7 @@ class CallsUnregistered extends Workflow<{}, void> {
 	}
 }
 
-const registry = registryOf(Double, Parent, CallsUnregistered);
+const registry = registryOf(Double, Parent, CallsUnregistered, Reinvoker, Big, FanOut);
 
 /** Instances on fake hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
 class World {
@@ -57,6 +84,8 @@ class World {
 	unreachable = false;
 	/** Calls of `outcome`: a parent that heard the outcome in the notice makes none. */
 	outcomeCalls = 0;
+	/** While set, notices wait here instead of reaching the parent (a slow notice): `deliver` sends them. */
+	held: { parentId: string; childId: string; outcome: unknown }[] | undefined;
 	/** Replaces the outcome a notice carries (a forged or malformed notice). */
 	forge: ((outcome: unknown) => unknown) | undefined;
 	port: ChildPort = {
@@ -79,9 +108,17 @@ class World {
 		},
 		notifyParent: async (parentId, childId, outcome) => {
 			if (this.deaf) return;
+			if (this.held) return void this.held.push({ parentId, childId, outcome });
 			this.engine(parentId).childFinished(childId, this.forge ? this.forge(outcome) : outcome);
 		},
 	};
+
+	/** Delivers the held notices, all in one turn (none is taken before the last one came), and stops holding. */
+	deliver(): void {
+		const held = this.held ?? [];
+		this.held = undefined;
+		for (const { parentId, childId, outcome } of held) this.engine(parentId).childFinished(childId, outcome);
+	}
 
 	host(id: string): FakeHost {
 		let host = this.hosts.get(id);
@@ -244,6 +281,52 @@ describe('step.invoke', () => {
 		await host.idle();
 		expect(engine.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.StepFailed } });
 		expect(engine.history().events.find((e) => e.kind === 'child.failed')).toMatchObject({ status: 'refused', error: { code: ErrorCode.InvalidPayload } });
+	});
+});
+
+describe("a child's outcome is delivered once per invoke", () => {
+	it.for(['notice', 'late notice'] as const)(
+		"makes a restarted parent that invokes the same child id wait for the child's new run, not answer from its old outcome (%s)",
+		async (notice) => {
+			await world.engine('q').create('q', 'reinvoker', {});
+			await world.idle();
+			if (notice === 'late notice') world.held = [];
+			await world.engine('shared-double').sendEvent('go', {});
+			await world.idle();
+			if (notice === 'late notice') {
+				// The parent hears the outcome by polling the child; the notice comes after that.
+				await world.advance(2_000);
+				world.deliver();
+				await world.idle();
+			}
+			expect(world.engine('q').status()).toMatchObject({ status: 'completed', output: 0 });
+			// The child runs again (restarted), and so does the parent, which invokes the same id.
+			world.engine('shared-double').restart();
+			await world.idle();
+			expect(world.engine('shared-double').status().status).toBe('waiting');
+			world.engine('q').restart();
+			await world.idle();
+			expect(world.engine('q').status().status).toBe('waiting');
+			await world.engine('shared-double').sendEvent('go', {});
+			await world.idle();
+			expect(world.engine('q').status()).toMatchObject({ status: 'completed', output: 0 });
+			expect(runs.get('double:shared-double')).toBe(4); // each run: a pass waited for "go", one finished
+		},
+	);
+
+	it('keeps at most 4 MiB of notices for its next pass: a fan-out of 1 MiB outputs past that asks its children, and every invoke gets its own output', async () => {
+		await world.engine('f').create('f', 'fan-out', { n: 8 });
+		await world.idle();
+		expect(world.engine('f').status().status).toBe('waiting');
+		const calls = world.outcomeCalls;
+		world.held = [];
+		for (let i = 0; i < 8; i++) await world.engine(`f:big-${i}`).sendEvent('go', {});
+		await world.idle();
+		world.deliver();
+		await world.idle();
+		expect(world.engine('f').status()).toMatchObject({ status: 'completed', output: Array.from({ length: 8 }, (_, i) => `f:big-${i}:`.length + MiB - 100) });
+		// Four notices of 1 MiB fit in 4 MiB: the other four children were asked.
+		expect(world.outcomeCalls - calls).toBe(4);
 	});
 });
 

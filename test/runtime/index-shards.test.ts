@@ -1,8 +1,10 @@
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { drizzle } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../../src/db/schema';
 import { listQuery } from '../../src/runtime/index-shard-store';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
 import { IndexClient, routeIndexEntry } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { rebalance } from '../../src/client/rebalance';
@@ -10,12 +12,13 @@ import { CURSOR_KEY_OBJECT } from '../../src/engine/cursor';
 import { ErrorCode } from '../../src/engine/errors';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
-import type { WorkflowStatus } from '../../src/engine/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../src/engine/types';
 import { shardIndex, shardName } from '../../src/engine/shard';
 import { Workflow } from '../../src/workflow';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { indexFaults } from '../worker/probes';
+import { testClock } from '../worker/test-clock';
 
 afterEach(() => {
 	resetClock();
@@ -170,6 +173,37 @@ describe.for([
 				runInDurableObject(stub(shardName('resizable', shardIndex(e.id, from))), (_, state) => void state.storage.sql.exec('DELETE FROM index_entries WHERE id = ?', e.id)),
 			),
 		);
+	});
+
+	it('counts exactly the workflow statuses in GET /types, with numbers, after deletions and a resize (no tombstone status)', async () => {
+		const prefix = uniqueId(`c${from}to${to}`);
+		const during = layout(to, from);
+		const typeCounts = async (registry: ReturnType<typeof layout>) => {
+			const app = createApp(registry, { clock: testClock.now });
+			const res = await app.fetch(new Request('http://shardflow.test/types'), env);
+			expect(res.status).toBe(200);
+			return ((await res.json()) as { types: { type: string; counts: Record<string, unknown> }[] }).types.find((t) => t.type === 'resizable')!.counts;
+		};
+		const countsBefore = await typeCounts(during); // every shard of both layouts: earlier tests left entries in each
+		const entries = await seed(prefix, layout(from), 30, 4_000_000);
+		// Deleted instances leave deletion tombstones, in both layouts' shards while resizing.
+		const deleted = entries.filter((_, i) => i % 5 === 0);
+		await Promise.all(deleted.map((e) => routeIndexEntry(testEnv, during, { ...e, version: 3, removed: true })));
+		// Running instances that finish under the new layout leave move tombstones in their old shard.
+		const finished = entries.filter((e, i) => e.status === 'running' && i % 5 !== 0).slice(0, 8);
+		await Promise.all(finished.map((e) => routeIndexEntry(testEnv, during, { ...e, status: 'completed', updatedAt: e.updatedAt + 100, version: 3 })));
+		expect(await moveTombstones(prefix, Math.max(from, to))).toBeGreaterThan(0);
+
+		const kept = entries.filter((e) => !deleted.includes(e));
+		const running = kept.filter((e) => e.status === 'running' && !finished.includes(e)).length;
+		for (const registry of [during, 'rebalanced'] as const) {
+			if (registry === 'rebalanced') await rebalanceFully(during);
+			const counts = await typeCounts(registry === 'rebalanced' ? layout(to) : registry);
+			expect(Object.keys(counts).sort()).toEqual([...WORKFLOW_STATUSES].sort());
+			for (const n of Object.values(counts)) expect(n).toSatisfy(Number.isInteger);
+			expect((counts.running as number) - (countsBefore.running as number)).toBe(running);
+			expect((counts.completed as number) - (countsBefore.completed as number)).toBe(kept.length - running);
+		}
 	});
 });
 
