@@ -59,7 +59,7 @@ class FanOut extends Workflow<{ n: number }, number[]> {
 	static override readonly type = 'fan-out';
 	async run(step: Step, { n }: { n: number }) {
 		const outputs = await Promise.all(Array.from({ length: n }, (_, i) => step.invoke(`big-${i}`, Big, { payload: {} })));
-		return outputs.map((output, i) => (output.startsWith(`f:big-${i}:`) ? output.length : -1));
+		return outputs.map((output, i) => (output.startsWith(`f::big-${i}:`) ? output.length : -1));
 	}
 }
 
@@ -320,11 +320,11 @@ describe("a child's outcome is delivered once per invoke", () => {
 		expect(world.engine('f').status().status).toBe('waiting');
 		const calls = world.outcomeCalls;
 		world.held = [];
-		for (let i = 0; i < 8; i++) await world.engine(`f:big-${i}`).sendEvent('go', {});
+		for (let i = 0; i < 8; i++) await world.engine(`f::big-${i}`).sendEvent('go', {});
 		await world.idle();
 		world.deliver();
 		await world.idle();
-		expect(world.engine('f').status()).toMatchObject({ status: 'completed', output: Array.from({ length: 8 }, (_, i) => `f:big-${i}:`.length + MiB - 100) });
+		expect(world.engine('f').status()).toMatchObject({ status: 'completed', output: Array.from({ length: 8 }, (_, i) => `f::big-${i}:`.length + MiB - 100) });
 		// Four notices of 1 MiB fit in 4 MiB: the other four children were asked.
 		expect(world.outcomeCalls - calls).toBe(4);
 	});
