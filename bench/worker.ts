@@ -20,6 +20,7 @@ import {
 	manualChildren,
 	ManualParentWorkflow,
 	NotifyingChildWorkflow,
+	BigHistoryWorkflow,
 	type BenchParams,
 } from './workflows';
 
@@ -36,6 +37,8 @@ const registry = defineRegistry({
 	'invoke-parent': { workflow: InvokeParentWorkflow },
 	'manual-parent': { workflow: ManualParentWorkflow },
 	'notifying-child': { workflow: NotifyingChildWorkflow },
+	// Room for ~1 GiB of history: the production-limits rows replay 10-100 MiB.
+	'big-history': { workflow: BigHistoryWorkflow, limits: { historyBytes: 1024 * 1024 * 1024 } },
 });
 
 manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
@@ -129,7 +132,10 @@ const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++
 app.get('/__health', (c) => c.text('ok'));
 
 app.post('/ours/create', async (c) => {
-	const { type = 'bench', params } = await c.req.json<{ type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold'; params: BenchParams | { holdMs: number } | { url: string } }>();
+	const { type = 'bench', params } = await c.req.json<{
+		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history';
+		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number };
+	}>();
 	const { id } = await instances.create(c.env, { type, id: newId('o'), payload: params });
 	return c.json({ id });
 });

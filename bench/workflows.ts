@@ -102,3 +102,18 @@ export const manualChildren: {
 } = { create: async () => undefined, sendEvent: async () => undefined };
 const createChildOf = (env: unknown, parent: string) => manualChildren.create(env, 'notifying-child', `${parent}:child`, { parent });
 const sendEventTo = (env: unknown, parent: string, n: number) => manualChildren.sendEvent(env, parent, 'child-done', { n });
+
+/**
+ * A large history: `results` steps that each return `bytes` characters (kept by
+ * nobody), then a sleep of `sleepMs`, so the wake-up's pass replays every one
+ * of them. The production-limits test and bench measure that replay's memory.
+ */
+export class BigHistoryWorkflow extends Workflow<{ results: number; bytes: number; sleepMs: number }, number> {
+	static override readonly type = 'big-history';
+	async run(step: Step, { results, bytes, sleepMs }: { results: number; bytes: number; sleepMs: number }) {
+		let total = 0;
+		for (let i = 0; i < results; i++) total += (await step.do(`r${i}`, async () => `${i}:`.padEnd(bytes, 'x'))).length;
+		await step.sleep('nap', sleepMs);
+		return total;
+	}
+}
