@@ -73,10 +73,22 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			store.setWakeup('sleep:b', 100);
 			store.setWakeup('sleep:a', 200);
 			expect(store.earliestWakeup()).toBe(100);
-			store.deleteWakeupsDue(150);
+			store.deleteWakeupsDue(150, new Set());
 			expect(store.earliestWakeup()).toBe(200);
 			store.deleteWakeup('sleep:a');
 			expect(store.earliestWakeup()).toBeUndefined();
+		}));
+
+	it(`${name}: spares the wake-ups it is told to when it deletes the due ones, however due`, () =>
+		withStore((store) => {
+			store.setWakeup('do:retry', 100);
+			store.setWakeup('wait:timeout', 100);
+			store.setWakeup('sleep:a', 50);
+			store.setWakeup('sleep:later', 300);
+			store.deleteWakeupsDue(100, new Set(['do:retry', 'sleep:never-set']));
+			expect(store.earliestWakeup()).toBe(100);
+			store.deleteWakeup('do:retry');
+			expect(store.earliestWakeup()).toBe(300);
 		}));
 
 	it(`${name}: hands out buffered events oldest first, per name`, () =>

@@ -15,7 +15,7 @@ import { fromStoredJson } from './json';
 import type { SuspendSignal } from './signals';
 import { isSignal } from './signals';
 import type { PassHooks } from './step-context';
-import type { InstanceStore, StepRow } from './store';
+import type { PassStore, StepRow } from './store';
 import { describeThrown } from './thrown-value';
 
 /** The parent's side of child workflows, lent to a pass. */
@@ -30,7 +30,7 @@ export interface ChildStepHooks {
 
 /** What a child step uses of the step context of its pass (`StepContext` lends it). */
 export interface ChildStepAccess {
-	readonly store: InstanceStore;
+	readonly store: PassStore;
 	readonly hooks: PassHooks;
 	row(key: string): StepRow | undefined;
 	newRow(key: string, name: string): StepRow;
@@ -94,7 +94,7 @@ export async function runChildStep(
 		}
 		const wakeAt = now + childPollDelayMs(1);
 		step.transact(() => {
-			step.store.setWakeup(key, wakeAt);
+			step.hooks.setWakeup(key, wakeAt);
 			step.write({ ...started, status: 'waiting', attempts: 0, wakeAt, errorName: null, errorMessage: null, errorCode: null });
 		});
 		row = step.row(key)!;
@@ -120,7 +120,7 @@ async function childOutcome(step: ChildStepAccess, row: StepRow, ref: ChildRef, 
 			const polls = row.attempts + 1;
 			const wakeAt = now + childPollDelayMs(polls);
 			step.transact(() => {
-				step.store.setWakeup(row.key, wakeAt);
+				step.hooks.setWakeup(row.key, wakeAt);
 				step.write({ ...row, attempts: polls, wakeAt });
 			});
 		}
@@ -157,7 +157,7 @@ function startFailed(step: ChildStepAccess, row: StepRow, error: unknown): never
 		const wakeAt = now + childPollDelayMs(attempts);
 		step.hooks.log({ severity: 'warn', event: 'child.start_failed', step: row.name, attempt: attempts, willRetry: true, retryAt: wakeAt, error: described });
 		step.transact(() => {
-			step.store.setWakeup(row.key, wakeAt);
+			step.hooks.setWakeup(row.key, wakeAt);
 			step.write({ ...row, status: 'retrying', attempts, wakeAt, errorName: described.name, errorMessage: described.message, errorCode: described.code ?? null });
 		});
 		throw step.suspend('sleeping');

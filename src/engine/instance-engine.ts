@@ -915,6 +915,7 @@ export class InstanceEngine {
 		const epoch = this.controlEpoch;
 		const startedAt = this.host.now();
 		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const wakeups = this.passWakeups();
 		const codeVersion = entry.version;
 		const markRunning = () => {
 			const row = this.row!;
@@ -943,6 +944,7 @@ export class InstanceEngine {
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: markRunning,
 			record: (record) => this.host.store.appendHistory(counted(record)),
+			setWakeup: wakeups.set,
 			writeStepWithRecord: (stepRow, record) => this.host.store.writeStepWithRecord(stepRow, counted(record)),
 			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: this.host.logStepCompletions === true,
@@ -994,8 +996,9 @@ export class InstanceEngine {
 
 		const now = this.row!;
 		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status) || now.status === 'rolling_back') return;
-		// Wake-ups that were due when the pass began have had their turn.
-		this.host.store.deleteWakeupsDue(startedAt);
+		// Wake-ups that were due when the pass began have had their turn; those it set have not,
+		// however due (a retry delay, sleep or timeout of 0 sets one at `startedAt` itself).
+		this.host.store.deleteWakeupsDue(startedAt, wakeups.keys);
 		// A pause holds whatever this pass reached, its last step included: the instance ends
 		// only after a resume, whose replay reaches the same outcome from the stored steps.
 		if (now.status === 'paused') return;
@@ -1029,6 +1032,21 @@ export class InstanceEngine {
 		}
 	}
 
+	/**
+	 * How a pass sets wake-ups: through the store, noting each key, so the pass's end
+	 * spares them when it deletes the wake-ups that were due as it began.
+	 */
+	private passWakeups(): { keys: Set<string>; set: (key: string, at: number) => void } {
+		const keys = new Set<string>();
+		return {
+			keys,
+			set: (key, at) => {
+				this.host.store.setWakeup(key, at);
+				keys.add(key);
+			},
+		};
+	}
+
 	/** Signs webhook tokens of this instance's generation, when the host can. */
 	private webhookIssuer(row: InstanceRow, generation: number): ((step: string, nonce: string) => Promise<string>) | undefined {
 		const port = this.host.webhooks;
@@ -1052,6 +1070,7 @@ export class InstanceEngine {
 		const generation = start.generation;
 		const startedAt = this.host.now();
 		this.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const wakeups = this.passWakeups();
 		const stillRollingBack = () => this.row?.status === 'rolling_back' && this.row.generation === generation;
 		const rows = StepRows.load(this.host.store);
 		const record = (r: HistoryRecord) => this.host.store.appendHistory(historyRow(r, generation, this.host.now()));
@@ -1062,6 +1081,7 @@ export class InstanceEngine {
 			yieldToEventLoop: () => this.host.yieldToEventLoop(),
 			willWrite: () => {},
 			record,
+			setWakeup: wakeups.set,
 			writeStepWithRecord: (stepRow, r) => this.host.store.writeStepWithRecord(stepRow, historyRow(r, generation, this.host.now())),
 			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
 			logsStepCompletions: false,
@@ -1080,7 +1100,7 @@ export class InstanceEngine {
 			// The constructor threw: no closures to learn; the recorded ones are all there is.
 		}
 		if (!stillRollingBack()) return;
-		const runner = new RollbackRunner(this.host.store, rows, { now: () => this.host.now(), record, stillRollingBack, log });
+		const runner = new RollbackRunner(this.host.store, rows, { now: () => this.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log });
 		this.activeRollback = runner;
 		let outcome;
 		try {
@@ -1090,7 +1110,7 @@ export class InstanceEngine {
 		}
 		const now = this.row!;
 		if (!stillRollingBack() || outcome.kind === 'aborted') return;
-		this.host.store.deleteWakeupsDue(startedAt);
+		this.host.store.deleteWakeupsDue(startedAt, wakeups.keys);
 		if (outcome.kind === 'suspended') return;
 		const done: RollbackState =
 			outcome.kind === 'completed' ? { ...state, state: 'completed' } : { ...state, state: 'failed', failedStep: outcome.step, error: outcome.error };

@@ -99,8 +99,8 @@ export class MemoryInstanceStore implements InstanceStore {
 	deleteWakeup(key: string) {
 		this.wakeups.delete(key);
 	}
-	deleteWakeupsDue(now: number) {
-		for (const [key, at] of this.wakeups) if (at <= now) this.wakeups.delete(key);
+	deleteWakeupsDue(now: number, spare: ReadonlySet<string>) {
+		for (const [key, at] of this.wakeups) if (at <= now && !spare.has(key)) this.wakeups.delete(key);
 	}
 	deleteAllWakeups() {
 		this.wakeups.clear();

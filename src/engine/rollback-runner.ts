@@ -5,7 +5,7 @@ import { fromStoredJson } from './json';
 import { resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
 import { runAttempt, type AttemptAbort } from './step-context';
 import { stepKey } from './step-key';
-import type { InstanceStore, StepRow } from './store';
+import type { InstanceStore, PassStore, StepRow } from './store';
 import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
 import type { RollbackFunction } from './types';
@@ -33,6 +33,8 @@ export type RollbackOutcome =
 export interface RollbackHooks {
 	now(): number;
 	record(record: HistoryRecord): void;
+	/** Sets a rollback's retry wake-up (see `PassHooks.setWakeup`: the end of the pass spares it, however due). */
+	setWakeup(key: string, at: number): void;
 	/** False once a terminate abandoned the rollbacks (or a restart or deletion came): stop without writing. */
 	stillRollingBack(): boolean;
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
@@ -54,7 +56,7 @@ export class RollbackRunner {
 	private nextSeq: number;
 
 	constructor(
-		private readonly store: InstanceStore,
+		private readonly store: PassStore,
 		private readonly rows: StepRows,
 		private readonly hooks: RollbackHooks,
 	) {
@@ -140,7 +142,7 @@ export class RollbackRunner {
 		this.hooks.log({ severity: 'warn', event: 'rollback.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: shown });
 		this.store.transaction(() => {
 			this.write({ ...running, status: 'retrying', errorName: shown.name, errorMessage: shown.message, errorStack: described.stack ?? null, errorCode: shown.code ?? null, wakeAt });
-			this.store.setWakeup(running.key, wakeAt);
+			this.hooks.setWakeup(running.key, wakeAt);
 			this.hooks.record({ kind: 'rollback.attempt_failed', step: running.name, attempt, detail: { error: historyError(described), retryAt: wakeAt } });
 		});
 		return { kind: 'suspended' };

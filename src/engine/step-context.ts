@@ -25,7 +25,7 @@ import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from './webho
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { stepKey } from './step-key';
 import type { StepFunctionWrapper } from './step-function-wrapper';
-import type { InstanceStore, StepRow } from './store';
+import type { PassStore, StepRow } from './store';
 import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from './types';
@@ -47,6 +47,12 @@ export interface PassHooks {
 	willWrite(): void;
 	/** Appends a history record (with the pass's generation and the clock's time); called inside the write's transaction. */
 	record(record: HistoryRecord): void;
+	/**
+	 * Sets a wake-up (store.setWakeup), inside the write's transaction. The end of the pass
+	 * deletes the wake-ups that were due when it began, but never one set through here,
+	 * however due: a retry delay, sleep or timeout of 0 sets one at the pass's own time.
+	 */
+	setWakeup(key: string, at: number): void;
 	/** Writes a step row and appends its history record together (store.writeStepWithRecord); the hot path of a step. */
 	writeStepWithRecord(row: StepRow, record: HistoryRecord): void;
 	/** The instance's history size in bytes so far (a running total: no query). */
@@ -121,7 +127,7 @@ export class StepContext implements Step<any> {
 	private readonly completedDo: ReadonlySet<string>;
 
 	constructor(
-		private readonly store: InstanceStore,
+		private readonly store: PassStore,
 		private readonly rows: StepRows,
 		private readonly entry: ResolvedEntry,
 		private readonly hooks: PassHooks,
@@ -376,7 +382,7 @@ export class StepContext implements Step<any> {
 			const wakeAt = timeoutMs === undefined ? null : now + timeoutMs;
 			this.transact(() => {
 				this.write({ ...base, status: 'waiting', startedAt: now, wakeAt });
-				if (wakeAt !== null) this.store.setWakeup(key, wakeAt);
+				if (wakeAt !== null) this.hooks.setWakeup(key, wakeAt);
 				this.hooks.record({ kind: 'wait.started', step: stepName, detail: { event, timeoutAt: wakeAt } });
 			});
 			throw this.suspend('waiting');
@@ -432,7 +438,7 @@ export class StepContext implements Step<any> {
 			// The URL is durable before run() sees it: what the author sends out always works.
 			this.transact(() => {
 				this.write(created);
-				if (expiresAt !== null) this.store.setWakeup(key, expiresAt);
+				if (expiresAt !== null) this.hooks.setWakeup(key, expiresAt);
 				this.hooks.record({ kind: 'webhook.created', step: name, detail: { url, expiresAt } });
 			});
 			row = created;
@@ -539,7 +545,7 @@ export class StepContext implements Step<any> {
 		if (!row) {
 			this.transact(() => {
 				this.write({ ...base, status: 'sleeping', startedAt: now, wakeAt });
-				this.store.setWakeup(key, wakeAt);
+				this.hooks.setWakeup(key, wakeAt);
 				this.hooks.record({ kind: 'sleep.started', step: name, detail: { until: wakeAt } });
 			});
 		}
@@ -612,7 +618,7 @@ export class StepContext implements Step<any> {
 		this.hooks.log({ severity: 'warn', event: 'step.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: described });
 		this.transact(() => {
 			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });
-			this.store.setWakeup(running.key, wakeAt);
+			this.hooks.setWakeup(running.key, wakeAt);
 			this.hooks.record({ kind: 'step.attempt_failed', step: running.name, attempt, detail: { error: historyError(described), retryAt: wakeAt } });
 		});
 		throw this.suspend('sleeping');

@@ -1,6 +1,9 @@
 import { SMALL_RESULT_BYTES } from './limits';
 import type { InstanceStore, StepMeta, StepRow } from './store';
 
+/** What the step rows read of a store: metadata pages and single results. */
+type StepReader = Pick<InstanceStore, 'readStepMeta' | 'readStepResults'>;
+
 /**
  * Results a pass keeps in memory at most, summed: small results up to this
  * total stay beside their rows; every other result is read from storage when
@@ -28,10 +31,10 @@ export class StepRows {
 	private readonly stored = new Set<string>();
 	private keptBytes = 0;
 
-	constructor(private readonly store: InstanceStore) {}
+	constructor(private readonly store: StepReader) {}
 
 	/** Every step row of the instance, its small results with it, read page by page. */
-	static load(store: InstanceStore): StepRows {
+	static load(store: StepReader): StepRows {
 		const rows = new StepRows(store);
 		for (const { resultBytes, smallResult, ...meta } of stepMeta(store)) {
 			const small = smallResult !== undefined && rows.keptBytes + resultBytes <= KEPT_RESULT_BYTES;
@@ -81,7 +84,7 @@ export class StepRows {
 }
 
 /** Every step's metadata (a result of at most `SMALL_RESULT_BYTES` with it), in seq order, read a page at a time. */
-export function* stepMeta(store: InstanceStore): Generator<StepMeta> {
+export function* stepMeta(store: StepReader): Generator<StepMeta> {
 	for (let afterSeq = -1; ; ) {
 		const page = store.readStepMeta({ afterSeq, limit: LOAD_PAGE });
 		yield* page;
@@ -91,6 +94,6 @@ export function* stepMeta(store: InstanceStore): Generator<StepMeta> {
 }
 
 /** Every step row with its result only when small (null otherwise): for readers that need no large result. */
-export function* stepRowsWithSmallResults(store: InstanceStore): Generator<StepRow> {
+export function* stepRowsWithSmallResults(store: StepReader): Generator<StepRow> {
 	for (const { resultBytes: _bytes, smallResult, ...meta } of stepMeta(store)) yield { ...meta, result: smallResult ?? null };
 }

@@ -161,7 +161,13 @@ export interface InstanceStore {
 
 	setWakeup(key: string, at: number): void;
 	deleteWakeup(key: string): void;
-	deleteWakeupsDue(now: number): void;
+	/**
+	 * Deletes the wake-ups due at `now` (at or before it), except those under the keys in
+	 * `spare`. The end of a pass deletes the wake-ups that were due when it began (they had
+	 * their turn) and spares the ones it set itself: those may be due as early (a retry
+	 * delay, sleep or timeout of 0 sets one at the pass's own time) and have not had theirs.
+	 */
+	deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void;
 	deleteAllWakeups(): void;
 	earliestWakeup(): number | undefined;
 
@@ -205,3 +211,10 @@ export interface InstanceStore {
 	readDeletion(): DeletionRow | undefined;
 	writeDeletion(row: DeletionRow): void;
 }
+
+/**
+ * The store as the steps of a pass write it: they set wake-ups through the pass
+ * (`PassHooks.setWakeup`, `RollbackHooks.setWakeup`), never directly, so the end
+ * of the pass knows which ones to spare (see `InstanceStore.deleteWakeupsDue`).
+ */
+export type PassStore = Omit<InstanceStore, 'setWakeup'>;

@@ -134,7 +134,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 					.where(gt(history.seq, p('afterSeq')))
 					.prepare(),
 			earliestWakeup: () => db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
-			deleteWakeupsDue: () => db.delete(wakeups).where(lte(wakeups.at, p('now'))).prepare(),
+			deleteWakeupsDue: () =>
+				db
+					.delete(wakeups)
+					.where(and(lte(wakeups.at, p('now')), sql`${wakeups.key} NOT IN (SELECT value FROM json_each(${p('spare')}))`))
+					.prepare(),
 			countSteps: () => db.select({ kind: steps.kind, status: steps.status, n: count() }).from(steps).groupBy(steps.kind, steps.status).prepare(),
 			lastStepMeta: () => db.select(stepMetaColumns).from(steps).orderBy(desc(steps.seq)).limit(p('last')).prepare(),
 			stepMetaAfter: () => db.select(stepMetaColumns).from(steps).where(gt(steps.seq, p('afterSeq'))).orderBy(asc(steps.seq)).limit(p('limit')).prepare(),
@@ -263,9 +267,9 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.earliest = UNREAD;
 	}
 
-	deleteWakeupsDue(now: number): void {
+	deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
 		if (this.earliest === undefined || (this.earliest !== UNREAD && this.earliest > now)) return;
-		this.q.deleteWakeupsDue.run({ now });
+		this.q.deleteWakeupsDue.run({ now, spare: JSON.stringify([...spare]) });
 		this.earliest = UNREAD;
 	}
 

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Step } from '../../src/engine/types';
+import { EventTimeoutError } from '../../src/engine/errors';
+import { FINISHED_STATUSES, type Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
+import type { InstanceEngine } from '../../src/engine/instance-engine';
 import { FakeHost, registryOf } from './fake-host';
 
 /**
@@ -11,35 +13,67 @@ import { FakeHost, registryOf } from './fake-host';
  * is the model's: the right output, each event consumed once in arrival
  * order, every step run once per recorded attempt, and the index told the
  * newest version.
+ *
+ * The retry delay, the sleeps and a wait's timeout are drawn too, 0 included,
+ * and alarms move the clock by those same amounts: a wake-up due at the very
+ * time of the pass that writes it, or at the time of another, must never
+ * strand the instance. After every operation an instance that can go on has
+ * the wake-up of each step that waits on time and an alarm no later than the
+ * earliest one, and the drive to completion fires only the alarms the engine
+ * armed (a spurious alarm would revive a stranded instance and hide it).
  */
 const executions = new Map<string, number>();
 let failNext = new Set<string>();
 
-class Modelled extends Workflow<{ n: number }, { sum: number; events: number[] }> {
+/** The durations a schedule draws from: 0, 1 ms and the engine's usual seconds. */
+const DURATIONS = [0, 1, 1000, 5000];
+
+interface ModelledInput {
+	n: number;
+	retryDelay: number;
+	sleep: number;
+	timeout: number;
+}
+
+class Modelled extends Workflow<ModelledInput, { sum: number; events: number[] }> {
 	static override readonly type = 'modelled';
-	static override events = { e: {} as { v: number } };
-	static override defaults = { retries: { limit: 5, delay: '1s', backoff: 'constant' as const } };
-	async run(step: Step<typeof Modelled.events>, { n }: { n: number }) {
+	static override events = { e: {} as { v: number }, never: {} as {} };
+	async run(step: Step<typeof Modelled.events>, { n, retryDelay, sleep, timeout }: ModelledInput) {
 		let sum = 0;
 		const events: number[] = [];
 		for (let i = 0; i < n; i++) {
-			sum += await step.do(`s${i}`, () => {
-				executions.set(`s${i}`, (executions.get(`s${i}`) ?? 0) + 1);
-				if (failNext.delete(`s${i}`)) throw new Error('transient');
-				return i;
-			});
-			if (i % 4 === 1) await step.sleep(`z${i}`, '5s');
+			sum += await step.do(
+				`s${i}`,
+				() => {
+					executions.set(`s${i}`, (executions.get(`s${i}`) ?? 0) + 1);
+					if (failNext.delete(`s${i}`)) throw new Error('transient');
+					return i;
+				},
+				{ retries: { limit: 5, delay: retryDelay, backoff: 'constant' } },
+			);
+			if (i % 4 === 1) await step.sleep(`z${i}`, sleep);
+			if (i % 4 === 2) {
+				// An event nobody sends: the wait always ends by its timeout.
+				await step.waitForEvent('never', { name: `t${i}`, timeout }).catch((error) => {
+					if (!(error instanceof EventTimeoutError)) throw error;
+				});
+			}
 			if (i % 4 === 3) events.push((await step.waitForEvent('e', { name: `w${i}` })).v);
 		}
 		return { sum, events };
 	}
 }
 
+/** A duration of the schedule, or any other clock move. */
+const advance = fc.oneof(fc.constantFrom(...DURATIONS), fc.integer({ min: 0, max: 10_000 }));
+
+const duration = fc.constantFrom(...DURATIONS);
+
 const op = fc.oneof(
 	fc.record({ kind: fc.constant('event' as const) }),
 	fc.record({ kind: fc.constant('pause' as const) }),
 	fc.record({ kind: fc.constant('resume' as const) }),
-	fc.record({ kind: fc.constant('alarm' as const), advance: fc.integer({ min: 0, max: 10_000 }) }),
+	fc.record({ kind: fc.constant('alarm' as const), advance }),
 	fc.record({ kind: fc.constant('evict' as const) }),
 	fc.record({ kind: fc.constant('failIndex' as const), times: fc.integer({ min: 1, max: 3 }) }),
 	fc.record({ kind: fc.constant('failStep' as const), step: fc.integer({ min: 0, max: 11 }) }),
@@ -48,12 +82,14 @@ const op = fc.oneof(
 describe('random fault schedules', () => {
 	it('always reach the model outcome', async () => {
 		await fc.assert(
-			fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.array(op, { maxLength: 40 }), async (n, ops) => {
+			fc.asyncProperty(fc.integer({ min: 1, max: 12 }), duration, duration, duration, fc.array(op, { maxLength: 40 }), async (n, retryDelay, sleep, timeout, ops) => {
 				executions.clear();
 				failNext = new Set();
 				const host = new FakeHost(registryOf(Modelled));
 				let engine = host.engine();
-				await engine.create('wf-1', 'modelled', { n });
+				await engine.create('wf-1', 'modelled', { n, retryDelay, sleep, timeout });
+				await host.idle();
+				expectNotStranded(host, engine);
 				const waits = Array.from({ length: n }, (_, i) => i).filter((i) => i % 4 === 3).length;
 				const sent: number[] = [];
 				for (const o of ops) {
@@ -80,8 +116,9 @@ describe('random fault schedules', () => {
 						failNext.add(`s${o.step}`);
 					}
 					await host.idle();
+					expectNotStranded(host, engine);
 				}
-				// Drive to the end: resume, send what is missing, let every alarm fire.
+				// Drive to the end: resume, send what is missing, fire the alarms the engine arms.
 				try {
 					engine.resume();
 				} catch {}
@@ -89,10 +126,10 @@ describe('random fault schedules', () => {
 					sent.push(sent.length + 100);
 					await engine.sendEvent('e', { v: sent.at(-1)! });
 				}
-				for (let i = 0; i < 50 && (engine.status().status !== 'completed' || host.store.outbox); i++) {
-					host.clock += 60_000;
-					engine.alarm();
-					await host.idle();
+				await host.idle();
+				for (let i = 0; i < 100 && (engine.status().status !== 'completed' || host.store.outbox); i++) {
+					expectNotStranded(host, engine);
+					if (!(await host.fireAlarm(engine))) break;
 				}
 				const status = engine.status();
 				expect(status.status).toBe('completed');
@@ -106,3 +143,19 @@ describe('random fault schedules', () => {
 		);
 	}, 120_000);
 });
+
+/**
+ * What keeps an instance from stranding: while it can go on (not finished or paused),
+ * every step that waits on time has its wake-up, and the alarm is armed no later
+ * than the earliest wake-up.
+ */
+function expectNotStranded(host: FakeHost, engine: InstanceEngine): void {
+	const status = engine.status().status;
+	if (FINISHED_STATUSES.includes(status) || status === 'paused') return;
+	for (const row of host.store.steps.values()) {
+		const waitsOnTime = row.status === 'sleeping' || row.status === 'retrying' || (row.status === 'waiting' && row.wakeAt !== null);
+		if (waitsOnTime) expect(host.store.wakeups.get(row.key), `the wake-up of ${row.key} (${row.status})`).toBe(row.wakeAt);
+	}
+	const earliest = host.store.earliestWakeup();
+	if (earliest !== undefined) expect(host.alarmAt, `an alarm by the earliest wake-up (${status})`).toBeLessThanOrEqual(earliest);
+}

@@ -91,7 +91,18 @@ class NoRollbacks extends Workflow<{}, void> {
 	}
 }
 
-const registry = registryOf(Trip, Parallel, Approval, NoRollbacks);
+/** A rollback retried with `delay: 0`: its retry is due the moment its attempt fails. */
+class NoDelayUndo extends Workflow<{}, void> {
+	static override readonly type = 'no-delay-undo';
+	async run(step: Step) {
+		await step.do('car', () => 'C1', { rollback: undo('car'), rollbackRetries: { limit: 2, delay: 0 } });
+		await step.do('pay', () => {
+			throw new NonRetryableError('card declined');
+		});
+	}
+}
+
+const registry = registryOf(Trip, Parallel, Approval, NoRollbacks, NoDelayUndo);
 
 async function history(host: FakeHost, engine: ReturnType<FakeHost['engine']>): Promise<HistoryEvent[]> {
 	await host.idle();
@@ -202,6 +213,20 @@ describe('rollbacks after run() fails for good', () => {
 		expect(later.status().rollback).toEqual({ reason: 'failed', state: 'completed', completed: 2 });
 		expect(ran.filter((r) => r.startsWith('undo'))).toEqual(['undo:car:"C1"', 'undo:car:"C1"', 'undo:flight:{"booking":"F1"}']);
 		expect((await history(host, later)).filter((e) => e.kind === 'rollback.attempt_failed')).toHaveLength(1);
+	});
+
+	it('retries a rollback with a retry delay of 0 on the alarm due at once, not after the watchdog', async () => {
+		undoFailures.car = 2;
+		const { host, engine } = await startInstance(registry, 'no-delay-undo');
+		const t0 = host.clock;
+		expect(engine.status().steps.find((s) => s.kind === 'rollback')).toMatchObject({ name: 'car', status: 'retrying', attempts: 1, wakeAt: t0 });
+		expect(host.alarmAt).toBe(t0);
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(host.alarmAt).toBe(t0);
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { reason: 'failed', state: 'completed', completed: 1 } });
+		expect(ran.filter((r) => r.startsWith('undo'))).toHaveLength(3);
+		expect(host.clock).toBe(t0);
 	});
 
 	it('a rollback that fails for good stops the rollbacks and says which one failed', async () => {

@@ -66,7 +66,23 @@ class Doorbell extends Workflow<{}, string> {
 	}
 }
 
-const registry = registryOf(Sleeper, Collector, Timeouts, Doorbell);
+/** A sleep and a wait timeout of 0: each is due the moment it begins. */
+class Instant extends Workflow<{ wait?: boolean }, string> {
+	static override readonly type = 'instant';
+	static override events = { stop: {} as { reason: string } };
+	async run(step: Step<typeof Instant.events>, { wait }: { wait?: boolean }) {
+		await step.sleep('nap', 0);
+		if (!wait) return 'awake';
+		try {
+			return (await step.waitForEvent('stop', { timeout: 0 })).reason;
+		} catch (error) {
+			if (error instanceof EventTimeoutError) return 'timed out';
+			throw error;
+		}
+	}
+}
+
+const registry = registryOf(Sleeper, Collector, Timeouts, Doorbell, Instant);
 
 const start = (type: string, payload: unknown = {}) => startInstance(registry, type, payload);
 
@@ -98,6 +114,13 @@ describe('step.sleep and step.sleepUntil', () => {
 		await engine.create('wf-1', 'sleeper', { until: host.clock - 1000 });
 		await host.idle();
 		expect(engine.status().status).toBe('completed');
+	});
+
+	it('goes on at once after a sleep of 0, leaving no wake-up behind', async () => {
+		const { host, engine } = await start('instant');
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'awake' });
+		expect(engine.status().steps[0]).toMatchObject({ name: 'nap', status: 'completed' });
+		expect(host.store.wakeups.size).toBe(0);
 	});
 
 	it('stores the absolute sleepUntil time, so replays after the deadline do not fail', async () => {
@@ -150,6 +173,18 @@ describe('step.waitForEvent', () => {
 		expect(host.alarmAt).toBe(host.clock + 7 * DAY);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'timed out' });
+	});
+
+	it('times out a wait with a timeout of 0 on the alarm due at once, without the clock moving', async () => {
+		const { host, engine } = await start('instant', { wait: true });
+		const t0 = host.clock;
+		expect(engine.status().steps[1]).toMatchObject({ name: 'stop', status: 'waiting', wakeAt: t0 });
+		expect(host.alarmAt).toBe(t0);
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'timed out' });
+		expect(engine.status().steps[1]).toMatchObject({ status: 'timed_out' });
+		expect(host.clock).toBe(t0);
+		expect(host.store.wakeups.size).toBe(0);
 	});
 
 	it('resolves at once when the event arrives, not on the alarm', async () => {

@@ -78,7 +78,26 @@ class SlowStep extends Workflow<{}, void> {
 	}
 }
 
-const registry = registryOf(ThreeSteps, Flaky, Duplicate, SharedNames, HugeResult, SlowStep);
+/** Cloudflare's own context test retries with `delay: 0`: each retry is due the moment its attempt fails. */
+class NoDelay extends Workflow<{}, string> {
+	static override readonly type = 'no-delay';
+	async run(step: Step) {
+		return step.do(
+			'call',
+			({ attempt }) => {
+				count('call');
+				if ((failuresLeft.call ?? 0) > 0) {
+					failuresLeft.call!--;
+					throw new TypeError(`upstream 503 on attempt ${attempt}`);
+				}
+				return `ok on attempt ${attempt}`;
+			},
+			{ retries: { limit: 2, delay: 0 } },
+		);
+	}
+}
+
+const registry = registryOf(ThreeSteps, Flaky, Duplicate, SharedNames, HugeResult, SlowStep, NoDelay);
 
 const start = (type: string, payload: unknown = {}) => startInstance(registry, type, payload);
 
@@ -192,6 +211,42 @@ describe('step.do', () => {
 		await host.idle();
 		expect(engine.status().steps[0]).toMatchObject({ status: 'failed', error: { name: 'StepTimeoutError' } });
 		expect(ErrorCode.StepTimeout).toBe('STEP_TIMEOUT');
+	});
+});
+
+describe('step.do with a retry delay of 0', () => {
+	it("arms the alarm at the failed attempt's own time, and fails the step after its third attempt without the clock moving", async () => {
+		failuresLeft.call = Infinity;
+		const { host, engine } = await start('no-delay');
+		const t0 = host.clock;
+		expect(engine.status().steps[0]).toMatchObject({ status: 'retrying', attempts: 1, wakeAt: t0 });
+		expect(host.store.wakeups.get('do:call')).toBe(t0);
+		expect(host.alarmAt).toBe(t0);
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(engine.status().steps[0]).toMatchObject({ status: 'retrying', attempts: 2, wakeAt: t0 });
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'StepFailedError' } });
+		expect(engine.status().steps[0]).toMatchObject({ status: 'failed', attempts: 3 });
+		expect(calls.call).toBe(3);
+		expect(host.clock).toBe(t0);
+	});
+
+	it('completes a step that fails once on its second attempt, on the alarm due at once', async () => {
+		failuresLeft.call = 1;
+		const { host, engine } = await start('no-delay');
+		expect(host.alarmAt).toBe(host.clock);
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'ok on attempt 2' });
+		expect(engine.status().steps[0]).toMatchObject({ status: 'completed', attempts: 2 });
+		expect(host.store.wakeups.size).toBe(0);
+	});
+
+	it('a fresh engine over the same store (an eviction) still finds the retry due', async () => {
+		failuresLeft.call = 1;
+		const { host } = await start('no-delay');
+		const revived = host.engine();
+		expect(await host.fireAlarm(revived)).toBe(true);
+		expect(revived.status()).toMatchObject({ status: 'completed', output: 'ok on attempt 2' });
 	});
 });
 

@@ -59,7 +59,7 @@ describe('DrizzleInstanceStore', () => {
 				() => (historySeq = store.historySize(historySeq).lastSeq),
 				() => store.setWakeup(`w${random(3)}`, 100 + random(50)),
 				() => store.deleteWakeup(`w${random(3)}`),
-				() => store.deleteWakeupsDue(100 + random(60)),
+				() => store.deleteWakeupsDue(100 + random(60), new Set(random(2) ? [`w${random(3)}`] : [])),
 				() => store.deleteAllWakeups(),
 				() => store.writeOutbox({ entry: entry(), attempts: 0, nextAttemptAt: 5 }),
 				() => store.ackOutbox(version - random(2)),

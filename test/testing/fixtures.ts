@@ -64,6 +64,36 @@ export class HangsOnceWorkflow extends Workflow<{}, string> {
 	}
 }
 
+/**
+ * Durations of 0, as Cloudflare's own tests write them (`retries: { limit: 2, delay: 0 }`):
+ * a retry, a sleep and an event timeout each due the moment they begin. The step fails
+ * its first `failures` attempts.
+ */
+export class ZeroDurationsWorkflow extends Workflow<{ failures: number }, { call: string; ping: string }> {
+	static override readonly type = 'zero-durations';
+	static override events = { ping: z.object({}) };
+	async run(step: Step<typeof ZeroDurationsWorkflow.events>, { failures }: { failures: number }) {
+		const call = await step.do(
+			'call',
+			({ attempt }) => {
+				ran('call');
+				if (attempt <= failures) throw new Error(`attempt ${attempt} failed`);
+				return `ok on attempt ${attempt}`;
+			},
+			{ retries: { limit: 2, delay: 0 } },
+		);
+		await step.sleep('nap', 0);
+		let ping = 'pinged';
+		try {
+			await step.waitForEvent('ping', { timeout: 0 });
+		} catch (error) {
+			if (!(error instanceof EventTimeoutError)) throw error;
+			ping = 'timed out';
+		}
+		return { call, ping };
+	}
+}
+
 /** A fake payment provider: `charge` without a key books a new charge every call; with one, a retry returns the first. */
 export class FakeBank {
 	private readonly byKey = new Map<string, number>();

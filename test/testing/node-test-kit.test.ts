@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { defineRegistry } from '../../src/engine/registry';
 import { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError, testWorkflow } from '../../src/testing';
-import { calls, HangsOnceWorkflow, NoTimeoutWorkflow, OrderWorkflow } from './fixtures';
+import { calls, HangsOnceWorkflow, NoTimeoutWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from './fixtures';
 
 const DAY = 86_400_000;
 
@@ -114,6 +114,31 @@ describe('sleeps, retry delays and event timeouts', () => {
 		expect((await order.status()).bufferedEvents).toBe(1);
 		await order.clock.advance('2 days');
 		expect(await order.waitForStatus('completed')).toMatchObject({ output: { confirmedBy: 'early' } });
+	});
+});
+
+describe('durations of 0', () => {
+	it('a step that always throws under retries { limit: 2, delay: 0 } ends errored after 3 attempts, whatever the clock and crash() do', async () => {
+		const zero = testWorkflow(ZeroDurationsWorkflow);
+		await zero.start({ failures: 99 });
+		await zero.clock.advance('1 day');
+		await zero.crash();
+		expect(await zero.waitForStatus('errored')).toMatchObject({ error: { code: 'STEP_FAILED', message: expect.stringContaining('attempt 3 failed') } });
+		expect((await zero.steps())[0]).toMatchObject({ name: 'call', status: 'failed', attempts: 3 });
+		expect(calls.get('call')).toBe(3);
+	});
+
+	it('a retry delay, a sleep and an event timeout of 0 are due at once: the run ends without the clock moving', async () => {
+		const zero = testWorkflow(ZeroDurationsWorkflow);
+		await zero.start({ failures: 1 });
+		const t0 = zero.clock.now();
+		expect(await zero.waitForStatus('completed')).toMatchObject({ output: { call: 'ok on attempt 2', ping: 'timed out' } });
+		expect((await zero.steps()).map((s) => [s.name, s.status, s.attempts])).toEqual([
+			['call', 'completed', 2],
+			['nap', 'completed', 0],
+			['ping', 'timed_out', 0],
+		]);
+		expect(zero.clock.now()).toBe(t0);
 	});
 });
 

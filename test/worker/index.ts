@@ -5,7 +5,7 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
-import { HangsOnceWorkflow, OrderWorkflow } from '../testing/fixtures';
+import { HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { childNotices, indexFaults, limiterFaults } from './probes';
 import { SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
@@ -54,6 +54,7 @@ export const testRegistry = defineRegistry({
 	redeployed: { workflow: RedeployedWorkflow, version: '2026-11-26.1' },
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
+	'zero-durations': { workflow: ZeroDurationsWorkflow },
 	'every-5m': { workflow: EveryFiveMinutesWorkflow },
 	hourly: { workflow: HourlyWorkflow },
 	limited: { workflow: LimitedWorkflow, shards: 2 },

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../../src/client/instance-client';
 import { StatusNotReachedError, testKitClock, testWorkflow, TestKitErrorCode } from '../../../src/testing/workerd';
-import { calls, HangsOnceWorkflow, OrderWorkflow } from '../fixtures';
+import { calls, HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../fixtures';
 import { HookApprovalWorkflow } from '../../worker/webhook-workflows';
 
 const testEnv = env as unknown as ShardflowEnv;
@@ -60,6 +60,20 @@ describe('the test kit in workerd, against the real WorkflowRunner', () => {
 		expect(at('step.completed', 'ship')).toBeGreaterThanOrEqual(at('wait.timed_out', 'confirm') + 60_000);
 		expect(history.at(-1)).toMatchObject({ kind: 'workflow.completed' });
 		await order.dispose();
+	});
+
+	it('a retry delay, a sleep and an event timeout of 0 end the run on alarms due at once; an always failing step errors after 3 attempts', async () => {
+		const once = testWorkflow(ZeroDurationsWorkflow, { env: testEnv });
+		await once.start({ failures: 1 });
+		expect(await once.waitForStatus('completed')).toMatchObject({ output: { call: 'ok on attempt 2', ping: 'timed out' } });
+		await once.dispose();
+		const always = testWorkflow(ZeroDurationsWorkflow, { env: testEnv, id: 'zero-always' });
+		await always.start({ failures: 99 });
+		await always.clock.advance('1 day');
+		await always.crash();
+		await always.waitForStatus('errored');
+		expect((await always.steps())[0]).toMatchObject({ name: 'call', status: 'failed', attempts: 3 });
+		await always.dispose();
 	});
 
 	it('delivers events and reads the status, steps and history from Drizzle storage', async () => {
