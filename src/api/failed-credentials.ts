@@ -16,9 +16,15 @@ const MAX_TRACKED = 10_000;
 const windows = new Map<string, { start: number; failures: number }>();
 const blockedUntil = new Map<string, number>();
 
-/** The client's address as Cloudflare's edge states it (`cf-connecting-ip`); one bucket for all when absent (local dev). */
-export function clientAddress(c: Context): string {
-	return c.req.header('cf-connecting-ip') ?? 'unknown';
+/**
+ * The client's address as Cloudflare's edge states it (`cf-connecting-ip`, set by
+ * Cloudflare on every request from the internet). Without one the request came
+ * from inside the account (a service binding, the dashboard's own calls) or from
+ * `wrangler dev`, which passes the client's header through as it is: such
+ * requests are not limited, so no shared bucket can lock everyone out.
+ */
+export function clientAddress(c: Context): string | undefined {
+	return c.req.header('cf-connecting-ip') || undefined;
 }
 
 /**
@@ -28,10 +34,11 @@ export function clientAddress(c: Context): string {
  * so guessing stops paying while the block lasts.
  */
 export function refuseIfBlocked(c: Context, now = Date.now()): void {
-	const until = blockedUntil.get(clientAddress(c));
+	const address = clientAddress(c);
+	const until = address === undefined ? undefined : blockedUntil.get(address);
 	if (until === undefined) return;
 	if (until <= now) {
-		blockedUntil.delete(clientAddress(c));
+		blockedUntil.delete(address!);
 		return;
 	}
 	throw tooMany(c, until - now);
@@ -45,6 +52,7 @@ export function refuseIfBlocked(c: Context, now = Date.now()): void {
  */
 export async function countFailedCredential(c: Context, now = Date.now()): Promise<void> {
 	const address = clientAddress(c);
+	if (address === undefined) return;
 	let over: boolean;
 	const binding = (c.env as { AUTH_FAILURES?: RateLimitBinding } | undefined)?.AUTH_FAILURES;
 	if (binding && typeof binding.limit === 'function') {

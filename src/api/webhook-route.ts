@@ -1,5 +1,4 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { bodyLimit } from 'hono/body-limit';
 import { callOperation } from '../client/instance-client';
 import { webhookKey } from '../client/webhook-key';
 import { ErrorCode, ValidationError } from '../engine/errors';
@@ -7,6 +6,7 @@ import { MAX_JSON_BYTES, assertJsonDepth } from '../engine/json';
 import { decodeWebhookToken } from '../engine/webhook';
 import type { ApiEnv } from './app';
 import { errorJson } from './http-errors';
+import { limitBody } from './body-limits';
 import { errors, json } from './openapi-responses';
 
 const TokenParam = z.object({ token: z.string().max(1200).openapi({ param: { name: 'token', in: 'path' } }) });
@@ -22,10 +22,7 @@ const ReceivedSchema = z.object({ received: z.literal(true) }).openapi('WebhookR
 export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
 	app.post(
 		'/webhooks/:token',
-		bodyLimit({
-			maxSize: MAX_JSON_BYTES,
-			onError: (c) => errorJson(c, 413, ErrorCode.TooLarge, `webhook bodies are limited to ${MAX_JSON_BYTES} bytes, like event payloads`),
-		}),
+		limitBody(MAX_JSON_BYTES, (c) => errorJson(c, 413, ErrorCode.TooLarge, `webhook bodies are limited to ${MAX_JSON_BYTES} bytes, like event payloads`)),
 		async (c) => {
 			const target = await decodeWebhookToken(await webhookKey(c.env), c.req.param('token'));
 			const text = await c.req.text();

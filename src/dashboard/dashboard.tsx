@@ -4,12 +4,13 @@ import type { ApiEnv } from '../api/app';
 import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
 import { countFailedCredential, refuseIfBlocked } from '../api/failed-credentials';
 import { ApiError } from '../api/http-errors';
+import { timingSafeEqual } from 'hono/utils/buffer';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
 import { MAX_LIMIT } from '../engine/index-query';
 import { shardName } from '../engine/shard';
 import type { TypeSchemas } from '../engine/type-schemas';
-import { authMode, hasSession, logIn, logOut, renewSession, sameOrigin, sessionExpiry } from './session';
+import { authMode, hasSession, logIn, logOut, readSession, renewedSession, sameOrigin } from './session';
 import { InstancePage, type InstanceDetail } from './views/instance';
 import { ErrorBanner, Layout } from './views/layout';
 import { InstanceList, type ListFilter, type ListItem } from './views/list';
@@ -51,6 +52,9 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	const forward = (c: DashboardContext, path: string, init: RequestInit = {}) => {
 		const headers = new Headers(init.headers);
 		if (c.env.API_TOKEN) headers.set('authorization', `Bearer ${c.env.API_TOKEN}`);
+		// The API sees the dashboard user's address, as a direct call would carry it.
+		const address = c.req.header('cf-connecting-ip');
+		if (address) headers.set('cf-connecting-ip', address);
 		let ctx: unknown;
 		try {
 			ctx = c.executionCtx;
@@ -77,6 +81,12 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	const refuse = (c: DashboardContext, status: 401 | 403, code: string, message: string) =>
 		isPage(c) ? errorPage(c, status, code, message) : c.json({ error: { code, message } }, status);
 
+	// ---- the proxy is one hop: a request the dashboard made of the API never reaches the dashboard (checked first: the body limit replaces the request) ----
+	app.use('*', async (c, next) => {
+		if (made.has(c.req.raw)) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: 'the dashboard proxies the API only' } }, 404);
+		await next();
+	});
+
 	// ---- what may come in: no body past the API's own limit (a few KiB for the sign-in form), refused before it is read ----
 	const tooLarge = (c: DashboardContext, message: string) => (isPage(c) ? errorPage(c, 413, 'TOO_LARGE', message) : c.json({ error: { code: 'TOO_LARGE', message } }, 413));
 	app.use('/login', limitBody(LOGIN_BODY_BYTES, tooLarge));
@@ -84,7 +94,6 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 
 	// ---- who may come in ----
 	app.use('*', async (c, next) => {
-		if (made.has(c.req.raw)) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: 'the dashboard proxies the API only' } }, 404);
 		const mode = authMode(c.env);
 		if (mode === 'unconfigured') {
 			return refuse(c, 403, 'AUTH_NOT_CONFIGURED', 'this deployment has no API_TOKEN: set one with `wrangler secret put API_TOKEN` (or ALLOW_UNAUTHENTICATED=true on purpose) to use the dashboard');
@@ -92,15 +101,21 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		const mutating = c.req.method !== 'GET' && c.req.method !== 'HEAD';
 		const upgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';
 		if ((mutating || upgrade) && !sameOrigin(c)) return refuse(c, 403, 'CROSS_SITE_REQUEST', 'the dashboard accepts changes and live sockets only from its own pages');
+		let renewed: string | null = null;
 		if (mode === 'token' && !(c.req.path === '/dashboard/login')) {
-			const expiry = await sessionExpiry(c);
-			if (expiry === null) {
+			const session = await readSession(c);
+			if (session === null) {
 				if (isPage(c) && c.req.method === 'GET') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
 				return refuse(c, 401, 'UNAUTHORIZED', 'sign in at /dashboard/login');
 			}
-			if (c.req.path !== '/dashboard/logout') await renewSession(c, expiry);
+			if (c.req.path !== '/dashboard/logout') renewed = await renewedSession(c, session);
 		}
 		await next();
+		// Pages and the API proxy alike renew a session in use (the proxy answers with the API's own response, so the cookie goes on here).
+		if (renewed && c.res.status !== 101) {
+			c.res = new Response(c.res.body, c.res);
+			c.res.headers.append('set-cookie', renewed);
+		}
 	});
 
 	// ---- login ----
@@ -109,10 +124,15 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		if (authMode(c.env) !== 'token') return c.redirect('/dashboard', 303);
 		const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
 		const next = safeNext(typeof form.next === 'string' ? form.next : undefined);
+		const token = typeof form.token === 'string' ? form.token : '';
 		try {
 			refuseIfBlocked(c);
-			if (typeof form.token === 'string' && (await logIn(c, form.token))) return c.redirect(next, 303);
-			await countFailedCredential(c);
+			if (token && (await logIn(c, token))) return c.redirect(next, 303);
+			if (c.env.API_TOKEN_READONLY && token && (await timingSafeEqual(c.env.API_TOKEN_READONLY, token))) {
+				return page(c, 'Sign in', <LoginPage next={next} error="The read-only token cannot sign in to the dashboard: use API_TOKEN." />, { status: 401 });
+			}
+			// An empty form is no guess; a wrong token is.
+			if (token) await countFailedCredential(c);
 		} catch (error) {
 			if (error instanceof ApiError && error.status === 429) return page(c, 'Sign in', <LoginPage next={next} error={error.message} />, { status: 429 });
 			throw error;
@@ -226,7 +246,8 @@ const isPage = (c: DashboardContext) => !c.req.path.startsWith('/dashboard/api/'
 
 /** Only a dashboard path may be the target after signing in (no open redirect). */
 function safeNext(next: string | undefined): string {
-	return next && /^\/dashboard(?:[/?#]|$)/.test(next) && !next.startsWith('//') ? next : '/dashboard';
+	// Printable ASCII only: a control character cannot go into a Location header (and never belongs in a path).
+	return next && /^\/dashboard(?:[/?#]|$)[\x21-\x7e]*$/.test(next) && !next.startsWith('//') ? next : '/dashboard';
 }
 
 const EPOCH_MS = /^\d{1,16}$/;

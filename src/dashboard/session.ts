@@ -8,66 +8,81 @@ export { authMode } from '../api/auth';
 
 export const SESSION_COOKIE = 'shardflow_session';
 /**
- * A session lasts an hour and is renewed while it is used (a page or call in its
- * second half issues a fresh one). Sessions are stateless, so signing out clears
- * the browser's cookie but cannot recall a copy of it: a copy stays valid until
- * its hour is up. Rotating API_TOKEN ends every session at once (README "Security").
+ * A session lasts an hour and is renewed while it is used (a page or an API
+ * call of the dashboard in its second half gets a fresh one), but never past
+ * `SESSION_MAX_SECONDS` after the sign-in: then the user signs in again.
+ * Sessions are stateless, so signing out clears the browser's cookie but cannot
+ * recall a copy of it: a copy stays valid for its hour, and by use at most
+ * until the sign-in's 12 hours are up. Rotating API_TOKEN ends every session at
+ * once (README "Security").
  */
 export const SESSION_SECONDS = 60 * 60;
+export const SESSION_MAX_SECONDS = 12 * 60 * 60;
 const encoder = new TextEncoder();
 
+/** A valid session: when it was signed in and when it ends (seconds since the epoch). */
+export interface Session {
+	signedInAt: number;
+	expiry: number;
+}
+
 /**
- * A session is `<expiry>.<HMAC-SHA256(API_TOKEN, expiry)>`: the cookie proves
- * the browser was given the token without holding it, needs no storage, and
- * every session ends when the token is rotated.
+ * A session is `<signedInAt>.<expiry>.<HMAC-SHA256(API_TOKEN, signedInAt:expiry)>`:
+ * the cookie proves the browser was given the token without holding it, needs
+ * no storage, and every session ends when the token is rotated.
  */
-async function sign(token: string, expiry: number): Promise<string> {
+async function sign(token: string, signedInAt: number, expiry: number): Promise<string> {
 	const key = await crypto.subtle.importKey('raw', encoder.encode(token), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-	const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(`shardflow-dashboard-session:${expiry}`)));
+	const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(`shardflow-dashboard-session:${signedInAt}:${expiry}`)));
 	return btoa(String.fromCharCode(...mac)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/** When the request's valid session ends (seconds since the epoch), or null when it has none. */
-export async function sessionExpiry(c: Context<{ Bindings: ApiEnv }>): Promise<number | null> {
+/** The request's valid session, or null when it has none. */
+export async function readSession(c: Context<{ Bindings: ApiEnv }>): Promise<Session | null> {
 	const token = c.env.API_TOKEN;
 	const value = getCookie(c, SESSION_COOKIE);
-	const match = value ? /^(\d{10,13})\.([\w-]{43})$/.exec(value) : null;
+	const match = value ? /^(\d{10})\.(\d{10})\.([\w-]{43})$/.exec(value) : null;
 	if (!token || !match) return null;
-	const expiry = Number(match[1]);
-	if (expiry * 1000 < Date.now() || expiry * 1000 > Date.now() + SESSION_SECONDS * 1000) return null;
-	return (await timingSafeEqual(match[2]!, await sign(token, expiry))) ? expiry : null;
+	const [signedInAt, expiry] = [Number(match[1]), Number(match[2])];
+	const now = Date.now() / 1000;
+	if (expiry < now || expiry > now + SESSION_SECONDS || expiry > signedInAt + SESSION_MAX_SECONDS) return null;
+	return (await timingSafeEqual(match[3]!, await sign(token, signedInAt, expiry))) ? { signedInAt, expiry } : null;
 }
 
 export async function hasSession(c: Context<{ Bindings: ApiEnv }>): Promise<boolean> {
-	return (await sessionExpiry(c)) !== null;
+	return (await readSession(c)) !== null;
 }
 
-/** Issues a fresh session when the request's one is in its second half, so a dashboard in use stays signed in. */
-export async function renewSession(c: Context<{ Bindings: ApiEnv }>, expiry: number): Promise<void> {
-	if (expiry * 1000 - Date.now() < (SESSION_SECONDS * 1000) / 2) await issue(c, c.env.API_TOKEN!);
+/**
+ * The `Set-Cookie` value of a renewed session when the request's one is in its
+ * second half and its sign-in has time left; null when it needs none.
+ */
+export async function renewedSession(c: Context<{ Bindings: ApiEnv }>, session: Session): Promise<string | null> {
+	const now = Math.floor(Date.now() / 1000);
+	if (session.expiry - now >= SESSION_SECONDS / 2) return null;
+	const expiry = Math.min(now + SESSION_SECONDS, session.signedInAt + SESSION_MAX_SECONDS);
+	if (expiry <= session.expiry) return null;
+	return cookie(session.signedInAt, expiry, await sign(c.env.API_TOKEN!, session.signedInAt, expiry), expiry - now);
 }
 
 /** Checks a submitted token and, when it is right, sets the session cookie (HttpOnly, Secure, SameSite=Strict). */
 export async function logIn(c: Context<{ Bindings: ApiEnv }>, submitted: string): Promise<boolean> {
 	const token = c.env.API_TOKEN;
 	if (!token || !(await timingSafeEqual(token, submitted))) return false;
-	await issue(c, token);
+	const now = Math.floor(Date.now() / 1000);
+	const expiry = now + SESSION_SECONDS;
+	setCookie(c, SESSION_COOKIE, `${now}.${expiry}.${await sign(token, now, expiry)}`, cookieOptions(SESSION_SECONDS));
 	return true;
-}
-
-async function issue(c: Context, token: string): Promise<void> {
-	const expiry = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
-	setCookie(c, SESSION_COOKIE, `${expiry}.${await sign(token, expiry)}`, {
-		path: '/dashboard',
-		httpOnly: true,
-		secure: true,
-		sameSite: 'Strict',
-		maxAge: SESSION_SECONDS,
-	});
 }
 
 export function logOut(c: Context): void {
 	deleteCookie(c, SESSION_COOKIE, { path: '/dashboard', secure: true });
+}
+
+const cookieOptions = (maxAge: number) => ({ path: '/dashboard', httpOnly: true, secure: true, sameSite: 'Strict' as const, maxAge });
+
+function cookie(signedInAt: number, expiry: number, mac: string, maxAge: number): string {
+	return `${SESSION_COOKIE}=${signedInAt}.${expiry}.${mac}; Max-Age=${maxAge}; Path=/dashboard; HttpOnly; Secure; SameSite=Strict`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createApp, type ApiEnv } from '../../src/api/app';
 import { testRegistry } from '../worker/index';
 import { testClock } from '../worker/test-clock';
@@ -159,6 +159,53 @@ describe('dashboard sign-in and cross-site protection', () => {
 		expect(right.status).toBe(429);
 		expect(right.text).toContain('too many wrong credentials');
 		expect(right.headers.get('set-cookie')).toBeNull();
+	});
+
+	it('renews a session in use on pages and API calls alike, but never past 12 hours after the sign-in', async () => {
+		const start = Date.now();
+		vi.useFakeTimers({ toFake: ['Date'], now: start });
+		try {
+			let session = ((await signIn(withToken.API_TOKEN)).headers.get('set-cookie') ?? '').split(';')[0]!;
+			const api = () => page(withToken, 'GET', '/dashboard/api/types', { headers: { cookie: session } });
+			expect((await api()).headers.get('set-cookie')).toBeNull(); // first half: nothing to renew
+			let minutes = 0;
+			for (; minutes < 13 * 60; minutes += 40) {
+				vi.setSystemTime(start + (minutes + 40) * 60_000);
+				const res = await api();
+				if (res.status !== 200) break;
+				const renewed = res.headers.get('set-cookie');
+				expect(renewed, `at ${minutes + 40} min`).toMatch(/^shardflow_session=.*Max-Age=\d+.*HttpOnly.*Secure.*SameSite=Strict/);
+				session = renewed!.split(';')[0]!;
+			}
+			// Used every 40 minutes, the session lasted to the 12th hour, and not past it.
+			expect(minutes + 40).toBeGreaterThan(11 * 60);
+			expect(minutes + 40).toBeLessThanOrEqual(12 * 60 + 40);
+			expect((await api()).status).toBe(401);
+		} finally {
+			vi.useRealTimers();
+		}
+	});
+
+	it('signs in after an empty or read-only form without counting it as a guess, and keeps a bad return path on the dashboard', async () => {
+		const vars = { ...withToken, API_TOKEN_READONLY: 'read-only-Token-9' };
+		const ip = `192.0.2.${Math.floor(Math.random() * 250)}`;
+		const attempt = (body: Record<string, string>) =>
+			page(vars, 'POST', '/dashboard/login', { headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', 'cf-connecting-ip': ip }, body: new URLSearchParams(body) });
+		for (let i = 0; i < 12; i++) expect((await attempt({ token: '' })).status).toBe(401);
+		const readOnly = await attempt({ token: vars.API_TOKEN_READONLY });
+		expect(readOnly.status).toBe(401);
+		expect(readOnly.text).toContain('read-only token cannot sign in');
+		const right = await attempt({ token: vars.API_TOKEN, next: '/dashboard/\nX-Injected: 1' });
+		expect(right.status).toBe(303);
+		expect(right.headers.get('location')).toBe('/dashboard');
+	});
+
+	it("keeps a signed-in user's dashboard working while another address is blocked for guessing", async () => {
+		for (let i = 0; i < 12; i++) await page(withToken, 'GET', '/types', { headers: { 'cf-connecting-ip': '198.51.100.250', authorization: 'Bearer nope' } });
+		const session = ((await signIn(withToken.API_TOKEN)).headers.get('set-cookie') ?? '').split(';')[0]!;
+		const user = { cookie: session, 'cf-connecting-ip': '203.0.113.77' };
+		expect((await page(withToken, 'GET', '/dashboard/api/types', { headers: user })).status).toBe(200);
+		expect((await page(withToken, 'GET', '/dashboard', { headers: user })).status).toBe(200);
 	});
 
 	it('never redirects off the dashboard after signing in', async () => {

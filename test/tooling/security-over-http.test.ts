@@ -34,6 +34,27 @@ function rawGet(server: Server, path: string, ms = 10_000): Promise<{ status: nu
 
 const MiB = 1024 * 1024;
 
+/** Streams `mib` MiB with `transfer-encoding: chunked` (no declared length) and resolves with the status, or the error that ended the request. */
+function postChunked(server: Server, path: string, headers: Record<string, string>, mib: number): Promise<number | string> {
+	return new Promise((resolve) => {
+		const req = request({ host: '127.0.0.1', port: server.port, path, method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+			res.resume();
+			res.on('end', () => resolve(res.statusCode ?? 0));
+		});
+		req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+		const chunk = Buffer.alloc(MiB, 'a');
+		let sent = 0;
+		const pump = () => {
+			while (sent < mib) {
+				sent++;
+				if (!req.write(chunk)) return void req.once('drain', pump);
+			}
+			req.end();
+		};
+		pump();
+	});
+}
+
 /**
  * Posts a 40 MB body and reports the answer and how much the Worker's `workerd`
  * grew meanwhile. wrangler's own proxy holds the body once on its way in (about
@@ -79,6 +100,13 @@ describe('bodies are refused before they are read', () => {
 		expect(res.status).toBe(413);
 		expect(JSON.parse(res.body).error.code).toBe('TOO_LARGE');
 		expect(res.grewMiB).toBeLessThan(100);
+	});
+
+	it('answers streamed (chunked) bodies over the limit with 413, each of several at once, and keeps serving', async () => {
+		const statuses = await Promise.all(Array.from({ length: 5 }, () => postChunked(open, '/dashboard/api/workflows', { origin: open.url, 'x-shardflow-dashboard': '1', 'content-type': 'application/json' }, 8)));
+		expect(statuses).toEqual(Array(5).fill(413));
+		expect(await postChunked(open, '/workflows', { 'content-type': 'application/json' }, 4)).toBe(413);
+		expect((await rawGet(open, '/workflows?limit=1')).status).toBe(200);
 	});
 
 	it('still signs in with a normal form', async () => {
