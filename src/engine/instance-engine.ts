@@ -16,8 +16,8 @@ import type { EngineLogger } from './engine-log';
 import { removalEntry, toIndexEntry, type IndexEntry } from './index-entry';
 import { buildArchiveRecord, type ArchivePort } from './archive';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
-import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from './json';
-import { MAX_EVENT_KEYS } from './limits';
+import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson, utf8Bytes } from './json';
+import { MAX_EVENT_KEYS, MAX_INSTANCE_ROW_BYTES } from './limits';
 import { historyRecordBytes } from './instance-limits';
 import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
@@ -1018,6 +1018,7 @@ export class InstanceEngine {
 			let output: string | null;
 			try {
 				output = toStoredJson(outcome.output, 'workflow output');
+				assertRowFits({ ...now, output });
 			} catch (error) {
 				this.fail(now, error);
 				return;
@@ -1341,4 +1342,16 @@ function outcomeOf(row: InstanceRow): ChildOutcome | null {
 		return { status: row.status, error: row.errorName === null ? null : { name: row.errorName, message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
 	}
 	return null;
+}
+
+/** Refuses an instance row production's SQLite could not store (payload and output share it; see `MAX_INSTANCE_ROW_BYTES`). */
+function assertRowFits(row: InstanceRow): void {
+	const text = [row.payload, row.output, row.errorMessage, row.errorStack, row.rollback ?? null];
+	const bytes = text.reduce((sum, value) => sum + utf8Bytes(value), 0);
+	if (bytes > MAX_INSTANCE_ROW_BYTES) {
+		throw new ValidationError(
+			ErrorCode.TooLarge,
+			`the workflow output (${utf8Bytes(row.output)} bytes) does not fit beside its payload (${utf8Bytes(row.payload)} bytes): an instance row holds at most ${MAX_INSTANCE_ROW_BYTES} bytes in production (README "Production limits")`,
+		);
+	}
 }

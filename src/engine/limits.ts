@@ -39,3 +39,11 @@ export const MAX_SHOWN_ERROR_CHARS = MAX_ERROR_MESSAGE_CHARS;
 /** History records per page of `history()`: default and maximum. */
 export const HISTORY_PAGE_DEFAULT = 100;
 export const HISTORY_PAGE_MAX = 1000;
+
+/**
+ * The most an instance row may hold, all its text columns together: production's SQLite
+ * stores rows of at most 2 MB (`wrangler dev` more), and the payload (up to 1 MiB) and
+ * the output (up to 1 MiB) share the instance's row. An output that does not fit beside
+ * its payload ends the instance `errored` with TOO_LARGE instead of a write that fails.
+ */
+export const MAX_INSTANCE_ROW_BYTES = 2_000_000 - 16 * 1024;

@@ -182,13 +182,13 @@ export class IndexShardStore {
 		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 	}
 
-	/** Versions of the live entries among `ids`. */
+	/** Versions of the live entries among `ids`: any number of them, bound as one JSON array (one parameter). */
 	versions(ids: string[]): Record<string, number> {
 		if (ids.length === 0) return {};
 		const rows = this.db
 			.select({ id: t.id, version: t.version })
 			.from(t)
-			.where(and(inArray(t.id, ids), live()))
+			.where(and(sql`${t.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, live()))
 			.all();
 		return Object.fromEntries(rows.map((r) => [r.id, r.version]));
 	}

@@ -4,6 +4,7 @@ import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
 import * as schema from '../db/schema';
 import { migrateInOneCall, parseBaseline, type Baseline } from './migrate-in-one-call';
+import { limitedStorage } from './sql-limits';
 
 export type Database = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -21,7 +22,8 @@ export class ObjectStorage {
 	private migrated: boolean | undefined;
 
 	constructor(readonly storage: DurableObjectStorage) {
-		this.db = drizzle(storage, { schema });
+		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
+		this.db = drizzle(limitedStorage(storage), { schema });
 	}
 
 	/** True once the schema exists (the object has been written at least once). */

@@ -47,8 +47,17 @@ class ParallelBig extends Workflow<{ n: number }, string> {
 	}
 }
 
+/** Echoes its payload's padding as its output, `extra` characters longer. */
+class Echo extends Workflow<{ pad: string; extra: number }, string> {
+	static override readonly type = 'echo';
+	async run(_step: Step, { pad, extra }: { pad: string; extra: number }) {
+		return pad + 'y'.repeat(extra);
+	}
+}
+
 const MiB = 1024 * 1024;
 const registry = defineRegistry({
+	echo: { workflow: Echo },
 	// 4 steps: s1, s2, the sleep, s3.
 	steps: { workflow: Steps, limits: { steps: 4 } },
 	big: { workflow: BigResults, limits: { historyBytes: 2 * MiB } },
@@ -187,5 +196,19 @@ describe('the history size limit', () => {
 		expect(engine.status()).toMatchObject({ status: 'errored', generation: 1, error: { code: ErrorCode.HistoryLimitExceeded } });
 		// The first result of the new run does not fit next to the old generation's records.
 		expect(engine.history({ generation: 1, limit: 100 }).events.filter((e) => e.kind === 'step.completed')).toEqual([]);
+	});
+});
+
+describe('the instance row', () => {
+	it('ends errored with TOO_LARGE when the output does not fit beside the payload in one 2 MB row, and stores nothing that could not be written', async () => {
+		const pad = 'p'.repeat(1000 * 1000);
+		const { host, engine } = await run('echo', { pad, extra: 40_000 });
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.TooLarge, message: expect.stringContaining('does not fit beside its payload') } });
+		expect(host.store.readInstance()?.output).toBeNull();
+	});
+
+	it('completes when payload and output together fit', async () => {
+		const { engine } = await run('echo', { pad: 'p'.repeat(900 * 1000), extra: 1000 });
+		expect(engine.status().status).toBe('completed');
 	});
 });

@@ -208,6 +208,33 @@ describe.for([
 });
 
 /** Move tombstones of ids with this prefix, over the first `shards` shards of the `resizable` type. */
+describe('resizing with more entries than one statement may bind', () => {
+	it('lists 300 finished instances of one shard in one page of 1000 while resizing to 2 shards', async () => {
+		const prefix = uniqueId('big-resize');
+		const entries = await seed(prefix, layout(1), 300, 5_000_000);
+		const during = layout(2, 1);
+		// A few new instances written under the new layout.
+		const fresh: IndexEntry[] = Array.from({ length: 5 }, (_, i) => ({ id: `${prefix}-new-${i}`, type: 'resizable', status: 'running', createdAt: 5_000_100, updatedAt: 5_000_100, version: 1 }));
+		await Promise.all(fresh.map((e) => routeIndexEntry(testEnv, during, e)));
+		const page = await new IndexClient(testEnv, during).list({ type: 'resizable', limit: 1000 });
+		const mine = page.items.filter((e) => e.id.startsWith(`${prefix}-`));
+		expect(mine).toHaveLength(305);
+		expect(new Set(mine.map((e) => e.id)).size).toBe(305);
+		const overHttp = await createApp(during).fetch(new Request('http://x/workflows?type=resizable&limit=1000'), { ...testEnv, SHARDFLOW_ENV: 'development' } as never);
+		expect(overHttp.status).toBe(200);
+		expect(entries).toHaveLength(300);
+	});
+
+	it('answers the versions of 1000 ids from one shard', async () => {
+		const shard = stub(shardName('payment', 1));
+		const entries: IndexEntry[] = Array.from({ length: 1000 }, (_, i) => ({ id: `versions-${i}`, type: 'payment', status: 'completed', createdAt: 1, updatedAt: 2, version: i + 1 }));
+		await shard.indexWrite(entries);
+		const versions = await shard.indexVersions(entries.map((e) => e.id));
+		expect(versions.ok && Object.keys(versions.value)).toHaveLength(1000);
+		expect(versions.ok && versions.value['versions-999']).toBe(1000);
+	});
+});
+
 async function moveTombstones(prefix: string, shards: number): Promise<number> {
 	let total = 0;
 	for (let n = 0; n < shards; n++) {
