@@ -31,6 +31,7 @@ import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
 import { StepRows, stepRowsWithSmallResults } from './step-rows';
+import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter, type InvocationBudget } from './invocation-budget';
 import { describeThrown } from './thrown-value';
 import { readRollbackState, storedRollbackState, type RollbackState } from './rollback-state';
 import { rollbackOrder, RollbackRunner } from './rollback-runner';
@@ -63,6 +64,8 @@ export interface EngineHost {
 	log?: EngineLogger;
 	/** Also log every completed step (debug level); off, the replay loop builds no record per step. */
 	logStepCompletions?: boolean;
+	/** What one pass may do in one invocation before it continues in a new one (invocation-budget.ts); the default when unset. */
+	invocationBudget?: InvocationBudget;
 	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
 	backlog?: BacklogPort;
 	/** Test kits only (see step-function-wrapper.ts): replaces or wraps a `step.do` attempt's function. Unset in production. */
@@ -931,6 +934,8 @@ export class InstanceEngine {
 		if (start.status === 'created') markRunning();
 
 		const rows = StepRows.load(this.host.store);
+		const budget = this.host.invocationBudget ?? DEFAULT_INVOCATION_BUDGET;
+		const meter = new InvocationMeter({ ...budget, steps: entry.limits.stepsPerInvocation ?? budget.steps }, this.host.now());
 		// Records since the last status change (an event, or a pass a crash cut short): usually none.
 		this.uncountedHistoryBytes = this.host.store.historySize(this.row!.historySeq ?? 0).bytes;
 		/** A record of this pass as a history row, its bytes added to the running total. */
@@ -947,6 +952,7 @@ export class InstanceEngine {
 			setWakeup: wakeups.set,
 			writeStepWithRecord: (stepRow, record) => this.host.store.writeStepWithRecord(stepRow, counted(record)),
 			historyBytes: () => (this.row!.historyBytes ?? 0) + this.uncountedHistoryBytes,
+			invocationSpent: (at) => meter.spentBefore(at),
 			logsStepCompletions: this.host.logStepCompletions === true,
 			wrapStepFunction: this.host.wrapStepFunction,
 			log: (record) => this.host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
@@ -1011,6 +1017,8 @@ export class InstanceEngine {
 			// pause() stored `paused` itself. If a control call came after this pass began
 			// (a resume, say), its result stands and the next pass decides.
 			if (signal.status === 'paused' || this.controlEpoch !== epoch) return;
+			// The invocation's budget is spent: the instance stays `running` and its alarm, due now, continues it in a new invocation.
+			if (signal.status === 'running') return this.host.store.transaction(() => wakeups.set(CONTINUE_WAKEUP, this.host.now()));
 			if (now.status !== signal.status) this.transition({ ...now, status: signal.status });
 		} else if (signal instanceof AbortSignal_) {
 			return;

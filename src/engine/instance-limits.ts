@@ -14,9 +14,15 @@ export interface InstanceLimits {
 	steps?: number;
 	/** Bytes of history (every generation) an instance may keep. Default 100 MiB, at most 1 GiB. */
 	historyBytes?: number;
+	/**
+	 * Step attempts one pass starts in one invocation before it continues in a new one
+	 * (README "Production limits"): for a type whose steps make many subrequests each.
+	 * Default: the deployment's `SHARDFLOW_INVOCATION_STEPS` (1,000). 1 to 10,000.
+	 */
+	stepsPerInvocation?: number;
 }
 
-export type ResolvedInstanceLimits = Required<InstanceLimits>;
+export type ResolvedInstanceLimits = Required<Omit<InstanceLimits, 'stepsPerInvocation'>> & Pick<InstanceLimits, 'stepsPerInvocation'>;
 
 /** Cloudflare Workflows' default and configurable maximum of steps per instance. */
 export const DEFAULT_MAX_STEPS = 10_000;
@@ -46,6 +52,9 @@ export function resolveInstanceLimits(type: string, limits: InstanceLimits = {})
 	return {
 		steps: check('steps', 1, MAX_STEPS_CEILING, DEFAULT_MAX_STEPS, "Cloudflare Workflows' maximum of steps per instance"),
 		historyBytes: check('historyBytes', MIN_HISTORY_BYTES, MAX_HISTORY_BYTES_CEILING, DEFAULT_MAX_HISTORY_BYTES, '2 MiB to 1 GiB'),
+		...(limits.stepsPerInvocation !== undefined
+			? { stepsPerInvocation: check('stepsPerInvocation', 1, 10_000, 0, 'the paid plan allows 10,000 subrequests per invocation') }
+			: {}),
 	};
 }
 

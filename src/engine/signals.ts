@@ -5,8 +5,12 @@ import { isInstance } from './thrown-value';
  * the runner catches them, and a workflow that catches one by mistake is
  * suspended all the same (the step context remembers it).
  */
+/**
+ * The pass stops and the instance waits in `status`; `running`: the pass used its
+ * invocation's budget and continues in a new invocation (see invocation-budget.ts).
+ */
 export class SuspendSignal {
-	constructor(readonly status: 'sleeping' | 'waiting' | 'paused') {}
+	constructor(readonly status: 'sleeping' | 'waiting' | 'paused' | 'running') {}
 }
 
 /**

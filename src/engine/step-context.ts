@@ -57,6 +57,8 @@ export interface PassHooks {
 	writeStepWithRecord(row: StepRow, record: HistoryRecord): void;
 	/** The instance's history size in bytes so far (a running total: no query). */
 	historyBytes(): number;
+	/** Counts a step attempt about to start; true when the pass must continue in a new invocation (invocation-budget.ts). */
+	invocationSpent?(now: number): boolean;
 	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
 	readonly wrapStepFunction: StepFunctionWrapper | undefined;
 	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
@@ -237,6 +239,8 @@ export class StepContext implements Step<any> {
 			throw this.failure(this.rows.get(key)!);
 		}
 
+		// The invocation's budget: the attempt starts in a new invocation, the pass replaying up to here.
+		if (this.hooks.invocationSpent?.(now)) throw this.suspend('running');
 		// A retry of a step begun earlier: a new step is checked by newRow.
 		if (row) this.assertWithinLimits(name);
 		// Record the attempt before running fn: a crash mid-step still counts it.

@@ -1,3 +1,4 @@
+import { DEFAULT_INVOCATION_BUDGET, invocationBudgetOf, type InvocationBudget } from '../engine/invocation-budget';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import { routeIndexEntry } from '../client/index-client';
 import { callOperation, type ShardflowEnv } from '../client/instance-client';
@@ -70,6 +71,7 @@ export function instanceHost(
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		log: consoleLogger(level),
 		logStepCompletions: level === 'debug',
+		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),
 		webhooks: {
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
@@ -133,4 +135,14 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 			timer = setTimeout(() => reject(new Error(`call timed out after ${ms} ms`)), ms);
 		}),
 	]).finally(() => clearTimeout(timer));
+}
+
+/** The deployment's invocation budget (SHARDFLOW_INVOCATION_STEPS/_MS); a malformed value is logged and the default used. */
+function deploymentBudget(env: unknown): InvocationBudget {
+	try {
+		return invocationBudgetOf(env as Parameters<typeof invocationBudgetOf>[0]);
+	} catch (error) {
+		console.error(`shardflow: ${(error as Error).message}; using the default invocation budget`);
+		return DEFAULT_INVOCATION_BUDGET;
+	}
 }

@@ -1,3 +1,4 @@
+import type { InvocationBudget } from '../../src/engine/invocation-budget';
 import type { ChildPort } from '../../src/engine/child-workflows';
 import type { EngineLogRecord } from '../../src/engine/engine-log';
 import type { IndexEntry } from '../../src/engine/index-entry';
@@ -21,6 +22,7 @@ export class FakeHost implements EngineHost {
 	logs: EngineLogRecord[] = [];
 	log = (record: EngineLogRecord) => void this.logs.push(record);
 	logStepCompletions = true;
+	invocationBudget?: InvocationBudget;
 	/** Child workflows reach other instances through this (a test wires a world of hosts). */
 	children: ChildPort | undefined;
 	private work = new Set<Promise<unknown>>();

@@ -6,7 +6,7 @@ import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
-import { childNotices, indexFaults, limiterFaults } from './probes';
+import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
 import { SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
@@ -14,6 +14,7 @@ import {
 	BigResultsWorkflow,
 	ChildDoublerWorkflow,
 	ChildParentWorkflow,
+	BudgetedWorkflow,
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,
@@ -64,6 +65,7 @@ export const testRegistry = defineRegistry({
 	'history-limited': { workflow: HistoryLimitedWorkflow, limits: { historyBytes: 2 * 1024 * 1024 } },
 	'child-double': { workflow: ChildDoublerWorkflow },
 	'child-parent': { workflow: ChildParentWorkflow },
+	budgeted: { workflow: BudgetedWorkflow, limits: { stepsPerInvocation: 4 } },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
@@ -71,6 +73,13 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
 	async settle(options?: { index?: boolean }): Promise<void> {
 		if (this.role?.kind === 'instance') await this.role.idle(options);
+	}
+
+	/** Counts the alarm invocations of each object (a pass that spent its budget continues in one). */
+	override async alarm() {
+		const name = this.ctx.id.name ?? '';
+		alarmInvocations.set(name, (alarmInvocations.get(name) ?? 0) + 1);
+		return super.alarm();
 	}
 
 	override async indexWrite(entries: IndexEntry[]) {

@@ -17,3 +17,6 @@ export const indexFaults = { failWrites: 0, refused: 0 };
 export const limiterFaults = { failReleases: 0 };
 /** While set, parents drop the notices of their finished children (a crash between the child's end and the notice). */
 export const childNotices = { drop: false, dropped: 0 };
+
+/** Alarm invocations per object name, counted by the test Worker's runner. */
+export const alarmInvocations = new Map<string, number>();

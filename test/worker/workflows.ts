@@ -51,6 +51,16 @@ export class ManyStepsWorkflow extends Workflow<{ steps: number }, number> {
 	}
 }
 
+/** Ten counted steps, on a type whose passes start at most 4 attempts per invocation: continuations, seen from a real runner. */
+export class BudgetedWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'budgeted';
+	async run(step: Step) {
+		let total = 0;
+		for (let i = 0; i < 10; i++) total += await step.do(`b${i}`, () => (countExecution(`${this.ctx.id}:b${i}`), i));
+		return total;
+	}
+}
+
 /** Consumes a stream of events in order: for event storms. */
 export class InboxWorkflow extends Workflow<{ expect: number }, number[]> {
 	static override readonly type = 'inbox';
