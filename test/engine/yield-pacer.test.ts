@@ -16,6 +16,8 @@ class Long extends Workflow<{}, number> {
 /** Runs 2000 new steps with a host whose yields report `othersRan`; returns the steps between yields. */
 async function slices(othersRan: (yieldNumber: number) => boolean | undefined, msPerYield: number | ((yieldNumber: number) => number) = 0): Promise<number[]> {
 	const host = new FakeHost(registryOf(Long));
+	// One pass of the whole run: the invocation budget (invocation-budget.test.ts) would end it at 1,000 steps.
+	host.invocationBudget = { steps: Number.MAX_SAFE_INTEGER, ms: Number.MAX_SAFE_INTEGER };
 	const yieldToEventLoop = host.yieldToEventLoop.bind(host);
 	const stepsAt: number[] = [];
 	let stepsDone = 0;
