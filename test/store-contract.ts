@@ -293,6 +293,15 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.historySize(3)).toEqual({ bytes: 0, lastSeq: 3 });
 		}));
 
+	it(`${name}: keeps the count of passes cut short and when the next may start, until it is cleared`, () =>
+		withStore((store) => {
+			expect(store.readCutPasses()).toBeUndefined();
+			store.writeCutPasses({ count: 3, retryAt: 1_700_000_040_000 });
+			expect(store.readCutPasses()).toEqual({ count: 3, retryAt: 1_700_000_040_000 });
+			store.writeCutPasses(undefined);
+			expect(store.readCutPasses()).toBeUndefined();
+		}));
+
 	it(`${name}: keeps one deletion row, replaced whole, and rolls it back with its transaction`, () =>
 		withStore((store) => {
 			expect(store.readDeletion()).toBeUndefined();

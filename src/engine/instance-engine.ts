@@ -29,7 +29,7 @@ import { StepContext, type Divergence } from './step-context';
 import type { YieldReport } from './yield-pacer';
 import { statusView, stepPage } from './status-view';
 import type { StepFunctionWrapper } from './step-function-wrapper';
-import type { DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
+import type { CutPasses, DeletionReason, DeletionRow, InstanceRow, InstanceStore, StepRow } from './store';
 import { StepRows, stepRowsWithSmallResults } from './step-rows';
 import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter, type InvocationBudget } from './invocation-budget';
 import { describeThrown } from './thrown-value';
@@ -105,6 +105,16 @@ export const OUTBOX_GRACE_MS = 10_000;
  * watchdog covers a step or a run of any length.
  */
 export const WATCHDOG_MS = OUTBOX_GRACE_MS;
+
+/**
+ * How long after the n-th pass in a row that was cut short (the isolate died mid-pass) the
+ * next may start: the watchdog's 10 s, doubling from the second to at most 5 minutes. A crash
+ * is usually a one-off; a pass that a memory or CPU limit kills every time would otherwise
+ * restart every 10 s forever, resetting every object of its isolate each time.
+ */
+export function cutPassBackoffMs(count: number): number {
+	return Math.min(WATCHDOG_MS * 2 ** Math.max(0, count - 1), 300_000);
+}
 /** How long an index update waits for newer transitions to supersede it before it is sent. */
 export const INDEX_COALESCE_MS = 20;
 
@@ -194,6 +204,8 @@ export class InstanceEngine {
 	private gone = false;
 	/** Mirrors the stored concurrency slot row (types with `static concurrency`). */
 	private slot: SlotRow | undefined;
+	/** Passes cut short in a row, as stored (see `cutPassBackoffMs`); read once when the engine starts. */
+	private cutPasses: CutPasses | undefined;
 	/** The slot request or release being delivered to the limiter (one at a time). */
 	private slotWork: Promise<void> | undefined;
 	private reslot = false;
@@ -219,6 +231,7 @@ export class InstanceEngine {
 		this.row = host.store.readInstance();
 		this.deletion = this.row ? host.store.readDeletion() : undefined;
 		this.slot = this.row ? host.slots?.readSlot() : undefined;
+		this.cutPasses = this.row ? host.store.readCutPasses() : undefined;
 	}
 
 	/** An instance lives here (not one being deleted, nor one deleted). */
@@ -820,9 +833,38 @@ export class InstanceEngine {
 		// A terminated instance's only wake-up is its child cascade (see terminate).
 		const wake = this.row.status === 'terminated' ? this.host.store.earliestWakeup() : undefined;
 		if (wake !== undefined && wake <= now) this.host.background(this.terminateChildren());
-		else if (this.hasWork(now)) this.kick();
+		else if (this.hasWork(now)) {
+			if (this.backingOffCutPass(now)) return;
+			this.kick();
+		}
 		else if (this.expired(now)) this.expire();
 		else this.rearm();
+	}
+
+	/**
+	 * The alarm of an instance left `running` or `created` with no pass in this engine: the
+	 * watchdog of a pass that was cut short, or a continuation (invocation-budget.ts). Counts
+	 * the passes the alarm starts without a pass ending in between, in storage, and answers
+	 * true (the alarm moved to the backoff's end) while the backoff has not passed; false when
+	 * the pass may start now. A pass that ends clears the count, so a continuation counts 1 at
+	 * most, and only passes cut short again and again (a crash loop) back off.
+	 */
+	private backingOffCutPass(now: number): boolean {
+		const status = this.row!.status;
+		if (status !== 'running' && status !== 'created') return false;
+		const cut = this.cutPasses;
+		if (cut && now < cut.retryAt) {
+			this.host.setAlarm(cut.retryAt);
+			return true;
+		}
+		const count = (cut?.count ?? 0) + 1;
+		this.cutPasses = { count, retryAt: now + cutPassBackoffMs(count) };
+		this.host.store.writeCutPasses(this.cutPasses);
+		if (count > 1) {
+			const retryAt = new Date(this.cutPasses.retryAt).toISOString();
+			this.host.log?.({ severity: 'error', event: 'pass.cut', instanceId: this.row!.id, type: this.row!.type, count: count - 1, nextRetryAt: retryAt });
+		}
+		return false;
 	}
 
 	/** Whether a pass would do anything now: a status that means a pass was cut short, or a due wake-up. */
@@ -880,6 +922,11 @@ export class InstanceEngine {
 				try {
 					await this.pass();
 					if (this.row) failedPasses.delete(this.row.id);
+					// A pass that ended (however) ends the run of cut passes.
+					if (this.cutPasses && !this.gone) {
+						this.cutPasses = undefined;
+						this.host.store.writeCutPasses(undefined);
+					}
 				} catch (error) {
 					// Storage refused a write, a registry that cannot run, or a bug: the instance stays
 					// runnable and the alarm armed by `rearm` tries again, backing off (1 s doubling to

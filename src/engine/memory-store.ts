@@ -1,7 +1,7 @@
 import type { HistoryRow, NewHistoryRow } from './history';
 import { utf8Bytes } from './json';
 import { SMALL_RESULT_BYTES } from './limits';
-import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
 import type { StepKind, StepStatus } from './types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
@@ -187,6 +187,13 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	private historyRange({ generation, afterSeq, limit }: HistoryRange): HistoryRow[] {
 		return this.history.filter((r) => r.generation === generation && r.seq > afterSeq).slice(0, limit);
+	}
+	private cutPasses: CutPasses | undefined;
+	readCutPasses() {
+		return this.cutPasses ? { ...this.cutPasses } : undefined;
+	}
+	writeCutPasses(value: CutPasses | undefined) {
+		this.cutPasses = value ? { ...value } : undefined;
 	}
 	readDeletion() {
 		return this.deletion && { ...this.deletion };

@@ -104,6 +104,13 @@ export interface OutboxRow {
 	backloggedSince?: number | null;
 }
 
+/** Passes of an instance that were cut short in a row (see `InstanceStore.readCutPasses`). */
+export interface CutPasses {
+	count: number;
+	/** No pass starts before this time (milliseconds since the epoch). */
+	retryAt: number;
+}
+
 /** Why an instance is being deleted. */
 export type DeletionReason = 'delete' | 'retention' | 'purge';
 
@@ -206,6 +213,14 @@ export interface InstanceStore {
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void;
 	/** Records (or, with null, clears) the backlog registration on the pending row, whatever its version. */
 	markOutboxBacklogged(since: number | null): void;
+
+	/**
+	 * Passes cut short in a row (the isolate died mid-pass: a crash, or a memory or CPU limit
+	 * that resets it), and when the next may start: kept in storage, so the backoff outlives
+	 * the isolate that every such pass kills. Undefined: none.
+	 */
+	readCutPasses(): CutPasses | undefined;
+	writeCutPasses(value: CutPasses | undefined): void;
 
 	/** The deletion in progress, if any. */
 	readDeletion(): DeletionRow | undefined;

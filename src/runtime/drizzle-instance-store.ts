@@ -5,7 +5,7 @@ import type { IndexEntry } from '../engine/index-entry';
 import type { HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
 import { historyRecordBytes } from '../engine/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/limits';
-import type { DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/store';
 import type { StepKind, StepStatus } from '../engine/types';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
@@ -24,6 +24,7 @@ const OUTBOX_SLOT = 1;
 const UNREAD = Symbol('unread');
 const DROPPED_SLOT = 1;
 const DELETION_SLOT = 1;
+const CUT_PASSES_KEY = 'shardflow:cut-passes';
 
 /** What a store knows of its object's tables before reading them. */
 export interface StoreStart {
@@ -430,6 +431,16 @@ export class DrizzleInstanceStore implements InstanceStore {
 	markOutboxBacklogged(since: number | null): void {
 		this.db.update(outbox).set({ backloggedSince: since }).where(eq(outbox.slot, OUTBOX_SLOT)).run();
 		if (this.outboxRow !== UNREAD && this.outboxRow) this.outboxRow = { ...this.outboxRow, backloggedSince: since };
+	}
+
+	/** Kept in the object's key-value storage: one small value, read once when the engine starts and written only when a pass was cut short. */
+	readCutPasses(): CutPasses | undefined {
+		return this.storage.kv.get<CutPasses>(CUT_PASSES_KEY);
+	}
+
+	writeCutPasses(value: CutPasses | undefined): void {
+		if (value) this.storage.kv.put(CUT_PASSES_KEY, value);
+		else this.storage.kv.delete(CUT_PASSES_KEY);
 	}
 
 	readDeletion(): DeletionRow | undefined {

@@ -71,3 +71,72 @@ describe('a pass that fails outside run() (storage, a registry that cannot run, 
 		expect(failures).toEqual([1, 2, 3, 4]);
 	});
 });
+
+/** A step that never settles while `hanging` is set: the pass it is in is cut short when the isolate dies. */
+let hanging = true;
+let attempts = 0;
+class Hanger extends Workflow<{}, string> {
+	static override readonly type = 'hanger';
+	async run(step: Step) {
+		return step.do('hang', () => (attempts++, hanging ? new Promise<string>(() => {}) : 'done'), { retries: { limit: 100, delay: 0 } });
+	}
+}
+
+describe('a pass cut short again and again (the isolate dies mid-pass: a crash, or a memory or CPU limit)', () => {
+	it('restarts at once after one cut, backs off after repeated cuts with the count kept in storage, and clears it once a pass ends', async () => {
+		[hanging, attempts] = [true, 0];
+		const host = new FakeHost(registryOf(Hanger));
+		let engine = host.engine();
+		await engine.create('wf-1', 'hanger', {});
+		const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+		await turn();
+		const die = () => {
+			host.crash(); // the isolate is gone: its pass never ends, nothing in memory survives
+			engine = host.engine();
+		};
+		const alarmIn = () => host.alarmAt! - host.clock;
+		/** Fires the alarm without waiting for the pass it starts (which hangs until the isolate dies). */
+		const fire = async () => {
+			if (host.alarmAt === undefined) return false;
+			host.clock = Math.max(host.clock, host.alarmAt);
+			host.alarmAt = undefined;
+			engine.alarm();
+			await turn();
+			return true;
+		};
+		expect(attempts).toBe(1);
+
+		die();
+		expect(alarmIn()).toBe(10_000); // the watchdog
+		await fire();
+		expect(attempts).toBe(2); // one cut: straight back to work
+		expect(host.store.readCutPasses()).toMatchObject({ count: 1 });
+
+		die();
+		await fire(); // the watchdog, 10 s on: the backoff of one cut has passed
+		expect(attempts).toBe(3);
+		expect(host.store.readCutPasses()).toMatchObject({ count: 2 });
+
+		die();
+		await fire(); // the watchdog comes 10 s on, but two cuts in a row wait 20 s
+		expect(attempts).toBe(3);
+		expect(alarmIn()).toBe(10_000);
+		await fire();
+		expect(attempts).toBe(4);
+
+		// The backoff doubles up to 5 minutes: a pass killed every time costs a few passes an hour, not one every 10 s.
+		const start = host.clock;
+		while (host.clock - start < 3_600_000) {
+			die();
+			await fire();
+		}
+		expect(attempts).toBeLessThan(30);
+		expect(host.store.readCutPasses()!.count).toBeGreaterThan(10);
+
+		hanging = false;
+		die();
+		while (engine.status().status !== 'completed' && (await fire()));
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
+		expect(host.store.readCutPasses()).toBeUndefined();
+	});
+});
