@@ -1,0 +1,94 @@
+/// <reference types="node" />
+// Runs on plain Node with a capped heap (see test/tooling/production-limits-harness.test.ts):
+// the real engine, the real Drizzle store and the real schema over node:sqlite. An instance
+// writes `results` step results of `bytes` characters, sleeps, and the process "crashes"
+// (a new store and engine over the same database); the wake-up's pass replays every result.
+// Node dies with "JavaScript heap out of memory" if the replay holds the history in memory.
+// Prints one JSON line: the outcome and the peak heap seen.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
+import type { IndexEntry } from '../../src/engine/index-entry';
+import { defineRegistry } from '../../src/engine/registry';
+import type { Step } from '../../src/engine/types';
+import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
+import { ObjectStorage } from '../../src/runtime/object-storage';
+import { Workflow } from '../../src/workflow';
+import { nodeDurableStorage } from './node-durable-storage';
+
+const [results, bytes] = [Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 100 * 1024)];
+
+class BigHistory extends Workflow<{ results: number; bytes: number }, number> {
+	static override readonly type = 'big-history';
+	async run(step: Step, { results, bytes }: { results: number; bytes: number }) {
+		let total = 0;
+		for (let i = 0; i < results; i++) total += (await step.do(`r${i}`, async () => `${i}:`.padEnd(bytes, 'x'))).length;
+		await step.sleep('nap', '1 minute');
+		return total;
+	}
+}
+const registry = defineRegistry({ 'big-history': { workflow: BigHistory, limits: { historyBytes: 1024 * 1024 * 1024, stepsPerInvocation: 10_000 } } });
+
+let peakHeap = 0;
+const sample = () => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed));
+const sampler = setInterval(sample, 5);
+
+const dir = mkdtempSync(join(tmpdir(), 'shardflow-harness-'));
+const clock = { now: 1_700_000_000_000 };
+let alarmAt: number | undefined;
+
+async function open() {
+	const storage = nodeDurableStorage(join(dir, 'instance.sqlite'));
+	const objectStorage = new ObjectStorage(storage);
+	await objectStorage.ensureSchema();
+	const work = new Set<Promise<unknown>>();
+	const host: EngineHost = {
+		store: new DrizzleInstanceStore(objectStorage.db, storage),
+		registry,
+		env: {},
+		now: () => clock.now,
+		setAlarm: (at) => void (alarmAt = at),
+		ensureAlarmBy: (at) => void (alarmAt === undefined || alarmAt > at ? (alarmAt = at) : undefined),
+		background: (promise) => {
+			work.add(promise);
+			void promise.finally(() => work.delete(promise));
+		},
+		sendIndexEntry: async (_entry: IndexEntry) => {},
+		yieldToEventLoop: () => new Promise((resolve) => setImmediate(() => resolve(undefined))),
+		defer: (fn, ms = 0) => void setTimeout(fn, ms),
+	};
+	const idle = async () => {
+		while (work.size) await Promise.allSettled([...work]);
+	};
+	return { engine: new InstanceEngine(host), idle, close: () => (storage as unknown as { close(): void }).close() };
+}
+
+try {
+	const first = await open();
+	await first.engine.create('big-1', 'big-history', { results, bytes });
+	await first.idle();
+	const written = first.engine.status().status;
+	first.close();
+	(globalThis as { gc?: () => void }).gc?.();
+	const heapBeforeReplay = process.memoryUsage().heapUsed;
+	peakHeap = heapBeforeReplay;
+
+	// A new process over the same storage: the sleep is due, the alarm replays everything.
+	const second = await open();
+	clock.now += 61_000;
+	second.engine.alarm();
+	await second.idle();
+	while (alarmAt !== undefined && alarmAt <= clock.now && second.engine.status().status !== 'completed') {
+		alarmAt = undefined;
+		second.engine.alarm();
+		await second.idle();
+	}
+	sample();
+	const status = second.engine.status();
+	second.close();
+	console.log(JSON.stringify({ written, status: status.status, output: status.output, heapBeforeReplayMiB: heapBeforeReplay / 2 ** 20, peakHeapMiB: peakHeap / 2 ** 20 }));
+} finally {
+	clearInterval(sampler);
+	rmSync(dir, { recursive: true, force: true });
+}
