@@ -16,6 +16,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
+import { runReplayHarness } from './lib/harness.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string }} */
@@ -36,8 +37,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50, replayHistoryMiB: [1, 2] }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000, replayHistoryMiB: [10, 100] };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -298,6 +299,18 @@ try {
 		return size.writes / (Math.max(ms, 1) / 1000);
 	};
 	await measure(`index: write throughput, ${size.writes} entries, 1 shard (ours) vs 16 shards (cf col)`, 'writes/s', { ours: writes('ix1'), cf: writes('ix16') }, 'higher');
+
+	// Production limits: the peak heap of a replay after a crash, on Node with the heap capped at an
+	// isolate's 128 MB (the harness of test/harness/): flat in the history's size, not linear.
+	for (const mib of size.replayHistoryMiB) {
+		await measure(`production limits: peak heap of a replay after a crash, ${mib} MiB of history (Node, heap capped at 128 MB)`, 'MiB', {
+			ours: async () => {
+				const { code, died, result } = await runReplayHarness({ heapMiB: 128, results: Math.round((mib * 1024) / 100), bytes: 100 * 1024 });
+				if (code !== 0 || !result) throw new Error(`the replay harness failed: ${died}`);
+				return result.peakHeapMiB;
+			},
+		});
+	}
 
 	// Storage cost
 	const ours = await post('/size/ours', { steps: size.storageSteps });
