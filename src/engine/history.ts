@@ -47,6 +47,8 @@ export interface HistoryEventFields {
 		position: number;
 		recorded: { kind: string; name: string } | null;
 		requested: { kind: string; name: string };
+		/** The code version (the registry's `version` of the type) whose pass diverged; null when the type has none. */
+		codeVersion: string | null;
 	};
 	/** The type's concurrency limit for `key` was reached at create (or restart): the instance waits, status `queued`. */
 	'workflow.queued': { key: string };

@@ -1057,7 +1057,7 @@ export class InstanceEngine {
 		if (now.status === 'paused') return;
 		const signal = step.signal;
 		if (divergence) {
-			this.diverge(now, divergence);
+			this.diverge(now, divergence, codeVersion ?? null);
 		} else if (step.fatal) {
 			this.fail(now, step.fatal);
 		} else if (signal instanceof SuspendSignal) {
@@ -1186,16 +1186,27 @@ export class InstanceEngine {
 	}
 
 	/** The code parted from the recorded steps: stop, describe where, run nothing new until a resume or a restart. */
-	private diverge(row: InstanceRow, divergence: Divergence): void {
+	/**
+	 * Parks the instance as `diverged`, saying which code parked it: the record carries the
+	 * pass's code version and, when that differs from the last one, a `workflow.code_changed`
+	 * comes first (a diverging pass often writes nothing before, so nothing else recorded it).
+	 */
+	private diverge(row: InstanceRow, divergence: Divergence, codeVersion: string | null): void {
 		const { position, recorded, requested } = divergence;
 		const asked = requested.kind === 'end' ? 'run() settled' : `the code asked for ${requested.kind} "${requested.name}"`;
 		const message = recorded
 			? `the code diverged from the recorded steps at position ${position}: the history has ${recorded.kind} "${recorded.name}" there, ${asked}; nothing new ran. Deploy code that replays this history (see step.patched) and resume, or restart the instance`
 			: `the code diverged from the recorded steps at position ${position}: ${asked}; nothing new ran`;
-		this.transition(
-			{ ...row, status: 'diverged', errorName: 'DivergenceError', errorMessage: message, errorStack: null, errorCode: ErrorCode.Diverged },
-			{ kind: 'workflow.diverged', detail: { position, recorded, requested } },
-		);
+		const previous = row.lastCodeVersion ?? null;
+		this.host.store.transaction(() => {
+			if (previous !== codeVersion) {
+				this.host.store.appendHistory(historyRow({ kind: 'workflow.code_changed', detail: { previous, current: codeVersion } }, row.generation, this.host.now()));
+			}
+			this.transition(
+				{ ...row, status: 'diverged', lastCodeVersion: codeVersion, errorName: 'DivergenceError', errorMessage: message, errorStack: null, errorCode: ErrorCode.Diverged },
+				{ kind: 'workflow.diverged', detail: { position, recorded, requested, codeVersion } },
+			);
+		});
 	}
 
 	private fail(row: InstanceRow, error: unknown): void {
@@ -1220,12 +1231,13 @@ export class InstanceEngine {
 		const backingOff = pending !== undefined && pending.attempts > 0;
 		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
 		this.host.store.transaction(() => {
-			if (record) this.host.store.appendHistory(historyRow(record, row.generation, now));
-			// A finished instance never consumes its buffered events: they go, and are counted.
+			// A finished instance never consumes its buffered events: they go, and are counted, recorded
+			// before the terminal record, so a run's last record is always its outcome (docs/history-format.md).
 			if (FINISHED_STATUSES.includes(row.status)) {
 				const dropped = this.host.store.dropEvents();
 				if (dropped > 0) this.host.store.appendHistory(historyRow({ kind: 'events.dropped', detail: { count: dropped } }, row.generation, now));
 			}
+			if (record) this.host.store.appendHistory(historyRow(record, row.generation, now));
 			// A finished instance gives its concurrency slot back (or leaves the queue): delivered after, retried until acknowledged.
 			const slot = this.slot;
 			if (slot && slot.state !== 'releasing' && FINISHED_STATUSES.includes(row.status)) this.writeSlot({ ...slot, state: 'releasing', attempts: 0, nextAttemptAt: now });

@@ -132,7 +132,7 @@ describe('the instance history', () => {
 		expect(kinds(engine.history().events)).toEqual(['workflow.created', 'wait.started go', 'wait.timed_out go', 'workflow.completed']);
 	});
 
-	it('records pause, resume, terminate and the events a finished instance dropped', async () => {
+	it('records pause, resume, terminate and the events a finished instance dropped, the terminal record last', async () => {
 		const { host, engine } = await startInstance(registry, 'waits');
 		engine.pause();
 		await engine.sendEvent('go', { n: 1 });
@@ -141,9 +141,20 @@ describe('the instance history', () => {
 		await host.idle();
 		const events = engine.history().events;
 		expect(kinds(events)).toEqual([
-			'workflow.created', 'wait.started go', 'workflow.paused', 'event.received', 'workflow.resumed', 'workflow.terminated', 'events.dropped',
+			'workflow.created', 'wait.started go', 'workflow.paused', 'event.received', 'workflow.resumed', 'events.dropped', 'workflow.terminated',
 		]);
-		expect(events.at(-1)).toMatchObject({ kind: 'events.dropped', count: 1 });
+		expect(events.at(-2)).toMatchObject({ kind: 'events.dropped', count: 1 });
+	});
+
+	it('ends a completed run with its outcome even when the finish dropped buffered events (the last record is the outcome)', async () => {
+		const { host, engine } = await startInstance(registry, 'waits');
+		await engine.sendEvent('go', { n: 1 });
+		await engine.sendEvent('go', { n: 2 }); // nobody waits for a second one: buffered, then dropped at the finish
+		await host.idle();
+		const events = engine.history().events;
+		expect(engine.status().status).toBe('completed');
+		expect(events.at(-1)).toMatchObject({ kind: 'workflow.completed' });
+		expect(events.at(-2)).toMatchObject({ kind: 'events.dropped', count: 1 });
 	});
 
 	it('starts a new generation on restart and keeps the old one readable', async () => {

@@ -364,6 +364,24 @@ describe('code version labels', () => {
 		]);
 	});
 
+	it('says which code parked a diverged instance: the last code version, a code_changed record and the version on workflow.diverged', async () => {
+		ran = [];
+		const old = new FakeHost(at('ver-a'));
+		await old.engine().create('wf-1', 'order', {});
+		await old.idle();
+		await approve(old); // sleeping after "charge", as ver-a ran it
+		const host = new FakeHost(at('ver-b', OrderV2Unpatched));
+		host.store = old.store;
+		host.clock = old.clock + 3_600_000;
+		host.alarmAt = host.clock;
+		const engine = host.engine();
+		await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'diverged', codeVersion: 'ver-a', lastCodeVersion: 'ver-b' });
+		const events = engine.history().events;
+		expect(events.at(-2)).toMatchObject({ kind: 'workflow.code_changed', previous: 'ver-a', current: 'ver-b' });
+		expect(events.at(-1)).toMatchObject({ kind: 'workflow.diverged', codeVersion: 'ver-b', recorded: { name: 'charge' } });
+	});
+
 	it('leaves the labels out when the registry gives no version, and refuses a malformed one', () => {
 		expect(at('has space').problem?.message).toMatch(/version must be 1-64 visible ASCII characters/);
 		expect(() => at('x'.repeat(65)).get('order')).toThrow(/version/);
