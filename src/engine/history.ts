@@ -36,7 +36,8 @@ export interface HistoryEventFields {
 	 * First record of a new generation; the previous generation's records stay. With
 	 * `from` (a restart from a step), `keptSteps` completed steps recorded before it were kept.
 	 */
-	'workflow.restarted': { previousGeneration: number; from?: string; keptSteps?: number };
+	/** `droppedEvents`: events the old run had buffered and never consumed (a diverged run), dropped by the restart. */
+	'workflow.restarted': { previousGeneration: number; from?: string; keptSteps?: number; droppedEvents?: number };
 	'workflow.completed': { output: unknown };
 	/** `rollback`: present when the rollbacks of the failed run ran first. */
 	'workflow.errored': { error: HistoryError; rollback?: RollbackSummary };

@@ -619,13 +619,19 @@ export class InstanceEngine {
 		this.host.store.transaction(() => {
 			if (point) this.host.store.keepStepsBefore(point.keptBefore);
 			else this.host.store.deleteSteps();
-			this.host.store.deleteAllEvents();
+			// Events still buffered (a diverged run never consumed them) belonged to the old run: they go,
+			// counted in droppedEvents and named on the restart's record, never lost without a trace.
+			const dropped = this.host.store.dropEvents();
 			this.host.store.deleteAllWakeups();
 			this.transition(
 				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, rollback: null, generation: row.generation + 1 },
 				{
 					kind: 'workflow.restarted',
-					detail: { previousGeneration: row.generation, ...(point ? { from: point.from.name, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}) },
+					detail: {
+						previousGeneration: row.generation,
+						...(point ? { from: point.from.name, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}),
+						...(dropped > 0 ? { droppedEvents: dropped } : {}),
+					},
 				},
 			);
 			// A release still in flight is dropped: the limiter keeps this id's place, which the new run takes.

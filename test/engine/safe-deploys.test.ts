@@ -54,6 +54,18 @@ class OrderV2Unpatched extends Workflow<{}, string> {
 	}
 }
 
+/** A fraud check moved before the approval wait, without a patch: an instance waiting for approval diverges. */
+class OrderV2CheckFirst extends Workflow<{}, string> {
+	static override readonly type = 'order';
+	static override events = { approval };
+	async run(step: Step<typeof OrderV2CheckFirst.events>) {
+		await step.do('reserve', effect('reserve'));
+		await step.do('fraud-check', effect('fraud-check'));
+		await step.waitForEvent('approval');
+		return step.do('charge', effect('charge'));
+	}
+}
+
 /** Starts an instance on `from`, then "deploys" `to`: a new engine with the new code over the same storage. */
 async function deploy(from: typeof Workflow<{}, string>, to: typeof Workflow<{}, string>, before: (host: FakeHost) => Promise<void>) {
 	ran = [];
@@ -217,6 +229,18 @@ describe('divergence detection', () => {
 		await host.idle();
 		expect(engine.status().status).toBe('waiting');
 		expect(ran).toEqual(['reserve']);
+	});
+
+	it('counts and records the event a diverged run never consumed when it is restarted, instead of losing it silently', async () => {
+		const { host, engine } = await deploy(OrderV1, OrderV2CheckFirst, async () => {});
+		await engine.sendEvent('approval', { ok: true }); // the pass it starts diverges before any wait takes it
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'diverged', bufferedEvents: 1, droppedEvents: 0 });
+		engine.restart();
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'waiting', generation: 1, bufferedEvents: 0, droppedEvents: 1 });
+		expect(engine.history({ generation: 0 }).events.at(-1)).toMatchObject({ kind: 'workflow.diverged' }); // the old run's outcome stays last
+		expect(engine.history({ generation: 1 }).events[0]).toMatchObject({ kind: 'workflow.restarted', previousGeneration: 0, droppedEvents: 1 });
 	});
 
 	it('never raises a false divergence for parallel steps that replay in another order', async () => {
