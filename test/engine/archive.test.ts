@@ -86,6 +86,34 @@ describe('archive of a ~64 MiB history', () => {
 	});
 });
 
+describe('a write that fails part way', () => {
+	it('is retried from the alarm and leaves exactly the chunks its manifest lists', async () => {
+		const bucket = new FakeR2Bucket();
+		let failures = 1;
+		// The third chunk's write fails once: two chunks are in the bucket, no manifest.
+		bucket.failPut = (key) => key.endsWith('/000002.jsonl') && failures-- > 0;
+		const host = Object.assign(new FakeHost(registry), { archive: r2Archive(bucket as unknown as R2Bucket) });
+		const engine = host.engine();
+		await engine.create('wf-2', 'hoard', {});
+		await host.idle();
+		const live = await allRecords(async (query) => engine.history(query));
+		host.clock += 1000;
+		await engine.delete({ archive: true });
+		expect(host.destroyed).toBe(0);
+		expect([...bucket.objects.keys()].filter((k) => k.startsWith('shardflow/workflows/'))).toEqual([]);
+
+		await host.fireAlarm(engine);
+		expect(host.destroyed).toBe(1);
+		const [manifestKey, ...others] = [...bucket.objects.keys()].filter((k) => k.startsWith('shardflow/workflows/'));
+		expect(others).toEqual([]);
+		const manifest = JSON.parse(new TextDecoder().decode(bucket.objects.get(manifestKey!)));
+		const chunkKeys = [...bucket.objects.keys()].filter((k) => k.startsWith('shardflow/history/'));
+		expect(chunkKeys).toHaveLength(manifest.chunks.length);
+		const archived = (await readArchive(bucket as unknown as R2Bucket, 'wf-2'))!;
+		expect(JSON.stringify(await allRecords(async (query) => archivedHistoryPage(archived, query)))).toBe(JSON.stringify(live));
+	}, 60_000);
+});
+
 describe('a version-1 record', () => {
 	it('is still read: its status and its history pages', async () => {
 		const bucket = new FakeR2Bucket();

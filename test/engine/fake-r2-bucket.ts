@@ -12,14 +12,11 @@ export class FakeR2Bucket {
 	bytesPut = 0;
 	/** Every object read, in order. */
 	reads: { key: string; bytes: number }[] = [];
-	/** The next this many writes (puts) fail. */
-	failPuts = 0;
+	/** A write of a key this answers true for fails (a bucket that gives out part way). */
+	failPut: (key: string) => boolean = () => false;
 
 	async put(key: string, value: string | ArrayBuffer | ArrayBufferView): Promise<{ key: string }> {
-		if (this.failPuts > 0) {
-			this.failPuts--;
-			throw new Error('archive bucket unavailable');
-		}
+		if (this.failPut(key)) throw new Error('archive bucket unavailable');
 		const body = typeof value === 'string' ? new TextEncoder().encode(value) : value instanceof ArrayBuffer ? new Uint8Array(value.slice(0)) : new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
 		this.largestPut = Math.max(this.largestPut, body.byteLength);
 		this.bytesPut += body.byteLength;
