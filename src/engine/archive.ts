@@ -1,21 +1,46 @@
-import { checkHistoryQuery, HISTORY_FORMAT_VERSION, toHistoryEvent, type HistoryEvent, type HistoryPage, type HistoryQuery } from './history';
-import { utf8Bytes } from './json';
-import { STEP_RESULT_BUDGET_BYTES } from './limits';
-import { statusView } from './status-view';
-import type { DeletionReason, InstanceRow, InstanceStore } from './store';
+import type { HistoryEvent, HISTORY_FORMAT_VERSION } from './history';
+import type { DeletionReason } from './store';
 import type { WorkflowStatusInfo } from './types';
 
 /**
  * The archive of a deleted instance: what `GET /workflows/:id` and its history
- * answer once the instance's own storage is gone. One JSON object per
- * incarnation, written before the storage is deleted (docs/history-format.md
- * "Archive"). Its key depends only on the instance (type, creation date, id,
- * creation time), so a write repeated after a crash replaces itself.
+ * answer once the instance's own storage is gone (docs/history-format.md
+ * "Archive"). This module owns its format and its keys; `archive-writer.ts`
+ * writes it, `archive-reader.ts` reads it, `archive-pointer.ts` finds it by id.
+ *
+ * Version 2 is written in bounded parts, so that neither writing nor reading
+ * holds a whole history (up to 1 GiB) in an isolate's 128 MiB: a manifest per
+ * incarnation (the status and an index of the chunks) and the history as
+ * numbered JSON Lines chunks of at most `ARCHIVE_CHUNK_BYTES`. Version 1 (one
+ * JSON object with the whole history) is still read.
+ *
+ * Every key depends only on the instance (type, creation date, id, creation
+ * time) and the chunking only on the history, so a write repeated after a
+ * crash replaces itself.
  */
-export const ARCHIVE_FORMAT_VERSION = 1;
+export const ARCHIVE_FORMAT_VERSION = 2;
 
-export interface ArchiveRecord {
-	formatVersion: typeof ARCHIVE_FORMAT_VERSION;
+/**
+ * The largest chunk: a chunk ends before a record that would take it past this
+ * many bytes (a record larger than that, which the 1 MiB value limit rules
+ * out today, would get a chunk of its own). A page of history (4 MiB at most)
+ * lies in at most two or three chunks.
+ */
+export const ARCHIVE_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** One chunk of an archived history: records of one generation, `firstSeq` to `lastSeq`, in seq order. */
+export interface ArchiveChunk {
+	generation: number;
+	firstSeq: number;
+	lastSeq: number;
+	/** Records in the chunk. */
+	records: number;
+	/** The chunk object's size (UTF-8 JSON Lines). */
+	bytes: number;
+}
+
+/** What both versions keep of an incarnation besides its history. */
+export interface ArchiveHeader {
 	/** The version of the history records' format (docs/history-format.md). */
 	historyFormatVersion: typeof HISTORY_FORMAT_VERSION;
 	id: string;
@@ -24,91 +49,80 @@ export interface ArchiveRecord {
 	generation: number;
 	/** The status as it was when the deletion began (the latest 100 steps; the history has them all). */
 	status: WorkflowStatusInfo;
-	/** Every record of every generation, in seq order. */
-	history: HistoryEvent[];
 	deletedAt: number;
 	reason: DeletionReason;
 }
 
-/** What an archive keeps under an id, so a read by id needs no listing. */
-export interface ArchivePointer {
-	key: string;
-	type: string;
-	createdAt: number;
+/** Version 2: the object under `archiveKey`; the history is in the chunks it lists (`archiveChunkKey`). */
+export interface ArchiveManifest extends ArchiveHeader {
+	formatVersion: 2;
+	/** The chunks in seq order; chunk `i` is the object `archiveChunkKey(key, i)`. */
+	chunks: ArchiveChunk[];
 }
 
-/** Writes and reads archive records (an R2 bucket in workerd). */
-export interface ArchivePort {
-	/** Writes the record and its pointer by id (overwriting an earlier write of the same incarnation); answers the record's key. */
-	put(record: ArchiveRecord): Promise<string>;
+/** Version 1: one object with every record of every generation in seq order (read, no longer written). */
+export interface ArchiveRecordV1 extends ArchiveHeader {
+	formatVersion: 1;
+	history: HistoryEvent[];
+}
+
+/**
+ * The few object-store calls the archive makes (an R2 bucket in workerd, see
+ * runtime/r2-archive.ts). Each body is one bounded part: a chunk, a manifest
+ * or a pointer.
+ */
+export interface ArchiveBucket {
+	/** Writes (or replaces) one object. */
+	put(key: string, body: string | Uint8Array, options: { contentType: string; metadata?: Record<string, string> }): Promise<void>;
+	/** One object's text, or undefined when there is none. */
+	getText(key: string): Promise<string | undefined>;
+	/** Every key under a prefix, in key order. */
+	listKeys(prefix: string): Promise<string[]>;
+	/** Deletes these objects (missing ones are no error). */
+	delete(keys: string[]): Promise<void>;
 }
 
 /** Everything under this prefix is shardflow's. */
 export const ARCHIVE_PREFIX = 'shardflow/';
 
-/**
- * `shardflow/workflows/<type>/<yyyy-mm-dd>/<id>/<createdAt>.json`: lists by
- * type, then creation date (UTC), then id; one object per incarnation.
- */
-export function archiveKey(record: { type: string; id: string; status: { createdAt: number } }): string {
-	const day = new Date(record.status.createdAt).toISOString().slice(0, 10);
-	return `${ARCHIVE_PREFIX}workflows/${record.type}/${day}/${record.id}/${record.status.createdAt}.json`;
+/** How an incarnation is named in every key. */
+export interface ArchivedIncarnation {
+	type: string;
+	id: string;
+	createdAt: number;
 }
 
-/** `shardflow/ids/<id>.json`: the latest archived incarnation of an id. */
+/**
+ * `shardflow/workflows/<type>/<yyyy-mm-dd>/<id>/<createdAt>.json`: the manifest
+ * (the whole record in version 1). Lists by type, then creation date (UTC),
+ * then id; one object per incarnation.
+ */
+export function archiveKey({ type, id, createdAt }: ArchivedIncarnation): string {
+	return `${ARCHIVE_PREFIX}workflows/${incarnationPath({ type, id, createdAt })}.json`;
+}
+
+/**
+ * `shardflow/history/<type>/<yyyy-mm-dd>/<id>/<createdAt>/`: the chunks of the
+ * incarnation whose manifest is `key`. Apart from the manifests, so a listing
+ * by type still finds one object per incarnation.
+ */
+export function archiveChunkPrefix(key: string): string {
+	const manifests = `${ARCHIVE_PREFIX}workflows/`;
+	if (!key.startsWith(manifests) || !key.endsWith('.json')) throw new Error(`not an archive key: ${key}`);
+	return `${ARCHIVE_PREFIX}history/${key.slice(manifests.length, -'.json'.length)}/`;
+}
+
+/** Chunk `index` (from 0) of the incarnation whose manifest is `key`: `<prefix>/000000.jsonl`, in key order. */
+export function archiveChunkKey(key: string, index: number): string {
+	return `${archiveChunkPrefix(key)}${String(index).padStart(6, '0')}.jsonl`;
+}
+
+/** `shardflow/ids/<id>.json`: the archived incarnations of an id. */
 export function archivePointerKey(id: string): string {
 	return `${ARCHIVE_PREFIX}ids/${id}.json`;
 }
 
-/** Pages of history read at once while building a record. */
-const BUILD_PAGE = 500;
-
-/** The record of an instance about to be deleted: its status and its whole history. */
-export function buildArchiveRecord(row: InstanceRow, store: InstanceStore, deletedAt: number, reason: DeletionReason): ArchiveRecord {
-	const history: HistoryEvent[] = [];
-	for (let generation = 0; generation <= row.generation; generation++) {
-		for (let afterSeq = 0; ; ) {
-			const rows = store.readHistory({ generation, afterSeq, limit: BUILD_PAGE });
-			history.push(...rows.map(toHistoryEvent));
-			if (rows.length < BUILD_PAGE) break;
-			afterSeq = rows.at(-1)!.seq;
-		}
-	}
-	return {
-		formatVersion: ARCHIVE_FORMAT_VERSION,
-		historyFormatVersion: HISTORY_FORMAT_VERSION,
-		id: row.id,
-		type: row.type,
-		generation: row.generation,
-		status: statusView(row, store),
-		history,
-		deletedAt,
-		reason,
-	};
-}
-
-/** A page of an archived history, with the same query and paging rules as a live one. */
-export function archivedHistoryPage(record: ArchiveRecord, query: HistoryQuery = {}): HistoryPage & { archived: true } {
-	const { limit, generation, afterSeq } = checkHistoryQuery(query, record.id, record.generation);
-	const matching = record.history.filter((e) => e.generation === generation && e.seq > afterSeq);
-	// The same byte budget as a live page (at least one record), so an answer always fits RPC.
-	let budget = STEP_RESULT_BUDGET_BYTES;
-	let take = 0;
-	for (const event of matching.slice(0, limit)) {
-		const bytes = utf8Bytes(JSON.stringify(event));
-		if (take > 0 && bytes > budget) break;
-		budget -= bytes;
-		take++;
-	}
-	const events = matching.slice(0, take);
-	const last = events.at(-1);
-	return {
-		id: record.id,
-		type: record.type,
-		generation,
-		formatVersion: HISTORY_FORMAT_VERSION,
-		events,
-		nextCursor: last !== undefined && matching.length > take ? String(last.seq) : null,
-		archived: true,
-	};
+function incarnationPath({ type, id, createdAt }: ArchivedIncarnation): string {
+	const day = new Date(createdAt).toISOString().slice(0, 10);
+	return `${type}/${day}/${id}/${createdAt}`;
 }

@@ -14,7 +14,8 @@ import { historyError, historyPage, historyRow, type HistoryPage, type HistoryQu
 import { assertValidWorkflowId } from './ids';
 import type { EngineLogger } from './engine-log';
 import { removalEntry, toIndexEntry, type IndexEntry } from './index-entry';
-import { buildArchiveRecord, type ArchivePort } from './archive';
+import type { ArchiveBucket } from './archive';
+import { writeArchive } from './archive-writer';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
 import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson, utf8Bytes } from './json';
 import { MAX_EVENT_KEYS, MAX_INSTANCE_ROW_BYTES } from './limits';
@@ -73,7 +74,7 @@ export interface EngineHost {
 	/** Signs webhook tokens (`step.webhook`); absent: the host offers no webhooks. */
 	webhooks?: WebhookPort;
 	/** Where finished instances are archived before they are deleted; absent: no archive configured. */
-	archive?: ArchivePort;
+	archive?: ArchiveBucket;
 	/** Reaches other instances for child workflows (see child-workflows.ts); absent: `step.invoke`/`step.start` are refused. */
 	children?: ChildPort;
 	/**
@@ -728,14 +729,14 @@ export class InstanceEngine {
 		this.host.log?.({ severity: 'info', event: 'workflow.deleted', instanceId: row.id, type: row.type, reason: deletion.reason, archivedKey: this.deletion?.archivedKey ?? null });
 	}
 
-	/** Writes the archive record; false (and a retry scheduled with backoff) if it could not. */
+	/** Writes the archive (in bounded parts, see archive-writer.ts); false (and a retry scheduled with backoff) if it could not. */
 	private async writeArchive(deletion: DeletionRow): Promise<boolean> {
 		if (deletion.nextAttemptAt !== null && deletion.nextAttemptAt > this.host.now()) return false;
 		const row = this.row!;
 		try {
 			if (!this.host.archive) throw new Error('no archive bucket is bound (ARCHIVE)');
 			// deletedAt is the request's time, so a write repeated after a crash is the same record.
-			const key = await this.host.archive.put(buildArchiveRecord(row, this.host.store, deletion.requestedAt, deletion.reason));
+			const key = await writeArchive(this.host.archive, row, this.host.store, deletion.requestedAt, deletion.reason);
 			this.writeDeletion({ ...deletion, archivedKey: key, nextAttemptAt: null });
 			return true;
 		} catch (error) {

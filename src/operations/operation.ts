@@ -1,4 +1,4 @@
-import type { ArchiveRecord } from '../engine/archive';
+import type { ArchivedInstance } from '../engine/archive-reader';
 import type { DeleteResult } from '../engine/deletion';
 import type { IndexEntry } from '../engine/index-entry';
 import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
@@ -12,8 +12,8 @@ export interface InstanceAccess {
 	currentIndexEntry(): IndexEntry | null;
 	/** Deletes the instance (or, when only its archive is left, erases that). `input` is unchecked: any caller's. */
 	delete(input: unknown): Promise<DeleteResult>;
-	/** The live instance's answer or, once it is deleted, its archive record's (NOT_FOUND if neither exists). */
-	orArchived<T>(live: (engine: InstanceEngine) => T, archived: (record: ArchiveRecord) => T): Promise<T>;
+	/** The live instance's answer or, once it is deleted, its archive's (NOT_FOUND if neither exists). */
+	orArchived<T>(live: (engine: InstanceEngine) => T, archived: (archived: ArchivedInstance) => T | Promise<T>): Promise<T>;
 }
 
 /**

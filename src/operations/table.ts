@@ -2,7 +2,7 @@ import { assertValidIdempotencyKey } from '../engine/event-keys';
 import { uuidv7 } from '../engine/ids';
 import { assertJsonDepth } from '../engine/json';
 import type { IndexEntry } from '../engine/index-entry';
-import { archivedHistoryPage } from '../engine/archive';
+import { archivedHistoryPage } from '../engine/archive-reader';
 import type { ChildOutcome, ParentRef } from '../engine/child-workflows';
 import type { DeleteFilter, DeleteResult } from '../engine/deletion';
 import type { HistoryPage } from '../engine/history';
@@ -61,7 +61,7 @@ export const operations = {
 		run: (instance, _input: { id: string }): Promise<WorkflowStatusInfo> =>
 			instance.orArchived(
 				(engine) => engine.status(),
-				(record) => ({ ...record.status, archived: true }),
+				(archived) => ({ ...archived.status, archived: true }),
 			),
 	}),
 
@@ -79,7 +79,7 @@ export const operations = {
 			const { id: _id, ...query } = input;
 			return instance.orArchived(
 				(engine) => engine.history(query),
-				(record) => archivedHistoryPage(record, query),
+				(archived) => archivedHistoryPage(archived, query),
 			);
 		},
 	}),

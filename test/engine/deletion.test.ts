@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ARCHIVE_FORMAT_VERSION, archiveKey, type ArchivePort, type ArchiveRecord } from '../../src/engine/archive';
+import { ARCHIVE_FORMAT_VERSION, type ArchiveBucket, type ArchiveManifest } from '../../src/engine/archive';
+import { archivedHistoryPage, readLatestArchive } from '../../src/engine/archive-reader';
 import { parseDuration } from '../../src/engine/duration';
 import { ErrorCode } from '../../src/engine/errors';
 import { compareEntries, type IndexEntry } from '../../src/engine/index-entry';
@@ -37,20 +38,33 @@ const registry = defineRegistry({
 	kept: { workflow: Kept, retention: { completed: 'forever' } },
 });
 
-/** An archive in memory that can be told to fail. */
-class MemoryArchive implements ArchivePort {
-	objects = new Map<string, ArchiveRecord>();
+/** An archive bucket in memory that can be told to fail. */
+class MemoryArchive implements ArchiveBucket {
+	objects = new Map<string, string>();
+	/** Manifests written (one per archive write that got to its end). */
 	puts = 0;
+	/** The next this many writes fail. */
 	fail = 0;
-	async put(record: ArchiveRecord) {
+	async put(key: string, body: string | Uint8Array) {
 		if (this.fail > 0) {
 			this.fail--;
 			throw new Error('archive bucket unavailable');
 		}
-		this.puts++;
-		const key = archiveKey(record);
-		this.objects.set(key, structuredClone(record));
-		return key;
+		if (key.startsWith('shardflow/workflows/')) this.puts++;
+		this.objects.set(key, typeof body === 'string' ? body : new TextDecoder().decode(body));
+	}
+	async getText(key: string) {
+		return this.objects.get(key);
+	}
+	async listKeys(prefix: string) {
+		return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+	}
+	async delete(keys: string[]) {
+		for (const key of keys) this.objects.delete(key);
+	}
+	/** Every manifest, by key. */
+	manifests(): [string, ArchiveManifest][] {
+		return [...this.objects].filter(([key]) => key.startsWith('shardflow/workflows/')).map(([key, text]) => [key, JSON.parse(text) as ArchiveManifest]);
 	}
 }
 
@@ -216,7 +230,7 @@ describe('retention', () => {
 		await host.fireAlarm(engine);
 		const archive = (host as FakeHost & { archive: MemoryArchive }).archive;
 		expect(host.destroyed).toBe(1);
-		expect([...archive.objects.values()]).toMatchObject([{ id: 'wf-1', reason: 'retention', status: { status: 'completed' } }]);
+		expect(archive.manifests().map(([, manifest]) => manifest)).toMatchObject([{ id: 'wf-1', reason: 'retention', status: { status: 'completed' } }]);
 	});
 });
 
@@ -229,15 +243,23 @@ describe('archive', () => {
 		host.clock += 1000;
 		await engine.delete({ archive: true });
 		expect(host.destroyed).toBe(1);
-		const [key, record] = [...archive.objects][0]!;
+		const [[key, manifest]] = archive.manifests() as [[string, ArchiveManifest]];
 		expect(key).toMatch(/^shardflow\/workflows\/greet\/\d{4}-\d\d-\d\d\/wf-1\/\d+\.json$/);
-		expect(record).toMatchObject({ formatVersion: ARCHIVE_FORMAT_VERSION, id: 'wf-1', type: 'greet', generation: 1, reason: 'delete' });
-		expect(record!.status).toMatchObject({ status: 'completed', output: 'hello Ada' });
-		expect(record!.history.map((e) => e.kind)).toEqual([
+		expect(manifest).toMatchObject({ formatVersion: ARCHIVE_FORMAT_VERSION, id: 'wf-1', type: 'greet', generation: 1, reason: 'delete' });
+		expect(manifest.status).toMatchObject({ status: 'completed', output: 'hello Ada' });
+		// One chunk per generation here (a chunk never spans two), beside the manifest under shardflow/history/.
+		expect(manifest.chunks).toEqual([
+			{ generation: 0, firstSeq: 1, lastSeq: 4, records: 4, bytes: expect.any(Number) },
+			{ generation: 1, firstSeq: 5, lastSeq: 8, records: 4, bytes: expect.any(Number) },
+		]);
+		expect(await archive.listKeys('shardflow/history/')).toEqual([0, 1].map((i) => `${key.replace('shardflow/workflows/', 'shardflow/history/').replace(/\.json$/, '')}/00000${i}.jsonl`));
+		const archived = (await readLatestArchive(archive, 'wf-1'))!;
+		const history = [...(await archivedHistoryPage(archived, { generation: 0 })).events, ...(await archivedHistoryPage(archived, { generation: 1 })).events];
+		expect(history.map((e) => e.kind)).toEqual([
 			'workflow.created', 'step.started', 'step.completed', 'workflow.completed',
 			'workflow.restarted', 'step.started', 'step.completed', 'workflow.completed',
 		]);
-		expect(record!.history.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+		expect(history.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
 	});
 
 	it('keeps the storage while the archive fails and retries it with backoff from the alarm', async () => {
@@ -250,7 +272,7 @@ describe('archive', () => {
 		expect(host.store.deletion).toMatchObject({ attempts: 2 });
 		await host.fireAlarm(engine);
 		expect(host.destroyed).toBe(1);
-		expect(archive.objects.size).toBe(1);
+		expect(archive.manifests()).toHaveLength(1);
 	});
 
 	it('a crash between the archive write and the deletion loses nothing and duplicates nothing', async () => {
@@ -263,7 +285,7 @@ describe('archive', () => {
 		const revived = host.engine();
 		await host.fireAlarm(revived);
 		expect(host.destroyed).toBe(1);
-		expect(archive.objects.size).toBe(1);
+		expect(archive.manifests()).toHaveLength(1);
 		expect(archive.puts).toBe(1); // the key was recorded with the deletion: not written again
 	});
 });

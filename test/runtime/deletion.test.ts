@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { unwrap } from '../../src/client/rpc';
-import { archivePointerKey } from '../../src/engine/archive';
+import { ARCHIVE_CHUNK_BYTES, archivePointerKey } from '../../src/engine/archive';
 import { ErrorCode } from '../../src/engine/errors';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { shardIndex, shardName } from '../../src/engine/shard';
@@ -55,6 +55,18 @@ async function shardRow(id: string) {
 async function listedIds(): Promise<string[]> {
 	const page = await new IndexClient(testEnv, testRegistry).list({ type: TYPE, limit: 1000 });
 	return page.items.map((i) => i.id);
+}
+
+/** Every record of the current generation, page by page over HTTP. */
+async function allHistory(id: string): Promise<unknown[]> {
+	const events: unknown[] = [];
+	for (let after = ''; ; ) {
+		const { status, json } = await api('GET', `/workflows/${id}/history?limit=1000${after ? `&after=${after}` : ''}`);
+		expect(status).toBe(200);
+		events.push(...json.events);
+		if (json.nextCursor === null) return events;
+		after = json.nextCursor;
+	}
 }
 
 async function archivedKeys(id: string): Promise<string[]> {
@@ -295,6 +307,39 @@ describe('archive', () => {
 		const pointer = await (await bucket.get(archivePointerKey(id)))!.json<{ keys: string[] }>();
 		expect(pointer.keys).toHaveLength(1);
 		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ output: 12, archived: true });
+	});
+
+	it('writes a history of several chunks and reads it back byte for byte as the live instance answered it', async () => {
+		// 12 steps of ~1 MB: a ~12 MB history, more than two chunks of 4 MiB.
+		const id = uniqueId('arch-big');
+		await instances.create(testEnv, { type: 'big-results', id, payload: { steps: 12, bytes: 1_000_000 } });
+		await settle(id);
+		const liveStatus = await api('GET', `/workflows/${id}`);
+		expect(liveStatus.json).toMatchObject({ status: 'completed', output: 12 });
+		const live = await allHistory(id);
+		expect(live.length).toBe(1 + 12 * 2 + 1);
+
+		expect((await api('DELETE', `/workflows/${id}?archive=true`)).status).toBe(200);
+		expect(await leftovers(id)).toEqual({ tables: [], alarm: null });
+		const manifests = (await bucket.list({ prefix: 'shardflow/workflows/big-results/' })).objects.filter((o) => o.key.includes(`/${id}/`));
+		expect(manifests).toHaveLength(1);
+		const chunks = (await bucket.list({ prefix: 'shardflow/history/big-results/' })).objects.filter((o) => o.key.includes(`/${id}/`));
+		expect(chunks.length).toBeGreaterThanOrEqual(3);
+		for (const chunk of chunks) expect(chunk.size).toBeLessThanOrEqual(ARCHIVE_CHUNK_BYTES);
+
+		const status = await api('GET', `/workflows/${id}`);
+		expect(status.json).toEqual({ ...liveStatus.json, archived: true });
+		const archived = await allHistory(id);
+		expect(JSON.stringify(archived)).toBe(JSON.stringify(live));
+		// A page in the middle, from the chunks that hold it.
+		const page = await api('GET', `/workflows/${id}/history?after=10&limit=2`);
+		expect(page.json).toMatchObject({ archived: true, nextCursor: '12' });
+		expect(page.json.events).toEqual(live.slice(10, 12));
+
+		// Erasure takes the chunks too.
+		expect((await api('DELETE', `/workflows/${id}`)).status).toBe(200);
+		expect((await bucket.list({ prefix: 'shardflow/history/big-results/' })).objects.filter((o) => o.key.includes(`/${id}/`))).toEqual([]);
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
 	});
 
 	it('keeps every incarnation of an id, and shows the latest', async () => {

@@ -1,5 +1,5 @@
 import type { ShardflowEnv } from '../../client/instance-client';
-import type { ArchiveRecord } from '../../engine/archive';
+import type { ArchivedInstance } from '../../engine/archive-reader';
 import { checkDeleteOptions, type DeleteResult } from '../../engine/deletion';
 import { ErrorCode, NotFoundError, ShardflowError, ValidationError } from '../../engine/errors';
 import type { IndexEntry } from '../../engine/index-entry';
@@ -79,16 +79,20 @@ export class InstanceRole {
 		throw new NotFoundError('no such workflow instance');
 	}
 
-	/** The answer of the live instance or, once it is deleted, of its archive record (NOT_FOUND if neither exists). */
-	async orArchived<T>(live: (engine: InstanceEngine) => T, archived: (record: ArchiveRecord) => T): Promise<T> {
+	/**
+	 * The answer of the live instance or, once it is deleted, of its archive (NOT_FOUND if neither
+	 * exists). Opening the archive reads its manifest (the status); `archived` reads the history's
+	 * chunks it needs, if any.
+	 */
+	async orArchived<T>(live: (engine: InstanceEngine) => T, archived: (archived: ArchivedInstance) => T | Promise<T>): Promise<T> {
 		try {
 			return live(this.existing());
 		} catch (error) {
 			const bucket = this.host.env.ARCHIVE;
 			if (!isNotFound(error) || !bucket) throw error;
-			const record = await readArchive(bucket, this.host.ctx.id.name!);
-			if (!record) throw error;
-			return archived(record);
+			const found = await readArchive(bucket, this.host.ctx.id.name!);
+			if (!found) throw error;
+			return archived(found);
 		}
 	}
 
