@@ -6,6 +6,7 @@ import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import { registryFor } from './test-registry';
 import type { TestableWorkflow } from './workflow-test-kit';
 import { describeGroup, type CrashPlan } from './write-groups';
+import { canonicalJson } from '../engine/json';
 
 /** An event the exploration sends, in order, once the instance has settled. */
 export type ExplorationEvent<W> = {
@@ -24,6 +25,14 @@ export interface ExploreCrashesOptions<W extends TestableWorkflow> {
 	env?: () => unknown;
 	/** The author's registry (by default one holding just this class). */
 	registry?: Registry;
+	/**
+	 * What the outside world saw, read from a run's `env` once it ended: the charges a fake
+	 * bank took, the mails a fake mailbox sent. Every crash run must leave the same effects
+	 * as the run without a crash (compared as JSON), or it is divergent: a step that charges
+	 * twice fails the assertion even when the workflow's output does not change.
+	 * Without it only the outcome is compared, and `reran` lists steps that ran again.
+	 */
+	effects?: (env: any) => unknown;
 }
 
 /** One crash point: just before or just after one durable write of the run. */
@@ -41,20 +50,26 @@ export interface CrashRun {
 	point: CrashPoint;
 	outcome: RunOutcome;
 	sameOutcome: boolean;
+	/** What `effects` read after this run (absent without `effects`). */
+	effects?: unknown;
+	/** The effects equal the run without a crash (true without `effects`). */
+	sameEffects: boolean;
 	/** Steps whose function ran more often than in the run without a crash: their side effects happen twice. */
 	reran: { step: string; times: number }[];
 }
 
 export interface CrashExploration {
-	/** The run without a crash, and its durable writes (one crash point before and one after each). */
-	baseline: { outcome: RunOutcome; writes: string[] };
+	/** The run without a crash, its durable writes (one crash point before and one after each) and its effects. */
+	baseline: { outcome: RunOutcome; writes: string[]; effects?: unknown };
 	runs: CrashRun[];
-	/** Crash points after which the instance ended differently: a step's side effect is not idempotent. */
+	/** Crash points after which the instance ended differently, or the outside world saw other effects: a step's side effect is not idempotent. */
 	divergent: CrashRun[];
 	/** Every step that ran more than once in some run, and the crash points that made it: each needs an idempotency key. */
 	reran: { step: string; crashPoints: string[] }[];
-	/** Every run ended with the baseline's status and output. */
+	/** Every run ended with the baseline's status and output (and, with `effects`, left the same effects). */
 	ok: boolean;
+	/** Whether effects were compared (`effects` was given): without them, a step that repeats an effect but not the outcome passes. */
+	effectsChecked: boolean;
 }
 
 /**
@@ -82,6 +97,8 @@ export async function exploreCrashes<W extends TestableWorkflow>(workflow: W, op
 		env: options.env ?? (() => ({})),
 	};
 	const baseline = await runExploration(script);
+	const effectsOf = (env: unknown) => (options.effects ? JSON.parse(JSON.stringify(options.effects(env) ?? null)) : undefined);
+	const baselineEffects = effectsOf(baseline.env);
 	const runs: CrashRun[] = [];
 	for (const group of baseline.groups) {
 		for (const when of ['before', 'after'] as const) {
@@ -92,18 +109,21 @@ export async function exploreCrashes<W extends TestableWorkflow>(workflow: W, op
 			const reran = [...run.executions]
 				.filter(([step, times]) => times > (baseline.executions.get(step) ?? 0))
 				.map(([step, times]) => ({ step, times }));
-			runs.push({ point, outcome: run.outcome, sameOutcome: sameOutcome(run.outcome, baseline.outcome), reran });
+			const effects = effectsOf(run.env);
+			const sameEffects = !options.effects || canonicalJson(JSON.stringify(effects)) === canonicalJson(JSON.stringify(baselineEffects));
+			runs.push({ point, outcome: run.outcome, sameOutcome: sameOutcome(run.outcome, baseline.outcome), ...(options.effects ? { effects } : {}), sameEffects, reran });
 		}
 	}
 	const reran = new Map<string, string[]>();
 	for (const run of runs) for (const { step } of run.reran) reran.set(step, [...(reran.get(step) ?? []), run.point.label]);
-	const divergent = runs.filter((run) => !run.sameOutcome);
+	const divergent = runs.filter((run) => !run.sameOutcome || !run.sameEffects);
 	return {
-		baseline: { outcome: baseline.outcome, writes: baseline.groups.map(describeGroup) },
+		baseline: { outcome: baseline.outcome, writes: baseline.groups.map(describeGroup), ...(options.effects ? { effects: baselineEffects } : {}) },
 		runs,
 		divergent,
 		reran: [...reran].map(([step, crashPoints]) => ({ step, crashPoints })),
 		ok: divergent.length === 0,
+		effectsChecked: options.effects !== undefined,
 	};
 }
 
@@ -111,10 +131,10 @@ export async function exploreCrashes<W extends TestableWorkflow>(workflow: W, op
 export class CrashDivergenceError extends TestKitError {
 	override name = 'CrashDivergenceError';
 	constructor(readonly report: CrashExploration) {
-		const lines = report.divergent.map(
-			(run) =>
-				`  ${run.point.label}: ended ${JSON.stringify(run.outcome)}${run.reran.length ? `; ran twice: ${run.reran.map((r) => r.step).join(', ')}` : ''}`,
-		);
+		const lines = report.divergent.map((run) => {
+			const what = run.sameOutcome ? `left effects ${JSON.stringify(run.effects)} (without a crash: ${JSON.stringify(report.baseline.effects)})` : `ended ${JSON.stringify(run.outcome)}`;
+			return `  ${run.point.label}: ${what}${run.reran.length ? `; ran twice: ${run.reran.map((r) => r.step).join(', ')}` : ''}`;
+		});
 		super(
 			TestKitErrorCode.CrashDivergence,
 			`${report.divergent.length} of ${report.runs.length} crash points end differently from the run without a crash (${JSON.stringify(report.baseline.outcome)}):\n${lines.join('\n')}\nMake those steps idempotent (an idempotency key: the instance id plus the step name).`,
@@ -122,7 +142,12 @@ export class CrashDivergenceError extends TestKitError {
 	}
 }
 
-/** Throws `CrashDivergenceError` unless every crash point ended like the run without a crash. */
+/**
+ * Throws `CrashDivergenceError` unless every crash point ended like the run without a crash,
+ * and, when `exploreCrashes` was given `effects`, left the same effects. Without `effects` it
+ * checks outcomes only: a step that charges twice but returns the same output passes (see
+ * `report.reran`, or pass `effects`).
+ */
 export function assertCrashSafe(report: CrashExploration): void {
 	if (!report.ok) throw new CrashDivergenceError(report);
 }

@@ -34,6 +34,8 @@ export interface RunOutcome {
 
 export interface ExplorationRun {
 	outcome: RunOutcome;
+	/** The `env` the run's workflow was given (its fakes hold what the outside world saw). */
+	env: unknown;
 	/** How many times each step's own function was called, over the whole run (both isolates). */
 	executions: Map<string, number>;
 	groups: WriteGroup[];
@@ -96,7 +98,7 @@ export async function runExploration(script: ExplorationScript, plan?: CrashPlan
 		durable.alarmAt = undefined;
 		engine.alarm();
 	}
-	return { outcome: outcomeOf(durable), executions, groups: counter.groups, crashed };
+	return { outcome: outcomeOf(durable), env, executions, groups: counter.groups, crashed };
 }
 
 function outcomeOf(durable: DurableInstance): RunOutcome {

@@ -3,7 +3,7 @@ import { assertCrashSafe, CrashDivergenceError, exploreCrashes } from '../../src
 import { NonRetryableError } from '../../src/engine/errors';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
-import { CarefulChargeWorkflow, CarelessChargeWorkflow, FakeBank, OrderWorkflow } from './fixtures';
+import { CarefulChargeWorkflow, CarelessChargeWorkflow, FakeBank, OrderWorkflow, SilentChargeWorkflow } from './fixtures';
 
 const freshBank = () => ({ bank: new FakeBank() });
 
@@ -16,6 +16,22 @@ describe('exploreCrashes', () => {
 		expect(report.divergent[0]).toMatchObject({ outcome: { status: 'completed', output: { chargeNumber: 2 } }, reran: [{ step: 'charge', times: 2 }] });
 		expect(() => assertCrashSafe(report)).toThrow(CrashDivergenceError);
 		expect(() => assertCrashSafe(report)).toThrow(/before write \d+ \(step\.completed "charge"\).*ran twice: charge/);
+	});
+
+	it('finds a step that charges twice without changing the output once the test says what the outside world saw', async () => {
+		// Outcomes alone cannot see it: the output is the same, only `reran` mentions the step.
+		const blind = await exploreCrashes(SilentChargeWorkflow, { payload: {}, env: freshBank });
+		expect(blind).toMatchObject({ ok: true, effectsChecked: false });
+		expect(blind.reran.map((r) => r.step)).toEqual(['charge']);
+
+		const report = await exploreCrashes(SilentChargeWorkflow, { payload: {}, env: freshBank, effects: (env: { bank: FakeBank }) => ({ charges: env.bank.charges }) });
+		expect(report).toMatchObject({ ok: false, effectsChecked: true, baseline: { effects: { charges: 1 } } });
+		expect(report.divergent.map((run) => run.point.label)).toEqual([expect.stringMatching(/^before write \d+ \(step\.completed "charge"\)$/)]);
+		expect(report.divergent[0]).toMatchObject({ sameOutcome: true, sameEffects: false, effects: { charges: 2 } });
+		expect(() => assertCrashSafe(report)).toThrow(/left effects \{"charges":2\} \(without a crash: \{"charges":1\}\); ran twice: charge/);
+		// With an idempotency key the same effects hold at every crash point.
+		const careful = await exploreCrashes(CarefulChargeWorkflow, { payload: {}, env: freshBank, effects: (env: { bank: FakeBank }) => env.bank.charges });
+		expect(careful.ok).toBe(true);
 	});
 
 	it('passes the same workflow with an idempotency key, and still lists where each step ran twice', async () => {

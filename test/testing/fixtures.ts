@@ -118,6 +118,16 @@ export class CarelessChargeWorkflow extends Workflow<{}, { chargeNumber: number 
 	}
 }
 
+/** Charges without an idempotency key and returns the same output whatever the charge: only the bank sees the second charge. */
+export class SilentChargeWorkflow extends Workflow<{}, string, BankEnv> {
+	static override readonly type = 'silent-charge';
+	async run(step: Step) {
+		await step.do('charge', () => (this.env.bank.charge(), 'charged'));
+		await step.sleep('cool-off', '1 hour');
+		return 'done';
+	}
+}
+
 /** The same charge with an idempotency key (the instance id plus the step name): a retry returns the first charge. */
 export class CarefulChargeWorkflow extends Workflow<{}, { chargeNumber: number }, BankEnv> {
 	static override readonly type = 'careful-charge';
