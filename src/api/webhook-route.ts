@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { callOperation } from '../client/instance-client';
 import { webhookKey } from '../client/webhook-key';
-import { ErrorCode, ValidationError } from '../engine/errors';
-import { MAX_JSON_BYTES, assertJsonDepth } from '../engine/json';
+import { ErrorCode } from '../engine/errors';
+import { MAX_JSON_BYTES } from '../engine/json';
 import { decodeWebhookToken } from '../engine/webhook';
 import type { ApiEnv } from './app';
 import { errorJson } from './http-errors';
@@ -24,19 +24,11 @@ export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): vo
 		'/webhooks/:token',
 		limitBody(MAX_JSON_BYTES, (c) => errorJson(c, 413, ErrorCode.TooLarge, `webhook bodies are limited to ${MAX_JSON_BYTES} bytes, like event payloads`)),
 		async (c) => {
+			// Precedence (README "Webhook waits"): the size limit first (before the body is read), then the
+			// token's signature (403), then the URL's own state in the instance (404, 409, 410), and the
+			// body's JSON last: the instance parses it only once the URL is known to work.
 			const target = await decodeWebhookToken(await webhookKey(c.env), c.req.param('token'));
-			const text = await c.req.text();
-			let body: unknown = null;
-			if (text.trim() !== '') {
-				try {
-					body = JSON.parse(text);
-				} catch {
-					throw new ValidationError(ErrorCode.InvalidPayload, 'a webhook body must be JSON (or empty)');
-				}
-				// As create and events do: a value nested past what serialisers' stacks hold is a 400, never a 500.
-				assertJsonDepth(body, 'the webhook body');
-			}
-			await callOperation(c.env, 'completeWebhook', { id: target.id, target, body });
+			await callOperation(c.env, 'completeWebhook', { id: target.id, target, bodyText: await c.req.text() });
 			return c.json({ received: true as const }, 200);
 		},
 	);

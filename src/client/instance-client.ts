@@ -2,9 +2,21 @@ import { assertValidWorkflowId } from '../engine/ids';
 import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
 import { unwrap, type InstanceRpc, type RpcResult } from './rpc';
 
+/**
+ * The `WorkflowRunner` Durable Object namespace, as far as shardflow uses it. Structural,
+ * so the package's declarations need no ambient Workers types: a plain-Node test project
+ * type-checks without `@cloudflare/workers-types` or `skipLibCheck`, and a Worker's
+ * `DurableObjectNamespace<WorkflowRunner>` fits it as it is.
+ */
+export interface WorkflowRunnerNamespace {
+	idFromName(name: string): unknown;
+	get(id: any): unknown;
+	getByName?(name: string): unknown;
+}
+
 /** The one binding every caller needs: the `WorkflowRunner` Durable Object namespace. */
 export interface ShardflowEnv {
-	WORKFLOW_RUNNER: DurableObjectNamespace<any>;
+	WORKFLOW_RUNNER: WorkflowRunnerNamespace;
 	/**
 	 * Signs listing cursors when set (a secret). Unset, every Worker bound to the
 	 * namespace shares a key generated once and kept in the `__keys` object.
@@ -24,7 +36,7 @@ type NamedNamespace = { getByName(name: string): unknown };
  * call, no id object) where it has one, `get(idFromName(name))` otherwise.
  */
 export function namespace(env: ShardflowEnv): NamedNamespace {
-	const ns = env.WORKFLOW_RUNNER as unknown as Partial<NamedNamespace> & { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): unknown };
+	const ns = env.WORKFLOW_RUNNER;
 	return typeof ns.getByName === 'function' ? (ns as NamedNamespace) : { getByName: (name) => ns.get(ns.idFromName(name)) };
 }
 

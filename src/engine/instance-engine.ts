@@ -378,9 +378,11 @@ export class InstanceEngine {
 	 * signature): its body completes the step's wait. Refused, changing nothing:
 	 * a token of another incarnation or generation (WEBHOOK_NOT_FOUND), a second
 	 * call (WEBHOOK_USED), a call after the timeout or after the instance ended
-	 * (WEBHOOK_EXPIRED). The body's limits are those of an event payload.
+	 * (WEBHOOK_EXPIRED). The body's limits are those of an event payload. With
+	 * `bodyText` (the POST as it came), the body is parsed only after those checks, so a
+	 * URL that no longer works answers why whatever its body (README "Webhook waits").
 	 */
-	completeWebhook(target: WebhookTarget, bodyInput: unknown): void {
+	completeWebhook(target: WebhookTarget, bodyInput: unknown, bodyText?: string): void {
 		const row = this.require();
 		const key = stepKey('webhook', target.step);
 		const step = row.generation === target.generation ? this.host.store.readStep(key) : undefined;
@@ -396,6 +398,7 @@ export class InstanceEngine {
 		if (FINISHED_STATUSES.includes(row.status) || row.status === 'rolling_back') {
 			throw new WebhookExpiredError(`workflow "${row.id}" is ${row.status}; its webhook "${target.step}" no longer accepts calls`);
 		}
+		if (bodyText !== undefined) bodyInput = parseWebhookBody(bodyText);
 		assertJsonDepth(bodyInput, `body of webhook "${target.step}"`);
 		const body = toStoredJson(bodyInput, `body of webhook "${target.step}"`);
 		const done: StepRow = {
@@ -1427,5 +1430,15 @@ function assertRowFits(row: InstanceRow): void {
 			ErrorCode.TooLarge,
 			`the workflow output (${utf8Bytes(row.output)} bytes) does not fit beside its payload (${utf8Bytes(row.payload)} bytes): an instance row holds at most ${MAX_INSTANCE_ROW_BYTES} bytes in production (README "Production limits")`,
 		);
+	}
+}
+
+/** A webhook POST's body: JSON, and an empty one is null. */
+function parseWebhookBody(text: string): unknown {
+	if (text.trim() === '') return null;
+	try {
+		return JSON.parse(text);
+	} catch {
+		throw new ValidationError(ErrorCode.InvalidPayload, 'a webhook body must be JSON (or empty)');
 	}
 }

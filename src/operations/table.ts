@@ -145,8 +145,9 @@ export const operations = {
 	 */
 	completeWebhook: operation({
 		rpc: 'completeWebhook',
-		run: (instance, input: { id: string; target: WebhookTarget; body: unknown }): null => {
-			instance.existing().completeWebhook(input.target, input.body);
+		// `bodyText`: the POST as it came, parsed by the instance after it checked the URL (so a used or expired URL says so whatever the body).
+		run: (instance, input: { id: string; target: WebhookTarget; body?: unknown; bodyText?: string }): null => {
+			instance.existing().completeWebhook(input.target, input.body, input.bodyText);
 			return null;
 		},
 	}),

@@ -86,6 +86,33 @@ describe('one-shot webhooks over HTTP', () => {
 		expect((await instances.status(testEnv, { id })).output).toEqual({ body: { approved: true } });
 	});
 
+	it('answers what is wrong with the URL before what is wrong with the body: used 409, expired 410, deleted 404, then 400', async () => {
+		const notJson = (path: string) => api('POST', path, 'not json', { 'content-type': 'application/json' });
+		const used = await waitingHook();
+		expect((await post(used.path, { ok: true })).status).toBe(200);
+		await settle(used.id);
+		// Used, and its instance has finished since: the URL's own state (used) is the answer, whatever the body.
+		expect((await notJson(used.path)).json).toMatchObject({ error: { code: 'WEBHOOK_USED' } });
+		expect((await post(used.path, { ok: true })).status).toBe(409);
+
+		const expired = await waitingHook({ timeout: '1 minute' });
+		advanceClock(2 * 60_000);
+		const late = await notJson(expired.path);
+		expect(late.status).toBe(410);
+		expect(late.json).toMatchObject({ error: { code: 'WEBHOOK_EXPIRED' } });
+		resetClock();
+
+		const deleted = await waitingHook();
+		await instances.terminate(testEnv, { id: deleted.id });
+		await settle(deleted.id);
+		expect((await api('DELETE', `/workflows/${deleted.id}`)).status).toBeLessThan(300);
+		const gone = await notJson(deleted.path);
+		expect(gone.status).toBe(404);
+
+		const fresh = await waitingHook();
+		expect((await notJson(fresh.path)).json).toMatchObject({ error: { code: 'INVALID_PAYLOAD' } });
+	});
+
 	it('refuses a body over the event payload limit with 413', async () => {
 		const { path } = await waitingHook();
 		const response = await post(path, { blob: 'x'.repeat(1024 * 1024 + 10) });

@@ -92,6 +92,12 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project });
 	}, 60_000);
 
+	it('type-checks a plain-Node test project that imports shardflow/testing, with no Workers types and no skipLibCheck', async () => {
+		const kit = join(project, 'node-kit');
+		cpSync(join(root, 'test/fixtures/node-test-project'), kit, { recursive: true });
+		await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', kit], { cwd: kit });
+	}, 60_000);
+
 	it('the host bundle carries the engine, Drizzle and the migrations (inlined: no wrangler rule for .sql)', () => {
 		expect(bundles.host.inputs.some((path) => path.includes('node_modules/drizzle-orm/'))).toBe(true);
 		expect(bundles.host.code).toMatch(ENGINE);
