@@ -41,14 +41,16 @@ interface Source<S, R> {
  * filled its batch): only they can hold a row of the page, or a row between
  * two copies of its last entry. Each is asked, after its last row, for as many
  * rows as it has given (a batch that doubles), or its share of the rows still
- * missing if that is more, never for more than could still land up to the
- * row after the page. Rows past that row are dropped after each round.
+ * missing if that is more, plus what its density so far says it holds of the
+ * rest of the page; never for more than could still land up to the row after
+ * the page. Rows past that row are dropped after each round.
  *
  * The bound, with S sources and margin m: round 1 asks at most
- * `limit + S x (m + 1)` rows; a later round at most `limit + S + 1` (the
- * sources it asks have their rows in the page); there are at most
- * `2 + floor(log2(limit / first batch))` rounds: 8 for 1000 over 256 shards,
- * 2 when one source holds every row, 1 for one source. Held at once: one
+ * `limit + S x (m + 1)` rows; a later round at most `2 x limit + S + 1` (the
+ * doubling batches add up to at most the page, as the sources asked have
+ * their rows in it; the density extras are scaled to at most `limit`); at most
+ * `2 + floor(log2(limit / first batch))` rounds (the batches double): 8 for
+ * 1000 over 256 shards, 2 when one source holds every row, 1 for one source. Held at once: one
  * round's answers and the page.
  *
  * The window is the one a merge of every source's whole listing gives: a
@@ -119,9 +121,17 @@ function nextAsks<S, R extends Row>(states: Source<S, R>[], rows: R[], end: numb
 	const rank = new Map(rows.map((row, i) => [row, i] as const));
 	const missing = next === undefined ? limit + 1 - rows.length : 0;
 	const share = Math.ceil(missing / behind.length);
-	return behind.map((state) => {
+	const asks = behind.map((state) => {
+		const at = rank.get(state.last!)!;
 		// Positions after its last up to the row after the page (`end`; `limit` while the page is short).
-		const room = Math.max(end, limit) - rank.get(state.last!)!;
-		return { state, n: Math.max(1, Math.min(room, Math.max(state.taken, share))) };
+		const room = Math.max(end, limit) - at;
+		const base = Math.max(state.taken, share);
+		// What it would add to the page at the density it has had so far (a shard holding half the
+		// page gets there in two rounds, not in doublings); all such extras together at most `limit`.
+		const extra = Math.max(0, Math.ceil((room * state.taken) / (at + 1)) + FIRST_ROUND_MARGIN - base);
+		return { state, room, base, extra };
 	});
+	const extras = asks.reduce((sum, a) => sum + a.extra, 0);
+	const scale = extras > limit ? limit / extras : 1;
+	return asks.map(({ state, room, base, extra }) => ({ state, n: Math.max(1, Math.min(room, base + Math.floor(extra * scale))) }));
 }

@@ -71,7 +71,7 @@ describe('mergeListings', () => {
 					const rounds = Math.max(...perSource.values());
 					expect(rounds).toBeLessThanOrEqual(2 + Math.floor(Math.log2(limit / firstBatch)));
 					const requested = asked.reduce((a, b) => a + b, 0);
-					expect(requested).toBeLessThanOrEqual(all.length * firstBatch + (rounds - 1) * (limit + 1 + all.length));
+					expect(requested).toBeLessThanOrEqual(all.length * firstBatch + (rounds - 1) * (2 * limit + all.length + 1));
 					const last = merged.window.at(-1);
 					if (!merged.more || !last) break;
 					after = positionOf(last, order);
