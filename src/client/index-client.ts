@@ -1,12 +1,12 @@
 import { decodeCursor, encodeCursor } from '../engine/cursor';
 import { compareEntries, type IndexEntry } from '../engine/index-entry';
+import { mergeListings } from '../engine/merge-listings';
 import {
 	DEFAULT_LIMIT,
 	DEFAULT_ORDER,
 	assertValidFilters,
 	assertValidLimit,
 	assertValidOrder,
-	compareIn,
 	positionOf,
 	type ListFilters,
 	type ListOrder,
@@ -88,34 +88,22 @@ export class IndexClient {
 		const types = query.type === undefined ? this.registry.types() : [this.registry.get(query.type).type];
 		const after = query.cursor ? await decodeCursor(await cursorKey(this.env), query.cursor, order, query.type, filters) : undefined;
 
-		const perShard = await Promise.all(
-			types.flatMap((type) => {
-				const entry = this.registry.get(type);
-				return readShards(entry).map(async (n) => {
-					const rows = await unwrap(shardStub(this.env, type, n).indexList({ ...filters, order, limit, ...(after ? { after } : {}) }));
-					return { entry, n, rows, full: rows.length === limit };
-				});
-			}),
-		);
-
-		const candidates: (ShardRow & { config: ReturnType<IndexLayout['get']> })[] = perShard.flatMap(({ entry, n, rows }) =>
-			rows.map((row) => ({ ...row, shard: n, config: entry })),
-		);
-		candidates.sort(compareIn(order));
-		// Copies of one entry in two shards (while resizing, or a late write to a shard it left) sort
-		// side by side: the page takes every copy of its last entry, or the next page's cursor would
-		// skip the copy that is current and the entry would be missing from the walk.
-		let end = Math.min(limit, candidates.length);
-		while (end > 0 && end < candidates.length && candidates[end]!.id === candidates[end - 1]!.id) end++;
-		const window = candidates.slice(0, end);
-		const hasMore = candidates.length > end || perShard.some((s) => s.full);
+		// Each shard is asked for what the merge needs, in rounds (merge-listings.ts), not for `limit` rows.
+		const shards = types.flatMap((type) => {
+			const config = this.registry.get(type);
+			return readShards(config).map((n) => ({ config, n }));
+		});
+		const { window, more } = await mergeListings(shards, { limit, order, after }, async ({ config, n }, from, batch) => {
+			const rows = await unwrap(shardStub(this.env, config.type, n).indexList({ ...filters, order, limit: batch, ...(from ? { after: from } : {}) }));
+			return rows.map((row) => ({ ...row, shard: n, config }));
+		});
 		const items = await this.dropStale(window);
 		const last = window.at(-1);
 		return {
 			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion, parentId }) => ({
 				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
 			})),
-			nextCursor: hasMore && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
+			nextCursor: more && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};
 	}
 

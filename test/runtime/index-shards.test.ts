@@ -281,6 +281,37 @@ describe('listing', () => {
 		await runInDurableObject(stub(shardName('resizable', shardIndex(id, 4))), (_, state) => void state.storage.sql.exec('DELETE FROM index_entries WHERE id = ?', id));
 	});
 
+	it.for([1, 4, 1000])('lists entries with copies in both layouts once, newest status, in updatedAt order too (pages of %i)', async (limit) => {
+		const registry = layout(8, 4);
+		const t0 = 7_000_000 + Math.floor(Math.random() * 100_000) * 100;
+		const prefix = uniqueId('copies');
+		const expected: IndexEntry[] = [];
+		for (let i = 0; i < 30; i++) {
+			const id = `${prefix}-${i}`;
+			const entry: IndexEntry = { id, type: 'resizable', status: 'completed', createdAt: t0, updatedAt: t0 + 40 + i, version: 3 };
+			await stub(shardName('resizable', shardIndex(id, 8))).indexWrite([entry]);
+			// A stale copy left in its previous-layout shard sorts far from the current one in updatedAt order.
+			if (i % 3 === 0 && shardIndex(id, 4) !== shardIndex(id, 8)) {
+				await stub(shardName('resizable', shardIndex(id, 4))).indexWrite([{ ...entry, status: 'running', updatedAt: t0 + i, version: 2 }]);
+			}
+			expected.push(entry);
+		}
+		const client = new IndexClient(testEnv, registry);
+		for (const order of ['updatedAt', 'createdAt'] as const) {
+			const seen = await listAll(client, { type: 'resizable', order, limit, createdAfter: t0 - 1, createdBefore: t0 + 1 });
+			expect([...seen].sort((a, b) => a.updatedAt - b.updatedAt)).toEqual(expected);
+		}
+		await Promise.all(
+			Array.from({ length: 8 }, (_, n) =>
+				runInDurableObject(stub(shardName('resizable', n)), (_, state) => {
+					if (state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'index_entries'").toArray().length) {
+						state.storage.sql.exec('DELETE FROM index_entries WHERE id LIKE ?', `${prefix}-%`);
+					}
+				}),
+			),
+		);
+	});
+
 	it('refuses a cursor from another query and a limit out of range', async () => {
 		const client = new IndexClient(testEnv, testRegistry);
 		await expect(client.list({ type: 'payment', cursor: 'garbage' })).rejects.toMatchObject({ code: ErrorCode.InvalidCursor });
