@@ -1,3 +1,4 @@
+import type { SigningKey } from '../engine/signing-key';
 import { CURSOR_KEY_OBJECT } from '../engine/cursor';
 import { namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type KeysRpc, type RpcResult } from './rpc';
@@ -8,16 +9,16 @@ export interface EngineKeySource {
 	secret(env: ShardflowEnv): string | undefined;
 	/** Asks the `__keys` object for this key's generated secret. */
 	generated(keys: KeysRpc): Promise<RpcResult<string>> | RpcResult<string>;
-	importKey(secret: string): Promise<CryptoKey>;
+	importKey(secret: string): Promise<SigningKey>;
 }
 
 /**
  * A key getter that fetches each key once per isolate (per secret, or per
  * namespace binding) and never caches a failed fetch.
  */
-export function engineKey(source: EngineKeySource): (env: ShardflowEnv) => Promise<CryptoKey> {
-	const fromSecret = new Map<string, Promise<CryptoKey>>();
-	const fromNamespace = new WeakMap<object, Promise<CryptoKey>>();
+export function engineKey(source: EngineKeySource): (env: ShardflowEnv) => Promise<SigningKey> {
+	const fromSecret = new Map<string, Promise<SigningKey>>();
+	const fromNamespace = new WeakMap<object, Promise<SigningKey>>();
 	return (env) => {
 		const secret = source.secret(env);
 		if (secret) return once(fromSecret, secret, () => source.importKey(secret));
@@ -28,7 +29,7 @@ export function engineKey(source: EngineKeySource): (env: ShardflowEnv) => Promi
 	};
 }
 
-function once<K>(cache: { get(k: K): Promise<CryptoKey> | undefined; set(k: K, v: Promise<CryptoKey>): unknown; delete(k: K): unknown }, key: K, load: () => Promise<CryptoKey>) {
+function once<K>(cache: { get(k: K): Promise<SigningKey> | undefined; set(k: K, v: Promise<SigningKey>): unknown; delete(k: K): unknown }, key: K, load: () => Promise<SigningKey>) {
 	let pending = cache.get(key);
 	if (!pending) {
 		pending = load();

@@ -1,3 +1,4 @@
+import type { SigningKey } from './signing-key';
 import { decodeBase64Url, decodeBase64UrlJson, encodeBase64Url, encodeBase64UrlJson } from './base64url-json';
 import { ErrorCode, ValidationError } from './errors';
 import type { ListFilters, ListOrder, ListPosition } from './index-query';
@@ -29,7 +30,7 @@ export function randomCursorSecret(): string {
 }
 
 /** The HMAC-SHA256 key for a secret (`CURSOR_SECRET`, or generated material). */
-export function importCursorKey(secret: string): Promise<CryptoKey> {
+export function importCursorKey(secret: string): Promise<SigningKey> {
 	return crypto.subtle.importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
@@ -45,20 +46,20 @@ function filterHash(type: string | undefined, filters: ListFilters): number {
 	);
 }
 
-export async function encodeCursor(key: CryptoKey, position: ListPosition, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<string> {
+export async function encodeCursor(key: SigningKey, position: ListPosition, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<string> {
 	const body = encodeBase64UrlJson([VERSION, order, position.at, position.id, filterHash(type, filters)]);
-	const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key, utf8.encode(DOMAIN + body)));
+	const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key as CryptoKey, utf8.encode(DOMAIN + body)));
 	return `${body}.${encodeBase64Url(signature)}`;
 }
 
-export async function decodeCursor(key: CryptoKey, cursor: string, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<ListPosition> {
+export async function decodeCursor(key: SigningKey, cursor: string, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<ListPosition> {
 	const invalid = (why: string) =>
 		new ValidationError(ErrorCode.InvalidCursor, `invalid cursor: ${why}; pass the nextCursor of the previous page, with the same filters and order`);
 	const shape = typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH ? SHAPE.exec(cursor) : null;
 	if (!shape) throw invalid('malformed');
 	const [, body, signature] = shape as unknown as [string, string, string];
 	// verify() compares in constant time; nothing in the body is trusted before it passes.
-	if (!(await crypto.subtle.verify('HMAC', key, decodeBase64Url(signature), utf8.encode(DOMAIN + body)))) {
+	if (!(await crypto.subtle.verify('HMAC', key as CryptoKey, decodeBase64Url(signature), utf8.encode(DOMAIN + body)))) {
 		throw invalid('not issued by this API (or signed with another key)');
 	}
 	let parts: unknown;

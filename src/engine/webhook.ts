@@ -1,3 +1,4 @@
+import type { SigningKey } from './signing-key';
 import { decodeBase64Url, decodeBase64UrlJson, encodeBase64Url, encodeBase64UrlJson } from './base64url-json';
 import { WebhookInvalidError } from './errors';
 import { fromStoredJson } from './json';
@@ -45,18 +46,18 @@ export function newWebhookNonce(): string {
 }
 
 /** The HMAC-SHA256 key for a secret (`WEBHOOK_SECRET`, or material generated in `__keys`). */
-export function importWebhookKey(secret: string): Promise<CryptoKey> {
+export function importWebhookKey(secret: string): Promise<SigningKey> {
 	return crypto.subtle.importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
-export async function encodeWebhookToken(key: CryptoKey, target: WebhookTarget): Promise<string> {
+export async function encodeWebhookToken(key: SigningKey, target: WebhookTarget): Promise<string> {
 	const body = encodeBase64UrlJson([VERSION, target.id, target.generation, target.step, target.nonce]);
-	const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key, utf8.encode(DOMAIN + body)));
+	const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key as CryptoKey, utf8.encode(DOMAIN + body)));
 	return `${body}.${encodeBase64Url(signature)}`;
 }
 
 /** The target of a token this engine signed; WEBHOOK_INVALID (403) for anything else. Trusts nothing before the signature passes. */
-export async function decodeWebhookToken(key: CryptoKey, token: string): Promise<WebhookTarget> {
+export async function decodeWebhookToken(key: SigningKey, token: string): Promise<WebhookTarget> {
 	const invalid = () => new WebhookInvalidError('this webhook URL was not issued by this engine (or was altered); use the URL exactly as step.webhook gave it');
 	const shape = typeof token === 'string' && token.length <= MAX_TOKEN_LENGTH ? SHAPE.exec(token) : null;
 	if (!shape) throw invalid();
@@ -65,7 +66,7 @@ export async function decodeWebhookToken(key: CryptoKey, token: string): Promise
 	// Only the canonical spelling of the signature: the unused low bits of its last character would
 	// otherwise let an altered token (another last character) pass as the same signature.
 	if (encodeBase64Url(signatureBytes) !== signature) throw invalid();
-	if (!(await crypto.subtle.verify('HMAC', key, signatureBytes, utf8.encode(DOMAIN + body)))) throw invalid();
+	if (!(await crypto.subtle.verify('HMAC', key as CryptoKey, signatureBytes, utf8.encode(DOMAIN + body)))) throw invalid();
 	let parts: unknown;
 	try {
 		parts = decodeBase64UrlJson(body);

@@ -1,3 +1,4 @@
+import type { SigningKey } from '../engine/signing-key';
 import type { IndexEntry } from '../engine/index-entry';
 import type { EngineHost } from '../engine/instance-engine';
 import type { Registry } from '../engine/registry';
@@ -25,9 +26,9 @@ export interface VirtualHostOptions {
 
 const never = new Promise<never>(() => {});
 
-let webhookKey: Promise<CryptoKey> | undefined;
+let webhookKey: Promise<SigningKey> | undefined;
 /** The key the kit signs webhook tokens with (a fixed one: nothing here is secret). */
-export function testKitWebhookKey(): Promise<CryptoKey> {
+export function testKitWebhookKey(): Promise<SigningKey> {
 	return (webhookKey ??= importWebhookKey('shardflow-test-kit-webhooks'));
 }
 

@@ -92,9 +92,12 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project });
 	}, 60_000);
 
-	it('type-checks a plain-Node test project that imports shardflow/testing, with no Workers types and no skipLibCheck', async () => {
+	it('type-checks a plain-Node test project that imports shardflow/testing, with Node\'s types only and no skipLibCheck', async () => {
 		const kit = join(project, 'node-kit');
 		cpSync(join(root, 'test/fixtures/node-test-project'), kit, { recursive: true });
+		// A Node project has Node's types, nothing of Cloudflare's.
+		mkdirSync(join(kit, 'node_modules/@types'), { recursive: true });
+		symlinkSync(join(root, 'node_modules/@types/node'), join(kit, 'node_modules/@types/node'));
 		await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', kit], { cwd: kit });
 	}, 60_000);
 
