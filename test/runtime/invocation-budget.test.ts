@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { settle, testEnv, uniqueId } from '../helpers';
+import { invocations } from '../worker/invocations';
 import { alarmInvocations, executions } from '../worker/probes';
 
 describe('a pass continues in a new invocation once its budget is spent (real runner, real alarms)', () => {
@@ -22,5 +23,23 @@ describe('a pass continues in a new invocation once its budget is spent (real ru
 		expect(history.events.filter((e: { kind: string }) => e.kind === 'step.started')).toHaveLength(10);
 		// 4 + 4 + 2 attempts: the create's invocation, then two alarms, each its own invocation.
 		expect(alarmInvocations.get(id)).toBeGreaterThanOrEqual(2);
+	});
+});
+
+describe('subrequests per invocation (the harness counts every fetch an invocation and its background work make)', () => {
+	it('keeps a run of 300 fetch steps at 50 subrequests per invocation at most, where one invocation used to make all 300', async () => {
+		const id = uniqueId('fetcher');
+		await instances.create(testEnv, { type: 'fetcher', id, payload: { n: 300 } });
+		for (let i = 0; i < 300; i++) {
+			await settle(id);
+			if ((await instances.status(testEnv, { id })).status === 'completed') break;
+			await new Promise((r) => setTimeout(r, 10));
+		}
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'completed', output: 300 });
+		const counted = invocations.get(id) ?? [];
+		const perInvocation = counted.map((inv) => inv.subrequests);
+		expect(perInvocation.reduce((a, b) => a + b, 0)).toBe(300);
+		expect(Math.max(...perInvocation)).toBeLessThanOrEqual(50);
+		expect(counted.filter((inv) => inv.subrequests > 0).length).toBeGreaterThanOrEqual(6);
 	});
 });

@@ -7,6 +7,7 @@ import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
+import { asInvocation } from './invocations';
 import { SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
@@ -15,6 +16,7 @@ import {
 	ChildDoublerWorkflow,
 	ChildParentWorkflow,
 	BudgetedWorkflow,
+	FetcherWorkflow,
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,
@@ -66,6 +68,7 @@ export const testRegistry = defineRegistry({
 	'child-double': { workflow: ChildDoublerWorkflow },
 	'child-parent': { workflow: ChildParentWorkflow },
 	budgeted: { workflow: BudgetedWorkflow, limits: { stepsPerInvocation: 4 } },
+	fetcher: { workflow: FetcherWorkflow, limits: { stepsPerInvocation: 50 } },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
@@ -75,11 +78,11 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		if (this.role?.kind === 'instance') await this.role.idle(options);
 	}
 
-	/** Counts the alarm invocations of each object (a pass that spent its budget continues in one). */
+	/** Counts the alarm invocations of each object (a pass that spent its budget continues in one), and their subrequests. */
 	override async alarm() {
 		const name = this.ctx.id.name ?? '';
 		alarmInvocations.set(name, (alarmInvocations.get(name) ?? 0) + 1);
-		return super.alarm();
+		return asInvocation(name, 'alarm', () => super.alarm());
 	}
 
 	override async indexWrite(entries: IndexEntry[]) {
@@ -107,6 +110,18 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		}
 		return super.indexRemove(items);
 	}
+}
+
+// The invocations that start passes count their subrequests too (see invocations.ts).
+for (const method of ['create', 'sendEvent', 'resume', 'restart']) {
+	const original = (WorkflowRunner.prototype as unknown as Record<string, (input: unknown) => Promise<unknown>>)[method]!;
+	Object.defineProperty(WorkflowRunner.prototype, method, {
+		value(this: { ctx: DurableObjectState }, input: unknown) {
+			return asInvocation(this.ctx.id.name ?? '', method, () => original.call(this, input));
+		},
+		writable: true,
+		configurable: true,
+	});
 }
 
 // Operation methods are prototype properties (one per table entry), so the hook wraps the property.
