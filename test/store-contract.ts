@@ -293,6 +293,20 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.historySize(3)).toEqual({ bytes: 0, lastSeq: 3 });
 		}));
 
+	it(`${name}: takes lists of 1,000 keys in one call (production binds at most 100 parameters a statement)`, () =>
+		withStore((store) => {
+			const keys = Array.from({ length: 1000 }, (_, i) => `do:k${i}`);
+			store.transaction(() => keys.forEach((key, i) => store.writeStep(step(key, i + 1, { result: String(i) }))));
+			const results = store.readStepResults(keys);
+			expect(results.size).toBe(1000);
+			expect(results.get('do:k999')).toBe('999');
+			store.transaction(() => keys.forEach((key, i) => store.setWakeup(key, 1000 + i)));
+			store.deleteWakeupsDue(5000, new Set(keys.slice(0, 1000)));
+			expect(store.earliestWakeup()).toBe(1000);
+			store.deleteWakeupsDue(5000, new Set());
+			expect(store.earliestWakeup()).toBeUndefined();
+		}));
+
 	it(`${name}: keeps the count of passes cut short and when the next may start, until it is cleared`, () =>
 		withStore((store) => {
 			expect(store.readCutPasses()).toBeUndefined();

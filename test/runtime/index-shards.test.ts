@@ -225,6 +225,15 @@ describe('resizing with more entries than one statement may bind', () => {
 		expect(entries).toHaveLength(300);
 	});
 
+	it('tombstones 1000 entries in one call, and lists none of them after', async () => {
+		const shard = stub(shardName('payment', 2));
+		const entries: IndexEntry[] = Array.from({ length: 1000 }, (_, i) => ({ id: `tomb-${i}`, type: 'payment', status: 'completed', createdAt: 3, updatedAt: 4, version: 1 }));
+		await shard.indexWrite(entries);
+		expect((await shard.indexTombstone(entries.map((e) => ({ id: e.id, version: e.version + 1, createdAt: e.createdAt })))).ok).toBe(true);
+		const versions = await shard.indexVersions(entries.map((e) => e.id));
+		expect(versions).toEqual({ ok: true, value: {} });
+	});
+
 	it('answers the versions of 1000 ids from one shard', async () => {
 		const shard = stub(shardName('payment', 1));
 		const entries: IndexEntry[] = Array.from({ length: 1000 }, (_, i) => ({ id: `versions-${i}`, type: 'payment', status: 'completed', createdAt: 1, updatedAt: 2, version: i + 1 }));
