@@ -200,7 +200,8 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 			else [error, status] = [res.error, res.status];
 		}
 		const watched = filter.type && registry.has(filter.type) ? [filter.type] : types;
-		const config = { filter, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor };
+		// A refused query has no list to keep live: the page shows the API's error and nothing else.
+		const config = { filter, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor, refused: error !== undefined };
 		return page(c, 'Instances', <InstanceList types={types} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} />, { status, nav: 'instances' });
 	});
 

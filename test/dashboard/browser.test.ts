@@ -97,6 +97,11 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		expect(await banner.textContent()).toBe('INVALID_QUERY order: Invalid option: expected one of "created"|"updated"');
 		expect(await page.locator('#instances tbody tr').count()).toBe(0);
 		expect(await page.locator('#empty').textContent()).toContain('Fix the filter above');
+		// No live feed fills in another list under the error, however long the page stays open.
+		expect(await page.locator('#live').getAttribute('data-state')).toBe('off');
+		await page.waitForTimeout(1500);
+		expect(await page.locator('#instances tbody tr').count()).toBe(0);
+		await shot(page, 'list-refused-order');
 		const response = await page.goto(`${server.url}/dashboard/instances?limit=5000`);
 		expect(response?.status()).toBe(400);
 		expect(await banner.textContent()).toBe('INVALID_QUERY limit must be a whole number from 1 to 1000');

@@ -34,6 +34,8 @@ export interface ListConfig {
 	filter: ListFilter;
 	shards: Record<string, number>;
 	firstPage: boolean;
+	/** The API refused the query: the page stays as rendered (the error, no rows), with no live feed that could fill in another list. */
+	refused?: boolean;
 }
 
 export const Row: FC<{ item: ListItem }> = ({ item }) => (

@@ -173,9 +173,16 @@ function connect(key, url) {
 }
 
 const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-for (const [type, shards] of Object.entries(config.shards)) {
-	for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}/dashboard/live/${encodeURIComponent(type)}/${n}`);
+if (config.refused) {
+	// The API refused this query: no feed, no catch-up, so no other list ever fills in under the error.
+	liveEl.dataset.state = 'off';
+	liveEl.textContent = 'Not live';
+	liveEl.title = 'The query was refused: fix the filter to see a live list';
+} else {
+	for (const [type, shards] of Object.entries(config.shards)) {
+		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}/dashboard/live/${encodeURIComponent(type)}/${n}`);
+	}
+	setState();
 }
-setState();
 // For tests and the curious: the page's live state.
 Object.assign(window, { shardflowList: { catchUp, sockets } });
