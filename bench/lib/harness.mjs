@@ -35,7 +35,7 @@ function bundle() {
  * Writes `results` step results of `bytes` characters, crashes, and replays them all, in a
  * Node whose heap is capped at `heapMiB`.
  * @param {{ heapMiB: number, results: number, bytes: number }} options
- * @returns {Promise<{ code: number | null, died: string, result: { written: string, status: string, output: number, heapBeforeReplayMiB: number, peakHeapMiB: number } | undefined }>}
+ * @returns {Promise<{ code: number | null, died: string, result: { written: string, status: string, output: number, heapBeforeReplayMiB: number, peakHeapMiB: number, archive: { deleted: boolean, objects: number, bytes: number, largestObjectBytes: number, peakHeapMiB: number } } | undefined }>}
  */
 export async function runReplayHarness({ heapMiB, results, bytes }) {
 	const harness = await bundle();

@@ -4,12 +4,15 @@
 // writes `results` step results of `bytes` characters, sleeps, and the process "crashes"
 // (a new store and engine over the same database); the wake-up's pass replays every result.
 // Node dies with "JavaScript heap out of memory" if the replay holds the history in memory.
-// Prints one JSON line: the outcome and the peak heap seen.
+// Then the instance is archived (to a bucket that only counts bytes) and deleted, as retention
+// does: the archive must go out in bounded parts too. Prints one JSON line: the outcomes and
+// the peak heap seen by each phase.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
 import type { IndexEntry } from '../../src/engine/index-entry';
+import type { ArchiveBucket } from '../../src/engine/archive';
 import { defineRegistry } from '../../src/engine/registry';
 import type { Step } from '../../src/engine/types';
 import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
@@ -38,6 +41,20 @@ const dir = mkdtempSync(join(tmpdir(), 'shardflow-harness-'));
 const clock = { now: 1_700_000_000_000 };
 let alarmAt: number | undefined;
 
+/** An R2 stand-in that keeps nothing: it records how many bytes each object had (the archive's bounded parts). */
+const written = { objects: 0, bytes: 0, largest: 0 };
+const countingBucket: ArchiveBucket = {
+	put: async (_key, body) => {
+		const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+		written.objects++;
+		written.bytes += bytes;
+		written.largest = Math.max(written.largest, bytes);
+	},
+	getText: async () => undefined,
+	listKeys: async () => [],
+	delete: async () => {},
+};
+
 async function open() {
 	const storage = nodeDurableStorage(join(dir, 'instance.sqlite'));
 	const objectStorage = new ObjectStorage(storage);
@@ -57,6 +74,8 @@ async function open() {
 		sendIndexEntry: async (_entry: IndexEntry) => {},
 		yieldToEventLoop: () => new Promise((resolve) => setImmediate(() => resolve(undefined))),
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
+		archive: countingBucket,
+		destroy: async () => {},
 	};
 	const idle = async () => {
 		while (work.size) await Promise.allSettled([...work]);
@@ -68,7 +87,7 @@ try {
 	const first = await open();
 	await first.engine.create('big-1', 'big-history', { results, bytes });
 	await first.idle();
-	const written = first.engine.status().status;
+	const writtenStatus = first.engine.status().status;
 	first.close();
 	(globalThis as { gc?: () => void }).gc?.();
 	const heapBeforeReplay = process.memoryUsage().heapUsed;
@@ -86,8 +105,25 @@ try {
 	}
 	sample();
 	const status = second.engine.status();
+	const replayPeak = peakHeap;
+
+	// Archive it and delete it: the whole history goes to the (counting) bucket in bounded parts.
+	(globalThis as { gc?: () => void }).gc?.();
+	peakHeap = process.memoryUsage().heapUsed;
+	const deleted = await second.engine.delete({ archive: true });
+	await second.idle();
+	sample();
 	second.close();
-	console.log(JSON.stringify({ written, status: status.status, output: status.output, heapBeforeReplayMiB: heapBeforeReplay / 2 ** 20, peakHeapMiB: peakHeap / 2 ** 20 }));
+	console.log(
+		JSON.stringify({
+			written: writtenStatus,
+			status: status.status,
+			output: status.output,
+			heapBeforeReplayMiB: heapBeforeReplay / 2 ** 20,
+			peakHeapMiB: replayPeak / 2 ** 20,
+			archive: { deleted: deleted.deleted, objects: written.objects, bytes: written.bytes, largestObjectBytes: written.largest, peakHeapMiB: peakHeap / 2 ** 20 },
+		}),
+	);
 } finally {
 	clearInterval(sampler);
 	rmSync(dir, { recursive: true, force: true });

@@ -7,10 +7,15 @@ import { runReplayHarness } from '../../bench/lib/harness.mjs';
 // only this shows that a replay fits; every statement also goes through the
 // store's SQL limits (100 bound parameters, 2 MB rows).
 describe('the production-limits harness (Node, heap capped at 128 MB)', () => {
-	it('replays 1000 step results of 100 KiB (~100 MiB of history) after a crash without running out of heap', async () => {
+	it('replays 1000 step results of 100 KiB (~100 MiB of history) after a crash, then archives and deletes it, without running out of heap', async () => {
 		const { code, died, result } = await runReplayHarness({ heapMiB: 128, results: 1000, bytes: 100 * 1024 });
 		expect(code, died).toBe(0);
 		expect(result).toMatchObject({ written: 'sleeping', status: 'completed', output: 1000 * 100 * 1024 });
 		expect(result!.peakHeapMiB).toBeLessThan(100);
+		// The archive goes out in bounded parts: every record of ~100 MiB, no object over a chunk.
+		expect(result!.archive).toMatchObject({ deleted: true });
+		expect(result!.archive.bytes).toBeGreaterThan(100 * 1024 * 1024);
+		expect(result!.archive.largestObjectBytes).toBeLessThanOrEqual(4.5 * 1024 * 1024);
+		expect(result!.archive.peakHeapMiB).toBeLessThan(100);
 	}, 240_000);
 });
