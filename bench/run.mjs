@@ -16,7 +16,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
-import { runReplayHarness } from './lib/harness.mjs';
+import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string }} */
@@ -37,8 +37,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50, replayHistoryMiB: [1, 2] }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000] };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -317,6 +317,19 @@ try {
 		const archived = { median: median(seen.archive), min: Math.min(...seen.archive), max: Math.max(...seen.archive), samples: seen.archive };
 		results.push({ name: `production limits: peak heap of archiving and deleting it (${mib} MiB of history, chunks of 4 MiB)`, unit: 'MiB', better: 'lower', ours: archived });
 	}
+
+	// Production limits: one list request's heap in the API Worker, a page of 1000 over 256 index shards.
+	/** @type {number[]} */
+	const listingRows = [];
+	await measure('production limits: heap of one list request, limit 1000 over 256 shards of 1000 entries (Node, in-memory shards)', 'MiB', {
+		ours: async () => {
+			const { code, died, result } = await runListingHarness({ shards: 256, perShard: size.listingPerShard, limit: 1000 });
+			if (code !== 0 || !result) throw new Error(`the listing harness failed: ${died}`);
+			listingRows.push(result.rowsRequested);
+			return result.heapMiB;
+		},
+	});
+	results.push({ name: 'production limits: rows that list request asks the shards for', unit: 'rows', better: 'lower', ours: { median: median(listingRows), min: Math.min(...listingRows), max: Math.max(...listingRows), samples: listingRows } });
 
 	// Storage cost
 	const ours = await post('/size/ours', { steps: size.storageSteps });

@@ -1,7 +1,8 @@
 // The production-limits harness (test/harness/): the real engine, Drizzle store and
 // schema on plain Node over node:sqlite, in a child Node whose heap is capped as an
 // isolate's is in production. Bundled once with esbuild (TypeScript, .sql as text).
-// Used by the benchmark and by test/tooling/production-limits-harness.test.ts.
+// Used by the benchmark and by test/tooling/production-limits-harness.test.ts. The listing
+// harness measures one list request's heap over many index shards the same way.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,26 +10,60 @@ import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '../..');
-/** @type {Promise<string> | undefined} */
-let bundled;
+/** @type {Map<string, Promise<string>>} */
+const bundled = new Map();
 
-/** @returns {Promise<string>} the path of the bundled replay harness */
-function bundle() {
-	bundled ??= (async () => {
-		const outfile = join(mkdtempSync(join(tmpdir(), 'shardflow-harness-')), 'replay-capped-heap.mjs');
-		await build({
-			entryPoints: [join(root, 'test/harness/replay-capped-heap.ts')],
-			bundle: true,
-			platform: 'node',
-			format: 'esm',
-			target: 'node22',
-			outfile,
-			loader: { '.sql': 'text' },
-			logLevel: 'warning',
-		});
-		return outfile;
-	})();
-	return bundled;
+/**
+ * @param {string} name a file of test/harness/, without `.ts`
+ * @returns {Promise<string>} the path of its bundle
+ */
+function bundle(name) {
+	let out = bundled.get(name);
+	if (!out) {
+		out = (async () => {
+			const outfile = join(mkdtempSync(join(tmpdir(), 'shardflow-harness-')), `${name}.mjs`);
+			await build({
+				entryPoints: [join(root, `test/harness/${name}.ts`)],
+				bundle: true,
+				platform: 'node',
+				format: 'esm',
+				target: 'node22',
+				outfile,
+				loader: { '.sql': 'text' },
+				logLevel: 'warning',
+			});
+			return outfile;
+		})();
+		bundled.set(name, out);
+	}
+	return out;
+}
+
+/**
+ * Runs a harness script in a child Node with the given flags; its last line parsed as JSON.
+ * @param {string} name
+ * @param {string[]} flags
+ * @param {string[]} args
+ */
+async function runHarness(name, flags, args) {
+	const script = await bundle(name);
+	const run = spawnSync(process.execPath, [...flags, script, ...args], { encoding: 'utf8', timeout: 240_000 });
+	const line = run.stdout.trim().split('\n').at(-1) ?? '';
+	return {
+		code: run.status,
+		died: /heap out of memory/i.test(run.stderr) ? 'heap out of memory' : run.stderr.slice(-400),
+		result: line.startsWith('{') ? JSON.parse(line) : undefined,
+	};
+}
+
+/**
+ * One list request of `limit` over `shards` index shards of `perShard` entries each, held in
+ * memory behind the shard RPC: rows asked and answered, rounds, and the heap the listing took.
+ * @param {{ shards: number, perShard: number, limit: number }} options
+ * @returns {Promise<{ code: number | null, died: string, result: { items: number, rowsRequested: number, rowsReturned: number, rounds: number, heapMiB: number } | undefined }>}
+ */
+export function runListingHarness({ shards, perShard, limit }) {
+	return runHarness('listing-heap', ['--expose-gc'], [String(shards), String(perShard), String(limit)]);
 }
 
 /**
@@ -37,13 +72,6 @@ function bundle() {
  * @param {{ heapMiB: number, results: number, bytes: number }} options
  * @returns {Promise<{ code: number | null, died: string, result: { written: string, status: string, output: number, heapBeforeReplayMiB: number, peakHeapMiB: number, archive: { deleted: boolean, objects: number, bytes: number, largestObjectBytes: number, peakHeapMiB: number } } | undefined }>}
  */
-export async function runReplayHarness({ heapMiB, results, bytes }) {
-	const harness = await bundle();
-	const run = spawnSync(process.execPath, [`--max-old-space-size=${heapMiB}`, harness, String(results), String(bytes)], { encoding: 'utf8', timeout: 240_000 });
-	const line = run.stdout.trim().split('\n').at(-1) ?? '';
-	return {
-		code: run.status,
-		died: /heap out of memory/i.test(run.stderr) ? 'heap out of memory' : run.stderr.slice(-400),
-		result: line.startsWith('{') ? JSON.parse(line) : undefined,
-	};
+export function runReplayHarness({ heapMiB, results, bytes }) {
+	return runHarness('replay-capped-heap', [`--max-old-space-size=${heapMiB}`], [String(results), String(bytes)]);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runReplayHarness } from '../../bench/lib/harness.mjs';
+import { runListingHarness, runReplayHarness } from '../../bench/lib/harness.mjs';
 
 // The production-limits harness (README "Production limits"): the real engine,
 // Drizzle store and schema on plain Node over node:sqlite, with the heap capped
@@ -17,5 +17,13 @@ describe('the production-limits harness (Node, heap capped at 128 MB)', () => {
 		expect(result!.archive.bytes).toBeGreaterThan(100 * 1024 * 1024);
 		expect(result!.archive.largestObjectBytes).toBeLessThanOrEqual(4.5 * 1024 * 1024);
 		expect(result!.archive.peakHeapMiB).toBeLessThan(100);
+	}, 240_000);
+
+	it('lists a page of 1000 over 256 shards of 1000 entries each taking under 16 MiB of heap (the code before: 256,000 rows, ~111 MiB)', async () => {
+		const { code, died, result } = await runListingHarness({ shards: 256, perShard: 1000, limit: 1000 });
+		expect(code, died).toBe(0);
+		expect(result!.items).toBe(1000);
+		expect(result!.rowsRequested).toBeLessThanOrEqual(2 * 1000 + 4 * 256);
+		expect(result!.heapMiB).toBeLessThan(16);
 	}, 240_000);
 });
