@@ -37,8 +37,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -85,6 +85,17 @@ async function measure(name, unit, engines, better = 'lower') {
 }
 
 const PARAMS = (steps, extra = {}) => ({ params: { steps, ...extra } });
+
+/** Waits until an instance of ours has completed, reading its status over HTTP. */
+async function oursDoneOverHttp(id) {
+	for (let i = 0; i < 3000; i++) {
+		const { status } = await get(`/ours/status/${id}`);
+		if (status === 'completed') return;
+		if (status === 'errored' || status === 'terminated') throw new Error(`${id} ended ${status}`);
+		await new Promise((r) => setTimeout(r, 50));
+	}
+	throw new Error(`${id} did not complete`);
+}
 
 try {
 	console.error(`bench: ${smoke ? 'smoke' : 'full'} run against ${base}, wrangler's local trace collector ${collector}`);
@@ -317,6 +328,21 @@ try {
 		const archived = { median: median(seen.archive), min: Math.min(...seen.archive), max: Math.max(...seen.archive), samples: seen.archive };
 		results.push({ name: `production limits: peak heap of archiving and deleting it (${mib} MiB of history, chunks of 4 MiB)`, unit: 'MiB', better: 'lower', ours: archived });
 	}
+
+	// Production limits: the most subrequests one invocation makes in a run of fetch steps (one fetch
+	// each): a pass continues in a new invocation after SHARDFLOW_INVOCATION_STEPS (1,000) attempts.
+	/** @type {number[]} */
+	const invocationsPerRun = [];
+	await measure(`production limits: most subrequests in one invocation, a run of ${size.fetchSteps} fetch steps`, 'subrequests', {
+		ours: async () => {
+			const { id } = await post('/ours/create', { type: 'fetcher', params: { n: size.fetchSteps } });
+			await oursDoneOverHttp(id);
+			const { perInvocation } = await get(`/ours/subrequests/${id}`);
+			invocationsPerRun.push(perInvocation.filter((n) => n > 0).length);
+			return Math.max(...perInvocation);
+		},
+	});
+	results.push({ name: `production limits: invocations that made subrequests in that run`, unit: 'invocations', better: 'lower', ours: { median: median(invocationsPerRun), min: Math.min(...invocationsPerRun), max: Math.max(...invocationsPerRun), samples: invocationsPerRun } });
 
 	// Production limits: one list request's heap in the API Worker, a page of 1000 over 256 index shards.
 	/** @type {number[]} */

@@ -5,6 +5,7 @@ import { instances, instanceStub } from '../src/client/instance-client';
 import { unwrap } from '../src/client/rpc';
 import type { IndexEntry } from '../src/engine/index-entry';
 import { defineRegistry } from '../src/engine/registry';
+import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import {
@@ -21,6 +22,7 @@ import {
 	ManualParentWorkflow,
 	NotifyingChildWorkflow,
 	BigHistoryWorkflow,
+	FetcherWorkflow,
 	type BenchParams,
 } from './workflows';
 
@@ -39,6 +41,8 @@ const registry = defineRegistry({
 	'notifying-child': { workflow: NotifyingChildWorkflow },
 	// Room for ~1 GiB of history: the production-limits rows replay 10-100 MiB.
 	'big-history': { workflow: BigHistoryWorkflow, limits: { historyBytes: 1024 * 1024 * 1024 } },
+	// Steps that each call an outside API once (answered in the Worker): subrequests per invocation.
+	fetcher: { workflow: FetcherWorkflow },
 });
 
 manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
@@ -59,7 +63,26 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	schemaObjects(): number {
 		return [...this.ctx.storage.sql.exec('SELECT name FROM sqlite_master')].length;
 	}
+
+	/** The subrequests of each invocation of this object so far (test/harness/invocations.ts). */
+	subrequests(): number[] {
+		return (invocations.get(this.ctx.id.name ?? '') ?? []).map((inv) => inv.subrequests);
+	}
+
+	override async alarm() {
+		return asInvocation(this.ctx.id.name ?? '', 'alarm', () => super.alarm());
+	}
 }
+
+// The create's invocation runs the first pass: its subrequests count too.
+const create = (WorkflowRunner.prototype as unknown as Record<string, (input: unknown) => Promise<unknown>>).create!;
+Object.defineProperty(WorkflowRunner.prototype, 'create', {
+	value(this: { ctx: DurableObjectState }, input: unknown) {
+		return asInvocation(this.ctx.id.name ?? '', 'create', () => create.call(this, input));
+	},
+	writable: true,
+	configurable: true,
+});
 
 /** The floor: what one step must do at minimum, one SQLite write, and nothing else. */
 export class FloorObject extends DurableObject {
@@ -133,8 +156,8 @@ app.get('/__health', (c) => c.text('ok'));
 
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{
-		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history';
-		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number };
+		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher';
+		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number };
 	}>();
 	const { id } = await instances.create(c.env, { type, id: newId('o'), payload: params });
 	return c.json({ id });
@@ -195,6 +218,10 @@ app.post('/ours/child-round-trip', async (c) => {
 app.post('/ours/done/:id', async (c) => c.json({ status: await oursDone(c.env, c.req.param('id')) }));
 app.post('/cf/done/:id', async (c) => c.json({ status: await cfDone(c.env, c.req.param('id')) }));
 // An unrelated read, for responsiveness while a long run holds the isolate.
+app.get('/ours/subrequests/:id', async (c) => {
+	const stub = c.env.WORKFLOW_RUNNER.get(c.env.WORKFLOW_RUNNER.idFromName(c.req.param('id'))) as unknown as { subrequests(): Promise<number[]> };
+	return c.json({ perInvocation: await stub.subrequests() });
+});
 app.get('/ours/status/:id', async (c) => c.json(await instances.status(c.env, { id: c.req.param('id') })));
 app.post('/ours/terminate/:id', async (c) => c.json({ status: await instances.terminate(c.env, { id: c.req.param('id') }) }));
 // A status shows the latest 100 steps; this pages the whole history for the hard-crash test.

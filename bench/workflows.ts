@@ -117,3 +117,13 @@ export class BigHistoryWorkflow extends Workflow<{ results: number; bytes: numbe
 		return total;
 	}
 }
+
+/** `n` steps that each call an outside API once (`http://outside.test/`, answered inside the Worker): subrequests per invocation. */
+export class FetcherWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'fetcher';
+	async run(step: Step, { n }: { n: number }) {
+		let ok = 0;
+		for (let i = 0; i < n; i++) ok += await step.do(`call-${i}`, async () => ((await fetch(`http://outside.test/${i}`)).ok ? 1 : 0));
+		return ok;
+	}
+}

@@ -14,24 +14,14 @@ import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engin
 import type { IndexEntry } from '../../src/engine/index-entry';
 import type { ArchiveBucket } from '../../src/engine/archive';
 import { defineRegistry } from '../../src/engine/registry';
-import type { Step } from '../../src/engine/types';
 import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
 import { ObjectStorage } from '../../src/runtime/object-storage';
-import { Workflow } from '../../src/workflow';
 import { nodeDurableStorage } from './node-durable-storage';
+import { BigHistoryWorkflow } from '../../bench/workflows';
 
 const [results, bytes] = [Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 100 * 1024)];
 
-class BigHistory extends Workflow<{ results: number; bytes: number }, number> {
-	static override readonly type = 'big-history';
-	async run(step: Step, { results, bytes }: { results: number; bytes: number }) {
-		let total = 0;
-		for (let i = 0; i < results; i++) total += (await step.do(`r${i}`, async () => `${i}:`.padEnd(bytes, 'x'))).length;
-		await step.sleep('nap', '1 minute');
-		return total;
-	}
-}
-const registry = defineRegistry({ 'big-history': { workflow: BigHistory, limits: { historyBytes: 1024 * 1024 * 1024, stepsPerInvocation: 10_000 } } });
+const registry = defineRegistry({ 'big-history': { workflow: BigHistoryWorkflow, limits: { historyBytes: 1024 * 1024 * 1024, stepsPerInvocation: 10_000 } } });
 
 let peakHeap = 0;
 const sample = () => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed));
@@ -85,7 +75,7 @@ async function open() {
 
 try {
 	const first = await open();
-	await first.engine.create('big-1', 'big-history', { results, bytes });
+	await first.engine.create('big-1', 'big-history', { results, bytes, sleepMs: 60_000 });
 	await first.idle();
 	const writtenStatus = first.engine.status().status;
 	first.close();

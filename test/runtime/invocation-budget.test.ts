@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { settle, testEnv, uniqueId } from '../helpers';
-import { invocations } from '../worker/invocations';
+import { invocations } from '../harness/invocations';
 import { alarmInvocations, executions } from '../worker/probes';
 
 describe('a pass continues in a new invocation once its budget is spent (real runner, real alarms)', () => {

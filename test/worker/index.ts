@@ -7,7 +7,8 @@ import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
-import { asInvocation } from './invocations';
+import { asInvocation } from '../harness/invocations';
+import { FetcherWorkflow } from '../../bench/workflows';
 import { SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
@@ -16,7 +17,6 @@ import {
 	ChildDoublerWorkflow,
 	ChildParentWorkflow,
 	BudgetedWorkflow,
-	FetcherWorkflow,
 	ChaosWorkflow,
 	DateStepWorkflow,
 	DoorbellWorkflow,

@@ -61,16 +61,6 @@ export class BudgetedWorkflow extends Workflow<{}, number> {
 	}
 }
 
-/** `n` steps that each call an outside API once (answered by the test Worker, see invocations.ts): subrequests per invocation. */
-export class FetcherWorkflow extends Workflow<{ n: number }, number> {
-	static override readonly type = 'fetcher';
-	async run(step: Step, { n }: { n: number }) {
-		let ok = 0;
-		for (let i = 0; i < n; i++) ok += await step.do(`call-${i}`, async () => ((await fetch(`http://outside.test/${i}`)).ok ? 1 : 0));
-		return ok;
-	}
-}
-
 /** Consumes a stream of events in order: for event storms. */
 export class InboxWorkflow extends Workflow<{ expect: number }, number[]> {
 	static override readonly type = 'inbox';
