@@ -24,6 +24,7 @@ export type { InstanceLimits } from './engine/instance-limits';
 export type { RetryPolicy, Backoff } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
 export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
+export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
 export type {
 	EventMap,
 	Json,

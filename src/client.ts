@@ -24,7 +24,8 @@ export { IndexClient, type ListPage, type ListQuery } from './client/index-clien
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
 export type { ListOrder } from './engine/index-query';
 export type { IndexEntry } from './engine/index-entry';
-export type { CreateResult } from './engine/instance-engine';
+export type { CreateResult, RestartOptions } from './engine/instance-engine';
+export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
 export type { SendEventOptions } from './engine/event-keys';
 export type { EventsOf, OutputOf, PayloadInputOf, TypedStatus } from './workflow';
 export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';

@@ -1,3 +1,4 @@
+import type { RestartFromType } from './restart-from';
 import { ErrorCode, ValidationError } from './errors';
 import { fromStoredJson } from './json';
 import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
@@ -36,7 +37,7 @@ export interface HistoryEventFields {
 	 * First record of a new generation; the previous generation's records stay. With
 	 * `from` (a restart from a step), `keptSteps` completed steps recorded before it were kept.
 	 */
-	'workflow.restarted': { previousGeneration: number; from?: string; keptSteps?: number };
+	'workflow.restarted': { previousGeneration: number; from?: string; fromType?: RestartFromType; keptSteps?: number };
 	'workflow.completed': { output: unknown };
 	/** `rollback`: present when the rollbacks of the failed run ran first. */
 	'workflow.errored': { error: HistoryError; rollback?: RollbackSummary };

@@ -23,7 +23,7 @@ import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
-import { restartPoint } from './restart-from';
+import { restartPoint, type RestartFrom } from './restart-from';
 import { checkChildOutcome, checkParentRef, childrenToTerminate, CASCADE_WAKEUP, NoticedOutcomes, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
 import { StepContext, type Divergence } from './step-context';
 import type { YieldReport } from './yield-pacer';
@@ -146,7 +146,7 @@ export async function prepareCreate(registry: Registry, id: string, type: string
 /** Options of `restart`. */
 export interface RestartOptions {
 	/** Run again from this step: the completed steps recorded before it return their cached results. */
-	from?: string;
+	from?: RestartFrom;
 }
 
 export interface CreateResult {
@@ -625,7 +625,7 @@ export class InstanceEngine {
 				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, rollback: null, generation: row.generation + 1 },
 				{
 					kind: 'workflow.restarted',
-					detail: { previousGeneration: row.generation, ...(point ? { from: point.from.name, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}) },
+					detail: { previousGeneration: row.generation, ...(point ? { from: point.from.name, fromType: point.fromType, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}) },
 				},
 			);
 			// A release still in flight is dropped: the limiter keeps this id's place, which the new run takes.
