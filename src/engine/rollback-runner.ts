@@ -4,11 +4,12 @@ import { historyError, type HistoryRecord } from './history';
 import { fromStoredJson } from './json';
 import { resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
 import { runAttempt, type AttemptAbort } from './step-context';
+import { DEFAULT_STEP_TIMEOUT } from './step-options';
 import { stepKey } from './step-key';
 import type { InstanceStore, PassStore, StepRow } from './store';
 import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
-import type { RollbackFunction } from './types';
+import type { RollbackFunction, StepConfig } from './types';
 
 /** The rollback of one completed step, as `step.do` registered it in the pass that reached the step. */
 export interface RegisteredRollback {
@@ -90,10 +91,10 @@ export class RollbackRunner {
 		if (row?.status === 'failed') return this.failedOutcome(row);
 		const now = this.hooks.now();
 		let policy: ReturnType<typeof resolveRetryPolicy>;
-		let timeoutMs: number | undefined;
+		let timeoutMs: number;
 		try {
 			policy = resolveRetryPolicy(rollback.retries);
-			timeoutMs = rollback.timeout === undefined ? undefined : parseDuration(rollback.timeout);
+			timeoutMs = parseDuration(rollback.timeout ?? DEFAULT_STEP_TIMEOUT);
 		} catch (error) {
 			// Bad rollbackRetries or rollbackTimeout: this rollback can never run, so it fails for good (a retry would not help).
 			const { name, message, code } = describeThrown(error);
@@ -116,7 +117,13 @@ export class RollbackRunner {
 			this.hooks.record({ kind: 'rollback.started', step: rollback.name, attempt });
 		});
 		try {
-			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result()), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled);
+			const { delay } = rollback.retries;
+			const config: StepConfig = Object.freeze({
+				retries: Object.freeze({ limit: policy.limit, ...(typeof delay === 'function' ? {} : { delay: delay as Duration }), backoff: policy.backoff }),
+				timeout: rollback.timeout ?? DEFAULT_STEP_TIMEOUT,
+			});
+			const about = { step: { name: rollback.name, count: 1 }, config };
+			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result()), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about);
 		} catch (error) {
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 			return this.attemptFailed(running, error, attempt, policy);

@@ -20,6 +20,7 @@ import { limitExceeded, resultExceedsHistoryLimit } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
+import { checkKnownOptions, resolveStepDoOptions } from './step-options';
 import type { RegisteredRollback } from './rollback-runner';
 import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from './webhook';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
@@ -209,6 +210,8 @@ export class StepContext implements Step<any> {
 
 	async do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
 		const key = this.enter('do', name);
+		// Checked on replays too: a config the engine does not understand fails the run wherever it is met.
+		const { policy, timeoutMs, config } = resolveStepDoOptions(name, options, this.entry.workflow.defaults?.retries as RetryPolicy | undefined);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') {
 			this.registerRollback(name, key, options);
@@ -222,8 +225,6 @@ export class StepContext implements Step<any> {
 		if (this.hooks.replayOnly) return this.parked();
 		if (!row && this.behindRecord()) await this.assertOnRecord('do', name);
 
-		const policy = resolveRetryPolicy(options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY);
-		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
 		const now = this.hooks.now();
 		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) throw this.suspend('sleeping');
 
@@ -262,7 +263,7 @@ export class StepContext implements Step<any> {
 		try {
 			try {
 				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
-				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled);
+				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config });
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
 				if (isSignal(error)) throw error;
@@ -356,6 +357,7 @@ export class StepContext implements Step<any> {
 	}
 
 	async waitForEvent(event: string, options?: WaitForEventOptions): Promise<any> {
+		checkKnownOptions('waitForEvent', options?.name ?? event, options, ['timeout', 'name']);
 		const stepName = options?.name ?? event;
 		const key = this.enter('wait', stepName);
 		const row = this.rows.get(key);
@@ -421,6 +423,7 @@ export class StepContext implements Step<any> {
 
 	async webhook<Body = unknown>(name: string, options?: WebhookOptions): Promise<WebhookHandle<Body>> {
 		const key = this.enter('webhook', name);
+		checkKnownOptions('webhook', name, options, ['timeout']);
 		let row = this.rows.get(key);
 		if (!row) {
 			if (this.hooks.replayOnly) return this.parked();
@@ -690,10 +693,11 @@ export class StepContext implements Step<any> {
 export async function runAttempt<T>(
 	fn: (attempt: StepAttempt) => Promise<T> | T,
 	attempt: number,
-	timeoutMs: number | undefined,
+	timeoutMs: number,
 	name: string,
 	live: Set<AttemptAbort>,
 	cancelled: unknown,
+	about: Pick<StepAttempt, 'step' | 'config'>,
 ): Promise<T> {
 	// The AbortController is made only if `fn` reads the signal: creating one per step is a
 	// measurable share of a step's cost, and most steps never look at it.
@@ -705,6 +709,8 @@ export async function runAttempt<T>(
 	};
 	const context: StepAttempt = {
 		attempt,
+		step: about.step,
+		config: about.config,
 		get signal() {
 			controller ??= new AbortController();
 			if (reason !== undefined && !controller.signal.aborted) controller.abort(reason);
@@ -713,7 +719,6 @@ export async function runAttempt<T>(
 	};
 	live.add(abort);
 	try {
-		if (timeoutMs === undefined) return await fn(context);
 		return await raceTimeout(fn, context, timeoutMs, name, abort);
 	} finally {
 		live.delete(abort);
