@@ -21,7 +21,7 @@ export { parseDuration, type Duration, type DurationUnit } from './engine/durati
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';
 export type { ConcurrencyDefinition } from './engine/concurrency';
 export type { InstanceLimits } from './engine/instance-limits';
-export type { RetryPolicy, Backoff } from './engine/retry-policy';
+export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
 export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
 export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
@@ -31,6 +31,7 @@ export type {
 	Serializable,
 	Step,
 	StepAttempt,
+	StepConfig,
 	StepDoOptions,
 	StepPage,
 	StepSummary,
@@ -49,6 +50,7 @@ export type {
 export { WORKFLOW_STATUSES } from './engine/types';
 export {
 	ChildWorkflowError,
+	DelayFunctionError,
 	DeterminismError,
 	ErrorCode,
 	EventBufferFullError,

@@ -1,5 +1,6 @@
 import { parseDuration } from './duration';
 import {
+	DelayFunctionError,
 	DeterminismError,
 	ErrorCode,
 	EventTimeoutError,
@@ -19,7 +20,7 @@ import { historyError, type HistoryRecord } from './history';
 import { limitExceeded, resultExceedsHistoryLimit } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
-import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
+import { DEFAULT_RETRY_POLICY, nextRetryDelayMs, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { checkKnownOptions, resolveStepDoOptions } from './step-options';
 import type { RegisteredRollback } from './rollback-runner';
 import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from './webhook';
@@ -267,7 +268,7 @@ export class StepContext implements Step<any> {
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
 				if (isSignal(error)) throw error;
-				return this.attemptFailed(running, error, attempt, policy);
+				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config });
 			}
 			this.checkAbort();
 			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
@@ -603,17 +604,31 @@ export class StepContext implements Step<any> {
 		}
 	}
 
-	private attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ReturnType<typeof resolveRetryPolicy>): never {
+	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<never> {
 		this.checkAbort();
-		const { name: errorName, message, stack, code } = describeThrown(error);
-		const errorStack = stack ?? null;
-		const errorCode = code ?? null;
-		const now = this.hooks.now();
 		const permanent =
 			isInstance(error, NonRetryableError) ||
 			(isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
+		let failure = error;
+		let delayMs: number | undefined;
+		if (!permanent && attempt <= policy.limit) {
+			try {
+				delayMs = await nextRetryDelayMs(policy, { attempt, error, ctx: { attempt, ...about } });
+			} catch (delayError) {
+				if (!isInstance(delayError, DelayFunctionError)) throw delayError;
+				// No retry can be scheduled: the step fails for good with the delay function's error, naming the attempt's.
+				const cause = describeThrown(error);
+				failure = new DelayFunctionError(`${delayError.message} (after attempt ${attempt} failed with ${cause.name}: ${cause.message})`, { cause: delayError });
+			}
+			// A terminate or restart that came while the delay function ran wins.
+			this.checkAbort();
+		}
+		const { name: errorName, message, stack, code } = describeThrown(failure);
+		const errorStack = stack ?? null;
+		const errorCode = code ?? null;
+		const now = this.hooks.now();
 		const described = { name: errorName, message, ...(code ? { code } : {}), ...(stack ? { stack } : {}) };
-		if (permanent || attempt > policy.limit) {
+		if (delayMs === undefined) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
 			this.transact(() => {
 				this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
@@ -621,7 +636,7 @@ export class StepContext implements Step<any> {
 			});
 			throw this.failure(this.rows.get(running.key)!);
 		}
-		const wakeAt = now + retryDelayMs(policy, attempt);
+		const wakeAt = now + delayMs;
 		this.hooks.log({ severity: 'warn', event: 'step.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: described });
 		this.transact(() => {
 			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from './duration';
-import type { Backoff, RetryPolicy } from './retry-policy';
+import type { Backoff, RetryDelayFunction, RetryPolicy } from './retry-policy';
 import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from './child-workflows';
 
 /**
@@ -220,7 +220,7 @@ export interface WorkflowDefaults {
  * checks them when the Worker starts and names the type of a bad one.
  */
 export interface DeclaredWorkflowDefaults {
-	retries?: Omit<RetryPolicy, 'delay'> & { delay: Duration | (string & {}) };
+	retries?: Omit<RetryPolicy, 'delay'> & { delay: Duration | RetryDelayFunction | (string & {}) };
 }
 
 /** The statuses an instance can be in. */
