@@ -20,6 +20,7 @@ export { limiterInfo } from './client/limiter-client';
 export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
 export type { LimiterInfo } from './engine/limiter';
 export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
+export { deleteBatch, MAX_BATCH_DELETE, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
 export type { ListOrder } from './engine/index-query';
