@@ -61,7 +61,7 @@ export interface HistoryEventFields {
 	'events.dropped': { count: number };
 	/** An attempt of `step.do` is about to run (written before the step function runs). */
 	'step.started': { step: string; attempt: number };
-	'step.completed': { step: string; attempt: number; result: unknown };
+	'step.completed': { step: string; attempt: number; result: unknown; /** A `sensitive: 'output'` step: `result` is the marker '[REDACTED]'. */ redacted?: true };
 	/** The attempt failed and the step retries at `retryAt`. */
 	'step.attempt_failed': { step: string; attempt: number; error: HistoryError; retryAt: number };
 	/** The step failed for good: retries exhausted, a NonRetryableError, or its last attempt was interrupted. */

@@ -190,7 +190,7 @@ export class RollbackRunner {
 	private newRow(key: string, name: string): StepRow {
 		return {
 			key, name, kind: 'rollback', status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
+			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++, sensitive: false,
 		};
 	}
 

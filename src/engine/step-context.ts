@@ -22,6 +22,7 @@ import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, nextRetryDelayMs, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { checkKnownOptions, resolveStepDoOptions } from './step-options';
+import { REDACTED_STEP_OUTPUT_JSON } from './sensitive-output';
 import type { RegisteredRollback } from './rollback-runner';
 import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from './webhook';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
@@ -277,7 +278,9 @@ export class StepContext implements Step<any> {
 				throw this.fatal;
 			}
 			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
-			this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
+			if (config.sensitive === undefined) this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
+			// The history keeps the marker, never the value: the row alone holds it, for replays.
+			else this.writeWithRecord({ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true } });
 			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -683,7 +686,7 @@ export class StepContext implements Step<any> {
 		}
 		return {
 			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
+			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++, sensitive: false,
 		};
 	}
 

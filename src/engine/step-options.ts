@@ -1,6 +1,7 @@
 import { parseDuration, type Duration } from './duration';
 import { ErrorCode, ShardflowError, ValidationError } from './errors';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
+import { SENSITIVE_STEP_OUTPUT } from './sensitive-output';
 import type { StepConfig } from './types';
 
 /**
@@ -11,7 +12,7 @@ import type { StepConfig } from './types';
 export const DEFAULT_STEP_TIMEOUT = '10 minutes' satisfies Duration;
 
 /** The options `step.do` knows; anything else is refused, so a typo never silently does nothing. */
-const STEP_DO_OPTIONS: ReadonlySet<string> = new Set(['retries', 'timeout', 'rollback', 'rollbackRetries', 'rollbackTimeout']);
+const STEP_DO_OPTIONS: ReadonlySet<string> = new Set(['retries', 'timeout', 'rollback', 'rollbackRetries', 'rollbackTimeout', 'sensitive']);
 const RETRY_POLICY_FIELDS: ReadonlySet<string> = new Set(['limit', 'delay', 'backoff']);
 
 /** A `step.do`'s options, checked, with what the engine and the step function need of them. */
@@ -58,7 +59,10 @@ function resolve(step: string, options: Record<string, unknown>, defaults: Retry
 	for (const key of Object.keys(options)) {
 		if (!STEP_DO_OPTIONS.has(key)) throw invalid(step, `unknown option "${key}"; step.do takes ${[...STEP_DO_OPTIONS].join(', ')}`);
 	}
-	const { retries, timeout = DEFAULT_STEP_TIMEOUT, rollback, rollbackRetries } = options;
+	const { retries, timeout = DEFAULT_STEP_TIMEOUT, rollback, rollbackRetries, sensitive } = options;
+	if (sensitive !== undefined && sensitive !== SENSITIVE_STEP_OUTPUT) {
+		throw invalid(step, `option "sensitive" must be "${SENSITIVE_STEP_OUTPUT}" (the result is stored but shown redacted), got ${JSON.stringify(sensitive)}`);
+	}
 	if (retries !== undefined) checkRetryShape(step, 'retries', retries);
 	if (rollbackRetries !== undefined) checkRetryShape(step, 'rollbackRetries', rollbackRetries);
 	if (rollback !== undefined && typeof rollback !== 'function') throw invalid(step, `option "rollback" must be a function (result, ctx) => ..., got ${typeof rollback}`);
@@ -69,6 +73,7 @@ function resolve(step: string, options: Record<string, unknown>, defaults: Retry
 	const config: StepConfig = Object.freeze({
 		retries: Object.freeze({ limit: policy.limit, ...(typeof given.delay === 'function' ? {} : { delay: given.delay }), backoff: policy.backoff }),
 		timeout: timeout as Duration,
+		...(sensitive === SENSITIVE_STEP_OUTPUT ? { sensitive: SENSITIVE_STEP_OUTPUT } : {}),
 	});
 	return { policy, timeoutMs, config };
 }

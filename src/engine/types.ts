@@ -43,6 +43,8 @@ export interface StepConfig {
 	retries: { limit: number; delay?: Duration; backoff: Backoff };
 	/** As given, or `'10 minutes'` (DEFAULT_STEP_TIMEOUT). */
 	timeout: Duration;
+	/** Present when the step's result is redacted outside the run. */
+	sensitive?: 'output';
 }
 
 /**
@@ -68,6 +70,12 @@ export interface StepDoOptions<T = any> {
 	rollbackRetries?: RetryPolicy;
 	/** Longest a single rollback attempt may take (default 10 minutes, like a step's). */
 	rollbackTimeout?: Duration;
+	/**
+	 * `'output'`: the result is stored for replay but shown as `'[REDACTED]'` in the status,
+	 * step pages, history export, archive, dashboard and test kit (errors are not redacted).
+	 * @example const token = await step.do('get-token', () => auth(), { sensitive: 'output' });
+	 */
+	sensitive?: 'output';
 }
 
 /** Options of `step.webhook`. */

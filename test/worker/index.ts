@@ -5,7 +5,7 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
-import { HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
+import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
 import { SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
@@ -56,6 +56,7 @@ export const testRegistry = defineRegistry({
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 	'zero-durations': { workflow: ZeroDurationsWorkflow },
+	'secret-kit': { workflow: SecretWorkflow },
 	'every-5m': { workflow: EveryFiveMinutesWorkflow },
 	hourly: { workflow: HourlyWorkflow },
 	limited: { workflow: LimitedWorkflow, shards: 2 },
