@@ -45,6 +45,9 @@ export function resolveStepDoOptions(step: string, options: unknown, defaults: R
 		if (!resolved) resolvedWithoutOptions.set(base, (resolved = resolve(step, {}, defaults)));
 		return resolved;
 	}
+	if (typeof options === 'function') {
+		throw invalid(step, "options must be an object, got a function: shardflow's order is step.do(name, fn, options), the options last (Cloudflare's is step.do(name, options, fn))");
+	}
 	if (typeof options !== 'object' || options === null || Array.isArray(options)) {
 		throw invalid(step, `options must be an object ({retries?, timeout?, rollback?, ...}), got ${JSON.stringify(options)}`);
 	}
@@ -132,6 +135,9 @@ export function checkKnownOptions(call: string, step: string, options: unknown, 
 		throw new ValidationError(ErrorCode.InvalidOptions, `${call}("${step}"): options must be an object, got ${JSON.stringify(options)}`);
 	}
 	for (const key of Object.keys(options)) {
-		if (!allowed.includes(key)) throw new ValidationError(ErrorCode.InvalidOptions, `${call}("${step}"): unknown option "${key}"; it takes ${allowed.join(', ')}`);
+		if (allowed.includes(key)) continue;
+		// Cloudflare's waitForEvent(stepName, {type}) names the event in the options; shardflow's first argument is the event.
+		const hint = call === 'waitForEvent' && key === 'type' ? ' (the first argument is the event type: write waitForEvent(event, {name}) for Cloudflare\'s waitForEvent(name, {type}))' : '';
+		throw new ValidationError(ErrorCode.InvalidOptions, `${call}("${step}"): unknown option "${key}"; it takes ${allowed.join(', ')}${hint}`);
 	}
 }

@@ -103,6 +103,22 @@ describe('step.do refuses an invalid config, naming the option', () => {
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'ok' });
 	});
 
+	it("points Cloudflare's argument order, step.do(name, config, fn), at shardflow's", async () => {
+		class CloudflareOrder extends Workflow<{}, string> {
+			static override readonly type = 'cloudflare-order';
+			async run(step: Step) {
+				return (step.do as Function)('charge', { retries: { limit: 1, delay: 0 } }, () => 'ok');
+			}
+		}
+		const { engine } = await startInstance(registryOf(CloudflareOrder), 'cloudflare-order', {});
+		expect(engine.status().error).toMatchObject({ code: ErrorCode.InvalidOptions, message: expect.stringContaining('step.do(name, fn, options)') });
+	});
+
+	it("points Cloudflare's waitForEvent(name, {type}) at shardflow's waitForEvent(type, {name})", async () => {
+		const { engine } = await runWith('waits', { type: 'approval', timeout: '1 hour' });
+		expect(engine.status().error).toMatchObject({ code: ErrorCode.InvalidOptions, message: expect.stringContaining('waitForEvent(event, {name})') });
+	});
+
 	it('refuses an unknown option of waitForEvent and of webhook', async () => {
 		const wait = await runWith('waits', { timeout: '1 hour', nmae: 'typo' });
 		expect(wait.engine.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.InvalidOptions, message: expect.stringContaining('nmae') } });
