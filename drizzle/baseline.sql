@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0007_step-history-triggers leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0008_step-sensitive-output leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795690419288
+-- up-to: 1795728798472
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -58,7 +58,7 @@ CREATE TABLE `steps` (
 	`finished_at` integer,
 	`wake_at` integer,
 	`seq` integer NOT NULL
-, `error_stack` text, `error_code` text, `record` text);
+, `error_stack` text, `error_code` text, `record` text, `sensitive` integer);
 --> statement-breakpoint
 CREATE TABLE `wakeups` (
 	`key` text PRIMARY KEY NOT NULL,

@@ -7,6 +7,7 @@ import m0004 from './0004_sad_brother_voodoo.sql';
 import m0005 from './0005_young_blonde_phantom.sql';
 import m0006 from './0006_classy_roland_deschain.sql';
 import m0007 from './0007_step-history-triggers.sql';
+import m0008 from './0008_step-sensitive-output.sql';
 
   export default {
     journal,
@@ -18,7 +19,8 @@ m0003,
 m0004,
 m0005,
 m0006,
-m0007
+m0007,
+m0008
     }
   }
   

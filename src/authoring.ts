@@ -21,15 +21,17 @@ export { parseDuration, type Duration, type DurationUnit } from './engine/durati
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';
 export type { ConcurrencyDefinition } from './engine/concurrency';
 export type { InstanceLimits } from './engine/instance-limits';
-export type { RetryPolicy, Backoff } from './engine/retry-policy';
+export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/retry-policy';
 export type { SendEventOptions } from './engine/event-keys';
 export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
+export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
 export type {
 	EventMap,
 	Json,
 	Serializable,
 	Step,
 	StepAttempt,
+	StepConfig,
 	StepDoOptions,
 	StepPage,
 	StepSummary,
@@ -48,6 +50,7 @@ export type {
 export { WORKFLOW_STATUSES } from './engine/types';
 export {
 	ChildWorkflowError,
+	DelayFunctionError,
 	DeterminismError,
 	ErrorCode,
 	EventBufferFullError,

@@ -1,5 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { createBatch, type BatchCreateOutcome } from './client/create-batch';
+import { deleteBatch, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
 import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/event-keys';
@@ -129,6 +130,12 @@ interface TypedHelpers {
 	 * @example const outcomes = await PaymentWorkflow.createBatch(env, [{ id: 'pay-1', payload }, { payload: other }]);
 	 */
 	createBatch<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, items: readonly { id?: string; payload: Serializable<PayloadInputOf<W>> }[]): Promise<BatchCreateOutcome[]>;
+	/**
+	 * Deletes up to 100 instances by id, each like `delete`, at most 16 at a time; one
+	 * outcome per id, in order (see `deleteBatch`). Like `delete`, it does not check the ids' type.
+	 * @example const outcomes = await PaymentWorkflow.deleteBatch(env, ['pay-1', 'pay-2'], { terminate: true });
+	 */
+	deleteBatch(env: ShardflowEnv, ids: readonly string[], options?: BatchDeleteOptions): Promise<BatchDeleteOutcome[]>;
 }
 
 /** The static side of `Workflow`: the base class plus one helper per operation that declares one. */
@@ -143,6 +150,15 @@ for (const name of HELPER_NAMES) {
 		configurable: true,
 	});
 }
+
+// Not an operation of the table (it reaches many instances): a fan-out over `delete`.
+Object.defineProperty(WorkflowBase, 'deleteBatch', {
+	value(this: AnyWorkflowClass, env: ShardflowEnv, ids: readonly string[], options?: BatchDeleteOptions) {
+		return deleteBatch(env, ids, options);
+	},
+	writable: true,
+	configurable: true,
+});
 
 // Not an operation of the table (it reaches many instances): a fan-out over `create`.
 Object.defineProperty(WorkflowBase, 'createBatch', {

@@ -15,7 +15,7 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',
-		errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 1, finishedAt: 2, wakeAt: null, seq, ...over,
+		errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 1, finishedAt: 2, wakeAt: null, seq, sensitive: false, ...over,
 	});
 
 	const record = (generation: number, kind: NewHistoryRow['kind'], over: Partial<NewHistoryRow> = {}): NewHistoryRow => ({
@@ -280,6 +280,17 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 				[5, 2, 105, 'step.completed', 's', 1, '"ok"', '{"x":1}'],
 				[4, 1, 105, 'step.completed', 's', 1, '"ok"', null],
 			]);
+		}));
+
+	it(`${name}: keeps a step's sensitive flag through writes, reads and step metadata`, () =>
+		withStore((store) => {
+			store.writeInstance(row);
+			const secret = step('do:secret', 1, { sensitive: true });
+			store.writeStep(secret);
+			store.writeStep(step('do:plain', 2));
+			expect(store.readStep('do:secret')).toEqual(secret);
+			expect(store.readSteps().map((s) => s.sensitive)).toEqual([true, false]);
+			expect(store.readStepMeta({ last: 2 }).map((s) => s.sensitive)).toEqual([true, false]);
 		}));
 
 	it(`${name}: sums the UTF-8 bytes of the history records after a seq, of every generation, with the last seq`, () =>

@@ -22,6 +22,7 @@ import { errors, json } from './openapi-responses';
 import { registerOperationRoutes } from './operation-routes';
 import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
 import { registerBatchCreateRoute } from './batch-create-route';
+import { registerBatchDeleteRoute } from './batch-delete-route';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
@@ -168,6 +169,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	registerOperationRoutes(app, registry);
 	registerBatchCreateRoute(app, registry);
+	registerBatchDeleteRoute(app);
 
 	app.openapi(
 		createRoute({

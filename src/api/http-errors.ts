@@ -32,6 +32,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.Diverged]: 409,
 	[ErrorCode.StepFailed]: 500,
 	[ErrorCode.StepTimeout]: 500,
+	[ErrorCode.DelayFunctionFailed]: 500,
 	[ErrorCode.EventTimeout]: 500,
 	[ErrorCode.NonRetryable]: 500,
 	[ErrorCode.PayloadMismatch]: 409,

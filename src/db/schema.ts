@@ -48,6 +48,8 @@ export const steps = sqliteTable('steps', {
 	finishedAt: integer('finished_at'),
 	wakeAt: integer('wake_at'),
 	seq: integer('seq').notNull(),
+	/** A `sensitive: 'output'` step: its result is shown redacted (engine/sensitive-output.ts). Null in rows written before the column: false. */
+	sensitive: integer('sensitive', { mode: 'boolean' }),
 	/**
 	 * The history record this write appends, when the trigger can derive it from the row
 	 * (`step.started` / `step.completed`; see the `steps_record_*` triggers in drizzle/0007):

@@ -22,6 +22,7 @@ export const ErrorCode = {
 	Diverged: 'DIVERGED',
 	StepFailed: 'STEP_FAILED',
 	StepTimeout: 'STEP_TIMEOUT',
+	DelayFunctionFailed: 'DELAY_FUNCTION_FAILED',
 	EventTimeout: 'EVENT_TIMEOUT',
 	NonRetryable: 'NON_RETRYABLE',
 	WrongRole: 'WRONG_ROLE',
@@ -171,6 +172,18 @@ export class StepTimeoutError extends ShardflowError {
 	override name = 'StepTimeoutError';
 	constructor(stepName: string, timeoutMs: number) {
 		super(ErrorCode.StepTimeout, `step "${stepName}" attempt timed out after ${timeoutMs} ms`);
+	}
+}
+
+/**
+ * A step's retry delay function (`retries.delay: ({attempt, error}) => ...`) threw, returned
+ * something that is not a duration, or did not return within 5 seconds: the step fails for
+ * good, since no retry can be scheduled (as on Cloudflare).
+ */
+export class DelayFunctionError extends ShardflowError {
+	override name = 'DelayFunctionError';
+	constructor(message: string, options?: { cause?: unknown }) {
+		super(ErrorCode.DelayFunctionFailed, message, options);
 	}
 }
 

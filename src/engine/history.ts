@@ -1,3 +1,4 @@
+import type { RestartFromType } from './restart-from';
 import { ErrorCode, ValidationError } from './errors';
 import { fromStoredJson } from './json';
 import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from './limits';
@@ -37,7 +38,7 @@ export interface HistoryEventFields {
 	 * `from` (a restart from a step), `keptSteps` completed steps recorded before it were kept.
 	 */
 	/** `droppedEvents`: events the old run had buffered and never consumed (a diverged run), dropped by the restart. */
-	'workflow.restarted': { previousGeneration: number; from?: string; keptSteps?: number; droppedEvents?: number };
+	'workflow.restarted': { previousGeneration: number; from?: string; fromType?: RestartFromType; keptSteps?: number; droppedEvents?: number };
 	'workflow.completed': { output: unknown };
 	/** `rollback`: present when the rollbacks of the failed run ran first. */
 	'workflow.errored': { error: HistoryError; rollback?: RollbackSummary };
@@ -63,7 +64,7 @@ export interface HistoryEventFields {
 	'events.dropped': { count: number };
 	/** An attempt of `step.do` is about to run (written before the step function runs). */
 	'step.started': { step: string; attempt: number };
-	'step.completed': { step: string; attempt: number; result: unknown };
+	'step.completed': { step: string; attempt: number; result: unknown; /** A `sensitive: 'output'` step: `result` is the marker '[REDACTED]'. */ redacted?: true };
 	/** The attempt failed and the step retries at `retryAt`. */
 	'step.attempt_failed': { step: string; attempt: number; error: HistoryError; retryAt: number };
 	/** The step failed for good: retries exhausted, a NonRetryableError, or its last attempt was interrupted. */

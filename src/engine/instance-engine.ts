@@ -24,7 +24,7 @@ import type { FinishedStatus, Registry, ResolvedEntry } from './registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from './deletion';
 import { validateEventPayload, validateWith } from './schema-validation';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
-import { restartPoint } from './restart-from';
+import { restartPoint, type RestartFrom } from './restart-from';
 import { checkChildOutcome, checkParentRef, childrenToTerminate, CASCADE_WAKEUP, NoticedOutcomes, type ChildOutcome, type ChildPort, type ParentRef } from './child-workflows';
 import { StepContext, type Divergence } from './step-context';
 import type { YieldReport } from './yield-pacer';
@@ -147,7 +147,7 @@ export async function prepareCreate(registry: Registry, id: string, type: string
 /** Options of `restart`. */
 export interface RestartOptions {
 	/** Run again from this step: the completed steps recorded before it return their cached results. */
-	from?: string;
+	from?: RestartFrom;
 }
 
 export interface CreateResult {
@@ -633,7 +633,7 @@ export class InstanceEngine {
 					kind: 'workflow.restarted',
 					detail: {
 						previousGeneration: row.generation,
-						...(point ? { from: point.from.name, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}),
+						...(point ? { from: point.from.name, fromType: point.fromType, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}),
 						...(dropped > 0 ? { droppedEvents: dropped } : {}),
 					},
 				},

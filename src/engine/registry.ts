@@ -2,7 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { parseDuration, type Duration } from './duration';
 import { ErrorCode, RegistryError, ValidationError } from './errors';
 import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from './instance-limits';
-import { resolveRetryPolicy } from './retry-policy';
+import { checkWorkflowDefaults } from './step-options';
 import type { DeclaredWorkflowDefaults, EventMap, Step, WorkflowContext } from './types';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
@@ -171,10 +171,8 @@ function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
  * cannot check their durations (see `DeclaredWorkflowDefaults`).
  */
 function checkDefaults(type: string, workflow: WorkflowClass): void {
-	const retries = workflow.defaults?.retries;
-	if (retries === undefined) return;
 	try {
-		resolveRetryPolicy(retries);
+		checkWorkflowDefaults(workflow.defaults);
 	} catch (error) {
 		throw new Error(`workflow type "${type}" (class ${workflow.name}) has invalid static defaults: ${(error as Error).message}`, { cause: error });
 	}

@@ -1,22 +1,43 @@
 import { parseDuration, type Duration } from './duration';
-import { ErrorCode, ValidationError } from './errors';
+import { DelayFunctionError, ErrorCode, ValidationError } from './errors';
+import type { StepAttempt } from './types';
 
 export type Backoff = 'constant' | 'linear' | 'exponential';
 
 /** How a failing `step.do` is retried: `limit` retries after the first attempt. */
 export interface RetryPolicy {
 	limit: number;
-	delay: Duration;
+	/** The wait before a retry, or a function of the failed attempt and its error that returns it. `backoff` applies to either. */
+	delay: Duration | RetryDelayFunction;
 	backoff?: Backoff;
 }
+
+/** What a retry delay function gets: the attempt that failed, what it threw, and the step's `ctx` (Cloudflare's `{ctx, error}`). */
+export interface RetryDelayInput {
+	attempt: number;
+	error: unknown;
+	ctx: Omit<StepAttempt, 'signal'>;
+}
+
+/**
+ * Computes the wait before a retry, once per failed attempt (the wait is stored, so a replay
+ * never calls it again). `backoff` still applies to its value (write `backoff: 'constant'` to
+ * use it as is). If it throws, returns something that is not a duration or takes more than
+ * 5 seconds, the step fails for good with `DELAY_FUNCTION_FAILED`.
+ * @example retries: { limit: 5, backoff: 'constant', delay: ({ error }) => (isRateLimit(error) ? '1 minute' : '2s') }
+ */
+export type RetryDelayFunction = (input: RetryDelayInput) => Duration | Promise<Duration>;
+
+/** Longest a retry delay function may take (Cloudflare's limit too). */
+export const DELAY_FUNCTION_TIMEOUT_MS = 5000;
 
 /** Used when neither the step nor the workflow's `static defaults` says otherwise. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { limit: 3, delay: '1s', backoff: 'exponential' };
 
-/** A policy with its delay resolved to milliseconds and its fields checked. */
+/** A policy with its delay resolved to milliseconds (or kept as a function) and its fields checked. */
 export interface ResolvedRetryPolicy {
 	limit: number;
-	delayMs: number;
+	delay: number | RetryDelayFunction;
 	backoff: Backoff;
 }
 
@@ -43,14 +64,46 @@ function checkRetryPolicy(policy: UncheckedRetryPolicy): ResolvedRetryPolicy {
 	if (backoff !== 'constant' && backoff !== 'linear' && backoff !== 'exponential') {
 		throw new ValidationError(ErrorCode.InvalidOptions, `retries.backoff must be "constant", "linear" or "exponential", got ${JSON.stringify(backoff)}`);
 	}
-	return { limit, delayMs: parseDuration(policy.delay), backoff };
+	return { limit, delay: typeof policy.delay === 'function' ? (policy.delay as RetryDelayFunction) : parseDuration(policy.delay), backoff };
 }
 
 /** Longest single wait between attempts, whatever the backoff computes. */
 export const MAX_RETRY_DELAY_MS = 24 * 3_600_000;
 
-/** The wait before retry number `retry` (1 for the first retry). */
-export function retryDelayMs(policy: ResolvedRetryPolicy, retry: number): number {
+/** The wait before retry number `retry` (1 for the first retry): the backoff over `baseMs`, the policy's fixed delay unless given. */
+export function retryDelayMs(policy: ResolvedRetryPolicy, retry: number, baseMs = typeof policy.delay === 'number' ? policy.delay : 0): number {
 	const factor = policy.backoff === 'constant' ? 1 : policy.backoff === 'linear' ? retry : 2 ** (retry - 1);
-	return Math.min(policy.delayMs * factor, MAX_RETRY_DELAY_MS);
+	return Math.min(baseMs * factor, MAX_RETRY_DELAY_MS);
+}
+
+/**
+ * The wait before the retry that follows failed attempt `input.attempt`. A delay function is
+ * called here (and only here); what it does wrong is a `DelayFunctionError`, which fails the
+ * step for good.
+ */
+export async function nextRetryDelayMs(policy: ResolvedRetryPolicy, input: RetryDelayInput): Promise<number> {
+	if (typeof policy.delay === 'number') return retryDelayMs(policy, input.attempt);
+	return retryDelayMs(policy, input.attempt, await callDelayFunction(policy.delay, input));
+}
+
+async function callDelayFunction(delay: RetryDelayFunction, input: RetryDelayInput): Promise<number> {
+	const step = `the delay function of step "${input.ctx.step.name}"`;
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	let value: unknown;
+	try {
+		const late = new Promise<never>((_, reject) => {
+			timer = setTimeout(() => reject(new DelayFunctionError(`${step} did not return within ${DELAY_FUNCTION_TIMEOUT_MS / 1000} seconds`)), DELAY_FUNCTION_TIMEOUT_MS);
+		});
+		value = await Promise.race([Promise.resolve().then(() => delay(input)), late]);
+	} catch (error) {
+		if (error instanceof DelayFunctionError) throw error;
+		throw new DelayFunctionError(`${step} threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+	} finally {
+		if (timer !== undefined) clearTimeout(timer);
+	}
+	try {
+		return parseDuration(value);
+	} catch (error) {
+		throw new DelayFunctionError(`${step} returned ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))}, not a duration (milliseconds, or a string such as "30 seconds")`, { cause: error });
+	}
 }

@@ -1,14 +1,15 @@
 import { parseDuration, type Duration } from './duration';
-import { ErrorCode, NonRetryableError, ShardflowError } from './errors';
+import { DelayFunctionError, ErrorCode, NonRetryableError, ShardflowError } from './errors';
 import { historyError, type HistoryRecord } from './history';
 import { fromStoredJson } from './json';
-import { resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
+import { nextRetryDelayMs, resolveRetryPolicy, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { runAttempt, type AttemptAbort } from './step-context';
+import { DEFAULT_STEP_TIMEOUT } from './step-options';
 import { stepKey } from './step-key';
 import type { InstanceStore, PassStore, StepRow } from './store';
 import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
-import type { RollbackFunction } from './types';
+import type { RollbackFunction, StepAttempt, StepConfig } from './types';
 
 /** The rollback of one completed step, as `step.do` registered it in the pass that reached the step. */
 export interface RegisteredRollback {
@@ -90,10 +91,10 @@ export class RollbackRunner {
 		if (row?.status === 'failed') return this.failedOutcome(row);
 		const now = this.hooks.now();
 		let policy: ReturnType<typeof resolveRetryPolicy>;
-		let timeoutMs: number | undefined;
+		let timeoutMs: number;
 		try {
 			policy = resolveRetryPolicy(rollback.retries);
-			timeoutMs = rollback.timeout === undefined ? undefined : parseDuration(rollback.timeout);
+			timeoutMs = parseDuration(rollback.timeout ?? DEFAULT_STEP_TIMEOUT);
 		} catch (error) {
 			// Bad rollbackRetries or rollbackTimeout: this rollback can never run, so it fails for good (a retry would not help).
 			const { name, message, code } = describeThrown(error);
@@ -109,6 +110,12 @@ export class RollbackRunner {
 			return { kind: 'failed', step: rollback.name, error };
 		}
 		const attempt = attempts + 1;
+		const { delay } = rollback.retries;
+		const config: StepConfig = Object.freeze({
+			retries: Object.freeze({ limit: policy.limit, ...(typeof delay === 'function' ? {} : { delay: delay as Duration }), backoff: policy.backoff }),
+			timeout: rollback.timeout ?? DEFAULT_STEP_TIMEOUT,
+		});
+		const about = { step: { name: rollback.name, count: 1 }, config };
 		const running: StepRow = { ...(row ?? this.newRow(key, rollback.name)), status: 'running', attempts: attempt, startedAt: row?.startedAt ?? now, wakeAt: null };
 		this.store.transaction(() => {
 			this.write(running);
@@ -116,10 +123,10 @@ export class RollbackRunner {
 			this.hooks.record({ kind: 'rollback.started', step: rollback.name, attempt });
 		});
 		try {
-			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result()), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled);
+			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result()), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about);
 		} catch (error) {
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
-			return this.attemptFailed(running, error, attempt, policy);
+			return this.attemptFailed(running, error, attempt, policy, about);
 		}
 		if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 		this.store.transaction(() => {
@@ -129,16 +136,28 @@ export class RollbackRunner {
 		return undefined;
 	}
 
-	private attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ReturnType<typeof resolveRetryPolicy>): RollbackOutcome {
-		const described = describeThrown(error);
+	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<RollbackOutcome> {
+		const permanent = isInstance(error, NonRetryableError) || (isInstance(error, ShardflowError) && error.code === ErrorCode.NotSerializable);
+		let failure = error;
+		let delayMs: number | undefined;
+		if (!permanent && attempt <= policy.limit) {
+			try {
+				delayMs = await nextRetryDelayMs(policy, { attempt, error, ctx: { attempt, ...about } });
+			} catch (delayError) {
+				if (!isInstance(delayError, DelayFunctionError)) throw delayError;
+				const cause = describeThrown(error);
+				failure = new DelayFunctionError(`${delayError.message} (after attempt ${attempt} failed with ${cause.name}: ${cause.message})`, { cause: delayError });
+			}
+			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
+		}
+		const described = describeThrown(failure);
 		const shown = { name: described.name, message: described.message, ...(described.code ? { code: described.code } : {}) };
 		const now = this.hooks.now();
-		const permanent = isInstance(error, NonRetryableError) || (isInstance(error, ShardflowError) && error.code === ErrorCode.NotSerializable);
-		if (permanent || attempt > policy.limit) {
+		if (delayMs === undefined) {
 			this.fail(running, attempt, { ...shown, ...(described.stack ? { stack: described.stack } : {}) }, now);
 			return { kind: 'failed', step: running.name, error: shown };
 		}
-		const wakeAt = now + retryDelayMs(policy, attempt);
+		const wakeAt = now + delayMs;
 		this.hooks.log({ severity: 'warn', event: 'rollback.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: shown });
 		this.store.transaction(() => {
 			this.write({ ...running, status: 'retrying', errorName: shown.name, errorMessage: shown.message, errorStack: described.stack ?? null, errorCode: shown.code ?? null, wakeAt });
@@ -171,7 +190,7 @@ export class RollbackRunner {
 	private newRow(key: string, name: string): StepRow {
 		return {
 			key, name, kind: 'rollback', status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
+			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++, sensitive: false,
 		};
 	}
 

@@ -1,3 +1,4 @@
+import { REDACTED_STEP_OUTPUT } from './sensitive-output';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './base64url-json';
 import { ErrorCode, ValidationError } from './errors';
 import { fromStoredJson } from './json';
@@ -124,8 +125,9 @@ function readResults(store: InstanceStore, metas: StepMeta[]): Map<string, strin
 	return results;
 }
 
+/** A result to read: a sensitive step's is never read, it shows the marker (see `summarizeStep`). */
 function hasResult(meta: StepMeta): boolean {
-	return meta.status === 'completed' && meta.kind !== 'sleep';
+	return meta.status === 'completed' && meta.kind !== 'sleep' && !meta.sensitive;
 }
 
 /** `result`: the stored JSON, null for none, undefined when it did not fit the budget. */
@@ -138,6 +140,7 @@ function summarizeStep(row: StepMeta, result: string | null | undefined): StepSu
 		startedAt: row.startedAt,
 		finishedAt: row.finishedAt,
 		wakeAt: row.wakeAt,
+		...(row.sensitive && row.status === 'completed' ? { result: REDACTED_STEP_OUTPUT } : {}),
 		...(result !== null && result !== undefined ? { result: fromStoredJson(result) } : {}),
 		...(result === undefined ? { resultOmitted: true as const } : {}),
 		...(row.errorName !== null ? { error: shownError(row) } : {}),

@@ -1,5 +1,6 @@
 import { parseDuration } from './duration';
 import {
+	DelayFunctionError,
 	DeterminismError,
 	ErrorCode,
 	EventTimeoutError,
@@ -19,7 +20,9 @@ import { historyError, type HistoryRecord } from './history';
 import { limitExceeded, resultExceedsHistoryLimit } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
-import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry-policy';
+import { DEFAULT_RETRY_POLICY, nextRetryDelayMs, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
+import { checkKnownOptions, resolveStepDoOptions } from './step-options';
+import { REDACTED_STEP_OUTPUT_JSON } from './sensitive-output';
 import type { RegisteredRollback } from './rollback-runner';
 import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from './webhook';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
@@ -209,6 +212,8 @@ export class StepContext implements Step<any> {
 
 	async do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
 		const key = this.enter('do', name);
+		// Checked on replays too: a config the engine does not understand fails the run wherever it is met.
+		const { policy, timeoutMs, config } = resolveStepDoOptions(name, options, this.entry.workflow.defaults?.retries as RetryPolicy | undefined);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') {
 			this.registerRollback(name, key, options);
@@ -222,8 +227,6 @@ export class StepContext implements Step<any> {
 		if (this.hooks.replayOnly) return this.parked();
 		if (!row && this.behindRecord()) await this.assertOnRecord('do', name);
 
-		const policy = resolveRetryPolicy(options?.retries ?? this.entry.workflow.defaults?.retries ?? DEFAULT_RETRY_POLICY);
-		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
 		const now = this.hooks.now();
 		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) throw this.suspend('sleeping');
 
@@ -262,11 +265,11 @@ export class StepContext implements Step<any> {
 		try {
 			try {
 				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
-				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled);
+				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config });
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
 				if (isSignal(error)) throw error;
-				return this.attemptFailed(running, error, attempt, policy);
+				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config });
 			}
 			this.checkAbort();
 			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
@@ -275,7 +278,9 @@ export class StepContext implements Step<any> {
 				throw this.fatal;
 			}
 			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
-			this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
+			if (config.sensitive === undefined) this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
+			// The history keeps the marker, never the value: the row alone holds it, for replays.
+			else this.writeWithRecord({ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true } });
 			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -356,6 +361,7 @@ export class StepContext implements Step<any> {
 	}
 
 	async waitForEvent(event: string, options?: WaitForEventOptions): Promise<any> {
+		checkKnownOptions('waitForEvent', options?.name ?? event, options, ['timeout', 'name']);
 		const stepName = options?.name ?? event;
 		const key = this.enter('wait', stepName);
 		const row = this.rows.get(key);
@@ -421,6 +427,7 @@ export class StepContext implements Step<any> {
 
 	async webhook<Body = unknown>(name: string, options?: WebhookOptions): Promise<WebhookHandle<Body>> {
 		const key = this.enter('webhook', name);
+		checkKnownOptions('webhook', name, options, ['timeout']);
 		let row = this.rows.get(key);
 		if (!row) {
 			if (this.hooks.replayOnly) return this.parked();
@@ -600,17 +607,31 @@ export class StepContext implements Step<any> {
 		}
 	}
 
-	private attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ReturnType<typeof resolveRetryPolicy>): never {
+	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<never> {
 		this.checkAbort();
-		const { name: errorName, message, stack, code } = describeThrown(error);
-		const errorStack = stack ?? null;
-		const errorCode = code ?? null;
-		const now = this.hooks.now();
 		const permanent =
 			isInstance(error, NonRetryableError) ||
 			(isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
+		let failure = error;
+		let delayMs: number | undefined;
+		if (!permanent && attempt <= policy.limit) {
+			try {
+				delayMs = await nextRetryDelayMs(policy, { attempt, error, ctx: { attempt, ...about } });
+			} catch (delayError) {
+				if (!isInstance(delayError, DelayFunctionError)) throw delayError;
+				// No retry can be scheduled: the step fails for good with the delay function's error, naming the attempt's.
+				const cause = describeThrown(error);
+				failure = new DelayFunctionError(`${delayError.message} (after attempt ${attempt} failed with ${cause.name}: ${cause.message})`, { cause: delayError });
+			}
+			// A terminate or restart that came while the delay function ran wins.
+			this.checkAbort();
+		}
+		const { name: errorName, message, stack, code } = describeThrown(failure);
+		const errorStack = stack ?? null;
+		const errorCode = code ?? null;
+		const now = this.hooks.now();
 		const described = { name: errorName, message, ...(code ? { code } : {}), ...(stack ? { stack } : {}) };
-		if (permanent || attempt > policy.limit) {
+		if (delayMs === undefined) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
 			this.transact(() => {
 				this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
@@ -618,7 +639,7 @@ export class StepContext implements Step<any> {
 			});
 			throw this.failure(this.rows.get(running.key)!);
 		}
-		const wakeAt = now + retryDelayMs(policy, attempt);
+		const wakeAt = now + delayMs;
 		this.hooks.log({ severity: 'warn', event: 'step.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: described });
 		this.transact(() => {
 			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });
@@ -665,7 +686,7 @@ export class StepContext implements Step<any> {
 		}
 		return {
 			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++,
+			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++, sensitive: false,
 		};
 	}
 
@@ -690,10 +711,11 @@ export class StepContext implements Step<any> {
 export async function runAttempt<T>(
 	fn: (attempt: StepAttempt) => Promise<T> | T,
 	attempt: number,
-	timeoutMs: number | undefined,
+	timeoutMs: number,
 	name: string,
 	live: Set<AttemptAbort>,
 	cancelled: unknown,
+	about: Pick<StepAttempt, 'step' | 'config'>,
 ): Promise<T> {
 	// The AbortController is made only if `fn` reads the signal: creating one per step is a
 	// measurable share of a step's cost, and most steps never look at it.
@@ -705,6 +727,8 @@ export async function runAttempt<T>(
 	};
 	const context: StepAttempt = {
 		attempt,
+		step: about.step,
+		config: about.config,
 		get signal() {
 			controller ??= new AbortController();
 			if (reason !== undefined && !controller.signal.aborted) controller.abort(reason);
@@ -713,7 +737,6 @@ export async function runAttempt<T>(
 	};
 	live.add(abort);
 	try {
-		if (timeoutMs === undefined) return await fn(context);
 		return await raceTimeout(fn, context, timeoutMs, name, abort);
 	} finally {
 		live.delete(abort);

@@ -54,6 +54,8 @@ export interface StepRow {
 	wakeAt: number | null;
 	/** Order in which steps were first reached, for the history. */
 	seq: number;
+	/** True for a `sensitive: 'output'` step: its result is shown redacted (sensitive-output.ts). */
+	sensitive: boolean;
 }
 
 export interface EventRow {

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from './duration';
-import type { RetryPolicy } from './retry-policy';
+import type { Backoff, RetryDelayFunction, RetryPolicy } from './retry-policy';
 import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from './child-workflows';
 
 /**
@@ -21,12 +21,30 @@ export type EventInput<D> = D extends StandardSchemaV1 ? StandardSchemaV1.InferI
 /** Event names of a map; `never` when the workflow declares none. */
 export type EventName<E> = keyof E & string;
 
-/** What `step.do` hands its function: which attempt this is, and a signal that aborts when the attempt times out. */
+/**
+ * What `step.do` hands its function (Cloudflare's `ctx`): which attempt this is, a signal
+ * that aborts when the attempt times out, the step's name and the config it runs with.
+ * @example await step.do('charge', async ({ attempt, signal, config }) => charge(order, { signal, last: attempt > config.retries.limit }));
+ */
 export interface StepAttempt {
 	/** 1 for the first attempt, 2 for the first retry, … */
 	attempt: number;
 	/** Aborts at the step's `timeout`: the attempt is abandoned, so pass it to `fetch` or stop on it. */
 	signal: AbortSignal;
+	/** The step's name, and which occurrence of it this is: always 1, step names being unique per kind within a run (Cloudflare counts repeats). */
+	step: { name: string; count: number };
+	/** The retries and timeout this step runs with, defaults applied (frozen: changing it changes nothing). */
+	config: StepConfig;
+}
+
+/** `ctx.config`: a step's retries and attempt timeout as resolved (the step's own, else the workflow's `static defaults`, else the engine's). */
+export interface StepConfig {
+	/** `delay` is left out when it is a function (`RetryDelayFunction`). */
+	retries: { limit: number; delay?: Duration; backoff: Backoff };
+	/** As given, or `'10 minutes'` (DEFAULT_STEP_TIMEOUT). */
+	timeout: Duration;
+	/** Present when the step's result is redacted outside the run. */
+	sensitive?: 'output';
 }
 
 /**
@@ -39,7 +57,7 @@ export type RollbackFunction<T = any> = (result: T, attempt: StepAttempt) => Pro
 export interface StepDoOptions<T = any> {
 	/** Overrides the workflow's `static defaults.retries`. */
 	retries?: RetryPolicy;
-	/** Longest a single attempt may take; a late attempt fails with `STEP_TIMEOUT` and is retried. */
+	/** Longest a single attempt may take (default 10 minutes, like Cloudflare); a late attempt fails with `STEP_TIMEOUT` and is retried. More than 0. */
 	timeout?: Duration;
 	/**
 	 * Runs, once this step has completed, when `run()` fails for good or on
@@ -50,8 +68,14 @@ export interface StepDoOptions<T = any> {
 	rollback?: RollbackFunction<T>;
 	/** Retries of the rollback; defaults to the type's `defaults.retries` (not the step's: a step that must not be retried still needs its compensation retried, also after a crash). */
 	rollbackRetries?: RetryPolicy;
-	/** Longest a single rollback attempt may take. */
+	/** Longest a single rollback attempt may take (default 10 minutes, like a step's). */
 	rollbackTimeout?: Duration;
+	/**
+	 * `'output'`: the result is stored for replay but shown as `'[REDACTED]'` in the status,
+	 * step pages, history export, archive, dashboard and test kit (errors are not redacted).
+	 * @example const token = await step.do('get-token', () => auth(), { sensitive: 'output' });
+	 */
+	sensitive?: 'output';
 }
 
 /** Options of `step.webhook`. */
@@ -204,7 +228,7 @@ export interface WorkflowDefaults {
  * checks them when the Worker starts and names the type of a bad one.
  */
 export interface DeclaredWorkflowDefaults {
-	retries?: Omit<RetryPolicy, 'delay'> & { delay: Duration | (string & {}) };
+	retries?: Omit<RetryPolicy, 'delay'> & { delay: Duration | RetryDelayFunction | (string & {}) };
 }
 
 /** The statuses an instance can be in. */

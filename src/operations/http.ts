@@ -151,7 +151,7 @@ export const httpBindings: HttpBindings = {
 	restart: {
 		method: 'post',
 		path: '/workflows/{id}/restart',
-		summary: 'Restart an instance: from the start, or from a step with {"from": "<step name>"}',
+		summary: 'Restart an instance: from the start, or from a step with {"from": "<step name>"} or {"from": {"name", "type", "count"}}',
 		request: { params: IdParam, body: { schema: RestartBody, required: false } },
 		responses: { 200: { schema: ControlSchema, description: 'The new status' } },
 		errors: [400, 401, 404, 409, 415],

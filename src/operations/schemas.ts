@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RESTART_FROM_TYPES } from '../engine/restart-from';
 import { WORKFLOW_STATUSES } from '../engine/types';
 
 /**
@@ -31,10 +32,23 @@ export const CreateBody = z
 
 export const RestartBody = z
 	.object({
-		from: z.string().min(1).max(256).optional().meta({
-			description: 'Run again from this step: the completed steps recorded before it keep their results; it and every later step run anew. Omit to restart from the start.',
-			example: 'charge-card',
-		}),
+		from: z
+			.union([
+				z.string().min(1).max(256),
+				z
+					.object({
+						name: z.string().min(1).max(256),
+						type: z.enum(RESTART_FROM_TYPES).optional().meta({ description: 'The kind of step, by the call that recorded it (sleep covers sleepUntil, invoke covers start). Omit: the do step of that name if there is one, else the step of any kind.' }),
+						count: z.number().int().min(1).optional().meta({ description: "Which occurrence of the name: 1 (step names are unique per kind within a run; Cloudflare's form)." }),
+					})
+					.strict(),
+			])
+			.optional()
+			.meta({
+				description:
+					'Run again from this step: the completed steps recorded before it keep their results; it and every later step run anew. A name (the do step of that name if there is one, else the step of any kind), or {name, type?, count?}. Omit to restart from the start.',
+				example: 'charge-card',
+			}),
 	})
 	.strict()
 	.meta({ id: 'RestartWorkflow' });

@@ -85,7 +85,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 		const stepValues = {
 			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
 			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'), errorCode: p('errorCode'),
-			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'), record: p('record'),
+			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'), record: p('record'), sensitive: p('sensitive'),
 		};
 		this.q = preparedOnce({
 			readSteps: () => db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
@@ -99,7 +99,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 							status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
 							errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`, errorCode: sql`excluded.error_code`,
 							startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
-							record: sql`excluded.record`,
+							record: sql`excluded.record`, sensitive: sql`excluded.sensitive`,
 						},
 					})
 					.prepare(),
@@ -207,13 +207,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	writeStep(row: StepRow): void {
-		this.q.writeStep.run({ ...row, record: null } as never);
+		this.q.writeStep.run({ ...row, record: null, sensitive: sensitiveColumn(row) } as never);
 		this.noSteps = false;
 	}
 
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
 		if (recordFollowsFromRow(row, record, this.generation)) {
-			this.q.writeStep.run({ ...row, record: record.kind } as never);
+			this.q.writeStep.run({ ...row, record: record.kind, sensitive: sensitiveColumn(row) } as never);
 			this.noSteps = false;
 			this.appended(record);
 		} else {
@@ -473,6 +473,11 @@ function preparedOnce<T extends Record<string, () => unknown>>(builders: T): { r
 		});
 	}
 	return prepared;
+}
+
+/** The `sensitive` column as bound: placeholders skip the column's boolean mapping, so 1 or 0 (read back as a boolean; null, from rows older than the column, as false). */
+function sensitiveColumn(row: StepRow): 1 | 0 {
+	return row.sensitive ? 1 : 0;
 }
 
 /** Whether the `steps_record_*` triggers (drizzle/0007) would append exactly `record` for this write. */

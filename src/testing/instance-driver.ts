@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '../engine/history';
+import type { RestartFrom } from '../engine/restart-from';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 
 /**
@@ -11,7 +12,7 @@ export interface InstanceDriver {
 	readonly id: string;
 	create(payload: unknown): Promise<void>;
 	sendEvent(event: string, payload: unknown): Promise<void>;
-	control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options?: { rollback?: boolean }): Promise<WorkflowStatus>;
+	control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options?: { rollback?: boolean; from?: RestartFrom }): Promise<WorkflowStatus>;
 	/** POSTs `body` to a webhook URL the instance issued (`step.webhook`), as an outside system would; refusals throw their typed errors. */
 	callWebhook(url: string, body: unknown): Promise<void>;
 	status(): Promise<WorkflowStatusInfo>;

@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '../engine/history';
+import type { RestartFrom } from '../engine/restart-from';
 import { InstanceEngine } from '../engine/instance-engine';
 import { MemoryInstanceStore } from '../engine/memory-store';
 import type { Registry } from '../engine/registry';
@@ -40,7 +41,8 @@ export class NodeInstanceDriver implements InstanceDriver {
 		return this.engine.sendEvent(event, payload);
 	}
 
-	async control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
+	async control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean; from?: RestartFrom } = {}): Promise<WorkflowStatus> {
+		if (operation === 'restart') return this.engine.restart(options.from === undefined ? {} : { from: options.from });
 		return operation === 'terminate' ? this.engine.terminate(options) : this.engine[operation]();
 	}
 

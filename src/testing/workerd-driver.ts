@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import { instances, instanceStub, type ShardflowEnv } from '../client/instance-client';
 import { webhookKey } from '../client/webhook-key';
 import type { HistoryEvent } from '../engine/history';
+import type { RestartFrom } from '../engine/restart-from';
 import { decodeWebhookToken, webhookToken } from '../engine/webhook';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { allPages } from './all-pages';
@@ -35,7 +36,8 @@ export class WorkerdInstanceDriver implements InstanceDriver {
 		return instances.sendEvent(this.env, { id: this.id, event, payload }).then(() => undefined);
 	}
 
-	control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
+	control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean; from?: RestartFrom } = {}): Promise<WorkflowStatus> {
+		if (operation === 'restart') return instances.restart(this.env, { id: this.id, ...(options.from === undefined ? {} : { from: options.from }) });
 		return operation === 'terminate' ? instances.terminate(this.env, { id: this.id, ...options }) : instances[operation](this.env, { id: this.id });
 	}
 

@@ -1,5 +1,6 @@
 import type { Duration } from '../engine/duration';
 import type { HistoryEvent } from '../engine/history';
+import type { RestartFrom } from '../engine/restart-from';
 import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
 import { FINISHED_STATUSES } from '../engine/types';
 import type { EventsOf, OutputOf, PayloadInputOf } from '../workflow';
@@ -149,8 +150,9 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 		await this.driver.callWebhook(url, body);
 		await this.settle();
 	}
-	async restart(): Promise<WorkflowStatus> {
-		return this.control('restart');
+	/** Reruns the finished instance in a new generation: from the start, or `{from}` a step (README "Restart from a step"). */
+	async restart(options: { from?: RestartFrom } = {}): Promise<WorkflowStatus> {
+		return this.control('restart', options);
 	}
 
 	/**
@@ -257,7 +259,7 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 		throw new TestKitError(TestKitErrorCode.NoPendingWebhook, `instance "${this.id}" has no webhook named "${step}" (step.webhook was not reached)`);
 	}
 
-	private async control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean } = {}): Promise<WorkflowStatus> {
+	private async control(operation: 'pause' | 'resume' | 'terminate' | 'restart', options: { rollback?: boolean; from?: RestartFrom } = {}): Promise<WorkflowStatus> {
 		this.assertStarted();
 		const status = await this.driver.control(operation, options);
 		await this.settle();

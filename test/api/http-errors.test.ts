@@ -27,6 +27,7 @@ describe('error codes over HTTP', () => {
 				ErrorCode.Determinism,
 				ErrorCode.StepFailed,
 				ErrorCode.StepTimeout,
+				ErrorCode.DelayFunctionFailed,
 				ErrorCode.EventTimeout,
 				ErrorCode.NonRetryable,
 				ErrorCode.InvalidRegistry,

@@ -273,6 +273,7 @@ describe('OpenAPI', () => {
 				'/types/{type}',
 				'/workflows',
 				'/workflows/batch',
+				'/workflows/batch-delete',
 				'/workflows/{id}',
 				'/workflows/{id}/events/{name}',
 				'/workflows/{id}/events/approval',

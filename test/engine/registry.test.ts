@@ -53,6 +53,22 @@ describe('a registry that cannot run', () => {
 		expect(registry.problem?.message).toMatch(/workflow type "typo-defaults" \(class TypoDefaults\) has invalid static defaults: invalid duration "3 sec0nds"/);
 	});
 
+	it('refuses static defaults with an unknown field, naming it (a typo would otherwise do nothing)', () => {
+		class ExtraField extends Workflow<{}, void> {
+			static override readonly type = 'extra-field';
+			static override defaults = { retries: { limit: 2, delay: '1s', jitter: true } } as never;
+			async run() {}
+		}
+		class ExtraDefault extends Workflow<{}, void> {
+			static override readonly type = 'extra-default';
+			static override defaults = { retries: { limit: 2, delay: '1s' }, retry: { limit: 9, delay: '1s' } } as never;
+			async run() {}
+		}
+		const registry = defineRegistry({ 'extra-field': { workflow: ExtraField }, 'extra-default': { workflow: ExtraDefault } });
+		expect(registry.problem?.message).toContain('workflow type "extra-field" (class ExtraField) has invalid static defaults: unknown field "retries.jitter"');
+		expect(registry.problem?.message).toContain('workflow type "extra-default" (class ExtraDefault) has invalid static defaults: unknown field "retry"');
+	});
+
 	it('accepts a registry whose keys match and whose defaults are valid', () => {
 		const registry = defineRegistry({ greeter: { workflow: Greeter }, 'good-defaults': { workflow: GoodDefaults } });
 		expect(registry.problem).toBeNull();

@@ -27,7 +27,19 @@ class Order extends Workflow<{}, string> {
 		return `${reserved}/${charged}/${shipped}`;
 	}
 }
-const registry = registryOf(Order);
+/** A `sleep` and a `do` share the name `checkpoint` (Cloudflare's "should default restart from step type to step.do"). */
+class SharedName extends Workflow<{}, string> {
+	static override readonly type = 'shared-name';
+	async run(step: Step) {
+		const setup = await step.do('setup', () => (ran('setup'), `s${runs.get('setup')}`));
+		await step.sleep('checkpoint', 0);
+		const between = await step.do('between', () => (ran('between'), `b${runs.get('between')}`));
+		const checkpoint = await step.do('checkpoint', () => (ran('checkpoint'), `c${runs.get('checkpoint')}`));
+		await step.sleep('nap', 0);
+		return `${setup}/${between}/${checkpoint}`;
+	}
+}
+const registry = registryOf(Order, SharedName);
 
 async function finished(fail = false) {
 	runs.clear();
@@ -79,6 +91,58 @@ describe('restart from a step', () => {
 	it.for([[''], [42], ['x'.repeat(257)]] as const)('refuses from = %j with UNKNOWN_STEP', async ([from]) => {
 		const { engine } = await finished();
 		expect(() => engine.restart({ from: from as string })).toThrow(expect.objectContaining({ code: ErrorCode.UnknownStep }));
+		expect(engine.status().generation).toBe(0);
+	});
+
+	// Cloudflare: engine.test.ts "should default restart from step type to step.do".
+	it('restarts from the do step of a name a sleep shares when no kind is given, as Cloudflare does', async () => {
+		runs.clear();
+		const { engine, host } = await startInstance(registry, 'shared-name', {});
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 's1/b1/c1' });
+		engine.restart({ from: 'checkpoint' });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 's1/b1/c2' });
+		engine.restart({ from: { name: 'checkpoint' } });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 's1/b1/c3' });
+	});
+
+	it('restarts from the sleep of a shared name when the caller picks the kind', async () => {
+		runs.clear();
+		const { engine, host } = await startInstance(registry, 'shared-name', {});
+		engine.restart({ from: { name: 'checkpoint', type: 'sleep', count: 1 } });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 's1/b2/c2' });
+		const restarted = engine.history().events[0];
+		expect(restarted).toMatchObject({ kind: 'workflow.restarted', from: 'checkpoint', fromType: 'sleep', keptSteps: 1 });
+	});
+
+	it('still restarts from a step of another kind named by a plain string when no do has that name', async () => {
+		runs.clear();
+		const { engine, host } = await startInstance(registry, 'shared-name', {});
+		engine.restart({ from: 'nap' });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 's1/b1/c1', generation: 1 });
+		expect(engine.restart({ from: { name: 'nap', type: 'sleep' } })).toBe('created');
+	});
+
+	it('refuses a kind the name was not recorded with, and an occurrence past the first, with UNKNOWN_STEP', async () => {
+		const { engine } = await finished();
+		expect(() => engine.restart({ from: { name: 'reserve', type: 'sleep' } })).toThrow(expect.objectContaining({ code: ErrorCode.UnknownStep, message: expect.stringContaining('no sleep step "reserve"') }));
+		// Step names are unique per kind in a run, so a name has one occurrence (Cloudflare counts repeats).
+		expect(() => engine.restart({ from: { name: 'reserve', count: 2 } })).toThrow(expect.objectContaining({ code: ErrorCode.UnknownStep, message: expect.stringContaining('count 1') }));
+		expect(engine.status().generation).toBe(0);
+	});
+
+	it.for([
+		[{ name: 'reserve', type: 'nap' }, 'from.type'],
+		[{ name: 'reserve', count: 0 }, 'from.count'],
+		[{ name: 'reserve', count: 1.5 }, 'from.count'],
+		[{ name: 'reserve', kind: 'do' }, '"kind"'],
+		[{ type: 'do' }, 'from.name'],
+	] as const)('refuses from = %j with INVALID_OPTIONS naming %s', async ([from, named]) => {
+		const { engine } = await finished();
+		expect(() => engine.restart({ from: from as never })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidOptions, message: expect.stringContaining(named) }));
 		expect(engine.status().generation).toBe(0);
 	});
 

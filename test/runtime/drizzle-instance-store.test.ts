@@ -52,7 +52,7 @@ describe('DrizzleInstanceStore', () => {
 				() => store.writeInstance(instanceRow()),
 				() => store.appendHistory({ generation, at: 1, kind: 'event.received', step: null, attempt: null, value: '"é"'.repeat(random(4)), detail: null }),
 				() => {
-					const running = { key: `do:s${random(5)}`, name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1 };
+					const running = { key: `do:s${random(5)}`, name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
 					store.writeStepWithRecord(running, { generation, at: 10, kind: 'step.started', step: 's', attempt: 1, value: null, detail: null });
 					store.writeStepWithRecord({ ...running, status: 'completed', result: '"ok"', finishedAt: 11 }, { generation, at: 11, kind: 'step.completed', step: 's', attempt: 1, value: '"ok"', detail: null });
 				},
@@ -106,7 +106,7 @@ describe('the steps_record triggers (drizzle/0007)', () => {
 				id: 'wf-1', type: 't', status: 'running', payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 				createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
 			});
-			const running = { key: 'do:s', name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1 };
+			const running = { key: 'do:s', name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
 			store.writeStepWithRecord(running, { generation: 0, at: 10, kind: 'step.started', step: 's', attempt: 1, value: null, detail: null });
 			expect([...state.storage.sql.exec('SELECT record FROM steps')]).toEqual([{ record: null }]);
 			// The previous release's upsert names no record column.

@@ -43,7 +43,30 @@ describe('restart from a step (workerd)', () => {
 		expect((await api('GET', `/workflows/${id}`)).json.status).toBe('sleeping');
 	});
 
+	// Cloudflare: engine.test.ts "should default restart from step type to step.do" (the kind and occurrence are the caller's to pick).
+	it('POST /workflows/:id/restart {from: {name, type, count}} restarts from the step of that kind', async () => {
+		const id = await completed();
+		expect(await api('POST', `/workflows/${id}/restart`, { from: { name: 'approval', type: 'waitForEvent', count: 1 } })).toMatchObject({ status: 200, json: { status: 'created' } });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'waiting', generation: 1 });
+		const history = (await api('GET', `/workflows/${id}/history`)).json.events;
+		expect(history[0]).toMatchObject({ kind: 'workflow.restarted', from: 'approval', fromType: 'waitForEvent', keptSteps: 1 });
+	});
+
+	it('the typed helper takes the kind of step too', async () => {
+		const id = await completed();
+		expect(await RedeployedWorkflow.restart(testEnv, id, { from: { name: 'settle', type: 'sleep' } })).toBe('created');
+		await settle(id);
+		expect(executions.get(`${id}:charge`)).toBe(1);
+	});
+
 	it.for([
+		[{ from: { name: 'charge', type: 'sleep' } }, 'UNKNOWN_STEP'],
+		[{ from: { name: 'charge', count: 2 } }, 'UNKNOWN_STEP'],
+		[{ from: { name: 'charge', type: 'nap' } }, 'INVALID_REQUEST'],
+		[{ from: { name: 'charge', count: 0 } }, 'INVALID_REQUEST'],
+		[{ from: { name: 'charge', kind: 'do' } }, 'INVALID_REQUEST'],
+		[{ from: { type: 'do' } }, 'INVALID_REQUEST'],
 		[{ from: 'refund' }, 'UNKNOWN_STEP'],
 		[{ from: 42 }, 'INVALID_REQUEST'],
 		[{ from: '' }, 'INVALID_REQUEST'],

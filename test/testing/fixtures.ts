@@ -52,6 +52,16 @@ export class NoTimeoutWorkflow extends Workflow<{}, string> {
 	}
 }
 
+/** A step whose result is sensitive (`sensitive: 'output'`), used after a sleep: the later pass replays it from storage. */
+export class SecretWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'secret-kit';
+	async run(step: Step) {
+		const secret = await step.do('get-token', () => (ran('get-token'), { token: 'super-secret' }), { sensitive: 'output' });
+		await step.sleep('nap', '1 minute');
+		return step.do('use-token', () => `used ${secret.token.length} characters`);
+	}
+}
+
 /** A step whose first attempt never ends: only a crash (and the alarm) gets it going again. */
 export class HangsOnceWorkflow extends Workflow<{}, string> {
 	static override readonly type = 'hangs-once-kit';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { defineRegistry } from '../../src/engine/registry';
 import { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError, testWorkflow } from '../../src/testing';
-import { calls, HangsOnceWorkflow, NoTimeoutWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from './fixtures';
+import { calls, HangsOnceWorkflow, NoTimeoutWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from './fixtures';
 
 const DAY = 86_400_000;
 
@@ -186,6 +186,16 @@ describe('the virtual clock', () => {
 });
 
 describe('inspection and misuse', () => {
+	// Cloudflare: context.test.ts "should redact a sensitive step's output from waitForStepResult".
+	it("shows a sensitive step's result redacted in waitForStepResult, steps() and history(), while the run used the real one", async () => {
+		const secret = testWorkflow(SecretWorkflow).disableSleeps();
+		await secret.start({});
+		expect(await secret.output()).toBe('used 12 characters');
+		expect(await secret.waitForStepResult('get-token')).toBe('[REDACTED]');
+		expect((await secret.steps())[0]).toMatchObject({ name: 'get-token', result: '[REDACTED]' });
+		expect(JSON.stringify(await secret.history())).not.toContain('super-secret');
+	});
+
 	it('waitForStepResult says why a step has no result', async () => {
 		const order = testWorkflow(OrderWorkflow);
 		await order.start({ sku: 'book' });

@@ -5,7 +5,7 @@ import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
-import { HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
+import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
 import { asInvocation } from '../harness/invocations';
 import { FetcherWorkflow } from '../../bench/workflows';
@@ -58,6 +58,7 @@ export const testRegistry = defineRegistry({
 	order: { workflow: OrderWorkflow },
 	'hangs-once-kit': { workflow: HangsOnceWorkflow },
 	'zero-durations': { workflow: ZeroDurationsWorkflow },
+	'secret-kit': { workflow: SecretWorkflow },
 	'every-5m': { workflow: EveryFiveMinutesWorkflow },
 	hourly: { workflow: HourlyWorkflow },
 	limited: { workflow: LimitedWorkflow, shards: 2 },

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../../src/client/instance-client';
 import { StatusNotReachedError, testKitClock, testWorkflow, TestKitErrorCode } from '../../../src/testing/workerd';
-import { calls, HangsOnceWorkflow, OrderWorkflow, ZeroDurationsWorkflow } from '../fixtures';
+import { calls, HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../fixtures';
 import { HookApprovalWorkflow } from '../../worker/webhook-workflows';
 
 const testEnv = env as unknown as ShardflowEnv;
@@ -12,6 +12,19 @@ beforeEach(() => calls.clear());
 afterEach(() => testKitClock.reset());
 
 describe('the test kit in workerd, against the real WorkflowRunner', () => {
+	// Cloudflare: context.test.ts "Sensitive step output", over the Drizzle store: the flag survives an eviction.
+	it("keeps a sensitive step's real result in storage for the replay after a crash, and shows it redacted", async () => {
+		const secret = testWorkflow(SecretWorkflow, { env: testEnv });
+		await secret.start({});
+		await secret.crash();
+		await secret.clock.advance('1 minute');
+		expect(await secret.output()).toBe('used 12 characters');
+		expect(calls.get('get-token')).toBe(1);
+		expect(await secret.waitForStepResult('get-token')).toBe('[REDACTED]');
+		expect(JSON.stringify([await secret.status(), await secret.steps(), await secret.history()])).not.toContain('super-secret');
+		await secret.dispose();
+	});
+
 	it('callWebhook completes a step.webhook wait through the namespace key, once', async () => {
 		const hook = testWorkflow(HookApprovalWorkflow, { env: testEnv });
 		await hook.start({});
