@@ -1,5 +1,6 @@
 import { parseDuration, type Duration } from './duration';
 import { DelayFunctionError, ErrorCode, ValidationError } from './errors';
+import { describeThrown } from './thrown-value';
 import type { StepAttempt } from './types';
 
 export type Backoff = 'constant' | 'linear' | 'exponential';
@@ -84,6 +85,20 @@ export function retryDelayMs(policy: ResolvedRetryPolicy, retry: number, baseMs 
 export async function nextRetryDelayMs(policy: ResolvedRetryPolicy, input: RetryDelayInput): Promise<number> {
 	if (typeof policy.delay === 'number') return retryDelayMs(policy, input.attempt);
 	return retryDelayMs(policy, input.attempt, await callDelayFunction(policy.delay, input));
+}
+
+/**
+ * What a failed attempt that may retry leads to: the wait before the retry, or, when the delay
+ * function fails, the step's final failure (a `DelayFunctionError` naming the attempt's error).
+ */
+export async function retryAfterFailure(policy: ResolvedRetryPolicy, input: RetryDelayInput): Promise<{ delayMs: number } | { failure: DelayFunctionError }> {
+	try {
+		return { delayMs: await nextRetryDelayMs(policy, input) };
+	} catch (delayError) {
+		if (!(delayError instanceof DelayFunctionError)) throw delayError;
+		const cause = describeThrown(input.error);
+		return { failure: new DelayFunctionError(`${delayError.message} (after attempt ${input.attempt} failed with ${cause.name}: ${cause.message})`, { cause: delayError }) };
+	}
 }
 
 async function callDelayFunction(delay: RetryDelayFunction, input: RetryDelayInput): Promise<number> {

@@ -1,8 +1,8 @@
 import { parseDuration, type Duration } from './duration';
-import { DelayFunctionError, ErrorCode, NonRetryableError, ShardflowError } from './errors';
+import { ErrorCode, NonRetryableError, ShardflowError } from './errors';
 import { historyError, type HistoryRecord } from './history';
 import { fromStoredJson } from './json';
-import { nextRetryDelayMs, resolveRetryPolicy, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
+import { resolveRetryPolicy, retryAfterFailure, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { runAttempt, type AttemptAbort } from './step-context';
 import { DEFAULT_STEP_TIMEOUT } from './step-options';
 import { stepKey } from './step-key';
@@ -141,13 +141,9 @@ export class RollbackRunner {
 		let failure = error;
 		let delayMs: number | undefined;
 		if (!permanent && attempt <= policy.limit) {
-			try {
-				delayMs = await nextRetryDelayMs(policy, { attempt, error, ctx: { attempt, ...about } });
-			} catch (delayError) {
-				if (!isInstance(delayError, DelayFunctionError)) throw delayError;
-				const cause = describeThrown(error);
-				failure = new DelayFunctionError(`${delayError.message} (after attempt ${attempt} failed with ${cause.name}: ${cause.message})`, { cause: delayError });
-			}
+			const next = await retryAfterFailure(policy, { attempt, error, ctx: { attempt, ...about } });
+			if ('failure' in next) failure = next.failure;
+			else delayMs = next.delayMs;
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 		}
 		const described = describeThrown(failure);

@@ -1,6 +1,5 @@
 import { parseDuration } from './duration';
 import {
-	DelayFunctionError,
 	DeterminismError,
 	ErrorCode,
 	EventTimeoutError,
@@ -20,7 +19,7 @@ import { historyError, type HistoryRecord } from './history';
 import { limitExceeded, resultExceedsHistoryLimit } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
-import { DEFAULT_RETRY_POLICY, nextRetryDelayMs, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
+import { DEFAULT_RETRY_POLICY, retryAfterFailure, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { checkKnownOptions, resolveStepDoOptions } from './step-options';
 import { REDACTED_STEP_OUTPUT_JSON } from './sensitive-output';
 import type { RegisteredRollback } from './rollback-runner';
@@ -615,14 +614,10 @@ export class StepContext implements Step<any> {
 		let failure = error;
 		let delayMs: number | undefined;
 		if (!permanent && attempt <= policy.limit) {
-			try {
-				delayMs = await nextRetryDelayMs(policy, { attempt, error, ctx: { attempt, ...about } });
-			} catch (delayError) {
-				if (!isInstance(delayError, DelayFunctionError)) throw delayError;
-				// No retry can be scheduled: the step fails for good with the delay function's error, naming the attempt's.
-				const cause = describeThrown(error);
-				failure = new DelayFunctionError(`${delayError.message} (after attempt ${attempt} failed with ${cause.name}: ${cause.message})`, { cause: delayError });
-			}
+			// A delay function that fails schedules no retry: the step fails for good with its error, naming the attempt's.
+			const next = await retryAfterFailure(policy, { attempt, error, ctx: { attempt, ...about } });
+			if ('failure' in next) failure = next.failure;
+			else delayMs = next.delayMs;
 			// A terminate or restart that came while the delay function ran wins.
 			this.checkAbort();
 		}
