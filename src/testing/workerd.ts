@@ -14,7 +14,7 @@
  */
 import type { ShardflowEnv } from '../client/instance-client';
 import { assertValidWorkflowId } from '../engine/ids';
-import { StepMocks } from './step-mocks';
+import { InstanceModifiers } from './instance-modifiers';
 import { registerMocks, releaseMocks } from './workerd-mocks';
 import { WorkerdInstanceDriver } from './workerd-driver';
 import { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
@@ -36,10 +36,10 @@ let instances = 0;
 export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: WorkerdTestOptions): WorkflowTestKit<W> {
 	const id = options.id ?? `test-${workflow.type}-${Date.now().toString(36)}-${(instances++).toString(36)}`;
 	assertValidWorkflowId(id);
-	const mocks = new StepMocks();
-	registerMocks(id, mocks);
-	const driver = new WorkerdInstanceDriver(options.env, workflow.type, id, () => releaseMocks(id, mocks));
-	return new WorkflowTestKit(workflow, driver, mocks);
+	const modifiers = new InstanceModifiers();
+	registerMocks(id, modifiers.mocks);
+	const driver = new WorkerdInstanceDriver(options.env, workflow.type, id, () => releaseMocks(id, modifiers.mocks));
+	return new WorkflowTestKit(workflow, driver, modifiers);
 }
 
 export { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
