@@ -291,8 +291,12 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 		}
 	}
 
-	/** Waits until the instance is idle, firing the alarms already due and jumping over the timers the modifiers skip. */
-	private async settle(): Promise<void> {
+	/**
+	 * Waits until the instance is idle, firing the alarms already due and jumping over the
+	 * timers the modifiers skip. Every action does it before it returns; `introspector.get()`
+	 * does it for instances the Worker's own code created, outside the kit.
+	 */
+	async settle(): Promise<void> {
 		for (let jumps = 0; ; jumps++) {
 			if (jumps > MAX_TIMERS_PER_SETTLE) throw runaway(this.id);
 			await this.driver.idle();
