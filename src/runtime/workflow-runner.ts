@@ -28,6 +28,13 @@ export interface RunnerOptions {
 	 * A construction option, never an RPC method; production runners leave it unset.
 	 */
 	wrapStepFunctions?: (instanceId: string) => StepFunctionWrapper;
+	/**
+	 * Test kits only, like `wrapStepFunctions`: told of each instance a `create`
+	 * stored (whoever sent it: the Worker's routes, a parent's step, a schedule),
+	 * before its first pass starts, so a test can introspect the instances the
+	 * Worker's own code creates (`introspectWorkflow`). Production runners leave it unset.
+	 */
+	instanceCreated?: (instance: { id: string; type: string }) => void;
 }
 
 const HOUSEKEEPING = true;
@@ -74,7 +81,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		const storage = new ObjectStorage(ctx.storage);
 		const now = options.clock ?? Date.now;
 		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;
-		this.role = createRole(roleKindOf(ctx.id.name), { ctx, env, storage, registry, now, wrapStepFunction });
+		this.role = createRole(roleKindOf(ctx.id.name), { ctx, env, storage, registry, now, wrapStepFunction, instanceCreated: options.instanceCreated });
 		void ctx.blockConcurrencyWhile(async () => {
 			// A new object has no tables and, since nothing set one, no alarm.
 			if ((await storage.open()) && this.role?.kind === 'instance') await this.role.opened();

@@ -7,9 +7,9 @@
  */
 import type { Registry } from '../engine/registry';
 import { NodeInstanceDriver } from './node-driver';
-import { StepMocks } from './step-mocks';
+import { InstanceModifiers } from './instance-modifiers';
 import { registryFor } from './test-registry';
-import { DEFAULT_START_TIME, VirtualClock } from './virtual-clock';
+import { startTimeOf, VirtualClock } from './virtual-clock';
 import { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
 
 export interface NodeTestOptions {
@@ -36,20 +36,22 @@ export interface NodeTestOptions {
  */
 export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: NodeTestOptions = {}): WorkflowTestKit<W> {
 	const registry = registryFor(workflow, options.registry);
-	const start = options.startAt === undefined ? DEFAULT_START_TIME : typeof options.startAt === 'number' ? options.startAt : options.startAt.getTime();
-	const mocks = new StepMocks();
+	const modifiers = new InstanceModifiers();
 	const driver = new NodeInstanceDriver({
 		registry,
 		type: workflow.type,
 		id: options.id ?? `test-${workflow.type}`,
 		env: options.env ?? {},
-		clock: new VirtualClock(start),
-		wrapStepFunction: mocks.wrapper,
+		clock: new VirtualClock(startTimeOf(options.startAt)),
+		wrapStepFunction: modifiers.mocks.wrapper,
 	});
-	return new WorkflowTestKit(workflow, driver, mocks);
+	return new WorkflowTestKit(workflow, driver, modifiers);
 }
 
 export { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
+export { introspectWorkflow, NodeWorkflowIntrospector, type NodeIntrospectOptions } from './node-introspection';
+export { WorkflowIntrospector } from './workflow-introspector';
+export type { WorkflowModifiers } from './instance-modifiers';
 export type { MockTimes } from './step-mocks';
 export { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';
 export {

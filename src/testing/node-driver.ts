@@ -10,6 +10,9 @@ import type { InstanceDriver } from './instance-driver';
 import type { VirtualClock } from './virtual-clock';
 import { testKitWebhookKey, VirtualHost, type DurableInstance } from './virtual-host';
 import { decodeWebhookToken, webhookToken } from '../engine/webhook';
+import { checkDeleteOptions } from '../engine/deletion';
+import { NotFoundError } from '../engine/errors';
+import type { InstanceAccess } from '../operations/operation';
 
 export interface NodeDriverOptions {
 	registry: Registry;
@@ -98,6 +101,22 @@ export class NodeInstanceDriver implements InstanceDriver {
 	}
 
 	async dispose(): Promise<void> {}
+
+	/** The instance as the operation table reaches it in a runner (see node-namespace.ts): its engine, NOT_FOUND before a create. */
+	get instance(): InstanceAccess {
+		const existing = (): InstanceEngine => {
+			if (!this.engine.exists) throw new NotFoundError('no such workflow instance');
+			return this.engine;
+		};
+		return {
+			create: (request) => this.engine.create(request.id, request.type, request.payload, request.parent),
+			existing,
+			currentIndexEntry: () => (this.engine.exists ? this.engine.currentIndexEntry() : null),
+			delete: (input) => existing().delete(checkDeleteOptions(input)),
+			// The Node kit has no archive: a deleted instance is gone.
+			orArchived: async (live) => live(existing()),
+		};
+	}
 
 	private newHost(): VirtualHost {
 		const { registry, env, clock, wrapStepFunction } = this.options;

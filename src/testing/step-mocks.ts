@@ -57,6 +57,14 @@ export class StepMocks {
 		this.failures.set(step, { kind: 'timeout', times: timesOf(step, options) });
 	}
 
+	/** The same mocks for another instance, none of them used yet. */
+	copy(): StepMocks {
+		const copy = new StepMocks();
+		for (const [step, mock] of this.results) copy.results.set(step, mock);
+		for (const [step, mock] of this.failures) copy.failures.set(step, mock);
+		return copy;
+	}
+
 	/** Mocked step names that never replaced a function. */
 	unused(): string[] {
 		return [...new Set([...this.results.keys(), ...this.failures.keys()])].filter((step) => !this.used.has(step));

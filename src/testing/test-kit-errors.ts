@@ -16,6 +16,7 @@ export const TestKitErrorCode = {
 	ReplayDivergence: 'TESTKIT_REPLAY_DIVERGENCE',
 	InvalidTime: 'TESTKIT_INVALID_TIME',
 	NoPendingWebhook: 'TESTKIT_NO_PENDING_WEBHOOK',
+	Unsupported: 'TESTKIT_UNSUPPORTED',
 } as const;
 export type TestKitErrorCode = (typeof TestKitErrorCode)[keyof typeof TestKitErrorCode];
 

@@ -26,3 +26,8 @@ export function durationMs(duration: Duration): number {
 
 /** Where a Node-mode clock starts unless the test says otherwise: a fixed instant, so runs repeat exactly. */
 export const DEFAULT_START_TIME = Date.UTC(2030, 0, 1);
+
+/** A Node-mode clock's start: the test's `startAt` (epoch ms or a Date), else `DEFAULT_START_TIME`. */
+export function startTimeOf(startAt: Date | number | undefined): number {
+	return startAt === undefined ? DEFAULT_START_TIME : typeof startAt === 'number' ? startAt : startAt.getTime();
+}

@@ -24,3 +24,23 @@ export function mockWrapperFor(id: string): StepFunctionWrapper {
 		return mocks ? mocks.wrapper(step, fn) : fn;
 	};
 }
+
+/**
+ * The introspectors (`introspectWorkflow`) by workflow type: each adopts the
+ * instances of its type that a runner creates, unless the test drives that id
+ * itself (`testWorkflow` registered its mocks first). The newest introspector
+ * of a type takes over, so one a failed test never disposed does not hold on.
+ */
+const adoptersByType = new Map<string, (id: string) => void>();
+
+export function adoptCreated(type: string, adopt: (id: string) => void): () => void {
+	adoptersByType.set(type, adopt);
+	return () => {
+		if (adoptersByType.get(type) === adopt) adoptersByType.delete(type);
+	};
+}
+
+/** The runner's creation notice (`RunnerOptions.instanceCreated`), before the instance's first pass. */
+export function instanceCreated({ id, type }: { id: string; type: string }): void {
+	if (!mocksByInstance.has(id)) adoptersByType.get(type)?.(id);
+}

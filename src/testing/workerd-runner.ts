@@ -11,11 +11,12 @@
  */
 import type { RunnerOptions } from '../runtime/workflow-runner';
 import { testKitClock } from './workerd-clock';
-import { mockWrapperFor } from './workerd-mocks';
+import { instanceCreated, mockWrapperFor } from './workerd-mocks';
 
 export const testKitRunnerOptions: RunnerOptions = {
 	clock: testKitClock.now,
 	wrapStepFunctions: mockWrapperFor,
+	instanceCreated,
 };
 
 export { testKitClock } from './workerd-clock';

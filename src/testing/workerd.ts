@@ -14,8 +14,9 @@
  */
 import type { ShardflowEnv } from '../client/instance-client';
 import { assertValidWorkflowId } from '../engine/ids';
-import { StepMocks } from './step-mocks';
-import { registerMocks, releaseMocks } from './workerd-mocks';
+import { InstanceModifiers } from './instance-modifiers';
+import { adoptCreated, registerMocks, releaseMocks } from './workerd-mocks';
+import { WorkflowIntrospector } from './workflow-introspector';
 import { WorkerdInstanceDriver } from './workerd-driver';
 import { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
 
@@ -36,13 +37,47 @@ let instances = 0;
 export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: WorkerdTestOptions): WorkflowTestKit<W> {
 	const id = options.id ?? `test-${workflow.type}-${Date.now().toString(36)}-${(instances++).toString(36)}`;
 	assertValidWorkflowId(id);
-	const mocks = new StepMocks();
-	registerMocks(id, mocks);
-	const driver = new WorkerdInstanceDriver(options.env, workflow.type, id, () => releaseMocks(id, mocks));
-	return new WorkflowTestKit(workflow, driver, mocks);
+	const modifiers = new InstanceModifiers();
+	registerMocks(id, modifiers.mocks);
+	const driver = new WorkerdInstanceDriver(options.env, workflow.type, id, () => releaseMocks(id, modifiers.mocks));
+	return new WorkflowTestKit(workflow, driver, modifiers);
+}
+
+export interface WorkerdIntrospectOptions {
+	/** The test's bindings, which the handles reach the instances through (as `testWorkflow`'s). */
+	env: ShardflowEnv;
+}
+
+/**
+ * Introspects the instances of `workflow` that the Worker's own code creates
+ * from now on (its routes, a parent's step, a schedule: any create the test
+ * Worker's runner stores), as Cloudflare's `introspectWorkflow` does: declare
+ * modifiers with `modifyAll`, trigger the code, then `get()` the instances as
+ * test-kit handles. Instances the test drives itself (`testWorkflow`) are left
+ * out. The runner must be built with `testKitRunnerOptions`.
+ *
+ * @example
+ * const orders = await introspectWorkflow(OrderWorkflow, { env });
+ * await orders.modifyAll((m) => m.disableSleeps().mockStepResult('price', 99));
+ * await SELF.fetch('https://shop.test/orders', { method: 'POST', body: '{"sku":"book"}' });
+ * const [order] = await orders.get();
+ * await order.waitForStatus('completed');
+ * await orders.dispose();
+ */
+export async function introspectWorkflow<W extends TestableWorkflow>(workflow: W, options: WorkerdIntrospectOptions): Promise<WorkflowIntrospector<W>> {
+	return new WorkflowIntrospector(workflow, (adopt) =>
+		adoptCreated(workflow.type, (id) =>
+			adopt((modifiers) => {
+				registerMocks(id, modifiers.mocks);
+				return new WorkerdInstanceDriver(options.env, workflow.type, id, () => releaseMocks(id, modifiers.mocks));
+			}),
+		),
+	);
 }
 
 export { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
+export { WorkflowIntrospector } from './workflow-introspector';
+export type { WorkflowModifiers } from './instance-modifiers';
 export { testKitClock } from './workerd-clock';
 export type { MockTimes } from './step-mocks';
 export { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';

@@ -5,15 +5,13 @@ import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatus, 
 import { FINISHED_STATUSES } from '../engine/types';
 import type { EventsOf, OutputOf, PayloadInputOf } from '../workflow';
 import type { InstanceDriver } from './instance-driver';
-import { StepMocks, type MockTimes } from './step-mocks';
+import type { InstanceModifiers } from './instance-modifiers';
+import type { MockTimes } from './step-mocks';
 import { StatusNotReachedError, TestKitError, TestKitErrorCode } from './test-kit-errors';
 import { durationMs } from './virtual-clock';
 
 /** Any workflow class an author registered. */
 export type TestableWorkflow = { readonly type: string; new (...args: any[]): { run(step: any, payload: any): Promise<unknown> } };
-
-/** A set of step names, or every step of the kind when left out. */
-type StepSelection = readonly string[] | undefined;
 
 /** How many timers one `advance` or settle may fire before the kit calls it a runaway loop. */
 const MAX_TIMERS_PER_SETTLE = 10_000;
@@ -39,11 +37,7 @@ const MAX_TIMERS_PER_SETTLE = 10_000;
  * expect(await payment.output()).toMatchObject({ status: 'charged' });
  */
 export class WorkflowTestKit<W extends TestableWorkflow> {
-	private readonly mocks: StepMocks;
-	private started = false;
-	private disabledSleeps: Set<string> | 'all' | undefined;
-	private disabledRetryDelays: Set<string> | 'all' | undefined;
-	private readonly forcedEventTimeouts = new Set<string>();
+	private started: boolean;
 
 	/** The instance's clock: `advance` fires every sleep, retry wait and event timeout that falls due, in time order. */
 	readonly clock: {
@@ -55,9 +49,11 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 	constructor(
 		readonly workflow: W,
 		private readonly driver: InstanceDriver,
-		mocks: StepMocks,
+		private readonly modifiers: InstanceModifiers,
+		/** Already created (by the Worker's own code, see `introspectWorkflow`): `start` is refused, the rest works at once. */
+		options: { created?: boolean } = {},
 	) {
-		this.mocks = mocks;
+		this.started = options.created === true;
 		this.clock = {
 			now: () => driver.now(),
 			advance: (duration) => this.advanceTo(driver.now() + durationMs(duration)),
@@ -69,41 +65,41 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 		return this.driver.id;
 	}
 
-	// ---- modifiers (before or after start) ----
+	// ---- modifiers (before or after start; see InstanceModifiers) ----
 
 	/** Every attempt of `step.do(step)` returns `result` instead of running the step's function. */
 	mockStepResult(step: string, result: unknown): this {
-		this.mocks.mockResult(step, result);
+		this.modifiers.mockStepResult(step, result);
 		return this;
 	}
 
 	/** Attempts of `step.do(step)` throw `error` (all of them, or the first `times`); retried per the step's policy. */
 	mockStepError(step: string, error: unknown, options?: MockTimes): this {
-		this.mocks.mockError(step, error, options);
+		this.modifiers.mockStepError(step, error, options);
 		return this;
 	}
 
 	/** Attempts of `step.do(step)` time out (`STEP_TIMEOUT`, all of them or the first `times`), whatever the step's `timeout`. */
 	forceStepTimeout(step: string, options?: MockTimes): this {
-		this.mocks.forceTimeout(step, options);
+		this.modifiers.forceStepTimeout(step, options);
 		return this;
 	}
 
 	/** Sleeps end at once (the clock jumps to their end; timers due before it fire first). Only the named ones, if given. */
-	disableSleeps(steps?: StepSelection): this {
-		this.disabledSleeps = merge(this.disabledSleeps, steps);
+	disableSleeps(steps?: readonly string[]): this {
+		this.modifiers.disableSleeps(steps);
 		return this;
 	}
 
 	/** Retries of failed steps start at once (the clock jumps over the backoff). Only of the named steps, if given. */
-	disableRetryDelays(steps?: StepSelection): this {
-		this.disabledRetryDelays = merge(this.disabledRetryDelays, steps);
+	disableRetryDelays(steps?: readonly string[]): this {
+		this.modifiers.disableRetryDelays(steps);
 		return this;
 	}
 
 	/** The wait named `step` (the event name unless `waitForEvent` was given a `name`) times out as soon as it waits. */
 	forceEventTimeout(step: string): this {
-		this.forcedEventTimeouts.add(step);
+		this.modifiers.forceEventTimeout(step);
 		return this;
 	}
 
@@ -238,12 +234,12 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 
 	/** Mocked steps that never had their function replaced (a typo, or a branch the run did not take). */
 	unusedMocks(): string[] {
-		return this.mocks.unused();
+		return this.modifiers.mocks.unused();
 	}
 
 	/** Throws `UnusedMockError` naming each mocked step that never ran, and the steps the run did reach. */
 	assertAllMocksUsed(): void {
-		this.mocks.assertAllUsed();
+		this.modifiers.mocks.assertAllUsed();
 	}
 
 	async dispose(): Promise<void> {
@@ -295,8 +291,12 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 		}
 	}
 
-	/** Waits until the instance is idle, firing the alarms already due and jumping over the timers the modifiers skip. */
-	private async settle(): Promise<void> {
+	/**
+	 * Waits until the instance is idle, firing the alarms already due and jumping over the
+	 * timers the modifiers skip. Every action does it before it returns; `introspector.get()`
+	 * does it for instances the Worker's own code created, outside the kit.
+	 */
+	async settle(): Promise<void> {
 		for (let jumps = 0; ; jumps++) {
 			if (jumps > MAX_TIMERS_PER_SETTLE) throw runaway(this.id);
 			await this.driver.idle();
@@ -312,13 +312,13 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 
 	/** The wake-up time of a pending sleep, retry wait or forced event timeout that a modifier skips, if any. */
 	private async skippedTimer(): Promise<number | undefined> {
-		if (!this.disabledSleeps && !this.disabledRetryDelays && this.forcedEventTimeouts.size === 0) return undefined;
+		if (!this.modifiers.skipsTimers) return undefined;
 		const info = await this.driver.status();
 		if (FINISHED_STATUSES.includes(info.status) || info.status === 'paused') return undefined;
 		let earliest: number | undefined;
 		for (const step of await this.driver.steps()) {
 			if (step.wakeAt === null) {
-				if (step.status === 'waiting' && this.forcedEventTimeouts.has(step.name)) {
+				if (this.modifiers.forcesTimeoutOf(step)) {
 					throw new TestKitError(
 						TestKitErrorCode.InvalidMock,
 						`forceEventTimeout("${step.name}"): the wait has no timeout, so it can never time out; give waitForEvent a timeout`,
@@ -326,23 +326,10 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 				}
 				continue;
 			}
-			const skipped =
-				(step.status === 'sleeping' && selects(this.disabledSleeps, step.name)) ||
-				(step.status === 'retrying' && selects(this.disabledRetryDelays, step.name)) ||
-				(step.status === 'waiting' && this.forcedEventTimeouts.has(step.name));
-			if (skipped && (earliest === undefined || step.wakeAt < earliest)) earliest = step.wakeAt;
+			if (this.modifiers.skips(step) && (earliest === undefined || step.wakeAt < earliest)) earliest = step.wakeAt;
 		}
 		return earliest;
 	}
-}
-
-function merge(current: Set<string> | 'all' | undefined, steps: StepSelection): Set<string> | 'all' {
-	if (steps === undefined || current === 'all') return 'all';
-	return new Set([...(current ?? []), ...steps]);
-}
-
-function selects(selection: Set<string> | 'all' | undefined, name: string): boolean {
-	return selection === 'all' || (selection !== undefined && selection.has(name));
 }
 
 function runaway(id: string): TestKitError {

@@ -1,5 +1,5 @@
 // Compile-time checks of the test kit's typing (checked by `npm test`'s type-check, never run).
-import { exploreCrashes, testWorkflow } from '../../src/testing';
+import { exploreCrashes, introspectWorkflow, testWorkflow } from '../../src/testing';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 
 export async function typedTestKit() {
@@ -17,5 +17,19 @@ export async function typedTestKit() {
 	await exploreCrashes(PaymentWorkflow, { payload: { amount: 1, currency: 'EUR' }, events: [{ event: 'approval', payload: { approved: false, reviewer: 'b' } }] });
 	// @ts-expect-error: exploration events are typed too
 	await exploreCrashes(PaymentWorkflow, { payload: { amount: 1, currency: 'EUR' }, events: [{ event: 'nudge', payload: {} }] });
+	return status;
+}
+
+export async function typedIntrospection() {
+	const payments = await introspectWorkflow(PaymentWorkflow);
+	await payments.modifyAll((m) => m.mockStepResult('reserve-funds', { ok: true }).disableSleeps());
+	// @ts-expect-error: modifyAll hands out modifiers only; an instance created later has no actions yet
+	await payments.modifyAll((m) => m.start({ amount: 1, currency: 'EUR' }));
+	const [payment] = await payments.get();
+	if (!payment) return;
+	await payment.sendEvent('approval', { approved: true, reviewer: 'alice' });
+	// @ts-expect-error: the handles' events are the workflow's
+	await payment.sendEvent('aproval', { approved: true, reviewer: 'alice' });
+	const status: 'charged' | 'declined' | 'expired' = (await payment.output()).status;
 	return status;
 }

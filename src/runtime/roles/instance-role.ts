@@ -21,6 +21,8 @@ export interface InstanceRoleContext {
 	now(): number;
 	/** The test kit's step-function wrapper of this instance (see `RunnerOptions.wrapStepFunctions`); unset in production. */
 	wrapStepFunction?: StepFunctionWrapper | undefined;
+	/** The test kit's notice of a stored create (see `RunnerOptions.instanceCreated`); unset in production. */
+	instanceCreated?: ((instance: { id: string; type: string }) => void) | undefined;
 }
 
 /**
@@ -47,6 +49,13 @@ export class InstanceRole {
 		if (name !== undefined && name !== request.id) {
 			throw new ValidationError(ErrorCode.InvalidId, `this object is "${name}"; it cannot hold workflow "${request.id}"`);
 		}
+		const result = await this.createInstance(request);
+		// The first pass starts on a later macrotask (commitCreate defers it): the notice comes before it.
+		if (result.created) this.host.instanceCreated?.({ id: result.id, type: result.type });
+		return result;
+	}
+
+	private async createInstance(request: { id: string; type: string; payload: unknown; parent?: unknown }): Promise<CreateResult> {
 		if (!this.host.storage.hasSchema) {
 			// A refused create must leave a new object empty: check the input before creating tables.
 			const prepared = await prepareCreate(this.host.registry, request.id, request.type, request.payload, request.parent);
