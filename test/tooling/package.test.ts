@@ -86,7 +86,30 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		expect(files).toContain('package/dist/client.js');
 		expect(files).toContain('package/dist/types/src/host.d.ts');
 		expect(files.filter((f) => /^package\/(src|test|drizzle|bench|examples)\/|\.sql$/.test(f))).toEqual([]);
+		// Exactly: the built package, its license, its readme, its changelog.
+		expect(files.filter((f) => !f.startsWith('package/dist/')).sort()).toEqual(['package/CHANGELOG.md', 'package/LICENSE', 'package/README.md', 'package/package.json']);
+		// Types for every entry the package exports.
+		const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types?: string; default?: string }> };
+		for (const [entry, target] of Object.entries(manifest.exports)) {
+			if (entry === './package.json') continue;
+			expect(files, entry).toContain(`package/${target.types!.slice(2)}`);
+			expect(files, entry).toContain(`package/${target.default!.slice(2)}`);
+		}
 	});
+
+	it('is publishable: MIT-licensed, not private, and npm publish --dry-run of the built package passes', async () => {
+		const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { private?: boolean; license?: string };
+		expect(manifest.private).toBeUndefined();
+		expect(manifest.license).toBe('MIT');
+		expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+		// The build ran for the tarball above (prepack); the dry run checks what the registry would take.
+		const { stdout, stderr } = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], { cwd: root, env: quiet, maxBuffer: 16 * 1024 * 1024 });
+		// npm 11 answers { "<name>": { name, version, files, ... } }.
+		const report = (JSON.parse(stdout.slice(stdout.indexOf('{'))) as Record<string, { name: string; version: string; files: { path: string }[] }>).shardflow!;
+		expect(report).toMatchObject({ name: 'shardflow' });
+		expect(report.files.map((f) => f.path)).toContain('LICENSE');
+		expect(stderr).not.toMatch(/npm error/i);
+	}, 120_000);
 
 	it("type-checks the project's own workflow, host and caller against the package's declarations", async () => {
 		await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project });
