@@ -13,7 +13,7 @@ import type { TypeSchemas } from '../engine/type-schemas';
 import { authMode, hasSession, logIn, logOut, readSession, renewedSession, sameOrigin } from './session';
 import { InstancePage, type InstanceDetail } from './views/instance';
 import { ErrorBanner, Layout } from './views/layout';
-import { InstanceList, type ListFilter, type ListItem } from './views/list';
+import { DEFAULT_PAGE_SIZE, InstanceList, type ListFilter, type ListItem } from './views/list';
 import { LoginPage } from './views/login';
 import { Overview, type TypeSummary } from './views/overview';
 
@@ -23,7 +23,6 @@ export type ApiFetch = (request: Request, env: ApiEnv, ctx?: unknown) => Respons
 type DashboardContext = Context<{ Bindings: ApiEnv }>;
 type ApiResult<T> = { ok: true; status: number; body: T } | { ok: false; status: number; error: { code: string; message: string } };
 
-const PAGE_SIZE = 50;
 /** The list API's largest page: a larger `limit` goes to the API, which refuses it. */
 const MAX_LIST_LIMIT = MAX_LIMIT;
 /** A header the dashboard's own scripts send with every change: a cross-site form cannot set it. */
@@ -263,14 +262,14 @@ function readFilter(c: DashboardContext): ListFilter {
 	// with its own 400 and message (shown above the list), rather than being silently replaced.
 	const rawOrder = q('order');
 	const rawLimit = q('limit');
-	const limit = rawLimit === undefined ? PAGE_SIZE : /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
+	const limit = rawLimit === undefined ? DEFAULT_PAGE_SIZE : /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
 	const unchecked: NonNullable<ListFilter['unchecked']> = {};
 	if (rawOrder !== undefined && rawOrder !== 'created' && rawOrder !== 'updated') unchecked.order = rawOrder;
 	if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) unchecked.limit = rawLimit!;
 	const filter: ListFilter = {
 		status: [...new Set(status)],
 		order: rawOrder === 'updated' ? 'updated' : 'created',
-		limit: unchecked.limit === undefined ? limit : PAGE_SIZE,
+		limit: unchecked.limit === undefined ? limit : DEFAULT_PAGE_SIZE,
 		...(Object.keys(unchecked).length ? { unchecked } : {}),
 	};
 	for (const key of ['type', 'id', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {

@@ -149,6 +149,22 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.close();
 	});
 
+	it('keeps the page size when paging: Next of ?limit=2 shows 2 rows and keeps limit=2', async () => {
+		const ids = [newId('pg'), newId('pg'), newId('pg'), newId('pg'), newId('pg')];
+		for (const id of ids) await createPayment(id);
+		await until(() => call('GET', '/workflows?type=payment&limit=1000'), (r) => ids.every((id) => r.json.items.some((i: { id: string }) => i.id === id)), 'five payments in the index');
+		const page = await openPage('/dashboard/instances?type=payment&limit=2');
+		expect(await page.locator('#instances tbody tr').count()).toBe(2);
+		const next = page.locator('a[rel="next"]');
+		expect(await next.getAttribute('href')).toContain('limit=2');
+		await next.click();
+		await page.waitForLoadState('load');
+		expect(new URL(page.url()).searchParams.get('limit')).toBe('2');
+		expect(await page.locator('#instances tbody tr').count()).toBe(2);
+		noPageErrors(page);
+		await page.close();
+	});
+
 	it('pauses and resumes an instance from its page, each after a confirmation', async () => {
 		const id = newId('ctl');
 		await createPayment(id);
@@ -162,10 +178,16 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		expect(await statusOf(id)).toBe('paused');
 		expect(await page.isDisabled('button[data-action="pause"]')).toBe(true);
 
-		// Cancel changes nothing.
-		await page.click('button[data-action="terminate"]');
-		await page.click('dialog#confirm button[value="cancel"]');
-		expect(await statusOf(id)).toBe('paused');
+		// A destructive action's dialog has Cancel focused: a stray Enter changes nothing.
+		for (const action of ['terminate', 'restart']) {
+			if (await page.isDisabled(`button[data-action="${action}"]`)) continue;
+			await page.click(`button[data-action="${action}"]`);
+			await page.waitForSelector('dialog#confirm[open]');
+			expect(await page.evaluate(() => document.activeElement?.id), action).toBe('confirm-cancel');
+			await page.keyboard.press('Enter');
+			await page.waitForSelector('dialog#confirm[open]', { state: 'detached' });
+			expect(await statusOf(id)).toBe('paused');
+		}
 
 		await page.click('button[data-action="resume"]');
 		await page.click('#confirm-ok');

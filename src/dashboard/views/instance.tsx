@@ -149,7 +149,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<h2 id="confirm-title">Are you sure?</h2>
 					<p id="confirm-text"></p>
 					<div class="actions">
-						<button value="cancel" type="submit">Cancel</button>
+						<button value="cancel" type="submit" id="confirm-cancel">Cancel</button>
 						<button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button>
 					</div>
 				</form>

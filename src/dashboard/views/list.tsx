@@ -30,6 +30,9 @@ export interface ListFilter {
 }
 
 /** What the live script needs: the filter, the shards to watch, and whether new rows may be inserted (first page only). */
+/** Rows a list page shows unless `limit` says otherwise. */
+export const DEFAULT_PAGE_SIZE = 50;
+
 export interface ListConfig {
 	filter: ListFilter;
 	shards: Record<string, number>;
@@ -85,6 +88,8 @@ export const InstanceList: FC<{
 		for (const s of filter.status) q.append('status', s);
 		for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'id'] as const) if (filter[key]) q.set(key, filter[key]!);
 		if (filter.order !== 'created') q.set('order', filter.order);
+		// The page size travels with the page: Next shows as many rows as this page asked for.
+		if (filter.limit !== DEFAULT_PAGE_SIZE) q.set('limit', String(filter.limit));
 		for (const [k, v] of Object.entries(extra)) q.set(k, v);
 		return `/dashboard/instances?${q}`;
 	};

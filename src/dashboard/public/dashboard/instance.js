@@ -70,13 +70,14 @@ function updateControls() {
 }
 
 const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('confirm'));
-function confirmAction(text) {
+/** Asks first. For a destructive action (terminate, restart) Cancel has the focus, so a stray Enter changes nothing. */
+function confirmAction(text, destructive) {
 	return new Promise((resolve) => {
 		$('#confirm-text').textContent = text;
 		dialog.returnValue = '';
 		dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
 		dialog.showModal();
-		$('#confirm-ok').focus();
+		$(destructive ? '#confirm-cancel' : '#confirm-ok').focus();
 	});
 }
 
@@ -92,7 +93,7 @@ document.querySelectorAll('button[data-action]').forEach((node) =>
 	node.addEventListener('click', async () => {
 		const button = /** @type {HTMLButtonElement} */ (node);
 		const action = button.dataset.action;
-		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`))) return;
+		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`, button.classList.contains('danger')))) return;
 		button.disabled = true;
 		const res = await api(`${path}/${action}`, { method: 'POST' });
 		if (res.ok) say('#control-result', true, `${action}: the instance is now ${res.body.status}.`);
