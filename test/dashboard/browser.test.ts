@@ -194,6 +194,8 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.waitForSelector('#control-result.ok-box');
 		await until(() => statusOf(id), (s) => s === 'waiting', 'the resumed payment to wait again');
 		await page.waitForSelector('#instance-status .badge.status-waiting', { timeout: 4000 });
+		// The message says the status the badge shows, not the control's passing "running".
+		expect(await page.textContent('#control-result')).toContain(`is ${await page.textContent('#instance-status .badge')} now`);
 		noPageErrors(page);
 		await page.close();
 	});
@@ -216,6 +218,25 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.waitForSelector('#event-result.ok-box');
 		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
 		expect((await call('GET', `/workflows/${id}`)).json.output).toEqual({ status: 'charged', amount: 12, currency: 'EUR', reviewer: 'rita' });
+		noPageErrors(page);
+		await page.close();
+	});
+
+	it('says an accepted event is buffered when no wait takes it, and shows a wait\'s timeout as a time', async () => {
+		const id = newId('buf');
+		await createPayment(id);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		await call('POST', `/workflows/${id}/pause`);
+		await until(() => statusOf(id), (s) => s === 'paused', 'the pause');
+		const page = await openPage(`/dashboard/instances/${id}`);
+		await page.fill('#event-payload', '{"approved": true, "reviewer": "rita"}');
+		await page.click('button:text("Send event")');
+		await page.waitForSelector('#event-result.ok-box');
+		expect(await page.textContent('#event-result')).toContain('is buffered');
+		const waitRow = page.locator('#history tbody tr', { hasText: 'wait.started' });
+		expect(await waitRow.locator('summary').textContent()).toMatch(/times out at|no timeout/);
+		expect(await waitRow.locator('summary').textContent()).not.toMatch(/\d{13}/);
+		await shot(page, 'instance-event-buffered');
 		noPageErrors(page);
 		await page.close();
 	});

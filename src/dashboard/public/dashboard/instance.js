@@ -96,9 +96,10 @@ document.querySelectorAll('button[data-action]').forEach((node) =>
 		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`, button.classList.contains('danger')))) return;
 		button.disabled = true;
 		const res = await api(`${path}/${action}`, { method: 'POST' });
-		if (res.ok) say('#control-result', true, `${action}: the instance is now ${res.body.status}.`);
-		else say('#control-result', false, res.body?.error?.message ?? `failed (${res.status})`, res.body?.error?.code);
 		await refresh(true);
+		// The status the page shows now, not the one the control answered (a resumed instance is running only until its pass suspends again).
+		if (res.ok) say('#control-result', true, `${action}: done; the instance is ${status} now.`);
+		else say('#control-result', false, res.body?.error?.message ?? `failed (${res.status})`, res.body?.error?.code);
 	}),
 );
 
@@ -126,6 +127,8 @@ function summaryOf(rest) {
 	if (rest.error) return `${rest.error.code ?? rest.error.name}: ${String(rest.error.message).slice(0, 100)}`;
 	if (rest.until) return `until ${absolute(rest.until)}`;
 	if (rest.retryAt) return `retry at ${absolute(rest.retryAt)}`;
+	if ('timeoutAt' in rest) return rest.timeoutAt === null ? 'no timeout' : `times out at ${absolute(rest.timeoutAt)}`;
+	if ('expiresAt' in rest && rest.url) return rest.expiresAt === null ? 'webhook, no timeout' : `webhook, expires at ${absolute(rest.expiresAt)}`;
 	const text = JSON.stringify(rest);
 	return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 }
@@ -224,9 +227,12 @@ if (form) {
 		const key = String(data.get('idempotencyKey') ?? '').trim();
 		if (key) headers['idempotency-key'] = key;
 		const res = await api(`${path}/events/${encodeURIComponent(select.value)}`, { method: 'POST', headers, ...(body !== undefined ? { body } : {}) });
-		if (res.ok) say('#event-result', true, `Accepted: "${select.value}" was delivered to ${id}.`);
-		else say('#event-result', false, res.body?.error?.message ?? `refused (${res.status})`, res.body?.error?.code);
+		const bufferedBefore = Number($('#buffered').textContent);
 		await refresh(true);
+		const buffered = Number($('#buffered').textContent) > bufferedBefore;
+		// Accepted is not consumed: an event no wait has taken yet is buffered, and the page says so.
+		if (res.ok) say('#event-result', true, buffered ? `Accepted: "${select.value}" is buffered: no wait of ${id} has taken it yet.` : `Accepted: "${select.value}" was sent to ${id}.`);
+		else say('#event-result', false, res.body?.error?.message ?? `refused (${res.status})`, res.body?.error?.code);
 	});
 }
 
