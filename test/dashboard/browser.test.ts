@@ -241,6 +241,44 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.close();
 	});
 
+	it('closes the event form once the instance finishes and opens it again, with the new run number, after a restart, without a reload', async () => {
+		const id = newId('rst');
+		await createPayment(id);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		const page = await openPage(`/dashboard/instances/${id}`);
+		const form = page.locator('#event-card');
+		expect(await form.isVisible()).toBe(true);
+		await page.fill('#event-payload', '{"approved": true, "reviewer": "rita"}');
+		await page.click('button:text("Send event")');
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
+		// The answer stays readable; the form no longer sends (the API would answer 409).
+		await page.waitForSelector('#event-closed', { state: 'visible' });
+		expect(await page.isDisabled('button:text("Send event")')).toBe(true);
+		await shot(page, 'instance-event-closed');
+		expect(await page.textContent('#generation')).toBe('0');
+
+		await page.click('button[data-action="restart"]');
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#instance-status .badge.status-waiting', { timeout: 4000 });
+		await page.waitForSelector('#event-closed', { state: 'hidden' });
+		expect(await page.isDisabled('button:text("Send event")')).toBe(false);
+		expect(await page.textContent('#generation')).toBe('1');
+
+		// A page opened on the finished instance has no form; it appears once a restart makes it wait.
+		await page.fill('#event-payload', '{"approved": true, "reviewer": "rita"}');
+		await page.click('button:text("Send event")');
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
+		const fresh = await openPage(`/dashboard/instances/${id}`);
+		expect(await fresh.locator('#event-card').isVisible()).toBe(false);
+		await call('POST', `/workflows/${id}/restart`);
+		await fresh.waitForSelector('#event-card', { state: 'visible', timeout: 6000 });
+		expect(await fresh.textContent('#generation')).toBe('2');
+		noPageErrors(fresh);
+		await fresh.close();
+		noPageErrors(page);
+		await page.close();
+	});
+
 	it('is readable at phone width', async () => {
 		const page = await openPage('/dashboard/instances?type=payment', { width: 390, height: 844 });
 		await page.waitForSelector('#live[data-state="live"]');

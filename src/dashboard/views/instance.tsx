@@ -41,7 +41,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<div><dt>Created</dt><dd><Time ms={detail.createdAt} /></dd></div>
 					<div><dt>Updated</dt><dd id="updated-at"><Time ms={detail.updatedAt} /></dd></div>
 					<div><dt>Code version</dt><dd id="code-version">{codeVersionText(detail)}</dd></div>
-					<div><dt>Run</dt><dd>{detail.generation ?? 0}</dd></div>
+					<div><dt>Run</dt><dd id="generation">{detail.generation ?? 0}</dd></div>
 					<div><dt>Changes</dt><dd id="version">{detail.version}</dd></div>
 					<div><dt>Steps</dt><dd id="step-counts">{detail.stepCounts.total ?? 0}</dd></div>
 					<div><dt>Buffered events</dt><dd id="buffered">{detail.bufferedEvents}</dd></div>
@@ -90,8 +90,9 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<p class="muted">Loading the history…</p>
 				</div>
 			</section>
-			<section class="card" aria-label="Send an event" hidden={detail.archived === true || ['completed', 'errored', 'terminated'].includes(detail.status)}>
+			<section class="card" id="event-card" aria-label="Send an event" hidden={detail.archived === true || ['completed', 'errored', 'terminated'].includes(detail.status)}>
 				<h2>Send an event</h2>
+				<p id="event-closed" class="muted" hidden>This instance has finished: it takes no more events (a restart opens it again).</p>
 				{events.length === 0 ? (
 					<p class="muted">The type <code>{detail.type}</code> declares no events.</p>
 				) : (

@@ -31,6 +31,19 @@ function showStatus(detail) {
 	$('#version').textContent = String(detail.version);
 	$('#step-counts').textContent = String(detail.stepCounts?.total ?? 0);
 	$('#buffered').textContent = String(detail.bufferedEvents);
+	// What a restart or a finish changes, shown as it happens, not only after a reload: a finished
+	// instance takes no events (the API answers 409), so the event form goes.
+	$('#generation').textContent = String(detail.generation ?? 0);
+	const eventCard = document.getElementById('event-card');
+	if (eventCard) {
+		const closed = detail.archived === true || FINISHED.includes(status);
+		// A card hidden since the page loaded appears once the instance takes events again (a restart);
+		// one in use stays, its form disabled, so the answer to the event that finished the run stays readable.
+		if (!closed) eventCard.hidden = false;
+		eventCard.querySelectorAll('input, select, textarea, button').forEach((el) => (/** @type {HTMLInputElement} */ (el).disabled = closed));
+		const note = document.getElementById('event-closed');
+		if (note) note.hidden = !closed;
+	}
 	const result = $('#result');
 	const body = document.createElement('div');
 	if (detail.error) {
