@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The browser module itself, run on Node: the page draws exactly what is tested here.
-import { buildTimeline } from '../../src/dashboard/public/dashboard/timeline.js';
+import { buildTimeline, roundTick } from '../../src/dashboard/public/dashboard/timeline.js';
 
 const at = (t: number) => 1_000_000 + t;
 let seq = 0;
@@ -94,5 +94,9 @@ describe('buildTimeline', () => {
 		expect(timeline.rows[1].segments).toEqual([{ type: 'wait', start: at(25), end: at(40), event: 'webhook', outcome: 'received', timeoutAt: null }]);
 		expect(timeline.rows[2].segments).toEqual([{ type: 'attempt', attempt: 1, start: at(60), end: at(70), state: 'ok' }]);
 		expect(timeline.markers.map((m: { kind: string }) => m.kind)).toContain('workflow.rolling_back');
+	});
+
+	it('labels its axis with round durations: four ticks of 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten', () => {
+		expect([63, 253, 1012, 4, 250].map(roundTick)).toEqual([80, 300, 1500, 4, 250]);
 	});
 });

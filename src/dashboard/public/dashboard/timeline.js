@@ -123,6 +123,14 @@ export function buildTimeline(events, now) {
 	return { start, end: Math.max(end, start + 1), finishedAt, rows: [...rows.values()], markers };
 }
 
+/** The smallest round duration (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten ms) of at least `ms`. */
+export function roundTick(ms) {
+	if (!(ms > 0)) return 1;
+	const power = 10 ** Math.floor(Math.log10(ms));
+	for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * power >= ms - 1e-9) return m * power;
+	return 10 * power;
+}
+
 const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait', rollback: 'rollback' };
 const MAX_ROWS = 300;
 
@@ -137,7 +145,9 @@ export function renderTimeline(container, timeline, duration) {
 		container.innerHTML = '<p class="tl-empty">No steps yet.</p>';
 		return;
 	}
-	const span = end - start;
+	// The axis runs to four round ticks (+250 ms, not +253 ms): a little past the last event at most.
+	const step = roundTick((end - start) / 4);
+	const span = 4 * step;
 	const pct = (t) => `${(((Math.min(Math.max(t, start), end) - start) / span) * 100).toFixed(3)}%`;
 	const doc = container.ownerDocument;
 	const fragment = doc.createDocumentFragment();
@@ -145,7 +155,7 @@ export function renderTimeline(container, timeline, duration) {
 	axis.className = 'tl-axis';
 	for (const f of [0, 0.25, 0.5, 0.75, 1]) {
 		const tick = doc.createElement('span');
-		tick.textContent = f === 0 ? '0' : `+${duration(span * f)}`;
+		tick.textContent = f === 0 ? '0' : `+${duration(Math.round(span * f))}`;
 		axis.appendChild(tick);
 	}
 	fragment.appendChild(axis);
