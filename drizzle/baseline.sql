@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0008_step-sensitive-output leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0009_index-run-metrics leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795728798472
+-- up-to: 1795733695968
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -176,3 +176,18 @@ CREATE TRIGGER `steps_record_update` AFTER UPDATE ON `steps` WHEN NEW.`record` I
 	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE NEW.`record` WHEN 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END, NEW.`record`, NEW.`name`, NEW.`attempts`, CASE NEW.`record` WHEN 'step.completed' THEN NEW.`result` END, NULL);
 	UPDATE `steps` SET `record` = NULL WHERE `key` = NEW.`key`;
 END;
+--> statement-breakpoint
+CREATE TABLE `index_metric_durations` (
+	`minute` integer NOT NULL,
+	`bucket` integer NOT NULL,
+	`runs` integer DEFAULT 0 NOT NULL,
+	PRIMARY KEY(`minute`, `bucket`)
+);
+--> statement-breakpoint
+CREATE TABLE `index_metric_minutes` (
+	`minute` integer PRIMARY KEY NOT NULL,
+	`started` integer DEFAULT 0 NOT NULL,
+	`completed` integer DEFAULT 0 NOT NULL,
+	`errored` integer DEFAULT 0 NOT NULL,
+	`terminated` integer DEFAULT 0 NOT NULL
+);

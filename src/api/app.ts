@@ -25,6 +25,7 @@ import { registerBatchCreateRoute } from './batch-create-route';
 import { registerBatchDeleteRoute } from './batch-delete-route';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
+import { registerTypeMetricsRoute } from './type-metrics-route';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 import { workBegan } from '../runtime/isolate-activity';
 
@@ -248,6 +249,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	registerIndexAdminRoutes(app, registry);
 	registerTypeSchemaRoutes(app, registry);
+	registerTypeMetricsRoute(app, registry, now);
 	registerLifecycleAdminRoutes(app, registry);
 	registerScheduleRoutes(app, registry);
 	documentWebhookRoute(app);

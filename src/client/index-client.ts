@@ -15,6 +15,7 @@ import {
 import type { IndexLayout, Registry, ResolvedEntry } from '../engine/registry';
 import { shardIndex, shardName } from '../engine/shard';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
+import { summarizeMetrics, type TypeMetrics } from '../engine/run-metrics';
 import { cursorKey } from './cursor-key';
 import { namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type IndexRpc } from './rpc';
@@ -114,6 +115,17 @@ export class IndexClient {
 		const total = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
 		for (const counts of perShard) for (const [status, n] of Object.entries(counts)) total[status as WorkflowStatus] += n;
 		return total;
+	}
+
+	/**
+	 * A type's run metrics at `now`: every shard (both layouts while resizing) answers its
+	 * per-minute counters and duration histograms, summed here (engine/run-metrics.ts). The
+	 * cost is a day of minutes per shard, whatever the number of instances.
+	 */
+	async metrics(type: string, now: number): Promise<TypeMetrics> {
+		const entry = this.registry.get(type);
+		const perShard = await Promise.all(readShards(entry).map((n) => unwrap(shardStub(this.env, type, n).indexMetrics({ now }))));
+		return summarizeMetrics(type, now, perShard);
 	}
 
 	/**

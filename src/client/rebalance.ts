@@ -92,7 +92,7 @@ async function moveEntries(env: ShardflowEnv, type: string, shards: number, from
 		else byTarget.set(target, [entry]);
 	}
 	// Copy first, then tombstone: an entry is never missing, only briefly in two places (reads de-duplicate).
-	await Promise.all([...byTarget].map(([target, batch]) => unwrap(shardStub(env, type, target).indexWrite(batch))));
+	await Promise.all([...byTarget].map(([target, batch]) => unwrap(shardStub(env, type, target).indexWrite(batch, { moved: true }))));
 	await unwrap(shardStub(env, type, from).indexTombstone(entries.map(({ id, version, createdAt }) => ({ id, version, createdAt }))));
 	return entries.length;
 }

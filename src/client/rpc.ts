@@ -3,6 +3,7 @@ import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { BacklogSummary } from '../engine/index-backlog';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import type { ShardListQuery } from '../engine/index-query';
+import type { ShardMetrics } from '../engine/run-metrics';
 import type { ScheduleInfo } from '../engine/schedule-engine';
 import type { LimiterInfo } from '../engine/limiter';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
@@ -40,7 +41,8 @@ export async function wrap<T>(fn: () => T | Promise<T>): Promise<RpcResult<T>> {
 
 /** The RPC surface of a `WorkflowRunner` in its index-shard role. */
 export interface IndexRpc {
-	indexWrite(entries: IndexEntry[]): Promise<RpcResult<null>>;
+	/** `moved`: copies a rebalance moves here, which the run metrics do not count again. */
+	indexWrite(entries: IndexEntry[], options?: { moved?: boolean }): Promise<RpcResult<null>>;
 	/** Entries that moved to another shard (or whose instance is unknown): tombstones at their position. */
 	indexTombstone(items: EntryPosition[]): Promise<RpcResult<null>>;
 	/** Entries of deleted instances: deletion tombstones, which only a later incarnation of the id replaces. */
@@ -48,6 +50,8 @@ export interface IndexRpc {
 	indexList(query: ShardListQuery): Promise<RpcResult<IndexEntry[]>>;
 	indexCounts(): Promise<RpcResult<Record<string, number>>>;
 	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;
+	/** The shard's run metrics (per-minute counters and duration histograms) up to `now`. */
+	indexMetrics(request: { now: number }): Promise<RpcResult<ShardMetrics>>;
 	indexScan(request: { afterId: string; limit: number }): Promise<RpcResult<IndexEntry[]>>;
 	/** Removes move tombstones of ids the shard does not own under `shards`, and deletion tombstones past their grace period. */
 	indexCollectTombstones(request: { shards: number; limit: number }): Promise<RpcResult<{ moved: number; deleted: number; more: boolean }>>;

@@ -1,8 +1,9 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Every role of WorkflowRunner shares one schema (one migration set); an
 // instance uses the instance, step, history, wake-up, event, outbox, event-key,
-// dropped-event and deletion tables, an index shard only `index_entries`, a type's delivery
+// dropped-event and deletion tables, an index shard `index_entries` and its metrics
+// (`index_metric_minutes`, `index_metric_durations`), a type's delivery
 // backlog only `index_backlog`, the `__keys` object only `engine_keys`.
 
 /** The single row of a workflow instance. */
@@ -184,6 +185,30 @@ export const indexEntries = sqliteTable(
 		index('index_entries_updated').on(t.updatedAt, t.id),
 		index('index_entries_parent_created').on(t.parentId, t.createdAt, t.id),
 	],
+);
+
+/**
+ * An index shard's run metrics, one row per minute (engine/run-metrics.ts): counted as
+ * entries land, so reading them never counts entries. Kept for 25 hours.
+ */
+export const indexMetricMinutes = sqliteTable('index_metric_minutes', {
+	/** `floor(ms / 60000)`. */
+	minute: integer('minute').primaryKey(),
+	started: integer('started').notNull().default(0),
+	completed: integer('completed').notNull().default(0),
+	errored: integer('errored').notNull().default(0),
+	terminated: integer('terminated').notNull().default(0),
+});
+
+/** Run durations (creation to completed or errored) per minute of finishing, as a log-scaled histogram (engine/run-metrics.ts). */
+export const indexMetricDurations = sqliteTable(
+	'index_metric_durations',
+	{
+		minute: integer('minute').notNull(),
+		bucket: integer('bucket').notNull(),
+		runs: integer('runs').notNull().default(0),
+	},
+	(t) => [primaryKey({ columns: [t.minute, t.bucket] })],
 );
 
 /**

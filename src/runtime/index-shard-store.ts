@@ -4,6 +4,8 @@ import * as schema from '../db/schema';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
 import { compareIn, type ShardListQuery } from '../engine/index-query';
 import type { WorkflowStatus } from '../engine/types';
+import { metricsDelta } from '../engine/run-metrics';
+import { IndexMetricsStore } from './index-metrics-store';
 
 const { indexEntries: t } = schema;
 
@@ -40,6 +42,10 @@ const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.created
 export class IndexShardStore {
 	/** The upsert of every delivery, prepared once per shard object. */
 	private readonly upsert;
+	/** The row of one id as it stands (a point read by primary key), to tell what a write changed. */
+	private readonly current;
+	/** Run metrics per minute, added to as entries land (engine/run-metrics.ts). */
+	readonly metrics: IndexMetricsStore;
 
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
@@ -60,16 +66,27 @@ export class IndexShardStore {
 				setWhere: newer(sql`${t.status} = ${MOVED}`),
 			})
 			.prepare();
+		this.current = db.select({ status: t.status, createdAt: t.createdAt, version: t.version }).from(t).where(eq(t.id, p('id'))).prepare();
+		this.metrics = new IndexMetricsStore(db);
 	}
 
 	/**
 	 * Keeps, per id, the newest entry (latest incarnation, then highest
 	 * version); older deliveries arriving late change nothing.
 	 */
-	write(entries: IndexEntry[]): void {
-		const one = (e: IndexEntry) =>
+	write(entries: IndexEntry[], options: { moved?: boolean } = {}): void {
+		// A copy that a rebalance moves here is no news: the metrics counted it where it landed first.
+		const count = !options.moved;
+		const one = (e: IndexEntry) => {
+			const prior = count ? (this.current.get({ id: e.id }) as { status: string; createdAt: number; version: number } | undefined) : undefined;
 			this.upsert.run({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null });
-		// One entry (an instance's delivery) needs no transaction of its own: a single statement is atomic.
+			if (!count) return;
+			// Counted only if the shard kept it: a late, older delivery changed nothing.
+			const now = this.current.get({ id: e.id }) as { status: string; createdAt: number; version: number } | undefined;
+			if (now && now.createdAt === e.createdAt && now.version === e.version && now.status === e.status) this.metrics.record(metricsDelta(prior ?? null, e));
+		};
+		// One entry (an instance's delivery) needs no transaction of its own: its upsert and metrics
+		// run with no await between them, so they are stored together (the implicit transaction).
 		if (entries.length === 1) one(entries[0]!);
 		else this.storage.transactionSync(() => entries.forEach(one));
 	}

@@ -122,8 +122,8 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		if (this.role?.kind === 'index') this.role.live?.closed(ws, code);
 	}
 
-	indexWrite(entries: IndexEntry[]) {
-		return this.call('index', async (shard) => (await shard.write(entries), null), HOUSEKEEPING);
+	indexWrite(entries: IndexEntry[], options?: { moved?: boolean }) {
+		return this.call('index', async (shard) => (await shard.write(entries, options), null), HOUSEKEEPING);
 	}
 
 	indexTombstone(items: EntryPosition[]) {
@@ -140,6 +140,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	indexCounts() {
 		return this.call('index', (shard) => shard.counts());
+	}
+
+	indexMetrics(request: { now: number }) {
+		return this.call('index', (shard) => shard.metrics(request.now));
 	}
 
 	indexVersions(ids: string[]) {

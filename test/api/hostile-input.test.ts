@@ -75,6 +75,7 @@ const routes: [string, string, unknown?][] = [
 	['POST', '/workflows/some-id/events/approval', {}],
 	['GET', '/types'],
 	['GET', '/types/payment'],
+	['GET', '/types/payment/metrics'],
 	['POST', '/admin/types/payment/rebalance', {}],
 	['DELETE', '/workflows/some-id'],
 	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],

@@ -271,6 +271,7 @@ describe('OpenAPI', () => {
 				'/schedules/{type}/resume',
 				'/types',
 				'/types/{type}',
+				'/types/{type}/metrics',
 				'/workflows',
 				'/workflows/batch',
 				'/workflows/batch-delete',

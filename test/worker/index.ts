@@ -86,13 +86,13 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		return asInvocation(name, 'alarm', () => super.alarm());
 	}
 
-	override async indexWrite(entries: IndexEntry[]) {
+	override async indexWrite(entries: IndexEntry[], options?: { moved?: boolean }) {
 		if (indexFaults.failWrites > 0) {
 			indexFaults.failWrites--;
 			indexFaults.refused++;
 			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
 		}
-		return super.indexWrite(entries);
+		return super.indexWrite(entries, options);
 	}
 
 	override async limiterRelease(request: { id: string }) {

@@ -1,5 +1,6 @@
 import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
 import type { ShardListQuery } from '../../engine/index-query';
+import type { ShardMetrics } from '../../engine/run-metrics';
 import type { ObjectStorage } from '../object-storage';
 import { shardIndex } from '../../engine/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
@@ -33,9 +34,10 @@ export class IndexShardRole {
 		private readonly self: { shard: number; now: () => number },
 	) {}
 
-	async write(entries: IndexEntry[]): Promise<void> {
+	async write(entries: IndexEntry[], options: { moved?: boolean } = {}): Promise<void> {
 		const shard = await this.writable();
-		shard.write(entries);
+		shard.write(entries, options);
+		shard.metrics.pruneIfDue(this.self.now());
 		if (this.live?.watched) {
 			// Only what the shard kept: a late, older delivery changed nothing and is not news.
 			const kept = shard.versions(entries.map((e) => e.id));
@@ -78,6 +80,11 @@ export class IndexShardRole {
 
 	counts(): Record<string, number> {
 		return this.read((shard) => shard.counts(), {});
+	}
+
+	/** This shard's run metrics up to `now` (engine/run-metrics.ts). */
+	metrics(now: number): ShardMetrics {
+		return this.read((shard) => shard.metrics.read(now), { minutes: [], durations: { hour: {}, day: {} } });
 	}
 
 	versions(ids: string[]): Record<string, number> {
