@@ -1,0 +1,60 @@
+// The Worker the dashboard's browser tests run under `wrangler dev`
+// (test/worker/dashboard.wrangler.jsonc): the product's types, plus a scheduled type,
+// a parent with children and an R2 archive, so every page has something to show.
+import { z } from 'zod';
+import { createApp, createWorkflowRunner, defineRegistry } from '../../src/host';
+import { Workflow, type Step } from '../../src/authoring';
+import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+import { TestWorkflow } from '../../src/workflows/test-workflow';
+
+/** Runs every 10 seconds (six cron fields, seconds first): a schedule with recent runs within a test. */
+export class HeartbeatWorkflow extends Workflow<{ region: string }, string> {
+	static override readonly type = 'heartbeat';
+	static override payload = z.object({ region: z.string() });
+	static override schedule = { cron: '*/10 * * * * *', payload: { region: 'eu' }, overlap: 'skip' as const };
+	async run(step: Step, { region }: { region: string }) {
+		return step.do('ping', () => `${region} ok`);
+	}
+}
+
+/** A child: labels a shipment once it hears "ship" (so a test decides when it finishes). */
+export class ShippingWorkflow extends Workflow<{ orderId: string }, string> {
+	static override readonly type = 'shipping';
+	static override payload = z.object({ orderId: z.string() });
+	static override events = { ship: z.object({ carrier: z.string() }) };
+	async run(step: Step<typeof ShippingWorkflow.events>, { orderId }: { orderId: string }) {
+		const { carrier } = await step.waitForEvent('ship', { timeout: '1 day' });
+		return step.do('label', () => `${carrier} label for ${orderId}`);
+	}
+}
+
+/** A child that finishes at once. */
+export class ReceiptWorkflow extends Workflow<{ orderId: string }, string> {
+	static override readonly type = 'receipt';
+	static override payload = z.object({ orderId: z.string() });
+	async run(step: Step, { orderId }: { orderId: string }) {
+		return step.do('mail', () => `receipt for ${orderId}`);
+	}
+}
+
+/** A parent: starts a receipt (fire and forget), then waits for its shipment. */
+export class OrderWorkflow extends Workflow<{ orderId: string }, string> {
+	static override readonly type = 'order';
+	static override payload = z.object({ orderId: z.string() });
+	async run(step: Step, { orderId }: { orderId: string }) {
+		await step.start('receipt', ReceiptWorkflow, { payload: { orderId } });
+		return step.invoke('ship', ShippingWorkflow, { payload: { orderId } });
+	}
+}
+
+export const registry = defineRegistry({
+	test: { workflow: TestWorkflow },
+	payment: { workflow: PaymentWorkflow, shards: 4, version: '2026-11-26.2' },
+	heartbeat: { workflow: HeartbeatWorkflow },
+	order: { workflow: OrderWorkflow },
+	shipping: { workflow: ShippingWorkflow, shards: 2 },
+	receipt: { workflow: ReceiptWorkflow },
+});
+
+export class WorkflowRunner extends createWorkflowRunner(registry) {}
+export default createApp(registry);
