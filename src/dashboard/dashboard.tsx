@@ -11,7 +11,11 @@ import { MAX_LIMIT } from '../engine/index-query';
 import { shardName } from '../engine/shard';
 import type { TypeSchemas } from '../engine/type-schemas';
 import { authMode, hasSession, logIn, logOut, readSession, renewedSession, sameOrigin } from './session';
-import { InstancePage, type InstanceDetail } from './views/instance';
+import { InstancePage, type ChildNode, type InstanceDetail } from './views/instance';
+import { ScheduleList, SchedulePage, type ScheduleView } from './views/schedules';
+import { compileCron, scheduledTypes } from '../engine/schedule';
+import type { ScheduleInfo } from '../engine/schedule-engine';
+import type { TypeMetrics } from '../engine/run-metrics';
 import { ErrorBanner, Layout } from './views/layout';
 import { DEFAULT_PAGE_SIZE, InstanceList, type ListFilter, type ListItem } from './views/list';
 import { LoginPage } from './views/login';
@@ -28,6 +32,12 @@ const MAX_LIST_LIMIT = MAX_LIMIT;
 /** A header the dashboard's own scripts send with every change: a cross-site form cannot set it. */
 export const DASHBOARD_HEADER = 'x-shardflow-dashboard';
 const API_PREFIX = '/dashboard/api';
+/** Levels of child workflows the instance page shows, and children read per level. */
+const CHILD_TREE_DEPTH = 3;
+const CHILDREN_PER_LEVEL = 50;
+/** Upcoming ticks and recent runs a schedule's page shows. */
+const NEXT_TICKS = 5;
+const RUNS_SHOWN = 20;
 
 /**
  * The dashboard at /dashboard: server-rendered pages (Hono JSX) over the REST
@@ -66,7 +76,7 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		return api(request, c.env, ctx);
 	};
 
-	const page = async (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' } = {}) =>
+	const page = async (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' | 'schedules' } = {}) =>
 		c.html(
 			html`<!doctype html>${(
 				<Layout title={title} nav={options.nav} loggedIn={authMode(c.env) === 'token' && (await hasSession(c))}>
@@ -173,9 +183,14 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 
 	// ---- pages ----
 	app.get('/', async (c) => {
-		const res = await callApi<{ types: TypeSummary[] }>(c, '/types');
+		const [res, ...metrics] = await Promise.all([
+			callApi<{ types: TypeSummary[] }>(c, '/types'),
+			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics`)),
+		]);
 		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
-		return page(c, 'Overview', <Overview types={res.body.types} />, { nav: 'overview' });
+		const byType = Object.fromEntries(registry.types().map((type, i) => [type, metrics[i]!.ok ? (metrics[i] as { body: TypeMetrics }).body : null]));
+		const scheduled = scheduledTypes(registry).map((s) => s.type);
+		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} />, { nav: 'overview' });
 	});
 
 	app.get('/instances', async (c) => {
@@ -191,7 +206,10 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		} else if (filter.id && !filter.unchecked) {
 			// The index has no text search: an id is looked up exactly, then checked against the other filters.
 			const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(filter.id)}`);
-			if (res.ok) items = [res.body].filter((i) => matches(i, filter)).map(({ id, type, status, createdAt, updatedAt }) => ({ id, type, status, createdAt, updatedAt }));
+			if (res.ok)
+				items = [res.body]
+					.filter((i) => matches(i, filter))
+					.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId }) => ({ id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}) }));
 			else if (res.status !== 404) [error, status] = [res.error, res.status];
 		} else {
 			const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?${listQuery(filter)}`);
@@ -208,8 +226,60 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		const id = c.req.param('id');
 		const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(id)}`);
 		if (!res.ok) return errorPage(c, res.status, res.error.code, res.status === 404 ? `no instance with id ${JSON.stringify(id)}` : res.error.message);
-		const schemas = await callApi<TypeSchemas>(c, `/types/${encodeURIComponent(res.body.type)}`);
-		return page(c, res.body.id, <InstancePage detail={res.body} schemas={schemas.ok ? schemas.body : undefined} />, { nav: 'instances' });
+		const [schemas, children] = await Promise.all([
+			callApi<TypeSchemas>(c, `/types/${encodeURIComponent(res.body.type)}`),
+			res.body.archived ? Promise.resolve({ nodes: [], more: false }) : childTree(c, res.body.id, CHILD_TREE_DEPTH),
+		]);
+		const extras = { children, archiveBound: Boolean((c.env as { ARCHIVE?: unknown }).ARCHIVE) };
+		return page(c, res.body.id, <InstancePage detail={res.body} schemas={schemas.ok ? schemas.body : undefined} extras={extras} />, { nav: 'instances' });
+	});
+
+	/** A parent's children (`GET /workflows?parent=`), each with its own, `depth` levels deep; null when the list cannot be read. */
+	const childTree = async (c: DashboardContext, parentId: string, depth: number): Promise<{ nodes: ChildNode[]; more: boolean } | null> => {
+		const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?parent=${encodeURIComponent(parentId)}&limit=${CHILDREN_PER_LEVEL}`);
+		if (!res.ok) return null;
+		const nodes = await Promise.all(
+			res.body.items.map(async (item) => {
+				const below = depth > 1 ? await childTree(c, item.id, depth - 1) : null;
+				return { item, children: below?.nodes ?? [], more: below?.more ?? false };
+			}),
+		);
+		return { nodes, more: res.body.nextCursor !== null };
+	};
+
+	// ---- schedules ----
+	const scheduleView = async (c: DashboardContext, info: ScheduleInfo): Promise<ScheduleView> => {
+		const nextTicks: number[] = [];
+		if (info.state === 'active' && info.nextRunAt !== null) {
+			const ticks = compileCron(info.cron);
+			for (let at: number | null = info.nextRunAt; at !== null && nextTicks.length < NEXT_TICKS; at = ticks.after(at)) nextTicks.push(at);
+		}
+		// Each shown run's instance as it stands now (its index entry: one small read each, at most RUNS_SHOWN).
+		const runs = info.lastRuns.slice(0, RUNS_SHOWN);
+		const statuses: Record<number, string> = {};
+		await Promise.all(
+			runs.map(async (run) => {
+				if (run.outcome !== 'started' || !run.instanceId) return;
+				if ((run as { instanceStatus?: string }).instanceStatus) return void (statuses[run.tick] = (run as { instanceStatus?: string }).instanceStatus!);
+				const entry = await callApi<{ status: string }>(c, `/workflows/${encodeURIComponent(run.instanceId)}`);
+				statuses[run.tick] = entry.ok ? entry.body.status : entry.status === 404 ? 'deleted' : 'unknown';
+			}),
+		);
+		return { info: { ...info, lastRuns: runs }, nextTicks, statuses };
+	};
+	app.get('/schedules', async (c) => {
+		const res = await callApi<{ schedules: ScheduleInfo[] }>(c, '/schedules');
+		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
+		const views = res.body.schedules.map((info) => ({ info, nextTicks: [], statuses: Object.fromEntries(info.lastRuns.slice(0, 1).flatMap((r) => ((r as { instanceStatus?: string }).instanceStatus ? [[r.tick, (r as { instanceStatus?: string }).instanceStatus!]] : []))) }));
+		return page(c, 'Schedules', <ScheduleList schedules={views} />, { nav: 'schedules' });
+	});
+	app.get('/schedules/:type', async (c) => {
+		const type = c.req.param('type');
+		const res = await callApi<{ schedules: ScheduleInfo[] }>(c, '/schedules');
+		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
+		const info = res.body.schedules.find((s) => s.type === type);
+		if (!info) return errorPage(c, 404, registry.has(type) ? 'NOT_FOUND' : 'UNKNOWN_TYPE', registry.has(type) ? `the type ${JSON.stringify(type)} has no schedule` : `unknown workflow type ${JSON.stringify(type)}`);
+		return page(c, `Schedule of ${type}`, <SchedulePage view={await scheduleView(c, info)} />, { nav: 'schedules' });
 	});
 
 	app.all('*', (c) => errorPage(c, 404, 'ROUTE_NOT_FOUND', `no dashboard page at ${c.req.path}`));
@@ -272,7 +342,7 @@ function readFilter(c: DashboardContext): ListFilter {
 		limit: unchecked.limit === undefined ? limit : DEFAULT_PAGE_SIZE,
 		...(Object.keys(unchecked).length ? { unchecked } : {}),
 	};
-	for (const key of ['type', 'id', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {
+	for (const key of ['type', 'id', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent'] as const) {
 		const value = q(key);
 		if (value !== undefined) filter[key] = value;
 	}
@@ -284,7 +354,7 @@ function listQuery(filter: ListFilter): string {
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
 	if (filter.status.length) q.set('status', filter.status.join(','));
-	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
 	if (filter.order === 'updated') q.set('order', 'updated');
 	q.set('limit', String(filter.limit));
 	for (const [key, value] of Object.entries(filter.unchecked ?? {})) q.set(key, value);
@@ -297,6 +367,8 @@ function matches(item: ListItem, filter: ListFilter): boolean {
 	return (
 		(!filter.type || item.type === filter.type) &&
 		(filter.status.length === 0 || filter.status.includes(item.status)) &&
+		(!filter.codeVersion || item.codeVersion === filter.codeVersion) &&
+		(!filter.parent || item.parentId === filter.parent) &&
 		(ca === undefined || item.createdAt > ca) &&
 		(cb === undefined || item.createdAt < cb) &&
 		(ua === undefined || item.updatedAt > ua) &&

@@ -9,7 +9,8 @@ let server: Server;
 let browser: Browser;
 
 beforeAll(async () => {
-	[server, browser] = await Promise.all([startDevServer(), launchBrowser()]);
+	// The dashboard's test Worker: the product's types plus a schedule, parent and child types, a code version and an archive.
+	[server, browser] = await Promise.all([startDevServer({ configs: ['test/worker/dashboard.wrangler.jsonc'] }), launchBrowser()]);
 }, 120_000);
 afterAll(async () => {
 	await browser?.close();
@@ -285,6 +286,236 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 		expect(overflow).toBeLessThanOrEqual(0);
 		await shot(page, 'list-phone');
+		await page.close();
+	});
+
+	it('shows runs per minute and run times per type on the overview, and updates them without a reload', async () => {
+		const id = newId('met');
+		await createPayment(id);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		await call('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'mo' });
+		await until(() => statusOf(id), (s) => s === 'completed', 'the payment to complete');
+		const page = await openPage('/dashboard');
+		const hour = page.locator('[data-metrics="payment"] tr[data-window="hour"]').first();
+		await hour.waitFor();
+		const startedBefore = Number((await hour.locator('[data-metric="started"]').textContent())!.replace(/,/g, ''));
+		expect(startedBefore).toBeGreaterThanOrEqual(1);
+		const runTime = page.locator('[data-metrics="payment"] tr[data-window="hour"] [data-metric="p50"]');
+		expect(await runTime.textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
+		expect(await page.locator('[data-metrics="payment"] .spark-col').count()).toBe(60);
+		// Live: a run started now shows within the 5 s refresh, without a reload.
+		await createPayment(newId('met-live'));
+		await page.waitForFunction(
+			(before) => Number(document.querySelector('[data-metrics="payment"] tr[data-window="hour"] [data-metric="started"]')?.textContent?.replace(/,/g, '')) > before,
+			startedBefore,
+			{ timeout: 9000 },
+		);
+		await shot(page, 'overview');
+		const phone = await openPage('/dashboard', { width: 390, height: 844 });
+		await phone.locator('[data-metrics="payment"] tr[data-window="day"]').first().waitFor();
+		expect(await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+		await shot(phone, 'overview-phone');
+		noPageErrors(page);
+		noPageErrors(phone);
+		await Promise.all([page.close(), phone.close()]);
+	});
+
+	it("shows a type's schedule: its cron, next ticks, recent runs linked to their instances, and pauses and resumes it", { timeout: 40_000 }, async () => {
+		const schedules = await until(() => call('GET', '/schedules'), (r) => r.json.schedules[0]?.lastRuns.length > 0, 'a heartbeat tick to run', 25_000);
+		const run = schedules.json.schedules[0].lastRuns[0];
+		const list = await openPage('/dashboard/schedules');
+		expect(await list.locator('#schedules tr[data-type="heartbeat"] .mono').textContent()).toBe('*/10 * * * * *');
+		await Promise.all([list.waitForURL(/\/schedules\/heartbeat$/), list.click('#schedules a:text("heartbeat")')]);
+		const page = list;
+		expect(await page.textContent('#schedule-cron')).toBe('*/10 * * * * *');
+		const ticks = await page.locator('#next-ticks time').evaluateAll((els) => els.map((el) => Number((el as HTMLElement).dataset.ms)));
+		expect(ticks).toHaveLength(5);
+		expect(ticks.slice(1).map((t, i) => t - ticks[i]!)).toEqual([10_000, 10_000, 10_000, 10_000]);
+		const row = page.locator(`#schedule-runs tr[data-tick="${run.tick}"]`);
+		expect(await row.getAttribute('data-outcome')).toBe('started');
+		expect(await page.textContent('#schedule-missed')).toMatch(/^\d+ in the runs below$/);
+		await shot(page, 'schedule');
+		const phone = await openPage('/dashboard/schedules/heartbeat', { width: 390, height: 844 });
+		expect(await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+		await shot(phone, 'schedule-phone');
+		await phone.close();
+
+		await page.click('button[data-schedule-action="pause"]');
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#schedule-state.schedule-paused');
+		expect((await call('GET', '/schedules')).json.schedules[0].state).toBe('paused');
+		expect(await page.textContent('#next-ticks')).toContain('Paused');
+		await page.click('button[data-schedule-action="resume"]');
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#schedule-state.schedule-active');
+		expect((await call('GET', '/schedules')).json.schedules[0].state).toBe('active');
+
+		await Promise.all([page.waitForURL(new RegExp(`/instances/${encodeURIComponent(run.instanceId)}$`)), row.locator('a').click()]);
+		expect(await page.textContent('h1')).toBe(run.instanceId);
+		noPageErrors(page);
+		await page.close();
+	});
+
+	it("links a parent to its children and back, and shows the tree of a parent's children with their statuses", async () => {
+		const id = newId('order');
+		await call('POST', '/workflows', { type: 'order', id, payload: { orderId: id } });
+		await until(() => call('GET', `/workflows?parent=${id}`), (r) => r.json.items.length === 2 && r.json.items.some((i: { status: string }) => i.status === 'completed') && r.json.items.some((i: { status: string }) => i.status === 'waiting'), 'a completed receipt and a waiting shipment');
+		const page = await openPage(`/dashboard/instances/${id}`);
+		const tree = page.locator('#children');
+		expect(await tree.locator(`li[data-child="${id}::receipt"] .badge`).textContent()).toBe('completed');
+		expect(await tree.locator(`li[data-child="${id}::ship"] .badge`).textContent()).toBe('waiting');
+		await shot(page, 'instance-children');
+		await Promise.all([page.waitForURL(/%3A%3Aship$/), tree.locator(`li[data-child="${id}::ship"] a`).click()]);
+		expect(await page.locator('#parent-link a').textContent()).toBe(id);
+		await page.waitForSelector('.tl-row[data-row="wait:ship"]');
+		await Promise.all([page.waitForURL(new RegExp(`/instances/${id}$`)), page.click('#parent-link a')]);
+		// The list of one parent's children, from the tree's link.
+		await Promise.all([page.waitForURL(/parent=/), page.click('#children a:text("All children in the list")')]);
+		const ids = await page.locator('#instances tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.id).sort());
+		expect(ids).toEqual([`${id}::receipt`, `${id}::ship`]);
+		expect(await page.textContent('#parent-filter')).toContain(id);
+		noPageErrors(page);
+		await page.close();
+	});
+
+	it('restarts a finished instance from a chosen step and shows the earlier run on request', async () => {
+		const id = newId('from');
+		await createPayment(id, 30);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		await call('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'ann' });
+		await until(() => statusOf(id), (s) => s === 'completed', 'the payment to complete');
+		const page = await openPage(`/dashboard/instances/${id}`);
+		await page.waitForSelector('.tl-row[data-row="do:charge-card"]');
+		await page.click('button[data-action="restart"]');
+		await page.waitForSelector('dialog#confirm[open] #restart-from');
+		const options = await page.locator('#restart-from option').allTextContents();
+		expect(options[0]).toContain('the beginning');
+		expect(options.some((o) => o.startsWith('step "charge-card"'))).toBe(true);
+		await page.selectOption('#restart-from', { label: options.find((o) => o.startsWith('step "charge-card"'))! });
+		await shot(page, 'instance-restart-from');
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#control-result:not(:empty)', { timeout: 6000 });
+		expect(await page.textContent('#control-result')).toContain('restart: done');
+		await page.waitForSelector('#generation:text("1")', { timeout: 6000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 6000 });
+		const history = (await call('GET', `/workflows/${id}/history`)).json;
+		const restarted = history.events.find((e: { kind: string }) => e.kind === 'workflow.restarted');
+		expect(restarted).toMatchObject({ from: 'charge-card', fromType: 'do' });
+		// The current run kept reserve-funds and the approval: only charge-card ran again.
+		expect(history.events.filter((e: { kind: string }) => e.kind === 'step.started').map((e: { step: string }) => e.step)).toEqual(['charge-card']);
+
+		await page.waitForSelector('.run-picker:not([hidden])');
+		await page.selectOption('#run-select', '0');
+		const historyCount = (text: string) => page.waitForFunction((t) => document.querySelector('#history-count')?.textContent?.includes(t), text);
+		await historyCount('in run 1 (an earlier run)');
+		const kinds = await page.locator('#history tbody td.kind').allTextContents();
+		expect(kinds).toContain('event.consumed');
+		expect(kinds).not.toContain('workflow.restarted');
+		await page.waitForSelector('.tl-row[data-row="do:reserve-funds"]');
+		await shot(page, 'instance-earlier-run');
+		await page.selectOption('#run-select', '');
+		await historyCount('in run 2,');
+		expect(await page.locator('#history tbody td.kind').allTextContents()).toContain('workflow.restarted');
+		noPageErrors(page);
+		await page.close();
+	});
+
+	it('deletes an instance after a confirmation: archived first it stays readable, without the archive it is gone', async () => {
+		const [kept, gone] = [newId('del-arch'), newId('del')];
+		for (const id of [kept, gone]) {
+			await createPayment(id);
+			await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+			await call('POST', `/workflows/${id}/terminate`);
+			await until(() => statusOf(id), (s) => s === 'terminated', 'the terminate');
+		}
+		const page = await openPage(`/dashboard/instances/${kept}`);
+		await page.click('button[data-action="delete"]');
+		await page.waitForSelector('dialog#confirm[open] #delete-archive');
+		expect(await page.evaluate(() => document.activeElement?.id)).toBe('confirm-cancel');
+		expect(await page.isChecked('#delete-archive')).toBe(true);
+		await shot(page, 'instance-delete');
+		await Promise.all([page.waitForEvent('load'), page.click('#confirm-ok')]);
+		await page.waitForSelector('.archived-badge');
+		expect((await call('GET', `/workflows/${kept}`)).json.archived).toBe(true);
+
+		await page.goto(`${server.url}/dashboard/instances/${gone}`);
+		await page.click('button[data-action="delete"]');
+		await page.uncheck('#delete-archive');
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#control-result.ok-box');
+		expect(await page.textContent('#control-result')).toContain(`Deleted ${gone}`);
+		expect((await call('GET', `/workflows/${gone}`)).status).toBe(404);
+		noPageErrors(page);
+		await page.close();
+	});
+
+	it('filters by code version and shows the columns the operator chose, remembered after a reload', async () => {
+		const [payment, other] = [newId('cv'), newId('cv-test')];
+		await createPayment(payment);
+		await call('POST', '/workflows', { type: 'test', id: other, payload: { name: 'cv' } });
+		await until(() => call('GET', '/workflows?codeVersion=2026-11-26.2&limit=1000'), (r) => r.json.items.some((i: { id: string }) => i.id === payment), 'the payment in the index');
+		const page = await openPage('/dashboard/instances');
+		await page.fill('input[name="codeVersion"]', '2026-11-26.2');
+		await Promise.all([page.waitForURL(/codeVersion=2026-11-26.2/), page.click('button:text("Apply")')]);
+		const ids = await page.locator('#instances tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.id));
+		expect(ids).toContain(payment);
+		expect(ids).not.toContain(other);
+		const cell = page.locator(`#instances tbody tr[data-id="${payment}"] [data-col="codeVersion"]`);
+		expect(await cell.isVisible()).toBe(false);
+		await page.click('#columns-menu summary');
+		await page.check('#columns-menu input[value="codeVersion"]');
+		await page.uncheck('#columns-menu input[value="updatedAt"]');
+		expect(await cell.textContent()).toBe('2026-11-26.2');
+		expect(await cell.isVisible()).toBe(true);
+		await shot(page, 'list-columns');
+		await page.reload();
+		expect(await page.locator(`#instances tbody tr[data-id="${payment}"] [data-col="codeVersion"]`).isVisible()).toBe(true);
+		expect(await page.locator('#instances thead [data-col="updatedAt"]').isVisible()).toBe(false);
+		noPageErrors(page);
+		await page.close();
+	});
+
+	it('reads at phone width: folded filters, ticks apart, whole step names, durations and markers without hover, history details on their own line', async () => {
+		const id = newId('phone-with-a-long-name');
+		await createPayment(id);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		await call('POST', `/workflows/${id}/pause`);
+		await call('POST', `/workflows/${id}/resume`);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait again');
+		await call('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'phone' });
+		await until(() => statusOf(id), (s) => s === 'completed', 'the payment to complete');
+
+		const list = await openPage('/dashboard/instances?type=payment', { width: 390, height: 844 });
+		expect(await list.locator('#filters-fold').getAttribute('open')).toBeNull();
+		const firstRow = await list.locator('#instances tbody tr').first().boundingBox();
+		expect(firstRow!.y + firstRow!.height).toBeLessThan(844);
+		expect(await list.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+		await shot(list, 'phone');
+		await list.close();
+
+		const page = await openPage(`/dashboard/instances/${id}`, { width: 390, height: 844 });
+		await page.waitForSelector('.tl-row[data-row="do:charge-card"]');
+		expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+		// Tick labels do not touch.
+		const boxes = await page.locator('.tl-ticks span').evaluateAll((els) => els.filter((el) => (el as HTMLElement).offsetParent !== null).map((el) => el.getBoundingClientRect()).map((r) => [r.left, r.right]));
+		expect(boxes.length).toBeGreaterThanOrEqual(3);
+		for (let i = 1; i < boxes.length; i++) expect(boxes[i]![0]).toBeGreaterThan(boxes[i - 1]![1] + 4);
+		// Step names whole, durations in view.
+		for (const label of await page.locator('.tl-label').all()) expect(await label.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
+		expect(await page.locator('.tl-row[data-row="do:reserve-funds"] .tl-took').textContent()).toMatch(/\d/);
+		expect(await page.locator('.tl-row[data-row="do:reserve-funds"] .tl-took').isVisible()).toBe(true);
+		// Markers: glyphs on the chart, in words below, and named in the legend.
+		expect(await page.locator('.tl-flag.workflow-paused').count()).toBe(1);
+		expect(await page.textContent('.tl-marks')).toMatch(/paused \+.*resumed \+/);
+		expect(await page.textContent('.legend')).toContain('paused');
+		// A tap opens a row's attempts in words.
+		await page.locator('.tl-row[data-row="do:charge-card"]').click();
+		await page.waitForSelector('.tl-row[data-row="do:charge-card"] .tl-detail li:text-matches("attempt 1: ok after")');
+		// A history record's details take the width of the screen, not a sliver of it.
+		const summary = await page.locator('#history tbody tr', { hasText: 'wait.started' }).locator('summary').boundingBox();
+		expect(summary!.width).toBeGreaterThan(200);
+		await shot(page, 'phone-instance');
+		noPageErrors(page);
 		await page.close();
 	});
 });

@@ -1,8 +1,9 @@
 import type { FC } from 'hono/jsx';
 import type { TypeSchemas } from '../../engine/type-schemas';
 import type { WorkflowStatusInfo } from '../../engine/types';
-import { safeJson } from './list';
+import { safeJson, type ListItem } from './list';
 import { JsonBlock, StatusBadge, Time } from './layout';
+import { dashboardHref, instanceHref } from './paths';
 
 /** What `GET /workflows/:id` answers (the same type the engine builds), plus the archive flag. */
 export type InstanceDetail = WorkflowStatusInfo & {
@@ -10,23 +11,45 @@ export type InstanceDetail = WorkflowStatusInfo & {
 	archived?: boolean;
 };
 
+/** A child workflow in the tree of an instance's children, with its own children (a few levels deep). */
+export interface ChildNode {
+	item: ListItem;
+	children: ChildNode[];
+	/** More children exist than were read (the list link shows them all). */
+	more: boolean;
+}
+
+/** What the instance page is given besides the instance. */
+export interface InstanceExtras {
+	/** The tree of child workflows (from `GET /workflows?parent=`); null when it could not be read. */
+	children: { nodes: ChildNode[]; more: boolean } | null;
+	/** An archive bucket is bound: a delete can archive the history first. */
+	archiveBound: boolean;
+}
+
 const CONTROLS = [
 	{ action: 'pause', label: 'Pause', confirm: 'Pause this instance? A step in flight finishes first; nothing else runs until it is resumed.' },
 	{ action: 'resume', label: 'Resume', confirm: 'Resume this instance? A paused one goes on from where it was; a diverged one replays with the code deployed now.' },
 	{ action: 'terminate', label: 'Terminate', confirm: 'Terminate this instance? It stops for good, pending wake-ups are cancelled and further events are refused.', danger: true },
-	{ action: 'restart', label: 'Restart', confirm: 'Restart this instance from the start? Its step results are discarded (the history keeps the earlier run).', danger: true },
+	{ action: 'restart', label: 'Restart', confirm: 'Restart this instance? A new run begins, from the start or from a step you choose; the history keeps the earlier run.', danger: true },
 ] as const;
 
-export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | undefined }> = ({ detail, schemas }) => {
+export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | undefined; extras: InstanceExtras }> = ({ detail, schemas, extras }) => {
 	const events = schemas?.events ?? [];
+	const runs = Array.from({ length: (detail.generation ?? 0) + 1 }, (_, i) => i).reverse();
 	return (
 		<>
 			<div class="page-head instance-head">
 				<div>
 					<p class="crumbs">
-						<a href="/dashboard/instances">Instances</a> / <a href={`/dashboard/instances?type=${encodeURIComponent(detail.type)}`}>{detail.type}</a>
+						<a href={dashboardHref('/instances')}>Instances</a> / <a href={dashboardHref(`/instances?type=${encodeURIComponent(detail.type)}`)}>{detail.type}</a>
 					</p>
 					<h1 class="mono">{detail.id}</h1>
+					{detail.parentId ? (
+						<p class="parent-link" id="parent-link">
+							Child workflow of <a href={instanceHref(detail.parentId)} class="mono">{detail.parentId}</a>
+						</p>
+					) : null}
 				</div>
 				<span>
 					<span id="instance-status">
@@ -41,8 +64,14 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<div><dt>Created</dt><dd><Time ms={detail.createdAt} /></dd></div>
 					<div><dt>Updated</dt><dd id="updated-at"><Time ms={detail.updatedAt} /></dd></div>
 					<div><dt>Code version</dt><dd id="code-version">{codeVersionText(detail)}</dd></div>
-					<div><dt>Run</dt><dd id="generation">{detail.generation ?? 0}</dd></div>
-					<div><dt>Changes</dt><dd id="version">{detail.version}</dd></div>
+					<div>
+						<dt title="How many times this instance was restarted; each restart begins a new run, and the earlier runs stay in the history">Restarts</dt>
+						<dd id="generation">{detail.generation ?? 0}</dd>
+					</div>
+					<div>
+						<dt title="How many times its status changed (the version its index entry carries)">Status changes</dt>
+						<dd id="version">{detail.version}</dd>
+					</div>
 					<div><dt>Steps</dt><dd id="step-counts">{detail.stepCounts.total ?? 0}</dd></div>
 					<div><dt>Buffered events</dt><dd id="buffered">{detail.bufferedEvents}</dd></div>
 					<div><dt>Dropped events</dt><dd>{detail.droppedEvents}</dd></div>
@@ -56,6 +85,15 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 							{c.label}
 						</button>
 					))}
+					<button
+						type="button"
+						class="danger"
+						data-action="delete"
+						data-confirm={`Delete ${detail.id}? Its storage, alarm and index entry go; the id can be created again.${extras.archiveBound ? ' Archived first, its history stays readable here (read-only).' : ' Nothing is archived (no archive bucket is bound): its history is gone for good.'}`}
+						data-archive={extras.archiveBound ? 'bound' : 'none'}
+					>
+						Delete
+					</button>
 				</div>
 				<div id="control-result" role="status" aria-live="polite"></div>
 			</section>
@@ -78,14 +116,26 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					)}
 				</section>
 			</div>
+			{extras.children && extras.children.nodes.length > 0 ? (
+				<section class="card" aria-label="Child workflows" id="children">
+					<div class="section-head">
+						<h2>Child workflows</h2>
+						<a href={dashboardHref(`/instances?parent=${encodeURIComponent(detail.id)}`)}>All children in the list</a>
+					</div>
+					<ChildTree nodes={extras.children.nodes} more={extras.children.more} parentId={detail.id} />
+				</section>
+			) : null}
 			<section class="card" aria-label="Timeline">
 				<div class="section-head">
 					<h2>Timeline</h2>
 					<span class="legend">
-						<i class="seg attempt ok" /> step <i class="seg attempt failed" /> failed attempt <i class="seg retry" /> retry wait <i class="seg sleep" /> sleep{' '}
-						<i class="seg wait" /> event wait
+						<span><i class="seg attempt ok" /> step</span> <span><i class="seg attempt failed" /> failed attempt</span> <span><i class="seg retry" /> retry wait</span>{' '}
+						<span><i class="seg sleep" /> sleep</span> <span><i class="seg wait" /> event wait</span> <span><b class="mark-key">‖</b> paused</span>{' '}
+						<span><b class="mark-key">▶</b> resumed</span> <span><b class="mark-key">✉</b> event received</span> <span><b class="mark-key">↻</b> restarted</span>{' '}
+						<span><b class="mark-key">■</b> finished</span>
 					</span>
 				</div>
+				<p class="muted small tl-hint">Tap or focus a row for its attempts and times.</p>
 				<div id="timeline" class="timeline" aria-live="polite">
 					<p class="muted">Loading the history…</p>
 				</div>
@@ -130,6 +180,14 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 			<section class="card" aria-label="History">
 				<div class="section-head">
 					<h2>History</h2>
+					<label class="run-picker" hidden={runs.length < 2}>
+						<span>Run</span>
+						<select id="run-select">
+							{runs.map((g) => (
+								<option value={g === detail.generation ? '' : String(g)}>{runLabel(g, detail.generation ?? 0)}</option>
+							))}
+						</select>
+					</label>
 					<span class="muted" id="history-count"></span>
 				</div>
 				<table class="history" id="history">
@@ -149,14 +207,15 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 				<form method="dialog">
 					<h2 id="confirm-title">Are you sure?</h2>
 					<p id="confirm-text"></p>
+					<div id="confirm-extra"></div>
 					<div class="actions">
 						<button value="cancel" type="submit" id="confirm-cancel">Cancel</button>
 						<button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button>
 					</div>
 				</form>
 			</dialog>
-			<script type="application/json" id="instance-config" dangerouslySetInnerHTML={{ __html: safeJson({ id: detail.id, type: detail.type, status: detail.status, events }) }} />
-			<script type="module" src="/dashboard/instance.js"></script>
+			<script type="application/json" id="instance-config" dangerouslySetInnerHTML={{ __html: safeJson({ id: detail.id, type: detail.type, status: detail.status, generation: detail.generation ?? 0, events, archiveBound: extras.archiveBound }) }} />
+			<script type="module" src={dashboardHref('/instance.js')}></script>
 		</>
 	);
 };
@@ -167,3 +226,29 @@ function codeVersionText(detail: { codeVersion?: string; lastCodeVersion?: strin
 	if (detail.lastCodeVersion && detail.lastCodeVersion !== detail.codeVersion) return `${detail.codeVersion ?? 'not labelled'} → ${detail.lastCodeVersion}`;
 	return detail.codeVersion!;
 }
+
+/** "Run 3 (now)", "Run 1 (the first)": runs counted from 1 for people; the API's `generation` counts from 0. */
+export function runLabel(generation: number, current: number): string {
+	const n = `Run ${generation + 1}`;
+	if (generation === current) return `${n} (current)`;
+	return generation === 0 ? `${n} (the first)` : n;
+}
+
+/** A parent's children, each with its status and its own children, as nested lists. */
+const ChildTree: FC<{ nodes: ChildNode[]; more: boolean; parentId: string }> = ({ nodes, more, parentId }) => (
+	<ul class="tree">
+		{nodes.map((node) => (
+			<li data-child={node.item.id}>
+				<span class="tree-item">
+					<StatusBadge status={node.item.status} /> <a href={instanceHref(node.item.id)} class="mono">{node.item.id}</a> <span class="muted">{node.item.type}</span>
+				</span>
+				{node.children.length ? <ChildTree nodes={node.children} more={node.more} parentId={node.item.id} /> : null}
+			</li>
+		))}
+		{more ? (
+			<li class="muted">
+				<a href={dashboardHref(`/instances?parent=${encodeURIComponent(parentId)}`)}>more children…</a>
+			</li>
+		) : null}
+	</ul>
+);

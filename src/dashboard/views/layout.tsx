@@ -1,7 +1,8 @@
 import type { Child, FC } from 'hono/jsx';
+import { dashboardHref } from './paths';
 
 /** The page shell: header with navigation, the stylesheet and the shared client script. */
-export const Layout: FC<{ title: string; nav?: 'overview' | 'instances'; loggedIn?: boolean; children?: Child }> = ({ title, nav, loggedIn, children }) => (
+export const Layout: FC<{ title: string; nav?: 'overview' | 'instances' | 'schedules'; loggedIn?: boolean; children?: Child }> = ({ title, nav, loggedIn, children }) => (
 	<html lang="en">
 		<head>
 			<meta charset="utf-8" />
@@ -18,6 +19,7 @@ export const Layout: FC<{ title: string; nav?: 'overview' | 'instances'; loggedI
 				<nav aria-label="Main">
 					<a href="/dashboard" aria-current={nav === 'overview' ? 'page' : undefined}>Overview</a>
 					<a href="/dashboard/instances" aria-current={nav === 'instances' ? 'page' : undefined}>Instances</a>
+					<a href={dashboardHref('/schedules')} aria-current={nav === 'schedules' ? 'page' : undefined}>Schedules</a>
 				</nav>
 				{loggedIn ? (
 					<form method="post" action="/dashboard/logout" class="logout">

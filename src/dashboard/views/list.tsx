@@ -1,6 +1,7 @@
 import type { FC } from 'hono/jsx';
 import { WORKFLOW_STATUSES } from '../../engine/types';
 import { ErrorBanner, StatusBadge, Time } from './layout';
+import { dashboardHref, instanceHref } from './paths';
 
 export interface ListItem {
 	id: string;
@@ -8,6 +9,8 @@ export interface ListItem {
 	status: string;
 	createdAt: number;
 	updatedAt: number;
+	codeVersion?: string;
+	parentId?: string;
 }
 
 /** The list's filters, as the page's query string carries them (bounds in ms since the epoch). */
@@ -19,6 +22,10 @@ export interface ListFilter {
 	updatedAfter?: string;
 	updatedBefore?: string;
 	id?: string;
+	/** Only instances created by this code version (the registry's `version`). */
+	codeVersion?: string;
+	/** Only the children of this instance. */
+	parent?: string;
 	order: 'created' | 'updated';
 	limit: number;
 	cursor?: string;
@@ -41,21 +48,37 @@ export interface ListConfig {
 	refused?: boolean;
 }
 
+/** The list's optional columns, in table order; the operator picks which show (kept in the browser: list.js). */
+export const COLUMNS = [
+	{ key: 'type', label: 'Type' },
+	{ key: 'status', label: 'Status' },
+	{ key: 'codeVersion', label: 'Code version' },
+	{ key: 'parent', label: 'Parent' },
+	{ key: 'createdAt', label: 'Created' },
+	{ key: 'updatedAt', label: 'Updated' },
+] as const;
+/** Shown until the operator chooses. */
+export const DEFAULT_COLUMNS = ['type', 'status', 'createdAt', 'updatedAt'];
+
 export const Row: FC<{ item: ListItem }> = ({ item }) => (
 	<tr data-id={item.id} data-created={String(item.createdAt)} data-updated={String(item.updatedAt)} data-status={item.status}>
-		<td class="id">
-			<a href={`/dashboard/instances/${encodeURIComponent(item.id)}`} data-field="link">
+		<td class="id" data-col="id">
+			<a href={instanceHref(item.id)} data-field="link">
 				<span data-field="id">{item.id}</span>
 			</a>
 		</td>
-		<td data-field="type">{item.type}</td>
-		<td>
+		<td data-field="type" data-col="type">{item.type}</td>
+		<td data-col="status">
 			<StatusBadge status={item.status} />
 		</td>
-		<td>
+		<td data-col="codeVersion" data-field="codeVersion" class="mono">{item.codeVersion ?? ''}</td>
+		<td data-col="parent" class="id">
+			<a href={item.parentId ? instanceHref(item.parentId) : undefined} data-field="parent" hidden={!item.parentId}>{item.parentId ?? ''}</a>
+		</td>
+		<td data-col="createdAt">
 			<Time ms={item.createdAt} field="createdAt" />
 		</td>
-		<td>
+		<td data-col="updatedAt">
 			<Time ms={item.updatedAt} field="updatedAt" />
 		</td>
 	</tr>
@@ -86,13 +109,14 @@ export const InstanceList: FC<{
 		const q = new URLSearchParams();
 		if (filter.type) q.set('type', filter.type);
 		for (const s of filter.status) q.append('status', s);
-		for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'id'] as const) if (filter[key]) q.set(key, filter[key]!);
+		for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'id', 'codeVersion', 'parent'] as const) if (filter[key]) q.set(key, filter[key]!);
 		if (filter.order !== 'created') q.set('order', filter.order);
 		// The page size travels with the page: Next shows as many rows as this page asked for.
 		if (filter.limit !== DEFAULT_PAGE_SIZE) q.set('limit', String(filter.limit));
 		for (const [k, v] of Object.entries(extra)) q.set(k, v);
-		return `/dashboard/instances?${q}`;
+		return dashboardHref(`/instances?${q}`);
 	};
+	const active = [filter.type, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length;
 	return (
 		<>
 			<div class="page-head">
@@ -101,7 +125,16 @@ export const InstanceList: FC<{
 					connecting…
 				</span>
 			</div>
-			<form class="filters card" method="get" action="/dashboard/instances" id="filters">
+			{filter.parent ? (
+				<p class="banner info" id="parent-filter">
+					Children of <a href={instanceHref(filter.parent)} class="mono">{filter.parent}</a>
+				</p>
+			) : null}
+			<details class="filters-fold card" id="filters-fold" data-active={String(active)}>
+				<summary>
+					<span class="filters-title">Filters</span> <span class="muted">{active ? `${active} active` : 'none active'}</span>
+				</summary>
+			<form class="filters" method="get" action={dashboardHref('/instances')} id="filters">
 				<label>
 					<span>Type</span>
 					<select name="type">
@@ -126,6 +159,11 @@ export const InstanceList: FC<{
 					<input type="search" name="id" value={filter.id ?? ''} placeholder="exact id" autocomplete="off" spellcheck={false} />
 				</label>
 				<label>
+					<span>Code version</span>
+					<input type="search" name="codeVersion" value={filter.codeVersion ?? ''} placeholder="e.g. 2026-11-26.1" autocomplete="off" spellcheck={false} />
+				</label>
+				{filter.parent ? <input type="hidden" name="parent" value={filter.parent} /> : null}
+				<label>
 					<span>Order</span>
 					<select name="order">
 						<option value="created" selected={filter.order === 'created'}>Newest created</option>
@@ -134,19 +172,32 @@ export const InstanceList: FC<{
 				</label>
 				<div class="actions">
 					<button type="submit" class="primary">Apply</button>
-					<a href="/dashboard/instances" class="button">Reset</a>
+					<a href={dashboardHref('/instances')} class="button">Reset</a>
 				</div>
 			</form>
+			</details>
 			{error ? <ErrorBanner code={error.code} message={error.message} /> : null}
+			<div class="list-tools">
+				<details class="columns-menu" id="columns-menu">
+					<summary class="button">Columns</summary>
+					<fieldset class="columns-choice">
+						<legend>Show columns</legend>
+						{COLUMNS.map((c) => (
+							<label class="check">
+								<input type="checkbox" name="column" value={c.key} checked={DEFAULT_COLUMNS.includes(c.key)} /> {c.label}
+							</label>
+						))}
+					</fieldset>
+				</details>
+			</div>
 			<div class="card table-card">
-				<table class="instances" id="instances">
+				<table class={`instances ${COLUMNS.filter((c) => !DEFAULT_COLUMNS.includes(c.key)).map((c) => `hide-${c.key}`).join(' ')}`} id="instances">
 					<thead>
 						<tr>
-							<th scope="col">Instance</th>
-							<th scope="col">Type</th>
-							<th scope="col">Status</th>
-							<th scope="col">Created</th>
-							<th scope="col">Updated</th>
+							<th scope="col" data-col="id">Instance</th>
+							{COLUMNS.map((c) => (
+								<th scope="col" data-col={c.key}>{c.label}</th>
+							))}
 						</tr>
 					</thead>
 					<tbody>
@@ -167,7 +218,7 @@ export const InstanceList: FC<{
 				<Row item={{ id: '', type: '', status: 'created', createdAt: 0, updatedAt: 0 }} />
 			</template>
 			<script type="application/json" id="list-config" dangerouslySetInnerHTML={{ __html: safeJson(config) }} />
-			<script type="module" src="/dashboard/list.js"></script>
+			<script type="module" src={dashboardHref('/list.js')}></script>
 		</>
 	);
 };

@@ -1,6 +1,9 @@
 import type { FC } from 'hono/jsx';
+import type { TypeMetrics } from '../../engine/run-metrics';
 import { WORKFLOW_STATUSES } from '../../engine/types';
 import { StatusBadge } from './layout';
+import { safeJson } from './list';
+import { dashboardHref } from './paths';
 
 export interface TypeSummary {
 	type: string;
@@ -10,13 +13,22 @@ export interface TypeSummary {
 	backlog: { pending: number; oldestAgeMs: number | null; oldest: { id: string; since: number }[] };
 }
 
-/** Every type with its counts per status, shards and delivery backlog (from GET /types). */
-export const Overview: FC<{ types: TypeSummary[] }> = ({ types }) => (
+/**
+ * Every type with its counts per status, shards and delivery backlog (from GET /types), and its
+ * run metrics (GET /types/:type/metrics), drawn and kept current by overview.js.
+ */
+export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMetrics | null>; scheduled: string[] }> = ({ types, metrics, scheduled }) => (
 	<>
 		<div class="page-head">
 			<h1>Workflow types</h1>
-			<p class="muted">Counts come from the sharded index (it lags an instance by ~20 ms).</p>
+			<span id="live" class="live" data-state="connecting" role="status" aria-live="polite">
+				Updating…
+			</span>
 		</div>
+		<p class="muted intro">
+			Counts per status come from the sharded index (it lags an instance by ~20 ms). Runs per minute and run times come from counters the index shards keep
+			as entries land; the page reads them again every 5 seconds.
+		</p>
 		{types.length === 0 ? (
 			<div class="empty">No workflow types are registered. Add one in <code>src/workflows/registry.ts</code>.</div>
 		) : (
@@ -27,29 +39,31 @@ export const Overview: FC<{ types: TypeSummary[] }> = ({ types }) => (
 						<section class="card type-card" data-type={t.type}>
 							<header>
 								<h2>
-									<a href={`/dashboard/instances?type=${encodeURIComponent(t.type)}`}>{t.type}</a>
+									<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}`)}>{t.type}</a>
 								</h2>
 								<span class="total" data-field="total">{total.toLocaleString('en')} instances</span>
 							</header>
 							<ul class="counts">
 								{WORKFLOW_STATUSES.map((status) => (
 									<li class={t.counts[status] ? '' : 'zero'}>
-										<a href={`/dashboard/instances?type=${encodeURIComponent(t.type)}&status=${status}`}>
+										<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}&status=${status}`)}>
 											<StatusBadge status={status} />
 											<span class="count" data-count={status}>{(t.counts[status] ?? 0).toLocaleString('en')}</span>
 										</a>
 									</li>
 								))}
 							</ul>
+							<div class="metrics" data-metrics={t.type} aria-label={`${t.type} runs`}>
+								{metrics[t.type] === null ? <p class="muted">Run metrics could not be read.</p> : null}
+							</div>
 							<footer>
 								<span>
 									{t.shards} index shard{t.shards === 1 ? '' : 's'}
 									{t.previousShards !== undefined ? ` (resizing from ${t.previousShards})` : ''}
 								</span>
-								<span class={t.backlog.pending ? 'warn' : 'muted'} data-field="backlog">
-									{t.backlog.pending
-										? `backlog: ${t.backlog.pending} pending, oldest ${Math.round((t.backlog.oldestAgeMs ?? 0) / 1000)} s`
-										: 'backlog: none'}
+								{scheduled.includes(t.type) ? <a href={dashboardHref(`/schedules/${encodeURIComponent(t.type)}`)}>Schedule</a> : null}
+								<span class={t.backlog.pending ? 'warn' : 'muted'} data-field="backlog" title="Instances whose index update has failed and is being retried">
+									{backlogText(t.backlog)}
 								</span>
 							</footer>
 						</section>
@@ -57,5 +71,11 @@ export const Overview: FC<{ types: TypeSummary[] }> = ({ types }) => (
 				})}
 			</div>
 		)}
+		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics }) }} />
+		<script type="module" src={dashboardHref('/overview.js')}></script>
 	</>
 );
+
+export function backlogText(backlog: { pending: number; oldestAgeMs: number | null }): string {
+	return backlog.pending ? `index backlog: ${backlog.pending} pending, oldest ${Math.round((backlog.oldestAgeMs ?? 0) / 1000)} s` : 'index backlog: none';
+}

@@ -1,6 +1,12 @@
 // Shared by every dashboard page: local times with a relative form, the
 // filter form's date inputs, and calls to the API through the dashboard.
 
+/**
+ * Where the dashboard is mounted: the folder this script is served from, so every
+ * script's links and calls stay under it.
+ */
+export const base = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
+
 const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
 const absoluteFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
@@ -48,12 +54,12 @@ export function duration(ms) {
 export async function api(path, init = {}) {
 	const headers = new Headers(init.headers);
 	headers.set('x-shardflow-dashboard', '1');
-	const res = await fetch(`/dashboard/api${path}`, { ...init, headers, credentials: 'same-origin' });
+	const res = await fetch(`${base}/api${path}`, { ...init, headers, credentials: 'same-origin' });
 	let body = null;
 	try {
 		body = await res.json();
 	} catch {}
-	if (res.status === 401) location.assign(`/dashboard/login?next=${encodeURIComponent(location.pathname + location.search)}`);
+	if (res.status === 401) location.assign(`${base}/login?next=${encodeURIComponent(location.pathname + location.search)}`);
 	return { ok: res.ok, status: res.status, body };
 }
 

@@ -2,8 +2,9 @@
 // `GET /workflows/:id/history?after=<last seq>`, one object, about once a
 // second, as docs/history-format.md suggests), draws the timeline and the
 // raw history, and runs the controls and the send-event form.
-import { absolute, api, duration, refreshTimes } from './common.js';
-import { buildTimeline, renderTimeline } from './timeline.js';
+import { absolute, api, base, duration, refreshTimes } from './common.js';
+import { confirmAction } from './confirm.js';
+import { buildTimeline, renderTimeline, restartPoints } from './timeline.js';
 
 const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('instance-config')).textContent ?? '{}');
 const id = config.id;
@@ -14,6 +15,8 @@ const ALLOWED = {
 	resume: ['paused', 'diverged'],
 	terminate: ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'rolling_back'],
 	restart: [...FINISHED, 'diverged'],
+	// Any status: an unfinished instance is terminated first (the dialog says so).
+	delete: ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'rolling_back', ...FINISHED],
 };
 const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
 
@@ -22,6 +25,9 @@ let status = config.status;
 let events = [];
 let generation = null;
 let lastSeq = null;
+/** An earlier run the operator chose to look at (`generation=`), or null: the current run, followed live. */
+let viewedRun = null;
+let deleted = false;
 
 // ---- status, controls ----
 function showStatus(detail) {
@@ -82,18 +88,6 @@ function updateControls() {
 	});
 }
 
-const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('confirm'));
-/** Asks first. For a destructive action (terminate, restart) Cancel has the focus, so a stray Enter changes nothing. */
-function confirmAction(text, destructive) {
-	return new Promise((resolve) => {
-		$('#confirm-text').textContent = text;
-		dialog.returnValue = '';
-		dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
-		dialog.showModal();
-		$(destructive ? '#confirm-cancel' : '#confirm-ok').focus();
-	});
-}
-
 function say(target, ok, text, code) {
 	const el = $(target);
 	el.className = ok ? 'ok-box' : 'error-box';
@@ -102,13 +96,68 @@ function say(target, ok, text, code) {
 	el.append(text);
 }
 
+/** The restart dialog's choice: from the beginning, or from a step the current run recorded. */
+function restartChoice() {
+	const label = document.createElement('label');
+	label.className = 'dialog-field';
+	const span = Object.assign(document.createElement('span'), { textContent: 'Start the new run from' });
+	const select = document.createElement('select');
+	select.id = 'restart-from';
+	select.append(new Option('the beginning (every step runs again)', ''));
+	const points = restartPoints(currentRunEvents());
+	for (const p of points) select.append(new Option(`${p.label}: steps before it keep their results`, JSON.stringify({ name: p.name, type: p.type })));
+	label.append(span, select);
+	return { element: label, from: () => (select.value ? JSON.parse(select.value) : undefined) };
+}
+
+/** The delete dialog's choices: archive first (when a bucket is bound), and terminate first (an unfinished instance). */
+function deleteChoice() {
+	const box = document.createElement('div');
+	box.className = 'dialog-field';
+	const archive = Object.assign(document.createElement('input'), { type: 'checkbox', id: 'delete-archive', checked: true });
+	const terminate = Object.assign(document.createElement('input'), { type: 'checkbox', id: 'delete-terminate', checked: true });
+	if (config.archiveBound) {
+		const l = document.createElement('label');
+		l.className = 'check';
+		l.append(archive, ' Archive its history first (R2), readable here afterwards');
+		box.append(l);
+	}
+	if (!FINISHED.includes(status)) {
+		const l = document.createElement('label');
+		l.className = 'check';
+		l.append(terminate, ` Terminate it first (it is ${status})`);
+		box.append(l);
+	}
+	return { element: box, archive: () => config.archiveBound && archive.checked, terminate: () => !FINISHED.includes(status) && terminate.checked };
+}
+
 document.querySelectorAll('button[data-action]').forEach((node) =>
 	node.addEventListener('click', async () => {
 		const button = /** @type {HTMLButtonElement} */ (node);
 		const action = button.dataset.action;
-		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`, button.classList.contains('danger')))) return;
+		const choice = action === 'restart' ? restartChoice() : action === 'delete' ? deleteChoice() : null;
+		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`, button.classList.contains('danger'), choice?.element))) return;
 		button.disabled = true;
-		const res = await api(`${path}/${action}`, { method: 'POST' });
+		let res;
+		if (action === 'delete') {
+			const c = /** @type {ReturnType<typeof deleteChoice>} */ (choice);
+			const q = new URLSearchParams();
+			if (c.terminate()) q.set('terminate', 'true');
+			if (c.archive()) q.set('archive', 'true');
+			res = await api(`${path}${q.size ? `?${q}` : ''}`, { method: 'DELETE' });
+			if (res.ok) {
+				deleted = true;
+				if (c.archive()) return location.reload(); // its archived record, read-only
+				document.querySelectorAll('button[data-action]').forEach((b) => (/** @type {HTMLButtonElement} */ (b).disabled = true));
+				const el = $('#control-result');
+				el.className = 'ok-box';
+				el.replaceChildren(`Deleted ${id}. `, Object.assign(document.createElement('a'), { href: `${base}/instances?type=${encodeURIComponent(config.type)}`, textContent: `Back to the ${config.type} list` }));
+				return;
+			}
+		} else {
+			const from = action === 'restart' ? /** @type {ReturnType<typeof restartChoice>} */ (choice).from() : undefined;
+			res = await api(`${path}/${action}`, { method: 'POST', ...(from ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from }) } : {}) });
+		}
 		await refresh(true);
 		// The status the page shows now, not the one the control answered (a resumed instance is running only until its pass suspends again).
 		if (res.ok) say('#control-result', true, `${action}: done; the instance is ${status} now.`);
@@ -146,8 +195,28 @@ function summaryOf(rest) {
 	return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 }
 
+/** The records the page shows: the current run's, followed live, or an earlier run's the operator chose. */
+let earlierEvents = [];
+const shownEvents = () => (viewedRun === null ? events : earlierEvents);
+const currentRunEvents = () => events;
+
 function draw() {
-	renderTimeline($('#timeline'), buildTimeline(events, Date.now()), duration);
+	// An earlier run is over: its bars end at its last record, never at now.
+	const shown = shownEvents();
+	const now = viewedRun === null ? Date.now() : (shown.at(-1)?.at ?? Date.now());
+	renderTimeline($('#timeline'), buildTimeline(shown, now), duration);
+}
+
+function showHistoryCount() {
+	const shown = shownEvents();
+	const run = viewedRun ?? generation ?? 0;
+	$('#history-count').textContent = `${shown.length} record${shown.length === 1 ? '' : 's'} in run ${run + 1}${viewedRun !== null ? ' (an earlier run)' : ''}${shown.length > HISTORY_ROWS ? `, newest ${HISTORY_ROWS} shown` : ''}, newest first`;
+}
+
+/** Redraws the history table from `list` (newest first, at most HISTORY_ROWS). */
+function fillHistory(list) {
+	historyBody.replaceChildren(...list.slice(-HISTORY_ROWS).reverse().map(historyRow));
+	refreshTimes(historyBody);
 }
 
 async function loadHistory() {
@@ -163,22 +232,64 @@ async function loadHistory() {
 			generation = null;
 			lastSeq = null;
 			events = [];
-			historyBody.replaceChildren();
+			if (viewedRun === null) historyBody.replaceChildren();
 			continue;
 		}
+		if (generation !== res.body.generation) updateRunPicker(res.body.generation);
 		generation = res.body.generation;
 		for (const e of res.body.events) {
 			events.push(e);
-			historyBody.prepend(historyRow(e));
+			if (viewedRun === null) historyBody.prepend(historyRow(e));
 			lastSeq = e.seq;
 			grew = true;
 		}
 		more = res.body.nextCursor !== null;
 	}
 	while (historyBody.rows.length > HISTORY_ROWS) historyBody.rows[historyBody.rows.length - 1]?.remove();
-	$('#history-count').textContent = `${events.length} record${events.length === 1 ? '' : 's'} in run ${generation ?? 0}${events.length > HISTORY_ROWS ? `, newest ${HISTORY_ROWS} shown` : ''}, newest first`;
+	showHistoryCount();
 	return grew;
 }
+
+// ---- earlier runs: the history of one generation, read once (it no longer changes) ----
+const runSelect = /** @type {HTMLSelectElement | null} */ (document.getElementById('run-select'));
+function updateRunPicker(current) {
+	if (!runSelect) return;
+	const chosen = viewedRun;
+	runSelect.replaceChildren();
+	for (let g = current; g >= 0; g--) {
+		const label = `Run ${g + 1}${g === current ? ' (current)' : g === 0 ? ' (the first)' : ''}`;
+		runSelect.append(new Option(label, g === current ? '' : String(g), false, chosen === g));
+	}
+	/** @type {HTMLElement} */ (runSelect.closest('label')).hidden = current === 0;
+}
+async function showRun(run) {
+	if (run === null) {
+		viewedRun = null;
+		fillHistory(events);
+	} else {
+		const all = [];
+		let after = null;
+		for (;;) {
+			const q = new URLSearchParams({ limit: '1000', generation: String(run) });
+			if (after !== null) q.set('after', String(after));
+			const res = await api(`${path}/history?${q}`);
+			if (!res.ok) {
+				say('#control-result', false, res.body?.error?.message ?? `could not read run ${run + 1}`, res.body?.error?.code);
+				return;
+			}
+			all.push(...res.body.events);
+			if (res.body.nextCursor === null || res.body.events.length === 0) break;
+			after = res.body.events.at(-1).seq;
+		}
+		earlierEvents = all;
+		viewedRun = run;
+		fillHistory(all);
+	}
+	document.body.classList.toggle('viewing-earlier-run', viewedRun !== null);
+	showHistoryCount();
+	draw();
+}
+runSelect?.addEventListener('change', () => showRun(runSelect.value === '' ? null : Number(runSelect.value)));
 
 let refreshing = null;
 async function refresh(force = false) {
@@ -197,10 +308,11 @@ async function refresh(force = false) {
 
 // Poll about once a second while the instance can still change on its own; open bars grow in between.
 async function follow() {
+	if (deleted) return;
 	await refresh();
 	setTimeout(follow, FINISHED.includes(status) ? 5000 : 1000);
 }
-setInterval(() => !FINISHED.includes(status) && draw(), 250);
+setInterval(() => !FINISHED.includes(status) && viewedRun === null && draw(), 250);
 updateControls();
 follow();
 

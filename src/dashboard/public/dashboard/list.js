@@ -3,7 +3,7 @@
 // entry it stores. Rows that match the filter are inserted or updated in
 // place; rows that stop matching leave. After a lost connection the socket
 // reconnects with backoff and the page re-reads its listing (catch-up).
-import { api, renderTime } from './common.js';
+import { api, base, renderTime } from './common.js';
 
 const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('list-config')).textContent ?? '{}');
 const filter = config.filter;
@@ -21,6 +21,8 @@ function matches(e) {
 		(!filter.type || e.type === filter.type) &&
 		(!filter.status.length || filter.status.includes(e.status)) &&
 		(!filter.id || e.id === filter.id) &&
+		(!filter.codeVersion || e.codeVersion === filter.codeVersion) &&
+		(!filter.parent || e.parentId === filter.parent) &&
 		(bounds.ca === undefined || e.createdAt > bounds.ca) &&
 		(bounds.cb === undefined || e.createdAt < bounds.cb) &&
 		(bounds.ua === undefined || e.updatedAt > bounds.ua) &&
@@ -37,9 +39,15 @@ function fill(tr, e) {
 	tr.dataset.created = String(e.createdAt);
 	tr.dataset.updated = String(e.updatedAt);
 	tr.dataset.status = e.status;
-	tr.querySelector('[data-field="link"]').href = `/dashboard/instances/${encodeURIComponent(e.id)}`;
+	tr.querySelector('[data-field="link"]').href = `${base}/instances/${encodeURIComponent(e.id)}`;
 	tr.querySelector('[data-field="id"]').textContent = e.id;
 	tr.querySelector('[data-field="type"]').textContent = e.type;
+	tr.querySelector('[data-field="codeVersion"]').textContent = e.codeVersion ?? '';
+	const parent = tr.querySelector('[data-field="parent"]');
+	parent.textContent = e.parentId ?? '';
+	parent.hidden = !e.parentId;
+	if (e.parentId) parent.href = `${base}/instances/${encodeURIComponent(e.parentId)}`;
+	else parent.removeAttribute('href');
 	const badge = tr.querySelector('[data-field="status"]');
 	badge.className = `badge status-${e.status}`;
 	badge.textContent = e.status;
@@ -95,7 +103,7 @@ function listPath() {
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
 	if (filter.status.length) q.set('status', filter.status.join(','));
-	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'cursor']) if (filter[key]) q.set(key, filter[key]);
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'cursor']) if (filter[key]) q.set(key, filter[key]);
 	if (filter.order === 'updated') q.set('order', 'updated');
 	q.set('limit', String(filter.limit));
 	return `/workflows?${q}`;
@@ -172,6 +180,34 @@ function connect(key, url) {
 	slot.ping = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send('ping'), 25_000);
 }
 
+// ---- the columns the operator chose, kept in this browser ----
+const COLUMNS_KEY = 'shardflow.dashboard.columns';
+const table = /** @type {HTMLTableElement} */ (document.getElementById('instances'));
+const columnBoxes = /** @type {HTMLInputElement[]} */ ([...document.querySelectorAll('#columns-menu input[name="column"]')]);
+function showColumns(shown) {
+	for (const box of columnBoxes) {
+		box.checked = shown.includes(box.value);
+		table.classList.toggle(`hide-${box.value}`, !box.checked);
+	}
+}
+try {
+	const saved = JSON.parse(localStorage.getItem(COLUMNS_KEY) ?? 'null');
+	if (Array.isArray(saved)) showColumns(saved);
+} catch {}
+for (const box of columnBoxes) {
+	box.addEventListener('change', () => {
+		const shown = columnBoxes.filter((b) => b.checked).map((b) => b.value);
+		showColumns(shown);
+		try {
+			localStorage.setItem(COLUMNS_KEY, JSON.stringify(shown));
+		} catch {}
+	});
+}
+
+// ---- the filter form: open on a wide screen, folded on a phone (the list is what the first screen shows) ----
+const fold = /** @type {HTMLDetailsElement | null} */ (document.getElementById('filters-fold'));
+if (fold && !matchMedia('(max-width: 760px)').matches) fold.open = true;
+
 const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
 if (config.refused) {
 	// The API refused this query: no feed, no catch-up, so no other list ever fills in under the error.
@@ -180,7 +216,7 @@ if (config.refused) {
 	liveEl.title = 'The query was refused: fix the filter to see a live list';
 } else {
 	for (const [type, shards] of Object.entries(config.shards)) {
-		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}/dashboard/live/${encodeURIComponent(type)}/${n}`);
+		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}${base}/live/${encodeURIComponent(type)}/${n}`);
 	}
 	setState();
 }

@@ -8,7 +8,8 @@
  *   | { type: 'retry', start: number, end: number | null, until: number }
  *   | { type: 'sleep', start: number, end: number | null, until: number }
  *   | { type: 'wait', start: number, end: number | null, event: string, outcome: 'received' | 'timed_out' | null, timeoutAt: number | null }} Segment
- * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait' | 'rollback', name: string, segments: Segment[] }} Row
+ *   | { type: 'child', start: number, end: number | null, childId: string, outcome: 'started' | 'completed' | 'failed' | null }
+ * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait' | 'rollback' | 'child', name: string, segments: Segment[] }} Row
  * @typedef {{ at: number, kind: string, label: string }} Marker
  * @typedef {{ start: number, end: number, finishedAt: number | null, rows: Row[], markers: Marker[] }} Timeline
  */
@@ -90,6 +91,16 @@ export function buildTimeline(events, now) {
 				if (waiting) Object.assign(waiting, { end: e.at, outcome: e.kind === 'webhook.received' ? 'received' : 'timed_out' });
 				break;
 			}
+			case 'child.started':
+				// A started child (fire and forget) is a point; an invoked one waits until child.completed / child.failed.
+				row('child', e.step).segments.push({ type: 'child', start: e.at, end: e.mode === 'start' ? e.at : null, childId: e.childId, outcome: e.mode === 'start' ? 'started' : null });
+				break;
+			case 'child.completed':
+			case 'child.failed': {
+				const waiting = open(row('child', e.step), 'child');
+				if (waiting) Object.assign(waiting, { end: e.at, outcome: e.kind === 'child.completed' ? 'completed' : 'failed' });
+				break;
+			}
 			case 'event.received':
 				markers.push({ at: e.at, kind: e.kind, label: `event ${e.event} received` });
 				break;
@@ -131,8 +142,65 @@ export function roundTick(ms) {
 	return 10 * power;
 }
 
-const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait', rollback: 'rollback' };
+const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait', rollback: 'rollback', child: 'child' };
 const MAX_ROWS = 300;
+/** The glyph each marker shows on the timeline (the legend names them). */
+const MARK_GLYPH = {
+	'workflow.paused': '‖',
+	'workflow.resumed': '▶',
+	'event.received': '✉',
+	'workflow.restarted': '↻',
+	'workflow.diverged': '!',
+	'workflow.rolling_back': '↶',
+	'workflow.completed': '■',
+	'workflow.errored': '■',
+	'workflow.terminated': '■',
+};
+
+/**
+ * The steps a restart can start from, in the order the run first reached them, as the restart
+ * API names them (`{name, type}`, README "Restart from a step").
+ * @param {Array<Record<string, any>>} events the current run's history
+ * @returns {{ name: string, type: string, label: string }[]}
+ */
+export function restartPoints(events) {
+	const TYPE = { 'step.started': 'do', 'sleep.started': 'sleep', 'wait.started': 'waitForEvent', 'event.consumed': 'waitForEvent', 'webhook.created': 'webhook', 'child.started': 'invoke' };
+	const LABEL = { do: 'step', sleep: 'sleep', waitForEvent: 'wait for event', webhook: 'webhook', invoke: 'child' };
+	const seen = new Set();
+	const points = [];
+	for (const e of events) {
+		const type = TYPE[e.kind];
+		if (!type || typeof e.step !== 'string' || seen.has(`${type}:${e.step}`)) continue;
+		seen.add(`${type}:${e.step}`);
+		points.push({ name: e.step, type, label: `${LABEL[type]} "${e.step}"` });
+	}
+	return points;
+}
+
+/** A tick label: short enough that five fit on a phone (`+1.5 s`, `+2 min`). */
+function tickLabel(ms, duration) {
+	if (ms === 0) return '0';
+	if (ms >= 60_000 && ms % 60_000 === 0 && ms < 3_600_000) return `+${ms / 60_000} min`;
+	if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `+${ms / 3_600_000} h`;
+	return `+${duration(ms)}`;
+}
+
+/** What a row took, for its visible label: the time from its first bar's start to its last bar's end. */
+function rowSummary(r, end, duration) {
+	const first = r.segments[0];
+	const last = r.segments[r.segments.length - 1];
+	if (!first || !last) return '';
+	const took = duration((last.end ?? end) - first.start);
+	const attempts = r.segments.filter((s) => s.type === 'attempt').length;
+	const open = last.end === null;
+	if (r.kind === 'do' || r.kind === 'rollback') {
+		const failed = r.segments.some((s) => s.type === 'attempt' && s.state === 'failed');
+		return `${open ? 'running ' : ''}${took}${attempts > 1 ? ` · ${attempts} attempts` : failed ? ' · failed' : ''}`;
+	}
+	if (r.kind === 'wait') return open ? `waiting ${took}` : `${took}${last.outcome === 'timed_out' ? ' · timed out' : ''}`;
+	if (r.kind === 'child') return open ? `waiting ${took}` : last.outcome === 'started' ? 'started' : `${took} · ${last.outcome}`;
+	return open ? `sleeping ${took}` : took;
+}
 
 /**
  * @param {HTMLElement} container
@@ -145,6 +213,8 @@ export function renderTimeline(container, timeline, duration) {
 		container.innerHTML = '<p class="tl-empty">No steps yet.</p>';
 		return;
 	}
+	// Rows the operator opened stay open across redraws (the page redraws while the instance runs).
+	const opened = new Set([...container.querySelectorAll('.tl-row[aria-expanded="true"]')].map((el) => /** @type {HTMLElement} */ (el).dataset.row));
 	// The axis runs to four round ticks (+250 ms, not +253 ms): a little past the last event at most.
 	const step = roundTick((end - start) / 4);
 	const span = 4 * step;
@@ -153,12 +223,35 @@ export function renderTimeline(container, timeline, duration) {
 	const fragment = doc.createDocumentFragment();
 	const axis = doc.createElement('div');
 	axis.className = 'tl-axis';
+	const ticks = doc.createElement('div');
+	ticks.className = 'tl-ticks';
 	for (const f of [0, 0.25, 0.5, 0.75, 1]) {
 		const tick = doc.createElement('span');
-		tick.textContent = f === 0 ? '0' : `+${duration(Math.round(span * f))}`;
-		axis.appendChild(tick);
+		tick.style.left = `${f * 100}%`;
+		tick.textContent = tickLabel(Math.round(span * f), duration);
+		ticks.appendChild(tick);
 	}
+	axis.appendChild(ticks);
 	fragment.appendChild(axis);
+	const shownMarkers = markers.slice(-50);
+	if (shownMarkers.length) {
+		// Markers get a lane of their own with a glyph each, so they read without hovering.
+		const lane = doc.createElement('div');
+		lane.className = 'tl-lane';
+		const track = doc.createElement('div');
+		track.className = 'tl-lane-track';
+		for (const m of shownMarkers) {
+			const flag = doc.createElement('span');
+			flag.className = `tl-flag ${m.kind.replace('.', '-')}`;
+			flag.style.left = pct(m.at);
+			flag.textContent = MARK_GLYPH[m.kind] ?? '•';
+			flag.title = `${m.label}, +${duration(m.at - start)}`;
+			flag.setAttribute('aria-label', flag.title);
+			track.appendChild(flag);
+		}
+		lane.appendChild(track);
+		fragment.appendChild(lane);
+	}
 	const shown = rows.slice(-MAX_ROWS);
 	if (shown.length < rows.length) {
 		const note = doc.createElement('p');
@@ -170,34 +263,65 @@ export function renderTimeline(container, timeline, duration) {
 		const line = doc.createElement('div');
 		line.className = 'tl-row';
 		line.dataset.row = r.key;
+		// A row opens on a tap, a click or Enter/Space: its attempts and waits in words (no hover on a phone).
+		line.tabIndex = 0;
+		line.setAttribute('role', 'button');
+		line.setAttribute('aria-expanded', opened.has(r.key) ? 'true' : 'false');
 		const name = doc.createElement('div');
 		name.className = 'tl-name';
 		name.title = r.name;
-		name.innerHTML = `<span class="kind"></span>`;
-		/** @type {HTMLElement} */ (name.firstChild).textContent = KIND_LABEL[r.kind];
-		name.append(r.name);
+		const kind = doc.createElement('span');
+		kind.className = 'kind';
+		kind.textContent = KIND_LABEL[r.kind];
+		const label = doc.createElement('span');
+		label.className = 'tl-label';
+		label.textContent = r.name;
+		const took = doc.createElement('span');
+		took.className = 'tl-took';
+		took.textContent = rowSummary(r, end, duration);
+		name.append(kind, label, took);
 		const track = doc.createElement('div');
 		track.className = 'tl-track';
+		const detail = doc.createElement('ol');
+		detail.className = 'tl-detail';
 		for (const s of r.segments) {
 			const bar = doc.createElement('div');
 			const to = s.end ?? end;
-			bar.className = `seg ${s.type}${s.type === 'attempt' ? ` ${s.state}` : ''}${s.end === null ? ' open' : ''}`;
+			bar.className = `seg ${s.type}${s.type === 'attempt' ? ` ${s.state}` : ''}${s.type === 'child' && s.outcome === 'failed' ? ' failed' : ''}${s.end === null ? ' open' : ''}`;
 			bar.style.left = pct(s.start);
 			bar.style.width = `calc(${pct(to)} - ${pct(s.start)})`;
 			bar.dataset.segment = s.type;
 			bar.title = describe(s, to, duration);
 			track.appendChild(bar);
+			const li = doc.createElement('li');
+			li.textContent = `+${duration(s.start - start)}: ${bar.title}`;
+			detail.appendChild(li);
 		}
 		// Pauses, resumes, received events and the end, as thin lines across every row.
-		for (const m of markers.slice(-50)) {
+		for (const m of shownMarkers) {
 			const mark = doc.createElement('div');
 			mark.className = `tl-marker ${m.kind.replace('.', '-')}`;
 			mark.style.left = pct(m.at);
 			mark.title = `${m.label}, +${duration(m.at - start)}`;
 			track.appendChild(mark);
 		}
-		line.append(name, track);
+		const toggle = () => line.setAttribute('aria-expanded', line.getAttribute('aria-expanded') === 'true' ? 'false' : 'true');
+		line.addEventListener('click', toggle);
+		line.addEventListener('keydown', (event) => {
+			if (event.key === 'Enter' || event.key === ' ') {
+				event.preventDefault();
+				toggle();
+			}
+		});
+		line.append(name, track, detail);
 		fragment.appendChild(line);
+	}
+	if (shownMarkers.length) {
+		// The same marks in words, with their times.
+		const list = doc.createElement('p');
+		list.className = 'tl-marks muted';
+		list.textContent = shownMarkers.map((m) => `${MARK_GLYPH[m.kind] ?? '•'} ${m.label} +${duration(m.at - start)}`).join(' · ');
+		fragment.appendChild(list);
 	}
 	container.replaceChildren(fragment);
 }
@@ -213,6 +337,8 @@ function describe(s, to, duration) {
 			return `sleep, ${took}${s.end === null ? ` (until ${new Date(s.until).toLocaleString()})` : ''}`;
 		case 'wait':
 			return `waiting for ${s.event}, ${took}${s.outcome ? ` — ${s.outcome === 'received' ? 'received' : 'timed out'}` : ''}`;
+		case 'child':
+			return s.outcome === 'started' ? `started child ${s.childId}` : `child ${s.childId}, ${took}${s.outcome ? ` — ${s.outcome}` : ' so far'}`;
 	}
 	return took;
 }

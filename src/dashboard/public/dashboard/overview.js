@@ -1,0 +1,124 @@
+// The overview, live: draws each type's run metrics (runs per minute over the last
+// hour, run time percentiles, the last hour and day) and reads them again, with the
+// counts per status and the delivery backlog, every 5 seconds while the page is shown.
+// The metrics come from counters the index shards keep (docs/dashboard.md): reading
+// them costs the same for a hundred instances as for millions.
+import { api, duration } from './common.js';
+
+const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('overview-config')).textContent ?? '{}');
+const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
+const REFRESH_MS = 5000;
+const fmt = (n) => Number(n).toLocaleString('en');
+const ms = (v) => (v === null || v === undefined ? '—' : duration(v));
+
+/** @param {HTMLElement} el @param {any} m */
+function drawMetrics(el, m) {
+	const doc = el.ownerDocument;
+	el.replaceChildren();
+	const max = Math.max(1, ...m.perMinute.map((x) => Math.max(x.started, x.completed + x.errored + x.terminated)));
+	const chart = doc.createElement('div');
+	chart.className = 'spark';
+	chart.setAttribute('role', 'img');
+	const hourFailed = m.hour.errored + m.hour.terminated;
+	chart.setAttribute('aria-label', `Last 60 minutes: ${m.hour.started} started, ${m.hour.completed} completed, ${hourFailed} failed or terminated`);
+	for (const x of m.perMinute) {
+		const col = doc.createElement('div');
+		col.className = 'spark-col';
+		const at = new Date(x.minute * 60_000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+		col.title = `${at}: ${x.started} started, ${x.completed} completed, ${x.errored} errored, ${x.terminated} terminated`;
+		const started = doc.createElement('i');
+		started.className = 'spark-started';
+		started.style.height = `${(x.started / max) * 100}%`;
+		const done = doc.createElement('i');
+		done.className = 'spark-done';
+		done.style.height = `${(x.completed / max) * 100}%`;
+		const failed = doc.createElement('i');
+		failed.className = 'spark-failed';
+		failed.style.height = `${((x.errored + x.terminated) / max) * 100}%`;
+		failed.style.bottom = done.style.height; // stacked on the completed ones
+		col.append(started, done, failed);
+		chart.appendChild(col);
+	}
+	const head = doc.createElement('div');
+	head.className = 'spark-head';
+	head.innerHTML = '<span>Runs per minute, last hour</span><span class="spark-peak"></span>';
+	/** @type {HTMLElement} */ (head.querySelector('.spark-peak')).textContent = `peak ${fmt(max)}/min`;
+	const axis = doc.createElement('div');
+	axis.className = 'spark-axis muted';
+	axis.innerHTML = '<span>60 min ago</span><span>now</span>';
+	const key = doc.createElement('div');
+	key.className = 'spark-key muted';
+	key.innerHTML = '<span><i class="spark-started"></i>started</span><span><i class="spark-done"></i>completed</span><span><i class="spark-failed"></i>errored or terminated</span>';
+	const runs = doc.createElement('table');
+	runs.className = 'metric-table';
+	runs.innerHTML = '<thead><tr><th scope="col">Runs</th><th scope="col">Started</th><th scope="col">Completed</th><th scope="col">Errored</th><th scope="col">Terminated</th></tr></thead><tbody></tbody>';
+	const times = doc.createElement('table');
+	times.className = 'metric-table';
+	times.innerHTML = '<thead><tr><th scope="col" title="Time from creation to completed or errored">Run time</th><th scope="col">p50</th><th scope="col">p90</th><th scope="col">p99</th><th scope="col">Runs</th></tr></thead><tbody></tbody>';
+	for (const [label, window, w] of /** @type {const} */ ([['Last hour', 'hour', m.hour], ['Last day', 'day', m.day]])) {
+		const row = (table, cells, fields) => {
+			const tr = doc.createElement('tr');
+			tr.dataset.window = window;
+			cells.forEach((text, i) => {
+				const td = doc.createElement(i === 0 ? 'th' : 'td');
+				if (i === 0) td.setAttribute('scope', 'row');
+				else td.dataset.metric = fields[i - 1];
+				td.textContent = text;
+				tr.appendChild(td);
+			});
+			table.tBodies[0]?.appendChild(tr);
+			return tr;
+		};
+		const tr = row(runs, [label, fmt(w.started), fmt(w.completed), fmt(w.errored), fmt(w.terminated)], ['started', 'completed', 'errored', 'terminated']);
+		if (w.errored > 0) tr.querySelector('[data-metric="errored"]')?.classList.add('bad');
+		const d = w.durationMs;
+		row(times, [label, ms(d.p50), ms(d.p90), ms(d.p99), fmt(d.runs)], ['p50', 'p90', 'p99', 'runs']);
+	}
+	el.append(head, chart, axis, key, runs, times);
+}
+
+function drawCounts(t) {
+	const card = document.querySelector(`[data-type="${CSS.escape(t.type)}"]`);
+	if (!card) return;
+	let total = 0;
+	card.querySelectorAll('[data-count]').forEach((node) => {
+		const el = /** @type {HTMLElement} */ (node);
+		const n = t.counts[el.dataset.count ?? ''] ?? 0;
+		total += n;
+		el.textContent = fmt(n);
+		el.closest('li')?.classList.toggle('zero', n === 0);
+	});
+	const totalEl = card.querySelector('[data-field="total"]');
+	if (totalEl) totalEl.textContent = `${fmt(total)} instances`;
+	const backlog = /** @type {HTMLElement | null} */ (card.querySelector('[data-field="backlog"]'));
+	if (backlog) {
+		backlog.textContent = t.backlog.pending ? `index backlog: ${t.backlog.pending} pending, oldest ${Math.round((t.backlog.oldestAgeMs ?? 0) / 1000)} s` : 'index backlog: none';
+		backlog.className = t.backlog.pending ? 'warn' : 'muted';
+	}
+}
+
+function drawAll(metrics) {
+	for (const [type, m] of Object.entries(metrics)) {
+		const el = /** @type {HTMLElement | null} */ (document.querySelector(`[data-metrics="${CSS.escape(type)}"]`));
+		if (el && m) drawMetrics(el, m);
+	}
+}
+
+async function refresh() {
+	const [types, ...metrics] = await Promise.all([api('/types'), ...config.types.map((t) => api(`/types/${encodeURIComponent(t)}/metrics`))]);
+	const ok = types.ok && metrics.every((r) => r.ok);
+	if (types.ok) types.body.types.forEach(drawCounts);
+	drawAll(Object.fromEntries(config.types.map((t, i) => [t, metrics[i].ok ? metrics[i].body : null])));
+	liveEl.dataset.state = ok ? 'live' : 'reconnecting';
+	liveEl.textContent = ok ? `Updated ${new Date().toLocaleTimeString()}` : 'Could not update; retrying';
+}
+
+drawAll(config.metrics);
+liveEl.dataset.state = 'live';
+liveEl.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+// Only while the page is shown: a tab in the background reads nothing.
+async function loop() {
+	if (document.visibilityState === 'visible') await refresh().catch(() => {});
+	setTimeout(loop, REFRESH_MS);
+}
+setTimeout(loop, REFRESH_MS);
