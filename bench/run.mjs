@@ -37,8 +37,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -305,6 +305,36 @@ try {
 			floor: list('ix16'),
 		});
 	}
+	// Run metrics (docs/dashboard.md): 10,000 runs of the last day in a 4-shard type. The list with a
+	// metrics read running beside it (ours) vs the list alone (floor col), and the metrics read itself.
+	await post('/index/seed-recent', { type: 'ix4', count: size.metricsRuns });
+	const listAll = async () => (await timed(() => get('/index/list-all/ix4'))).ms;
+	const listTimes = (withMetrics) => async () => {
+		const times = [];
+		for (let i = 0; i < 10; i++) {
+			const [t] = await Promise.all([listAll(), withMetrics ? get('/index/metrics/ix4') : null]);
+			times.push(t);
+		}
+		return median(times);
+	};
+	await measure(`run metrics: list latency (limit 50) of a 4-shard type with ${size.metricsRuns} runs of the last day, while its metrics are read (ours) vs alone (floor col)`, 'ms', {
+		ours: listTimes(true),
+		floor: listTimes(false),
+	});
+	await measure(`run metrics: GET metrics of that type (ours) vs its list page (floor col)`, 'ms', {
+		ours: async () => {
+			const times = [];
+			for (let i = 0; i < 10; i++) times.push((await timed(() => get('/index/metrics/ix4'))).ms);
+			return median(times);
+		},
+		floor: listTimes(false),
+	});
+	const writeCost = (counted) => async () => {
+		const { ms } = await post('/index/write-metrics-cost', { type: 'ix1', count: size.writes, counted });
+		return size.writes / (Math.max(ms, 1) / 1000);
+	};
+	await measure(`run metrics: index writes/s one at a time, counted (ours) vs a rebalance's uncounted copies (floor col)`, 'writes/s', { ours: writeCost(true), floor: writeCost(false) }, 'higher');
+
 	const writes = (type) => async () => {
 		const { ms } = await post('/index/write-throughput', { type, count: size.writes });
 		return size.writes / (Math.max(ms, 1) / 1000);

@@ -265,6 +265,48 @@ app.get('/index/list/:type', async (c) => {
 	const page = await new IndexClient(c.env, registry).list({ type: c.req.param('type'), status: ['waiting'], limit: 50 });
 	return c.json({ items: page.items.length });
 });
+// Run metrics (docs/dashboard.md): a day of runs seeded through the counting write path, spread over
+// the last 24 hours, so every minute of every shard has counters and a duration histogram (the most a read sums).
+app.post('/index/seed-recent', async (c) => {
+	const { type, count } = await c.req.json<{ type: 'ix4'; count: number }>();
+	const { shards } = registry.get(type);
+	const now = Date.now();
+	const byShard = new Map<number, IndexEntry[]>();
+	for (let i = 0; i < count; i++) {
+		const id = `${type}-recent-${now}-${i}`;
+		const createdAt = now - Math.floor(((i * 7919) % count) * (86_400_000 / count));
+		const finished = i % 5 !== 0;
+		const durationMs = 50 + ((i * 104_729) % 3_600_000);
+		const status = finished ? (i % 17 === 0 ? 'errored' : 'completed') : 'waiting';
+		const entry: IndexEntry = { id, type, status, createdAt, updatedAt: finished ? Math.min(now, createdAt + durationMs) : createdAt, version: 3 };
+		const n = shardIndex(id, shards);
+		const group = byShard.get(n);
+		if (group) group.push(entry);
+		else byShard.set(n, [entry]);
+	}
+	await Promise.all(
+		[...byShard].map(async ([n, entries]) => {
+			for (let i = 0; i < entries.length; i += 500) await unwrap(shardStub(c.env, type, n).indexWrite(entries.slice(i, i + 500)));
+		}),
+	);
+	return c.json({ seeded: count });
+});
+app.get('/index/metrics/:type', async (c) => c.json(await new IndexClient(c.env, registry).metrics(c.req.param('type'), Date.now())));
+app.get('/index/list-all/:type', async (c) => {
+	const page = await new IndexClient(c.env, registry).list({ type: c.req.param('type'), limit: 50 });
+	return c.json({ items: page.items.length });
+});
+// The index write path with its run metrics (ours) and without (`moved`: a rebalance's copies, which count nothing).
+app.post('/index/write-metrics-cost', async (c) => {
+	const { type, count, counted } = await c.req.json<{ type: 'ix1'; count: number; counted: boolean }>();
+	const started = Date.now();
+	const base = Date.now() * 1000;
+	for (let i = 0; i < count; i++) {
+		const entry: IndexEntry = { id: `m-${counted ? 'c' : 'u'}-${base + i}`, type, status: 'completed', createdAt: started, updatedAt: started + 5, version: 1 };
+		await unwrap(shardStub(c.env, type, 0).indexWrite([entry], counted ? {} : { moved: true }));
+	}
+	return c.json({ ms: Date.now() - started });
+});
 app.post('/index/write-throughput', async (c) => {
 	const { type, count } = await c.req.json<{ type: 'ix1' | 'ix16'; count: number }>();
 	const started = Date.now();

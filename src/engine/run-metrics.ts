@@ -114,9 +114,12 @@ export function mergeHistograms(histograms: Iterable<Record<number, number>>): R
 	return merged;
 }
 
-/** What one shard answers: its minutes since `since`, and its duration histograms of the last hour and the last day. */
+/** What one shard answers: its minutes of the last hour, its sums over the last day, and its duration histograms of both. */
 export interface ShardMetrics {
+	/** The last 60 minutes that have counts (minutes with none are left out). */
 	minutes: MinuteCounts[];
+	/** Sums over the last 1,440 minutes (one row, summed in SQL: a day of minutes never crosses RPC). */
+	day: Omit<MinuteCounts, 'minute'>;
 	durations: { hour: Record<number, number>; day: Record<number, number> };
 }
 
@@ -156,15 +159,7 @@ export function summarizeMetrics(type: string, now: number, shards: ShardMetrics
 	}
 	const perMinute: MinuteCounts[] = [];
 	for (let minute = current - 59; minute <= current; minute++) perMinute.push(byMinute.get(minute) ?? { minute, started: 0, completed: 0, errored: 0, terminated: 0 });
-	const windowOf = (fromMinute: number, histogram: Record<number, number>): WindowMetrics => {
-		const sums = { started: 0, completed: 0, errored: 0, terminated: 0 };
-		for (const m of byMinute.values()) {
-			if (m.minute < fromMinute || m.minute > current) continue;
-			sums.started += m.started;
-			sums.completed += m.completed;
-			sums.errored += m.errored;
-			sums.terminated += m.terminated;
-		}
+	const windowOf = (sums: Omit<MinuteCounts, 'minute'>, histogram: Record<number, number>): WindowMetrics => {
 		const runs = Object.values(histogram).reduce((a, b) => a + b, 0);
 		const p = percentiles(histogram, [50, 90, 99]);
 		return { ...sums, durationMs: { p50: p.p50 ?? null, p90: p.p90 ?? null, p99: p.p99 ?? null, runs } };
@@ -173,7 +168,18 @@ export function summarizeMetrics(type: string, now: number, shards: ShardMetrics
 		type,
 		at: now,
 		perMinute,
-		hour: windowOf(current - 59, mergeHistograms(shards.map((s) => s.durations.hour))),
-		day: windowOf(current - 1439, mergeHistograms(shards.map((s) => s.durations.day))),
+		hour: windowOf(sumCounts(perMinute), mergeHistograms(shards.map((s) => s.durations.hour))),
+		day: windowOf(sumCounts(shards.map((s) => s.day)), mergeHistograms(shards.map((s) => s.durations.day))),
 	};
+}
+
+function sumCounts(rows: Iterable<Omit<MinuteCounts, 'minute'>>): Omit<MinuteCounts, 'minute'> {
+	const sums = { started: 0, completed: 0, errored: 0, terminated: 0 };
+	for (const r of rows) {
+		sums.started += r.started;
+		sums.completed += r.completed;
+		sums.errored += r.errored;
+		sums.terminated += r.terminated;
+	}
+	return sums;
 }

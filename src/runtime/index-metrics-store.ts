@@ -58,7 +58,7 @@ export class IndexMetricsStore {
 		this.db.delete(d).where(lt(d.minute, before)).run();
 	}
 
-	/** The last day of minutes up to `now`, and the duration histograms of the last hour and day. */
+	/** The last hour's minutes up to `now`, the last day's sums, and the duration histograms of both. */
 	read(now: number): ShardMetrics {
 		const current = minuteOf(now);
 		const dayFrom = current - 1439;
@@ -66,8 +66,18 @@ export class IndexMetricsStore {
 		const minutes = this.db
 			.select({ minute: m.minute, started: m.started, completed: m.completed, errored: m.errored, terminated: m.terminated })
 			.from(m)
-			.where(and(gte(m.minute, dayFrom), lt(m.minute, current + 1)))
+			.where(and(gte(m.minute, hourFrom), lt(m.minute, current + 1)))
 			.all() as MinuteCounts[];
+		const day = this.db
+			.select({
+				started: sql<number>`coalesce(sum(${m.started}), 0)`,
+				completed: sql<number>`coalesce(sum(${m.completed}), 0)`,
+				errored: sql<number>`coalesce(sum(${m.errored}), 0)`,
+				terminated: sql<number>`coalesce(sum(${m.terminated}), 0)`,
+			})
+			.from(m)
+			.where(and(gte(m.minute, dayFrom), lt(m.minute, current + 1)))
+			.get()!;
 		const histogram = (from: number) =>
 			Object.fromEntries(
 				this.db
@@ -78,6 +88,6 @@ export class IndexMetricsStore {
 					.all()
 					.map((r) => [r.bucket, r.runs]),
 			) as Record<number, number>;
-		return { minutes, durations: { hour: histogram(hourFrom), day: histogram(dayFrom) } };
+		return { minutes, day, durations: { hour: histogram(hourFrom), day: histogram(dayFrom) } };
 	}
 }

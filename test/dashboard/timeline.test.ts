@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The browser module itself, run on Node: the page draws exactly what is tested here.
-import { buildTimeline, roundTick } from '../../src/dashboard/public/dashboard/timeline.js';
+import { buildTimeline, restartPoints, roundTick } from '../../src/dashboard/public/dashboard/timeline.js';
 
 const at = (t: number) => 1_000_000 + t;
 let seq = 0;
@@ -98,5 +98,45 @@ describe('buildTimeline', () => {
 
 	it('labels its axis with round durations: four ticks of 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten', () => {
 		expect([63, 253, 1012, 4, 250].map(roundTick)).toEqual([80, 300, 1500, 4, 250]);
+	});
+});
+
+describe('child workflows on the timeline', () => {
+	it('draws an invoked child as a bar until it completes, and a started one as a point', () => {
+		const timeline = buildTimeline(
+			[
+				rec(0, 'workflow.created'),
+				rec(5, 'child.started', { step: 'receipt', childId: 'o::receipt', childType: 'receipt', mode: 'start' }),
+				rec(10, 'child.started', { step: 'ship', childId: 'o::ship', childType: 'shipping', mode: 'invoke' }),
+				rec(900, 'child.completed', { step: 'ship', childId: 'o::ship', output: 'x' }),
+			],
+			at(1000),
+		);
+		expect(timeline.rows.map((r) => [r.key, r.segments])).toEqual([
+			['child:receipt', [{ type: 'child', start: at(5), end: at(5), childId: 'o::receipt', outcome: 'started' }]],
+			['child:ship', [{ type: 'child', start: at(10), end: at(900), childId: 'o::ship', outcome: 'completed' }]],
+		]);
+	});
+});
+
+describe('restartPoints', () => {
+	it('lists the steps a restart can start from, once each, in the order the run first reached them, as the restart API names them', () => {
+		const points = restartPoints([
+			rec(0, 'workflow.created'),
+			rec(1, 'step.started', { step: 'reserve', attempt: 1 }),
+			rec(2, 'step.attempt_failed', { step: 'reserve', attempt: 1, retryAt: at(3) }),
+			rec(3, 'step.started', { step: 'reserve', attempt: 2 }),
+			rec(4, 'step.completed', { step: 'reserve', attempt: 2 }),
+			rec(5, 'wait.started', { step: 'approval', event: 'approval', timeoutAt: null }),
+			rec(6, 'event.consumed', { step: 'approval', event: 'approval' }),
+			rec(7, 'sleep.started', { step: 'cool-off', until: at(9) }),
+			rec(8, 'child.started', { step: 'ship', childId: 'x::ship', mode: 'invoke' }),
+		]);
+		expect(points.map(({ name, type }) => ({ name, type }))).toEqual([
+			{ name: 'reserve', type: 'do' },
+			{ name: 'approval', type: 'waitForEvent' },
+			{ name: 'cool-off', type: 'sleep' },
+			{ name: 'ship', type: 'invoke' },
+		]);
 	});
 });

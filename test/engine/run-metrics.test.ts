@@ -54,8 +54,8 @@ describe('a type\'s metrics from its shards', () => {
 		const now = 1000 * MIN + 30_000;
 		const minute = (m: number, started: number, completed = 0) => ({ minute: m, started, completed, errored: 0, terminated: 0 });
 		const summary = summarizeMetrics('payment', now, [
-			{ minutes: [minute(1000, 2, 1), minute(900, 5)], durations: { hour: { [durationBucket(100)]: 1 }, day: { [durationBucket(100)]: 1 } } },
-			{ minutes: [minute(1000, 1), minute(999, 0, 4)], durations: { hour: { [durationBucket(200)]: 4 }, day: { [durationBucket(200)]: 4 } } },
+			{ minutes: [minute(1000, 2, 1)], day: { started: 7, completed: 1, errored: 0, terminated: 0 }, durations: { hour: { [durationBucket(100)]: 1 }, day: { [durationBucket(100)]: 1 } } },
+			{ minutes: [minute(1000, 1), minute(999, 0, 4)], day: { started: 1, completed: 4, errored: 0, terminated: 0 }, durations: { hour: { [durationBucket(200)]: 4 }, day: { [durationBucket(200)]: 4 } } },
 		]);
 		expect(summary.perMinute).toHaveLength(60);
 		expect(summary.perMinute.at(-1)).toEqual(minute(1000, 3, 1));

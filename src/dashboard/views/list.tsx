@@ -191,7 +191,7 @@ export const InstanceList: FC<{
 				</details>
 			</div>
 			<div class="card table-card">
-				<table class={`instances ${COLUMNS.filter((c) => !DEFAULT_COLUMNS.includes(c.key)).map((c) => `hide-${c.key}`).join(' ')}`} id="instances">
+				<table class={`instances${filter.type ? ' one-type' : ''} ${COLUMNS.filter((c) => !DEFAULT_COLUMNS.includes(c.key)).map((c) => `hide-${c.key}`).join(' ')}`} id="instances">
 					<thead>
 						<tr>
 							<th scope="col" data-col="id">Instance</th>

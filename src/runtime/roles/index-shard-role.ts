@@ -84,7 +84,7 @@ export class IndexShardRole {
 
 	/** This shard's run metrics up to `now` (engine/run-metrics.ts). */
 	metrics(now: number): ShardMetrics {
-		return this.read((shard) => shard.metrics.read(now), { minutes: [], durations: { hour: {}, day: {} } });
+		return this.read((shard) => shard.metrics.read(now), { minutes: [], day: { started: 0, completed: 0, errored: 0, terminated: 0 }, durations: { hour: {}, day: {} } });
 	}
 
 	versions(ids: string[]): Record<string, number> {

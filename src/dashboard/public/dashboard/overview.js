@@ -42,7 +42,8 @@ function drawMetrics(el, m) {
 	const head = doc.createElement('div');
 	head.className = 'spark-head';
 	head.innerHTML = '<span>Runs per minute, last hour</span><span class="spark-peak"></span>';
-	/** @type {HTMLElement} */ (head.querySelector('.spark-peak')).textContent = `peak ${fmt(max)}/min`;
+	const busiest = Math.max(0, ...m.perMinute.map((x) => Math.max(x.started, x.completed + x.errored + x.terminated)));
+	/** @type {HTMLElement} */ (head.querySelector('.spark-peak')).textContent = busiest ? `peak ${fmt(busiest)}/min` : 'no runs';
 	const axis = doc.createElement('div');
 	axis.className = 'spark-axis muted';
 	axis.innerHTML = '<span>60 min ago</span><span>now</span>';
