@@ -29,7 +29,7 @@ describe('dashboard pages', () => {
 	it('renders the overview, the list and an instance page as HTML', async () => {
 		const id = uniqueId('dash');
 		await api('POST', '/workflows', { type: 'payment', id, payload: { amount: 5, currency: 'EUR' } });
-		for (const path of ['/dashboard', '/dashboard/instances?type=payment&status=created,waiting', `/dashboard/instances/${id}`]) {
+		for (const path of ['/dashboard', '/dashboard/instances?type=payment&status=created,waiting', `/dashboard/instances/${id}`, '/dashboard/schedules', '/dashboard/schedules/hourly', `/dashboard/instances?codeVersion=x&parent=${id}`]) {
 			const res = await page(dev, 'GET', path);
 			expect(res.status, path).toBe(200);
 			expect(res.headers.get('content-type')).toMatch(/text\/html/);
@@ -49,6 +49,9 @@ describe('dashboard pages', () => {
 		['a reserved id', '/dashboard/instances/__index:payment:0', 400, 'RESERVED_ID'],
 		['an unknown instance', '/dashboard/instances/no-such-instance', 404, 'no instance'],
 		['an unknown page', '/dashboard/nope', 404, 'ROUTE_NOT_FOUND'],
+		['the schedule of an unknown type', '/dashboard/schedules/nope', 404, 'UNKNOWN_TYPE'],
+		['the schedule of a type without one', '/dashboard/schedules/payment', 404, 'has no schedule'],
+		['a parent filter that is no id', '/dashboard/instances?parent=__index:payment:0', 400, 'INVALID'],
 	] as const)('answers %s with a clear 4xx page', async ([, path, status, says]) => {
 		const res = await page(dev, 'GET', path);
 		expect(res.status).toBe(status);

@@ -135,7 +135,9 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 						<span><b class="mark-key">■</b> finished</span>
 					</span>
 				</div>
-				<p class="muted small tl-hint">Tap or focus a row for its attempts and times.</p>
+				<p class="muted small tl-hint">
+					Tap or focus a row for its attempts and times. <strong id="timeline-run" hidden></strong>
+				</p>
 				<div id="timeline" class="timeline" aria-live="polite">
 					<p class="muted">Loading the history…</p>
 				</div>

@@ -285,7 +285,9 @@ async function showRun(run) {
 		viewedRun = run;
 		fillHistory(all);
 	}
-	document.body.classList.toggle('viewing-earlier-run', viewedRun !== null);
+	const note = $('#timeline-run');
+	note.hidden = viewedRun === null;
+	note.textContent = viewedRun === null ? '' : `Showing run ${viewedRun + 1}, an earlier run (read-only).`;
 	showHistoryCount();
 	draw();
 }

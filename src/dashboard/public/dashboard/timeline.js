@@ -240,15 +240,25 @@ export function renderTimeline(container, timeline, duration) {
 		lane.className = 'tl-lane';
 		const track = doc.createElement('div');
 		track.className = 'tl-lane-track';
+		// A flag close to the one before it goes one level up, so neighbours never cover each other.
+		let lastAt = -Infinity;
+		let level = 0;
+		let levels = 1;
 		for (const m of shownMarkers) {
 			const flag = doc.createElement('span');
 			flag.className = `tl-flag ${m.kind.replace('.', '-')}`;
+			const at = (Math.min(Math.max(m.at, start), end) - start) / span;
+			level = at - lastAt < 0.04 ? (level + 1) % 3 : 0;
+			levels = Math.max(levels, level + 1);
+			lastAt = at;
 			flag.style.left = pct(m.at);
+			flag.style.top = `${1 + level * 20}px`;
 			flag.textContent = MARK_GLYPH[m.kind] ?? '•';
 			flag.title = `${m.label}, +${duration(m.at - start)}`;
 			flag.setAttribute('aria-label', flag.title);
 			track.appendChild(flag);
 		}
+		track.style.height = lane.style.height = `${levels * 20}px`;
 		lane.appendChild(track);
 		fragment.appendChild(lane);
 	}
