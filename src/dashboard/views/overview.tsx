@@ -26,8 +26,8 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 			</span>
 		</div>
 		<p class="muted intro">
-			Counts per status come from the sharded index (it lags an instance by ~20 ms). Runs per minute and run times come from counters the index shards keep
-			as entries land; the page reads them again every 5 seconds.
+			Counts per status come from the sharded index (it lags an instance by ~20 ms) and are read again every 30 seconds. Runs per minute, run times and the
+			backlog come from counters the index shards keep as entries land, read again every 5 seconds.
 		</p>
 		{types.length === 0 ? (
 			<div class="empty">No workflow types are registered. Add one in <code>src/workflows/registry.ts</code>.</div>
