@@ -5,7 +5,7 @@ import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/event-keys';
 import type { CreateResult } from './engine/instance-engine';
-import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, WorkflowContext, WorkflowStatusInfo } from './engine/types';
+import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, StreamMap, WorkflowContext, WorkflowStatusInfo } from './engine/types';
 import type { OutputOf as OperationOutput } from './operations/table';
 import { schedules } from './client/schedule-client';
 import type { ScheduleDefinition } from './engine/schedule';
@@ -20,6 +20,9 @@ type AnyWorkflowClass = {
 
 /** The `static events` of a class, or `{}` when it declares none (then `waitForEvent` does not compile). */
 export type EventsOf<W> = W extends { events: infer E extends EventMap } ? E : {};
+
+/** The `static streams` of a class, or `{}` when it declares none (then `step.emit` does not compile). */
+export type StreamsOf<W> = W extends { streams: infer S extends StreamMap } ? S : {};
 
 /** What `create` accepts: the schema's input when `static payload` is a schema, else `run`'s payload type. */
 export type PayloadInputOf<W> = W extends { payload: infer S extends StandardSchemaV1 }
@@ -60,6 +63,8 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflar
 	/** The type name this class is registered under. */
 	static readonly type: string;
 	static events?: EventMap;
+	/** Topics `step.emit` publishes on, with their schema or type (docs/streams.md). */
+	static streams?: StreamMap;
 	static payload?: StandardSchemaV1;
 	/** Write `satisfies WorkflowDefaults` after the object to have its durations checked at compile time. */
 	static defaults?: DeclaredWorkflowDefaults;

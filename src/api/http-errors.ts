@@ -50,6 +50,12 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.UnknownStep]: 400,
 	// Raised inside a parent workflow by step.invoke; reaching HTTP would be a bug.
 	[ErrorCode.ChildWorkflowFailed]: 500,
+	// Thrown into run() by step.emit (a workflow can catch them); over HTTP only when a route checks a message.
+	[ErrorCode.StreamTopicUnknown]: 400,
+	[ErrorCode.StreamMessageInvalid]: 400,
+	[ErrorCode.StreamMessageTooLarge]: 413,
+	[ErrorCode.StreamRateLimited]: 429,
+	[ErrorCode.StreamSubscribersFull]: 429,
 	[ErrorCode.Internal]: 500,
 };
 

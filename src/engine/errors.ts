@@ -42,6 +42,16 @@ export const ErrorCode = {
 	HistoryLimitExceeded: 'HISTORY_LIMIT_EXCEEDED',
 	UnknownStep: 'UNKNOWN_STEP',
 	ChildWorkflowFailed: 'CHILD_WORKFLOW_FAILED',
+	/** `step.emit` on a topic the class's `static streams` does not declare. */
+	StreamTopicUnknown: 'STREAM_TOPIC_UNKNOWN',
+	/** `step.emit` data its topic's schema refuses, or that is not JSON. */
+	StreamMessageInvalid: 'STREAM_MESSAGE_INVALID',
+	/** `step.emit` data past `STREAM_MESSAGE_MAX_BYTES`. */
+	StreamMessageTooLarge: 'STREAM_MESSAGE_TOO_LARGE',
+	/** `step.emit` faster than the instance's message rate (engine/stream.ts). */
+	StreamRateLimited: 'STREAM_RATE_LIMITED',
+	/** A subscription to an instance (or query) that already has its maximum of subscribers. */
+	StreamSubscribersFull: 'STREAM_SUBSCRIBERS_FULL',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -96,6 +106,15 @@ function codedError(name: string, code: ErrorCode) {
 		}
 	};
 }
+
+/** `step.emit` faster than the instance's message rate: nothing was published (engine/stream.ts). */
+export class StreamRateLimitedError extends codedError('StreamRateLimitedError', ErrorCode.StreamRateLimited) {}
+
+/** `step.emit` data past the size limit: nothing was published. */
+export class StreamMessageTooLargeError extends codedError('StreamMessageTooLargeError', ErrorCode.StreamMessageTooLarge) {}
+
+/** A stream that already has its maximum of subscribers (engine/stream.ts). */
+export class StreamSubscribersFullError extends codedError('StreamSubscribersFullError', ErrorCode.StreamSubscribersFull) {}
 
 /** The instance (or shard) does not exist. */
 export class NotFoundError extends codedError('NotFoundError', ErrorCode.NotFound) {}
@@ -253,6 +272,9 @@ const classesByCode: Partial<Record<string, new (message: string) => ShardflowEr
 	[ErrorCode.WebhookExpired]: WebhookExpiredError,
 	[ErrorCode.StepLimitExceeded]: StepLimitExceededError,
 	[ErrorCode.HistoryLimitExceeded]: HistoryLimitExceededError,
+	[ErrorCode.StreamRateLimited]: StreamRateLimitedError,
+	[ErrorCode.StreamMessageTooLarge]: StreamMessageTooLargeError,
+	[ErrorCode.StreamSubscribersFull]: StreamSubscribersFullError,
 };
 
 /** Rebuilds a typed error from its RPC/HTTP body. */

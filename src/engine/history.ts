@@ -96,6 +96,11 @@ export interface HistoryEventFields {
 	 * step throws `StepFailedError`).
 	 */
 	'child.failed': { step: string; childId: string; status: 'errored' | 'terminated' | 'refused'; error: { name: string; message: string; code?: string } | null };
+	/**
+	 * `step.emit` published a custom message on the instance's stream (docs/streams.md). `index`:
+	 * 1 for the run's first message, 2 for its second, …; a replay skips the indexes already recorded.
+	 */
+	'stream.message': { topic: string; data: unknown; index: number };
 	/** An event was accepted (and buffered until a wait consumes it). */
 	'event.received': { event: string; payload: unknown };
 	/** A wait took the oldest buffered event of its name. */
@@ -161,7 +166,8 @@ export interface HistoryMeta {
 }
 
 /** The field that `value` holds, per kind. */
-const VALUE_FIELD: Partial<Record<HistoryKind, 'payload' | 'result' | 'output'>> = {
+const VALUE_FIELD: Partial<Record<HistoryKind, 'payload' | 'result' | 'output' | 'data'>> = {
+	'stream.message': 'data',
 	'workflow.created': 'payload',
 	'step.completed': 'result',
 	'event.received': 'payload',
@@ -205,8 +211,10 @@ export function historyError(error: ThrownDescription | { name: string; message:
 
 export function toHistoryEvent(row: HistoryRow): HistoryEvent {
 	const event: Record<string, unknown> = { seq: row.seq, at: row.at, kind: row.kind, generation: row.generation };
-	if (row.step !== null) event.step = row.step;
-	if (row.attempt !== null) event.attempt = row.attempt;
+	// A stream message keeps its topic in the step column and its index in the attempt column.
+	const message = row.kind === 'stream.message';
+	if (row.step !== null) event[message ? 'topic' : 'step'] = row.step;
+	if (row.attempt !== null) event[message ? 'index' : 'attempt'] = row.attempt;
 	if (row.detail !== null) Object.assign(event, JSON.parse(row.detail));
 	const field = VALUE_FIELD[row.kind];
 	if (field) event[field] = fromStoredJson(row.value);

@@ -39,6 +39,7 @@ import { rollbackOrder, RollbackRunner } from './rollback-runner';
 import { stepKey } from './step-key';
 import { readWebhookRecord, storedWebhookRecord, type WebhookTarget } from './webhook';
 import { deliverTracked, noteFailedDelivery, type BacklogPort } from './index-backlog';
+import { StreamRate } from './stream';
 import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from './types';
 import { concurrencyKey, concurrencyOf } from './concurrency';
 import type { LimiterPort, SlotRow, SlotStore } from './concurrency-slot';
@@ -216,6 +217,8 @@ export class InstanceEngine {
 	 * status change folds everything into the row. The history limit reads the sum.
 	 */
 	private uncountedHistoryBytes = 0;
+	/** The instance's publishing rate for `step.emit` (see stream.ts), across passes. */
+	private readonly streamRate = new StreamRate();
 	/** Outcomes that children's notices brought, for the next pass only (bounded; see NoticedOutcomes). */
 	private readonly noticedOutcomes = new NoticedOutcomes();
 	/** Passes that failed in a row (threw outside run(): storage, registry, bug), and when the next may run. */
@@ -1031,6 +1034,10 @@ export class InstanceEngine {
 				if (row.status === 'paused') throw new SuspendSignal('paused');
 			},
 			issueWebhook: this.webhookIssuer(start, generation),
+			streams: {
+				recordedBefore: () => this.host.store.lastStreamMessageIndex(generation),
+				take: (at, topic) => this.streamRate.take(at, topic),
+			},
 		});
 
 		this.activeStep = step;

@@ -1,4 +1,4 @@
-import type { HistoryRow, NewHistoryRow } from './history';
+import type { HistoryKind, HistoryRow, NewHistoryRow } from './history';
 import { utf8Bytes } from './json';
 import { SMALL_RESULT_BYTES } from './limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
@@ -174,6 +174,19 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	readHistory(range: HistoryRange) {
 		return this.historyRange(range).map((r) => ({ ...r }));
+	}
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }) {
+		return this.history
+			.filter((r) => r.seq > query.afterSeq && query.kinds.includes(r.kind))
+			.slice(0, query.limit)
+			.map((r) => ({ ...r }));
+	}
+	lastStreamMessageIndex(generation: number) {
+		for (let i = this.history.length - 1; i >= 0; i--) {
+			const r = this.history[i]!;
+			if (r.generation === generation && r.kind === 'stream.message') return r.attempt ?? 0;
+		}
+		return 0;
 	}
 	historySize(afterSeq: number) {
 		let bytes = 0;

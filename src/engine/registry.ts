@@ -3,12 +3,14 @@ import { parseDuration, type Duration } from './duration';
 import { ErrorCode, RegistryError, ValidationError } from './errors';
 import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from './instance-limits';
 import { checkWorkflowDefaults } from './step-options';
-import type { DeclaredWorkflowDefaults, EventMap, Step, WorkflowContext } from './types';
+import type { DeclaredWorkflowDefaults, EventMap, Step, StreamMap, WorkflowContext } from './types';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
 export interface WorkflowClass {
 	readonly type: string;
 	events?: EventMap;
+	/** Topics `step.emit` publishes on (engine/stream.ts). */
+	streams?: StreamMap;
 	payload?: StandardSchemaV1;
 	defaults?: DeclaredWorkflowDefaults;
 	new (ctx: WorkflowContext<any>): { run(step: Step<any>, payload: any): Promise<unknown> };

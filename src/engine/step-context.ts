@@ -32,6 +32,8 @@ import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from './thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from './types';
 import { YieldPacer, type YieldReport } from './yield-pacer';
+import { checkMessageSize, checkTopic } from './stream';
+import { validateWith } from './schema-validation';
 
 /** What a pass of the replay loop lends its step context. */
 export interface PassHooks {
@@ -76,6 +78,16 @@ export interface PassHooks {
 	issueWebhook?(step: string, nonce: string): Promise<string>;
 	/** What `step.invoke` and `step.start` need (see child-workflows.ts); absent, they are refused. */
 	readonly children?: ChildStepHooks;
+	/** What `step.emit` needs (see stream.ts); absent (a rollback's replay), it publishes nothing. */
+	readonly streams?: EmitHooks;
+}
+
+/** The instance's side of `step.emit`. */
+export interface EmitHooks {
+	/** The index of the last message this generation recorded before the pass (read once, on the pass's first emit). */
+	recordedBefore(): number;
+	/** Takes one message from the instance's rate, or throws STREAM_RATE_LIMITED. */
+	take(now: number, topic: string): void;
 }
 
 /** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
@@ -110,6 +122,9 @@ export class StepContext implements Step<any> {
 	private nextSeq: number;
 	private readonly pacer: YieldPacer;
 	private replayedSinceYield = 0;
+	/** `step.emit` calls so far in this pass (the n-th is the run's n-th message), and how many the run had recorded before it. */
+	private emits = 0;
+	private emitsRecorded: number | undefined;
 	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
 	signal: SuspendSignal | AbortSignal_ | undefined;
 	/** A determinism error or an exceeded limit; fails the workflow even if `run()` catches it. */
@@ -560,6 +575,31 @@ export class StepContext implements Step<any> {
 			});
 		}
 		throw this.suspend('sleeping');
+	}
+
+	async emit(topic: string, data: unknown): Promise<void> {
+		if (this.signal) throw this.signal;
+		if (this.closed) throw new AbortSignal_('finished');
+		// Numbered at the call, before any await, so the numbering is the same in every pass.
+		const index = ++this.emits;
+		const declaration = checkTopic(this.entry.workflow.streams, topic);
+		const streams = this.hooks.streams;
+		if (!streams || this.hooks.replayOnly) return;
+		if (index <= (this.emitsRecorded ??= streams.recordedBefore())) return; // published by an earlier pass
+		const value = await validateWith(declaration, data, ErrorCode.StreamMessageInvalid, `message on topic "${topic}"`);
+		if (this.signal) throw this.signal;
+		let json: string | null;
+		try {
+			json = toStoredJson(value, `the message on topic "${topic}"`);
+		} catch (error) {
+			throw new ValidationError(ErrorCode.StreamMessageInvalid, (error as Error).message, { cause: error });
+		}
+		checkMessageSize(topic, json ?? 'null');
+		const exceeded = limitExceeded(this.entry.limits, this.stepCount, this.hooks.historyBytes(), `emit ${topic}`);
+		if (exceeded) throw (this.fatal ??= exceeded);
+		this.checkAbort();
+		streams.take(this.hooks.now(), topic);
+		this.transact(() => this.hooks.record({ kind: 'stream.message', step: topic, attempt: index, value: json ?? 'null' }));
 	}
 
 	/** Every step starts here: replay rules, then pause/terminate checks. */

@@ -1,4 +1,4 @@
-import type { HistoryMeta, HistoryRow, NewHistoryRow } from './history';
+import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from './history';
 import type { IndexEntry } from './index-entry';
 import type { StepKind, StepStatus, WorkflowStatus } from './types';
 
@@ -201,6 +201,10 @@ export interface InstanceStore {
 	readHistoryMeta(query: HistoryRange): HistoryMeta[];
 	/** The records of one generation after `afterSeq`, in seq order, in one query. */
 	readHistory(query: HistoryRange): HistoryRow[];
+	/** The records of the kinds in `kinds` after `afterSeq`, of any generation, in seq order (an instance's stream, engine/stream.ts). */
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }): HistoryRow[];
+	/** The `index` of the last `stream.message` of `generation` (0: none), so a replay publishes none twice. */
+	lastStreamMessageIndex(generation: number): number;
 	/**
 	 * The bytes (`historyRecordBytes`) of every record after `afterSeq`, of any generation,
 	 * and the last seq (`afterSeq` when there is none): the tail a running total lacks.

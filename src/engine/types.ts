@@ -18,6 +18,14 @@ export type EventPayload<D> = D extends StandardSchemaV1 ? StandardSchemaV1.Infe
 /** The payload type a sender must give for an event declaration. */
 export type EventInput<D> = D extends StandardSchemaV1 ? StandardSchemaV1.InferInput<D> : D;
 
+/**
+ * `static streams` of a workflow class: one declaration per topic `step.emit` publishes
+ * on, a Standard Schema (validated at run time) or a type marker (`{} as { percent: number }`).
+ */
+export type StreamMap = Record<string, EventDeclaration>;
+/** What a subscriber receives for each topic of a stream map. */
+export type StreamData<S> = { [K in keyof S & string]: EventPayload<S[K]> };
+
 /** Event names of a map; `never` when the workflow declares none. */
 export type EventName<E> = keyof E & string;
 
@@ -148,7 +156,7 @@ export type Serializable<T> = unknown extends T
  * The step API handed to `run()`. Every method is a checkpoint: once it has
  * completed, a replay returns its stored outcome instead of doing it again.
  */
-export interface Step<E extends object = {}> {
+export interface Step<E extends object = {}, S extends object = {}> {
 	/**
 	 * Runs `fn` at least once until it succeeds, and stores its result, which must
 	 * be JSON-compatible (see `Serializable`): a replay gets back exactly that JSON.
@@ -200,6 +208,17 @@ export interface Step<E extends object = {}> {
 	 * @example const id = await step.start('send-receipt', ReceiptWorkflow, { payload: { orderId } });
 	 */
 	start<C extends ChildClass>(name: string, Child: C, options: ChildOptions<Serializable<ChildPayload<C>>>): Promise<string>;
+	/**
+	 * Publishes a message on this instance's live stream (docs/streams.md), to every
+	 * subscriber (`GET /workflows/:id/stream`, the client's `stream()`). The topic and its
+	 * data are typed by the class's `static streams`. The message is a history record:
+	 * durable, published once (a replay does not publish it again), at most 16 KiB of JSON
+	 * (STREAM_MESSAGE_TOO_LARGE) and 50 a second, bursts of 200 (STREAM_RATE_LIMITED).
+	 * Like steps, the emits of a run must be deterministic: the n-th emit of a run is
+	 * published once.
+	 * @example await step.emit('progress', { done: i, of: total });
+	 */
+	emit<K extends keyof S & string>(topic: K, data: Serializable<EventInput<S[K]>>): Promise<void>;
 }
 
 /** What a running workflow knows about itself. */

@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lte, min,
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index-entry';
-import type { HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
+import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
 import { historyRecordBytes } from '../engine/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/store';
@@ -382,6 +382,30 @@ export class DrizzleInstanceStore implements InstanceStore {
 			.orderBy(asc(history.seq))
 			.limit(range.limit)
 			.all() as HistoryRow[];
+	}
+
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }): HistoryRow[] {
+		// A walk of the rowid from `afterSeq`: a subscriber's cursor is near the end, so it reads few rows.
+		return this.db
+			.select()
+			.from(history)
+			.where(and(gt(history.seq, query.afterSeq), inArray(history.kind, [...query.kinds])))
+			.orderBy(asc(history.seq))
+			.limit(query.limit)
+			.all() as HistoryRow[];
+	}
+
+	lastStreamMessageIndex(generation: number): number {
+		// Backwards from the newest record: asked once per pass, and only by a pass that emits,
+		// whose last message is usually close to the end.
+		const row = this.db
+			.select({ index: history.attempt })
+			.from(history)
+			.where(and(eq(history.kind, 'stream.message'), eq(history.generation, generation)))
+			.orderBy(desc(history.seq))
+			.limit(1)
+			.get();
+		return row?.index ?? 0;
 	}
 
 	historySize(afterSeq: number): { bytes: number; lastSeq: number } {

@@ -173,6 +173,9 @@ class ReplayStep implements Step<any> {
 		return this.call({ kind: 'child', name });
 	}
 
+	/** A replay publishes nothing (a live replay skips the messages its run recorded too). */
+	async emit(): Promise<void> {}
+
 	/**
 	 * True where the record has the patch's marker; false where the record passed this
 	 * point without it (the old branch, as the engine decides); at the end of a record
