@@ -15,7 +15,7 @@
  *   }
  * }
  */
-export { Workflow, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
+export { Workflow, type StreamsOf, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
 export { parseDuration, type Duration, type DurationUnit } from './engine/duration';
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';
@@ -27,6 +27,7 @@ export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
 export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
 export type {
 	EventMap,
+	StreamMap,
 	Json,
 	Serializable,
 	Step,
@@ -59,6 +60,8 @@ export {
 	IdempotencyKeyReusedError,
 	InvalidStateError,
 	NonRetryableError,
+	StreamMessageTooLargeError,
+	StreamRateLimitedError,
 	NotFoundError,
 	PayloadMismatchError,
 	RegistryError,

@@ -28,7 +28,9 @@ export type { IndexEntry } from './engine/index-entry';
 export type { CreateResult, RestartOptions } from './engine/instance-engine';
 export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
 export type { SendEventOptions } from './engine/event-keys';
-export type { EventsOf, OutputOf, PayloadInputOf, TypedStatus } from './workflow';
+export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from './workflow';
+export { instanceStream, STREAM_CLIENT_BUFFER, type StreamOptions } from './client/instance-stream';
+export type { StreamEvent, StreamMessage, StreamRecord } from './engine/stream';
 export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';
 export {
 	ChildWorkflowError,
@@ -40,6 +42,9 @@ export {
 	PayloadMismatchError,
 	RegistryError,
 	ShardflowError,
+	StreamMessageTooLargeError,
+	StreamRateLimitedError,
+	StreamSubscribersFullError,
 	TypeMismatchError,
 	ValidationError,
 	WebhookExpiredError,

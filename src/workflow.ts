@@ -100,7 +100,7 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflar
 	}
 
 	/** The workflow itself. Its output must be JSON-compatible (see `Serializable`), as every stored value. */
-	abstract run(step: Step<any>, payload: Payload): Promise<Serializable<Output>>;
+	abstract run(step: Step<any, any>, payload: Payload): Promise<Serializable<Output>>;
 }
 
 /** The helpers as the table types them: enough for every operation whose types do not depend on the workflow class. */

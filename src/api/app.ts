@@ -23,6 +23,7 @@ import { registerOperationRoutes } from './operation-routes';
 import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
 import { registerBatchCreateRoute } from './batch-create-route';
 import { registerBatchDeleteRoute } from './batch-delete-route';
+import { registerStreamRoutes } from './stream-routes';
 import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeMetricsRoute } from './type-metrics-route';
@@ -171,6 +172,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerOperationRoutes(app, registry);
 	registerBatchCreateRoute(app, registry);
 	registerBatchDeleteRoute(app);
+	registerStreamRoutes(app);
 
 	app.openapi(
 		createRoute({

@@ -1,9 +1,11 @@
 import type { SendEventOptions } from '../engine/event-keys';
 import type { CreateResult } from '../engine/instance-engine';
-import type { EventInput, EventName, Serializable } from '../engine/types';
+import type { EventInput, EventName, Serializable, StreamData } from '../engine/types';
+import type { StreamEvent } from '../engine/stream';
+import { instanceStream, type StreamOptions } from './instance-stream';
 import type { AnyOperation, Operation } from '../operations/operation';
 import { operations, type OperationName, type Operations, type OutputOf as OperationOutput } from '../operations/table';
-import type { EventsOf, PayloadInputOf, TypedStatus } from '../workflow';
+import type { EventsOf, PayloadInputOf, StreamsOf, TypedStatus } from '../workflow';
 import { callOperation, type ShardflowEnv } from './instance-client';
 
 /** The arguments of an operation's helper after the workflow type (`helper` in its table entry). */
@@ -46,6 +48,12 @@ export type WorkflowClient<W extends AnyWorkflowClass> = Omit<DerivedMethods, 'c
 	status(id: string): Promise<TypedStatus<W>>;
 	/** Sends a declared event; its name and payload are checked at compile time. */
 	sendEvent<K extends EventName<EventsOf<W>>>(options: { id: string; event: K; payload: Serializable<EventInput<EventsOf<W>[K]>> } & SendEventOptions): Promise<void>;
+	/**
+	 * The instance's live stream (status changes, step completions, the messages of
+	 * `step.emit` typed by `static streams`) until it finishes; see `instanceStream`.
+	 * @example for await (const event of imports.stream(id)) if (event.kind === 'stream.message') show(event.data);
+	 */
+	stream(id: string, options?: StreamOptions): AsyncGenerator<StreamEvent<StreamData<StreamsOf<W>>>, void, undefined>;
 };
 
 /**
@@ -60,5 +68,6 @@ export type WorkflowClient<W extends AnyWorkflowClass> = Omit<DerivedMethods, 'c
  * await payments.sendEvent({ id, event: 'approval', payload: { approved: true, reviewer: 'ann' } });
  */
 export function workflowClient<W extends AnyWorkflowClass>(env: ShardflowEnv, type: W['type']): WorkflowClient<W> {
-	return Object.fromEntries(HELPER_NAMES.map((name) => [name, (...args: unknown[]) => callHelper(env, name, type, args)])) as WorkflowClient<W>;
+	const helpers = Object.fromEntries(HELPER_NAMES.map((name) => [name, (...args: unknown[]) => callHelper(env, name, type, args)]));
+	return { ...helpers, stream: (id: string, options?: StreamOptions) => instanceStream(env, id, options) } as WorkflowClient<W>;
 }

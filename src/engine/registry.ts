@@ -13,7 +13,7 @@ export interface WorkflowClass {
 	streams?: StreamMap;
 	payload?: StandardSchemaV1;
 	defaults?: DeclaredWorkflowDefaults;
-	new (ctx: WorkflowContext<any>): { run(step: Step<any>, payload: any): Promise<unknown> };
+	new (ctx: WorkflowContext<any>): { run(step: Step<any, any>, payload: any): Promise<unknown> };
 }
 
 /** The statuses a retention applies to: those an instance never leaves on its own. */

@@ -112,7 +112,7 @@ export const REPLAYED_STEPS_PER_YIELD = 256;
  * loaded at the start of the pass; new outcomes are written through to the
  * store and to that in-memory copy.
  */
-export class StepContext implements Step<any> {
+export class StepContext implements Step<any, any> {
 	private readonly claimed = new Set<string>();
 	/** Attempts started and not yet stored; the pass waits for them before it ends. */
 	private running = 0;

@@ -14,6 +14,7 @@ import type { Registry } from '../engine/registry';
 import { webhookKey } from '../client/webhook-key';
 import { encodeWebhookToken, webhookUrl } from '../engine/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
+import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
 import { limiterStub } from '../client/limiter-client';
 import type { LimiterPort } from '../engine/concurrency-slot';
@@ -48,10 +49,12 @@ export function instanceHost(
 	now: () => number,
 	destroy: () => Promise<void>,
 	start?: StoreStart,
+	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
+	historyAppended?: () => void,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	return {
-		store: new DrizzleInstanceStore(db, ctx.storage, start),
+		store: historyAppended ? new NotifyingInstanceStore(db, ctx.storage, start, historyAppended) : new DrizzleInstanceStore(db, ctx.storage, start),
 		registry,
 		env,
 		now,

@@ -111,15 +111,24 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	// ---- index shard role ----
 
-	/** The only HTTP an object answers: a dashboard's WebSocket to an index shard (the Worker checks auth first). */
+	/**
+	 * The only HTTP an object answers: a WebSocket to an index shard's live feed, or to an
+	 * instance's stream (the Worker checks auth first).
+	 */
 	override async fetch(request: Request): Promise<Response> {
 		workBegan();
 		if (this.role?.kind === 'index' && this.role.live) return this.role.live.accept(request);
+		if (this.role?.kind === 'instance') return this.role.stream.accept(request);
 		return new Response('not found', { status: 404 });
 	}
 
 	override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
 		if (this.role?.kind === 'index') this.role.live?.closed(ws, code);
+		if (this.role?.kind === 'instance') this.role.stream.closed(ws, code);
+	}
+
+	override async webSocketError(ws: WebSocket): Promise<void> {
+		await this.webSocketClose(ws, 1011);
 	}
 
 	indexWrite(entries: IndexEntry[], options?: { moved?: boolean }) {

@@ -130,7 +130,7 @@ export function assertReplays(result: ReplayResult): void {
 }
 
 /** The `step` a replayed `run()` gets: answers from the record, notes the first divergence, runs nothing. */
-class ReplayStep implements Step<any> {
+class ReplayStep implements Step<any, any> {
 	readonly matched = new Set<RecordedStep>();
 	calls = 0;
 	divergence: ReplayDivergence | undefined;

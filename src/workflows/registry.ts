@@ -1,5 +1,6 @@
 import { defineRegistry } from '../authoring';
 import { PaymentWorkflow } from './payment-workflow';
+import { ProgressWorkflow } from './progress-workflow';
 import { TestWorkflow } from './test-workflow';
 
 /**
@@ -9,6 +10,7 @@ import { TestWorkflow } from './test-workflow';
 export const registry = defineRegistry({
 	test: { workflow: TestWorkflow },
 	payment: { workflow: PaymentWorkflow, shards: 4 },
+	progress: { workflow: ProgressWorkflow, shards: 2 },
 });
 
 export type WorkflowType = keyof typeof registry.definitions;

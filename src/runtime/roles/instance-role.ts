@@ -7,6 +7,8 @@ import { InstanceEngine, prepareCreate, type CreateResult } from '../../engine/i
 import type { Registry } from '../../engine/registry';
 import type { StepFunctionWrapper } from '../../engine/step-function-wrapper';
 import type { StoreStart } from '../drizzle-instance-store';
+import type { InstanceStore } from '../../engine/store';
+import { InstanceStreamFeed } from './instance-stream-feed';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
 import { eraseArchive, readArchive, type ArchiveEnv } from '../r2-archive';
@@ -34,9 +36,18 @@ export interface InstanceRoleContext {
 export class InstanceRole {
 	readonly kind = 'instance';
 	private engine: InstanceEngine | undefined;
+	private store: InstanceStore | undefined;
 	private readonly alarmSlot: AlarmSlot = { at: null };
+	/** Subscribers of this instance's stream (see instance-stream-feed.ts). */
+	readonly stream: InstanceStreamFeed;
 
-	constructor(private readonly host: InstanceRoleContext) {}
+	constructor(private readonly host: InstanceRoleContext) {
+		this.stream = new InstanceStreamFeed(host.ctx, () => {
+			if (!this.host.storage.hasSchema) return undefined;
+			this.instance();
+			return this.store;
+		});
+	}
 
 	/** Start-up of an object that has storage: remember the alarm it has set. */
 	async opened(): Promise<void> {
@@ -123,8 +134,11 @@ export class InstanceRole {
 
 	/** The engine, built on first use; `start` tells its store what it knows of the tables (see `StoreStart`). */
 	private instance(start?: StoreStart): InstanceEngine {
+		if (this.engine) return this.engine;
 		const { ctx, env, registry, storage, now, wrapStepFunction } = this.host;
-		return (this.engine ??= new InstanceEngine({ ...instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy(), start), wrapStepFunction }));
+		const host = instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy(), start, () => this.stream.historyAppended());
+		this.store = host.store;
+		return (this.engine = new InstanceEngine({ ...host, wrapStepFunction }));
 	}
 
 	/**
@@ -139,6 +153,8 @@ export class InstanceRole {
 			await ctx.storage.deleteAll();
 			storage.forget();
 			this.engine = undefined;
+			this.store = undefined;
+			this.stream.endAll('deleted');
 			this.alarmSlot.at = null;
 		});
 	}

@@ -1,0 +1,146 @@
+import { ErrorCode } from '../../engine/errors';
+import { parseHistoryAfter } from '../../engine/history';
+import type { InstanceStore } from '../../engine/store';
+import { STREAM_CATCH_UP_PAGE, STREAM_KINDS, STREAM_SUBSCRIBERS_MAX, streamEnds, toStreamRecord, type StreamEvent } from '../../engine/stream';
+
+/** What a subscriber's socket remembers across hibernation: the seq of the last record it was sent. */
+interface Cursor {
+	after: number;
+}
+
+/** Close code of a stream that ended because the instance finished (or was deleted). */
+export const STREAM_END_CLOSE = 1000;
+
+/**
+ * The live side of a workflow instance (docs/streams.md): subscribers connect
+ * with a WebSocket (directly, or through the Worker's SSE relay or the
+ * client's iterator) and receive the instance's stream records in history
+ * order, then `end` once it has finished. The sockets are hibernatable
+ * (`ctx.acceptWebSocket`): an instance with subscribers and nothing to say is
+ * evicted like any idle one, and a ping is answered without waking it. Each
+ * socket keeps its own cursor in its attachment, so a subscriber never gets a
+ * record twice on one connection, and one that reconnects with `after=<seq>`
+ * misses none: records are read from the history, which the output gate
+ * releases only once it is durable.
+ *
+ * Bounds: at most `STREAM_SUBSCRIBERS_MAX` sockets; a flush reads one page of
+ * `STREAM_CATCH_UP_PAGE` records and sends each subscriber at most those, then
+ * yields before the next page, so a subscriber far behind catches up page by
+ * page instead of in one unbounded burst.
+ */
+export class InstanceStreamFeed {
+	private timer: ReturnType<typeof setTimeout> | undefined;
+	private subscribers: number;
+
+	constructor(
+		private readonly ctx: DurableObjectState,
+		/** The instance's store, or undefined when the object holds no instance (never created, or deleted). */
+		private readonly store: () => InstanceStore | undefined,
+	) {
+		ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('ping', 'pong'));
+		this.subscribers = ctx.getWebSockets().length;
+	}
+
+	/** Accepts a subscriber (the Worker checked who asks). `?after=<seq>`: resume after that record. */
+	accept(request: Request): Response {
+		if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return refuse(426, 'UPGRADE_REQUIRED', 'open the stream as a WebSocket');
+		const store = this.store();
+		const row = store?.readInstance();
+		if (!store || !row) return refuse(404, ErrorCode.NotFound, 'no such workflow instance');
+		let after: number;
+		try {
+			const given = new URL(request.url).searchParams.get('after');
+			// Without `after`: from the start of the current run (a restarted instance's earlier runs are history).
+			after = given === null ? Math.max(0, (store.readHistory({ generation: row.generation, afterSeq: 0, limit: 1 })[0]?.seq ?? 1) - 1) : parseHistoryAfter(given);
+		} catch (error) {
+			return refuse(400, ErrorCode.InvalidCursor, (error as Error).message);
+		}
+		if (this.ctx.getWebSockets().length >= STREAM_SUBSCRIBERS_MAX) {
+			return refuse(429, ErrorCode.StreamSubscribersFull, `this instance has its maximum of ${STREAM_SUBSCRIBERS_MAX} stream subscribers; share one subscription (say, through your own Worker) or retry later`);
+		}
+		const { 0: client, 1: server } = new WebSocketPair();
+		this.ctx.acceptWebSocket(server);
+		server.serializeAttachment({ after } satisfies Cursor);
+		this.subscribers++;
+		this.schedule();
+		return new Response(null, { status: 101, webSocket: client });
+	}
+
+	/** The history grew: subscribers get the new records on the next turn (writes of one turn go out together). */
+	historyAppended(): void {
+		if (this.subscribers > 0) this.schedule();
+	}
+
+	/** A subscriber went away: complete the closing handshake. */
+	closed(ws: WebSocket, code: number): void {
+		this.subscribers = Math.max(0, this.ctx.getWebSockets().length - 1);
+		try {
+			ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing');
+		} catch {
+			// Already closed: nothing to complete.
+		}
+	}
+
+	/** The instance is gone (deleted): every subscriber's stream ends. */
+	endAll(reason: string): void {
+		for (const ws of this.ctx.getWebSockets()) close(ws, STREAM_END_CLOSE, reason);
+		this.subscribers = 0;
+	}
+
+	private schedule(): void {
+		this.timer ??= setTimeout(() => this.flush(), 0);
+	}
+
+	private flush(): void {
+		this.timer = undefined;
+		const sockets = this.ctx.getWebSockets();
+		this.subscribers = sockets.length;
+		if (sockets.length === 0) return;
+		const store = this.store();
+		const row = store?.readInstance();
+		if (!store || !row) return this.endAll('deleted');
+		const cursors = sockets.map((ws) => ({ ws, after: (ws.deserializeAttachment() as Cursor | null)?.after ?? 0 }));
+		const from = Math.min(...cursors.map((c) => c.after));
+		const rows = store.readHistoryOfKinds({ afterSeq: from, limit: STREAM_CATCH_UP_PAGE, kinds: STREAM_KINDS });
+		const texts = rows.map((r) => ({ seq: r.seq, text: JSON.stringify(toStreamRecord(r)) }));
+		const more = rows.length === STREAM_CATCH_UP_PAGE;
+		const ends = !more && streamEnds(row.status);
+		for (const cursor of cursors) {
+			let last = cursor.after;
+			for (const { seq, text } of texts) {
+				if (seq <= last) continue;
+				send(cursor.ws, text);
+				last = seq;
+			}
+			if (ends) {
+				send(cursor.ws, JSON.stringify({ kind: 'end', seq: last, status: row.status } satisfies StreamEvent));
+				close(cursor.ws, STREAM_END_CLOSE, 'finished');
+			} else if (last !== cursor.after) {
+				cursor.ws.serializeAttachment({ after: last } satisfies Cursor);
+			}
+		}
+		if (ends) this.subscribers = 0;
+		// The next page on a later turn: the runtime sends this one first, and other work gets a turn.
+		if (more) this.schedule();
+	}
+}
+
+function send(ws: WebSocket, text: string): void {
+	try {
+		ws.send(text);
+	} catch {
+		// A socket closing under us; its close handler cleans up.
+	}
+}
+
+function close(ws: WebSocket, code: number, reason: string): void {
+	try {
+		ws.close(code, reason);
+	} catch {
+		// Already closed.
+	}
+}
+
+function refuse(status: number, code: string, message: string): Response {
+	return Response.json({ error: { code, message } }, { status });
+}

@@ -1,0 +1,108 @@
+import { env, exports } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { workflowClient } from '../../src/client/workflow-client';
+import type { ShardflowEnv } from '../../src/client/instance-client';
+import type { StreamEvent } from '../../src/engine/stream';
+import type { ProgressWorkflow } from '../../src/workflows/progress-workflow';
+import { api } from '../api/helpers';
+import { settle, uniqueId } from '../helpers';
+
+const progress = () => workflowClient<typeof ProgressWorkflow>(env as unknown as ShardflowEnv, 'progress');
+const worker = () => (exports as unknown as { default: Fetcher }).default;
+
+async function collect<T>(iterator: AsyncIterable<T>): Promise<T[]> {
+	const out: T[] = [];
+	for await (const item of iterator) out.push(item);
+	return out;
+}
+
+/** Server-Sent Events frames of a whole response body. */
+function parseSse(text: string): { id?: string; event?: string; data: unknown }[] {
+	return text
+		.split('\n\n')
+		.filter((block) => block.includes('data: '))
+		.map((block) => {
+			const fields = Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]));
+			return { id: fields.id, event: fields.event, data: JSON.parse(fields.data!) };
+		});
+}
+
+describe("a Worker iterating an instance's stream", () => {
+	it('receives the run from its creation to its end: steps, progress messages in order, status changes, then end', async () => {
+		const { id } = await progress().create({ payload: { parts: 5, partMs: 10 } });
+		const events = await collect(progress().stream(id));
+		expect(events[0]).toMatchObject({ kind: 'workflow.created' });
+		expect(events.at(-2)).toMatchObject({ kind: 'workflow.completed' });
+		expect(events.at(-1)).toEqual({ kind: 'end', seq: events.at(-2)!.seq, status: 'completed' });
+		const messages = events.filter((e) => e.kind === 'stream.message');
+		expect(messages.map((m) => m.data.percent)).toEqual([20, 40, 60, 80, 100]);
+		expect(messages.map((m) => m.index)).toEqual([1, 2, 3, 4, 5]);
+		// Each part's completion comes before its progress message: history order.
+		const order = events.map((e) => (e.kind === 'step.completed' ? e.step : e.kind === 'stream.message' ? `progress ${e.data.done}` : e.kind));
+		expect(order.slice(1, 11)).toEqual(['part-1', 'progress 1', 'part-2', 'progress 2', 'part-3', 'progress 3', 'part-4', 'progress 4', 'part-5', 'progress 5']);
+		const seqs = events.slice(0, -1).map((e) => e.seq);
+		expect(new Set(seqs).size).toBe(seqs.length);
+		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+	});
+
+	it('resumes after a seq it was given: exactly the records after it, none twice', async () => {
+		const { id } = await progress().create({ payload: { parts: 4, partMs: 0 } });
+		const all = await collect(progress().stream(id));
+		const third = all.filter((e) => e.kind === 'stream.message')[2]!;
+		const rest = await collect(progress().stream(id, { after: third.seq }));
+		expect(rest).toEqual(all.filter((e) => e.seq > third.seq || e.kind === 'end'));
+	});
+
+	it('throws NOT_FOUND for an instance that does not exist', async () => {
+		await expect(collect(progress().stream(uniqueId('no-such')))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+	});
+});
+
+describe('GET /workflows/:id/stream', () => {
+	it('answers Server-Sent Events whose ids are the seqs, ending with an end event', async () => {
+		const { id } = await progress().create({ payload: { parts: 3, partMs: 0 } });
+		const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`);
+		expect(response.status).toBe(200);
+		expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+		const frames = parseSse(await response.text());
+		expect(frames.at(-1)).toMatchObject({ event: 'end', data: { kind: 'end', status: 'completed' } });
+		expect(frames.slice(0, -1).map((f) => Number(f.id))).toEqual(frames.slice(0, -1).map((f) => (f.data as StreamEvent).seq));
+		expect(frames.filter((f) => (f.data as StreamEvent).kind === 'stream.message').map((f) => (f.data as { data: { done: number } }).data.done)).toEqual([1, 2, 3]);
+	});
+
+	it('resumes from Last-Event-ID, as a reconnecting EventSource sends it', async () => {
+		const { id } = await progress().create({ payload: { parts: 3, partMs: 0 } });
+		await settle(id);
+		const all = parseSse(await (await worker().fetch(`http://shardflow.test/workflows/${id}/stream`)).text());
+		const cut = all[2]!.id!;
+		const rest = parseSse(await (await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { 'last-event-id': cut } })).text());
+		expect(rest).toEqual(all.slice(3));
+	});
+
+	it('accepts a WebSocket upgrade and sends the records as JSON messages', async () => {
+		const { id } = await progress().create({ payload: { parts: 2, partMs: 0 } });
+		await settle(id);
+		const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream?after=0`, { headers: { upgrade: 'websocket' } });
+		expect(response.status).toBe(101);
+		const ws = response.webSocket!;
+		const received: StreamEvent[] = [];
+		const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+		ws.addEventListener('message', (e) => {
+			received.push(JSON.parse(String(e.data)));
+		});
+		ws.accept();
+		expect(await closed).toBe(1000);
+		expect(received.at(-1)).toMatchObject({ kind: 'end', status: 'completed' });
+		expect(received.filter((e) => e.kind === 'stream.message')).toHaveLength(2);
+	});
+
+	it.for([
+		['an unknown instance', () => `/workflows/${uniqueId('none')}/stream`, 404, 'NOT_FOUND'],
+		['a malformed after', () => '/workflows/some-id/stream?after=abc', 400, 'INVALID_CURSOR'],
+		['a reserved id', () => '/workflows/__index:progress:0/stream', 400, 'RESERVED_ID'],
+	] as const)('refuses %s with a JSON error', async ([, path, status, code]) => {
+		const res = await api('GET', path());
+		expect(res.status).toBe(status);
+		expect(res.json.error.code).toBe(code);
+	});
+});
