@@ -7,19 +7,19 @@ import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './fake-host';
 
-const streams = { progress: z.object({ percent: z.number().min(0).max(100) }), note: {} as string };
+const streams = { progress: z.object({ percent: z.number().min(0).max(100) }), note: {} as { text: string } };
 
 class Import extends Workflow<{ parts: number }, string> {
 	static override readonly type = 'import';
 	static override streams = streams;
 	async run(step: Step<{}, typeof Import.streams>, { parts }: { parts: number }) {
-		await step.emit('note', 'starting');
+		await step.emit('note', { text: 'starting' });
 		for (let i = 1; i <= parts; i++) {
 			await step.do(`part-${i}`, () => i);
 			await step.emit('progress', { percent: Math.round((i / parts) * 100) });
 		}
 		await step.sleep('cool-off', '1 minute');
-		await step.emit('note', 'done');
+		await step.emit('note', { text: 'done' });
 		return 'imported';
 	}
 }
@@ -30,10 +30,10 @@ class Misbehaves extends Workflow<{ what: string }, string> {
 	static override streams = streams;
 	async run(step: Step<{}, typeof Misbehaves.streams>, { what }: { what: string }) {
 		try {
-			if (what === 'topic') await (step as Step<{}, Record<string, object>>).emit('nope', 1);
+			if (what === 'topic') await (step as unknown as Step<{}, Record<string, object>>).emit('nope', {});
 			if (what === 'schema') await step.emit('progress', { percent: 250 });
-			if (what === 'large') await step.emit('note', 'x'.repeat(STREAM_MESSAGE_MAX_BYTES));
-			if (what === 'rate') for (let i = 0; i < STREAM_MESSAGE_BURST + 1; i++) await step.emit('note', `n${i}`);
+			if (what === 'large') await step.emit('note', { text: 'x'.repeat(STREAM_MESSAGE_MAX_BYTES) });
+			if (what === 'rate') for (let i = 0; i < STREAM_MESSAGE_BURST + 1; i++) await step.emit('note', { text: `n${i}` });
 		} catch (error) {
 			caught.push((error as { code: string }).code);
 		}
@@ -52,11 +52,11 @@ describe('step.emit', () => {
 		expect(engine.status().status).toBe('completed');
 		const recorded = messages(engine.history({ limit: 1000 }).events);
 		expect(recorded.map((m) => [m.topic, m.data, m.index])).toEqual([
-			['note', 'starting', 1],
+			['note', { text: 'starting' }, 1],
 			['progress', { percent: 33 }, 2],
 			['progress', { percent: 67 }, 3],
 			['progress', { percent: 100 }, 4],
-			['note', 'done', 5],
+			['note', { text: 'done' }, 5],
 		]);
 	});
 
@@ -110,7 +110,7 @@ describe('a stream record', () => {
 		expect(records[2]).toMatchObject({ step: 'part-1' });
 		expect(records[2]).not.toHaveProperty('result');
 		expect(records.at(-1)).not.toHaveProperty('output');
-		expect(records[1]).toMatchObject({ topic: 'note', data: 'starting', index: 1 });
+		expect(records[1]).toMatchObject({ topic: 'note', data: { text: 'starting' }, index: 1 });
 		const seqs = records.map((r) => r.seq);
 		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
 	});

@@ -4,6 +4,7 @@ import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
 import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { ProgressWorkflow } from '../../src/workflows/progress-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
@@ -41,6 +42,7 @@ import {
 export const testRegistry = defineRegistry({
 	test: { workflow: TestWorkflow },
 	payment: { workflow: PaymentWorkflow, shards: 4 },
+	progress: { workflow: ProgressWorkflow, shards: 2 },
 	'hang-once': { workflow: HangOnceWorkflow },
 	chaos: { workflow: ChaosWorkflow, shards: 8 },
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
