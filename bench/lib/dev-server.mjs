@@ -23,13 +23,14 @@ export function freePort() {
 }
 
 /**
- * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string }} [options]
+ * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string, port?: number }} [options]
  *   `cwd`: the project to serve (the repository by default); the repository's own wrangler serves it either way.
+ *   `port`: serve on this port (say, the one a crashed server had, so its clients reconnect); a free one by default.
  * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string, peakMemory: { reset: () => void, mib: () => number } }>}
  */
 export async function startDevServer(options = {}) {
 	const configs = options.configs ?? ['wrangler.jsonc'];
-	const port = await freePort();
+	const port = options.port ?? (await freePort());
 	const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), 'shardflow-dev-'));
 	const args = ['dev', ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
 	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);

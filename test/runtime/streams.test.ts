@@ -97,9 +97,9 @@ describe('GET /workflows/:id/stream', () => {
 	});
 
 	it.for([
-		['an unknown instance', () => `/workflows/${uniqueId('none')}/stream`, 404, 'NOT_FOUND'],
-		['a malformed after', () => '/workflows/some-id/stream?after=abc', 400, 'INVALID_CURSOR'],
-		['a reserved id', () => '/workflows/__index:progress:0/stream', 400, 'RESERVED_ID'],
+		['an unknown instance', (): string => `/workflows/${uniqueId('none')}/stream`, 404, 'NOT_FOUND'],
+		['a malformed after', (): string => '/workflows/some-id/stream?after=abc', 400, 'INVALID_CURSOR'],
+		['a reserved id', (): string => '/workflows/__index:progress:0/stream', 400, 'RESERVED_ID'],
 	] as const)('refuses %s with a JSON error', async ([, path, status, code]) => {
 		const res = await api('GET', path());
 		expect(res.status).toBe(status);
