@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
+import { fanOut } from './lib/stream-bench.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string }} */
@@ -37,8 +38,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30, streamSubscribers: 5, streamMessages: 5 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500, streamSubscribers: 1000, streamMessages: 20 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -386,6 +387,24 @@ try {
 		},
 	});
 	results.push({ name: 'production limits: rows that list request asks the shards for', unit: 'rows', better: 'lower', ours: { median: median(listingRows), min: Math.min(...listingRows), max: Math.max(...listingRows), samples: listingRows } });
+
+	// Live streams: emit-to-receive latency with one subscriber (floor col) and at the last of
+	// many subscribers of one instance (ours), the fan-out's delivery rate and memory.
+	/** @type {{ rate: number[], memory: number[] }} */
+	const fan = { rate: [], memory: [] };
+	const streamShape = { messages: size.streamMessages, gapMs: 50 };
+	await measure(`streams: emit-to-receive latency p50 at the last of ${size.streamSubscribers} subscribers of one instance (ours) vs 1 subscriber (floor col)`, 'ms', {
+		ours: async () => {
+			const run = await fanOut(base, { ...streamShape, subscribers: size.streamSubscribers, memory: server.peakMemory });
+			fan.rate.push(run.deliveriesPerSecond);
+			fan.memory.push(run.peakMiBOverIdle);
+			return median(run.lastArrival);
+		},
+		floor: async () => median((await fanOut(base, { ...streamShape, subscribers: 1 })).lastArrival),
+	});
+	const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values), samples: values });
+	results.push({ name: `streams: messages delivered per second to ${size.streamSubscribers} subscribers (${size.streamMessages} messages ${streamShape.gapMs} ms apart)`, unit: 'msg/s', better: 'higher', ours: summary(fan.rate) });
+	results.push({ name: `streams: workerd peak memory over idle with ${size.streamSubscribers} subscribers of one instance`, unit: 'MiB', better: 'lower', ours: summary(fan.memory) });
 
 	// Storage cost
 	const ours = await post('/size/ours', { steps: size.storageSteps });

@@ -23,6 +23,7 @@ import {
 	NotifyingChildWorkflow,
 	BigHistoryWorkflow,
 	FetcherWorkflow,
+	StreamerWorkflow,
 	type BenchParams,
 } from './workflows';
 
@@ -43,6 +44,8 @@ const registry = defineRegistry({
 	'big-history': { workflow: BigHistoryWorkflow, limits: { historyBytes: 1024 * 1024 * 1024 } },
 	// Steps that each call an outside API once (answered in the Worker): subrequests per invocation.
 	fetcher: { workflow: FetcherWorkflow },
+	// Live streams: fan-out to many subscribers of one instance, emit-to-receive latency.
+	streamer: { workflow: StreamerWorkflow },
 });
 
 manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
@@ -153,6 +156,21 @@ let seq = 0;
 const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++).toString(36)}`;
 
 app.get('/__health', (c) => c.text('ok'));
+
+// Live streams: a streamer instance (waiting for "go"), a subscriber's WebSocket to it, and its "go".
+app.post('/streams/create', async (c) => {
+	const params = await c.req.json<{ messages: number; gapMs: number }>();
+	const { id } = await instances.create(c.env, { type: 'streamer', id: newId('s'), payload: params });
+	return c.json({ id });
+});
+app.get('/streams/subscribe/:id', (c) => {
+	const stub = c.env.WORKFLOW_RUNNER.get(c.env.WORKFLOW_RUNNER.idFromName(c.req.param('id')));
+	return stub.fetch(new Request('https://instance/stream', { headers: { upgrade: 'websocket' } }));
+});
+app.post('/streams/go/:id', async (c) => {
+	await instances.sendEvent(c.env, { id: c.req.param('id'), event: 'go', payload: { n: 1 } });
+	return c.json({ ok: true });
+});
 
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{

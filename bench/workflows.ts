@@ -127,3 +127,21 @@ export class FetcherWorkflow extends Workflow<{ n: number }, number> {
 		return ok;
 	}
 }
+
+/**
+ * Live streams (docs/streams.md): waits for "go" (so every subscriber is connected first),
+ * then publishes `messages` ticks `gapMs` apart, each stamped with the time it was emitted.
+ */
+export class StreamerWorkflow extends Workflow<{ messages: number; gapMs: number }, number> {
+	static override readonly type = 'streamer';
+	static override events = { go: {} as { n: number } };
+	static override streams = { tick: {} as { i: number; at: number } };
+	async run(step: Step<typeof StreamerWorkflow.events, typeof StreamerWorkflow.streams>, { messages, gapMs }: { messages: number; gapMs: number }) {
+		await step.waitForEvent('go');
+		for (let i = 1; i <= messages; i++) {
+			await step.do(`gap-${i}`, () => new Promise<number>((resolve) => setTimeout(() => resolve(i), gapMs)));
+			await step.emit('tick', { i, at: Date.now() });
+		}
+		return messages;
+	}
+}
