@@ -44,5 +44,29 @@ describe('the live progress example page', () => {
 		expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
 		expect(await page.getAttribute('.bar', 'aria-valuenow')).toBe('100');
 		expectNoPageErrors(page);
+		await page.close();
 	}, 240_000);
+
+	it("lists the run's custom messages on the dashboard's instance page, newest first, as they arrive", async () => {
+		server ??= await startDevServer({ persistTo });
+		browser ??= await launchBrowser();
+		const created = await fetch(`${server.url}/workflows`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ type: 'progress', payload: { parts: 6, partMs: 400 } }),
+		});
+		const { id } = (await created.json()) as { id: string };
+		const page = await openPage(browser, `${server.url}/dashboard/instances/${id}`);
+		await page.waitForSelector('#messages-card:not([hidden]) #messages tbody tr', { timeout: 15_000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 30_000 });
+		await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 6, null, { timeout: 5_000 });
+		const rows = await page.$$eval('#messages tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')));
+		expect(rows.map((r) => r[0])).toEqual(['6', '5', '4', '3', '2', '1']);
+		expect(rows.every((r) => r[2] === 'progress')).toBe(true);
+		expect(rows[0]![3]).toContain('"percent":100');
+		expect(await page.locator('#messages-count').textContent()).toContain('6 messages');
+		await screenshot(page, 'dashboard-instance-messages');
+		expectNoPageErrors(page);
+		await page.close();
+	}, 90_000);
 });

@@ -142,6 +142,23 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<p class="muted">Loading the history…</p>
 				</div>
 			</section>
+			<section class="card" id="messages-card" aria-label="Messages" hidden>
+				<div class="section-head">
+					<h2>Messages</h2>
+					<span class="muted" id="messages-count"></span>
+				</div>
+				<table class="history" id="messages">
+					<thead>
+						<tr>
+							<th scope="col">#</th>
+							<th scope="col">Time</th>
+							<th scope="col">Topic</th>
+							<th scope="col">Data</th>
+						</tr>
+					</thead>
+					<tbody></tbody>
+				</table>
+			</section>
 			<section class="card" id="event-card" aria-label="Send an event" hidden={detail.archived === true || ['completed', 'errored', 'terminated'].includes(detail.status)}>
 				<h2>Send an event</h2>
 				<p id="event-closed" class="muted" hidden>This instance has finished: it takes no more events (a restart opens it again).</p>

@@ -171,8 +171,8 @@ const HISTORY_ROWS = 500;
 
 function historyRow(e) {
 	const tr = document.createElement('tr');
-	const { seq, at, kind, generation: _g, step, event, ...rest } = e;
-	const cells = [String(seq), '', kind, step ?? event ?? '', ''];
+	const { seq, at, kind, generation: _g, step, event, topic, ...rest } = e;
+	const cells = [String(seq), '', kind, step ?? event ?? topic ?? '', ''];
 	cells.forEach((text, i) => {
 		const td = document.createElement('td');
 		if (i === 1) td.innerHTML = `<time data-ms="${at}"></time>`;
@@ -199,6 +199,37 @@ function summaryOf(rest) {
 let earlierEvents = [];
 const shownEvents = () => (viewedRun === null ? events : earlierEvents);
 const currentRunEvents = () => events;
+
+// ---- messages: what the shown run published with step.emit (docs/streams.md), newest first ----
+const messagesBody = /** @type {HTMLTableSectionElement} */ (document.querySelector('#messages tbody'));
+
+function messageRow(e) {
+	const tr = document.createElement('tr');
+	tr.dataset.seq = String(e.seq);
+	[String(e.index), '', e.topic, ''].forEach((text, i) => {
+		const td = document.createElement('td');
+		if (i === 1) td.innerHTML = `<time data-ms="${e.at}"></time>`;
+		else if (i === 2) Object.assign(td, { className: 'kind', textContent: text });
+		else if (i === 3) {
+			const json = JSON.stringify(e.data) ?? 'null';
+			td.append(jsonBlock(json.length > 100 ? `${json.slice(0, 99)}…` : json, e.data, false));
+		} else td.textContent = text;
+		tr.appendChild(td);
+	});
+	return tr;
+}
+
+/** Redraws the Messages card from the shown run's records; the card shows only when the run published any. */
+function fillMessages() {
+	const messages = shownEvents().filter((e) => e.kind === 'stream.message');
+	const card = $('#messages-card');
+	card.hidden = messages.length === 0;
+	if (card.hidden) return messagesBody.replaceChildren();
+	messagesBody.replaceChildren(...messages.slice(-HISTORY_ROWS).reverse().map(messageRow));
+	refreshTimes(messagesBody);
+	const run = viewedRun ?? generation ?? 0;
+	$('#messages-count').textContent = `${messages.length} message${messages.length === 1 ? '' : 's'} in run ${run + 1}${messages.length > HISTORY_ROWS ? `, newest ${HISTORY_ROWS} shown` : ''}, newest first`;
+}
 
 function draw() {
 	// An earlier run is over: its bars end at its last record, never at now.
@@ -247,6 +278,7 @@ async function loadHistory() {
 	}
 	while (historyBody.rows.length > HISTORY_ROWS) historyBody.rows[historyBody.rows.length - 1]?.remove();
 	showHistoryCount();
+	if (grew && viewedRun === null) fillMessages();
 	return grew;
 }
 
@@ -289,6 +321,7 @@ async function showRun(run) {
 	note.hidden = viewedRun === null;
 	note.textContent = viewedRun === null ? '' : `Showing run ${viewedRun + 1}, an earlier run (read-only).`;
 	showHistoryCount();
+	fillMessages();
 	draw();
 }
 runSelect?.addEventListener('change', () => showRun(runSelect.value === '' ? null : Number(runSelect.value)));
@@ -304,6 +337,7 @@ async function refresh(force = false) {
 		}
 		draw();
 		refreshTimes(historyBody);
+		refreshTimes(messagesBody);
 	})().finally(() => (refreshing = null));
 	return refreshing;
 }
