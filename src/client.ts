@@ -22,6 +22,7 @@ export type { LimiterInfo } from './engine/limiter';
 export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
 export { deleteBatch, MAX_BATCH_DELETE, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
 export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
+export { watchIndex, openIndexWatch, WATCH_CLIENT_BUFFER, type WatchEvent, type WatchQuery } from './client/index-watch';
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
 export type { ListOrder } from './engine/index-query';
 export type { IndexEntry } from './engine/index-entry';

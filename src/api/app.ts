@@ -172,7 +172,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerOperationRoutes(app, registry);
 	registerBatchCreateRoute(app, registry);
 	registerBatchDeleteRoute(app);
-	registerStreamRoutes(app);
+	registerStreamRoutes(app, registry);
 
 	app.openapi(
 		createRoute({

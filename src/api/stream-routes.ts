@@ -2,6 +2,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { namespace } from '../client/instance-client';
 import { openInstanceStream } from '../client/instance-stream';
+import { openIndexWatch } from '../client/index-watch';
+import type { IndexLayout } from '../engine/registry';
+import type { WorkflowStatus } from '../engine/types';
 import { parseHistoryAfter } from '../engine/history';
 import { assertValidWorkflowId } from '../engine/ids';
 import type { StreamEvent } from '../engine/stream';
@@ -22,7 +25,7 @@ const SSE_RETRY_MS = 1_000;
  *   is held for as long as the browser listens (that is SSE's cost).
  * `?after=<seq>` (or SSE's `Last-Event-ID`) resumes after a record: no gap, no duplicate.
  */
-export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
+export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, layout: IndexLayout): void {
 	app.get('/workflows/:id/stream', async (c) => {
 		const id = c.req.param('id');
 		assertValidWorkflowId(id);
@@ -32,34 +35,62 @@ export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>): vo
 			const stub = namespace(c.env).getByName(id) as { fetch(request: Request): Promise<Response> };
 			return stub.fetch(new Request(`https://instance/stream${after === undefined ? '' : `?after=${after}`}`, { headers: { upgrade: 'websocket' } }));
 		}
-		return serverSentEvents(c, id, after);
+		const abort = new AbortController();
+		// A refusal (no such instance, too many subscribers) is answered with its status before any event.
+		const events = await openInstanceStream(c.env, id, { ...(after === undefined ? {} : { after }), signal: abort.signal });
+		return relay(c, events, abort, frame);
+	});
+
+	/**
+	 * `GET /types/:type/stream?status=a,b`: status changes of the type's instances that match,
+	 * as Server-Sent Events (a query subscription over the index shards' live feed; see
+	 * `watchIndex`). Live notices, not a log: a `resync` event says to read the list again.
+	 */
+	app.get('/types/:type/stream', async (c) => {
+		const type = c.req.param('type');
+		const status = c.req.query('status');
+		const abort = new AbortController();
+		// Every shard's socket is open before the response starts: a refusal (unknown type or status, too many watchers) is answered as an error.
+		const events = await openIndexWatch(c.env, layout, { type, signal: abort.signal, ...(status ? { status: status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}) });
+		return relay(c, events, abort, (event) => `event: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`);
 	});
 }
 
-async function serverSentEvents(c: Context<{ Bindings: ApiEnv }>, id: string, after: number | undefined): Promise<Response> {
-	const abort = new AbortController();
-	// A refusal (no such instance, too many subscribers) is answered with its status before any event.
-	const events = await openInstanceStream(c.env, id, { ...(after === undefined ? {} : { after }), signal: abort.signal });
+
+
+/**
+ * Relays an iterator as Server-Sent Events. The response is held for as long as the client
+ * listens (SSE's cost in a Worker); a client that goes away stops the iterator, which closes
+ * its sockets.
+ */
+function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, void, undefined>, abort: AbortController, format: (event: T) => string): Response {
 	const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
 	const writer = writable.getWriter();
 	const encoder = new TextEncoder();
 	const write = (text: string) => writer.write(encoder.encode(text));
-	const keepalive = setInterval(() => void write(': keep-alive\n\n').catch(() => abort.abort()), SSE_KEEPALIVE_MS);
-	c.req.raw.signal?.addEventListener('abort', () => abort.abort());
-	const relay = (async () => {
+	let stopped = false;
+	const stop = () => {
+		if (stopped) return;
+		stopped = true;
+		// The iterator may be waiting for its next message: the signal ends that wait.
+		abort.abort();
+	};
+	const keepalive = setInterval(() => void write(': keep-alive\n\n').catch(stop), SSE_KEEPALIVE_MS);
+	c.req.raw.signal?.addEventListener('abort', stop);
+	const done = (async () => {
 		try {
 			await write(`retry: ${SSE_RETRY_MS}\n\n`);
-			for await (const event of events) await write(frame(event));
+			for await (const event of events) await write(format(event));
 		} catch {
-			// The browser went away (a write failed) or the stream gave up: end the response.
+			// The client went away (a write failed) or the stream gave up: end the response.
 		} finally {
 			clearInterval(keepalive);
-			abort.abort();
+			stop();
 			await writer.close().catch(() => undefined);
 		}
 	})();
 	try {
-		c.executionCtx.waitUntil(relay);
+		c.executionCtx.waitUntil(done);
 	} catch {
 		// No execution context (app.fetch without one): the relay runs on its own while the response is read.
 	}

@@ -14,6 +14,7 @@ import {
 } from '../engine/index-query';
 import type { IndexLayout, Registry, ResolvedEntry } from '../engine/registry';
 import { shardIndex, shardName } from '../engine/shard';
+import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
 import { summarizeMetrics, type TypeMetrics } from '../engine/run-metrics';
 import { cursorKey } from './cursor-key';
@@ -75,6 +76,16 @@ export class IndexClient {
 		/** The host's registry, or, in a Worker without the workflow classes, `defineIndexLayout` with the same shard counts. */
 		private readonly registry: IndexLayout,
 	) {}
+
+	/**
+	 * Status changes of the instances of a type that match `status`, live (a query
+	 * subscription, see `watchIndex` and docs/streams.md). Resolves once every shard of the
+	 * type accepted it: no change after that is missed.
+	 * @example for await (const event of await index.watch({ type: 'payment', status: ['errored'] })) page(event);
+	 */
+	watch(query: WatchQuery): Promise<AsyncGenerator<WatchEvent, void, undefined>> {
+		return openIndexWatch(this.env, this.registry, query);
+	}
 
 	async list(query: ListQuery = {}): Promise<ListPage> {
 		const limit = query.limit ?? DEFAULT_LIMIT;

@@ -5,6 +5,9 @@ import type { ShardflowEnv } from '../../src/client/instance-client';
 import type { StreamEvent } from '../../src/engine/stream';
 import type { ProgressWorkflow } from '../../src/workflows/progress-workflow';
 import { api } from '../api/helpers';
+import { IndexClient } from '../../src/client/index-client';
+import type { IndexEntry } from '../../src/engine/index-entry';
+import { testRegistry } from '../worker/index';
 import { settle, uniqueId } from '../helpers';
 
 const progress = () => workflowClient<typeof ProgressWorkflow>(env as unknown as ShardflowEnv, 'progress');
@@ -102,6 +105,52 @@ describe('GET /workflows/:id/stream', () => {
 		['a reserved id', (): string => '/workflows/__index:progress:0/stream', 400, 'RESERVED_ID'],
 	] as const)('refuses %s with a JSON error', async ([, path, status, code]) => {
 		const res = await api('GET', path());
+		expect(res.status).toBe(status);
+		expect(res.json.error.code).toBe(code);
+	});
+});
+
+describe('a query subscription (status changes of the instances of a type that match)', () => {
+	it('yields the entries of matching instances as they reach the index, and none in other statuses', async () => {
+		const index = new IndexClient(env as unknown as ShardflowEnv, testRegistry);
+		const abort = new AbortController();
+		const watching = await index.watch({ type: 'progress', status: ['completed'], signal: abort.signal });
+		const { id } = await progress().create({ payload: { parts: 2, partMs: 0 } });
+		const seen: IndexEntry[] = [];
+		for (let next = await watching.next(); !next.done; next = await watching.next()) {
+			if (next.value.kind === 'entries') seen.push(...next.value.entries);
+			if (seen.some((e) => e.id === id)) break;
+		}
+		abort.abort();
+		await watching.return();
+		expect(seen.find((e) => e.id === id)).toMatchObject({ id, type: 'progress', status: 'completed' });
+		expect(seen.every((e) => e.status === 'completed')).toBe(true);
+	});
+
+	it('is served as Server-Sent Events at GET /types/:type/stream, behind the API', async () => {
+		const response = await worker().fetch('http://shardflow.test/types/progress/stream?status=completed');
+		expect(response.status).toBe(200);
+		expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+		const { id } = await progress().create({ payload: { parts: 1, partMs: 0 } });
+		const reader = response.body!.getReader();
+		const decoder = new TextDecoder();
+		let text = '';
+		while (!text.includes(`"id":"${id}"`)) {
+			const { value, done } = await reader.read();
+			if (done) break;
+			text += decoder.decode(value, { stream: true });
+		}
+		await reader.cancel();
+		const frames = parseSse(text);
+		const entries = frames.filter((f) => f.event === 'entries').flatMap((f) => (f.data as { entries: IndexEntry[] }).entries);
+		expect(entries.find((e) => e.id === id)).toMatchObject({ status: 'completed' });
+	});
+
+	it.for([
+		['an unknown status', '/types/progress/stream?status=done', 400, 'INVALID_QUERY'],
+		['an unknown type', '/types/nope/stream', 400, 'UNKNOWN_TYPE'],
+	] as const)('refuses %s with a JSON error', async ([, path, status, code]) => {
+		const res = await api('GET', path);
 		expect(res.status).toBe(status);
 		expect(res.json.error.code).toBe(code);
 	});

@@ -1,9 +1,17 @@
+import { ErrorCode } from '../../engine/errors';
 import type { IndexEntry } from '../../engine/index-entry';
+import { STREAM_SUBSCRIBERS_MAX } from '../../engine/stream';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../engine/types';
 
 /** How long entries written in a burst are gathered into one message (the dashboard promises ~1 s). */
 const FLUSH_MS = 100;
 /** A flush carrying more than this tells the watchers to re-read their page instead. */
 const MAX_ENTRIES_PER_MESSAGE = 500;
+
+/** What a watcher asked for, kept on its socket across hibernation: only entries in these statuses (none: every entry). */
+interface WatchFilter {
+	status?: WorkflowStatus[];
+}
 
 /** What a watcher of an index shard receives, as JSON text. */
 export type LiveMessage =
@@ -28,11 +36,22 @@ export class IndexLiveFeed {
 		ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('ping', 'pong'));
 	}
 
-	/** Accepts a WebSocket upgrade (the Worker checked who asks). */
+	/**
+	 * Accepts a WebSocket upgrade (the Worker checked who asks). `?status=a,b`: only entries
+	 * in those statuses (an application's query subscription, docs/streams.md).
+	 */
 	accept(request: Request): Response {
 		if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return new Response('expected a WebSocket upgrade', { status: 426 });
+		const given = new URL(request.url).searchParams.get('status');
+		const status = given ? given.split(',').map((s) => s.trim()) : undefined;
+		const unknown = status?.find((s) => !WORKFLOW_STATUSES.includes(s as WorkflowStatus));
+		if (unknown !== undefined) return refuse(400, ErrorCode.InvalidQuery, `unknown status ${JSON.stringify(unknown)}; statuses: ${WORKFLOW_STATUSES.join(', ')}`);
+		if (this.ctx.getWebSockets().length >= STREAM_SUBSCRIBERS_MAX) {
+			return refuse(429, ErrorCode.StreamSubscribersFull, `this index shard has its maximum of ${STREAM_SUBSCRIBERS_MAX} watchers; share one subscription or retry later`);
+		}
 		const { 0: client, 1: server } = new WebSocketPair();
 		this.ctx.acceptWebSocket(server);
+		if (status) server.serializeAttachment({ status: status as WorkflowStatus[] } satisfies WatchFilter);
 		server.send(JSON.stringify({ kind: 'hello', shard: this.name } satisfies LiveMessage));
 		return new Response(null, { status: 101, webSocket: client });
 	}
@@ -61,10 +80,21 @@ export class IndexLiveFeed {
 		this.timer = undefined;
 		const entries = [...this.pending.values()];
 		this.pending.clear();
-		const message: LiveMessage =
-			entries.length > MAX_ENTRIES_PER_MESSAGE ? { kind: 'overflow', shard: this.name } : { kind: 'entries', shard: this.name, entries };
-		const text = JSON.stringify(message);
+		const overflow = entries.length > MAX_ENTRIES_PER_MESSAGE;
+		// One text per distinct filter: the dashboard's watchers (no filter) share one.
+		const texts = new Map<string, string | null>();
+		const textFor = (filter: WatchFilter | null) => {
+			const key = filter?.status?.join(',') ?? '';
+			if (!texts.has(key)) {
+				const kept = filter?.status ? entries.filter((e) => filter.status!.includes(e.status)) : entries;
+				const message: LiveMessage | null = overflow ? { kind: 'overflow', shard: this.name } : kept.length ? { kind: 'entries', shard: this.name, entries: kept } : null;
+				texts.set(key, message && JSON.stringify(message));
+			}
+			return texts.get(key)!;
+		};
 		for (const ws of this.ctx.getWebSockets()) {
+			const text = textFor(ws.deserializeAttachment() as WatchFilter | null);
+			if (text === null) continue;
 			try {
 				ws.send(text);
 			} catch {
@@ -76,4 +106,8 @@ export class IndexLiveFeed {
 	private get name(): string {
 		return this.ctx.id.name ?? '';
 	}
+}
+
+function refuse(status: number, code: string, message: string): Response {
+	return Response.json({ error: { code, message } }, { status });
 }
