@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { namespace } from '../client/instance-client';
 import { openInstanceStream } from '../client/instance-stream';
@@ -9,6 +9,7 @@ import { parseHistoryAfter } from '../engine/history';
 import { assertValidWorkflowId } from '../engine/ids';
 import type { StreamEvent } from '../engine/stream';
 import type { ApiEnv } from './app';
+import { errors } from './openapi-responses';
 
 /** How often an idle SSE response sends a comment line, so proxies and browsers keep it open. */
 const SSE_KEEPALIVE_MS = 20_000;
@@ -26,6 +27,7 @@ const SSE_RETRY_MS = 1_000;
  * `?after=<seq>` (or SSE's `Last-Event-ID`) resumes after a record: no gap, no duplicate.
  */
 export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, layout: IndexLayout): void {
+	documentStreamRoutes(app);
 	app.get('/workflows/:id/stream', async (c) => {
 		const id = c.req.param('id');
 		assertValidWorkflowId(id);
@@ -57,6 +59,37 @@ export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, lay
 }
 
 
+
+/** The two routes in the OpenAPI document (their handlers are plain: a streamed body has no response schema to validate). */
+function documentStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
+	const events = (description: string) => ({ description, content: { 'text/event-stream': { schema: z.string() } } });
+	app.openAPIRegistry.registerPath(
+		createRoute({
+			method: 'get',
+			path: '/workflows/{id}/stream',
+			summary:
+				"Follow an instance live (docs/streams.md): its status changes, step completions and step.emit messages in history order, then an `end` event. Server-Sent Events whose ids are the records' seqs (resumes from Last-Event-ID), or a WebSocket with Upgrade: websocket",
+			request: {
+				params: z.object({ id: z.string() }),
+				query: z.object({ after: z.string().optional().openapi({ description: 'Start after this record (a seq); default: the start of the current run' }) }),
+				headers: z.object({ 'last-event-id': z.string().optional() }),
+			},
+			responses: { 200: events('The stream, until the instance finishes'), 101: { description: 'Switching to a WebSocket (Upgrade: websocket)' }, ...errors(400, 401, 404, 429) },
+		}),
+	);
+	app.openAPIRegistry.registerPath(
+		createRoute({
+			method: 'get',
+			path: '/types/{type}/stream',
+			summary: 'Follow the status changes of the instances of a type live (docs/streams.md): `entries` events, and `resync` when some may have been missed',
+			request: {
+				params: z.object({ type: z.string() }),
+				query: z.object({ status: z.string().optional().openapi({ description: 'Comma-separated statuses; default: every status' }) }),
+			},
+			responses: { 200: events('Live changes, until the client goes away'), ...errors(400, 401, 429) },
+		}),
+	);
+}
 
 /**
  * Relays an iterator as Server-Sent Events. The response is held for as long as the client

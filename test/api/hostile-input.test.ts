@@ -81,6 +81,9 @@ const routes: [string, string, unknown?][] = [
 	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],
 	['GET', '/schedules'],
 	['POST', '/schedules/hourly/pause'],
+	['GET', '/workflows/some-id/stream'],
+	// A status no instance has: past the auth, the route answers 400 rather than hold the response open.
+	['GET', '/types/payment/stream?status=nope'],
 	['GET', '/openapi.json'],
 ];
 

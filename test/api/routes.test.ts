@@ -272,6 +272,7 @@ describe('OpenAPI', () => {
 				'/types',
 				'/types/{type}',
 				'/types/{type}/metrics',
+				'/types/{type}/stream',
 				'/workflows',
 				'/workflows/batch',
 				'/workflows/batch-delete',
@@ -284,6 +285,7 @@ describe('OpenAPI', () => {
 				'/workflows/{id}/restart',
 				'/workflows/{id}/resume',
 				'/workflows/{id}/steps',
+				'/workflows/{id}/stream',
 				'/workflows/{id}/terminate',
 				'/webhooks/{token}',
 			].sort(),
@@ -294,7 +296,11 @@ describe('OpenAPI', () => {
 		const { components } = await productionDocument();
 		expect(components.schemas.CreateWorkflow.discriminator).toEqual({
 			propertyName: 'type',
-			mapping: { test: '#/components/schemas/CreateWorkflow.test', payment: '#/components/schemas/CreateWorkflow.payment' },
+			mapping: {
+				test: '#/components/schemas/CreateWorkflow.test',
+				payment: '#/components/schemas/CreateWorkflow.payment',
+				progress: '#/components/schemas/CreateWorkflow.progress',
+			},
 		});
 		expect(components.schemas['CreateWorkflow.payment'].properties.payload).toMatchObject({
 			type: 'object',

@@ -8,7 +8,8 @@ import { api } from '../api/helpers';
 import { IndexClient } from '../../src/client/index-client';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { testRegistry } from '../worker/index';
-import { settle, uniqueId } from '../helpers';
+import { evictDurableObject } from 'cloudflare:test';
+import { settle, stub, uniqueId } from '../helpers';
 
 const progress = () => workflowClient<typeof ProgressWorkflow>(env as unknown as ShardflowEnv, 'progress');
 const worker = () => (exports as unknown as { default: Fetcher }).default;
@@ -107,6 +108,36 @@ describe('GET /workflows/:id/stream', () => {
 		const res = await api('GET', path());
 		expect(res.status).toBe(status);
 		expect(res.json.error.code).toBe(code);
+	});
+});
+
+describe('a subscriber across the eviction of the instance (what hibernation does)', () => {
+	it('keeps its socket and its place: records after the eviction arrive once, none sent again', async () => {
+		const id = uniqueId('evicted');
+		await api('POST', '/workflows', { type: 'payment', id, payload: { amount: 5, currency: 'EUR' } });
+		await settle(id);
+		const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { upgrade: 'websocket' } });
+		const ws = response.webSocket!;
+		const received: StreamEvent[] = [];
+		let arrived: () => void = () => {};
+		ws.addEventListener('message', (e) => {
+			received.push(JSON.parse(String(e.data)));
+			arrived();
+		});
+		const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+		ws.accept();
+		const until = async (ok: () => boolean) => {
+			while (!ok()) await new Promise<void>((resolve) => (arrived = resolve));
+		};
+		await until(() => received.some((e) => e.kind === 'step.completed'));
+		const before = received.length;
+		await evictDurableObject(stub(id)); // the object goes; its hibernatable socket stays
+		await api('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'eve' });
+		expect(await closed).toBe(1000);
+		expect(received.length).toBeGreaterThan(before);
+		const seqs = received.filter((e) => e.kind !== 'end').map((e) => e.seq);
+		expect(new Set(seqs).size).toBe(seqs.length);
+		expect(received.map((e) => (e.kind === 'step.completed' ? e.step : e.kind))).toEqual(['workflow.created', 'reserve-funds', 'charge-card', 'workflow.completed', 'end']);
 	});
 });
 
