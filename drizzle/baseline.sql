@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0009_index-run-metrics leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0010_tranquil_invaders leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795733695968
+-- up-to: 1795736633598
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -17,7 +17,7 @@ CREATE TABLE `index_entries` (
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	`version` integer NOT NULL
-, `code_version` text, `parent_id` text);
+, `code_version` text, `parent_id` text, `attributes` text);
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_updated` ON `index_entries` (`status`,`updated_at`,`id`);
 --> statement-breakpoint
@@ -35,7 +35,7 @@ CREATE TABLE `instance` (
 	`updated_at` integer NOT NULL,
 	`version` integer NOT NULL,
 	`generation` integer DEFAULT 0 NOT NULL
-, `error_stack` text, `error_code` text, `code_version` text, `last_code_version` text, `rollback` text, `history_bytes` integer DEFAULT 0 NOT NULL, `history_seq` integer DEFAULT 0 NOT NULL, `parent_id` text);
+, `error_stack` text, `error_code` text, `code_version` text, `last_code_version` text, `rollback` text, `history_bytes` integer DEFAULT 0 NOT NULL, `history_seq` integer DEFAULT 0 NOT NULL, `parent_id` text, `attributes` text);
 --> statement-breakpoint
 CREATE TABLE `outbox` (
 	`slot` integer PRIMARY KEY NOT NULL,
@@ -191,3 +191,13 @@ CREATE TABLE `index_metric_minutes` (
 	`errored` integer DEFAULT 0 NOT NULL,
 	`terminated` integer DEFAULT 0 NOT NULL
 );
+--> statement-breakpoint
+CREATE TABLE `index_attributes` (
+	`entry_id` text NOT NULL,
+	`name` text NOT NULL,
+	`value` blob NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`entry_id`, `name`)
+);
+--> statement-breakpoint
+CREATE INDEX `index_attributes_value` ON `index_attributes` (`name`,`value`,`created_at`,`entry_id`);

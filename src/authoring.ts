@@ -15,7 +15,15 @@
  *   }
  * }
  */
-export { Workflow, type StreamsOf, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type TypedStatus } from './workflow';
+export { Workflow, type StreamsOf, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type StepOf, type TypedStatus } from './workflow';
+export {
+	ATTRIBUTE_LIMITS,
+	type AttributeDeclaration,
+	type AttributeKind,
+	type AttributesOf,
+	type AttributeUpdate,
+	type AttributeValues,
+} from './engine/search-attributes';
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
 export { parseDuration, type Duration, type DurationUnit } from './engine/duration';
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';

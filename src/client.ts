@@ -21,10 +21,21 @@ export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedu
 export type { LimiterInfo } from './engine/limiter';
 export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
 export { deleteBatch, MAX_BATCH_DELETE, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
-export { IndexClient, type ListPage, type ListQuery } from './client/index-client';
+export { IndexClient, type CountByQuery, type ListPage, type ListQuery, type TypedIndexReads, type TypedListPage, type TypedIndexEntry } from './client/index-client';
 export { watchIndex, openIndexWatch, WATCH_CLIENT_BUFFER, type WatchEvent, type WatchQuery } from './client/index-watch';
+export type {
+	AttributeCondition,
+	AttributeDeclaration,
+	AttributeFilters,
+	AttributeKind,
+	AttributeRange,
+	AttributesOf,
+	AttributeUpdate,
+	AttributeValues,
+} from './engine/search-attributes';
+export type { AttributeCounts } from './engine/index-query';
 export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
-export type { ListOrder } from './engine/index-query';
+export type { AttributeOrder, ListOrder, TimeOrder } from './engine/index-query';
 export type { IndexEntry } from './engine/index-entry';
 export type { CreateResult, RestartOptions } from './engine/instance-engine';
 export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';

@@ -11,6 +11,10 @@ import { schedules } from './client/schedule-client';
 import type { ScheduleDefinition } from './engine/schedule';
 import type { ConcurrencyDefinition } from './engine/concurrency';
 import type { ScheduleInfo } from './engine/schedule-engine';
+import type { AttributeDeclaration, AttributesOf, AttributeUpdate } from './engine/search-attributes';
+
+/** The `step` type of a class's `run()`: its events, streams and search attributes (`Step<EventsOf<W>, StreamsOf<W>, AttributesOf<W>>`). */
+export type StepOf<W> = Step<EventsOf<W>, StreamsOf<W>, AttributesOf<W>>;
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
@@ -72,6 +76,12 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflar
 	static schedule?: ScheduleDefinition;
 	/** At most `limit` instances per key run at once; the others wait, status `queued`, in arrival order (README "Concurrency keys"). */
 	static concurrency?: ConcurrencyDefinition;
+	/**
+	 * Search attributes (docs/search-attributes.md): name -> `'keyword' | 'number' | 'boolean' | 'datetime'`.
+	 * Write `as const` (or `satisfies AttributeDeclaration`) after the object so names and kinds type
+	 * `create`'s `attributes`, `step.setAttributes` and the index's queries.
+	 */
+	static attributes?: AttributeDeclaration;
 
 	/** Pauses this type's schedule: no tick runs until `resumeSchedule`. */
 	static pauseSchedule(this: AnyWorkflowClass, env: ShardflowEnv): Promise<ScheduleInfo> {
@@ -117,7 +127,11 @@ interface TypedHelpers {
 	 * (`created: false`); with another payload it throws `PAYLOAD_MISMATCH`.
 	 * Without `id`, a UUIDv7 is generated.
 	 */
-	create<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, options: { id?: string; payload: Serializable<PayloadInputOf<W>> }): Promise<CreateResult>;
+	create<W extends AnyWorkflowClass>(
+		this: W,
+		env: ShardflowEnv,
+		options: { id?: string; payload: Serializable<PayloadInputOf<W>>; /** Search attributes the class declares, set from the start. */ attributes?: AttributeUpdate<AttributesOf<W>> },
+	): Promise<CreateResult>;
 	/** The instance's status, output or error, and its latest steps. */
 	status<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, id: string): Promise<TypedStatus<W>>;
 	/**

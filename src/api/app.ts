@@ -1,6 +1,8 @@
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { IndexClient } from '../client/index-client';
+import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
+import type { ListOrder } from '../engine/index-query';
+import { attributeParams, listOrderParam } from './attribute-query';
 import type { ShardflowEnv } from '../client/instance-client';
 import { rebalance } from '../client/rebalance';
 import { backlogSummary } from '../client/reconcile';
@@ -24,7 +26,7 @@ import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
 import { registerBatchCreateRoute } from './batch-create-route';
 import { registerBatchDeleteRoute } from './batch-delete-route';
 import { registerStreamRoutes } from './stream-routes';
-import { ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
+import { AttributeCountsQuery, AttributeCountsSchema, ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeMetricsRoute } from './type-metrics-route';
 import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
@@ -185,11 +187,15 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		async (c) => {
 			const q = c.req.valid('query');
 			const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+			const attributes = attributeParams(c.req.queries(), registry, q.type);
+			const order = listOrderParam(q.order);
 			const page = await index(c).list({
 				...(q.type !== undefined ? { type: q.type } : {}),
 				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
 				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
-				...(q.order !== undefined ? { order: q.order === 'updated' ? ('updatedAt' as const) : ('createdAt' as const) } : {}),
+				...(order !== undefined ? { order: order as ListOrder } : {}),
+				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
+				...(q.idPrefix !== undefined ? { idPrefix: q.idPrefix } : {}),
 				cursor: q.cursor ?? null,
 				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
 				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
@@ -197,8 +203,9 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 			});
 			return c.json(
 				{
-					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId }) => ({
+					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId, attributes }) => ({
 						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
+						...(attributes ? { attributes } : {}),
 					})),
 					nextCursor: page.nextCursor,
 				},
@@ -225,6 +232,30 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 				}),
 			);
 			return c.json({ types }, 200);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/types/{type}/counts',
+			summary: 'Instances of a type per value of one of its search attributes (?by=attr.<name>), under status, time and attribute filters',
+			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }), query: AttributeCountsQuery },
+			responses: { 200: json(AttributeCountsSchema, 'Counts per value'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const { type } = c.req.valid('param');
+			const q = c.req.valid('query');
+			const attribute = q.by.slice(5);
+			const attributes = attributeParams(c.req.queries(), registry, type);
+			const counts = await index(c).countBy({
+				type,
+				attribute,
+				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
+				...defined({ createdAfter: q.createdAfter === undefined ? undefined : Number(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : Number(q.createdBefore) }),
+				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
+			});
+			return c.json({ type, attribute, ...counts }, 200);
 		},
 	);
 

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { StatusSchema } from '../operations/schemas';
+import { ORDER_PARAM } from './attribute-query';
 
 /**
  * Schemas of the routes that are not instance operations (listing, types,
@@ -14,12 +15,15 @@ export const ListQuery = z.object({
 	status: z.string().max(200).optional().openapi({ description: 'One status, or several separated by commas.', example: 'waiting,sleeping' }),
 	limit: z.string().regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000').optional().openapi({ example: '50' }),
 	order: z
-		.enum(['created', 'updated'])
+		.string()
+		.regex(ORDER_PARAM, 'must be created, updated, attr.<name> or -attr.<name>')
 		.optional()
 		.openapi({
 			description:
-				'created (default): newest created first; a page walk lists every instance that existed when it began exactly once. updated: most recently changed first; instances that change during a walk can be skipped or repeated.',
+				'created (default): newest created first; a page walk lists every instance that existed when it began exactly once. updated: most recently changed first; instances that change during a walk can be skipped or repeated. attr.<name> (ascending) or -attr.<name> (descending): by a search attribute of the type (needs type=), then by creation; only instances that have it.',
+			example: '-attr.amount',
 		}),
+	idPrefix: z.string().max(100).optional().openapi({ description: 'Only ids that start with this.', example: 'pay-2026-11' }),
 	// No length bound here: the cursor's owner refuses anything it did not issue with INVALID_CURSOR.
 	cursor: z.string().optional().openapi({ description: 'The nextCursor of the previous page (same filters and order).' }),
 	createdAfter: epochMs.optional(),
@@ -38,6 +42,10 @@ export const SummarySchema = z
 		createdAt: z.number().int(),
 		updatedAt: z.number().int(),
 		codeVersion: z.string().optional().openapi({ description: 'The code version that created the instance, when its type has one.' }),
+		attributes: z
+			.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+			.optional()
+			.openapi({ description: 'The search attributes set (a datetime as ms since the epoch); absent when none is.', example: { customerId: '42', amount: 120 } }),
 		parentId: z.string().optional().openapi({ description: 'The instance that started this one as its child workflow.' }),
 	})
 	.openapi('WorkflowSummary');
@@ -86,3 +94,19 @@ export const RebalanceSchema = z
 		message: z.string(),
 	})
 	.openapi('RebalanceProgress');
+
+export const AttributeCountsQuery = z.object({
+	by: z.string().regex(/^attr\.[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be attr.<name>').openapi({ description: 'The attribute to group by.', example: 'attr.region' }),
+	status: z.string().max(200).optional().openapi({ description: 'One status, or several separated by commas.', example: 'running' }),
+	createdAfter: epochMs.optional(),
+	createdBefore: epochMs.optional(),
+});
+
+export const AttributeCountsSchema = z
+	.object({
+		type: z.string(),
+		attribute: z.string(),
+		groups: z.array(z.object({ value: z.union([z.string(), z.number(), z.boolean()]), count: z.number().int() })).openapi({ description: 'One per value, in value order.' }),
+		more: z.boolean().openapi({ description: 'A shard had more than 1,000 values: the rest were left out.' }),
+	})
+	.openapi('AttributeCounts');

@@ -1,5 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Registry } from '../engine/registry';
+import { ATTRIBUTE_KINDS } from '../engine/search-attributes';
+import { documentAttributes } from './attribute-query';
 import { typeSchemas, type JsonSchema, type ShapeDescription, type TypeSchemas } from '../engine/type-schemas';
 import type { ApiEnv } from './app';
 import { errors, json } from './openapi-responses';
@@ -17,6 +19,7 @@ export const TypeSchemasSchema = z
 		previousShards: z.number().int().optional(),
 		payload: z.object(Shape),
 		events: z.array(z.object({ name: z.string(), ...Shape })),
+		attributes: z.record(z.string(), z.enum(ATTRIBUTE_KINDS)).openapi({ description: 'The search attributes the type declares: name -> kind.', example: { customerId: 'keyword', amount: 'number' } }),
 	})
 	.openapi('WorkflowTypeSchemas');
 
@@ -61,18 +64,22 @@ export function withTypeSchemas<D extends Document>(document: D, schemas: TypeSc
 	const generic = components.CreateWorkflow as { properties: Record<string, unknown>; description?: string } | undefined;
 	if (generic && schemas.length > 0) {
 		const mapping: Record<string, string> = {};
-		const members = schemas.map(({ type, payload }) => {
+		const members = schemas.map(({ type, payload, attributes }) => {
 			const name = `CreateWorkflow.${type}`;
 			mapping[type] = `#/components/schemas/${name}`;
 			components[name] = {
 				type: 'object',
-				properties: { type: { type: 'string', const: type }, id: generic.properties.id, payload: withNote(payload) },
+				properties: {
+					type: { type: 'string', const: type }, id: generic.properties.id, payload: withNote(payload),
+					...(Object.keys(attributes).length > 0 ? { attributes: { $ref: `#/components/schemas/SearchAttributes.${type}` } } : {}),
+				},
 				required: payload.required ? ['type', 'payload'] : ['type'],
 			};
 			return { $ref: mapping[type] };
 		});
 		components.CreateWorkflow = { oneOf: members, discriminator: { propertyName: 'type', mapping } };
 	}
+	documentAttributes(document, schemas);
 	const route = document.paths?.['/workflows/{id}/events/{name}']?.post;
 	if (route) {
 		for (const [event, declarations] of eventsByName(schemas)) {

@@ -1,17 +1,31 @@
 import { decodeCursor, encodeCursor } from '../engine/cursor';
 import { compareEntries, type IndexEntry } from '../engine/index-entry';
 import { mergeListings } from '../engine/merge-listings';
+import { ErrorCode, ValidationError } from '../engine/errors';
 import {
 	DEFAULT_LIMIT,
 	DEFAULT_ORDER,
 	assertValidFilters,
 	assertValidLimit,
 	assertValidOrder,
+	attributeOrder,
+	compareValues,
 	positionOf,
+	type AttributeCounts,
 	type ListFilters,
 	type ListOrder,
 	type ShardRow,
+	type TimeOrder,
 } from '../engine/index-query';
+import {
+	assertDeclaredAttribute,
+	checkAttributeFilters,
+	type AttributeDeclaration,
+	type AttributeFilters,
+	type AttributesOf,
+	type AttributeValues,
+	type StoredAttributeValue,
+} from '../engine/search-attributes';
 import type { IndexLayout, Registry, ResolvedEntry } from '../engine/registry';
 import { shardIndex, shardName } from '../engine/shard';
 import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
@@ -21,17 +35,56 @@ import { cursorKey } from './cursor-key';
 import { namespace, type ShardflowEnv } from './instance-client';
 import { unwrap, type IndexRpc } from './rpc';
 
-export interface ListQuery extends ListFilters {
-	/** Omit to list every registered type. */
+export interface ListQuery<D extends AttributeDeclaration = AttributeDeclaration> extends Omit<ListFilters, 'attributes'> {
+	/** Omit to list every registered type (then no attribute condition or order applies). */
 	type?: string;
 	limit?: number;
 	/**
 	 * `createdAt` (default): newest created first; a page walk returns every
 	 * entry that existed when it began exactly once. `updatedAt`: most recently
 	 * changed first; entries updated during a walk can be skipped or repeated.
+	 * `attr:<name>:asc|desc`: by a search attribute of the type, then createdAt and id; only
+	 * entries that have it; like updatedAt, a value changed during a walk can move an entry.
 	 */
-	order?: ListOrder;
+	order?: TimeOrder | `attr:${keyof D & string}:${'asc' | 'desc'}`;
 	cursor?: string | null;
+	/**
+	 * Conditions on the type's search attributes (needs `type`), all of which must hold: a value
+	 * (equality), a list (any of, up to 20), or bounds `{ gte, lt, ... }` on numbers and datetimes.
+	 * @example { customerId: '42', amount: { gte: 100 }, region: ['eu', 'us'] }
+	 */
+	attributes?: AttributeFilters<D>;
+}
+
+/** The workflow definitions of a typed registry (`defineRegistry`), or never for a plain layout. */
+type DefinitionsOf<L> = L extends { definitions: infer D extends Record<string, { workflow: unknown }> } ? D : never;
+/** The type names a layout knows: a typed registry's keys, else any string. */
+export type TypeNameOf<L> = [DefinitionsOf<L>] extends [never] ? string : keyof DefinitionsOf<L> & string;
+/** The search attributes of type `T` in layout `L` (any declared name for a plain layout). */
+export type DeclaredAttributesOf<L, T> = [DefinitionsOf<L>] extends [never]
+	? AttributeDeclaration
+	: T extends keyof DefinitionsOf<L>
+		? AttributesOf<DefinitionsOf<L>[T]['workflow']>
+		: {};
+
+/** A count of one type's entries per value of one attribute (`IndexClient.countBy`), under a listing's filters. */
+export type CountByQuery<D extends AttributeDeclaration = AttributeDeclaration> = Omit<ListQuery<D>, 'limit' | 'order' | 'cursor' | 'type'> & {
+	type: string;
+	attribute: keyof D & string;
+};
+
+/** `IndexClient.ofType(type)`: the listing and the grouped count of one type, typed by its attributes. */
+export interface TypedIndexReads<D extends AttributeDeclaration> {
+	list(query?: Omit<ListQuery<D>, 'type'>): Promise<TypedListPage<D>>;
+	countBy(query: Omit<CountByQuery<D>, 'type'>): Promise<AttributeCounts>;
+}
+
+/** An index entry of a type whose attributes are `D`. */
+export type TypedIndexEntry<D extends AttributeDeclaration> = Omit<IndexEntry, 'attributes'> & { attributes?: AttributeValues<D> };
+
+/** A page of one type's entries, their attributes typed by its class (`ofType(type).list`). */
+export interface TypedListPage<D extends AttributeDeclaration> extends Omit<ListPage, 'items'> {
+	items: TypedIndexEntry<D>[];
 }
 
 export interface ListPage {
@@ -69,12 +122,19 @@ export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, ent
 	}
 }
 
-/** Reads of the sharded index: fan out, merge, drop stale copies, page by keyset in one of two orders. */
-export class IndexClient {
+/**
+ * Reads of the sharded index: fan out, merge, drop stale copies, page by keyset in a time order
+ * or by a search attribute. Typed by the registry it is given: with `defineRegistry`'s, a type
+ * name, an attribute name or an attribute value of the wrong kind does not compile.
+ *
+ * @example
+ * const page = await new IndexClient(env, registry).list({ type: 'payment', attributes: { customerId: '42', amount: { gte: 100 } }, order: 'attr:amount:desc' });
+ */
+export class IndexClient<L extends IndexLayout = IndexLayout> {
 	constructor(
 		private readonly env: ShardflowEnv,
-		/** The host's registry, or, in a Worker without the workflow classes, `defineIndexLayout` with the same shard counts. */
-		private readonly registry: IndexLayout,
+		/** The host's registry, or, in a Worker without the workflow classes, `defineIndexLayout` with the same shard counts (and attributes). */
+		private readonly registry: L,
 	) {}
 
 	/**
@@ -87,16 +147,26 @@ export class IndexClient {
 		return openIndexWatch(this.env, this.registry, query);
 	}
 
+	/**
+	 * The reads of one type, typed by its class's `static attributes` (with `defineRegistry`'s
+	 * registry): an undeclared attribute, a value of the wrong kind or an order by an undeclared
+	 * attribute does not compile.
+	 * @example const page = await index.ofType('payment').list({ attributes: { customerId: '42', amount: { gte: 100 } }, order: 'attr:amount:desc' });
+	 */
+	ofType<T extends TypeNameOf<L>>(type: T): TypedIndexReads<DeclaredAttributesOf<L, T>> {
+		return {
+			list: (query = {}) => this.list({ ...(query as ListQuery), type }) as Promise<TypedListPage<DeclaredAttributesOf<L, T>>>,
+			countBy: (query) => this.countBy({ ...(query as unknown as CountByQuery), type }),
+		};
+	}
+
+	/** A page of the index; for typed attribute conditions use `ofType(type).list`. */
 	async list(query: ListQuery = {}): Promise<ListPage> {
 		const limit = query.limit ?? DEFAULT_LIMIT;
 		assertValidLimit(limit);
-		const filters: ListFilters = {
-			...(query.status?.length ? { status: query.status } : {}),
-			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent']),
-		};
-		assertValidFilters(filters);
-		const order = query.order ?? DEFAULT_ORDER;
+		const order: ListOrder = query.order ?? DEFAULT_ORDER;
 		assertValidOrder(order);
+		const filters = this.filtersOf(query, order);
 		const types = query.type === undefined ? this.registry.types() : [this.registry.get(query.type).type];
 		const after = query.cursor ? await decodeCursor(await cursorKey(this.env), query.cursor, order, query.type, filters) : undefined;
 
@@ -112,11 +182,63 @@ export class IndexClient {
 		const items = await this.dropStale(window);
 		const last = window.at(-1);
 		return {
-			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion, parentId }) => ({
+			items: items.map(({ id, type, status, createdAt, updatedAt, version, codeVersion, parentId, attributes }) => ({
 				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
+				...(attributes ? { attributes } : {}),
 			})),
 			nextCursor: more && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
 		};
+	}
+
+	/**
+	 * The checked filters of a query: the attribute conditions against the type's declaration
+	 * (unknown names, values of the wrong kind: INVALID_QUERY), which an order by attribute needs too.
+	 */
+	private filtersOf(query: ListQuery, order: ListOrder): ListFilters {
+		const filters: ListFilters = {
+			...(query.status?.length ? { status: query.status } : {}),
+			...pick(query, ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'idPrefix']),
+		};
+		assertValidFilters(filters);
+		const byAttribute = attributeOrder(order);
+		const conditions = query.attributes && Object.keys(query.attributes).length > 0 ? query.attributes : undefined;
+		if (!conditions && !byAttribute) return filters;
+		const declared = this.attributesOf(query.type, byAttribute ? `order ${order}` : 'attribute conditions');
+		if (byAttribute) assertDeclaredAttribute(query.type!, declared, byAttribute.name);
+		return conditions ? { ...filters, attributes: checkAttributeFilters(query.type!, declared, conditions) } : filters;
+	}
+
+	private attributesOf(type: string | undefined, what: string): AttributeDeclaration {
+		if (type === undefined) throw new ValidationError(ErrorCode.InvalidQuery, `${what} need a type: search attributes are declared per workflow type`);
+		return this.registry.get(type).attributes ?? {};
+	}
+
+	/**
+	 * Instances of one type per value of one of its search attributes, under a listing's filters
+	 * (status, times, other attributes), summed across its shards, in value order. At most 1,000
+	 * values per shard (`more` when some were cut). While a resize is under way an entry may be
+	 * counted in both layouts' shards, as `counts` does.
+	 * @example const { groups } = await index.countBy({ type: 'payment', attribute: 'region', status: ['running'] });
+	 */
+	async countBy(query: CountByQuery): Promise<AttributeCounts> {
+		const filters = this.filtersOf(query as ListQuery, DEFAULT_ORDER);
+		const declared = this.attributesOf(query.type, 'a count by attribute');
+		const kind = assertDeclaredAttribute(query.type, declared, query.attribute);
+		const entry = this.registry.get(query.type);
+		const perShard = await Promise.all(
+			readShards(entry).map((n) => unwrap(shardStub(this.env, entry.type, n).indexCountsBy({ attribute: query.attribute, kind, filters }))),
+		);
+		const totals = new Map<string, { value: StoredAttributeValue; count: number }>();
+		for (const { groups } of perShard) {
+			for (const group of groups) {
+				const key = JSON.stringify(group.value);
+				const seen = totals.get(key);
+				if (seen) seen.count += group.count;
+				else totals.set(key, { ...group });
+			}
+		}
+		const groups = [...totals.values()].sort((a, b) => compareValues(a.value, b.value));
+		return { groups, more: perShard.some((p) => p.more) };
 	}
 
 	/** Instances per status for one type, summed across its shards. */

@@ -2,8 +2,8 @@ import type { ErrorBody } from '../engine/errors';
 import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { BacklogSummary } from '../engine/index-backlog';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
-import type { ShardListQuery } from '../engine/index-query';
 import type { ShardMetrics } from '../engine/run-metrics';
+import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index-query';
 import type { ScheduleInfo } from '../engine/schedule-engine';
 import type { LimiterInfo } from '../engine/limiter';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
@@ -49,6 +49,8 @@ export interface IndexRpc {
 	indexRemove(items: EntryPosition[]): Promise<RpcResult<null>>;
 	indexList(query: ShardListQuery): Promise<RpcResult<IndexEntry[]>>;
 	indexCounts(): Promise<RpcResult<Record<string, number>>>;
+	/** Live entries per value of one attribute under a listing's filters (at most MAX_GROUPS values; `more` when cut). */
+	indexCountsBy(request: AttributeCountRequest): Promise<RpcResult<AttributeCounts>>;
 	indexVersions(ids: string[]): Promise<RpcResult<Record<string, number>>>;
 	/** The shard's run metrics (per-minute counters and duration histograms) up to `now`. */
 	indexMetrics(request: { now: number }): Promise<RpcResult<ShardMetrics>>;

@@ -1,4 +1,5 @@
 import type { SendEventOptions } from '../engine/event-keys';
+import type { AttributesOf, AttributeUpdate } from '../engine/search-attributes';
 import type { CreateResult } from '../engine/instance-engine';
 import type { EventInput, EventName, Serializable, StreamData } from '../engine/types';
 import type { StreamEvent } from '../engine/stream';
@@ -43,7 +44,7 @@ export type WorkflowClient<W extends AnyWorkflowClass> = Omit<DerivedMethods, 'c
 	 * (`created: false`); with another payload it throws `PAYLOAD_MISMATCH`.
 	 * Without `id`, a UUIDv7 is generated.
 	 */
-	create(options: { id?: string; payload: Serializable<PayloadInputOf<W>> }): Promise<CreateResult>;
+	create(options: { id?: string; payload: Serializable<PayloadInputOf<W>>; /** Search attributes the class declares. */ attributes?: AttributeUpdate<AttributesOf<W>> }): Promise<CreateResult>;
 	/** The instance's status, output or error, and its latest steps. */
 	status(id: string): Promise<TypedStatus<W>>;
 	/** Sends a declared event; its name and payload are checked at compile time. */

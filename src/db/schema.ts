@@ -1,4 +1,7 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/** A column with no type affinity (declared BLOB): SQLite keeps each value as given, text or number. */
+const untyped = customType<{ data: string | number; driverData: string | number }>({ dataType: () => 'blob' });
 
 // Every role of WorkflowRunner shares one schema (one migration set); an
 // instance uses the instance, step, history, wake-up, event, outbox, event-key,
@@ -31,6 +34,8 @@ export const instance = sqliteTable('instance', {
 	historySeq: integer('history_seq').notNull().default(0),
 	/** The instance whose step.invoke / step.start created this one (a child workflow). */
 	parentId: text('parent_id'),
+	/** The search attributes set (engine/search-attributes.ts) as sorted JSON; null while none is. */
+	attributes: text('attributes'),
 });
 
 /** One row per step, keyed by kind and name (see engine/step-key.ts). */
@@ -175,6 +180,8 @@ export const indexEntries = sqliteTable(
 		codeVersion: text('code_version'),
 		/** The parent of a child workflow (null: none); `GET /workflows?parent=` filters by it. */
 		parentId: text('parent_id'),
+		/** The entry's search attributes as JSON (null: none); `index_attributes` holds them queryable. */
+		attributes: text('attributes'),
 	},
 	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
 	// default (immutable, so paging is stable), updated_at the explicit option.
@@ -209,6 +216,24 @@ export const indexMetricDurations = sqliteTable(
 		runs: integer('runs').notNull().default(0),
 	},
 	(t) => [primaryKey({ columns: [t.minute, t.bucket] })],
+);
+
+/**
+ * The search attributes of a shard's live entries, one row per entry and attribute, so each
+ * query shape has an index (runtime/index-shard-store.ts): `value` has no type affinity
+ * (a keyword stays text, a number a number; booleans are 0/1, datetimes ms), and the entry's
+ * `created_at` is copied in so equality on an attribute walks in the default order without
+ * sorting. Rewritten with the entry whenever a newer delivery changes them; gone with it.
+ */
+export const indexAttributes = sqliteTable(
+	'index_attributes',
+	{
+		entryId: text('entry_id').notNull(),
+		name: text('name').notNull(),
+		value: untyped('value').notNull(),
+		createdAt: integer('created_at').notNull(),
+	},
+	(t) => [primaryKey({ columns: [t.entryId, t.name] }), index('index_attributes_value').on(t.name, t.value, t.createdAt, t.entryId)],
 );
 
 /**

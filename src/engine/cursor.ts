@@ -6,7 +6,8 @@ import { fnv1a32 } from './shard';
 
 /**
  * The one owner of the listing cursor format: `<body>.<signature>`, where the
- * body is base64url JSON of `[version, order, at, id, filterHash]` and the
+ * body is base64url JSON of `[version, order, at, id, filterHash]` (plus the
+ * attribute's value for an attribute order, `attr:<name>:<direction>`) and the
  * signature is HMAC-SHA256 of the body under the cursor key, base64url.
  * `at` is the entry's timestamp in `order`, so a cursor only makes sense in
  * the order that issued it; the filter hash ties it to the query's filters.
@@ -42,12 +43,26 @@ function filterHash(type: string | undefined, filters: ListFilters): number {
 			// Only when set, so cursors issued before the filter existed stay valid.
 			...(filters.codeVersion !== undefined ? [filters.codeVersion] : []),
 			...(filters.parent !== undefined ? [`parent:${filters.parent}`] : []),
+			...(filters.idPrefix !== undefined ? [`idPrefix:${filters.idPrefix}`] : []),
+			...(filters.attributes !== undefined && Object.keys(filters.attributes).length > 0 ? [`attr:${canonicalJson(filters.attributes)}`] : []),
 		]),
 	);
 }
 
+/** JSON with object keys sorted, so the same conditions hash the same whatever order they were given in. */
+function canonicalJson(value: unknown): string {
+	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+	if (typeof value === 'object' && value !== null) {
+		return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+	}
+	return JSON.stringify(value);
+}
+
 export async function encodeCursor(key: SigningKey, position: ListPosition, order: ListOrder, type: string | undefined, filters: ListFilters): Promise<string> {
-	const body = encodeBase64UrlJson([VERSION, order, position.at, position.id, filterHash(type, filters)]);
+	// An attribute order adds the attribute's value at the position (a sixth element).
+	const parts: unknown[] = [VERSION, order, position.at, position.id, filterHash(type, filters)];
+	if (position.value !== undefined) parts.push(position.value);
+	const body = encodeBase64UrlJson(parts);
 	const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key as CryptoKey, utf8.encode(DOMAIN + body)));
 	return `${body}.${encodeBase64Url(signature)}`;
 }
@@ -68,12 +83,14 @@ export async function decodeCursor(key: SigningKey, cursor: string, order: ListO
 	} catch {
 		throw invalid('malformed');
 	}
-	if (!Array.isArray(parts) || parts.length !== 5) throw invalid('malformed');
-	const [version, cursorOrder, at, id, hash] = parts;
+	const byAttribute = order.startsWith('attr:');
+	if (!Array.isArray(parts) || parts.length !== (byAttribute ? 6 : 5)) throw invalid(Array.isArray(parts) && (parts.length === 5 || parts.length === 6) ? 'it belongs to a listing in another order' : 'malformed');
+	const [version, cursorOrder, at, id, hash, value] = parts;
+	if (byAttribute && !['string', 'number', 'boolean'].includes(typeof value)) throw invalid('malformed');
 	if (version !== VERSION || typeof cursorOrder !== 'string' || typeof at !== 'number' || !Number.isSafeInteger(at) || typeof id !== 'string') {
 		throw invalid('malformed');
 	}
 	if (cursorOrder !== order) throw invalid(`it belongs to a listing in ${cursorOrder} order`);
 	if (hash !== filterHash(type, filters)) throw invalid('it belongs to a query with other filters');
-	return { at, id };
+	return byAttribute ? { at, id, value } : { at, id };
 }

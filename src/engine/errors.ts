@@ -28,6 +28,7 @@ export const ErrorCode = {
 	WrongRole: 'WRONG_ROLE',
 	InvalidCursor: 'INVALID_CURSOR',
 	InvalidQuery: 'INVALID_QUERY',
+	InvalidSearchAttributes: 'INVALID_SEARCH_ATTRIBUTES',
 	PayloadMismatch: 'PAYLOAD_MISMATCH',
 	EventBufferFull: 'EVENT_BUFFER_FULL',
 	InvalidIdempotencyKey: 'INVALID_IDEMPOTENCY_KEY',

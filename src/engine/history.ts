@@ -60,6 +60,8 @@ export interface HistoryEventFields {
 	'slot.released': { key: string };
 	/** `step.patched` / `step.deprecatePatch` recorded its marker: this run takes the new branch. */
 	'patch.recorded': { step: string };
+	/** `step.setAttributes` changed the search attributes: `set` what it asked (null clears), `attributes` all of them after it. */
+	'attributes.set': { step: string; set: Record<string, unknown>; attributes: Record<string, unknown> };
 	/** Buffered events nobody consumed, dropped when the instance finished. */
 	'events.dropped': { count: number };
 	/** An attempt of `step.do` is about to run (written before the step function runs). */

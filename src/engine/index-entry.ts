@@ -1,3 +1,4 @@
+import { parseAttributes, type StoredAttributes } from './search-attributes';
 import type { InstanceRow } from './store';
 import type { WorkflowStatus } from './types';
 
@@ -18,6 +19,8 @@ export interface IndexEntry {
 	codeVersion?: string | null;
 	/** The instance that started this one as its child (absent or null: none). */
 	parentId?: string | null;
+	/** The search attributes set (absent: none); a datetime is ms since the epoch. */
+	attributes?: StoredAttributes;
 	/**
 	 * The instance was deleted: the shards replace its entry with a `__deleted`
 	 * tombstone at this (createdAt, version), which no older write can undo and
@@ -39,6 +42,7 @@ export function toIndexEntry(row: InstanceRow): IndexEntry {
 		id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version,
 		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
 		...(row.parentId ? { parentId: row.parentId } : {}),
+		...(row.attributes ? { attributes: parseAttributes(row.attributes) } : {}),
 	};
 }
 

@@ -14,6 +14,7 @@ import { historyError, historyPage, historyRow, type HistoryPage, type HistoryQu
 import { assertValidWorkflowId } from './ids';
 import type { EngineLogger } from './engine-log';
 import { removalEntry, toIndexEntry, type IndexEntry } from './index-entry';
+import { applyAttributeUpdate, attributesJson, parseAttributes } from './search-attributes';
 import type { ArchiveBucket } from './archive';
 import { writeArchive } from './archive-writer';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
@@ -131,18 +132,33 @@ export interface PreparedCreate {
 	concurrencyKey?: string;
 	/** The instance that started this one as its child (`step.invoke` / `step.start`). */
 	parent?: ParentRef;
+	/** The search attributes given at create, checked against the type's declaration (sorted JSON). */
+	attributesJson?: string;
 }
 
-/** Checks a create's id, type and payload (the type's schema) without touching storage. */
-export async function prepareCreate(registry: Registry, id: string, type: string, payloadInput: unknown, parentInput?: unknown): Promise<PreparedCreate> {
+/** Checks a create's id, type, payload (the type's schema) and search attributes without touching storage. */
+export async function prepareCreate(
+	registry: Registry,
+	id: string,
+	type: string,
+	payloadInput: unknown,
+	parentInput?: unknown,
+	attributesInput?: unknown,
+): Promise<PreparedCreate> {
 	assertValidWorkflowId(id);
 	const entry = registry.get(type);
 	const parent = parentInput === undefined ? undefined : checkParentRef(parentInput, id);
+	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
 	const concurrency = concurrencyOf(registry, type);
 	const payloadJson = toStoredJson(payload, 'payload');
-	return { id, type, payloadJson, ...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}), ...(parent ? { parent } : {}) };
+	return {
+		id, type, payloadJson,
+		...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}),
+		...(parent ? { parent } : {}),
+		...(attributes ? { attributesJson: attributes } : {}),
+	};
 }
 
 /** Options of `restart`. */
@@ -243,16 +259,16 @@ export class InstanceEngine {
 		return this.row !== undefined && this.deletion === undefined && !this.gone;
 	}
 
-	async create(id: string, type: string, payloadInput: unknown, parent?: unknown): Promise<CreateResult> {
+	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
 		this.assertNotDeleting(id);
 		if (this.row) this.assertSameType(type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked. */
-	commitCreate({ id, type, payloadJson, concurrencyKey: key, parent }: PreparedCreate): CreateResult {
+	commitCreate({ id, type, payloadJson, concurrencyKey: key, parent, attributesJson: attributes }: PreparedCreate): CreateResult {
 		this.assertNotDeleting(id);
 		// An existing id (or a concurrent create that won while the schema validated).
 		if (this.row) return this.existing(type, payloadJson);
@@ -266,6 +282,7 @@ export class InstanceEngine {
 				{
 					id, type, status, payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 					createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion, parentId: parent?.id ?? null,
+					attributes: attributes ?? null,
 				},
 				{
 					kind: 'workflow.created',
@@ -1038,6 +1055,7 @@ export class InstanceEngine {
 				recordedBefore: () => this.host.store.lastStreamMessageIndex(generation),
 				take: (at, topic) => this.streamRate.take(at, topic),
 			},
+			setAttributes: (update, stepRow, stepName) => this.setAttributes(entry, update, stepRow, stepName),
 		});
 
 		this.activeStep = step;
@@ -1233,6 +1251,21 @@ export class InstanceEngine {
 			{ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null, errorCode: code ?? null },
 			{ kind: 'workflow.errored', detail: { error: historyError(described) } },
 		);
+	}
+
+	/**
+	 * A `step.setAttributes`: the step's row, its `attributes.set` record, the instance row with
+	 * the new attributes and its index update, in one transaction (a transition that keeps the
+	 * status: the version grows, so the shards take the entry over the one they hold).
+	 */
+	private setAttributes(entry: ResolvedEntry, update: Record<string, unknown>, stepRow: StepRow, stepName: string): void {
+		const row = this.row!;
+		const attributes = applyAttributeUpdate(row.type, entry.attributes, parseAttributes(row.attributes), update);
+		const set = Object.fromEntries(Object.entries(update).map(([name, value]) => [name, value instanceof Date ? value.getTime() : (value ?? null)]));
+		this.host.store.transaction(() => {
+			this.host.store.writeStep(stepRow);
+			this.transition({ ...row, attributes: attributesJson(attributes) }, { kind: 'attributes.set', step: stepName, detail: { set, attributes } });
+		});
 	}
 
 	/**

@@ -3,6 +3,7 @@ import { parseDuration, type Duration } from './duration';
 import { ErrorCode, RegistryError, ValidationError } from './errors';
 import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from './instance-limits';
 import { checkWorkflowDefaults } from './step-options';
+import { checkAttributeDeclaration, type AttributeDeclaration } from './search-attributes';
 import type { DeclaredWorkflowDefaults, EventMap, Step, StreamMap, WorkflowContext } from './types';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
@@ -13,6 +14,8 @@ export interface WorkflowClass {
 	streams?: StreamMap;
 	payload?: StandardSchemaV1;
 	defaults?: DeclaredWorkflowDefaults;
+	/** Search attributes: name -> kind (engine/search-attributes.ts). */
+	attributes?: AttributeDeclaration;
 	new (ctx: WorkflowContext<any>): { run(step: Step<any, any>, payload: any): Promise<unknown> };
 }
 
@@ -70,6 +73,8 @@ export interface ResolvedEntry {
 	/** The type's code version, or null when the registry gives none. */
 	version: string | null;
 	limits: ResolvedInstanceLimits;
+	/** The class's search attributes (`{}` when it declares none). */
+	attributes: AttributeDeclaration;
 }
 
 /** A typed map of workflow types; adding a type is a code change, never a config change. */
@@ -94,8 +99,11 @@ export interface Registry<T extends Record<string, RegistryEntry> = Record<strin
 export interface IndexLayout {
 	types(): string[];
 	/** Throws `UNKNOWN_TYPE` naming the known types. */
-	get(type: string): Pick<ResolvedEntry, 'type' | 'shards' | 'previousShards'>;
+	get(type: string): LayoutEntry;
 }
+
+/** What the index needs of a type: its shard layout and, to check attribute queries, its search attributes. */
+export type LayoutEntry = Pick<ResolvedEntry, 'type' | 'shards' | 'previousShards'> & { attributes?: AttributeDeclaration };
 
 export const MAX_SHARDS = 256;
 
@@ -164,6 +172,7 @@ function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
 		retention: resolveRetention(type, entry.retention),
 		version: entry.version ?? null,
 		limits: resolveInstanceLimits(type, entry.limits),
+		attributes: checkAttributeDeclaration(type, entry.workflow.attributes),
 	};
 }
 
@@ -188,8 +197,13 @@ function checkDefaults(type: string, workflow: WorkflowClass): void {
  * @example
  * const index = new IndexClient(env, defineIndexLayout({ payment: { shards: 4 } }));
  */
-export function defineIndexLayout(types: Record<string, Pick<TypeOptions, 'shards' | 'previousShards'>>): IndexLayout {
-	const resolved = new Map(Object.entries(types).map(([type, options]) => [type, resolveLayout(type, options)]));
+export function defineIndexLayout(types: Record<string, Pick<TypeOptions, 'shards' | 'previousShards'> & { attributes?: AttributeDeclaration }>): IndexLayout {
+	const resolved = new Map(
+		Object.entries(types).map(([type, options]): [string, LayoutEntry] => [
+			type,
+			{ ...resolveLayout(type, options), ...(options.attributes ? { attributes: checkAttributeDeclaration(type, options.attributes) } : {}) },
+		]),
+	);
 	return { types: () => [...resolved.keys()], get: (type) => lookUp(resolved, type) };
 }
 

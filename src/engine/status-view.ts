@@ -1,3 +1,4 @@
+import { parseAttributes } from './search-attributes';
 import { REDACTED_STEP_OUTPUT } from './sensitive-output';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './base64url-json';
 import { ErrorCode, ValidationError } from './errors';
@@ -62,6 +63,7 @@ export function statusView(row: InstanceRow, store: InstanceStore): WorkflowStat
 		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
 		...(row.lastCodeVersion ? { lastCodeVersion: row.lastCodeVersion } : {}),
 		...(row.parentId ? { parentId: row.parentId } : {}),
+		...(row.attributes ? { attributes: parseAttributes(row.attributes) } : {}),
 		stepCounts: { total, ...counts },
 		stepsBefore: total - window.length,
 		steps,

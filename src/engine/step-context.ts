@@ -78,6 +78,12 @@ export interface PassHooks {
 	issueWebhook?(step: string, nonce: string): Promise<string>;
 	/** What `step.invoke` and `step.start` need (see child-workflows.ts); absent, they are refused. */
 	readonly children?: ChildStepHooks;
+	/**
+	 * Applies a `step.setAttributes` (checked against the declaration; throws INVALID_SEARCH_ATTRIBUTES)
+	 * and writes the step's row, its history record, the instance row and the index outbox in one
+	 * transaction; absent, `setAttributes` is refused.
+	 */
+	setAttributes?(update: Record<string, unknown>, row: StepRow, stepName: string): void;
 	/** What `step.emit` needs (see stream.ts); absent (a rollback's replay), it publishes nothing. */
 	readonly streams?: EmitHooks;
 }
@@ -420,6 +426,19 @@ export class StepContext implements Step<any, any> {
 			throw new EventTimeoutError(stepName, event);
 		}
 		throw this.suspend('waiting');
+	}
+
+	async setAttributes(name: string, attributes: Record<string, unknown>): Promise<void> {
+		const key = this.enter('attributes', name);
+		if (this.rows.get(key)?.status === 'completed') return;
+		if (this.hooks.replayOnly) return this.parked();
+		if (this.behindRecord()) await this.assertOnRecord('attributes', name);
+		if (!this.hooks.setAttributes) throw new ValidationError(ErrorCode.InvalidOptions, 'step.setAttributes needs a host that indexes instances');
+		const now = this.hooks.now();
+		const row: StepRow = { ...this.newRow(key, name, 'attributes'), status: 'completed', attempts: 1, startedAt: now, finishedAt: now, result: JSON.stringify(attributes ?? null) };
+		this.hooks.willWrite();
+		this.hooks.setAttributes(attributes, row, name);
+		this.rows.set(key, row);
 	}
 
 	async patched(id: string): Promise<boolean> {

@@ -35,6 +35,8 @@ export interface InstanceRow {
 	historySeq?: number;
 	/** The instance whose `step.invoke` / `step.start` created this one (null: none). */
 	parentId?: string | null;
+	/** The search attributes set (sorted JSON, see search-attributes.ts); null while none is. */
+	attributes?: string | null;
 }
 
 export interface StepRow {

@@ -1,3 +1,4 @@
+import type { AttributeDeclaration } from './search-attributes';
 import type { StandardJSONSchemaV1 } from '@standard-schema/spec';
 import type { ResolvedEntry } from './registry';
 import { isStandardSchema } from './schema-validation';
@@ -18,6 +19,8 @@ export interface ShapeDescription {
 export interface TypeSchemas {
 	type: string;
 	payload: ShapeDescription;
+	/** The class's search attributes: name -> kind (`{}`: none). */
+	attributes: AttributeDeclaration;
 	events: ({ name: string } & ShapeDescription)[];
 }
 
@@ -31,10 +34,11 @@ const NO_JSON_SCHEMA_NOTE = 'the validator does not implement Standard JSON Sche
  * no validator library is imported here. Parts JSON Schema cannot express
  * (an `undefined`, a transform) become "any" rather than failing the document.
  */
-export async function typeSchemas(entry: Pick<ResolvedEntry, 'type' | 'workflow'>): Promise<TypeSchemas> {
+export async function typeSchemas(entry: Pick<ResolvedEntry, 'type' | 'workflow'> & { attributes?: AttributeDeclaration }): Promise<TypeSchemas> {
 	const events = Object.entries(entry.workflow.events ?? {});
 	return {
 		type: entry.type,
+		attributes: entry.attributes ?? {},
 		payload: await describeShape(entry.workflow.payload, 'no payload schema declared: any JSON value is accepted'),
 		events: await Promise.all(events.map(async ([name, declaration]) => ({ name, ...(await describeShape(declaration, TYPE_MARKER_NOTE)) }))),
 	};

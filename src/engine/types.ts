@@ -1,3 +1,4 @@
+import type { AttributeDeclaration, AttributeUpdate } from './search-attributes';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from './duration';
 import type { Backoff, RetryDelayFunction, RetryPolicy } from './retry-policy';
@@ -156,7 +157,7 @@ export type Serializable<T> = unknown extends T
  * The step API handed to `run()`. Every method is a checkpoint: once it has
  * completed, a replay returns its stored outcome instead of doing it again.
  */
-export interface Step<E extends object = {}, S extends object = {}> {
+export interface Step<E extends object = {}, S extends object = {}, A extends AttributeDeclaration = {}> {
 	/**
 	 * Runs `fn` at least once until it succeeds, and stores its result, which must
 	 * be JSON-compatible (see `Serializable`): a replay gets back exactly that JSON.
@@ -219,6 +220,14 @@ export interface Step<E extends object = {}, S extends object = {}> {
 	 * @example await step.emit('progress', { done: i, of: total });
 	 */
 	emit<K extends keyof S & string>(topic: K, data: Serializable<EventInput<S[K]>>): Promise<void>;
+	/**
+	 * Sets (or, with `null`, clears) search attributes the class declares (`static attributes`),
+	 * as a step: recorded in the history (`attributes.set`) with the index update in the same
+	 * write, done once, answered from the record on replay. Type `step` as `StepOf<typeof X>`
+	 * (`Step<events, streams, attributes>`) and a wrong name or value does not compile.
+	 * @example await step.setAttributes('mark-reviewed', { reviewer: approval.reviewer, reviewedAt: new Date() });
+	 */
+	setAttributes(name: string, attributes: AttributeUpdate<A>): Promise<void>;
 }
 
 /** What a running workflow knows about itself. */
@@ -261,7 +270,7 @@ export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'errored', 'terminated'];
 
 /** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`; `rollback`: the rollback of a `do` step of the same name; `webhook`: `step.webhook`; `child`: `step.invoke` / `step.start`. */
-export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook' | 'child';
+export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook' | 'child' | 'attributes';
 export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out';
 
 /** One entry of a status's step history. */
@@ -305,6 +314,8 @@ export interface WorkflowStatusInfo {
 	lastCodeVersion?: string;
 	/** The instance whose `step.invoke` / `step.start` started this one. */
 	parentId?: string;
+	/** The search attributes set (a datetime as ms since the epoch); absent while none is. */
+	attributes?: Record<string, string | number | boolean>;
 	/** Steps per status, and `total`. */
 	stepCounts: { total: number } & Partial<Record<StepStatus, number>>;
 	/** Steps before the window in `steps` (page them with `steps()` / `GET /workflows/:id/steps`). */

@@ -97,7 +97,7 @@ export const httpBindings: HttpBindings = {
 		errors: [400, 401, 409, 413, 415],
 		input: ({ json }, registry) => {
 			registry.get(json.type);
-			return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), payload: json.payload };
+			return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), payload: json.payload, ...(json.attributes !== undefined ? { attributes: json.attributes } : {}) };
 		},
 		reply: ({ id, type, status, created }) => ({ status: created ? 201 : 200, body: { id, type, status } }),
 	},

@@ -27,6 +27,10 @@ export const CreateBody = z
 		type: z.string().min(1).max(64).meta({ example: 'payment' }),
 		id: z.string().optional().meta({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not only dots, not starting with "__". Omit for a UUIDv7.', example: 'payment-123' }),
 		payload: z.unknown().optional().meta({ description: "Validated by the workflow type's payload schema.", example: { amount: 42, currency: 'EUR' } }),
+		attributes: z
+			.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+			.optional()
+			.meta({ description: "Search attributes the type declares (static attributes), each a value of its kind (a datetime as ms since the epoch); checked against the declaration (400 INVALID_SEARCH_ATTRIBUTES).", example: { customerId: '42', amount: 120 } }),
 	})
 	.meta({ id: 'CreateWorkflow' });
 
@@ -94,6 +98,7 @@ export const DetailSchema = z
 		codeVersion: z.string().optional().meta({ description: "The registry's code version of the type when the instance was created." }),
 		lastCodeVersion: z.string().optional().meta({ description: 'The code version of the last pass that ran the instance.' }),
 		parentId: z.string().optional().meta({ description: 'The instance whose step.invoke or step.start started this one (a child workflow).' }),
+		attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional().meta({ description: 'The search attributes set (a datetime as ms since the epoch).' }),
 		stepCounts: z.record(z.string(), z.number().int()).meta({ description: 'Steps per status, and total.', example: { total: 40, completed: 40 } }),
 		stepsBefore: z.number().int().meta({ description: 'Steps before the window in steps; page them with GET /workflows/{id}/steps.' }),
 		steps: z.array(StepSchema).meta({ description: 'The most recent steps (at most 100), oldest first.' }),

@@ -37,9 +37,14 @@ function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceE
 export const operations = {
 	create: operation({
 		rpc: 'create',
-		helper: (type: string, options: { id?: string; payload?: unknown }) => ({ type, ...(options.id !== undefined ? { id: options.id } : {}), payload: options.payload }),
+		helper: (type: string, options: { id?: string; payload?: unknown; attributes?: Record<string, unknown> }) => ({
+			type,
+			...(options.id !== undefined ? { id: options.id } : {}),
+			payload: options.payload,
+			...(options.attributes !== undefined ? { attributes: options.attributes } : {}),
+		}),
 		// `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it).
-		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef; scheduledTick?: true }) => {
+		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef; scheduledTick?: true; attributes?: Record<string, unknown> }) => {
 			const id = input.id ?? uuidv7();
 			// Only the type's schedule object creates tick ids (engine/schedule-name.ts).
 			if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
@@ -50,9 +55,14 @@ export const operations = {
 				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids containing "::" belong to child workflows, created by their parent's step`);
 			}
 			assertJsonDepth(input.payload, 'payload');
-			return { id, type: input.type, payload: input.payload, ...(input.parent !== undefined ? { parent: input.parent } : {}) };
+			return {
+				id, type: input.type, payload: input.payload,
+				...(input.parent !== undefined ? { parent: input.parent } : {}),
+				// A Date (a datetime attribute) crosses RPC as is; the instance checks every value against the declaration.
+				...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
+			};
 		},
-		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef }),
+		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef; attributes?: unknown }),
 	}),
 
 	status: operation({

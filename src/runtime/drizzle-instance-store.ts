@@ -199,6 +199,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 			historyBytes: row.historyBytes ?? 0,
 			historySeq: row.historySeq ?? 0,
 			parentId: row.parentId ?? null,
+			attributes: row.attributes ?? null,
 		} as never);
 	}
 

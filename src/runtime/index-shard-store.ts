@@ -1,13 +1,15 @@
 import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
+import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import * as schema from '../db/schema';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
-import { compareIn, type ShardListQuery } from '../engine/index-query';
+import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index-query';
+import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/search-attributes';
 import type { WorkflowStatus } from '../engine/types';
 import { metricsDelta } from '../engine/run-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 
-const { indexEntries: t } = schema;
+const { indexEntries: t, indexAttributes: a } = schema;
 
 /** Status of a tombstone left behind when an entry moves to another shard. */
 export const MOVED = '__moved';
@@ -36,7 +38,21 @@ function newer(orEqual: SQL): SQL {
 			OR (${orEqual} AND (excluded.created_at, excluded.version) >= (${t.createdAt}, ${t.version})) END`;
 }
 
-const columns = { id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion, parentId: t.parentId };
+const columns = {
+	id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion, parentId: t.parentId,
+	attributes: t.attributes,
+};
+
+/** A row as selected: the attributes still JSON text. */
+type SelectedRow = Omit<IndexEntry, 'attributes'> & { attributes: string | null };
+
+/** An entry as the shard answers it: its attributes parsed, absent when it has none. */
+function toEntry({ attributes, ...row }: SelectedRow): IndexEntry {
+	return attributes ? { ...row, attributes: JSON.parse(attributes) } : row;
+}
+
+/** Distinct values one shard answers for a count grouped by an attribute (the rest is reported cut). */
+export const MAX_GROUPS = 1000;
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
@@ -47,6 +63,9 @@ export class IndexShardStore {
 	/** Run metrics per minute, added to as entries land (engine/run-metrics.ts). */
 	readonly metrics: IndexMetricsStore;
 
+	private readonly insertAttribute;
+	private readonly deleteAttributes;
+
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
 		private readonly storage: DurableObjectStorage,
@@ -54,41 +73,58 @@ export class IndexShardStore {
 		const p = sql.placeholder;
 		this.upsert = db
 			.insert(t)
-			.values({ id: p('id'), type: p('type'), status: p('status'), createdAt: p('createdAt'), updatedAt: p('updatedAt'), version: p('version'), codeVersion: p('codeVersion'), parentId: p('parentId') } as never)
+			.values({
+				id: p('id'), type: p('type'), status: p('status'), createdAt: p('createdAt'), updatedAt: p('updatedAt'), version: p('version'), codeVersion: p('codeVersion'), parentId: p('parentId'),
+				attributes: p('attributes'),
+			} as never)
 			.onConflictDoUpdate({
 				target: t.id,
 				set: {
 					type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
 					updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
+					attributes: sql`excluded.attributes`,
 				},
 				// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
 				// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
 				setWhere: newer(sql`${t.status} = ${MOVED}`),
 			})
+			// A row back says the write won (inserted or replaced the stored row); none, it was older.
+			.returning({ id: t.id })
 			.prepare();
-		this.current = db.select({ status: t.status, createdAt: t.createdAt, version: t.version }).from(t).where(eq(t.id, p('id'))).prepare();
+		this.current = db.select({ status: t.status, createdAt: t.createdAt, version: t.version, attributes: t.attributes }).from(t).where(eq(t.id, p('id'))).prepare();
 		this.metrics = new IndexMetricsStore(db);
+		this.insertAttribute = db.insert(a).values({ entryId: p('entryId'), name: p('name'), value: p('value'), createdAt: p('createdAt') } as never).prepare();
+		this.deleteAttributes = db.delete(a).where(eq(a.entryId, p('id'))).prepare();
 	}
 
 	/**
 	 * Keeps, per id, the newest entry (latest incarnation, then highest
-	 * version); older deliveries arriving late change nothing.
+	 * version); older deliveries arriving late change nothing. An entry that wins
+	 * with other attributes (or another incarnation) rewrites its attribute rows in
+	 * the same transaction; most deliveries (a status change) leave them alone.
 	 */
 	write(entries: IndexEntry[], options: { moved?: boolean } = {}): void {
 		// A copy that a rebalance moves here is no news: the metrics counted it where it landed first.
 		const count = !options.moved;
 		const one = (e: IndexEntry) => {
-			const prior = count ? (this.current.get({ id: e.id }) as { status: string; createdAt: number; version: number } | undefined) : undefined;
-			this.upsert.run({ id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null });
-			if (!count) return;
-			// Counted only if the shard kept it: a late, older delivery changed nothing.
-			const now = this.current.get({ id: e.id }) as { status: string; createdAt: number; version: number } | undefined;
-			if (now && now.createdAt === e.createdAt && now.version === e.version && now.status === e.status) this.metrics.record(metricsDelta(prior ?? null, e));
+			const attributes = e.attributes ? attributesJson(e.attributes) : null;
+			const prior = this.current.get({ id: e.id }) as { status: string; createdAt: number; version: number; attributes: string | null } | undefined;
+			const won = this.upsert.get({
+				id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null,
+				attributes,
+			});
+			// Counted and indexed only if the shard kept it: a late, older delivery changed nothing.
+			if (!won) return;
+			if (count) this.metrics.record(metricsDelta(prior ?? null, e));
+			const unchanged = prior && prior.attributes === attributes && prior.createdAt === e.createdAt && prior.status !== MOVED && prior.status !== DELETED;
+			if (unchanged) return;
+			if (prior) this.deleteAttributes.run({ id: e.id });
+			for (const [name, value] of Object.entries(e.attributes ?? {})) {
+				this.insertAttribute.run({ entryId: e.id, name, value: toSqlValue(value), createdAt: e.createdAt });
+			}
 		};
-		// One entry (an instance's delivery) needs no transaction of its own: its upsert and metrics
-		// run with no await between them, so they are stored together (the implicit transaction).
-		if (entries.length === 1) one(entries[0]!);
-		else this.storage.transactionSync(() => entries.forEach(one));
+		// Reading the stored row and writing must not interleave with another write: one transaction each.
+		this.storage.transactionSync(() => entries.forEach(one));
 	}
 
 	/**
@@ -108,6 +144,7 @@ export class IndexShardStore {
 						target: t.id,
 						set: {
 							status,
+							attributes: null,
 							version: sql`excluded.version`,
 							updatedAt: sql`excluded.updated_at`,
 							// An item without its incarnation (an older caller) keeps the row's.
@@ -116,6 +153,8 @@ export class IndexShardStore {
 						setWhere: newer(sql`1`),
 					})
 					.run();
+				// A tombstone has no attributes: its entry's rows go (an older tombstone that lost changes nothing).
+				this.db.delete(a).where(and(eq(a.entryId, id), sql`EXISTS (SELECT 1 FROM ${t} WHERE ${t.id} = ${id} AND ${t.status} IN (${MOVED}, ${DELETED}))`)).run();
 			}
 		});
 	}
@@ -174,18 +213,15 @@ export class IndexShardStore {
 	}
 
 	/**
-	 * At most `limit` live rows after `query.after`, newest first in
-	 * `query.order`. With several statuses, one index-ordered query per status, merged.
+	 * At most `limit` live rows after `query.after` in `query.order`. Each part of the answer is
+	 * one index-ordered query (`listPlan`); with several parts (statuses, or the values of an
+	 * `in` list on the attribute that drives), their rows are merged.
 	 */
 	list(query: ShardListQuery): IndexEntry[] {
-		const statuses: (WorkflowStatus | undefined)[] = query.status?.length ? [...new Set(query.status)] : [undefined];
-		const rows = statuses.flatMap((status) => this.listOne(query, status));
-		if (statuses.length > 1) rows.sort(compareIn(query.order));
+		const parts = listPlan(query);
+		const rows = parts.flatMap((part) => (listQuery(this.db, query, part).all() as SelectedRow[]).map(toEntry));
+		if (parts.length > 1) rows.sort(compareIn(query.order));
 		return rows.slice(0, query.limit);
-	}
-
-	private listOne(query: ShardListQuery, status: WorkflowStatus | undefined): IndexEntry[] {
-		return listQuery(this.db, query, status).all() as IndexEntry[];
 	}
 
 	/** Live entries per status. */
@@ -197,6 +233,17 @@ export class IndexShardStore {
 			.groupBy(t.status)
 			.all();
 		return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+	}
+
+	/**
+	 * Live entries per value of one attribute (of kind `kind`), under the listing's filters, in
+	 * value order: the `(name, value, ...)` index groups them without a sort. At most
+	 * {@link MAX_GROUPS} values; `more` when there were others.
+	 */
+	countsBy(request: AttributeCountRequest): AttributeCounts {
+		const rows = countsByQuery(this.db, request).all();
+		const groups = rows.slice(0, MAX_GROUPS).map((r) => ({ value: request.kind === 'boolean' ? r.value === 1 : r.value, count: r.n }));
+		return { groups, more: rows.length > MAX_GROUPS };
 	}
 
 	/** Versions of the live entries among `ids`: any number of them, bound as one JSON array (one parameter). */
@@ -212,37 +259,160 @@ export class IndexShardStore {
 
 	/** Live entries in id order after `afterId`, for rebalancing. */
 	scan(afterId: string, limit: number): IndexEntry[] {
-		return this.db
-			.select(columns)
-			.from(t)
-			.where(and(gt(t.id, afterId), live()))
-			.orderBy(asc(t.id))
-			.limit(limit)
-			.all() as IndexEntry[];
+		return (
+			this.db
+				.select(columns)
+				.from(t)
+				.where(and(gt(t.id, afterId), live()))
+				.orderBy(asc(t.id))
+				.limit(limit)
+				.all() as SelectedRow[]
+		).map(toEntry);
 	}
 }
 
 /**
- * The SQL of one shard listing for one status (or all live ones): keyset, filters, LIMIT.
- * Each order has its own pair of indexes, `(status, <order>, id)` and `(<order>, id)`,
- * so SQLite walks one backwards and never sorts.
+ * One index-ordered query of a listing: entries of one status (or every live one), or, when an
+ * attribute drives, the rows of that attribute with one value (or any value its condition allows).
  */
-export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: ShardListQuery, status: WorkflowStatus | undefined) {
-	const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
-	const where: (SQL | undefined)[] = [status ? eq(t.status, status) : live()];
-	if (query.after) where.push(sql`(${key}, ${t.id}) < (${query.after.at}, ${query.after.id})`);
-	if (query.updatedAfter !== undefined) where.push(gt(t.updatedAt, query.updatedAfter));
-	if (query.updatedBefore !== undefined) where.push(lt(t.updatedAt, query.updatedBefore));
-	if (query.createdAfter !== undefined) where.push(gt(t.createdAt, query.createdAfter));
-	if (query.createdBefore !== undefined) where.push(lt(t.createdAt, query.createdBefore));
+export interface ListPart {
+	status?: WorkflowStatus;
+	/** The attribute whose `(name, value, created_at, entry_id)` index the query walks. */
+	driver?: { name: string; condition: CheckedCondition | undefined };
+}
+
+/**
+ * How a listing is answered, so that every shape walks an index in its order and never sorts:
+ * - ordered by an attribute: that attribute's index (its condition, if any, bounds the walk;
+ *   an `in` list is one walk per value);
+ * - by createdAt with an equality (or `in`) on an attribute: that attribute's index, whose rows
+ *   carry created_at, so the walk is in the listing's order;
+ * - otherwise: the entries' `(status, <time>, id)` index, one walk per status as before, the
+ *   attribute conditions checked per row through the attributes' primary key.
+ */
+export function listPlan(query: ShardListQuery): ListPart[] {
+	const byAttribute = attributeOrder(query.order);
+	const conditions = query.attributes ?? {};
+	let driver: string | undefined = byAttribute?.name;
+	if (!driver && query.order === 'createdAt') {
+		const names = Object.keys(conditions);
+		driver = names.find((n) => conditions[n]!.op === 'eq') ?? names.find((n) => conditions[n]!.op === 'in');
+	}
+	if (driver === undefined) {
+		const statuses: (WorkflowStatus | undefined)[] = query.status?.length ? [...new Set(query.status)] : [undefined];
+		return statuses.map((status) => (status ? { status } : {}));
+	}
+	const condition = conditions[driver];
+	if (condition?.op === 'in') return condition.values.map((value) => ({ driver: { name: driver, condition: { op: 'eq', value } } }));
+	return [{ driver: { name: driver, condition } }];
+}
+
+/** An attribute condition on a value column (the driving rows', or another attribute's in an EXISTS). */
+function conditionOn(value: SQL | AnySQLiteColumn, condition: CheckedCondition): SQL {
+	switch (condition.op) {
+		case 'eq':
+			return sql`${value} = ${toSqlValue(condition.value)}`;
+		case 'in':
+			return sql`${value} IN (${sql.join(condition.values.map((v) => sql`${toSqlValue(v)}`), sql`, `)})`;
+		case 'range': {
+			const bounds = (['gt', 'gte', 'lt', 'lte'] as const).filter((b) => condition[b] !== undefined);
+			const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+			return sql.join(bounds.map((b) => sql`${value} ${sql.raw(op[b])} ${condition[b]!}`), sql` AND `);
+		}
+	}
+}
+
+/**
+ * The filters on the entry row: status (one, a list, or every live one), times, code version,
+ * parent, id prefix, and each attribute condition but the driving one's, as a lookup of
+ * `(entry_id, name)` in the attributes' primary key.
+ */
+function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, status: WorkflowStatus | undefined, driver: string | undefined): SQL[] {
+	const where: (SQL | undefined)[] = [];
+	if (status) where.push(eq(t.status, status));
+	else if (driver !== undefined && filters.status?.length) where.push(inArray(t.status, filters.status));
+	else where.push(live());
+	if (filters.updatedAfter !== undefined) where.push(gt(t.updatedAt, filters.updatedAfter));
+	if (filters.updatedBefore !== undefined) where.push(lt(t.updatedAt, filters.updatedBefore));
+	if (filters.createdAfter !== undefined) where.push(gt(t.createdAt, filters.createdAfter));
+	if (filters.createdBefore !== undefined) where.push(lt(t.createdAt, filters.createdBefore));
 	// No SQL index: the status/order index walks and this filters (code versions are few per type).
-	if (query.codeVersion !== undefined) where.push(eq(t.codeVersion, query.codeVersion));
+	if (filters.codeVersion !== undefined) where.push(eq(t.codeVersion, filters.codeVersion));
 	// The (parent_id, created_at, id) index serves the default order; children of one parent are few.
-	if (query.parent !== undefined) where.push(eq(t.parentId, query.parent));
+	if (filters.parent !== undefined) where.push(eq(t.parentId, filters.parent));
+	// A range of the primary key (ids are ASCII: the prefix with its last character raised bounds it).
+	if (filters.idPrefix !== undefined) {
+		const p = filters.idPrefix;
+		where.push(sql`${t.id} >= ${p}`, sql`${t.id} < ${p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1)}`);
+	}
+	for (const [name, condition] of Object.entries(filters.attributes ?? {})) {
+		if (name === driver) continue;
+		// `other` names the attribute rows of the entry at hand (the driving ones are `index_attributes`).
+		where.push(
+			sql`EXISTS (SELECT 1 FROM ${a} AS other WHERE other.entry_id = ${t.id} AND other.name = ${name} AND ${conditionOn(sql.raw('other.value'), condition)})`,
+		);
+	}
+	return where.filter((w) => w !== undefined);
+}
+
+/**
+ * The SQL of one part of a shard listing (see `listPlan`): keyset, filters, LIMIT.
+ * Each time order has its own pair of indexes, `(status, <order>, id)` and `(<order>, id)`,
+ * so SQLite walks one backwards and never sorts; an attribute drives through
+ * `(name, value, created_at, entry_id)`.
+ */
+export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: ShardListQuery, part: ListPart) {
+	const { driver } = part;
+	if (!driver) {
+		const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
+		const where = entryFilters(query, part.status, undefined);
+		if (query.after) where.push(sql`(${key}, ${t.id}) < (${query.after.at}, ${query.after.id})`);
+		return db
+			.select(columns)
+			.from(t)
+			.where(and(...where))
+			.orderBy(desc(key), desc(t.id))
+			.limit(query.limit);
+	}
+	const byAttribute = attributeOrder(query.order);
+	const where = [eq(a.name, driver.name), ...entryFilters(query, part.status, driver.name)];
+	if (driver.condition) where.push(conditionOn(a.value, driver.condition));
+	if (byAttribute) {
+		const direction = byAttribute.direction === 'asc' ? asc : desc;
+		if (query.after) {
+			const value = toSqlValue(query.after.value!);
+			const cmp = byAttribute.direction === 'asc' ? sql.raw('>') : sql.raw('<');
+			where.push(sql`(${a.value}, ${a.createdAt}, ${a.entryId}) ${cmp} (${value}, ${query.after.at}, ${query.after.id})`);
+		}
+		return db
+			.select(columns)
+			.from(a)
+			.innerJoin(t, eq(t.id, a.entryId))
+			.where(and(...where))
+			.orderBy(direction(a.value), direction(a.createdAt), direction(a.entryId))
+			.limit(query.limit);
+	}
+	if (query.after) where.push(sql`(${a.createdAt}, ${a.entryId}) < (${query.after.at}, ${query.after.id})`);
 	return db
 		.select(columns)
-		.from(t)
+		.from(a)
+		.innerJoin(t, eq(t.id, a.entryId))
 		.where(and(...where))
-		.orderBy(desc(key), desc(t.id))
+		.orderBy(desc(a.createdAt), desc(a.entryId))
 		.limit(query.limit);
+}
+
+/** The SQL of a count grouped by an attribute: its index walks `name = ?` in value order, each row joined to its entry for the filters. */
+export function countsByQuery(db: DrizzleSqliteDODatabase<typeof schema>, request: AttributeCountRequest) {
+	const where = [eq(a.name, request.attribute), ...entryFilters(request.filters, undefined, request.attribute)];
+	const driving = request.filters.attributes?.[request.attribute];
+	if (driving) where.push(conditionOn(a.value, driving));
+	return db
+		.select({ value: a.value, n: sql<number>`count(*)` })
+		.from(a)
+		.innerJoin(t, eq(t.id, a.entryId))
+		.where(and(...where))
+		.groupBy(a.value)
+		.orderBy(asc(a.value))
+		.limit(MAX_GROUPS + 1);
 }

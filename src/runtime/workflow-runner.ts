@@ -4,7 +4,7 @@ import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc, t
 import type { AnyOperation } from '../operations/operation';
 import { operations } from '../operations/table';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
-import type { ShardListQuery } from '../engine/index-query';
+import type { AttributeCountRequest, ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { workBegan } from './isolate-activity';
@@ -153,6 +153,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 
 	indexMetrics(request: { now: number }) {
 		return this.call('index', (shard) => shard.metrics(request.now));
+	}
+
+	indexCountsBy(request: AttributeCountRequest) {
+		return this.call('index', (shard) => shard.countsBy(request));
 	}
 
 	indexVersions(ids: string[]) {

@@ -166,6 +166,9 @@ class ReplayStep implements Step<any, any> {
 						: NEVER,
 		};
 	}
+	async setAttributes(name: string): Promise<void> {
+		await this.call({ kind: 'attributes', name });
+	}
 	invoke(name: string): Promise<any> {
 		return this.call({ kind: 'child', name });
 	}

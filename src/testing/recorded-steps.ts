@@ -41,6 +41,7 @@ const KIND_OF_RECORD: Partial<Record<HistoryEvent['kind'], StepKind>> = {
 	'wait.timed_out': 'wait',
 	'event.consumed': 'wait',
 	'patch.recorded': 'patch',
+	'attributes.set': 'attributes',
 	'webhook.created': 'webhook',
 	'webhook.received': 'webhook',
 	'webhook.timed_out': 'webhook',
@@ -103,6 +104,8 @@ function outcomeOf(event: HistoryEvent): RecordedOutcome | undefined {
 			return { type: 'timed_out', event: event.event };
 		case 'patch.recorded':
 			return { type: 'completed', value: true };
+		case 'attributes.set':
+			return { type: 'completed', value: undefined };
 		case 'webhook.created':
 			return { type: 'completed', value: { url: event.url, expiresAt: event.expiresAt } };
 		// A fire-and-forget start returns its child's id, known once the step is recorded.

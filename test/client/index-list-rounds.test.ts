@@ -24,7 +24,7 @@ function memoryShards() {
 			seen.calls++;
 			seen.requested += query.limit;
 			seen.callsPerShard.set(name, (seen.callsPerShard.get(name) ?? 0) + 1);
-			const key = query.order;
+			const key = query.order as 'createdAt' | 'updatedAt';
 			const after = query.after;
 			const rows = [...shard(name).values()]
 				.filter((e) => !query.status?.length || query.status.includes(e.status))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareIn, positionOf, type ListOrder, type ListPosition } from '../../src/engine/index-query';
+import { compareIn, positionOf, type TimeOrder as ListOrder, type ListPosition } from '../../src/engine/index-query';
 import { firstBatchOf, mergeListings } from '../../src/engine/merge-listings';
 
 type Row = { id: string; createdAt: number; updatedAt: number; source: number };

@@ -354,7 +354,7 @@ describe('shard queries', () => {
 		await shard.indexWrite([{ id: 'plan-1', type: 'payment', status: 'running', createdAt: 1, updatedAt: 1, version: 1 }]);
 		const plan = await runInDurableObject(shard, (_, state) => {
 			const db = drizzle(state.storage, { schema });
-			const { sql: text, params } = listQuery(db, query as never, status).toSQL();
+			const { sql: text, params } = listQuery(db, query as never, status ? { status } : {}).toSQL();
 			return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail));
 		});
 		expect(plan.join('\n')).toMatch(new RegExp(`USING (COVERING )?INDEX index_entries_${index}\\b`));

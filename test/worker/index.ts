@@ -36,6 +36,7 @@ import {
 	SlowRetryWorkflow,
 	StepLimitedWorkflow,
 	ThrowsWorkflow,
+	SearchableWorkflow,
 } from './workflows';
 
 /** The Worker under test: the example workflows plus test-only types, all on the real engine. */
@@ -72,6 +73,7 @@ export const testRegistry = defineRegistry({
 	'child-parent': { workflow: ChildParentWorkflow },
 	budgeted: { workflow: BudgetedWorkflow, limits: { stepsPerInvocation: 4 } },
 	fetcher: { workflow: FetcherWorkflow, limits: { stepsPerInvocation: 50 } },
+	searchable: { workflow: SearchableWorkflow, shards: 4 },
 });
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */

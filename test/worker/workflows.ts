@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChildWorkflowError, Workflow, type Step } from '../../src/authoring';
+import { ChildWorkflowError, Workflow, type Step, type StepOf } from '../../src/authoring';
 import { countExecution } from './probes';
 
 /** A step whose first execution never finishes: for crashes mid-step. */
@@ -315,5 +315,29 @@ export class ChildParentWorkflow extends Workflow<{ n: number; abandon?: boolean
 			if (error instanceof ChildWorkflowError) return `child ${error.childId} ${error.childStatus}`;
 			throw error;
 		}
+	}
+}
+
+/**
+ * Search attributes: given at create, then changed by the run at each stage it reaches
+ * (`advance` events say where to), so a listing sees them change under it.
+ */
+export class SearchableWorkflow extends Workflow<{ customerId: string }, string> {
+	static override readonly type = 'searchable';
+	static override readonly attributes = { customerId: 'keyword', amount: 'number', vip: 'boolean', dueAt: 'datetime', stage: 'keyword' } as const;
+	static override events = { advance: z.object({ stage: z.string().min(1), amount: z.number().optional(), vip: z.boolean().optional(), done: z.boolean().optional() }) };
+
+	async run(step: StepOf<typeof SearchableWorkflow>): Promise<string> {
+		await step.setAttributes('received', { stage: 'received' });
+		for (let round = 0; round < 20; round++) {
+			const next = await step.waitForEvent('advance', { name: `advance-${round}` });
+			await step.setAttributes(`stage-${round}`, {
+				stage: next.stage,
+				...(next.amount !== undefined ? { amount: next.amount } : {}),
+				...(next.vip !== undefined ? { vip: next.vip } : {}),
+			});
+			if (next.done) return next.stage;
+		}
+		return 'rounds-exhausted';
 	}
 }

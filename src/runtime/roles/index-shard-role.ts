@@ -1,6 +1,6 @@
 import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
-import type { ShardListQuery } from '../../engine/index-query';
 import type { ShardMetrics } from '../../engine/run-metrics';
+import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../../engine/index-query';
 import type { ObjectStorage } from '../object-storage';
 import { shardIndex } from '../../engine/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
@@ -85,6 +85,10 @@ export class IndexShardRole {
 	/** This shard's run metrics up to `now` (engine/run-metrics.ts). */
 	metrics(now: number): ShardMetrics {
 		return this.read((shard) => shard.metrics.read(now), { minutes: [], day: { started: 0, completed: 0, errored: 0, terminated: 0 }, durations: { hour: {}, day: {} } });
+	}
+
+	countsBy(request: AttributeCountRequest): AttributeCounts {
+		return this.read((shard) => shard.countsBy(request), { groups: [], more: false });
 	}
 
 	versions(ids: string[]): Record<string, number> {
