@@ -16,7 +16,7 @@ export const ListQuery = z.object({
 	limit: z.string().regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000').optional().openapi({ example: '50' }),
 	order: z
 		.string()
-		.regex(ORDER_PARAM, 'must be created, updated, attr.<name> or -attr.<name>')
+		.regex(ORDER_PARAM, 'must be created, updated, attr.NAME or -attr.NAME')
 		.optional()
 		.openapi({
 			description:

@@ -23,6 +23,8 @@ export class PaymentWorkflow extends Workflow<PaymentPayload, PaymentResult> {
 	static override payload = payload;
 	static override events = events;
 	static override defaults = { retries: { limit: 3, delay: '1s', backoff: 'exponential' } } satisfies WorkflowDefaults;
+	/** Search attributes (docs/search-attributes.md): given at create, e.g. `attributes: { customerId: '42', amount: 120 }`. */
+	static override readonly attributes = { customerId: 'keyword', amount: 'number', currency: 'keyword', vip: 'boolean', dueAt: 'datetime' } as const;
 
 	async run(step: Step<typeof PaymentWorkflow.events>, { amount, currency }: PaymentPayload): Promise<PaymentResult> {
 		await step.do('reserve-funds', async () => ({ reserved: amount, currency }));

@@ -273,6 +273,7 @@ describe('OpenAPI', () => {
 				'/types/{type}',
 				'/types/{type}/metrics',
 				'/types/{type}/stream',
+				'/types/{type}/counts',
 				'/workflows',
 				'/workflows/batch',
 				'/workflows/batch-delete',

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { settle, uniqueId } from '../helpers';
+import { api } from './helpers';
+import { registry } from '../../src/workflows/registry';
+
+async function createSearchable(id: string, attributes: Record<string, unknown>) {
+	const res = await api('POST', '/workflows', { type: 'searchable', id, payload: { customerId: 'x' }, attributes });
+	expect(res.status).toBe(201);
+	await settle(id);
+}
+
+describe('GET /workflows with attr.* filters', () => {
+	it('lists by attribute equality, a range and an attribute order, and shows each entry attributes', async () => {
+		const customer = uniqueId('http-cust');
+		const ids = [0, 1, 2, 3].map((i) => `${customer}-${i}`);
+		await Promise.all(ids.map((id, i) => createSearchable(id, { customerId: customer, amount: [50, 150, 100, 300][i], vip: i % 2 === 0 })));
+		const res = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&attr.amount.gte=100&order=-attr.amount`);
+		expect(res.status).toBe(200);
+		expect(res.json.items.map((e: { id: string; attributes: { amount: number } }) => [e.id, e.attributes.amount])).toEqual([
+			[ids[3], 300],
+			[ids[1], 150],
+			[ids[2], 100],
+		]);
+		const vip = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&attr.vip=true&order=attr.amount`);
+		expect(vip.json.items.map((e: { id: string }) => e.id)).toEqual([ids[0], ids[2]]);
+		const either = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&attr.amount=50&attr.amount=300&order=attr.amount`);
+		expect(either.json.items.map((e: { id: string }) => e.id)).toEqual([ids[0], ids[3]]);
+		const byPrefix = await api('GET', `/workflows?type=searchable&idPrefix=${customer}-&attr.amount.lt=120`);
+		expect(byPrefix.json.items.map((e: { id: string }) => e.id).sort()).toEqual([ids[0], ids[2]]);
+	});
+
+	it('pages an attribute order with the cursor it issued, and refuses that cursor under another order', async () => {
+		const customer = uniqueId('http-page');
+		const ids = Array.from({ length: 5 }, (_, i) => `${customer}-${i}`);
+		await Promise.all(ids.map((id, i) => createSearchable(id, { customerId: customer, amount: 10 - i })));
+		const first = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&order=attr.amount&limit=2`);
+		const second = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&order=attr.amount&limit=2&cursor=${first.json.nextCursor}`);
+		expect([...first.json.items, ...second.json.items].map((e: { id: string }) => e.id)).toEqual([ids[4], ids[3], ids[2], ids[1]]);
+		const wrong = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&order=-attr.amount&limit=2&cursor=${first.json.nextCursor}`);
+		expect(wrong.status).toBe(400);
+		expect(wrong.json.error.code).toBe('INVALID_CURSOR');
+	});
+
+	it.for([
+		['an undeclared attribute', 'type=searchable&attr.region=eu', /declares no search attribute "region"/],
+		['a number that is not one', 'type=searchable&attr.amount=abc', /attr\.amount must be a number/],
+		['a boolean that is not one', 'type=searchable&attr.vip=yes', /attr\.vip must be true or false/],
+		['a range on a keyword', 'type=searchable&attr.customerId.gte=a', /ranges .* apply to number and datetime/],
+		['an attribute without a type', 'attr.customerId=42', /need a type/],
+		['an order by an undeclared attribute', 'type=searchable&order=attr.region', /declares no search attribute "region"/],
+		['a value and bounds on one attribute', 'type=searchable&attr.amount=1&attr.amount.gt=0', /not both/],
+		['an unknown operator', 'type=searchable&attr.amount.between=1', /unknown parameter/],
+	] as const)('answers 400 INVALID_QUERY for %s', async ([, query, message]) => {
+		const res = await api('GET', `/workflows?${query}`);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_QUERY');
+		expect(res.json.error.message).toMatch(message);
+	});
+
+	it('answers 400 INVALID_SEARCH_ATTRIBUTES for a create with an undeclared attribute or a wrong value, and creates nothing', async () => {
+		const id = uniqueId('http-bad');
+		const res = await api('POST', '/workflows', { type: 'searchable', id, payload: { customerId: 'x' }, attributes: { amount: 'lots' } });
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_SEARCH_ATTRIBUTES');
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
+	});
+});
+
+describe('GET /types/{type}/counts', () => {
+	it('counts instances per value of an attribute under status and attribute filters', async () => {
+		const customer = uniqueId('http-count');
+		await Promise.all([0, 1, 2].map((i) => createSearchable(`${customer}-${i}`, { customerId: customer, vip: i > 0 })));
+		const res = await api('GET', `/types/searchable/counts?by=attr.vip&attr.customerId=${customer}&status=waiting`);
+		expect(res.status).toBe(200);
+		expect(res.json).toEqual({ type: 'searchable', attribute: 'vip', groups: [{ value: false, count: 1 }, { value: true, count: 2 }], more: false });
+		expect((await api('GET', '/types/searchable/counts?by=attr.nope')).status).toBe(400);
+	});
+});
+
+describe('OpenAPI for search attributes', () => {
+	it('documents each type attributes as a schema, in the create body and as list parameters', async () => {
+		const document = (await (await createApp(registry).request('/openapi.json', {}, { SHARDFLOW_ENV: 'development' })).json()) as any;
+		expect(document.components.schemas['SearchAttributes.payment'].properties).toHaveProperty('customerId');
+		expect(document.components.schemas['CreateWorkflow.payment'].properties.attributes).toEqual({ $ref: '#/components/schemas/SearchAttributes.payment' });
+		const names = document.paths['/workflows'].get.parameters.map((p: { name: string }) => p.name);
+		expect(names).toEqual(expect.arrayContaining(['attr.customerId', 'attr.amount', 'attr.amount.gte', 'attr.amount.lt', 'idPrefix']));
+		expect(names).not.toContain('attr.customerId.gte');
+	});
+});
