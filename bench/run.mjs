@@ -305,6 +305,23 @@ try {
 			cf: list('ix4'),
 			floor: list('ix16'),
 		});
+		// Search attributes on the one shard of ix1 (every entry has three): each shape against the status listing of the same run.
+		const shape = (name) => async () => {
+			const times = [];
+			for (let i = 0; i < 10; i++) times.push((await timed(() => get(`/index/list-attr/${name}`))).ms);
+			return median(times);
+		};
+		for (const name of ['customer', 'customer+status', 'vip+status', 'in-list', 'range-by-amount', 'range-by-created', 'order-by-amount']) {
+			await measure(`attributes: list latency (limit 50) ${name}, ${total} entries in 1 shard (ours) vs status=waiting (cf col)`, 'ms', { ours: shape(name), cf: shape('status') });
+		}
+		await measure(`attributes: count by vip (status=waiting), ${total} entries in 1 shard (ours) vs status=waiting list (cf col)`, 'ms', {
+			ours: async () => {
+				const times = [];
+				for (let i = 0; i < 10; i++) times.push((await timed(() => get('/index/count-attr'))).ms);
+				return median(times);
+			},
+			cf: shape('status'),
+		});
 	}
 	// Run metrics (docs/dashboard.md): 10,000 runs of the last day in a 4-shard type. The list with a
 	// metrics read running beside it (ours) vs the list alone (floor col), and the metrics read itself.

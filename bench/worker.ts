@@ -267,6 +267,8 @@ app.post('/index/seed', async (c) => {
 	for (let i = offset; i < offset + count; i++) {
 		const id = `${type}-${i}`;
 		const entry: IndexEntry = { id, type, status: statuses[i % statuses.length]!, createdAt: 1_700_000_000_000 + i, updatedAt: 1_700_000_000_000 + i, version: 1 };
+		// ix1 carries search attributes: 1,000 customers (an equality matches 0.1%), amounts 0-999, a third vip.
+		if (type === 'ix1') entry.attributes = { customerId: `c${(i * 7919) % 1000}`, amount: (i * 104_729) % 1000, vip: i % 3 === 0 };
 		const n = shardIndex(id, shards);
 		const group = byShard.get(n);
 		if (group) group.push(entry);
@@ -324,6 +326,27 @@ app.post('/index/write-metrics-cost', async (c) => {
 		await unwrap(shardStub(c.env, type, 0).indexWrite([entry], counted ? {} : { moved: true }));
 	}
 	return c.json({ ms: Date.now() - started });
+});
+/** The listing shapes of search attributes measured on ix1 (one shard); `status` is the baseline of the same run. */
+const ATTRIBUTE_SHAPES = {
+	status: { status: ['waiting'] },
+	customer: { attributes: { customerId: 'c42' } },
+	'customer+status': { attributes: { customerId: 'c42' }, status: ['waiting'] },
+	'vip+status': { attributes: { vip: true }, status: ['waiting'] },
+	'in-list': { attributes: { customerId: ['c1', 'c2', 'c3', 'c4', 'c5'] } },
+	'range-by-amount': { attributes: { amount: { gte: 900 } }, order: 'attr:amount:desc' },
+	'range-by-created': { attributes: { amount: { gte: 900 } } },
+	'order-by-amount': { order: 'attr:amount:asc' },
+} as const;
+app.get('/index/list-attr/:shape', async (c) => {
+	const shape = ATTRIBUTE_SHAPES[c.req.param('shape') as keyof typeof ATTRIBUTE_SHAPES];
+	if (!shape) return c.json({ error: 'unknown shape' }, 400);
+	const page = await new IndexClient(c.env, registry).list({ type: 'ix1', limit: 50, ...(shape as object) });
+	return c.json({ items: page.items.length });
+});
+app.get('/index/count-attr', async (c) => {
+	const { groups } = await new IndexClient(c.env, registry).countBy({ type: 'ix1', attribute: 'vip', status: ['waiting'] });
+	return c.json({ groups: groups.length });
 });
 app.post('/index/write-throughput', async (c) => {
 	const { type, count } = await c.req.json<{ type: 'ix1' | 'ix16'; count: number }>();

@@ -348,8 +348,10 @@ function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, stat
 	for (const [name, condition] of Object.entries(filters.attributes ?? {})) {
 		if (name === driver) continue;
 		// `other` names the attribute rows of the entry at hand (the driving ones are `index_attributes`).
+		// The unary + keeps SQLite from answering it by a range of the value index (all entries' rows
+		// in the range, scanned per entry): it looks up (entry_id, name) in the primary key.
 		where.push(
-			sql`EXISTS (SELECT 1 FROM ${a} AS other WHERE other.entry_id = ${t.id} AND other.name = ${name} AND ${conditionOn(sql.raw('other.value'), condition)})`,
+			sql`EXISTS (SELECT 1 FROM ${a} AS other WHERE other.entry_id = ${t.id} AND other.name = ${name} AND ${conditionOn(sql.raw('+other.value'), condition)})`,
 		);
 	}
 	return where.filter((w) => w !== undefined);
