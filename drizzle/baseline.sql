@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0010_tranquil_invaders leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0011_jazzy_ezekiel leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795736633598
+-- up-to: 1795736686121
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -201,3 +201,26 @@ CREATE TABLE `index_attributes` (
 );
 --> statement-breakpoint
 CREATE INDEX `index_attributes_value` ON `index_attributes` (`name`,`value`,`created_at`,`entry_id`);
+--> statement-breakpoint
+CREATE TABLE `bulk_counts` (
+	`counter` text PRIMARY KEY NOT NULL,
+	`n` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `bulk_items` (
+	`id` text PRIMARY KEY NOT NULL,
+	`state` text NOT NULL,
+	`reason` text,
+	`version` integer
+);
+--> statement-breakpoint
+CREATE TABLE `bulk_job` (
+	`slot` integer PRIMARY KEY NOT NULL,
+	`spec` text NOT NULL,
+	`state` text NOT NULL,
+	`cursor` text,
+	`errors` text NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	`finished_at` integer
+);

@@ -12,6 +12,7 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 	const row: InstanceRow = {
 		id: 'wf-1', type: 't', status: 'running', payload: '{"a":1}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 		createdAt: 1, updatedAt: 2, version: 3, generation: 0, codeVersion: 'v1', lastCodeVersion: 'v2', rollback: null, historyBytes: 0, historySeq: 0, parentId: 'parent-1',
+		attributes: '{"customerId":"42"}',
 	};
 	const step = (key: string, seq: number, over: Partial<StepRow> = {}): StepRow => ({
 		key, name: key.slice(key.indexOf(':') + 1), kind: 'do', status: 'completed', attempts: 1, result: '1',

@@ -26,6 +26,7 @@ import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
 import { registerBatchCreateRoute } from './batch-create-route';
 import { registerBatchDeleteRoute } from './batch-delete-route';
 import { registerStreamRoutes } from './stream-routes';
+import { registerBulkRoutes } from './bulk-routes';
 import { AttributeCountsQuery, AttributeCountsSchema, ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
 import { createDashboard } from '../dashboard/dashboard';
 import { registerTypeMetricsRoute } from './type-metrics-route';
@@ -175,6 +176,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	registerBatchCreateRoute(app, registry);
 	registerBatchDeleteRoute(app);
 	registerStreamRoutes(app, registry);
+	registerBulkRoutes(app, registry);
 
 	app.openapi(
 		createRoute({

@@ -190,6 +190,12 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 		};
 	}
 
+	/** The checked filters of a query (INVALID_QUERY naming the first problem), as a listing would apply them. */
+	checkFilters(query: ListQuery): ListFilters {
+		if (query.type !== undefined) this.registry.get(query.type);
+		return this.filtersOf(query, DEFAULT_ORDER);
+	}
+
 	/**
 	 * The checked filters of a query: the attribute conditions against the type's declaration
 	 * (unknown names, values of the wrong kind: INVALID_QUERY), which an order by attribute needs too.

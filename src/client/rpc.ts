@@ -1,3 +1,4 @@
+import type { BulkProgress, BulkSpec } from '../engine/bulk-job';
 import type { ErrorBody } from '../engine/errors';
 import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
 import type { BacklogSummary } from '../engine/index-backlog';
@@ -72,6 +73,14 @@ export interface ScheduleRpc {
 	scheduleWake(): Promise<RpcResult<ScheduleInfo>>;
 	schedulePause(): Promise<RpcResult<ScheduleInfo>>;
 	scheduleResume(): Promise<RpcResult<ScheduleInfo>>;
+}
+
+/** The RPC surface of a bulk operation (`__bulk:<id>`). */
+export interface BulkRpc {
+	/** Stores the job and arms its alarm; a job that exists answers its progress (a retried start changes nothing). */
+	bulkStart(spec: BulkSpec): Promise<RpcResult<BulkProgress>>;
+	bulkProgress(): Promise<RpcResult<BulkProgress>>;
+	bulkCancel(): Promise<RpcResult<BulkProgress>>;
 }
 
 /** The RPC surface of a concurrency limiter (`__limit:<type>:<key>`). */

@@ -324,3 +324,32 @@ export const limiterSlots = sqliteTable(
 	},
 	(t) => [index('limiter_slots_state_seq').on(t.state, t.seq)],
 );
+
+/**
+ * A bulk operation (object `__bulk:<id>`, runtime/roles/bulk-role.ts): its one job row (what was
+ * asked, where the walk stands, how it ended), one row per instance it reached (written before
+ * and after the action, so a resumed job never acts twice), and its counters (kept in the same
+ * transaction as the items they count).
+ */
+export const bulkJob = sqliteTable('bulk_job', {
+	slot: integer('slot').primaryKey(),
+	spec: text('spec').notNull(),
+	state: text('state').notNull(),
+	cursor: text('cursor'),
+	errors: text('errors').notNull(),
+	createdAt: integer('created_at').notNull(),
+	updatedAt: integer('updated_at').notNull(),
+	finishedAt: integer('finished_at'),
+});
+
+export const bulkItems = sqliteTable('bulk_items', {
+	id: text('id').primaryKey(),
+	state: text('state').notNull(),
+	reason: text('reason'),
+	version: integer('version'),
+});
+
+export const bulkCounts = sqliteTable('bulk_counts', {
+	counter: text('counter').primaryKey(),
+	n: integer('n').notNull(),
+});

@@ -1,6 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { ShardflowEnv } from '../client/instance-client';
-import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc, type LimiterRpc, type ScheduleRpc } from '../client/rpc';
+import { wrap, type BacklogRpc, type BulkRpc, type IndexRpc, type InstanceRpc, type KeysRpc, type LimiterRpc, type ScheduleRpc } from '../client/rpc';
+import type { BulkSpec } from '../engine/bulk-job';
+import { BulkRole } from './roles/bulk-role';
 import type { AnyOperation } from '../operations/operation';
 import { operations } from '../operations/table';
 import type { EntryPosition, IndexEntry } from '../engine/index-entry';
@@ -39,7 +41,7 @@ export interface RunnerOptions {
 
 const HOUSEKEEPING = true;
 
-type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole | ScheduleRole | LimiterRole;
+type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole | ScheduleRole | LimiterRole | BulkRole;
 type RoleOf<K extends RoleKind> = Extract<Role, { kind: K }>;
 
 /**
@@ -68,7 +70,7 @@ export type WorkflowRunnerClass = new (ctx: DurableObjectState, env: ShardflowEn
 /** The instance role's RPC methods are defined from the operation table; this gives them their types. */
 export interface WorkflowRunnerBase extends InstanceRpc {}
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements IndexRpc, BacklogRpc, KeysRpc, ScheduleRpc, LimiterRpc {
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements IndexRpc, BacklogRpc, KeysRpc, ScheduleRpc, LimiterRpc, BulkRpc {
 	/**
 	 * This object's role (undefined: an object without a name). An instance
 	 * field, not a method, so it is not reachable over RPC; subclasses (the test
@@ -107,6 +109,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		if (this.role?.kind === 'instance') this.role.alarm();
 		else if (this.role?.kind === 'schedule') await this.role.alarm();
 		else if (this.role?.kind === 'limiter') this.role.alarm();
+		else if (this.role?.kind === 'bulk') await this.role.alarm();
 	}
 
 	// ---- index shard role ----
@@ -223,6 +226,20 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		return this.call('limiter', (limiter) => limiter.info());
 	}
 
+	// ---- bulk operation role ----
+
+	bulkStart(spec: BulkSpec) {
+		return this.call('bulk', (bulk) => bulk.start(spec));
+	}
+
+	bulkProgress() {
+		return this.call('bulk', (bulk) => bulk.progress());
+	}
+
+	bulkCancel() {
+		return this.call('bulk', (bulk) => bulk.cancel());
+	}
+
 	/**
 	 * Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope.
 	 * Calls somebody waits for count as work of the isolate (a long run then gives way, see
@@ -258,6 +275,8 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 			return new ScheduleRole(host);
 		case 'limiter':
 			return new LimiterRole(host);
+		case 'bulk':
+			return new BulkRole(host);
 		case undefined:
 			return undefined;
 	}

@@ -9,6 +9,7 @@ describe('typeSchemas', () => {
 		const schemas = await typeSchemas(workflow(z.object({ n: z.number().int() }), { go: z.object({ ok: z.boolean() }) }));
 		expect(schemas).toEqual({
 			type: 't',
+			attributes: {},
 			payload: { required: true, schema: { type: 'object', properties: { n: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } }, required: ['n'] } },
 			events: [{ name: 'go', required: true, schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }],
 		});
@@ -25,6 +26,11 @@ describe('typeSchemas', () => {
 			{ name: 'ring', required: false },
 			{ name: 'maybe', required: false },
 		]);
+	});
+
+	it("names the type's search attributes and their kinds", async () => {
+		const schemas = await typeSchemas({ ...workflow(undefined, {}), attributes: { customerId: 'keyword', amount: 'number' } });
+		expect(schemas.attributes).toEqual({ customerId: 'keyword', amount: 'number' });
 	});
 
 	it('describes a validator without JSON Schema output instead of failing', async () => {

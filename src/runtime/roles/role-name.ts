@@ -4,15 +4,16 @@ import { BACKLOG_PREFIX } from '../../engine/index-backlog';
 import { INDEX_PREFIX } from '../../engine/shard';
 import { SCHEDULE_PREFIX } from '../../engine/schedule-name';
 import { LIMIT_PREFIX } from '../../engine/concurrency';
+import { BULK_PREFIX } from '../../engine/bulk-job';
 
 /** What an object of the one Durable Object class is, decided by its name. */
-export type RoleKind = 'instance' | 'index' | 'backlog' | 'keys' | 'schedule' | 'limiter';
+export type RoleKind = 'instance' | 'index' | 'backlog' | 'keys' | 'schedule' | 'limiter' | 'bulk';
 
 /**
  * The role an object plays, from its name alone: `__index:<type>:<n>` is an
  * index shard, `__backlog:<type>` a type's delivery backlog, `__keys` the
  * engine's key store, `__schedule:<type>` a type's schedule, `__limit:<type>:<key>`
- * the concurrency limiter of a key, any other name a workflow instance (a reserved `__` id
+ * the concurrency limiter of a key, `__bulk:<id>` a bulk operation, any other name a workflow instance (a reserved `__` id
  * is refused by the instance's create). Every object is reached by name
  * (`idFromName`), and the runtime tells it that name in `ctx.id.name`; an
  * object without one was not created by shardflow and has no role.
@@ -24,6 +25,7 @@ export function roleKindOf(name: string | undefined): RoleKind | undefined {
 	if (name.startsWith(BACKLOG_PREFIX)) return 'backlog';
 	if (name.startsWith(SCHEDULE_PREFIX)) return 'schedule';
 	if (name.startsWith(LIMIT_PREFIX)) return 'limiter';
+	if (name.startsWith(BULK_PREFIX)) return 'bulk';
 	return 'instance';
 }
 
@@ -34,6 +36,7 @@ const ROLE_NAMES: Record<RoleKind, string> = {
 	keys: "the engine's key store",
 	schedule: "a type's schedule",
 	limiter: 'a concurrency limiter',
+	bulk: 'a bulk operation',
 };
 
 /** The typed error for a call meant for another role. */

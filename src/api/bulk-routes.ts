@@ -1,0 +1,107 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { bulk } from '../client/bulk-client';
+import type { ListQuery } from '../client/index-client';
+import { BULK_ACTIONS, MAX_BULK_RATE, type BulkAction } from '../engine/bulk-job';
+import type { Registry } from '../engine/registry';
+import { WORKFLOW_STATUSES } from '../engine/types';
+import type { ApiEnv } from './app';
+import { errors, json } from './openapi-responses';
+
+const BulkQuerySchema = z
+	.object({
+		type: z.string().min(1).max(64).openapi({ example: 'payment' }),
+		status: z.array(z.enum(WORKFLOW_STATUSES)).max(WORKFLOW_STATUSES.length).optional(),
+		attributes: z.record(z.string(), z.unknown()).optional().openapi({
+			description: 'Conditions on search attributes, as IndexClient takes them: a value, a list (any of), or {gt, gte, lt, lte}.',
+			example: { customerId: '42', amount: { gte: 100 } },
+		}),
+		idPrefix: z.string().max(100).optional(),
+		createdAfter: z.number().int().optional(),
+		createdBefore: z.number().int().optional(),
+		updatedAfter: z.number().int().optional(),
+		updatedBefore: z.number().int().optional(),
+		codeVersion: z.string().max(64).optional(),
+		parent: z.string().max(100).optional(),
+	})
+	.strict()
+	.openapi('BulkQuery');
+
+const BulkBody = z
+	.object({
+		query: BulkQuerySchema,
+		action: z
+			.object({ kind: z.enum(BULK_ACTIONS) })
+			.passthrough()
+			.openapi({
+				description:
+					'terminate {rollback?}, pause, resume, restart {from?}, delete {archive?, terminate?}, sendEvent {event, payload?} (idempotency key per instance: bulk:<job id>), reindex.',
+				example: { kind: 'terminate', rollback: false },
+			}),
+		dryRun: z.boolean().optional().openapi({ description: 'Count what the query matches; act on nothing.' }),
+		ratePerSecond: z.number().int().min(1).max(MAX_BULK_RATE).optional().openapi({ description: 'Instances acted on per second at most (default 50).' }),
+	})
+	.strict()
+	.openapi('BulkOperation');
+
+const ProgressSchema = z
+	.object({
+		id: z.string(),
+		state: z.enum(['running', 'completed', 'cancelled']),
+		dryRun: z.boolean(),
+		action: z.record(z.string(), z.unknown()),
+		query: z.record(z.string(), z.unknown()),
+		matched: z.number().int().openapi({ description: 'Instances the walk listed (they matched when listed).' }),
+		done: z.number().int(),
+		skipped: z.record(z.string(), z.number().int()).openapi({ description: 'Per reason: no_longer_matches, not_found, INVALID_STATE, ...', example: { no_longer_matches: 3 } }),
+		failed: z.number().int(),
+		errors: z.array(z.object({ id: z.string(), code: z.string(), message: z.string() })).openapi({ description: 'The last failures (at most 20).' }),
+		createdAt: z.number().int(),
+		updatedAt: z.number().int(),
+		finishedAt: z.number().int().nullable(),
+	})
+	.openapi('BulkProgress');
+
+const JobParam = z.object({ id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' }, example: '01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f' }) });
+
+/** `POST /workflows/bulk`, `GET /bulk/{id}`, `POST /bulk/{id}/cancel` (see client/bulk-client.ts). */
+export function registerBulkRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/workflows/bulk',
+			summary: 'Apply an action to every instance a query matches, as a durable job (202 with its progress)',
+			request: { body: { required: true, content: { 'application/json': { schema: BulkBody } } } },
+			responses: { 202: json(ProgressSchema, 'The job, started'), ...errors(400, 401, 413, 415) },
+		}),
+		async (c) => {
+			const body = c.req.valid('json');
+			const progress = await bulk.start(c.env, registry, {
+				query: body.query as ListQuery & { type: string },
+				action: body.action as BulkAction,
+				...(body.dryRun !== undefined ? { dryRun: body.dryRun } : {}),
+				...(body.ratePerSecond !== undefined ? { ratePerSecond: body.ratePerSecond } : {}),
+			});
+			return c.json(progress as never, 202);
+		},
+	);
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/bulk/{id}',
+			summary: "A bulk operation's progress: matched, done, skipped per reason, failed",
+			request: { params: JobParam },
+			responses: { 200: json(ProgressSchema, 'Progress'), ...errors(400, 401, 404) },
+		}),
+		async (c) => c.json((await bulk.progress(c.env, c.req.valid('param').id)) as never, 200),
+	);
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/bulk/{id}/cancel',
+			summary: 'Cancel a bulk operation: no instance is acted on after the tick in progress',
+			request: { params: JobParam },
+			responses: { 200: json(ProgressSchema, 'Progress'), ...errors(400, 401, 404) },
+		}),
+		async (c) => c.json((await bulk.cancel(c.env, c.req.valid('param').id)) as never, 200),
+	);
+}

@@ -1,0 +1,52 @@
+import { BULK_PREFIX, DEFAULT_BULK_RATE, MAX_BULK_RATE, checkBulkAction, type BulkAction, type BulkProgress, type BulkSpec } from '../engine/bulk-job';
+import { ErrorCode, ValidationError } from '../engine/errors';
+import { uuidv7 } from '../engine/ids';
+import type { IndexLayout } from '../engine/registry';
+import { IndexClient, type ListQuery } from './index-client';
+import { namespace, type ShardflowEnv } from './instance-client';
+import { unwrap, type BulkRpc } from './rpc';
+
+/** What a bulk operation is asked: a listing query of one type, an action, and how. */
+export interface BulkRequest {
+	/** The instances to act on: a listing query (`type` required; status, attributes, times, idPrefix, ...). */
+	query: Omit<ListQuery, 'limit' | 'order' | 'cursor'> & { type: string };
+	action: BulkAction;
+	/** Count what the query matches and act on nothing. */
+	dryRun?: boolean;
+	/** Instances acted on per second at most (default 50, at most 1,000). */
+	ratePerSecond?: number;
+}
+
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function jobStub(env: ShardflowEnv, id: string): BulkRpc {
+	if (typeof id !== 'string' || !JOB_ID.test(id)) throw new ValidationError(ErrorCode.InvalidId, 'a bulk operation id is the UUID its start answered');
+	return namespace(env).getByName(`${BULK_PREFIX}${id}`) as unknown as BulkRpc;
+}
+
+/**
+ * Bulk operations by query: a durable job in its own object that walks the query through the
+ * index and applies the action to each instance still matching when reached (docs/bulk-operations.md).
+ * @example const job = await bulk.start(env, registry, { query: { type: 'payment', attributes: { customerId: '42' } }, action: { kind: 'terminate' } });
+ */
+export const bulk = {
+	async start(env: ShardflowEnv, layout: IndexLayout, request: BulkRequest): Promise<BulkProgress> {
+		if (typeof request !== 'object' || request === null) throw new ValidationError(ErrorCode.InvalidQuery, 'give {query, action}');
+		const query = request.query as BulkRequest['query'] | undefined;
+		if (typeof query !== 'object' || query === null || typeof query.type !== 'string') throw new ValidationError(ErrorCode.InvalidQuery, 'query needs a type: a bulk operation acts on one workflow type');
+		const filters = new IndexClient(env, layout).checkFilters(query as ListQuery);
+		const action = checkBulkAction(request.action);
+		const rate = request.ratePerSecond ?? DEFAULT_BULK_RATE;
+		if (!Number.isInteger(rate) || rate < 1 || rate > MAX_BULK_RATE) throw new ValidationError(ErrorCode.InvalidQuery, `ratePerSecond must be a whole number from 1 to ${MAX_BULK_RATE}`);
+		const id = uuidv7();
+		const { limit: _l, order: _o, cursor: _c, ...rest } = query as ListQuery & { type: string };
+		const spec: BulkSpec = { id, query: rest as BulkSpec['query'], filters: { ...filters, type: query.type }, action, dryRun: request.dryRun === true, ratePerSecond: rate };
+		return unwrap(jobStub(env, id).bulkStart(spec));
+	},
+	progress(env: ShardflowEnv, id: string): Promise<BulkProgress> {
+		return unwrap(jobStub(env, id).bulkProgress());
+	},
+	cancel(env: ShardflowEnv, id: string): Promise<BulkProgress> {
+		return unwrap(jobStub(env, id).bulkCancel());
+	},
+};

@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import {
+	cancelJob,
+	entryMatches,
+	jobProgress,
+	runTick,
+	startJob,
+	type BulkAction,
+	type BulkCounts,
+	type BulkHost,
+	type BulkItem,
+	type BulkJobRow,
+	type BulkSpec,
+	type BulkStore,
+} from '../../src/engine/bulk-job';
+import { ErrorCode, InvalidStateError } from '../../src/engine/errors';
+import type { IndexEntry } from '../../src/engine/index-entry';
+
+/** The job's storage in memory; `failAfter` throws from the n-th settle on, like a kill -9 between two writes. */
+class MemoryBulkStore implements BulkStore {
+	job: BulkJobRow | undefined;
+	items = new Map<string, BulkItem>();
+	counters = new Map<string, number>();
+	failAfter = Number.POSITIVE_INFINITY;
+	readJob() {
+		return this.job && structuredClone(this.job);
+	}
+	writeJob(job: BulkJobRow) {
+		this.job = structuredClone(job);
+	}
+	counts(): BulkCounts {
+		const out: BulkCounts = { matched: 0, done: 0, failed: 0, skipped: {} };
+		for (const [k, n] of this.counters) {
+			if (k.startsWith('skipped:')) out.skipped[k.slice(8)] = n;
+			else out[k as 'matched' | 'done' | 'failed'] = n;
+		}
+		return out;
+	}
+	readItem(id: string) {
+		return this.items.get(id);
+	}
+	actingItems() {
+		return [...this.items].filter(([, item]) => item.state === 'acting').map(([id]) => id);
+	}
+	settle(id: string, item: BulkItem, counters: string[]) {
+		if (this.failAfter-- <= 0) throw new Error('killed');
+		this.items.set(id, item);
+		for (const c of counters) this.counters.set(c, (this.counters.get(c) ?? 0) + 1);
+	}
+	countPage(n: number, cursor: string | null) {
+		this.counters.set('matched', (this.counters.get('matched') ?? 0) + n);
+		this.job!.cursor = cursor;
+	}
+}
+
+/** Instances and an index over them: the listing pages by keyset (its cursor), `current` reads the instance as it is now. */
+function world(n: number) {
+	const instances = new Map<string, IndexEntry>();
+	for (let i = 0; i < n; i++) {
+		const id = `inv-${String(i).padStart(3, '0')}`;
+		instances.set(id, { id, type: 'invoice', status: 'waiting', createdAt: 1000 - i, updatedAt: 1, version: 1, attributes: { customerId: i % 2 ? 'odd' : 'even' } });
+	}
+	const acted: string[] = [];
+	const store = new MemoryBulkStore();
+	let alarm: number | null = null;
+	let now = 10_000;
+	const host: BulkHost = {
+		now: () => now,
+		store,
+		async list(query, cursor, limit) {
+			const all = [...instances.values()].filter((e) => entryMatches(e, spec().filters) && query.type === e.type).sort((a, b) => b.createdAt - a.createdAt);
+			// Keyset, as the index pages: after the last createdAt seen, whatever changed since.
+			const rest = cursor ? all.filter((e) => e.createdAt < Number(cursor)) : all;
+			const items = rest.slice(0, limit).map((e) => ({ ...e }));
+			return { items, nextCursor: rest.length > limit ? String(items.at(-1)!.createdAt) : null };
+		},
+		async current(id) {
+			const e = instances.get(id);
+			return e ? { ...e } : null;
+		},
+		async act(id, action) {
+			const e = instances.get(id)!;
+			if (e.status === 'terminated') throw new InvalidStateError('already terminated');
+			acted.push(id);
+			if (action.kind === 'terminate') instances.set(id, { ...e, status: 'terminated', version: e.version + 1 });
+		},
+		setAlarm(at) {
+			alarm = at;
+		},
+	};
+	return { instances, acted, store, host, alarm: () => alarm, advance: (ms: number) => (now += ms) };
+}
+
+const spec = (over: Partial<BulkSpec> = {}): BulkSpec => ({
+	id: 'job-1',
+	query: { type: 'invoice', status: ['waiting'], attributes: { customerId: 'even' } },
+	filters: { type: 'invoice', status: ['waiting'], attributes: { customerId: { op: 'eq', value: 'even' } } },
+	action: { kind: 'terminate' } as BulkAction,
+	dryRun: false,
+	ratePerSecond: 10,
+	...over,
+});
+
+async function drain(w: ReturnType<typeof world>, ticks = 100) {
+	for (let i = 0; i < ticks && w.alarm() !== null; i++) {
+		await runTick(w.host);
+		w.advance(1000);
+	}
+}
+
+describe('bulk job', () => {
+	it('acts once on every instance the query matches, pages at its rate, and reports them done', async () => {
+		const w = world(45);
+		startJob(w.host, spec());
+		await runTick(w.host);
+		// 10 a second: the first tick takes 10 and waits a second for the next.
+		expect(w.acted).toHaveLength(10);
+		expect(w.alarm()).toBe(10_000 + 1000);
+		await drain(w);
+		const even = [...w.instances.values()].filter((e) => e.attributes!.customerId === 'even').map((e) => e.id);
+		expect([...w.acted].sort()).toEqual(even.sort());
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 23, done: 23, failed: 0, skipped: {} });
+		expect([...w.instances.values()].filter((e) => e.status === 'terminated')).toHaveLength(23);
+	});
+
+	it('skips and reports an instance that no longer matches when it is reached, and never acts on it', async () => {
+		const w = world(20);
+		startJob(w.host, spec({ ratePerSecond: 5 }));
+		await runTick(w.host);
+		// After the walk listed them, two instances change; the index has not caught up, so it still lists them.
+		const later = [...w.instances.values()].filter((e) => e.attributes!.customerId === 'even' && !w.acted.includes(e.id));
+		const moved = { ...later[0]!, attributes: { customerId: 'odd' }, version: 2 };
+		const finished = { ...later[1]!, status: 'completed' as const, version: 2 };
+		const current = w.host.current;
+		w.host.current = async (id) => (id === moved.id ? moved : id === finished.id ? finished : current(id));
+		await drain(w);
+		expect(w.acted).not.toContain(moved.id);
+		expect(w.acted).not.toContain(finished.id);
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 10, done: 8, skipped: { no_longer_matches: 2 } });
+	});
+
+	it('resumes after a crash between an action and its record without acting twice, and counts each instance once', async () => {
+		const w = world(30);
+		startJob(w.host, spec({ ratePerSecond: 100 }));
+		// Killed in the middle of the first tick: some items acting, their actions sent.
+		w.store.failAfter = 7;
+		await expect(runTick(w.host)).rejects.toThrow('killed');
+		// Every write fails until the actions in flight have landed: the process is gone.
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		w.store.failAfter = Number.POSITIVE_INFINITY;
+		expect(w.store.actingItems().length).toBeGreaterThan(0);
+		const actedBefore = w.acted.length;
+		expect(actedBefore).toBeGreaterThan(0);
+		await drain(w);
+		expect(new Set(w.acted).size).toBe(w.acted.length);
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 15, done: 15, failed: 0, skipped: {} });
+	});
+
+	it('counts without acting on a dry run', async () => {
+		const w = world(40);
+		startJob(w.host, spec({ dryRun: true }));
+		await drain(w);
+		expect(w.acted).toEqual([]);
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 20, done: 0 });
+	});
+
+	it('stops acting once cancelled, keeping what it did', async () => {
+		const w = world(40);
+		startJob(w.host, spec({ ratePerSecond: 5 }));
+		await runTick(w.host);
+		const progress = cancelJob(w.host);
+		expect(progress).toMatchObject({ state: 'cancelled', done: 5 });
+		await runTick(w.host);
+		expect(w.acted).toHaveLength(5);
+		expect(w.alarm()).toBeNull();
+	});
+
+	it('reports an instance the action refuses as skipped with its code, and another failure as failed', async () => {
+		const w = world(6);
+		const act = w.host.act;
+		w.host.act = async (id, action, job) => {
+			if (id === 'inv-002') throw new InvalidStateError('completed meanwhile');
+			if (id === 'inv-004') throw Object.assign(new Error('shard down'), { code: ErrorCode.Internal });
+			return act(id, action, job);
+		};
+		startJob(w.host, spec());
+		await drain(w);
+		expect(jobProgress(w.host)).toMatchObject({ matched: 3, done: 1, skipped: { INVALID_STATE: 1 }, failed: 1, errors: [{ id: 'inv-004', code: 'INTERNAL' }] });
+	});
+
+	it('answers the same job when started twice', () => {
+		const w = world(3);
+		const first = startJob(w.host, spec());
+		const again = startJob(w.host, spec({ action: { kind: 'pause' } }));
+		expect(again).toEqual(first);
+	});
+});

@@ -1,0 +1,100 @@
+import { runDurableObjectAlarm } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { bulk } from '../../src/client/bulk-client';
+import { instances } from '../../src/client/instance-client';
+import { BULK_PREFIX, type BulkProgress } from '../../src/engine/bulk-job';
+import { ErrorCode } from '../../src/engine/errors';
+import { settle, stub, testEnv, uniqueId } from '../helpers';
+import { testRegistry } from '../worker/index';
+import { api } from '../api/helpers';
+
+async function seed(customer: string, n: number, matchingEvery = 3) {
+	const ids = Array.from({ length: n }, (_, i) => `${customer}-${String(i).padStart(2, '0')}`);
+	await Promise.all(
+		ids.map((id, i) => instances.create(testEnv, { type: 'searchable', id, payload: { customerId: 'x' }, attributes: { customerId: i % matchingEvery === 0 ? `${customer}-other` : customer } })),
+	);
+	await Promise.all(ids.map(settle));
+	return { ids, matching: ids.filter((_, i) => i % matchingEvery !== 0), others: ids.filter((_, i) => i % matchingEvery === 0) };
+}
+
+/** Fires the job's alarm until it stops (each tick is one alarm, as in production). */
+async function runJob(id: string): Promise<BulkProgress> {
+	for (let i = 0; i < 200; i++) {
+		const ran = await runDurableObjectAlarm(stub(`${BULK_PREFIX}${id}`));
+		const progress = await bulk.progress(testEnv, id);
+		if (!ran || progress.state !== 'running') return progress;
+	}
+	throw new Error('the job did not finish');
+}
+
+describe('bulk operations', () => {
+	it('terminates exactly the instances an attribute query matches, across shards, and reports each done', async () => {
+		const customer = uniqueId('bulk-term');
+		const { matching, others } = await seed(customer, 24);
+		const started = await bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'terminate' }, ratePerSecond: 5 });
+		expect(started).toMatchObject({ state: 'running', matched: 0, done: 0 });
+		const progress = await runJob(started.id);
+		expect(progress).toMatchObject({ state: 'completed', matched: matching.length, done: matching.length, failed: 0, skipped: {} });
+		for (const id of matching) expect((await instances.status(testEnv, { id })).status).toBe('terminated');
+		for (const id of others) expect((await instances.status(testEnv, { id })).status).toBe('waiting');
+	});
+
+	it('sends an event to each matching instance once, with an idempotency key per instance', async () => {
+		const customer = uniqueId('bulk-event');
+		const { matching } = await seed(customer, 9);
+		const { id } = await bulk.start(testEnv, testRegistry, {
+			query: { type: 'searchable', status: ['waiting'], attributes: { customerId: customer } },
+			action: { kind: 'sendEvent', event: 'advance', payload: { stage: 'bulk', done: true } },
+			ratePerSecond: 1000,
+		});
+		const progress = await runJob(id);
+		expect(progress).toMatchObject({ state: 'completed', matched: matching.length, done: matching.length });
+		await Promise.all(matching.map(settle));
+		for (const instance of matching) expect(await instances.status(testEnv, { id: instance })).toMatchObject({ status: 'completed', output: 'bulk' });
+	});
+
+	it('counts on a dry run and acts on nothing', async () => {
+		const customer = uniqueId('bulk-dry');
+		const { matching, ids } = await seed(customer, 12);
+		const { id } = await bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'terminate' }, dryRun: true });
+		expect(await runJob(id)).toMatchObject({ state: 'completed', dryRun: true, matched: matching.length, done: 0 });
+		for (const instance of ids) expect((await instances.status(testEnv, { id: instance })).status).toBe('waiting');
+	});
+
+	it('refuses a query on an undeclared attribute or an unknown action before starting anything', async () => {
+		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { region: 'eu' } } as never, action: { kind: 'terminate' } })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
+		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable' }, action: { kind: 'explode' } as never })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
+	});
+});
+
+describe('bulk operations over HTTP', () => {
+	it('starts a job with 202, answers its progress and cancels it', async () => {
+		const customer = uniqueId('bulk-http');
+		const { matching } = await seed(customer, 6);
+		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'pause' }, ratePerSecond: 1000 });
+		expect(res.status).toBe(202);
+		const progress = await runJob(res.json.id);
+		expect(progress).toMatchObject({ state: 'completed', done: matching.length });
+		const got = await api('GET', `/bulk/${res.json.id}`);
+		expect(got.json).toMatchObject({ id: res.json.id, state: 'completed', matched: matching.length, done: matching.length });
+		for (const id of matching) expect((await instances.status(testEnv, { id })).status).toBe('paused');
+		const cancelled = await api('POST', `/bulk/${res.json.id}/cancel`);
+		expect(cancelled.json.state).toBe('completed');
+	});
+
+	it.for([
+		['an undeclared attribute', { query: { type: 'searchable', attributes: { region: 'eu' } }, action: { kind: 'terminate' } }, 'INVALID_QUERY'],
+		['an unknown action', { query: { type: 'searchable' }, action: { kind: 'explode' } }, 'INVALID_REQUEST'],
+		['no type', { query: {}, action: { kind: 'terminate' } }, 'INVALID_REQUEST'],
+		['a rate above the limit', { query: { type: 'searchable' }, action: { kind: 'pause' }, ratePerSecond: 5000 }, 'INVALID_REQUEST'],
+	] as const)('answers 400 for %s and starts nothing', async ([, body, code]) => {
+		const res = await api('POST', '/workflows/bulk', body);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe(code);
+	});
+
+	it('answers 404 for a job that does not exist and 400 for an id that cannot be one', async () => {
+		expect((await api('GET', '/bulk/01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f')).status).toBe(404);
+		expect((await api('GET', '/bulk/not-a-job')).status).toBe(400);
+	});
+});
