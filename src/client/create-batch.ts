@@ -17,6 +17,8 @@ export interface BatchCreateItem {
 	/** Omit for a UUIDv7 (chosen before the call, so a refused item still names its id). */
 	id?: string;
 	payload?: unknown;
+	/** Search attributes the type declares (as `create` takes them). */
+	attributes?: Record<string, unknown>;
 }
 
 /**
@@ -78,7 +80,7 @@ async function createOne(env: ShardflowEnv, item: BatchCreateItem, checkType: ((
 	const id = item?.id ?? uuidv7();
 	try {
 		checkType?.(type);
-		const created = await callOperation(env, 'create', { type, id, payload: item.payload });
+		const created = await callOperation(env, 'create', { type, id, payload: item.payload, ...(item.attributes !== undefined ? { attributes: item.attributes } : {}) });
 		return { result: created.created ? 'created' : 'existing', id: created.id, type: created.type, status: created.status };
 	} catch (error) {
 		return { result: 'refused', id: typeof id === 'string' ? id : null, type, error: toErrorBody(error) };
