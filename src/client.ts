@@ -20,6 +20,8 @@ export { limiterInfo } from './client/limiter-client';
 export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
 export type { LimiterInfo } from './engine/limiter';
 export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
+export { bulk, type BulkRequest } from './client/bulk-client';
+export type { BulkAction, BulkProgress, BulkState } from './engine/bulk-job';
 export { deleteBatch, MAX_BATCH_DELETE, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
 export { IndexClient, type CountByQuery, type ListPage, type ListQuery, type TypedIndexReads, type TypedListPage, type TypedIndexEntry } from './client/index-client';
 export { watchIndex, openIndexWatch, WATCH_CLIENT_BUFFER, type WatchEvent, type WatchQuery } from './client/index-watch';
