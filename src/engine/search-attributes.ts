@@ -91,6 +91,12 @@ export type CheckedCondition =
 export const MAX_IN_VALUES = 20;
 /** Attribute conditions one listing may combine. */
 export const MAX_ATTRIBUTE_FILTERS = 8;
+/**
+ * Values of all the `in` lists of one listing together: a list on an attribute that does not
+ * drive the shard's walk is bound in one statement, and a statement takes at most 100 bound
+ * parameters (src/runtime/sql-limits.ts); 40 leaves room for statuses, bounds and the keyset.
+ */
+export const MAX_LIST_VALUES_PER_QUERY = 40;
 
 /** Checks a class's `static attributes` (when the registry is built): names, kinds, count. */
 export function checkAttributeDeclaration(type: string, declared: unknown): AttributeDeclaration {
@@ -190,6 +196,8 @@ export function checkAttributeFilters(type: string, declared: AttributeDeclarati
 	const entries = Object.entries(filters).filter(([, c]) => c !== undefined);
 	if (entries.length > MAX_ATTRIBUTE_FILTERS) throw new ValidationError(code, `at most ${MAX_ATTRIBUTE_FILTERS} attribute conditions per query`);
 	const checked: Record<string, CheckedCondition> = {};
+	const listed = entries.reduce((n, [, c]) => n + (Array.isArray(c) ? c.length : 0), 0);
+	if (listed > MAX_LIST_VALUES_PER_QUERY) throw new ValidationError(code, `the lists of one query hold at most ${MAX_LIST_VALUES_PER_QUERY} values together, got ${listed}`);
 	for (const [name, condition] of entries) {
 		const kind = kindOf(type, declared, name, code);
 		const what = `attr.${name} (${kind})`;

@@ -175,6 +175,27 @@ describe('attribute queries across shards and pages', () => {
 	});
 });
 
+describe('attribute queries within the SQL limits', () => {
+	it('answers the largest query the checks allow in statements of at most 100 bound parameters', async () => {
+		const many = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+		// Two lists of 20 (one drives, one is bound whole), every status, a range and a time filter.
+		const page = await index().list({
+			type: 'searchable', limit: 1000, idPrefix: 'none-such', createdAfter: 0, updatedBefore: Date.now() + 1,
+			status: ['running', 'waiting', 'completed', 'errored', 'terminated', 'paused', 'sleeping', 'created', 'queued', 'diverged', 'rolling_back'],
+			attributes: { customerId: many('c', 20), stage: many('s', 20), amount: { gte: 0, lt: 10 }, vip: true, dueAt: { gt: 0 } },
+		});
+		expect(page.items).toEqual([]);
+	});
+
+	it('refuses lists that hold more than 40 values together with INVALID_QUERY', async () => {
+		const many = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
+		await expect(index().list({ type: 'searchable', attributes: { customerId: many(20), stage: many(20), vip: [true, false] } })).rejects.toMatchObject({
+			code: ErrorCode.InvalidQuery,
+			message: expect.stringMatching(/at most 40 values/),
+		});
+	});
+});
+
 describe('attributes through the index guarantees', () => {
 	it('keeps the attributes of the newest version when an older delivery arrives late, and drops them with a tombstone', async () => {
 		const id = uniqueId('attr-late');
