@@ -95,7 +95,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 	it('shows the API\'s 400 for a list query it refuses (order=sideways) instead of ignoring it', async () => {
 		const page = await open(browser, `${server.url}/dashboard/instances?type=payment&order=sideways`);
 		const banner = page.locator('.banner.error[role="alert"]');
-		expect(await banner.textContent()).toBe('INVALID_QUERY order: Invalid option: expected one of "created"|"updated"');
+		expect(await banner.textContent()).toBe('INVALID_QUERY order: must be created, updated, attr.NAME or -attr.NAME');
 		expect(await page.locator('#instances tbody tr').count()).toBe(0);
 		expect(await page.locator('#empty').textContent()).toContain('Fix the filter above');
 		// No live feed fills in another list under the error, however long the page stays open.
