@@ -61,6 +61,36 @@ describe('bulk operations', () => {
 		for (const instance of ids) expect((await instances.status(testEnv, { id: instance })).status).toBe('waiting');
 	});
 
+	it('pauses, resumes, terminates, restarts, re-indexes and deletes the matching instances, each action once, and reports a refused one as skipped', async () => {
+		const customer = uniqueId('bulk-actions');
+		const { matching, others } = await seed(customer, 6);
+		const query = { type: 'searchable', attributes: { customerId: customer } };
+		const run = async (action: Parameters<typeof bulk.start>[2]['action'], status?: string[]) =>
+			runJob((await bulk.start(testEnv, testRegistry, { query: { ...query, ...(status ? { status: status as never } : {}) }, action, ratePerSecond: 1000 })).id);
+
+		expect(await run({ kind: 'pause' }, ['waiting'])).toMatchObject({ done: matching.length });
+		await Promise.all(matching.map(settle));
+		expect(await run({ kind: 'resume' }, ['paused'])).toMatchObject({ done: matching.length });
+		await Promise.all(matching.map(settle));
+		for (const id of matching) expect((await instances.status(testEnv, { id })).status).toBe('waiting');
+
+		// A restart applies to a finished run: a waiting one refuses it, and the job reports that.
+		expect(await run({ kind: 'restart' })).toMatchObject({ done: 0, skipped: { INVALID_STATE: matching.length } });
+		expect(await run({ kind: 'terminate' })).toMatchObject({ done: matching.length });
+		await Promise.all(matching.map(settle));
+		const before = await Promise.all(matching.map((id) => instances.status(testEnv, { id })));
+		expect(await run({ kind: 'restart' }, ['terminated'])).toMatchObject({ done: matching.length });
+		await Promise.all(matching.map(settle));
+		const after = await Promise.all(matching.map((id) => instances.status(testEnv, { id })));
+		expect(after.map((s, i) => s.generation - before[i]!.generation)).toEqual(matching.map(() => 1));
+
+		expect(await run({ kind: 'reindex' })).toMatchObject({ done: matching.length, failed: 0 });
+
+		expect(await run({ kind: 'delete', terminate: true, archive: false })).toMatchObject({ done: matching.length, failed: 0 });
+		for (const id of matching) await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
+		for (const id of others) expect((await instances.status(testEnv, { id })).status).toBe('waiting');
+	});
+
 	it('refuses a query on an undeclared attribute or an unknown action before starting anything', async () => {
 		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { region: 'eu' } } as never, action: { kind: 'terminate' } })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
 		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable' }, action: { kind: 'explode' } as never })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
