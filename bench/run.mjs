@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 import { fanOut } from './lib/stream-bench.mjs';
+import { costModel } from './lib/cost-model.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string }} */
@@ -38,8 +39,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30, streamSubscribers: 5, streamMessages: 5 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500, streamSubscribers: 1000, streamMessages: 20 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30, streamSubscribers: 5, streamMessages: 5, sqlSteps: 20, stampSteps: 50, costReps: 1 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500, streamSubscribers: 1000, streamMessages: 20, sqlSteps: 1000, stampSteps: 1020, costReps: 3 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -165,6 +166,50 @@ try {
 		cf: marginal('/cf/run', size.steps),
 		floor: marginal('/floor/run', size.steps * 10),
 	});
+
+	// (b2) what a step writes, as Cloudflare bills it: the cursors' rowsWritten / rowsRead and statements of a run of N
+	// steps minus those of a run of none, per step (bench/sql-meter.ts). The history triggers' rows are in rowsWritten;
+	// the row below it leaves them out (rows the step's own statements write). Floor: one INSERT OR REPLACE per step.
+	/** @type {{ rowsWritten: number, rowsRead: number, statements: number, historyRows: number }} */
+	let sqlPerStep = { rowsWritten: NaN, rowsRead: NaN, statements: NaN, historyRows: NaN };
+	{
+		const empty = await post('/ours/sql-cost', { steps: 0 });
+		const full = await post('/ours/sql-cost', { steps: size.sqlSteps });
+		const per = (key) => (full[key] - empty[key]) / size.sqlSteps;
+		sqlPerStep = { rowsWritten: per('rowsWritten'), rowsRead: per('rowsRead'), statements: per('statements'), historyRows: per('historyRows') };
+		const floorRows = (await post('/floor/run', PARAMS(size.sqlSteps))).rowsWritten / size.sqlSteps;
+		const one = (v) => ({ median: v, min: NaN, max: NaN });
+		results.push({ name: `SQLite rows written per step (cursor rowsWritten, history triggers' rows included; ${size.sqlSteps} steps minus 0)`, unit: 'rows/step', better: 'lower', ours: one(sqlPerStep.rowsWritten), floor: one(floorRows) });
+		results.push({ name: "SQLite rows written per step without the history triggers' rows (the step's own statements)", unit: 'rows/step', better: 'lower', ours: one(sqlPerStep.rowsWritten - sqlPerStep.historyRows), floor: one(floorRows) });
+		results.push({ name: 'SQLite rows read per step (cursor rowsRead)', unit: 'rows/step', better: 'lower', ours: one(sqlPerStep.rowsRead) });
+		results.push({ name: 'SQL statements per step (sql.exec calls; the triggers run inside them)', unit: 'statements/step', better: 'lower', ours: one(sqlPerStep.statements), floor: one(1) });
+		results.push({ name: 'SQLite rows written by a run of 0 steps (create, status changes, index outbox)', unit: 'rows/run', better: 'lower', ours: one(empty.rowsWritten) });
+		console.error(`  sql per step: ${JSON.stringify(sqlPerStep)}, floor rows ${floorRows}, 0-step run ${empty.rowsWritten} rows written`);
+	}
+
+	// (b3) after Vercel Workflow's public CI benchmark: ${size.stampSteps} trivial sequential steps; each step returns Date.now()
+	// as it starts. Time to first step: from the create sent (the bench Worker's clock) to the first stamp; time between
+	// steps: consecutive stamps. workerd's clock has millisecond steps and stands still while code runs, so a gap is 0 ms
+	// unless I/O (a commit, a yield) came between; the mean (last - first) / (n - 1) is given beside the quantiles.
+	/** @type {Record<'ours' | 'cf', { first: number[], p50: number[], p99: number[], mean: number[] }>} */
+	const stampFigures = { ours: { first: [], p50: [], p99: [], mean: [] }, cf: { first: [], p50: [], p99: [], mean: [] } };
+	for (let rep = 0; rep < size.reps; rep++) {
+		for (const engine of /** @type {const} */ (['ours', 'cf'])) {
+			const { sentAt, stamps } = await post(`/${engine}/stamps`, { steps: size.stampSteps });
+			if (!Array.isArray(stamps) || stamps.length !== size.stampSteps) throw new Error(`${engine} stamps run answered ${JSON.stringify(stamps).slice(0, 200)}`);
+			const gaps = stamps.slice(1).map((t, i) => t - stamps[i]);
+			const f = stampFigures[engine];
+			f.first.push(stamps[0] - sentAt);
+			f.p50.push(quantile(gaps, 0.5));
+			f.p99.push(quantile(gaps, 0.99));
+			f.mean.push((stamps.at(-1) - stamps[0]) / (stamps.length - 1));
+		}
+	}
+	const spread = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values), samples: values });
+	for (const [key, label] of /** @type {const} */ ([['first', 'time to first step (create sent -> first step starts)'], ['p50', 'time between steps p50'], ['p99', 'time between steps p99'], ['mean', 'time between steps, mean ((last - first) / (n - 1))']])) {
+		results.push({ name: `${size.stampSteps} sequential steps (after Vercel Workflow's CI benchmark): ${label}`, unit: 'ms', better: 'lower', ours: spread(stampFigures.ours[key]), cf: spread(stampFigures.cf[key]) });
+	}
+	console.error(`  stamps: ${JSON.stringify(Object.fromEntries(Object.entries(stampFigures).map(([k, v]) => [k, Object.fromEntries(Object.entries(v).map(([q, xs]) => [q, median(xs)]))])))}`);
 
 	// (c) many instances at once
 	const fanout = (path) => async () => {
@@ -422,6 +467,17 @@ try {
 	const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values), samples: values });
 	results.push({ name: `streams: messages delivered per second to ${size.streamSubscribers} subscribers (${size.streamMessages} messages ${streamShape.gapMs} ms apart)`, unit: 'msg/s', better: 'higher', ours: summary(fan.rate) });
 	results.push({ name: `streams: workerd peak memory over idle with ${size.streamSubscribers} subscribers of one instance`, unit: 'MiB', better: 'lower', ours: summary(fan.memory) });
+	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
+	/** @type {Record<string, { wallMs: number, statements: number, rowsRead: number, rowsWritten: number, requests: number, bytes: number, bytesWhileSleeping?: number }>} */
+	const costInputs = {};
+	for (const scenario of ['trivial', 'fetch', 'sleep', 'children']) {
+		const runs = [];
+		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario }));
+		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
+		costInputs[scenario] = { wallMs: m('wallMs'), statements: m('statements'), rowsRead: m('rowsRead'), rowsWritten: m('rowsWritten'), requests: m('requests'), bytes: m('bytes'), ...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}) };
+		console.error(`  cost ${scenario}: ${JSON.stringify(costInputs[scenario])}`);
+	}
+	const cost = costModel(costInputs);
 
 	// Storage cost
 	const ours = await post('/size/ours', { steps: size.storageSteps });
@@ -442,12 +498,12 @@ try {
 		cf: 'not readable: the local Workflows engine keeps its storage private',
 	};
 
-	report(storage);
+	report(storage, cost);
 } finally {
 	await server.stop();
 }
 
-function report(storage) {
+function report(storage, cost) {
 	const fmt = (v) => (v === undefined || Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toFixed(4));
 	const cell = (r) => (r ? `${fmt(r.median)}${Number.isFinite(r.min) ? ` (${fmt(r.min)}-${fmt(r.max)})` : ''}` : '-');
 	const ratio = (a, b, better) => (a && b && a.median > 0 && b.median > 0 ? `${fmt(better === 'higher' ? a.median / b.median : b.median / a.median)}x` : '-');
@@ -467,12 +523,13 @@ function report(storage) {
 		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
 		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention: ${fmt(storage.schemaObjectsLeftAfterRetention)} tables and no rows; databaseSize ${fmt(storage.bytesLeftAfterRetention)} B, an empty SQLite database's first page (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B; see docs/decisions.md "Bytes left after a deletion"); cf: ${storage.cf}.`,
 	];
-	console.log(`\n${md}\n\n${notes.join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`);
+	const costMd = cost.markdown;
+	console.log(`\n${md}\n\n${notes.join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`);
 	mkdirSync(outDir, { recursive: true });
 	const stamp = new Date().toISOString();
-	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, results }, null, 2));
+	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, cost: cost.figures, results }, null, 2));
 	writeFileSync(
 		join(outDir, `${resultName}.md`),
-		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}\n`,
+		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}\n`,
 	);
 }

@@ -8,6 +8,7 @@ import { defineRegistry } from '../src/engine/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
+import { SqlMeter, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
 	BenchWorkflow,
 	BenchWorkflow16,
@@ -24,6 +25,10 @@ import {
 	BigHistoryWorkflow,
 	FetcherWorkflow,
 	StreamerWorkflow,
+	CostedWorkflow,
+	CostedFetchWorkflow,
+	CostedSleepWorkflow,
+	CostedChildrenWorkflow,
 	type BenchParams,
 } from './workflows';
 
@@ -46,13 +51,46 @@ const registry = defineRegistry({
 	fetcher: { workflow: FetcherWorkflow },
 	// Live streams: fan-out to many subscribers of one instance, emit-to-receive latency.
 	streamer: { workflow: StreamerWorkflow },
+	// The cost figures (bench/run.mjs "cost"): their instances ("q-...") and index shards count their SQL and requests.
+	costed: { workflow: CostedWorkflow },
+	'costed-fetch': { workflow: CostedFetchWorkflow },
+	'costed-sleep': { workflow: CostedSleepWorkflow },
+	'costed-children': { workflow: CostedChildrenWorkflow },
 });
+
+/** Objects whose SQL and requests the cost figures count: their instances ("q-...") and the costed types' index shards. */
+const metered = (name: string | undefined) => name !== undefined && (name.startsWith('q-') || name.startsWith('__index:costed'));
+/** Requests (RPC calls and alarms) that reached a metered object, as Cloudflare bills them; the bench's own hooks, status polls and the internal `call` router left out. */
+let meteredRequests = 0;
+const meteredByMethod = new Map<string, number>();
+const UNBILLED = new Set(['constructor', 'settle', 'sqlReading', 'historyRows', 'databaseSize', 'schemaObjects', 'subrequests', 'describe', 'steps', 'history', 'fetch', 'webSocketClose', 'call']);
 
 manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
 manualChildren.sendEvent = (env, id, event, payload) => instances.sendEvent(env as Env, { id, event, payload });
 
 /** Our engine, with one extra read for the storage-cost figures. */
 export class WorkflowRunner extends createWorkflowRunner(registry) {
+	private readonly sqlMeter: SqlMeter | undefined;
+
+	constructor(ctx: DurableObjectState, env: Env) {
+		// Only the instances of the SQL-cost rows (ids "q-..."), so no other figure pays for the counting. Installed
+		// before the storage layer captures `exec`: every statement of the engine is counted.
+		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql) : undefined;
+		super(ctx, env as never);
+		this.sqlMeter = sqlMeter;
+	}
+
+	/** Statements, rows read and rows written by this object's SQLite so far (bench/sql-meter.ts; "q-" instances only). */
+	sqlReading(): SqlMeterReading {
+		if (!this.sqlMeter) throw new Error('only instances whose id starts with "q-" count their SQL');
+		return this.sqlMeter.reading();
+	}
+
+	/** Rows in the object's history table (what the step triggers append is counted there too). */
+	historyRows(): number {
+		return Number([...this.ctx.storage.sql.exec('SELECT count(*) AS n FROM history')][0]?.n ?? 0);
+	}
+
 	/** Benchmark hook (this Worker only): resolves once the replay loop (and index delivery, unless `index: false`) is idle. */
 	settle(options?: { index?: boolean }): Promise<void> {
 		return this.role?.kind === 'instance' ? this.role.idle(options) : Promise.resolve();
@@ -77,6 +115,26 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	}
 }
 
+// Every RPC method and the alarm of a metered object count one request (the bench's own hooks excepted).
+for (let proto = WorkflowRunner.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+	for (const key of Object.getOwnPropertyNames(proto)) {
+		const method = Object.getOwnPropertyDescriptor(proto, key)?.value;
+		if (UNBILLED.has(key) || typeof method !== 'function' || Object.prototype.hasOwnProperty.call(WorkflowRunner.prototype, `__counted_${key}`)) continue;
+		Object.defineProperty(WorkflowRunner.prototype, `__counted_${key}`, { value: true });
+		Object.defineProperty(WorkflowRunner.prototype, key, {
+			value(this: { ctx: DurableObjectState }, ...args: unknown[]) {
+				if (metered(this.ctx.id.name)) {
+					meteredRequests++;
+					meteredByMethod.set(key, (meteredByMethod.get(key) ?? 0) + 1);
+				}
+				return method.apply(this, args);
+			},
+			writable: true,
+			configurable: true,
+		});
+	}
+}
+
 // The create's invocation runs the first pass: its subrequests count too.
 const create = (WorkflowRunner.prototype as unknown as Record<string, (input: unknown) => Promise<unknown>>).create!;
 Object.defineProperty(WorkflowRunner.prototype, 'create', {
@@ -89,11 +147,12 @@ Object.defineProperty(WorkflowRunner.prototype, 'create', {
 
 /** The floor: what one step must do at minimum, one SQLite write, and nothing else. */
 export class FloorObject extends DurableObject {
-	run(steps: number): number {
+	run(steps: number): { steps: number; rowsWritten: number } {
 		const sql = this.ctx.storage.sql;
 		sql.exec('CREATE TABLE IF NOT EXISTS steps (name TEXT PRIMARY KEY, result TEXT, status TEXT)');
-		for (let i = 0; i < steps; i++) sql.exec('INSERT OR REPLACE INTO steps VALUES (?, ?, ?)', `s${i}`, JSON.stringify(i), 'completed');
-		return steps;
+		let rowsWritten = 0;
+		for (let i = 0; i < steps; i++) rowsWritten += sql.exec('INSERT OR REPLACE INTO steps VALUES (?, ?, ?)', `s${i}`, JSON.stringify(i), 'completed').rowsWritten;
+		return { steps, rowsWritten };
 	}
 	databaseSize(): number {
 		return this.ctx.storage.sql.databaseSize;
@@ -103,7 +162,12 @@ export class FloorObject extends DurableObject {
 /** The peer: the same workload on Cloudflare Workflows. */
 export class BenchCfWorkflow extends WorkflowEntrypoint<Env, BenchParams> {
 	override async run(event: Readonly<WorkflowEvent<BenchParams>>, step: WorkflowStep) {
-		const { steps, sleepEvery = 0, wait = false } = event.payload;
+		const { steps, sleepEvery = 0, wait = false, stamp = false } = event.payload;
+		if (stamp) {
+			const stamps: number[] = [];
+			for (let i = 0; i < steps; i++) stamps.push(await step.do(`s${i}`, async () => Date.now()));
+			return stamps;
+		}
 		let total = 0;
 		for (let i = 0; i < steps; i++) {
 			total += await step.do(`s${i}`, async () => i);
@@ -126,13 +190,13 @@ const CF_FINISHED = new Set(['complete', 'errored', 'terminated']);
 
 const POLL_LIMIT_MS = 120_000;
 
-async function oursDone(env: Env, id: string, until: (status: string) => boolean = (s) => FINISHED.has(s)) {
+async function oursDone(env: Env, id: string, until: (status: string) => boolean = (s) => FINISHED.has(s), pollMs = 1) {
 	const stub = instanceStub(env, id) as unknown as { settle(options: { index: boolean }): Promise<void> };
 	for (const deadline = Date.now() + POLL_LIMIT_MS; Date.now() < deadline; ) {
 		await stub.settle({ index: false }); // the workflow's own progress, not its index delivery
 		const { status } = await instances.status(env, { id });
 		if (until(status)) return status;
-		await pause(1);
+		await pause(pollMs);
 	}
 	throw new Error(`instance ${id} did not reach the expected status in time`);
 }
@@ -199,7 +263,8 @@ app.post('/cf/run', async (c) => {
 app.post('/floor/run', async (c) => {
 	const { params } = await c.req.json<{ params: BenchParams }>();
 	const stub = c.env.FLOOR.get(c.env.FLOOR.idFromName(newId('f')));
-	return c.json({ steps: await stub.run(params.steps) });
+	const { steps, rowsWritten } = await stub.run(params.steps);
+	return c.json({ steps, rowsWritten });
 });
 
 // Event round trip: /prepare leaves an instance waiting; /event sends and waits for completion.
@@ -230,6 +295,75 @@ app.post('/ours/child-round-trip', async (c) => {
 	const { how } = await c.req.json<{ how: 'invoke' | 'manual' }>();
 	const { id } = await instances.create(c.env, { type: how === 'invoke' ? 'invoke-parent' : 'manual-parent', id: newId(how === 'invoke' ? 'i' : 'm'), payload: {} });
 	return c.json({ id, status: await oursDone(c.env, id) });
+});
+
+// Rows written and statements per step: an instance run to completion, then its object's SQL meter and history rows.
+app.post('/ours/sql-cost', async (c) => {
+	const { steps } = await c.req.json<{ steps: number }>();
+	const { id } = await instances.create(c.env, { type: 'bench', id: newId('q'), payload: { steps } });
+	await oursDone(c.env, id);
+	const stub = instanceStub(c.env, id) as unknown as { settle(): Promise<void>; sqlReading(): Promise<SqlMeterReading>; historyRows(): Promise<number> };
+	await stub.settle(); // index delivery included: every write of the run
+	return c.json({ id, ...(await stub.sqlReading()), historyRows: await stub.historyRows() });
+});
+
+// Cost figures: one run of a scenario on the metered types, to completion (index delivery included); what it cost in
+// statements, rows, requests to objects, wall time, and the bytes its instance keeps.
+app.post('/cost/run', async (c) => {
+	const { scenario, sleepMs = 1000 } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children'; sleepMs?: number }>();
+	const plan = {
+		trivial: { type: 'costed', payload: { steps: 10 } },
+		fetch: { type: 'costed-fetch', payload: { n: 10, ms: 200 } },
+		sleep: { type: 'costed-sleep', payload: { sleepMs } },
+		children: { type: 'costed-children', payload: { n: 10 } },
+	}[scenario];
+	const before = { ...totalSqlReading(), requests: meteredRequests };
+	const startedAt = Date.now();
+	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId('q'), payload: plan.payload });
+	let bytesWhileSleeping: number | undefined;
+	const stub = instanceStub(c.env, id) as unknown as { settle(options?: { index: boolean }): Promise<void>; databaseSize(): Promise<number> };
+	if (scenario === 'sleep') {
+		await oursDone(c.env, id, (s) => s === 'sleeping' || FINISHED.has(s), 100);
+		bytesWhileSleeping = await stub.databaseSize();
+	}
+	// Polled every 100 ms: a status read costs rows read too, and the polls are the bench's, not the run's.
+	const status = await oursDone(c.env, id, undefined, 100);
+	const wallMs = Date.now() - startedAt;
+	if (status !== 'completed') throw new Error(`cost run ${id} ended ${status}`);
+	await stub.settle(); // index delivery included
+	const after = { ...totalSqlReading(), requests: meteredRequests };
+	return c.json({
+		id,
+		wallMs,
+		statements: after.statements - before.statements,
+		rowsRead: after.rowsRead - before.rowsRead,
+		rowsWritten: after.rowsWritten - before.rowsWritten,
+		requests: after.requests - before.requests,
+		bytes: await stub.databaseSize(),
+		bytesWhileSleeping,
+		byMethod: Object.fromEntries(meteredByMethod),
+	});
+});
+
+// Time between steps (after Vercel Workflow's CI benchmark): a run of `steps` trivial steps that each return Date.now()
+// as they start; answers when the create was sent and the stamps (workerd's clock: milliseconds, frozen while code runs).
+app.post('/ours/stamps', async (c) => {
+	const { steps } = await c.req.json<{ steps: number }>();
+	const sentAt = Date.now();
+	const { id } = await instances.create(c.env, { type: 'bench', id: newId('o'), payload: { steps, stamp: true } });
+	const status = await oursDone(c.env, id);
+	if (status !== 'completed') throw new Error(`stamps run ${id} ended ${status}`);
+	const { output } = (await instances.status(c.env, { id })) as { output?: unknown };
+	return c.json({ sentAt, doneAt: Date.now(), stamps: output });
+});
+app.post('/cf/stamps', async (c) => {
+	const { steps } = await c.req.json<{ steps: number }>();
+	const sentAt = Date.now();
+	const instance = await c.env.CF_WORKFLOW.create({ id: newId('c'), params: { steps, stamp: true } });
+	const status = await cfDone(c.env, instance.id);
+	if (status !== 'complete') throw new Error(`stamps run ${instance.id} ended ${status}`);
+	const { output } = await instance.status();
+	return c.json({ sentAt, doneAt: Date.now(), stamps: output });
 });
 
 // Waits until an instance has finished (responsiveness rows: the next measurement starts on a quiet isolate).

@@ -7,6 +7,8 @@ export interface BenchParams {
 	sleepEvery?: number;
 	/** Wait for the event "go" after the steps. */
 	wait?: boolean;
+	/** Each step returns `Date.now()` as it starts, and the run returns them all (time between steps). */
+	stamp?: boolean;
 }
 
 /** `steps` CPU-light steps, optional sleeps, an optional event wait; one class per type name. */
@@ -14,7 +16,12 @@ function benchWorkflow<T extends string>(type: T) {
 	return class BenchWorkflow extends Workflow<BenchParams, number> {
 		static override readonly type = type;
 		static override events = { go: {} as { n: number } };
-		async run(step: Step<typeof BenchWorkflow.events>, { steps, sleepEvery = 0, wait = false }: BenchParams) {
+		async run(step: Step<typeof BenchWorkflow.events>, { steps, sleepEvery = 0, wait = false, stamp = false }: BenchParams): Promise<any> {
+			if (stamp) {
+				const stamps: number[] = [];
+				for (let i = 0; i < steps; i++) stamps.push(await step.do(`s${i}`, async () => Date.now()));
+				return stamps;
+			}
 			let total = 0;
 			for (let i = 0; i < steps; i++) {
 				total += await step.do(`s${i}`, async () => i);
@@ -32,6 +39,39 @@ export const BenchWorkflow = benchWorkflow('bench');
 export const BenchWorkflow16 = benchWorkflow('bench16');
 /** The same workflow on a type that keeps completed instances one second (storage left after retention). */
 export const ExpiringWorkflow = benchWorkflow('expiring');
+
+/** The cost figures' workflows (type names "costed*", ids "q-...": their objects and index shard count their SQL). */
+export const CostedWorkflow = benchWorkflow('costed');
+
+/** `n` steps that each await an outside API answering after `ms`: an object billed while a step awaits I/O. */
+export class CostedFetchWorkflow extends Workflow<{ n: number; ms: number }, number> {
+	static override readonly type = 'costed-fetch';
+	async run(step: Step, { n, ms }: { n: number; ms: number }) {
+		let ok = 0;
+		for (let i = 0; i < n; i++) ok += await step.do(`call-${i}`, async () => ((await fetch(`http://outside.test/delay/${ms}`)).ok ? 1 : 0));
+		return ok;
+	}
+}
+
+/** A step, a sleep of `sleepMs`, a step: the rows and requests of a run that sleeps 7 days are these. */
+export class CostedSleepWorkflow extends Workflow<{ sleepMs: number }, number> {
+	static override readonly type = 'costed-sleep';
+	async run(step: Step, { sleepMs }: { sleepMs: number }) {
+		const a = await step.do('before', async () => 1);
+		await step.sleep('nap', sleepMs);
+		return a + (await step.do('after', async () => 1));
+	}
+}
+
+/** `n` steps that each run a one-step child workflow (`step.invoke`). */
+export class CostedChildrenWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'costed-children';
+	async run(step: Step, { n }: { n: number }) {
+		let total = 0;
+		for (let i = 0; i < n; i++) total += await step.invoke(`child-${i}`, CostedWorkflow, { payload: { steps: 1 } });
+		return total;
+	}
+}
 
 /** Index-only types: one per shard count measured. */
 export class IndexOnly1 extends Workflow<{}, void> {

@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0011_jazzy_ezekiel leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0012_step-record-tagged leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795736686121
+-- up-to: 1795738644951
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -165,18 +165,6 @@ CREATE TABLE `schedule_state` (
 --> statement-breakpoint
 CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`);
 --> statement-breakpoint
-CREATE TRIGGER `steps_record_insert` AFTER INSERT ON `steps` WHEN NEW.`record` IS NOT NULL BEGIN
-	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
-	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE NEW.`record` WHEN 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END, NEW.`record`, NEW.`name`, NEW.`attempts`, CASE NEW.`record` WHEN 'step.completed' THEN NEW.`result` END, NULL);
-	UPDATE `steps` SET `record` = NULL WHERE `key` = NEW.`key`;
-END;
---> statement-breakpoint
-CREATE TRIGGER `steps_record_update` AFTER UPDATE ON `steps` WHEN NEW.`record` IS NOT NULL BEGIN
-	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
-	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE NEW.`record` WHEN 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END, NEW.`record`, NEW.`name`, NEW.`attempts`, CASE NEW.`record` WHEN 'step.completed' THEN NEW.`result` END, NULL);
-	UPDATE `steps` SET `record` = NULL WHERE `key` = NEW.`key`;
-END;
---> statement-breakpoint
 CREATE TABLE `index_metric_durations` (
 	`minute` integer NOT NULL,
 	`bucket` integer NOT NULL,
@@ -224,3 +212,17 @@ CREATE TABLE `bulk_job` (
 	`updated_at` integer NOT NULL,
 	`finished_at` integer
 );
+--> statement-breakpoint
+CREATE TRIGGER `steps_record_insert` AFTER INSERT ON `steps` WHEN NEW.`record` IS NOT NULL BEGIN
+	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
+	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE WHEN substr(NEW.`record`, 1, 12) = 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END,
+		CASE WHEN instr(NEW.`record`, ':') > 0 THEN substr(NEW.`record`, 1, instr(NEW.`record`, ':') - 1) ELSE NEW.`record` END,
+		NEW.`name`, NEW.`attempts`, CASE WHEN substr(NEW.`record`, 1, 14) = 'step.completed' THEN NEW.`result` END, NULL);
+END;
+--> statement-breakpoint
+CREATE TRIGGER `steps_record_update` AFTER UPDATE ON `steps` WHEN NEW.`record` IS NOT NULL AND NEW.`record` IS NOT OLD.`record` BEGIN
+	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
+	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE WHEN substr(NEW.`record`, 1, 12) = 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END,
+		CASE WHEN instr(NEW.`record`, ':') > 0 THEN substr(NEW.`record`, 1, instr(NEW.`record`, ':') - 1) ELSE NEW.`record` END,
+		NEW.`name`, NEW.`attempts`, CASE WHEN substr(NEW.`record`, 1, 14) = 'step.completed' THEN NEW.`result` END, NULL);
+END;

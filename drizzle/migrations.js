@@ -11,6 +11,7 @@ import m0008 from './0008_step-sensitive-output.sql';
 import m0009 from './0009_index-run-metrics.sql';
 import m0010 from './0010_tranquil_invaders.sql';
 import m0011 from './0011_jazzy_ezekiel.sql';
+import m0012 from './0012_step-record-tagged.sql';
 
   export default {
     journal,
@@ -26,7 +27,8 @@ m0007,
 m0008,
 m0009,
 m0010,
-m0011
+m0011,
+m0012
     }
   }
   

@@ -58,8 +58,8 @@ export const steps = sqliteTable('steps', {
 	sensitive: integer('sensitive', { mode: 'boolean' }),
 	/**
 	 * The history record this write appends, when the trigger can derive it from the row
-	 * (`step.started` / `step.completed`; see the `steps_record_*` triggers in drizzle/0007):
-	 * one statement writes both. Null on every other write. Never read.
+	 * (`step.started` / `step.completed`, as `<kind>:<attempt>`; see the `steps_record_*` triggers in drizzle/0012):
+	 * one statement writes both. Null on every other write that sets it; never read.
 	 */
 	record: text('record'),
 }, (t) => [

@@ -7,6 +7,7 @@ import { historyRecordBytes } from '../engine/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/store';
 import type { StepKind, StepStatus } from '../engine/types';
+import { checkStatement } from './sql-limits';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
 const { result: _result, record: _record, ...stepColumns } = getTableColumns(steps);
@@ -19,6 +20,16 @@ const stepMetaColumns = {
 	smallResult: sql<string | null>`CASE WHEN coalesce(octet_length(${steps.result}), 0) <= ${sql.raw(String(SMALL_RESULT_BYTES))} THEN ${steps.result} END`.as('small_result'),
 };
 const instanceColumns = getTableColumns(instance);
+/**
+ * A step's upsert, by hand (see `upsertStep`): the columns of `steps` in schema order.
+ * `record` names the history record the `steps_record_*` triggers append, as '<kind>:<attempt>' (null: none).
+ */
+const UPSERT_STEP_SQL =
+	'INSERT INTO steps (key, name, kind, status, attempts, result, error_name, error_message, error_stack, error_code, started_at, finished_at, wake_at, seq, record, sensitive) ' +
+	'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+	'status = excluded.status, attempts = excluded.attempts, result = excluded.result, error_name = excluded.error_name, error_message = excluded.error_message, ' +
+	'error_stack = excluded.error_stack, error_code = excluded.error_code, started_at = excluded.started_at, finished_at = excluded.finished_at, wake_at = excluded.wake_at, ' +
+	'record = excluded.record, sensitive = excluded.sensitive';
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 const UNREAD = Symbol('unread');
@@ -82,27 +93,8 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.noEvents = true;
 			this.dropped = 0;
 		}
-		const stepValues = {
-			key: p('key'), name: p('name'), kind: p('kind'), status: p('status'), attempts: p('attempts'),
-			result: p('result'), errorName: p('errorName'), errorMessage: p('errorMessage'), errorStack: p('errorStack'), errorCode: p('errorCode'),
-			startedAt: p('startedAt'), finishedAt: p('finishedAt'), wakeAt: p('wakeAt'), seq: p('seq'), record: p('record'), sensitive: p('sensitive'),
-		};
 		this.q = preparedOnce({
 			readSteps: () => db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
-			writeStep: () =>
-				db
-					.insert(steps)
-					.values(stepValues as never)
-					.onConflictDoUpdate({
-						target: steps.key,
-						set: {
-							status: sql`excluded.status`, attempts: sql`excluded.attempts`, result: sql`excluded.result`,
-							errorName: sql`excluded.error_name`, errorMessage: sql`excluded.error_message`, errorStack: sql`excluded.error_stack`, errorCode: sql`excluded.error_code`,
-							startedAt: sql`excluded.started_at`, finishedAt: sql`excluded.finished_at`, wakeAt: sql`excluded.wake_at`,
-							record: sql`excluded.record`, sensitive: sql`excluded.sensitive`,
-						},
-					})
-					.prepare(),
 			readOutbox: () => db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
 			writeOutbox: () =>
 				db
@@ -208,19 +200,35 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	writeStep(row: StepRow): void {
-		this.q.writeStep.run({ ...row, record: null, sensitive: sensitiveColumn(row) } as never);
-		this.noSteps = false;
+		this.upsertStep(row, null);
 	}
 
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
 		if (recordFollowsFromRow(row, record, this.generation)) {
-			this.q.writeStep.run({ ...row, record: record.kind, sensitive: sensitiveColumn(row) } as never);
-			this.noSteps = false;
+			// '<kind>:<attempt>': a new value on every such write, which is what fires the update trigger (drizzle/0012).
+			this.upsertStep(row, `${record.kind}:${row.attempts}`);
 			this.appended(record);
 		} else {
 			this.writeStep(row);
 			this.appendHistory(record);
 		}
+	}
+
+	/**
+	 * The hot path of a step (two calls per attempt): hand-written SQL with positional
+	 * bindings straight to `sql.exec` (workerd caches the statement by its text), not a
+	 * Drizzle prepared query, whose placeholder filling and driver layers cost more than
+	 * the write itself (docs/decisions.md "Hand-written SQL on a step's hot path"). Checked
+	 * against production's SQL limits like every other statement.
+	 */
+	private upsertStep(row: StepRow, record: string | null): void {
+		const bindings: SqlStorageValue[] = [
+			row.key, row.name, row.kind, row.status, row.attempts, row.result, row.errorName, row.errorMessage, row.errorStack, row.errorCode,
+			row.startedAt, row.finishedAt, row.wakeAt, row.seq, record, sensitiveColumn(row),
+		];
+		checkStatement(UPSERT_STEP_SQL, bindings);
+		this.storage.sql.exec(UPSERT_STEP_SQL, ...bindings);
+		this.noSteps = false;
 	}
 
 	deleteSteps(): void {

@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * work it started, background included. workerd counts nothing; here every
  * `fetch` made while an object's invocation runs is added to that invocation.
  * Requests to `http://outside.test/` are answered here (a stand-in for an
- * outside API), so a workflow can make thousands of them offline.
+ * outside API; `/delay/<ms>` answers after <ms>), so a workflow can make thousands of them offline.
  */
 export interface Invocation {
 	object: string;
@@ -31,6 +31,11 @@ globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
 	const invocation = current.getStore();
 	if (invocation) invocation.subrequests++;
 	const url = new URL(input instanceof Request ? input.url : String(input));
-	if (url.hostname === 'outside.test') return new Response(`answered ${url.pathname}`);
+	if (url.hostname === 'outside.test') {
+		// /delay/<ms>: an outside API that takes <ms> to answer (the cost figures' I/O-bound steps).
+		const delay = /^\/delay\/(\d+)$/.exec(url.pathname);
+		if (delay) await new Promise((resolve) => setTimeout(resolve, Number(delay[1])));
+		return new Response(`answered ${url.pathname}`);
+	}
 	return realFetch(input, init);
 }) as typeof fetch;

@@ -1,0 +1,65 @@
+/**
+ * Counts what an object's SQLite does, as Cloudflare bills it: statements, and the
+ * cursors' `rowsRead` / `rowsWritten` (which include the rows a trigger writes and
+ * the index entries a write updates). Installed on `ctx.storage.sql` before the
+ * object's storage layer captures `exec`, so every statement of the engine is seen.
+ * Benchmark Worker only.
+ */
+export interface SqlMeterReading {
+	statements: number;
+	rowsRead: number;
+	rowsWritten: number;
+}
+
+/** Every meter of this isolate (the bench Worker's objects share one isolate under `wrangler dev`). */
+const meters = new Set<SqlMeter>();
+
+/** Statements and rows of every metered object so far: a run's cost is the difference over it. */
+export function totalSqlReading(): SqlMeterReading {
+	const total = { statements: 0, rowsRead: 0, rowsWritten: 0 };
+	for (const meter of meters) {
+		const r = meter.reading();
+		total.statements += r.statements;
+		total.rowsRead += r.rowsRead;
+		total.rowsWritten += r.rowsWritten;
+	}
+	return total;
+}
+
+export class SqlMeter {
+	private statements = 0;
+	private rowsRead = 0;
+	private rowsWritten = 0;
+	/** Cursors not yet folded in: a read's rowsRead grows while it is iterated. */
+	private open: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+
+	constructor(sql: SqlStorage) {
+		const exec = sql.exec.bind(sql);
+		const meter = this;
+		meters.add(this);
+		Object.defineProperty(sql, 'exec', {
+			value(query: string, ...bindings: SqlStorageValue[]) {
+				const cursor = exec(query, ...bindings);
+				meter.statements++;
+				meter.open.push(cursor);
+				if (meter.open.length >= 256) meter.fold();
+				return cursor;
+			},
+			configurable: true,
+			writable: true,
+		});
+	}
+
+	private fold(): void {
+		for (const cursor of this.open) {
+			this.rowsRead += cursor.rowsRead;
+			this.rowsWritten += cursor.rowsWritten;
+		}
+		this.open = [];
+	}
+
+	reading(): SqlMeterReading {
+		this.fold();
+		return { statements: this.statements, rowsRead: this.rowsRead, rowsWritten: this.rowsWritten };
+	}
+}
