@@ -96,22 +96,52 @@ describe('DrizzleInstanceStore', () => {
 		}));
 });
 
-describe('the steps_record triggers (drizzle/0007)', () => {
-	it('leave no record behind, so a write that does not set it (the previous release after a rollback) appends nothing', () =>
+describe('the steps_record triggers (drizzle/0009)', () => {
+	const instanceRow = {
+		id: 'wf-1', type: 't', status: 'running' as const, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+		createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
+	};
+	const running = { key: 'do:s', name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
+	const started = (attempt: number, at = 10) => ({ generation: 0, at, kind: 'step.started', step: 's', attempt, value: null, detail: null });
+	const kinds = (store: DrizzleInstanceStore) => store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.kind, r.attempt, r.at, r.value]);
+
+	it('append nothing for a write that does not set the record (the release before drizzle/0007, after a rollback of a deploy)', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const db = drizzle(state.storage, { schema });
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage);
-			store.writeInstance({
-				id: 'wf-1', type: 't', status: 'running', payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-				createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
-			});
-			const running = { key: 'do:s', name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
-			store.writeStepWithRecord(running, { generation: 0, at: 10, kind: 'step.started', step: 's', attempt: 1, value: null, detail: null });
-			expect([...state.storage.sql.exec('SELECT record FROM steps')]).toEqual([{ record: null }]);
-			// The previous release's upsert names no record column.
+			store.writeInstance(instanceRow);
+			store.writeStepWithRecord(running, started(1));
+			// That release's upsert names no record column: the attempt it starts leaves the record as it was.
 			state.storage.sql.exec(`INSERT INTO steps (key, name, kind, status, attempts, started_at, seq) VALUES ('do:s', 's', 'do', 'running', 2, 10, 1)
 				ON CONFLICT (key) DO UPDATE SET status = excluded.status, attempts = excluded.attempts`);
-			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.kind, r.attempt, r.at])).toEqual([['step.started', 1, 10]]);
+			expect(kinds(store)).toEqual([['step.started', 1, 10, null]]);
+		}));
+
+	it("append each attempt's started record, a crash's retry of the same step included, and the completed record with its result", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage);
+			store.writeInstance(instanceRow);
+			store.writeStepWithRecord(running, started(1));
+			// The isolate died mid-step: the next pass starts attempt 2 over the row still marked started.
+			store.writeStepWithRecord({ ...running, attempts: 2 }, started(2));
+			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '42', finishedAt: 20 }, { generation: 0, at: 20, kind: 'step.completed', step: 's', attempt: 2, value: '42', detail: null });
+			expect(kinds(store)).toEqual([
+				['step.started', 1, 10, null],
+				['step.started', 2, 10, null],
+				['step.completed', 2, 20, '42'],
+			]);
+		}));
+
+	it('still append the bare kind the release of drizzle/0007 writes', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage);
+			store.writeInstance(instanceRow);
+			state.storage.sql.exec(`INSERT INTO steps (key, name, kind, status, attempts, started_at, seq, record) VALUES ('do:s', 's', 'do', 'running', 1, 10, 1, 'step.started')`);
+			expect(kinds(store)).toEqual([['step.started', 1, 10, null]]);
 		}));
 });
