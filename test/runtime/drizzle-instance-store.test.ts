@@ -102,7 +102,7 @@ describe('the steps_record triggers (drizzle/0009)', () => {
 		createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
 	};
 	const running = { key: 'do:s', name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
-	const started = (attempt: number, at = 10) => ({ generation: 0, at, kind: 'step.started', step: 's', attempt, value: null, detail: null });
+	const started = (attempt: number, at = 10) => ({ generation: 0, at, kind: 'step.started' as const, step: 's', attempt, value: null, detail: null });
 	const kinds = (store: DrizzleInstanceStore) => store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.kind, r.attempt, r.at, r.value]);
 
 	it('append nothing for a write that does not set the record (the release before drizzle/0007, after a rollback of a deploy)', () =>
