@@ -96,7 +96,7 @@ describe('DrizzleInstanceStore', () => {
 		}));
 });
 
-describe('the steps_record triggers (drizzle/0010)', () => {
+describe('the steps_record triggers (drizzle/0012)', () => {
 	const instanceRow = {
 		id: 'wf-1', type: 't', status: 'running' as const, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 		createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
