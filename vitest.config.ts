@@ -19,7 +19,8 @@ export default defineConfig({
 						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' }, r2Buckets: ['ARCHIVE'] },
 					}),
 				],
-				test: { name: 'workers', include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/testing/workerd/*.test.ts', 'test/examples/*.workerd.test.ts'], testTimeout: 60_000 },
+				// css: the dashboard's stylesheet is imported as text (`?raw`, src/dashboard/assets.ts), which vitest empties unless told.
+				test: { name: 'workers', css: { include: [/dashboard\.css/] }, include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/testing/workerd/*.test.ts', 'test/examples/*.workerd.test.ts'], testTimeout: 60_000 },
 			},
 		],
 	},

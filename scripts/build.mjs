@@ -24,6 +24,15 @@ export const ENTRIES = {
 	'testing/runner': 'src/testing/workerd-runner.ts',
 };
 
+/** `import text from './file.js?raw'`: the file's text (the dashboard's browser scripts and stylesheet, src/dashboard/assets.ts). */
+const rawText = {
+	name: 'raw-text',
+	setup(build) {
+		build.onResolve({ filter: /\?raw$/ }, (args) => ({ path: resolve(args.resolveDir, args.path.slice(0, -'?raw'.length)), namespace: 'raw-text' }));
+		build.onLoad({ filter: /.*/, namespace: 'raw-text' }, (args) => ({ contents: readFileSync(args.path, 'utf8'), loader: 'text', watchFiles: [args.path] }));
+	},
+};
+
 rmSync(dist, { recursive: true, force: true });
 
 await build({
@@ -40,6 +49,7 @@ await build({
 	minify: false,
 	external: ['cloudflare:*', ...Object.keys(pkg.dependencies ?? {}).flatMap((dep) => [dep, `${dep}/*`])],
 	loader: { '.sql': 'text' },
+	plugins: [rawText],
 	logLevel: 'warning',
 });
 

@@ -59,7 +59,11 @@ export interface AppOptions {
 	 * checks nothing, so mount it only behind that middleware.
 	 */
 	auth?: 'api-token' | 'host';
-	/** Serve the dashboard at /dashboard (default true). It needs this repository's static assets (wrangler.jsonc `assets`) and the app at the root. */
+	/**
+	 * Serve the dashboard at `/dashboard` under wherever the app is mounted (default true): `/ops/dashboard` for
+	 * `app.route('/ops', createApp(registry))`. Its scripts and stylesheet are bundled in; it needs no `assets`
+	 * setting. With `auth: 'host'` it has no sign-in of its own: the host's middleware in front of the mount guards it.
+	 */
 	dashboard?: boolean;
 }
 
@@ -130,7 +134,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	});
 	app.notFound((c) => errorJson(c, 404, 'ROUTE_NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 	// Before the API's middleware: the dashboard has its own sign-in and calls the API (this app) in process.
-	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never)));
+	if (options.dashboard !== false) app.route('/dashboard', createDashboard(registry, (request, env, ctx) => app.fetch(request, env, ctx as never), { auth: options.auth ?? 'api-token' }));
 	// The generated document, with each type's payload and event schemas written in (type-schema-routes.ts).
 	// Registered ahead of `requireAuth` with its own check, so it keeps its rule wherever the app is mounted.
 	if (options.auth !== 'host') app.get('/openapi.json', requireTokenIfSet);

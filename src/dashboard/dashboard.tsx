@@ -10,7 +10,9 @@ import type { Registry } from '../engine/registry';
 import { MAX_LIMIT } from '../engine/index-query';
 import { shardName } from '../engine/shard';
 import type { TypeSchemas } from '../engine/type-schemas';
-import { authMode, hasSession, logIn, logOut, readSession, renewedSession, sameOrigin } from './session';
+import { dashboardAsset } from './assets';
+import { DashboardBase, dashboardBase, dashboardPath } from './mount';
+import { authMode as tokenAuthMode, hasSession, logIn, logOut, readSession, renewedSession, sameOrigin } from './session';
 import { InstancePage, type ChildNode, type InstanceDetail } from './views/instance';
 import { ScheduleList, SchedulePage, type ScheduleView } from './views/schedules';
 import { compileCron, scheduledTypes } from '../engine/schedule';
@@ -31,7 +33,6 @@ type ApiResult<T> = { ok: true; status: number; body: T } | { ok: false; status:
 const MAX_LIST_LIMIT = MAX_LIMIT;
 /** A header the dashboard's own scripts send with every change: a cross-site form cannot set it. */
 export const DASHBOARD_HEADER = 'x-shardflow-dashboard';
-const API_PREFIX = '/dashboard/api';
 /** Levels of child workflows the instance page shows, and children read per level. */
 const CHILD_TREE_DEPTH = 3;
 const CHILDREN_PER_LEVEL = 50;
@@ -39,15 +40,24 @@ const CHILDREN_PER_LEVEL = 50;
 const NEXT_TICKS = 5;
 const RUNS_SHOWN = 20;
 
+/** How the dashboard lets people in: the API's rule (a sign-in with API_TOKEN), or the host's own auth in front of it. */
+export interface DashboardOptions {
+	/** `'host'`: the host authenticates every request under its mount (createApp's `auth: 'host'`); the dashboard has no sign-in of its own. */
+	auth?: 'api-token' | 'host';
+}
+
 /**
- * The dashboard at /dashboard: server-rendered pages (Hono JSX) over the REST
- * API, a same-origin proxy of that API for the pages' scripts
- * (/dashboard/api/*), and the live feed's WebSocket, forwarded to one index
- * shard (/dashboard/live/:type/:n). Static scripts and the stylesheet are
- * Workers static assets (src/dashboard/public). See README "Dashboard".
+ * The dashboard at `<mount>/dashboard` (`/dashboard` for the app at the
+ * root): server-rendered pages (Hono JSX) over the REST API, a same-origin
+ * proxy of that API for the pages' scripts (`<dashboard>/api/*`), the live
+ * feed's WebSocket, forwarded to one index shard (`<dashboard>/live/:type/:n`),
+ * and the browser modules and stylesheet, bundled in (src/dashboard/assets.ts).
+ * See docs/dashboard.md.
  */
-export function createDashboard(registry: Registry, api: ApiFetch) {
+export function createDashboard(registry: Registry, api: ApiFetch, options: DashboardOptions = {}) {
 	const app = new Hono<{ Bindings: ApiEnv }>();
+	/** Behind a host's auth the dashboard is open to whoever the host let through, like development. */
+	const authMode = (env: ApiEnv) => (options.auth === 'host' ? 'open' : tokenAuthMode(env));
 	/** Requests the dashboard made of the API: one never reaches the dashboard again (the proxy is one hop, whatever its path says). */
 	const made = new WeakSet<Request>();
 
@@ -79,14 +89,16 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	const page = async (c: DashboardContext, title: string, body: unknown, options: { status?: number; nav?: 'overview' | 'instances' | 'schedules' } = {}) =>
 		c.html(
 			html`<!doctype html>${(
-				<Layout title={title} nav={options.nav} loggedIn={authMode(c.env) === 'token' && (await hasSession(c))}>
-					{body as any}
-				</Layout>
+				<DashboardBase.Provider value={dashboardBase(c)}>
+					<Layout title={title} nav={options.nav} loggedIn={authMode(c.env) === 'token' && (await hasSession(c))}>
+						{body as any}
+					</Layout>
+				</DashboardBase.Provider>
 			)}`,
 			(options.status ?? 200) as 200,
 		);
 	const errorPage = (c: DashboardContext, status: number, code: string, message: string) =>
-		page(c, 'Error', <><h1>{status === 404 ? 'Not found' : 'Something is wrong'}</h1><ErrorBanner code={code} message={message} /><p><a href="/dashboard">Back to the overview</a></p></>, { status });
+		page(c, 'Error', <><h1>{status === 404 ? 'Not found' : 'Something is wrong'}</h1><ErrorBanner code={code} message={message} /><p><a href={dashboardBase(c)}>Back to the overview</a></p></>, { status });
 	const refuse = (c: DashboardContext, status: 401 | 403, code: string, message: string) =>
 		isPage(c) ? errorPage(c, status, code, message) : c.json({ error: { code, message } }, status);
 
@@ -101,6 +113,9 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	app.use('/login', limitBody(LOGIN_BODY_BYTES, tooLarge));
 	app.use('*', limitBody(MAX_BODY_BYTES, tooLarge));
 
+	// ---- the browser modules and stylesheet: public (the sign-in page needs them), bundled in ----
+	app.on(['GET', 'HEAD'], '/:file{[a-z]+\\.(?:js|css)}', async (c) => (await dashboardAsset(c.req.param('file'), c.req.raw)) ?? errorPage(c, 404, 'ROUTE_NOT_FOUND', `no dashboard file ${c.req.param('file')}`));
+
 	// ---- who may come in ----
 	app.use('*', async (c, next) => {
 		const mode = authMode(c.env);
@@ -111,13 +126,13 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		const upgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';
 		if ((mutating || upgrade) && !sameOrigin(c)) return refuse(c, 403, 'CROSS_SITE_REQUEST', 'the dashboard accepts changes and live sockets only from its own pages');
 		let renewed: string | null = null;
-		if (mode === 'token' && !(c.req.path === '/dashboard/login')) {
+		if (mode === 'token' && dashboardPath(c) !== '/login') {
 			const session = await readSession(c);
 			if (session === null) {
-				if (isPage(c) && c.req.method === 'GET') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
-				return refuse(c, 401, 'UNAUTHORIZED', 'sign in at /dashboard/login');
+				if (isPage(c) && c.req.method === 'GET') return c.redirect(`${dashboardBase(c)}/login?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`, 303);
+				return refuse(c, 401, 'UNAUTHORIZED', `sign in at ${dashboardBase(c)}/login`);
 			}
-			if (c.req.path !== '/dashboard/logout') renewed = await renewedSession(c, session);
+			if (dashboardPath(c) !== '/logout') renewed = await renewedSession(c, session, dashboardBase(c));
 		}
 		await next();
 		// Pages and the API proxy alike renew a session in use (the proxy answers with the API's own response, so the cookie goes on here).
@@ -128,15 +143,15 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	});
 
 	// ---- login ----
-	app.get('/login', (c) => (authMode(c.env) !== 'token' ? c.redirect('/dashboard', 303) : page(c, 'Sign in', <LoginPage next={safeNext(c.req.query('next'))} />)));
+	app.get('/login', (c) => (authMode(c.env) !== 'token' ? c.redirect(dashboardBase(c), 303) : page(c, 'Sign in', <LoginPage next={safeNext(dashboardBase(c), c.req.query('next'))} />)));
 	app.post('/login', async (c) => {
-		if (authMode(c.env) !== 'token') return c.redirect('/dashboard', 303);
+		if (authMode(c.env) !== 'token') return c.redirect(dashboardBase(c), 303);
 		const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-		const next = safeNext(typeof form.next === 'string' ? form.next : undefined);
+		const next = safeNext(dashboardBase(c), typeof form.next === 'string' ? form.next : undefined);
 		const token = typeof form.token === 'string' ? form.token : '';
 		try {
 			refuseIfBlocked(c);
-			if (token && (await logIn(c, token))) return c.redirect(next, 303);
+			if (token && (await logIn(c, token, dashboardBase(c)))) return c.redirect(next, 303);
 			if (c.env.API_TOKEN_READONLY && token && (await timingSafeEqual(c.env.API_TOKEN_READONLY, token))) {
 				return page(c, 'Sign in', <LoginPage next={next} error="The read-only token cannot sign in to the dashboard: use API_TOKEN." />, { status: 401 });
 			}
@@ -149,8 +164,8 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		return page(c, 'Sign in', <LoginPage next={next} error="That is not this deployment's API token." />, { status: 401 });
 	});
 	app.post('/logout', (c) => {
-		logOut(c);
-		return c.redirect(authMode(c.env) === 'token' ? '/dashboard/login' : '/dashboard', 303);
+		logOut(c, dashboardBase(c));
+		return c.redirect(authMode(c.env) === 'token' ? `${dashboardBase(c)}/login` : dashboardBase(c), 303);
 	});
 
 	// ---- the API, same origin, for the pages' scripts ----
@@ -158,9 +173,9 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 		if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header(DASHBOARD_HEADER) !== '1') {
 			return c.json({ error: { code: 'CROSS_SITE_REQUEST', message: `changes through the dashboard need the ${DASHBOARD_HEADER} header` } }, 403);
 		}
-		const target = proxyTarget(c.req.path);
+		const target = proxyTarget(dashboardPath(c));
 		// The API's routes only: the dashboard does not proxy itself.
-		if (target === null) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: `no API route at ${c.req.path.slice(API_PREFIX.length)}` } }, 404);
+		if (target === null) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: `no API route at ${dashboardPath(c).slice(API_PREFIX.length)}` } }, 404);
 		const headers = new Headers();
 		for (const name of ['content-type', 'idempotency-key']) {
 			const value = c.req.header(name);
@@ -290,12 +305,16 @@ export function createDashboard(registry: Registry, api: ApiFetch) {
 	return app;
 }
 
+/** The proxy's path inside the dashboard. */
+const API_PREFIX = '/api';
+
 /**
  * The API path a proxied request is for, or null when it is none the proxy may
- * call. It is taken from the routed path (percent-decoded as the router
- * decodes it, so `/dashboard/%61pi/x` proxies `/x`, not a path cut at the
- * wrong length), must be an absolute path after dot segments are resolved, and
- * must not lead back into the dashboard under any spelling.
+ * call. It is taken from the routed path inside the dashboard (percent-decoded
+ * as the router decodes it, so `<dashboard>/%61pi/x` proxies `/x`, not a path
+ * cut at the wrong length), must be an absolute path after dot segments are
+ * resolved, and must not lead back into the dashboard under any spelling (the
+ * API app has it at /dashboard wherever the host mounts that app).
  */
 export function proxyTarget(routedPath: string): string | null {
 	if (!routedPath.startsWith(`${API_PREFIX}/`)) return null;
@@ -312,12 +331,13 @@ export function proxyTarget(routedPath: string): string | null {
 	return target;
 }
 
-const isPage = (c: DashboardContext) => !c.req.path.startsWith('/dashboard/api/') && !c.req.path.startsWith('/dashboard/live/');
+const isPage = (c: DashboardContext) => !dashboardPath(c).startsWith('/api/') && !dashboardPath(c).startsWith('/live/');
 
-/** Only a dashboard path may be the target after signing in (no open redirect). */
-function safeNext(next: string | undefined): string {
+/** Only a path of this dashboard may be the target after signing in (no open redirect). */
+function safeNext(base: string, next: string | undefined): string {
 	// Printable ASCII only: a control character cannot go into a Location header (and never belongs in a path).
-	return next && /^\/dashboard(?:[/?#]|$)[\x21-\x7e]*$/.test(next) && !next.startsWith('//') ? next : '/dashboard';
+	const ok = next !== undefined && next.startsWith(base) && /^(?:[/?#]|$)/.test(next.slice(base.length)) && /^[\x21-\x7e]*$/.test(next) && !next.startsWith('//');
+	return ok ? next : base;
 }
 
 const EPOCH_MS = /^\d{1,16}$/;

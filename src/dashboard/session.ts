@@ -57,32 +57,33 @@ export async function hasSession(c: Context<{ Bindings: ApiEnv }>): Promise<bool
  * The `Set-Cookie` value of a renewed session when the request's one is in its
  * second half and its sign-in has time left; null when it needs none.
  */
-export async function renewedSession(c: Context<{ Bindings: ApiEnv }>, session: Session): Promise<string | null> {
+export async function renewedSession(c: Context<{ Bindings: ApiEnv }>, session: Session, path: string): Promise<string | null> {
 	const now = Math.floor(Date.now() / 1000);
 	if (session.expiry - now >= SESSION_SECONDS / 2) return null;
 	const expiry = Math.min(now + SESSION_SECONDS, session.signedInAt + SESSION_MAX_SECONDS);
 	if (expiry <= session.expiry) return null;
-	return cookie(session.signedInAt, expiry, await sign(c.env.API_TOKEN!, session.signedInAt, expiry), expiry - now);
+	return cookie(path, session.signedInAt, expiry, await sign(c.env.API_TOKEN!, session.signedInAt, expiry), expiry - now);
 }
 
-/** Checks a submitted token and, when it is right, sets the session cookie (HttpOnly, Secure, SameSite=Strict). */
-export async function logIn(c: Context<{ Bindings: ApiEnv }>, submitted: string): Promise<boolean> {
+/** Checks a submitted token and, when it is right, sets the session cookie (HttpOnly, Secure, SameSite=Strict, for the dashboard's path only). */
+export async function logIn(c: Context<{ Bindings: ApiEnv }>, submitted: string, path: string): Promise<boolean> {
 	const token = c.env.API_TOKEN;
 	if (!token || !(await timingSafeEqual(token, submitted))) return false;
 	const now = Math.floor(Date.now() / 1000);
 	const expiry = now + SESSION_SECONDS;
-	setCookie(c, SESSION_COOKIE, `${now}.${expiry}.${await sign(token, now, expiry)}`, cookieOptions(SESSION_SECONDS));
+	setCookie(c, SESSION_COOKIE, `${now}.${expiry}.${await sign(token, now, expiry)}`, cookieOptions(path, SESSION_SECONDS));
 	return true;
 }
 
-export function logOut(c: Context): void {
-	deleteCookie(c, SESSION_COOKIE, { path: '/dashboard', secure: true });
+/** `path` is where the dashboard is mounted (`/dashboard`, `/ops/dashboard`): the cookie goes nowhere else on the host. */
+export function logOut(c: Context, path: string): void {
+	deleteCookie(c, SESSION_COOKIE, { path, secure: true });
 }
 
-const cookieOptions = (maxAge: number) => ({ path: '/dashboard', httpOnly: true, secure: true, sameSite: 'Strict' as const, maxAge });
+const cookieOptions = (path: string, maxAge: number) => ({ path, httpOnly: true, secure: true, sameSite: 'Strict' as const, maxAge });
 
-function cookie(signedInAt: number, expiry: number, mac: string, maxAge: number): string {
-	return `${SESSION_COOKIE}=${signedInAt}.${expiry}.${mac}; Max-Age=${maxAge}; Path=/dashboard; HttpOnly; Secure; SameSite=Strict`;
+function cookie(path: string, signedInAt: number, expiry: number, mac: string, maxAge: number): string {
+	return `${SESSION_COOKIE}=${signedInAt}.${expiry}.${mac}; Max-Age=${maxAge}; Path=${path}; HttpOnly; Secure; SameSite=Strict`;
 }
 
 /**

@@ -8,21 +8,21 @@ export const Layout: FC<{ title: string; nav?: 'overview' | 'instances' | 'sched
 			<meta charset="utf-8" />
 			<meta name="viewport" content="width=device-width, initial-scale=1" />
 			<title>{`${title} · shardflow`}</title>
-			<link rel="stylesheet" href="/dashboard/dashboard.css" />
-			<script type="module" src="/dashboard/common.js"></script>
+			<link rel="stylesheet" href={dashboardHref('/dashboard.css')} />
+			<script type="module" src={dashboardHref('/common.js')}></script>
 		</head>
 		<body>
 			<header class="topbar">
-				<a class="brand" href="/dashboard">
+				<a class="brand" href={dashboardHref()}>
 					<span class="logo" aria-hidden="true">◆</span> shardflow
 				</a>
 				<nav aria-label="Main">
-					<a href="/dashboard" aria-current={nav === 'overview' ? 'page' : undefined}>Overview</a>
-					<a href="/dashboard/instances" aria-current={nav === 'instances' ? 'page' : undefined}>Instances</a>
+					<a href={dashboardHref()} aria-current={nav === 'overview' ? 'page' : undefined}>Overview</a>
+					<a href={dashboardHref('/instances')} aria-current={nav === 'instances' ? 'page' : undefined}>Instances</a>
 					<a href={dashboardHref('/schedules')} aria-current={nav === 'schedules' ? 'page' : undefined}>Schedules</a>
 				</nav>
 				{loggedIn ? (
-					<form method="post" action="/dashboard/logout" class="logout">
+					<form method="post" action={dashboardHref('/logout')} class="logout">
 						<button type="submit" class="link">Log out</button>
 					</form>
 				) : null}

@@ -1,12 +1,13 @@
-/**
- * Where the dashboard's pages live: every link a view builds goes through here, so the
- * dashboard can be mounted under another path by changing this one place.
- */
-export const DASHBOARD_BASE = '/dashboard';
+import { useDashboardBase } from '../mount';
 
-/** A dashboard path (`/instances?type=x`) as a link. */
+/**
+ * Where the dashboard's pages live: every link a view builds goes through here.
+ * The base is where this request found the dashboard (`/dashboard`, or
+ * `/ops/dashboard` under a host's `app.route('/ops', createApp(...))`), read
+ * while the page renders (src/dashboard/mount.ts), so call these during render.
+ */
 export function dashboardHref(path = ''): string {
-	return `${DASHBOARD_BASE}${path}`;
+	return `${useDashboardBase()}${path}`;
 }
 
 /** The page of one instance. */

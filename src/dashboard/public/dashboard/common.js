@@ -2,8 +2,9 @@
 // filter form's date inputs, and calls to the API through the dashboard.
 
 /**
- * Where the dashboard is mounted: the folder this script is served from, so every
- * script's links and calls stay under it.
+ * Where the dashboard is mounted (`/dashboard`, or `/ops/dashboard` under a
+ * host's `app.route('/ops', createApp(...))`): the folder this script is served
+ * from, so every script's links and calls stay under the mount.
  */
 export const base = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
 
@@ -48,7 +49,7 @@ export function duration(ms) {
 }
 
 /**
- * Calls the REST API through the dashboard (`/dashboard/api/...`), which adds
+ * Calls the REST API through the dashboard (`<base>/api/...`), which adds
  * the deployment's token for a signed-in session. Answers `{ok, status, body}`.
  */
 export async function api(path, init = {}) {
