@@ -1,12 +1,13 @@
-import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevServer } from '../../bench/lib/dev-server.mjs';
+import { freePort, startDevServer } from '../../bench/lib/dev-server.mjs';
+import { expectNoPageErrors, launchBrowser, openPage, screenshot } from '../dashboard/browser-kit.js';
 
 /**
  * The package as a stranger gets it: `npm pack` (which builds dist/), a fresh
@@ -27,6 +28,8 @@ const ENGINE = /\b(InstanceEngine|StepContext|WorkflowRunnerBase|ObjectStorage) 
 type Server = Awaited<ReturnType<typeof startDevServer>>;
 let server: Server | undefined;
 let tarball = '';
+let installOutput = { stdout: '', stderr: '' };
+const manifestBeforePack = readFileSync(join(root, 'package.json'), 'utf8');
 
 /** A bundle as `wrangler deploy --dry-run` writes it, with esbuild's metafile. */
 interface Bundle {
@@ -59,7 +62,8 @@ beforeAll(async () => {
 	cpSync(join(root, 'test/fixtures/fresh-project'), project, { recursive: true });
 	writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'fresh-shop', private: true, type: 'module' }));
 	const hono = (JSON.parse(readFileSync(join(root, 'node_modules/hono/package.json'), 'utf8')) as { version: string }).version;
-	await run('npm', ['install', tarball, `hono@${hono}`, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env: quiet });
+	// Scripts allowed, as a user installs: the package has none to run, so npm has nothing to warn about.
+	installOutput = await run('npm', ['install', tarball, `hono@${hono}`, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project, env: quiet });
 	// Type declarations for the compile check: a Worker project has these from its own template.
 	mkdirSync(join(project, 'node_modules/@cloudflare'), { recursive: true });
 	symlinkSync(join(root, 'node_modules/@cloudflare/workers-types'), join(project, 'node_modules/@cloudflare/workers-types'));
@@ -86,8 +90,12 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		expect(files).toContain('package/dist/client.js');
 		expect(files).toContain('package/dist/types/src/host.d.ts');
 		expect(files.filter((f) => /^package\/(src|test|drizzle|bench|examples)\/|\.sql$/.test(f))).toEqual([]);
-		// Exactly: the built package, its license, its readme, its changelog.
-		expect(files.filter((f) => !f.startsWith('package/dist/')).sort()).toEqual(['package/CHANGELOG.md', 'package/LICENSE', 'package/README.md', 'package/package.json']);
+		// Exactly: the built package, the starter's bin and templates (`npx shardflow init`), its license, its readme, its changelog.
+		const templates = (dir: string, prefix: string): string[] =>
+			readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? templates(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
+		expect(files.filter((f) => !f.startsWith('package/dist/')).sort()).toEqual(
+			['package/CHANGELOG.md', 'package/LICENSE', 'package/README.md', 'package/package.json', 'package/bin/shardflow.mjs', ...templates(join(root, 'templates'), 'package/templates/')].sort(),
+		);
 		// Types for every entry the package exports.
 		const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types?: string; default?: string }> };
 		for (const [entry, target] of Object.entries(manifest.exports)) {
@@ -95,6 +103,16 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 			expect(files, entry).toContain(`package/${target.types!.slice(2)}`);
 			expect(files, entry).toContain(`package/${target.default!.slice(2)}`);
 		}
+	});
+
+	it("installs without npm's install-scripts warning: the packed package.json has no scripts (prepare builds a git install only), and the repository's is left as it was", async () => {
+		const { stdout } = await run('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work });
+		const packed = JSON.parse(stdout) as { scripts?: unknown; exports: unknown; name: string };
+		expect(packed.scripts).toBeUndefined();
+		expect(packed).toMatchObject({ name: 'shardflow', exports: expect.any(Object) });
+		expect(`${installOutput.stdout}\n${installOutput.stderr}`).not.toMatch(/install-scripts|allowScripts|prepare/i);
+		expect(readFileSync(join(root, 'package.json'), 'utf8')).toBe(manifestBeforePack);
+		expect(existsSync(join(root, '.package.json.unpacked'))).toBe(false);
 	});
 
 	it('is publishable: MIT-licensed, not private, and npm publish --dry-run of the built package passes', async () => {
@@ -123,6 +141,25 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		symlinkSync(join(root, 'node_modules/@types/node'), join(kit, 'node_modules/@types/node'));
 		await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', kit], { cwd: kit });
 	}, 60_000);
+
+	it('type-checks a Worker project whose runtime and bindings come from `wrangler types`, with no @cloudflare/workers-types', async () => {
+		const kit = join(work, 'wrangler-types-project');
+		cpSync(join(root, 'test/fixtures/fresh-project'), kit, { recursive: true });
+		// The fresh project's own node_modules (the tarball, its dependencies), without the workers-types link the other checks add.
+		symlinkSync(join(project, 'node_modules'), join(kit, 'node_modules'));
+		await run(process.execPath, [...wrangler, 'types'], { cwd: kit, env: quiet });
+		const generated = readFileSync(join(kit, 'worker-configuration.d.ts'), 'utf8');
+		expect(generated).toMatch(/WORKFLOW_RUNNER: DurableObjectNamespace<import\("\.\/src\/index"\)\.WorkflowRunner>/);
+		expect(generated).toMatch(/interface DurableObjectNamespace/); // the runtime's types, generated too
+		// skipLibCheck off: the package's declarations are checked in full. drizzle-orm's own declarations do not pass
+		// without skipLibCheck (they reference mysql2, gel and Buffer), which every Worker template sets; those are left out.
+		const tsc = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.wrangler-types.json'], { cwd: kit, maxBuffer: 16 * 1024 * 1024 }).then(
+			() => '',
+			(error: { stdout?: string }) => error.stdout ?? String(error),
+		);
+		const errors = tsc.split('\n').filter((line) => /error TS\d+/.test(line) && !/(?:^|\/)node_modules\/drizzle-orm\//.test(line));
+		expect(errors).toEqual([]);
+	}, 120_000);
 
 	it('the host bundle carries the engine, Drizzle and the migrations (inlined: no wrangler rule for .sql)', () => {
 		expect(bundles.host.inputs.some((path) => path.includes('node_modules/drizzle-orm/'))).toBe(true);
@@ -166,6 +203,42 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		server = undefined;
 	}, 90_000);
 
+	it('serves its dashboard from the bundle under its own mount (/ops/dashboard): sign-in, a live list that shows a new instance, its page', async () => {
+		server = await startDevServer({ cwd: project, persistTo, vars: {} });
+		const browser = await launchBrowser();
+		try {
+			const page = await openPage(browser, `${server.url}/ops/dashboard/instances?type=greeter`);
+			expect(new URL(page.url()).pathname).toBe('/ops/dashboard/login');
+			await page.fill('input[name="token"]', 'ops-Token-7');
+			await Promise.all([page.waitForURL(/\/ops\/dashboard\/instances\?type=greeter$/), page.click('button:text("Sign in")')]);
+			expect(await page.locator('link[rel="stylesheet"]').evaluate((link) => (link as unknown as { sheet: { cssRules: { length: number } } | null }).sheet?.cssRules.length ?? 0)).toBeGreaterThan(10);
+			await page.waitForSelector('#live[data-state="live"]');
+			// Created over the API while the page is open: the row appears without a reload, then finishes.
+			const created = await fetch(`${server.url}/ops/workflows`, {
+				method: 'POST',
+				headers: { authorization: 'Bearer ops-Token-7', 'content-type': 'application/json' },
+				body: JSON.stringify({ type: 'greeter', id: 'live-1', payload: { name: 'Dashboard' } }),
+			});
+			expect(created.status).toBe(201);
+			const row = page.locator('#instances tbody tr[data-id="live-1"]');
+			await row.waitFor({ timeout: 10_000 });
+			await page.waitForSelector('#instances tbody tr[data-id="live-1"][data-status="completed"]', { timeout: 15_000 });
+			await screenshot(page, 'package-mounted-list');
+			await Promise.all([page.waitForURL(/\/ops\/dashboard\/instances\/live-1$/), row.locator('a[data-field="link"]').click()]);
+			expect(await page.textContent('h1')).toBe('live-1');
+			expect(await page.locator('#instance-status').textContent()).toContain('completed');
+			await page.waitForSelector('.tl-row');
+			await screenshot(page, 'package-mounted-instance');
+			const cookies = await page.context().cookies();
+			expect(cookies).toEqual([expect.objectContaining({ name: 'shardflow_session', path: '/ops/dashboard' })]);
+			expectNoPageErrors(page);
+		} finally {
+			await browser.close();
+			await server.stop();
+			server = undefined;
+		}
+	}, 120_000);
+
 	it('a second Worker bound by script_name drives it through the typed client', async () => {
 		server = await startDevServer({ cwd: project, persistTo, vars: {}, configs: ['caller/wrangler.jsonc', 'wrangler.jsonc'] });
 		const created = await fetch(`${server.url}/?name=Ann`, { method: 'POST' });
@@ -180,4 +253,124 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		// The same namespace the host served over HTTP: the first run's instance is there.
 		expect(await (await fetch(`${server.url}/hello-1`)).json()).toEqual({ status: 'completed', greeting: 'Hello, World!' });
 	}, 90_000);
+});
+
+/**
+ * `npx shardflow init` as a new user meets it, on this machine's own Node (20:
+ * the repository's pinned Node is taken off PATH): the starter is written by the
+ * bin of the packed tarball into an empty folder, installs (shardflow from that
+ * tarball, everything else from npm's cache), passes its own `npm test`, and
+ * serves an instance and the dashboard under `npm run dev`. (In this file: one
+ * `npm pack` for both, as two packs at once would race on dist/ and package.json.)
+ */
+const app = join(work, 'My Signups');
+/** PATH without this repository's node_modules/.bin (where its pinned Node 24 is): the user's own Node runs npm. */
+const PATH = (process.env.PATH ?? '').split(delimiter).filter((dir) => !dir.startsWith(join(root, 'node_modules'))).join(delimiter);
+const userEnv = { ...process.env, PATH, WRANGLER_SEND_METRICS: 'false', CI: 'true', npm_config_update_notifier: 'false' } as NodeJS.ProcessEnv;
+// Nothing of this run's npm or vitest: the starter's commands run as if typed in a terminal.
+for (const key of Object.keys(userEnv)) if (/^(?:npm_(?!config_update_notifier)|VITEST|INIT_CWD$)/i.test(key)) delete userEnv[key];
+let init = { stdout: '', stderr: '' };
+let install = { stdout: '', stderr: '' };
+let dev: ChildProcess | undefined;
+
+describe('npx shardflow init, from the tarball', () => {
+	beforeAll(async () => {
+		// `npx shardflow init <dir>`, with the package taken from the tarball instead of the registry.
+		init = await run('npm', ['exec', '--yes', `--package=${tarball}`, '--', 'shardflow', 'init', 'My Signups'], { cwd: work, env: userEnv });
+		// The starter depends on shardflow's published version; until then it installs the tarball.
+		const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+		manifest.dependencies.shardflow = `file:${tarball}`;
+		writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, '\t'));
+		install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env: userEnv, maxBuffer: 16 * 1024 * 1024 });
+	}, 480_000);
+
+	afterAll(() => {
+		if (dev?.pid) {
+			try {
+				process.kill(-dev.pid, 'SIGKILL');
+			} catch {}
+		}
+	});
+
+	it('writes a Worker project: wrangler.jsonc with the binding and migration, a registry, a workflow, a Node test, a workerd test, the two commands', () => {
+		expect(init.stdout).toContain('npm run dev');
+		const files = (dir: string, prefix = ''): string[] =>
+			readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.name === 'node_modules' ? [] : e.isDirectory() ? files(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
+		expect(files(app).filter((f) => f !== 'package-lock.json').sort()).toEqual(
+			['.dev.vars', '.gitignore', 'README.md', 'package.json', 'src/env.d.ts', 'src/index.ts', 'src/registry.ts', 'src/workflows/signup.ts', 'test/signup.test.ts', 'test/signup.workerd.test.ts', 'test/worker.ts', 'tsconfig.json', 'vitest.config.ts', 'wrangler.jsonc'].sort(),
+		);
+		const wrangler = readFileSync(join(app, 'wrangler.jsonc'), 'utf8');
+		expect(wrangler).toContain('"name": "my-signups"');
+		expect(wrangler).toContain('{ "name": "WORKFLOW_RUNNER", "class_name": "WorkflowRunner" }');
+		expect(wrangler).toContain('"new_sqlite_classes": ["WorkflowRunner"]');
+		// The compatibility date this repository runs and tests with.
+		const date = /"compatibility_date": "([\d-]+)"/;
+		expect(date.exec(wrangler)?.[1]).toBe(date.exec(readFileSync(join(root, 'wrangler.jsonc'), 'utf8'))?.[1]);
+		const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { name: string; scripts: Record<string, string>; devDependencies: Record<string, string> };
+		const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+		expect(manifest.name).toBe('my-signups');
+		expect(manifest.scripts).toMatchObject({ dev: 'wrangler dev', test: 'tsc --noEmit && vitest run' });
+		// Its tools at the versions shardflow is tested with, Node pinned as this repository pins it.
+		for (const tool of ['node', 'wrangler', 'vitest', '@cloudflare/vitest-plugin', 'typescript']) expect(manifest.devDependencies[tool], tool).toBe(own.devDependencies[tool]);
+		expect(readFileSync(join(app, '.dev.vars'), 'utf8')).toBe('SHARDFLOW_ENV=development\n');
+	});
+
+	it('refuses to write into a folder that is not empty, and changes nothing there', async () => {
+		const taken = join(work, 'taken');
+		mkdirSync(taken);
+		writeFileSync(join(taken, 'notes.txt'), 'mine');
+		const refused = await run('npm', ['exec', '--yes', `--package=${tarball}`, '--', 'shardflow', 'init', 'taken'], { cwd: work, env: userEnv }).then(
+			() => null,
+			(error: { code?: number; stderr?: string }) => error,
+		);
+		expect(refused?.code).toBe(1);
+		expect(refused?.stderr).toContain('taken is not empty (notes.txt)');
+		expect(readdirSync(taken)).toEqual(['notes.txt']);
+	}, 60_000);
+
+	it('installs without install-script warnings, and its scripts run the pinned Node although this machine has an older one', async () => {
+		// (npm still warns EBADENGINE for wrangler when the Node that runs npm itself is older than 22.12.)
+		expect(`${install.stdout}\n${install.stderr}`).not.toMatch(/install-scripts|allowScripts/i);
+		const { stdout } = await run('npm', ['exec', '--', 'node', '--version'], { cwd: app, env: userEnv });
+		expect(stdout.trim()).toBe(`v${(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { devDependencies: { node: string } }).devDependencies.node}`);
+	}, 60_000);
+
+	it('passes its own npm test: the type-check, the Node kit tests and the workerd tests', async () => {
+		const { stdout: colored } = await run('npm', ['test'], { cwd: app, env: userEnv, maxBuffer: 16 * 1024 * 1024 });
+		const stdout = colored.replace(/\x1b\[[0-9;]*m/g, '');
+		expect(stdout).toMatch(/node\W+test\/signup\.test\.ts \(3 tests\)/);
+		expect(stdout).toMatch(/workers\W+test\/signup\.workerd\.test\.ts \(3 tests\)/);
+		expect(stdout).toMatch(/Tests\W+6 passed \(6\)/);
+	}, 300_000);
+
+	it('serves the API and the dashboard under npm run dev: an instance created over HTTP runs to its end', async () => {
+		const port = await freePort();
+		const url = `http://127.0.0.1:${port}`;
+		let log = '';
+		dev = spawn('npm', ['run', 'dev', '--', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'], { cwd: app, env: userEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		dev.stdout!.on('data', (d) => (log += d));
+		dev.stderr!.on('data', (d) => (log += d));
+		for (const deadline = Date.now() + 90_000; ; await new Promise((r) => setTimeout(r, 200))) {
+			if (Date.now() > deadline || dev.exitCode !== null) throw new Error(`npm run dev did not become ready:\n${log}`);
+			if (/Ready on/.test(log) && (await fetch(`${url}/types`).then((r) => r.ok, () => false))) break;
+		}
+		const json = { 'content-type': 'application/json' };
+		const created = await fetch(`${url}/workflows`, { method: 'POST', headers: json, body: JSON.stringify({ type: 'signup', id: 'signup-1', payload: { email: 'ada@example.com' } }) });
+		expect(created.status).toBe(201);
+		const sent = await fetch(`${url}/workflows/signup-1/events/email-verified`, { method: 'POST', headers: json, body: JSON.stringify({ verifiedAt: '2030-01-01T10:00:00Z' }) });
+		expect(sent.status).toBe(202);
+		let status: { status?: string; output?: unknown } = {};
+		for (let i = 0; i < 100 && status.status !== 'completed'; i++) {
+			await new Promise((r) => setTimeout(r, 100));
+			status = (await (await fetch(`${url}/workflows/signup-1`)).json()) as typeof status;
+		}
+		expect(status).toMatchObject({ status: 'completed', output: { status: 'active', email: 'ada@example.com' } });
+		const dashboard = await fetch(`${url}/dashboard`);
+		expect(dashboard.status).toBe(200);
+		expect(await dashboard.text()).toContain('data-type="signup"');
+		expect((await fetch(`${url}/dashboard/list.js`)).status).toBe(200);
+		process.kill(-dev.pid!, 'SIGTERM');
+		dev = undefined;
+		expect(existsSync(join(app, '.wrangler'))).toBe(true); // its local state, ignored by its .gitignore
+	}, 150_000);
 });
