@@ -1,3 +1,4 @@
+/// <reference path="../raw-modules.d.ts" />
 // The dashboard's browser modules and stylesheet, bundled into the Worker as text
 // (`?raw`: wrangler's Text rule in this repository, scripts/build.mjs for the
 // package, Vite in the tests), so a Worker that installs shardflow serves its
@@ -36,10 +37,6 @@ function etagOf(name: string, body: string): Promise<string> {
 		etags.set(name, etag);
 	}
 	return etag;
-}
-
-export function isDashboardAsset(name: string): boolean {
-	return Object.hasOwn(FILES, name);
 }
 
 /**
