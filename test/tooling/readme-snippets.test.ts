@@ -1,35 +1,44 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
- * The README's TypeScript blocks, type-checked as written. Each block is a
- * file: the path its first line names (`// src/greeter.ts`), else a file of
- * its own. Blocks import each other by those paths; an import of a file no
- * block defines resolves to the repository's file at the same place (the
- * fork-and-edit path: `../authoring`, `./test-workflow`), and `shardflow/*`
- * to the package's sources. A block preceded by `<!-- readme-check: fragment -->`
- * is a piece of a larger file (an object property, `...` for elided code)
- * and is only counted.
+ * The TypeScript blocks of the README and of every docs/ page, type-checked as
+ * written. Each page is a project of its own (its blocks in a folder named
+ * after it) and each block a file: the path its first line names
+ * (`// src/greeter.ts`), else a file of its own. A page's blocks import each
+ * other by those paths; an import of a file no block of the page defines
+ * resolves to the repository's file at the same place (the fork-and-edit path:
+ * `../authoring`, `./test-workflow`), and `shardflow/*` to the package's
+ * sources. A block preceded by `<!-- readme-check: fragment -->` is a piece of
+ * a larger file (an object property, `...` for elided code) and is only counted.
  */
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
 const FRAGMENT = '<!-- readme-check: fragment -->';
-/** Kept small on purpose: a snippet should run as written unless it cannot stand alone. */
+/** Kept small on purpose (over all pages): a snippet should run as written unless it cannot stand alone. */
 const MAX_FRAGMENTS = 3;
 
 interface Snippet {
+	/** The page, as a repository path (`README.md`, `docs/testing.md`). */
+	page: string;
 	line: number;
+	/** Where the block is written in the work folder: `<page folder>/<the path it names>`. */
 	path: string;
 	code: string;
 }
 
-function readmeSnippets(): { checked: Snippet[]; fragments: number[] } {
-	const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+/** README.md and every docs/*.md page. */
+const PAGES = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+/** A page's folder in the work folder: its blocks' paths are relative to it, as if it were the repository's root. */
+const folderOf = (page: string) => page.replace(/\.md$/, '').replace(/\//g, '--');
+
+function pageSnippets(page: string): { checked: Snippet[]; fragments: string[] } {
+	const lines = readFileSync(join(root, page), 'utf8').split('\n');
 	const checked: Snippet[] = [];
-	const fragments: number[] = [];
+	const fragments: string[] = [];
 	for (let i = 0; i < lines.length; i++) {
 		const open = /^(\s*)```(ts|typescript)\s*$/.exec(lines[i]!);
 		if (!open) continue;
@@ -39,11 +48,11 @@ function readmeSnippets(): { checked: Snippet[]; fragments: number[] } {
 		while (++i < lines.length && !/^\s*```\s*$/.test(lines[i]!)) body.push(lines[i]!.slice(indent));
 		const previous = lines.slice(0, start).reverse().find((l) => l.trim() !== '');
 		if (previous?.trim() === FRAGMENT) {
-			fragments.push(start + 1);
+			fragments.push(`${page}:${start + 1}`);
 			continue;
 		}
 		const named = /^\/\/ ([\w./-]+\.tsx?)\b/.exec(body[0] ?? '');
-		checked.push({ line: start + 1, path: named ? named[1]! : `readme/line-${start + 1}.ts`, code: body.join('\n') });
+		checked.push({ page, line: start + 1, path: join(folderOf(page), named ? named[1]! : `snippets/line-${start + 1}.ts`), code: body.join('\n') });
 	}
 	return { checked, fragments };
 }
@@ -66,21 +75,24 @@ interface Env extends Cloudflare.Env {}
 `;
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** For each relative import no snippet satisfies, the repository's file at that place (re-exported, or copied for JSON). */
+/** For each relative import no snippet of its page satisfies, the repository's file at that place (re-exported, or copied for JSON). */
 function linkRepositoryFiles(snippets: Snippet[]): void {
 	const written = new Set(snippets.map((s) => s.path));
 	for (const snippet of snippets) {
+		const folder = folderOf(snippet.page);
 		for (const [, spec] of snippet.code.matchAll(/from\s+'(\.{1,2}\/[^']+)'/g)) {
 			const target = join(dirname(snippet.path), spec!);
+			/** The same place in the repository. */
+			const inRepository = relative(folder, target);
 			if (spec!.endsWith('.json')) {
-				if (!written.has(target) && existsSync(join(root, target))) {
+				if (!written.has(target) && existsSync(join(root, inRepository))) {
 					mkdirSync(dirname(join(work, target)), { recursive: true });
-					copyFileSync(join(root, target), join(work, target));
+					copyFileSync(join(root, inRepository), join(work, target));
 				}
 				continue;
 			}
 			if (written.has(`${target}.ts`) || written.has(`${target}/index.ts`)) continue;
-			const source = [`${target}.ts`, `${target}/index.ts`].find((candidate) => existsSync(join(root, candidate)));
+			const source = [`${inRepository}.ts`, `${inRepository}/index.ts`].find((candidate) => existsSync(join(root, candidate)));
 			if (!source) continue; // tsc reports it: the snippet imports something nobody defines
 			mkdirSync(dirname(join(work, `${target}.ts`)), { recursive: true });
 			writeFileSync(join(work, `${target}.ts`), `export * from '${join(root, source).replace(/\.ts$/, '')}';\n`);
@@ -89,11 +101,13 @@ function linkRepositoryFiles(snippets: Snippet[]): void {
 	}
 }
 
-describe('README snippets', () => {
+describe('README and docs/ snippets', () => {
 	it('type-check as written against the package sources (fragments marked and few)', async () => {
-		const { checked, fragments } = readmeSnippets();
+		const pages = PAGES.map(pageSnippets);
+		const checked = pages.flatMap((p) => p.checked);
+		const fragments = pages.flatMap((p) => p.fragments);
 		const paths = checked.map((s) => s.path);
-		expect(paths.filter((p, i) => paths.indexOf(p) !== i), 'two README blocks name the same file').toEqual([]);
+		expect(paths.filter((p, i) => paths.indexOf(p) !== i), 'two blocks of one page name the same file').toEqual([]);
 		for (const snippet of checked) {
 			mkdirSync(dirname(join(work, snippet.path)), { recursive: true });
 			writeFileSync(join(work, snippet.path), `${snippet.code}\n`);
@@ -135,10 +149,11 @@ describe('README snippets', () => {
 			() => '',
 			(error: { stdout?: string }) => error.stdout ?? String(error),
 		);
-		// Errors name the snippet's file; say where it is in the README.
-		const where = Object.fromEntries(checked.map((s) => [s.path, `README.md:${s.line}`]));
+		// Errors name the snippet's file; say where it is in its page.
+		const where = Object.fromEntries(checked.map((s) => [s.path, `${s.page}:${s.line}`]));
 		expect(tsc.replace(/^([\w./-]+\.ts)\((\d+),/gm, (_, file: string, line: string) => `${where[relative(work, join(work, file))] ?? file} (${file}:${line}),`)).toBe('');
-		console.log(`[readme] ${checked.length} TypeScript blocks type-checked, ${fragments.length} marked as fragments (README.md lines ${fragments.join(', ')})`);
+		const perPage = pages.map((p, i) => `${PAGES[i]} ${p.checked.length}`).filter((entry) => !entry.endsWith(' 0'));
+		console.log(`[readme] ${checked.length} TypeScript blocks type-checked (${perPage.join(', ')}), ${fragments.length} marked as fragments (${fragments.join(', ')})`);
 		expect(checked.length).toBeGreaterThanOrEqual(10);
 		expect(fragments.length).toBeLessThanOrEqual(MAX_FRAGMENTS);
 	}, 120_000);
