@@ -9,6 +9,7 @@ import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { rawText } from './raw-text.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
@@ -22,15 +23,6 @@ export const ENTRIES = {
 	'testing/index': 'src/testing/index.ts',
 	'testing/workerd': 'src/testing/workerd.ts',
 	'testing/runner': 'src/testing/workerd-runner.ts',
-};
-
-/** `import text from './file.js?raw'`: the file's text (the dashboard's browser scripts and stylesheet, src/dashboard/assets.ts). */
-const rawText = {
-	name: 'raw-text',
-	setup(build) {
-		build.onResolve({ filter: /\?raw$/ }, (args) => ({ path: resolve(args.resolveDir, args.path.slice(0, -'?raw'.length)), namespace: 'raw-text' }));
-		build.onLoad({ filter: /.*/, namespace: 'raw-text' }, (args) => ({ contents: readFileSync(args.path, 'utf8'), loader: 'text', watchFiles: [args.path] }));
-	},
 };
 
 rmSync(dist, { recursive: true, force: true });

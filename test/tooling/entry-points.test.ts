@@ -1,6 +1,7 @@
 import { build, type Metafile } from 'esbuild';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { rawText } from '../../scripts/raw-text.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -21,6 +22,7 @@ async function importGraph(entry: string, alias: Record<string, string> = {}): P
 		conditions: ['workerd', 'worker', 'import'],
 		external: ['cloudflare:*'],
 		loader: { '.sql': 'text' },
+		plugins: [rawText],
 		alias,
 		logLevel: 'silent',
 	});
