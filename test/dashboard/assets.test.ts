@@ -1,0 +1,17 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+const folder = join(root, 'src/dashboard/public/dashboard');
+
+// The dashboard serves its browser files from the bundle (src/dashboard/assets.ts), by an explicit list:
+// a new module or stylesheet that is not on it would answer 404 in the browser.
+it('bundles every file of the dashboard\'s public folder, and serves each under its own name', () => {
+	const source = readFileSync(join(root, 'src/dashboard/assets.ts'), 'utf8');
+	const imported = [...source.matchAll(/from '\.\/public\/dashboard\/([^']+)\?raw'/g)].map((m) => m[1]);
+	const served = [...source.matchAll(/^\t'([^']+)': \{ body: /gm)].map((m) => m[1]);
+	const files = readdirSync(folder).sort();
+	expect(imported.sort()).toEqual(files);
+	expect(served.sort()).toEqual(files);
+});
