@@ -79,8 +79,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	await server?.stop();
+	// The starter's node_modules too: a few hundred MB, seconds on a busy machine.
 	rmSync(work, { recursive: true, force: true });
-});
+}, 120_000);
 
 describe('shardflow installed from its tarball into a fresh project', () => {
 	it('ships built JavaScript and declarations only: no sources, tests or .sql files', async () => {
