@@ -73,7 +73,7 @@ describe('the dashboard mounted under a host path', () => {
 		await api('POST', '/workflows', { type: 'payment', id, payload: { amount: 5, currency: 'EUR' } });
 		const session = (await signIn(ops, '/ops/dashboard', '/ops/dashboard')).headers.get('set-cookie')!.split(';')[0]!;
 		const seen = new Set<string>();
-		for (const path of ['/ops/dashboard', '/ops/dashboard/instances?type=payment', `/ops/dashboard/instances/${id}`, '/ops/dashboard/instances?type=nope']) {
+		for (const path of ['/ops/dashboard', '/ops/dashboard/instances?type=payment', `/ops/dashboard/instances/${id}`, '/ops/dashboard/instances?type=nope', '/ops/dashboard/schedules', '/ops/dashboard/nope']) {
 			const res = await get(ops, path, { headers: { cookie: session } });
 			expect(res.status, path).toBeLessThan(500);
 			for (const url of urlsOf(res.text)) {
@@ -82,7 +82,7 @@ describe('the dashboard mounted under a host path', () => {
 			}
 		}
 		// The shared script and stylesheet, the list's and the instance page's scripts, the navigation and logout.
-		for (const url of ['/ops/dashboard/common.js', '/ops/dashboard/dashboard.css', '/ops/dashboard/list.js', '/ops/dashboard/instance.js', '/ops/dashboard/instances', '/ops/dashboard/logout']) {
+		for (const url of ['/ops/dashboard/common.js', '/ops/dashboard/dashboard.css', '/ops/dashboard/list.js', '/ops/dashboard/instance.js', '/ops/dashboard/overview.js', '/ops/dashboard/instances', '/ops/dashboard/schedules', '/ops/dashboard/logout']) {
 			expect(seen, url).toContain(url);
 		}
 		// The pages' scripts call the API through the mounted proxy.
@@ -100,6 +100,7 @@ describe('the dashboard mounted under a host path', () => {
 			['list.js', /^text\/javascript/, "from './common.js'"],
 			['instance.js', /^text\/javascript/, "from './timeline.js'"],
 			['timeline.js', /^text\/javascript/, 'export function buildTimeline('],
+			['overview.js', /^text\/javascript/, "from './common.js'"],
 			['dashboard.css', /^text\/css/, '.badge'],
 		] as const) {
 			const res = await get(ops, `/ops/dashboard/${file}`);
