@@ -218,7 +218,7 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		if (filter.type && !registry.has(filter.type)) {
 			error = { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(filter.type)}; registered types: ${types.join(', ')}` };
 			status = 400;
-		} else if (filter.id && !filter.unchecked) {
+		} else if (filter.id && !filter.unchecked && filter.attributes.length === 0 && filter.order === 'created' && !filter.idPrefix) {
 			// The index has no text search: an id is looked up exactly, then checked against the other filters.
 			const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(filter.id)}`);
 			if (res.ok)
@@ -227,14 +227,17 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 					.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId }) => ({ id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}) }));
 			else if (res.status !== 404) [error, status] = [res.error, res.status];
 		} else {
-			const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?${listQuery(filter)}`);
-			if (res.ok) ({ items, nextCursor } = res.body);
+			// An exact id with attribute conditions: the index answers the conditions for the ids under that prefix, the page keeps the one id.
+			const query = filter.id && !filter.idPrefix ? listQuery({ ...filter, idPrefix: filter.id }) : listQuery(filter);
+			const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?${query}`);
+			if (res.ok) ({ items, nextCursor } = filter.id ? { items: res.body.items.filter((i) => i.id === filter.id), nextCursor: null } : res.body);
 			else [error, status] = [res.error, res.status];
 		}
 		const watched = filter.type && registry.has(filter.type) ? [filter.type] : types;
 		// A refused query has no list to keep live: the page shows the API's error and nothing else.
-		const config = { filter, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor, refused: error !== undefined };
-		return page(c, 'Instances', <InstanceList types={types} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} />, { status, nav: 'instances' });
+		const declared = filter.type && registry.has(filter.type) ? registry.get(filter.type).attributes : {};
+		const config = { filter, declared, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor, refused: error !== undefined };
+		return page(c, 'Instances', <InstanceList types={types} declared={declared} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} />, { status, nav: 'instances' });
 	});
 
 	app.get('/instances/:id', async (c) => {
@@ -341,6 +344,10 @@ function safeNext(base: string, next: string | undefined): string {
 }
 
 const EPOCH_MS = /^\d{1,16}$/;
+/** `attr.<name>` or `attr.<name>.<bound>` (the list API checks the name against the type's declaration). */
+const ATTRIBUTE_PARAM = /^attr\.[A-Za-z][A-Za-z0-9_]{0,63}(?:\.(?:gt|gte|lt|lte))?$/;
+/** `order=attr.<name>` (ascending) or `order=-attr.<name>` (descending). */
+const ATTRIBUTE_ORDER = /^-?attr\.[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 function readFilter(c: DashboardContext): ListFilter {
 	const q = (name: string) => {
@@ -354,15 +361,18 @@ function readFilter(c: DashboardContext): ListFilter {
 	const rawLimit = q('limit');
 	const limit = rawLimit === undefined ? DEFAULT_PAGE_SIZE : /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
 	const unchecked: NonNullable<ListFilter['unchecked']> = {};
-	if (rawOrder !== undefined && rawOrder !== 'created' && rawOrder !== 'updated') unchecked.order = rawOrder;
+	const attributeOrder = rawOrder !== undefined && ATTRIBUTE_ORDER.test(rawOrder);
+	if (rawOrder !== undefined && rawOrder !== 'created' && rawOrder !== 'updated' && !attributeOrder) unchecked.order = rawOrder;
 	if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) unchecked.limit = rawLimit!;
 	const filter: ListFilter = {
 		status: [...new Set(status)],
-		order: rawOrder === 'updated' ? 'updated' : 'created',
+		order: rawOrder === 'updated' ? 'updated' : attributeOrder ? (rawOrder as ListFilter['order']) : 'created',
+		// Attribute conditions go to the list API as they are (`attr.amount.gte=100`, a repeated `attr.region` is "any of"); it refuses what it cannot read.
+		attributes: Object.entries(c.req.queries() ?? {}).flatMap(([name, values]) => (ATTRIBUTE_PARAM.test(name) ? values.map((v) => v.trim()).filter(Boolean).map((v) => [name, v] as [string, string]) : [])),
 		limit: unchecked.limit === undefined ? limit : DEFAULT_PAGE_SIZE,
 		...(Object.keys(unchecked).length ? { unchecked } : {}),
 	};
-	for (const key of ['type', 'id', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent'] as const) {
+	for (const key of ['type', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent'] as const) {
 		const value = q(key);
 		if (value !== undefined) filter[key] = value;
 	}
@@ -374,8 +384,9 @@ function listQuery(filter: ListFilter): string {
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
 	if (filter.status.length) q.set('status', filter.status.join(','));
-	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
-	if (filter.order === 'updated') q.set('order', 'updated');
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'idPrefix', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
+	if (filter.order !== 'created') q.set('order', filter.order);
+	for (const [name, value] of filter.attributes) q.append(name, value);
 	q.set('limit', String(filter.limit));
 	for (const [key, value] of Object.entries(filter.unchecked ?? {})) q.set(key, value);
 	return q.toString();

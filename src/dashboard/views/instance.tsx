@@ -34,6 +34,16 @@ const CONTROLS = [
 	{ action: 'restart', label: 'Restart', confirm: 'Restart this instance? A new run begins, from the start or from a step you choose; the history keeps the earlier run.', danger: true },
 ] as const;
 
+/** An attribute's value, linked to the list of the type's instances with the same value; "not set" when it has none. */
+const AttributeValueLink: FC<{ type: string; name: string; kind: string; value: string | number | boolean | undefined }> = ({ type, name, kind, value }) =>
+	value === undefined ? (
+		<span class="muted">not set</span>
+	) : (
+		<a href={dashboardHref(`/instances?${new URLSearchParams({ type, [`attr.${name}`]: String(value) })}`)} title={`Instances of ${type} with ${name} = ${String(value)}`}>
+			{kind === 'datetime' ? <Time ms={Number(value)} /> : kind === 'boolean' ? (value ? 'yes' : 'no') : String(value)}
+		</a>
+	);
+
 export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | undefined; extras: InstanceExtras }> = ({ detail, schemas, extras }) => {
 	const events = schemas?.events ?? [];
 	const runs = Array.from({ length: (detail.generation ?? 0) + 1 }, (_, i) => i).reverse();
@@ -97,6 +107,19 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 				</div>
 				<div id="control-result" role="status" aria-live="polite"></div>
 			</section>
+			{Object.keys(schemas?.attributes ?? {}).length || Object.keys(detail.attributes ?? {}).length ? (
+				<section class="card attributes-card" aria-label="Search attributes" id="attributes-card">
+					<h2>Search attributes</h2>
+					<dl id="attributes">
+						{Object.entries({ ...Object.fromEntries(Object.keys(detail.attributes ?? {}).map((n) => [n, 'keyword' as const])), ...(schemas?.attributes ?? {}) }).map(([name, kind]) => (
+							<div data-attr={name} data-kind={kind}>
+								<dt>{name}</dt>
+								<dd><AttributeValueLink type={detail.type} name={name} kind={kind} value={detail.attributes?.[name]} /></dd>
+							</div>
+						))}
+					</dl>
+				</section>
+			) : null}
 			<div class="two-col">
 				<section class="card" aria-label="Payload">
 					<h2>Payload</h2>

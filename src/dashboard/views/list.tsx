@@ -1,4 +1,5 @@
 import type { FC } from 'hono/jsx';
+import type { AttributeDeclaration, AttributeKind } from '../../engine/search-attributes';
 import { WORKFLOW_STATUSES } from '../../engine/types';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';
@@ -11,6 +12,8 @@ export interface ListItem {
 	updatedAt: number;
 	codeVersion?: string;
 	parentId?: string;
+	/** Search attributes (a datetime as ms since the epoch). */
+	attributes?: Record<string, string | number | boolean>;
 }
 
 /** The list's filters, as the page's query string carries them (bounds in ms since the epoch). */
@@ -22,11 +25,16 @@ export interface ListFilter {
 	updatedAfter?: string;
 	updatedBefore?: string;
 	id?: string;
+	/** Only ids that start with this. */
+	idPrefix?: string;
+	/** Search-attribute conditions as the list API's query parameters: `['attr.amount.gte', '100']`; a repeated name is "any of". */
+	attributes: [string, string][];
 	/** Only instances created by this code version (the registry's `version`). */
 	codeVersion?: string;
 	/** Only the children of this instance. */
 	parent?: string;
-	order: 'created' | 'updated';
+	/** `attr.<name>` / `-attr.<name>`: by a search attribute, ascending / descending. */
+	order: 'created' | 'updated' | `attr.${string}` | `-attr.${string}`;
 	limit: number;
 	cursor?: string;
 	/**
@@ -43,6 +51,8 @@ export const DEFAULT_PAGE_SIZE = 50;
 export interface ListConfig {
 	filter: ListFilter;
 	shards: Record<string, number>;
+	/** The listed type's search attributes (to hold live entries to the filter's attribute conditions). */
+	declared: AttributeDeclaration;
 	firstPage: boolean;
 	/** The API refused the query: the page stays as rendered (the error, no rows), with no live feed that could fill in another list. */
 	refused?: boolean;
@@ -59,8 +69,14 @@ export const COLUMNS = [
 ] as const;
 /** Shown until the operator chooses. */
 export const DEFAULT_COLUMNS = ['type', 'status', 'createdAt', 'updatedAt'];
+/** A type's first attributes show as columns until the operator chooses (per type, in the browser). */
+export const DEFAULT_ATTRIBUTE_COLUMNS = 3;
 
-export const Row: FC<{ item: ListItem }> = ({ item }) => (
+/** A search attribute's value as a cell shows it. */
+const AttributeValue: FC<{ kind: AttributeKind; value: string | number | boolean | undefined }> = ({ kind, value }) =>
+	value === undefined ? <span class="muted" data-empty>—</span> : kind === 'datetime' ? <Time ms={Number(value)} /> : kind === 'boolean' ? <>{value ? 'yes' : 'no'}</> : <>{String(value)}</>;
+
+export const Row: FC<{ item: ListItem; declared?: AttributeDeclaration }> = ({ item, declared = {} }) => (
 	<tr data-id={item.id} data-created={String(item.createdAt)} data-updated={String(item.updatedAt)} data-status={item.status}>
 		<td class="id" data-col="id">
 			<a href={instanceHref(item.id)} data-field="link">
@@ -81,6 +97,11 @@ export const Row: FC<{ item: ListItem }> = ({ item }) => (
 		<td data-col="updatedAt">
 			<Time ms={item.updatedAt} field="updatedAt" />
 		</td>
+		{Object.entries(declared).map(([name, kind]) => (
+			<td data-col={`attr-${name}`} data-attr={name} data-kind={kind} class={kind === 'number' ? 'num' : kind === 'keyword' ? 'mono' : ''}>
+				<AttributeValue kind={kind} value={item.attributes?.[name]} />
+			</td>
+		))}
 	</tr>
 );
 
@@ -97,26 +118,75 @@ const DateRange: FC<{ label: string; after: string; before: string; filter: List
 	</fieldset>
 );
 
+/** The filter's inputs for one declared attribute: a keyword takes one value or several (any of), a number or a datetime a range, a boolean yes/no. */
+const AttributeInputs: FC<{ name: string; kind: AttributeKind; filter: ListFilter }> = ({ name, kind, filter }) => {
+	const values = (param: string) => filter.attributes.filter(([n]) => n === param).map(([, v]) => v);
+	const one = (param: string) => values(param)[0] ?? '';
+	if (kind === 'keyword')
+		return (
+			<label>
+				<span>{name}</span>
+				<input type="search" name={`attr.${name}`} data-any-of value={values(`attr.${name}`).join(', ')} placeholder="value, or a, b (any of)" autocomplete="off" spellcheck={false} />
+			</label>
+		);
+	if (kind === 'boolean')
+		return (
+			<label>
+				<span>{name}</span>
+				<select name={`attr.${name}`}>
+					<option value="">any</option>
+					<option value="true" selected={one(`attr.${name}`) === 'true'}>yes</option>
+					<option value="false" selected={one(`attr.${name}`) === 'false'}>no</option>
+				</select>
+			</label>
+		);
+	return (
+		<fieldset class="range">
+			<legend>{name}</legend>
+			{(['gte', 'lte'] as const).map((bound) => {
+				const label = bound === 'gte' ? 'from' : 'to';
+				const param = `attr.${name}.${bound}`;
+				return kind === 'number' ? (
+					<label>
+						<span>{label}</span>
+						<input type="number" step="any" name={param} value={one(param)} aria-label={`${name} ${label}`} class="attr-number" />
+					</label>
+				) : (
+					<label>
+						<span>{label}</span>
+						<input type="datetime-local" step="1" data-ms-for={param} aria-label={`${name} ${label}`} />
+						<input type="hidden" name={param} value={one(param)} />
+					</label>
+				);
+			})}
+		</fieldset>
+	);
+};
+
 export const InstanceList: FC<{
 	types: string[];
+	/** The selected type's search attributes (`{}` without a type). */
+	declared: AttributeDeclaration;
 	filter: ListFilter;
 	items: ListItem[];
 	nextCursor: string | null;
 	error?: { code: string; message: string } | undefined;
 	config: ListConfig;
-}> = ({ types, filter, items, nextCursor, error, config }) => {
+}> = ({ types, declared, filter, items, nextCursor, error, config }) => {
 	const query = (extra: Record<string, string>) => {
 		const q = new URLSearchParams();
 		if (filter.type) q.set('type', filter.type);
 		for (const s of filter.status) q.append('status', s);
-		for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'id', 'codeVersion', 'parent'] as const) if (filter[key]) q.set(key, filter[key]!);
+		for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'id', 'idPrefix', 'codeVersion', 'parent'] as const) if (filter[key]) q.set(key, filter[key]!);
+		for (const [name, value] of filter.attributes) q.append(name, value);
 		if (filter.order !== 'created') q.set('order', filter.order);
 		// The page size travels with the page: Next shows as many rows as this page asked for.
 		if (filter.limit !== DEFAULT_PAGE_SIZE) q.set('limit', String(filter.limit));
 		for (const [k, v] of Object.entries(extra)) q.set(k, v);
 		return dashboardHref(`/instances?${q}`);
 	};
-	const active = [filter.type, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length;
+	const active = [filter.type, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.idPrefix, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length + new Set(filter.attributes.map(([n]) => n.split('.')[1])).size;
+	const attributeNames = Object.keys(declared);
 	return (
 		<>
 			<div class="page-head">
@@ -159,6 +229,10 @@ export const InstanceList: FC<{
 					<input type="search" name="id" value={filter.id ?? ''} placeholder="exact id" autocomplete="off" spellcheck={false} />
 				</label>
 				<label>
+					<span>Id prefix</span>
+					<input type="search" name="idPrefix" value={filter.idPrefix ?? ''} placeholder="ids starting with" autocomplete="off" spellcheck={false} />
+				</label>
+				<label>
 					<span>Code version</span>
 					<input type="search" name="codeVersion" value={filter.codeVersion ?? ''} placeholder="e.g. 2026-11-26.1" autocomplete="off" spellcheck={false} />
 				</label>
@@ -168,8 +242,22 @@ export const InstanceList: FC<{
 					<select name="order">
 						<option value="created" selected={filter.order === 'created'}>Newest created</option>
 						<option value="updated" selected={filter.order === 'updated'}>Recently updated</option>
+						{attributeNames.flatMap((name) => [
+							<option value={`-attr.${name}`} selected={filter.order === `-attr.${name}`}>{name}, highest first</option>,
+							<option value={`attr.${name}`} selected={filter.order === `attr.${name}`}>{name}, lowest first</option>,
+						])}
 					</select>
 				</label>
+				{attributeNames.length ? (
+					<fieldset class="attributes" id="attribute-filters">
+						<legend>Attributes of {filter.type}</legend>
+						{Object.entries(declared).map(([name, kind]) => (
+							<AttributeInputs name={name} kind={kind} filter={filter} />
+						))}
+					</fieldset>
+				) : !filter.type ? (
+					<p class="muted hint" id="attribute-hint">Choose a type to filter by its search attributes.</p>
+				) : null}
 				<div class="actions">
 					<button type="submit" class="primary">Apply</button>
 					<a href={dashboardHref('/instances')} class="button">Reset</a>
@@ -187,22 +275,34 @@ export const InstanceList: FC<{
 								<input type="checkbox" name="column" value={c.key} checked={DEFAULT_COLUMNS.includes(c.key)} /> {c.label}
 							</label>
 						))}
+						{attributeNames.map((name, i) => (
+							<label class="check">
+								<input type="checkbox" name="attribute-column" value={name} checked={i < DEFAULT_ATTRIBUTE_COLUMNS} /> {name}
+							</label>
+						))}
 					</fieldset>
 				</details>
 			</div>
 			<div class="card table-card">
-				<table class={`instances${filter.type ? ' one-type' : ''} ${COLUMNS.filter((c) => !DEFAULT_COLUMNS.includes(c.key)).map((c) => `hide-${c.key}`).join(' ')}`} id="instances">
+				{attributeNames.length ? (
+					// One rule per declared attribute hides its column (the names are letters, digits and `_`).
+					<style dangerouslySetInnerHTML={{ __html: attributeNames.map((n) => `table.instances.hide-attr-${n} [data-col="attr-${n}"]{display:none}`).join('\n') }} />
+				) : null}
+				<table class={`instances${filter.type ? ' one-type' : ''} ${[...COLUMNS.filter((c) => !DEFAULT_COLUMNS.includes(c.key)).map((c) => `hide-${c.key}`), ...attributeNames.slice(DEFAULT_ATTRIBUTE_COLUMNS).map((n) => `hide-attr-${n}`)].join(' ')}`} id="instances">
 					<thead>
 						<tr>
 							<th scope="col" data-col="id">Instance</th>
 							{COLUMNS.map((c) => (
 								<th scope="col" data-col={c.key}>{c.label}</th>
 							))}
+							{attributeNames.map((name) => (
+								<th scope="col" data-col={`attr-${name}`} title={`search attribute (${declared[name]})`}>{name}</th>
+							))}
 						</tr>
 					</thead>
 					<tbody>
 						{items.map((item) => (
-							<Row item={item} />
+							<Row item={item} declared={declared} />
 						))}
 					</tbody>
 				</table>
@@ -215,7 +315,7 @@ export const InstanceList: FC<{
 				{nextCursor ? <a href={query({ cursor: nextCursor })} class="button" rel="next">Next page →</a> : null}
 			</nav>
 			<template id="row-template">
-				<Row item={{ id: '', type: '', status: 'created', createdAt: 0, updatedAt: 0 }} />
+				<Row item={{ id: '', type: '', status: 'created', createdAt: 0, updatedAt: 0 }} declared={declared} />
 			</template>
 			<script type="application/json" id="list-config" dangerouslySetInnerHTML={{ __html: safeJson(config) }} />
 			<script type="module" src={dashboardHref('/list.js')}></script>

@@ -29,6 +29,29 @@ let lastSeq = null;
 let viewedRun = null;
 let deleted = false;
 
+// ---- search attributes: step.setAttributes changes them while the run goes on ----
+function showAttributes(attributes) {
+	for (const row of document.querySelectorAll('#attributes > div[data-attr]')) {
+		const el = /** @type {HTMLElement} */ (row);
+		const name = el.dataset.attr ?? '';
+		const value = attributes[name];
+		const dd = /** @type {HTMLElement} */ (el.querySelector('dd'));
+		if (value === undefined) {
+			dd.innerHTML = '<span class="muted">not set</span>';
+			continue;
+		}
+		const link = document.createElement('a');
+		link.href = `${base}/instances?${new URLSearchParams({ type: config.type, [`attr.${name}`]: String(value) })}`;
+		if (el.dataset.kind === 'datetime') {
+			const time = document.createElement('time');
+			time.dataset.ms = String(value);
+			link.appendChild(time);
+		} else link.textContent = el.dataset.kind === 'boolean' ? (value ? 'yes' : 'no') : String(value);
+		dd.replaceChildren(link);
+	}
+	refreshTimes(document.getElementById('attributes') ?? undefined);
+}
+
 // ---- status, controls ----
 function showStatus(detail) {
 	status = detail.status;
@@ -40,6 +63,7 @@ function showStatus(detail) {
 	// What a restart or a finish changes, shown as it happens, not only after a reload: a finished
 	// instance takes no events (the API answers 409), so the event form goes.
 	$('#generation').textContent = String(detail.generation ?? 0);
+	showAttributes(detail.attributes ?? {});
 	const eventCard = document.getElementById('event-card');
 	if (eventCard) {
 		const closed = detail.archived === true || FINISHED.includes(status);

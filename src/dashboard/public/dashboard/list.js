@@ -12,12 +12,47 @@ const template = /** @type {HTMLTemplateElement} */ (document.getElementById('ro
 const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
 const emptyEl = /** @type {HTMLElement} */ (document.getElementById('empty'));
 const orderKey = filter.order === 'updated' ? 'updatedAt' : 'createdAt';
+/** Ordered by a search attribute: a live change re-reads the page (the API's order), rather than placing rows here. */
+const byAttribute = /^-?attr\./.test(filter.order);
+const declared = config.declared ?? {};
 const num = (v) => (v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined);
 const bounds = { ca: num(filter.createdAfter), cb: num(filter.createdBefore), ua: num(filter.updatedAfter), ub: num(filter.updatedBefore) };
+
+/** A condition's value read as the attribute's kind (a datetime as ms or ISO 8601, as the API reads it). */
+function valueOf(kind, raw) {
+	if (kind === 'number') return Number(raw);
+	if (kind === 'datetime') return /^-?\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+	if (kind === 'boolean') return raw === 'true';
+	return raw;
+}
+/** The attribute conditions: per name, the "any of" list and the bounds. */
+const conditions = {};
+for (const [param, raw] of filter.attributes ?? []) {
+	const [, name, bound] = param.split('.');
+	const kind = declared[name];
+	if (!kind) continue;
+	const c = (conditions[name] ??= { kind, anyOf: [], bounds: {} });
+	if (bound) c.bounds[bound] = valueOf(kind, raw);
+	else c.anyOf.push(valueOf(kind, raw));
+}
+const orderedBy = byAttribute ? filter.order.replace(/^-?attr\./, '') : null;
+function attributesMatch(attributes = {}) {
+	if (orderedBy && attributes[orderedBy] === undefined) return false; // an order by an attribute lists only the instances that have it
+	for (const [name, c] of Object.entries(conditions)) {
+		const v = attributes[name];
+		if (v === undefined) return false;
+		if (c.anyOf.length && !c.anyOf.includes(v)) return false;
+		const { gt, gte, lt, lte } = c.bounds;
+		if ((gt !== undefined && !(v > gt)) || (gte !== undefined && !(v >= gte)) || (lt !== undefined && !(v < lt)) || (lte !== undefined && !(v <= lte))) return false;
+	}
+	return true;
+}
 
 /** The same test the list API applies, on one entry. */
 function matches(e) {
 	return (
+		(!filter.idPrefix || e.id.startsWith(filter.idPrefix)) &&
+		attributesMatch(e.attributes) &&
 		(!filter.type || e.type === filter.type) &&
 		(!filter.status.length || filter.status.includes(e.status)) &&
 		(!filter.id || e.id === filter.id) &&
@@ -56,6 +91,23 @@ function fill(tr, e) {
 		time.dataset.ms = String(e[field]);
 		renderTime(time);
 	}
+	for (const cell of tr.querySelectorAll('td[data-attr]')) fillAttribute(/** @type {HTMLElement} */ (cell), e.attributes?.[cell.dataset.attr ?? '']);
+}
+
+/** An attribute cell, as the server renders it (list.tsx AttributeValue). */
+function fillAttribute(cell, value) {
+	if (value === undefined) {
+		const dash = document.createElement('span');
+		dash.className = 'muted';
+		dash.dataset.empty = '';
+		dash.textContent = '—';
+		cell.replaceChildren(dash);
+	} else if (cell.dataset.kind === 'datetime') {
+		const time = document.createElement('time');
+		time.dataset.ms = String(value);
+		renderTime(time);
+		cell.replaceChildren(time);
+	} else cell.textContent = cell.dataset.kind === 'boolean' ? (value ? 'yes' : 'no') : String(value);
 }
 
 function flash(tr) {
@@ -76,9 +128,17 @@ function place(tr) {
 	return true;
 }
 
+let attributeCatchUp = 0;
 function apply(entry) {
 	const existing = rowOf(entry.id);
 	if (existing && Number(existing.dataset.updated) > entry.updatedAt) return; // older news
+	if (byAttribute && (existing || (config.firstPage && matches(entry)))) {
+		// The page's order is the attribute's: the API places rows (one re-read for a burst of changes).
+		if (existing) fill(existing, entry);
+		clearTimeout(attributeCatchUp);
+		attributeCatchUp = setTimeout(catchUp, 300);
+		return;
+	}
 	if (!matches(entry)) {
 		existing?.remove();
 	} else if (existing) {
@@ -99,12 +159,15 @@ function apply(entry) {
 let catchingUp = null;
 let heldBack = [];
 function listPath() {
-	if (filter.id) return `/workflows/${encodeURIComponent(filter.id)}`;
+	const plain = !filter.attributes.length && !filter.idPrefix && filter.order === 'created';
+	if (filter.id && plain) return `/workflows/${encodeURIComponent(filter.id)}`;
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
 	if (filter.status.length) q.set('status', filter.status.join(','));
-	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'cursor']) if (filter[key]) q.set(key, filter[key]);
-	if (filter.order === 'updated') q.set('order', 'updated');
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'idPrefix', 'cursor']) if (filter[key]) q.set(key, filter[key]);
+	if (filter.id && !filter.idPrefix) q.set('idPrefix', filter.id);
+	if (filter.order !== 'created') q.set('order', filter.order);
+	for (const [name, value] of filter.attributes) q.append(name, value);
 	q.set('limit', String(filter.limit));
 	return `/workflows?${q}`;
 }
@@ -114,7 +177,7 @@ async function catchUp() {
 	catchingUp = (async () => {
 		const res = await api(listPath());
 		if (res.ok) {
-			const items = filter.id ? [res.body].filter(matches) : res.body.items;
+			const items = filter.id ? ('items' in res.body ? res.body.items : [res.body]).filter((i) => i.id === filter.id && matches(i)) : res.body.items;
 			const ids = new Set(items.map((i) => i.id));
 			for (const tr of [...tbody.rows]) if (!ids.has(tr.dataset.id ?? '')) tr.remove();
 			for (const item of items) {
@@ -203,6 +266,59 @@ for (const box of columnBoxes) {
 		} catch {}
 	});
 }
+
+// ---- the attribute columns the operator chose, per type, kept in this browser ----
+const ATTRIBUTE_COLUMNS_KEY = 'shardflow.dashboard.attributeColumns';
+const attributeBoxes = /** @type {HTMLInputElement[]} */ ([...document.querySelectorAll('#columns-menu input[name="attribute-column"]')]);
+function showAttributeColumns(shown) {
+	for (const box of attributeBoxes) {
+		box.checked = shown.includes(box.value);
+		table.classList.toggle(`hide-attr-${box.value}`, !box.checked);
+	}
+}
+const readAttributeColumns = () => {
+	try {
+		const saved = JSON.parse(localStorage.getItem(ATTRIBUTE_COLUMNS_KEY) ?? '{}');
+		return saved && typeof saved === 'object' && !Array.isArray(saved) ? saved : {};
+	} catch {
+		return {};
+	}
+};
+if (filter.type && Array.isArray(readAttributeColumns()[filter.type])) showAttributeColumns(readAttributeColumns()[filter.type]);
+for (const box of attributeBoxes) {
+	box.addEventListener('change', () => {
+		const shown = attributeBoxes.filter((b) => b.checked).map((b) => b.value);
+		showAttributeColumns(shown);
+		try {
+			localStorage.setItem(ATTRIBUTE_COLUMNS_KEY, JSON.stringify({ ...readAttributeColumns(), [filter.type]: shown }));
+		} catch {}
+	});
+}
+
+// ---- a keyword field takes several values, "a, b": sent as the repeated parameter the API reads as "any of" ----
+const form = /** @type {HTMLFormElement | null} */ (document.getElementById('filters'));
+form?.addEventListener('submit', () => {
+	for (const input of /** @type {HTMLInputElement[]} */ ([...form.querySelectorAll('input[data-any-of]')])) {
+		const values = input.value.split(',').map((v) => v.trim()).filter(Boolean);
+		if (values.length < 2) continue;
+		input.disabled = true;
+		for (const value of values) {
+			const hidden = document.createElement('input');
+			hidden.type = 'hidden';
+			hidden.name = input.name;
+			hidden.value = value;
+			form.appendChild(hidden);
+		}
+	}
+});
+// Another type has other attributes: its conditions and an order by one of them are not sent with it.
+form?.addEventListener('submit', () => {
+	const typeSelect = /** @type {HTMLSelectElement | null} */ (form.querySelector('select[name="type"]'));
+	if (!typeSelect || typeSelect.value === (filter.type ?? '')) return;
+	form.querySelectorAll('[name^="attr."]').forEach((field) => (/** @type {HTMLInputElement} */ (field).disabled = true));
+	const order = /** @type {HTMLSelectElement | null} */ (form.querySelector('select[name="order"]'));
+	if (order && /attr\./.test(order.value)) order.disabled = true;
+});
 
 // ---- the filter form: open on a wide screen, folded on a phone (the list is what the first screen shows) ----
 const fold = /** @type {HTMLDetailsElement | null} */ (document.getElementById('filters-fold'));
