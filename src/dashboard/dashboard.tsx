@@ -18,6 +18,7 @@ import { ScheduleList, SchedulePage, type ScheduleView } from './views/schedules
 import { compileCron, scheduledTypes } from '../engine/schedule';
 import type { ScheduleInfo } from '../engine/schedule-engine';
 import type { TypeMetrics } from '../engine/run-metrics';
+import { BulkPage } from './views/bulk';
 import { ErrorBanner, Layout } from './views/layout';
 import { DEFAULT_PAGE_SIZE, InstanceList, type ListFilter, type ListItem } from './views/list';
 import { LoginPage } from './views/login';
@@ -264,6 +265,14 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		);
 		return { nodes, more: res.body.nextCursor !== null };
 	};
+
+	// ---- bulk operations: one job's page (started from the list) ----
+	app.get('/bulk/:id', async (c) => {
+		const id = c.req.param('id');
+		const res = await callApi<{ id: string }>(c, `/bulk/${encodeURIComponent(id)}`);
+		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
+		return page(c, 'Bulk operation', <BulkPage id={res.body.id} />, { nav: 'instances' });
+	});
 
 	// ---- schedules ----
 	const scheduleView = async (c: DashboardContext, info: ScheduleInfo): Promise<ScheduleView> => {

@@ -1,6 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { AttributeDeclaration, AttributeKind } from '../../engine/search-attributes';
 import { WORKFLOW_STATUSES } from '../../engine/types';
+import { BULK_CHOICES, BulkProgressCard, ConfirmDialog } from './bulk';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';
 
@@ -266,6 +267,19 @@ export const InstanceList: FC<{
 			</details>
 			{error ? <ErrorBanner code={error.code} message={error.message} /> : null}
 			<div class="list-tools">
+				{filter.type && !filter.id && !error ? (
+					<div class="bulk-tools" role="group" aria-label="Bulk action on this filter">
+						<select id="bulk-action" aria-label="Bulk action">
+							{BULK_CHOICES.map((c) => (
+								<option value={c.kind}>{c.label}</option>
+							))}
+						</select>
+						<button type="button" id="bulk-start" title={`Counts what this filter matches, asks, then acts on every matching ${filter.type} instance (all pages)`}>
+							…all matching
+						</button>
+						<span class="muted" id="bulk-tools-note" role="status" aria-live="polite"></span>
+					</div>
+				) : null}
 				<details class="columns-menu" id="columns-menu">
 					<summary class="button">Columns</summary>
 					<fieldset class="columns-choice">
@@ -283,6 +297,7 @@ export const InstanceList: FC<{
 					</fieldset>
 				</details>
 			</div>
+			{filter.type && !filter.id && !error ? <BulkProgressCard hidden /> : null}
 			<div class="card table-card">
 				{attributeNames.length ? (
 					// One rule per declared attribute hides its column (the names are letters, digits and `_`).
@@ -319,6 +334,12 @@ export const InstanceList: FC<{
 			</template>
 			<script type="application/json" id="list-config" dangerouslySetInnerHTML={{ __html: safeJson(config) }} />
 			<script type="module" src={dashboardHref('/list.js')}></script>
+			{filter.type && !filter.id && !error ? (
+				<>
+					<ConfirmDialog />
+					<script type="module" src={dashboardHref('/bulk.js')}></script>
+				</>
+			) : null}
 		</>
 	);
 };

@@ -1,0 +1,150 @@
+// Bulk operations from the dashboard: on the list, an action on every instance its filter
+// matches (a dry run counts them first, and the confirmation says how many); then the job's
+// progress, followed live until it ends, with Cancel. The job page (/dashboard/bulk/:id)
+// follows one job the same way.
+import { api, base } from './common.js';
+import { confirmAction } from './confirm.js';
+
+const card = /** @type {HTMLElement | null} */ (document.getElementById('bulk-progress'));
+const $ = (selector) => /** @type {HTMLElement} */ (card?.querySelector(selector));
+const POLL_MS = 700;
+
+/** The list's filter as a bulk query (POST /workflows/bulk: attribute conditions typed by the attribute's kind). */
+export function bulkQuery(filter, declared) {
+	/** @type {Record<string, unknown>} */
+	const query = { type: filter.type };
+	if (filter.status.length) query.status = filter.status;
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']) if (filter[key]) query[key] = Number(filter[key]);
+	for (const key of ['codeVersion', 'parent', 'idPrefix']) if (filter[key]) query[key] = filter[key];
+	/** @type {Record<string, any>} */
+	const attributes = {};
+	for (const [param, raw] of filter.attributes) {
+		const [, name, bound] = param.split('.');
+		const kind = declared[name];
+		const value = kind === 'number' ? Number(raw) : kind === 'boolean' ? raw === 'true' : kind === 'datetime' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+		if (bound) attributes[name] = { ...(attributes[name] && typeof attributes[name] === 'object' && !Array.isArray(attributes[name]) ? attributes[name] : {}), [bound]: value };
+		else attributes[name] = name in attributes ? [].concat(attributes[name], value) : value;
+	}
+	if (Object.keys(attributes).length) query.attributes = attributes;
+	return query;
+}
+
+const plural = (n, one, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+const skippedTotal = (p) => Object.values(p.skipped ?? {}).reduce((a, b) => a + Number(b), 0);
+
+/** Draws a job's progress in the card. */
+export function showProgress(p) {
+	if (!card) return;
+	card.hidden = false;
+	card.dataset.job = p.id;
+	card.dataset.state = p.state;
+	const skipped = skippedTotal(p);
+	const handled = p.done + skipped + p.failed;
+	$('#bulk-title').textContent = `${p.dryRun ? 'Dry run: ' : ''}${p.action.kind} ${p.query.type ?? ''} instances`.trim();
+	const state = $('#bulk-state');
+	state.textContent = p.state;
+	state.className = `badge status-${p.state === 'completed' ? 'completed' : p.state === 'cancelled' ? 'terminated' : 'running'}`;
+	for (const [key, value] of Object.entries({ matched: p.matched, done: p.done, skipped, failed: p.failed })) $(`[data-count="${key}"]`).textContent = value.toLocaleString();
+	const bar = $('#bulk-bar');
+	bar.setAttribute('aria-valuemax', String(p.matched));
+	bar.setAttribute('aria-valuenow', String(handled));
+	for (const part of ['done', 'skipped', 'failed']) {
+		const n = part === 'skipped' ? skipped : p[part];
+		/** @type {HTMLElement} */ (bar.querySelector(`[data-part="${part}"]`)).style.width = p.matched ? `${(100 * n) / p.matched}%` : '0';
+	}
+	$('#bulk-reasons').replaceChildren(
+		...Object.entries(p.skipped ?? {}).map(([reason, n]) => {
+			const li = document.createElement('li');
+			li.dataset.reason = reason;
+			li.textContent = `${plural(Number(n), 'instance')} skipped: ${reason === 'no_longer_matches' ? 'no longer matched when reached' : reason === 'not_found' ? 'gone when reached' : reason}`;
+			return li;
+		}),
+	);
+	$('#bulk-errors').replaceChildren(
+		...(p.errors ?? []).map((e) => {
+			const li = document.createElement('li');
+			const link = document.createElement('a');
+			link.href = `${base}/instances/${encodeURIComponent(e.id)}`;
+			link.textContent = e.id;
+			li.append(link, ` failed: ${e.code} ${e.message}`);
+			return li;
+		}),
+	);
+	$('#bulk-cancel').hidden = p.state !== 'running';
+	const link = /** @type {HTMLAnchorElement} */ ($('#bulk-link'));
+	link.href = `${base}/bulk/${encodeURIComponent(p.id)}`;
+	link.hidden = false;
+}
+
+/** Follows a job until it ends; resolves with its last progress (or null when it cannot be read). */
+export async function follow(id) {
+	for (;;) {
+		const res = await api(`/bulk/${encodeURIComponent(id)}`);
+		if (!res.ok) {
+			$('#bulk-note').textContent = `${res.body?.error?.code ?? res.status} ${res.body?.error?.message ?? ''}`;
+			return null;
+		}
+		showProgress(res.body);
+		if (res.body.state !== 'running') return res.body;
+		await new Promise((r) => setTimeout(r, POLL_MS));
+	}
+}
+
+$('#bulk-cancel')?.addEventListener('click', async () => {
+	const id = card?.dataset.job;
+	if (!id) return;
+	const button = /** @type {HTMLButtonElement} */ ($('#bulk-cancel'));
+	button.disabled = true;
+	const res = await api(`/bulk/${encodeURIComponent(id)}/cancel`, { method: 'POST' });
+	button.disabled = false;
+	if (res.ok) showProgress(res.body);
+	else $('#bulk-note').textContent = `${res.body?.error?.code ?? res.status} ${res.body?.error?.message ?? ''}`;
+});
+
+// ---- the list: an action on its filter ----
+const start = /** @type {HTMLButtonElement | null} */ (document.getElementById('bulk-start'));
+const listConfigEl = document.getElementById('list-config');
+if (start && listConfigEl) {
+	const config = JSON.parse(listConfigEl.textContent ?? '{}');
+	const choice = /** @type {HTMLSelectElement} */ (document.getElementById('bulk-action'));
+	const note = /** @type {HTMLElement} */ (document.getElementById('bulk-tools-note'));
+	start.addEventListener('click', async () => {
+		const option = choice.selectedOptions[0];
+		const action = { kind: choice.value };
+		const query = bulkQuery(config.filter, config.declared ?? {});
+		const send = (dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun }) });
+		start.disabled = true;
+		note.textContent = 'Counting the instances this filter matches…';
+		try {
+			// The dry run: nothing is acted on, the job walks the query and counts.
+			const dry = await send(true);
+			if (!dry.ok) return void (note.textContent = `${dry.body?.error?.code ?? dry.status} ${dry.body?.error?.message ?? ''}`);
+			let counted = dry.body;
+			while (counted.state === 'running') {
+				await new Promise((r) => setTimeout(r, 300));
+				const res = await api(`/bulk/${encodeURIComponent(counted.id)}`);
+				if (!res.ok) return void (note.textContent = `${res.body?.error?.code ?? res.status} ${res.body?.error?.message ?? ''}`);
+				counted = res.body;
+				note.textContent = `Counting… ${counted.matched.toLocaleString()} so far`;
+			}
+			note.textContent = '';
+			if (counted.matched === 0) return void (note.textContent = `No ${config.filter.type} instance matches this filter: nothing to ${choice.value}.`);
+			const ok = await confirmAction(
+				`${option?.textContent ?? choice.value} ${plural(counted.matched, `${config.filter.type} instance`)} matching this filter? (Counted now by a dry run. Instances that no longer match when the job reaches them are skipped; what is done stays done if you cancel.)`,
+				true,
+			);
+			if (!ok) return;
+			const res = await send(false);
+			if (!res.ok) return void (note.textContent = `${res.body?.error?.code ?? res.status} ${res.body?.error?.message ?? ''}`);
+			showProgress(res.body);
+			card?.scrollIntoView({ block: 'nearest' });
+			await follow(res.body.id);
+		} finally {
+			start.disabled = false;
+		}
+	});
+}
+
+// ---- the job page ----
+const jobConfig = document.getElementById('bulk-config');
+if (jobConfig) follow(JSON.parse(jobConfig.textContent ?? '{}').job);

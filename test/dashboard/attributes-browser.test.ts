@@ -1,0 +1,231 @@
+// Search attributes and bulk operations in the dashboard, in a real browser (browser-kit.ts) against `wrangler dev`.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevServer } from '../../bench/lib/dev-server.mjs';
+import { expectNoPageErrors, launchBrowser, openPage as open, screenshot as shot } from './browser-kit';
+
+type Server = Awaited<ReturnType<typeof startDevServer>>;
+let server: Server;
+let browser: Browser;
+
+beforeAll(async () => {
+	[server, browser] = await Promise.all([startDevServer({ configs: ['test/worker/dashboard.wrangler.jsonc'] }), launchBrowser()]);
+}, 120_000);
+afterAll(async () => {
+	await browser?.close();
+	await server?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown) {
+	const res = await fetch(`${server.url}${path}`, {
+		method,
+		...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+	});
+	return { status: res.status, json: (await res.json().catch(() => null)) as any };
+}
+async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await read();
+		if (ok(value)) return value;
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 300)}`);
+		await new Promise((r) => setTimeout(r, 50));
+	}
+}
+const run = Date.now().toString(36);
+let counter = 0;
+/** A customer id no other test uses: each test's instances are its own. */
+const customer = () => `c${run}${counter++}`;
+const pay = (id: string, attributes: Record<string, unknown>, amount = 10) => call('POST', '/workflows', { type: 'payment', id, payload: { amount, currency: 'EUR' }, attributes });
+const listed = (query: string) => call('GET', `/workflows?type=payment&${query}`).then((r) => (r.json.items as { id: string }[]).map((i) => i.id));
+const openPage = (path: string, viewport?: { width: number; height: number }): Promise<Page> => open(browser, `${server.url}${path}`, viewport);
+const rowIds = (page: Page) => page.locator('#instances tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.id));
+
+describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
+	it("filters the list by the type's attributes through generated inputs (any of, a number range, a boolean) and shows them as columns", async () => {
+		const c1 = customer();
+		const c2 = customer();
+		const ids = { small: `${c1}-small`, big: `${c1}-big`, vip: `${c2}-vip`, other: `${c2}-other` };
+		await Promise.all([
+			pay(ids.small, { customerId: c1, amount: 20, vip: false }),
+			pay(ids.big, { customerId: c1, amount: 500, vip: false }),
+			pay(ids.vip, { customerId: c2, amount: 300, vip: true, dueAt: Date.parse('2026-12-01T10:00:00Z') }),
+			pay(ids.other, { customerId: 'someone-else', amount: 400, vip: false }),
+		]);
+		await until(() => listed(`attr.customerId=${c1}&attr.customerId=${c2}`), (l) => l.length === 3, 'the three in the index');
+
+		const page = await openPage('/dashboard/instances');
+		expect(await page.locator('#attribute-hint').isVisible()).toBe(true);
+		await Promise.all([page.waitForURL(/type=payment/), (async () => {
+			await page.selectOption('select[name="type"]', 'payment');
+			await page.click('button:text("Apply")');
+		})()]);
+		// Inputs come from the declaration: a keyword field, number and datetime ranges, a yes/no choice.
+		const inputs = page.locator('#attribute-filters');
+		expect(await inputs.locator('input[name="attr.customerId"]').count()).toBe(1);
+		expect(await inputs.locator('input[name="attr.amount.gte"][type="number"]').count()).toBe(1);
+		expect(await inputs.locator('input[data-ms-for="attr.dueAt.gte"]').count()).toBe(1);
+		expect(await inputs.locator('select[name="attr.vip"] option').allTextContents()).toEqual(['any', 'yes', 'no']);
+
+		await page.fill('input[name="attr.customerId"]', `${c1}, ${c2}`);
+		await page.fill('input[name="attr.amount.gte"]', '250');
+		await Promise.all([page.waitForURL(/attr\.amount\.gte=250/), page.click('button:text("Apply")')]);
+		expect(new URL(page.url()).searchParams.getAll('attr.customerId')).toEqual([c1, c2]);
+		expect(new Set(await rowIds(page))).toEqual(new Set([ids.big, ids.vip]));
+		expect(await page.inputValue('input[name="attr.customerId"]')).toBe(`${c1}, ${c2}`);
+
+		await page.selectOption('select[name="attr.vip"]', 'true');
+		await Promise.all([page.waitForURL(/attr\.vip=true/), page.click('button:text("Apply")')]);
+		expect(await rowIds(page)).toEqual([ids.vip]);
+		// The first three attributes are columns by default; the row shows the values.
+		const row = page.locator(`#instances tbody tr[data-id="${ids.vip}"]`);
+		expect(await row.locator('[data-col="attr-customerId"]').textContent()).toBe(c2);
+		expect(await row.locator('[data-col="attr-amount"]').textContent()).toBe('300');
+		expect(await row.locator('[data-col="attr-vip"]').isVisible()).toBe(false);
+		expect(await row.locator('[data-col="attr-dueAt"] time').getAttribute('data-ms')).toBe(String(Date.parse('2026-12-01T10:00:00Z')));
+		await shot(page, 'list-attributes');
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('orders by an attribute, narrows by id prefix, and keeps the chosen attribute columns after a reload', async () => {
+		const c = customer();
+		await Promise.all([100, 300, 200].map((amount, i) => pay(`${c}-${i}`, { customerId: c, amount }, amount)));
+		await pay(`x${c}`, { customerId: c, amount: 999 });
+		await until(() => listed(`attr.customerId=${c}`), (l) => l.length === 4, 'four in the index');
+		const page = await openPage(`/dashboard/instances?type=payment&attr.customerId=${c}&idPrefix=${c}-&order=-attr.amount`);
+		expect(await page.locator('select[name="order"]').inputValue()).toBe('-attr.amount');
+		expect(await rowIds(page)).toEqual([`${c}-1`, `${c}-2`, `${c}-0`]);
+		await page.click('#columns-menu summary');
+		await page.uncheck('#columns-menu input[name="attribute-column"][value="customerId"]');
+		await page.check('#columns-menu input[name="attribute-column"][value="vip"]');
+		await page.reload();
+		expect(await page.locator('th[data-col="attr-customerId"]').isVisible()).toBe(false);
+		expect(await page.locator('th[data-col="attr-vip"]').isVisible()).toBe(true);
+		expect(await page.locator('th[data-col="attr-amount"]').isVisible()).toBe(true);
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it("shows the API's 400 and no rows for an attribute condition it refuses", async () => {
+		const page = await openPage('/dashboard/instances?type=payment&attr.amount.gte=lots');
+		const banner = page.locator('.banner.error[role="alert"]');
+		expect(await banner.textContent()).toMatch(/^INVALID_QUERY .*amount/);
+		expect(await page.locator('#instances tbody tr').count()).toBe(0);
+		expect(await page.locator('#live').getAttribute('data-state')).toBe('off');
+		const unknown = await page.goto(`${server.url}/dashboard/instances?type=payment&attr.colour=red`);
+		expect(unknown?.status()).toBe(400);
+		expect(await banner.textContent()).toMatch(/^INVALID_QUERY .*colour/);
+		await shot(page, 'list-attributes-refused');
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it("shows an instance's attributes on its page, each linked to the list of that value", async () => {
+		const c = customer();
+		const id = `${c}-page`;
+		await pay(id, { customerId: c, amount: 120, vip: true });
+		const page = await openPage(`/dashboard/instances/${id}`);
+		const card = page.locator('#attributes-card');
+		expect(await card.locator('[data-attr="customerId"] dd').textContent()).toBe(c);
+		expect(await card.locator('[data-attr="amount"] dd').textContent()).toBe('120');
+		expect(await card.locator('[data-attr="vip"] dd').textContent()).toBe('yes');
+		expect(await card.locator('[data-attr="dueAt"] dd').textContent()).toBe('not set');
+		await shot(page, 'instance-attributes');
+		await Promise.all([page.waitForURL(/attr\.customerId=/), card.locator('[data-attr="customerId"] a').click()]);
+		expect(await rowIds(page)).toEqual([id]);
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('reads at phone width: the attribute filters and columns fit', async () => {
+		const page = await openPage('/dashboard/instances?type=payment', { width: 390, height: 844 });
+		await page.click('#filters-fold summary');
+		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+		expect(overflow).toBeLessThanOrEqual(0);
+		await shot(page, 'list-attributes-phone');
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('terminates every instance the filter matches after a confirmation that shows the dry-run count (Cancel focused), then shows the live progress and the job page', async () => {
+		const c = customer();
+		const ids = [0, 1, 2].map((i) => `${c}-t${i}`);
+		const done = `${c}-already`;
+		const bystander = `${customer()}-keep`;
+		await Promise.all([...ids, done].map((id) => pay(id, { customerId: c })));
+		await pay(bystander, { customerId: 'not-this-one' });
+		await call('POST', `/workflows/${done}/terminate`, {});
+		await until(() => call('GET', `/workflows?type=payment&attr.customerId=${c}&status=terminated`), (r) => r.json.items.length === 1, 'the terminated one in the index');
+
+		const page = await openPage(`/dashboard/instances?type=payment&attr.customerId=${c}`);
+		await page.selectOption('#bulk-action', 'terminate');
+		await page.click('#bulk-start');
+		const dialog = page.locator('dialog#confirm');
+		await dialog.waitFor({ state: 'visible' });
+		expect(await page.locator('#confirm-text').textContent()).toMatch(/^Terminate 4 payment instances matching this filter\?/);
+		expect(await page.evaluate(() => document.activeElement?.id)).toBe('confirm-cancel');
+		await shot(page, 'bulk-confirm');
+		// Cancel changes nothing.
+		await page.click('#confirm-cancel');
+		await page.waitForTimeout(300);
+		expect(await page.locator('#bulk-progress').isVisible()).toBe(false);
+		expect((await call('GET', `/workflows/${ids[0]}`)).json.status).toBe('waiting');
+
+		await page.click('#bulk-start');
+		await dialog.waitFor({ state: 'visible' });
+		await page.click('#confirm-ok');
+		const progress = page.locator('#bulk-progress');
+		await progress.waitFor({ state: 'visible' });
+		await page.waitForSelector('#bulk-progress[data-state="completed"]', { timeout: 15_000 });
+		expect(await progress.locator('[data-count="matched"]').textContent()).toBe('4');
+		expect(await progress.locator('[data-count="done"]').textContent()).toBe('3');
+		expect(await progress.locator('[data-count="skipped"]').textContent()).toBe('1');
+		expect(await progress.locator('#bulk-reasons li').textContent()).toContain('INVALID_STATE');
+		expect(await progress.locator('#bulk-bar').getAttribute('aria-valuenow')).toBe('4');
+		expect(await progress.locator('#bulk-cancel').isVisible()).toBe(false);
+		for (const id of ids) expect((await call('GET', `/workflows/${id}`)).json.status).toBe('terminated');
+		expect((await call('GET', `/workflows/${bystander}`)).json.status).toBe('waiting');
+		await shot(page, 'bulk-progress');
+
+		// The job has a page of its own, reachable by URL.
+		await Promise.all([page.waitForURL(/\/dashboard\/bulk\//), progress.locator('#bulk-link').click()]);
+		await page.waitForSelector('#bulk-progress[data-state="completed"]');
+		expect(await page.locator('[data-count="done"]').textContent()).toBe('3');
+		await shot(page, 'bulk-job');
+		const phone = await openPage(new URL(page.url()).pathname, { width: 390, height: 844 });
+		await phone.waitForSelector('#bulk-progress[data-state="completed"]');
+		expect(await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+		await shot(phone, 'bulk-job-phone');
+		expectNoPageErrors(page);
+		expectNoPageErrors(phone);
+		await Promise.all([page.close(), phone.close()]);
+	});
+
+	it("cancels a running job from its page: what was done stays done, the rest is left alone", async () => {
+		const c = customer();
+		const ids = [0, 1, 2, 3, 4, 5].map((i) => `${c}-slow${i}`);
+		await Promise.all(ids.map((id) => pay(id, { customerId: c })));
+		await until(() => listed(`attr.customerId=${c}`), (l) => l.length === ids.length, 'six in the index');
+		const job = await call('POST', '/workflows/bulk', { query: { type: 'payment', attributes: { customerId: c } }, action: { kind: 'pause' }, ratePerSecond: 1 });
+		expect(job.status).toBe(202);
+		const page = await openPage(`/dashboard/bulk/${job.json.id}`);
+		await page.waitForSelector('#bulk-progress[data-state="running"]');
+		await page.locator('#bulk-cancel').click();
+		await page.waitForSelector('#bulk-progress[data-state="cancelled"]', { timeout: 10_000 });
+		const progress = (await call('GET', `/bulk/${job.json.id}`)).json;
+		expect(progress.state).toBe('cancelled');
+		const statuses = await Promise.all(ids.map((id) => call('GET', `/workflows/${id}`).then((r) => r.json.status)));
+		expect(statuses.filter((s) => s === 'paused').length).toBe(progress.done);
+		expect(progress.done).toBeLessThan(ids.length);
+		expect(await page.locator('#bulk-cancel').isVisible()).toBe(false);
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('answers an unknown job id with a 404 page', async () => {
+		const page = await openPage('/dashboard/bulk/no-such-job');
+		expect(await page.locator('.banner.error').count()).toBe(1);
+		await page.close();
+	});
+});
