@@ -27,7 +27,17 @@ export function paymentCases(newPayment: () => WorkflowTestKit<typeof PaymentWor
 			await payment.start(order);
 			await payment.sendEvent('approval', { approved: false, reviewer: 'bob' });
 			expect(await payment.output()).toEqual({ status: 'declined', reviewer: 'bob' });
-			expect((await payment.steps()).map((s) => s.name)).toEqual(['reserve-funds', 'approval', 'release-funds']);
+			expect((await payment.steps()).map((s) => s.name)).toEqual(['reserve-funds', 'approval', 'payment-reviewer-attribute', 'reviewer', 'release-funds']);
+		});
+
+		it('sets the reviewer search attribute once the approval names one', async () => {
+			const payment = newPayment();
+			await payment.start(order);
+			await payment.waitForStatus('waiting');
+			expect((await payment.status()).attributes?.reviewer).toBeUndefined();
+			await payment.sendEvent('approval', { approved: true, reviewer: 'carol' });
+			await payment.waitForStatus('completed');
+			expect((await payment.status()).attributes).toMatchObject({ reviewer: 'carol' });
 		});
 
 		it('expires after seven days without an answer', async () => {

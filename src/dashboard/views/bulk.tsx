@@ -41,7 +41,7 @@ export const BulkProgressCard: FC<{ id?: string; hidden?: boolean }> = ({ id, hi
 		<ul class="reasons" id="bulk-errors" aria-label="Last failures"></ul>
 		<div class="actions">
 			<button type="button" class="danger" id="bulk-cancel" hidden>Cancel the operation</button>
-			<a id="bulk-link" class="button" href={id ? dashboardHref(`/bulk/${encodeURIComponent(id)}`) : undefined} hidden={!id}>Job page</a>
+			{id ? null : <a id="bulk-link" class="button" hidden>Job page</a>}
 		</div>
 		<p class="muted" id="bulk-note" role="status" aria-live="polite"></p>
 	</section>

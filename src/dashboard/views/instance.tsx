@@ -111,7 +111,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 				<section class="card attributes-card" aria-label="Search attributes" id="attributes-card">
 					<h2>Search attributes</h2>
 					<dl id="attributes">
-						{Object.entries({ ...Object.fromEntries(Object.keys(detail.attributes ?? {}).map((n) => [n, 'keyword' as const])), ...(schemas?.attributes ?? {}) }).map(([name, kind]) => (
+						{[...Object.entries(schemas?.attributes ?? {}), ...Object.keys(detail.attributes ?? {}).filter((n) => !(n in (schemas?.attributes ?? {}))).map((n) => [n, 'keyword'] as const)].map(([name, kind]) => (
 							<div data-attr={name} data-kind={kind}>
 								<dt>{name}</dt>
 								<dd><AttributeValueLink type={detail.type} name={name} kind={kind} value={detail.attributes?.[name]} /></dd>

@@ -269,13 +269,14 @@ export const InstanceList: FC<{
 			<div class="list-tools">
 				{filter.type && !filter.id && !error ? (
 					<div class="bulk-tools" role="group" aria-label="Bulk action on this filter">
-						<select id="bulk-action" aria-label="Bulk action">
+						<label for="bulk-action" class="bulk-label">Bulk action</label>
+						<select id="bulk-action">
 							{BULK_CHOICES.map((c) => (
 								<option value={c.kind}>{c.label}</option>
 							))}
 						</select>
 						<button type="button" id="bulk-start" title={`Counts what this filter matches, asks, then acts on every matching ${filter.type} instance (all pages)`}>
-							…all matching
+							Apply to all matching…
 						</button>
 						<span class="muted" id="bulk-tools-note" role="status" aria-live="polite"></span>
 					</div>

@@ -29,6 +29,13 @@ export function bulkQuery(filter, declared) {
 	return query;
 }
 
+const ACTION_LABELS = { terminate: 'Terminate', pause: 'Pause', resume: 'Resume', restart: 'Restart', delete: 'Delete', reindex: 'Re-index', sendEvent: 'Send an event to' };
+/** Why an instance was skipped, for people (the code stays visible). */
+const REASONS = {
+	no_longer_matches: 'no longer matched the filter when reached',
+	not_found: 'gone when reached',
+	INVALID_STATE: 'INVALID_STATE (the action does not apply in its status)',
+};
 const plural = (n, one, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 const skippedTotal = (p) => Object.values(p.skipped ?? {}).reduce((a, b) => a + Number(b), 0);
 
@@ -40,7 +47,8 @@ export function showProgress(p) {
 	card.dataset.state = p.state;
 	const skipped = skippedTotal(p);
 	const handled = p.done + skipped + p.failed;
-	$('#bulk-title').textContent = `${p.dryRun ? 'Dry run: ' : ''}${p.action.kind} ${p.query.type ?? ''} instances`.trim();
+	const verb = ACTION_LABELS[p.action.kind] ?? p.action.kind;
+	$('#bulk-title').textContent = `${p.dryRun ? 'Dry run: ' : ''}${verb} the ${p.query.type ?? ''} instances of a filter`;
 	const state = $('#bulk-state');
 	state.textContent = p.state;
 	state.className = `badge status-${p.state === 'completed' ? 'completed' : p.state === 'cancelled' ? 'terminated' : 'running'}`;
@@ -56,7 +64,7 @@ export function showProgress(p) {
 		...Object.entries(p.skipped ?? {}).map(([reason, n]) => {
 			const li = document.createElement('li');
 			li.dataset.reason = reason;
-			li.textContent = `${plural(Number(n), 'instance')} skipped: ${reason === 'no_longer_matches' ? 'no longer matched when reached' : reason === 'not_found' ? 'gone when reached' : reason}`;
+			li.textContent = `${plural(Number(n), 'instance')} skipped: ${REASONS[reason] ?? reason}`;
 			return li;
 		}),
 	);
@@ -71,9 +79,11 @@ export function showProgress(p) {
 		}),
 	);
 	$('#bulk-cancel').hidden = p.state !== 'running';
-	const link = /** @type {HTMLAnchorElement} */ ($('#bulk-link'));
-	link.href = `${base}/bulk/${encodeURIComponent(p.id)}`;
-	link.hidden = false;
+	const link = /** @type {HTMLAnchorElement | null} */ (card.querySelector('#bulk-link'));
+	if (link) {
+		link.href = `${base}/bulk/${encodeURIComponent(p.id)}`;
+		link.hidden = false;
+	}
 }
 
 /** Follows a job until it ends; resolves with its last progress (or null when it cannot be read). */
