@@ -189,7 +189,9 @@ async function catchUp() {
 					tbody.appendChild(row);
 				}
 			}
-			[...tbody.rows].sort((a, b) => compare(keyOf(a), keyOf(b))).forEach((tr) => tbody.appendChild(tr));
+			// Ordered by an attribute, the API's order is the page's; otherwise the keyset order (which the live feed keeps).
+			if (byAttribute) items.forEach((item) => { const tr = rowOf(item.id); if (tr) tbody.appendChild(tr); });
+			else [...tbody.rows].sort((a, b) => compare(keyOf(a), keyOf(b))).forEach((tr) => tbody.appendChild(tr));
 			emptyEl.hidden = tbody.rows.length > 0;
 		}
 		catchingUp = null;
