@@ -84,6 +84,13 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		expect(await row.locator('[data-col="attr-vip"]').isVisible()).toBe(false);
 		expect(await row.locator('[data-col="attr-dueAt"] time').getAttribute('data-ms')).toBe(String(Date.parse('2026-12-01T10:00:00Z')));
 		await shot(page, 'list-attributes');
+
+		// A datetime range, entered in local time, goes as ms.
+		await page.selectOption('select[name="attr.vip"]', '');
+		await page.fill('input[name="attr.amount.gte"]', '');
+		await page.fill('input[data-ms-for="attr.dueAt.gte"]', '2026-11-30T00:00:00');
+		await Promise.all([page.waitForURL(/attr\.dueAt\.gte=\d+/), page.click('button:text("Apply")')]);
+		expect(await rowIds(page)).toEqual([ids.vip]);
 		expectNoPageErrors(page);
 		await page.close();
 	});
@@ -107,6 +114,21 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		expect(await page.locator('th[data-col="attr-customerId"]').isVisible()).toBe(false);
 		expect(await page.locator('th[data-col="attr-vip"]').isVisible()).toBe(true);
 		expect(await page.locator('th[data-col="attr-amount"]').isVisible()).toBe(true);
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('adds a new instance to an open list filtered by attributes only when its attributes match', async () => {
+		const c = customer();
+		const page = await openPage(`/dashboard/instances?type=payment&attr.customerId=${c}&attr.amount.gte=100`);
+		await page.waitForSelector('#live[data-state="live"]');
+		await pay(`${c}-small`, { customerId: c, amount: 50 });
+		await pay(`${c}-other`, { customerId: `${c}x`, amount: 500 });
+		await pay(`${c}-match`, { customerId: c, amount: 150 });
+		await page.waitForSelector(`#instances tbody tr[data-id="${c}-match"]`, { timeout: 8000 });
+		await page.waitForTimeout(500);
+		expect(await rowIds(page)).toEqual([`${c}-match`]);
+		expect(await page.locator(`tr[data-id="${c}-match"] [data-col="attr-amount"]`).textContent()).toBe('150');
 		expectNoPageErrors(page);
 		await page.close();
 	});
