@@ -219,13 +219,13 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		if (filter.type && !registry.has(filter.type)) {
 			error = { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(filter.type)}; registered types: ${types.join(', ')}` };
 			status = 400;
-		} else if (filter.id && !filter.unchecked && filter.attributes.length === 0 && filter.order === 'created' && !filter.idPrefix) {
+		} else if (filter.id && !filter.unchecked && filter.attributes.length === 0 && !filter.order.includes('attr.') && !filter.idPrefix) {
 			// The index has no text search: an id is looked up exactly, then checked against the other filters.
 			const res = await callApi<InstanceDetail>(c, `/workflows/${encodeURIComponent(filter.id)}`);
 			if (res.ok)
 				items = [res.body]
 					.filter((i) => matches(i, filter))
-					.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId }) => ({ id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}) }));
+					.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId, attributes }) => ({ id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}), ...(attributes ? { attributes } : {}) }));
 			else if (res.status !== 404) [error, status] = [res.error, res.status];
 		} else {
 			// An exact id with attribute conditions: the index answers the conditions for the ids under that prefix, the page keeps the one id.

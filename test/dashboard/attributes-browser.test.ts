@@ -133,6 +133,21 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		await page.close();
 	});
 
+	it('holds an exact id to the attribute conditions too, and shows its attributes in the row', async () => {
+		const c = customer();
+		const id = `${c}-exact`;
+		await pay(id, { customerId: c, amount: 70 });
+		await until(() => listed(`attr.customerId=${c}`), (l) => l.length === 1, 'the instance in the index');
+		const page = await openPage(`/dashboard/instances?type=payment&id=${id}&attr.customerId=${c}`);
+		expect(await rowIds(page)).toEqual([id]);
+		await page.goto(`${server.url}/dashboard/instances?type=payment&id=${id}&attr.customerId=${c}x`);
+		expect(await rowIds(page)).toEqual([]);
+		await page.goto(`${server.url}/dashboard/instances?type=payment&id=${id}`);
+		expect(await page.locator(`tr[data-id="${id}"] [data-col="attr-amount"]`).textContent()).toBe('70');
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
 	it("shows the API's 400 and no rows for an attribute condition it refuses", async () => {
 		const page = await openPage('/dashboard/instances?type=payment&attr.amount.gte=lots');
 		const banner = page.locator('.banner.error[role="alert"]');

@@ -45,7 +45,8 @@ describe('payment workflow', () => {
 		await settle(id);
 		const status = await PaymentWorkflow.status(testEnv, id);
 		expect(status.output).toEqual({ status: 'declined', reviewer: 'bob' });
-		expect(status.steps.map((s) => s.name)).toEqual(['reserve-funds', 'approval', 'release-funds']);
+		expect(status.steps.map((s) => s.name)).toEqual(['reserve-funds', 'approval', 'payment-reviewer-attribute', 'reviewer', 'release-funds']);
+		expect(status.attributes).toMatchObject({ reviewer: 'bob' });
 	});
 
 	it('expires after seven days without an approval', async () => {

@@ -159,7 +159,7 @@ function apply(entry) {
 let catchingUp = null;
 let heldBack = [];
 function listPath() {
-	const plain = !filter.attributes.length && !filter.idPrefix && filter.order === 'created';
+	const plain = !filter.attributes.length && !filter.idPrefix && !byAttribute;
 	if (filter.id && plain) return `/workflows/${encodeURIComponent(filter.id)}`;
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
