@@ -3,6 +3,7 @@
 // (`?raw`: wrangler's Text rule in this repository, scripts/build.mjs for the
 // package, Vite in the tests), so a Worker that installs shardflow serves its
 // dashboard with no `assets` setting and no files to copy.
+import bulkJs from './public/dashboard/bulk.js?raw';
 import commonJs from './public/dashboard/common.js?raw';
 import confirmJs from './public/dashboard/confirm.js?raw';
 import dashboardCss from './public/dashboard/dashboard.css?raw';
@@ -17,6 +18,7 @@ const CSS = 'text/css; charset=utf-8';
 
 /** File name (served at `<dashboard>/<name>`) -> its text and content type. */
 const FILES: Record<string, { body: string; type: string }> = {
+	'bulk.js': { body: bulkJs, type: JS },
 	'common.js': { body: commonJs, type: JS },
 	'confirm.js': { body: confirmJs, type: JS },
 	'dashboard.css': { body: dashboardCss, type: CSS },
