@@ -1,5 +1,6 @@
 import { ErrorCode, ShardflowError } from './errors';
-import { outboxBackoffMs } from './instance-engine';
+import { outboxBackoffMs } from './instance/timing';
+import { SingleFlight } from './support/single-flight';
 
 /** One instance known to a limiter: a holder of a slot, or a waiter in arrival order (`seq`). */
 export interface LimiterRow {
@@ -58,10 +59,20 @@ export interface LimiterInfo {
  * (NOT_FOUND) loses its place, so its slot cannot leak.
  */
 export class LimiterEngine {
-	private delivering: Promise<void> | undefined;
-	private redeliver = false;
+	/** The delivery of due grants (one at a time; a request meanwhile makes it go round again). */
+	private readonly delivery: SingleFlight;
 
-	constructor(private readonly host: LimiterHost) {}
+	constructor(private readonly host: LimiterHost) {
+		this.delivery = new SingleFlight({
+			background: (flight) => host.background(flight),
+			round: () => this.deliverDue(),
+			after: () => {
+				this.rearm();
+				// A key nobody uses any more keeps nothing: every distinct key would otherwise leave an object for good.
+				if (this.host.store.all().length === 0) this.host.idle();
+			},
+		});
+	}
 
 	acquire(id: string): 'holding' | 'waiting' {
 		const known = this.host.store.get(id);
@@ -105,26 +116,13 @@ export class LimiterEngine {
 	}
 
 	private deliver(): void {
-		if (this.delivering) {
-			this.redeliver = true;
-			return;
-		}
-		this.delivering = this.deliverLoop().finally(() => {
-			this.delivering = undefined;
-			this.rearm();
-			// A key nobody uses any more keeps nothing: every distinct key would otherwise leave an object for good.
-			if (this.host.store.all().length === 0) this.host.idle();
-		});
-		this.host.background(this.delivering);
+		this.delivery.request();
 	}
 
-	private async deliverLoop(): Promise<void> {
-		do {
-			this.redeliver = false;
-			const now = this.host.now();
-			const due = this.host.store.unnotified().filter((row) => row.notifyAt! <= now);
-			await Promise.all(due.map((row) => this.grant(row)));
-		} while (this.redeliver);
+	private async deliverDue(): Promise<void> {
+		const now = this.host.now();
+		const due = this.host.store.unnotified().filter((row) => row.notifyAt! <= now);
+		await Promise.all(due.map((row) => this.grant(row)));
 	}
 
 	private async grant(row: LimiterRow): Promise<void> {
@@ -139,7 +137,7 @@ export class LimiterEngine {
 					this.host.store.remove(row.id);
 					this.promote();
 				});
-				this.redeliver = true;
+				this.deliver();
 				return;
 			}
 			const current = this.host.store.get(row.id);

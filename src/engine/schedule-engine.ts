@@ -1,5 +1,5 @@
 import { ErrorCode, NotFoundError, ShardflowError } from './errors';
-import { outboxBackoffMs } from './instance-engine';
+import { outboxBackoffMs } from './instance/timing';
 import { compileCron, scheduledInstanceId, type ResolvedSchedule } from './schedule';
 
 /** What a schedule object stores (one row). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outboxBackoffMs } from '../../src/engine/instance-engine';
+import { outboxBackoffMs } from '../../src/engine/instance/timing';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';

@@ -1,0 +1,66 @@
+import type { ArchiveBucket } from '../archive';
+import type { ChildPort } from '../child-workflows';
+import type { LimiterPort, SlotStore } from '../concurrency-slot';
+import type { EngineLogger } from '../engine-log';
+import type { BacklogPort } from '../index-backlog';
+import type { IndexEntry } from '../index-entry';
+import type { InvocationBudget } from '../invocation-budget';
+import type { Registry } from '../registry';
+import type { StepFunctionWrapper } from '../step-function-wrapper';
+import type { InstanceStore } from '../store';
+import type { WebhookTarget } from '../webhook';
+import type { YieldReport } from '../yield-pacer';
+import type { PassFailures } from './pass-failures';
+
+/** What the Durable Object shell (or a test) provides to the engine. */
+export interface EngineHost {
+	store: InstanceStore;
+	registry: Registry;
+	env: unknown;
+	now(): number;
+	/** Sets the single alarm to exactly `at`, or deletes it. */
+	setAlarm(at: number | undefined): void;
+	/** Makes sure the alarm fires no later than `at` (an earlier one stays: an early alarm is harmless). */
+	ensureAlarmBy(at: number): void;
+	/** Keeps background work (the replay loop, index delivery) alive after the request returns. */
+	background(work: Promise<unknown>): void;
+	/** Sends one index entry to its shard (and removes it from a previous-layout shard). */
+	sendIndexEntry(entry: IndexEntry): Promise<void>;
+	/** Lets other work of the isolate run; reports whether any did (see yield-pacer.ts). */
+	yieldToEventLoop(): Promise<YieldReport>;
+	/** Runs `fn` on a later macrotask, at least `ms` later. */
+	defer(fn: () => void, ms?: number): void;
+	/** Structured log records (status changes, step failures); the host filters by level. */
+	log?: EngineLogger;
+	/** Also log every completed step (debug level); off, the replay loop builds no record per step. */
+	logStepCompletions?: boolean;
+	/** What one pass may do in one invocation before it continues in a new one (invocation-budget.ts); the default when unset. */
+	invocationBudget?: InvocationBudget;
+	/** The type's delivery backlog (see index-backlog.ts); without it, failures are not reported anywhere. */
+	backlog?: BacklogPort;
+	/** Test kits only (see step-function-wrapper.ts): replaces or wraps a `step.do` attempt's function. Unset in production. */
+	wrapStepFunction?: StepFunctionWrapper;
+	/** Signs webhook tokens (`step.webhook`); absent: the host offers no webhooks. */
+	webhooks?: WebhookPort;
+	/** Where finished instances are archived before they are deleted; absent: no archive configured. */
+	archive?: ArchiveBucket;
+	/** Reaches other instances for child workflows (see child-workflows.ts); absent: `step.invoke`/`step.start` are refused. */
+	children?: ChildPort;
+	/**
+	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
+	 * step of a deletion. Afterwards this engine is gone; the id can be created
+	 * again, by a new engine.
+	 */
+	destroy?(): Promise<void>;
+	/** Where the instance keeps its concurrency slot, and the limiters (types with `static concurrency`; see concurrency-slot.ts). */
+	slots?: SlotStore;
+	limiter?: LimiterPort;
+	/** Where failed passes are counted for their backoff; the isolate's shared record when unset (see pass-failures.ts). */
+	passFailures?: PassFailures;
+}
+
+/** What the host lends `step.webhook`: the URL of a signed token for a target (see webhook.ts). */
+export interface WebhookPort {
+	issue(target: WebhookTarget): Promise<string>;
+}
+

@@ -1,0 +1,163 @@
+import { NotFoundError } from '../errors';
+import { historyRow, type HistoryRecord } from '../history';
+import type { ResolvedEntry } from '../registry';
+import type { InstanceRow } from '../store';
+import { FINISHED_STATUSES } from '../types';
+import type { EngineHost } from './engine-host';
+import { isolatePassFailures } from './pass-failures';
+import type { InstancePart } from './part';
+import { ChildCascade } from './parts/child-cascade';
+import { Deletion } from './parts/deletion';
+import { IndexOutbox } from './parts/index-outbox';
+import { ReplayLoop } from './parts/replay-loop';
+import { Retention } from './parts/retention';
+import { ConcurrencySlot } from './parts/concurrency-slot';
+import { errorOf } from './row-views';
+
+/**
+ * The kernel of one instance: its row, `transition` (every status change) and the
+ * alarm, armed at the earliest time any part is due. Everything else is a part
+ * (see part.ts); the operations the Durable Object serves are in instance-engine.ts.
+ */
+export class InstanceKernel {
+	/** Mirrors the stored row so boundary checks cost no query. */
+	row: InstanceRow | undefined;
+	/** The storage is gone: this engine does nothing more (a new one serves the id). */
+	gone = false;
+	/**
+	 * Bytes of history records appended since the row's running total (`historyBytes`
+	 * through `historySeq`) was last written: a pass's steps add theirs here, and the next
+	 * status change folds everything into the row. The history limit reads the sum.
+	 */
+	uncountedHistoryBytes = 0;
+
+	readonly outbox: IndexOutbox;
+	readonly slot: ConcurrencySlot;
+	readonly deletion: Deletion;
+	readonly replay: ReplayLoop;
+	readonly children: ChildCascade;
+	readonly retention: Retention;
+	/** In the order the alarm asks them (see `alarm`). */
+	private readonly parts: readonly InstancePart[];
+
+	constructor(readonly host: EngineHost) {
+		this.row = host.store.readInstance();
+		this.outbox = new IndexOutbox(this);
+		this.slot = new ConcurrencySlot(this);
+		this.deletion = new Deletion(this);
+		this.replay = new ReplayLoop(this, host.passFailures ?? isolatePassFailures);
+		this.children = new ChildCascade(this);
+		this.retention = new Retention(this);
+		this.parts = [this.outbox, this.slot, this.deletion, this.replay, this.children, this.retention];
+	}
+
+	/** An instance lives here (not one being deleted, nor one deleted). */
+	get exists(): boolean {
+		return this.row !== undefined && !this.deletion.pending && !this.gone;
+	}
+
+	/** The row of an instance that exists; NOT_FOUND for one being deleted too (it answers from its archive, if any). */
+	require(): InstanceRow {
+		if (!this.row || this.deletion.pending || this.gone) throw new NotFoundError('no such workflow instance');
+		return this.row;
+	}
+
+	entryOf(row: InstanceRow): ResolvedEntry {
+		return this.host.registry.get(row.type);
+	}
+
+	/**
+	 * Every status change: the instance row, its history record (if the change
+	 * has one) and what the parts write with it (the pending index update, a slot
+	 * release) are written together, so the index can lag but never miss a transition.
+	 */
+	transition(next: InstanceRow, record?: HistoryRecord): void {
+		const now = Math.max(this.host.now(), next.updatedAt);
+		const row: InstanceRow = { ...next, updatedAt: now, version: next.version + 1 };
+		const store = this.host.store;
+		store.transaction(() => {
+			// A finished instance never consumes its buffered events: they go, and are counted, recorded
+			// before the terminal record, so a run's last record is always its outcome (docs/history-format.md).
+			if (FINISHED_STATUSES.includes(row.status)) {
+				const dropped = store.dropEvents();
+				if (dropped > 0) store.appendHistory(historyRow({ kind: 'events.dropped', detail: { count: dropped } }, row.generation, now));
+			}
+			if (record) store.appendHistory(historyRow(record, row.generation, now));
+			// The history's running total takes in the records since the last change (this one's too).
+			const tail = store.historySize(row.historySeq ?? 0);
+			row.historyBytes = (row.historyBytes ?? 0) + tail.bytes;
+			row.historySeq = tail.lastSeq;
+			store.writeInstance(row);
+			for (const part of this.parts) part.duringTransition?.(row, now);
+		});
+		const previous = this.row;
+		this.row = row;
+		this.uncountedHistoryBytes = 0;
+		this.logTransition(row, record?.kind);
+		for (const part of this.parts) part.afterTransition?.(previous, row);
+	}
+
+	/**
+	 * The alarm: every part is asked in order whether it takes it (the outbox and the slot
+	 * retry what is due and pass it on; a deletion, the replay loop, the child cascade and
+	 * the retention each take it); when none does, the alarm is armed again.
+	 */
+	alarm(): void {
+		// No instance here (or its storage is gone): nothing to do.
+		if (!this.row || this.gone) return;
+		const now = this.host.now();
+		for (const part of this.parts) if (part.onAlarm(now)) return;
+		this.rearm();
+	}
+
+	/** Points the alarm at the earliest time a part is due (a wake-up, an outbox retry, the watchdog, a retention expiry, a deletion step). */
+	rearm(): void {
+		if (this.gone) return;
+		const now = this.host.now();
+		let next: number | undefined;
+		let hold: number | undefined;
+		for (const part of this.parts) {
+			const due = part.dueAt(now);
+			if (due !== undefined && (next === undefined || due < next)) next = due;
+			const until = part.holdUntil?.();
+			if (until !== undefined && (hold === undefined || until > hold)) hold = until;
+		}
+		const at = next !== undefined && hold !== undefined ? Math.max(next, hold) : next;
+		// A delivery in flight re-arms when it ends: until then an earlier alarm may stay (it would
+		// only look early), which saves moving it twice at the end of every short run.
+		if (this.outbox.inFlight && at !== undefined) this.host.ensureAlarmBy(at);
+		else this.host.setAlarm(at);
+	}
+
+	/** The first work of the parts still under way (the index delivery only with `index`). */
+	inFlight(index: boolean): Promise<void> | undefined {
+		for (const part of this.parts) {
+			if (part === this.outbox && !index) continue;
+			if (part.inFlight) return part.inFlight;
+		}
+		return undefined;
+	}
+
+	/**
+	 * One line per status change. Outcomes and operator actions (completed, errored,
+	 * diverged, terminated, paused, resumed, restarted) are `info` or `error`; the
+	 * changes a run makes on its own (created, running, sleeping, waiting) are `debug`,
+	 * since every console line costs ~1 ms of isolate time under `wrangler dev`
+	 * (docs/decisions.md) and the history records them all anyway.
+	 */
+	private logTransition(row: InstanceRow, change: HistoryRecord['kind'] | undefined): void {
+		if (!this.host.log) return;
+		const errored = row.status === 'errored' || row.status === 'diverged';
+		const routine = change === undefined || change === 'workflow.created';
+		this.host.log({
+			severity: errored ? 'error' : routine ? 'debug' : 'info',
+			event: 'workflow.status',
+			instanceId: row.id,
+			type: row.type,
+			status: row.status,
+			version: row.version,
+			generation: row.generation,
+			...(errored ? { error: errorOf(row) } : {}),
+		});
+	}
+}

@@ -1,0 +1,115 @@
+import { deliverTracked, noteFailedDelivery } from '../../index-backlog';
+import { toIndexEntry, type IndexEntry } from '../../index-entry';
+import type { InstanceRow } from '../../store';
+import { SingleFlight } from '../../support/single-flight';
+import type { InstanceKernel } from '../kernel';
+import type { InstancePart } from '../part';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
+
+/**
+ * The index outbox: every status change writes the instance's index entry into the
+ * outbox with the row; this part delivers it to its shard off the critical path,
+ * retries it with backoff from the alarm and reports lasting failures to the backlog.
+ */
+export class IndexOutbox implements InstancePart {
+	private readonly delivery: SingleFlight;
+	/** What the transition being written staged for after it: when the entry is due, and whether to send it now. */
+	private staged: { nextAttemptAt: number; sendNow: boolean } | undefined;
+
+	constructor(private readonly k: InstanceKernel) {
+		this.delivery = new SingleFlight({
+			background: (flight) => k.host.background(flight),
+			// Waits a moment before sending, so the transitions of a busy moment (created,
+			// running, completed) reach the shard as one write of the newest.
+			before: () => new Promise<void>((resolve) => k.host.defer(resolve, INDEX_COALESCE_MS)),
+			round: () => this.deliverOnce(),
+			after: () => k.rearm(),
+		});
+	}
+
+	get inFlight(): Promise<void> | undefined {
+		return this.delivery.inFlight;
+	}
+
+	/** Delivers the pending index update off the critical path; failures wait for the alarm. */
+	deliver(): void {
+		this.delivery.request();
+	}
+
+	/** Delivers the pending entry and resolves once nothing is in flight. */
+	async deliverNow(): Promise<void> {
+		this.deliver();
+		while (this.delivery.inFlight) await this.delivery.inFlight;
+	}
+
+	/** The entry the outbox holds and its next attempt, written with the row by a transition or a deletion. */
+	stage(entry: IndexEntry, now: number): { nextAttemptAt: number; sendNow: boolean } {
+		const store = this.k.host.store;
+		// While the shard is failing, a newer entry inherits the backoff instead of starting it again.
+		const pending = store.readOutbox();
+		const backingOff = pending !== undefined && pending.attempts > 0;
+		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
+		store.writeOutbox({ entry, attempts: backingOff ? pending.attempts : 0, nextAttemptAt });
+		return { nextAttemptAt, sendNow: !backingOff || nextAttemptAt <= now };
+	}
+
+	/** After a write that staged an entry: the alarm covers its retry, and it is sent now unless the shard is backing off. */
+	afterStaged({ nextAttemptAt, sendNow }: { nextAttemptAt: number; sendNow: boolean }): void {
+		this.k.host.ensureAlarmBy(nextAttemptAt);
+		if (sendNow) this.deliver();
+	}
+
+	duringTransition(row: InstanceRow, now: number): void {
+		this.staged = this.stage(toIndexEntry(row), now);
+	}
+
+	afterTransition(): void {
+		const staged = this.staged;
+		this.staged = undefined;
+		if (staged) this.afterStaged(staged);
+	}
+
+	/**
+	 * Writes the current entry into the outbox again (as if the last transition
+	 * had just happened) and waits for its delivery: repairs an entry that a
+	 * shard lost. The shard keeps the highest version, so this never regresses it.
+	 */
+	async republish(row: InstanceRow): Promise<{ entry: IndexEntry; delivered: boolean }> {
+		const entry = toIndexEntry(row);
+		const store = this.k.host.store;
+		const now = this.k.host.now();
+		store.writeOutbox({ entry, attempts: 0, nextAttemptAt: now + OUTBOX_GRACE_MS });
+		this.k.host.ensureAlarmBy(now + OUTBOX_GRACE_MS);
+		await this.deliverNow();
+		return { entry, delivered: store.readOutbox() === undefined };
+	}
+
+	dueAt(now: number): number | undefined {
+		const pending = this.k.host.store.readOutbox()?.nextAttemptAt;
+		// A delivery in flight re-arms when it ends; until then its retry is not due (an alarm
+		// in the past here would fire again and again while the shard is slow).
+		return pending !== undefined && this.delivery.inFlight ? Math.max(pending, now + OUTBOX_GRACE_MS) : pending;
+	}
+
+	/** A due retry is sent; the alarm goes on to the other parts. */
+	onAlarm(now: number): boolean {
+		const outbox = this.k.host.store.readOutbox();
+		if (outbox && outbox.nextAttemptAt <= now) this.deliver();
+		return false;
+	}
+
+	private async deliverOnce(): Promise<void> {
+		const host = this.k.host;
+		const pending = host.store.readOutbox();
+		if (!pending) return;
+		try {
+			await deliverTracked(host, pending);
+			host.store.ackOutbox(pending.entry.version);
+		} catch {
+			const attempts = pending.attempts + 1;
+			host.store.deferOutbox(pending.entry.version, attempts, host.now() + outboxBackoffMs(attempts));
+			// A newer entry written meanwhile gets its own attempt (the flight goes round again); otherwise wait for the alarm.
+			await noteFailedDelivery(host, pending);
+		}
+	}
+}

@@ -1,0 +1,544 @@
+import { ErrorCode, ValidationError } from '../../errors';
+import { historyError, historyRow, type HistoryRecord, type NewHistoryRow } from '../../history';
+import { historyRecordBytes } from '../../instance-limits';
+import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter } from '../../invocation-budget';
+import { fromStoredJson, toStoredJson, utf8Bytes } from '../../json';
+import { MAX_INSTANCE_ROW_BYTES } from '../../limits';
+import { rollbackOrder, RollbackRunner } from '../../rollback-runner';
+import { readRollbackState, storedRollbackState, type RollbackState } from '../../rollback-state';
+import { AbortSignal_, SuspendSignal, isSignal } from '../../signals';
+import { StepContext, type Divergence, type PassHooks } from '../../step-context';
+import { StepRows } from '../../step-rows';
+import { applyAttributeUpdate, attributesJson, parseAttributes } from '../../search-attributes';
+import type { ResolvedEntry } from '../../registry';
+import { StreamRate } from '../../stream';
+import type { CutPasses, InstanceRow, StepRow } from '../../store';
+import { SingleFlight } from '../../support/single-flight';
+import { describeThrown } from '../../thrown-value';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../../types';
+import type { InstanceKernel } from '../kernel';
+import type { InstancePart } from '../part';
+import type { PassFailures } from '../pass-failures';
+import { errorOf } from '../row-views';
+import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../timing';
+
+/** The statuses a pass runs in. */
+export const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];
+
+/** The wake-ups a pass set (spared when it deletes those due as it began), and how it sets one. */
+interface PassWakeups {
+	keys: Set<string>;
+	set(key: string, at: number): void;
+}
+type PassLogRecord = Parameters<PassHooks['log']>[0];
+
+/** What a pass's run() race answers when a terminate or restart came first. */
+const INTERRUPTED = Symbol('interrupted');
+
+/**
+ * The replay loop: passes of `run()` from the top, completed steps answered from
+ * storage, one pass at a time (a kick while one runs asks for another round). It
+ * owns what a pass leaves behind (the outcome's transition, a divergence, the
+ * rollbacks of a failed or terminated run) and the backoffs of passes that failed
+ * or were cut short.
+ */
+export class ReplayLoop implements InstancePart {
+	private readonly loop: SingleFlight;
+	/** Grows on every pause, resume, terminate and restart: a pass that began before one must not undo it. */
+	private controlEpoch = 0;
+	/**
+	 * Ends the pass in flight (its run() and its wait for attempts) at a terminate or restart.
+	 * One promise per pass, dropped when the pass ends: a promise shared by every pass and
+	 * settled only by an interrupt would collect one handler per pass for the instance's life.
+	 */
+	private cutPass: (() => void) | undefined;
+	/** The step context of the pass in flight, so a terminate can abort its running attempts. */
+	private activeStep: StepContext | undefined;
+	/** The rollbacks running now, so a terminate that abandons them aborts the attempt in flight. */
+	private activeRollback: RollbackRunner | undefined;
+	/** Passes cut short in a row, as stored (see `cutPassBackoffMs`); read once when the engine starts. */
+	private cutPasses: CutPasses | undefined;
+	/** The instance's publishing rate for `step.emit` (see stream.ts), across passes. */
+	private readonly streamRate = new StreamRate();
+
+	constructor(
+		private readonly k: InstanceKernel,
+		private readonly failures: PassFailures,
+	) {
+		this.cutPasses = k.row ? k.host.store.readCutPasses() : undefined;
+		this.loop = new SingleFlight({
+			background: (flight) => k.host.background(flight),
+			before: () => Promise.resolve(),
+			round: () => this.drivePass(),
+			after: () => k.rearm(),
+		});
+	}
+
+	get inFlight(): Promise<void> | undefined {
+		return this.loop.inFlight;
+	}
+
+	/** Starts the replay loop, or asks the running one to go round once more. */
+	kick(): void {
+		this.loop.request();
+	}
+
+	/** A pause or resume: a pass that began before it must not undo it. */
+	noteControl(): void {
+		this.controlEpoch++;
+	}
+
+	/** A step row written outside the pass (a webhook's call): the pass in flight sees it. */
+	noteStepRow(row: StepRow): void {
+		this.activeStep?.noteStepRow(row);
+	}
+
+	/** Passes that failed in a row (threw outside run(): storage, registry, bug), and when the next may run. */
+	private get passFailures(): number {
+		return this.failures.failures(this.k.row?.id ?? '');
+	}
+	private get passRetryAt(): number {
+		return this.failures.retryAt(this.k.row?.id ?? '');
+	}
+
+	/**
+	 * The wake-ups of the run (sleeps, retries, timeouts, a continuation; the child cascade's
+	 * too), unless paused; and the watchdog: a pass in flight, one that failed and left the
+	 * instance runnable, or a first pass not started yet is checked again later. If the isolate
+	 * dies before that first pass, this alarm starts it (crash-point exploration found a create
+	 * stuck in `created` without it).
+	 */
+	dueAt(now: number): number | undefined {
+		const wake = this.k.host.store.earliestWakeup();
+		const status = this.k.row?.status;
+		const paused = status === 'paused' || status === 'diverged';
+		const watchdog = status === 'running' || status === 'created' || (status === 'rolling_back' && wake === undefined) ? now + WATCHDOG_MS : undefined;
+		const due = paused ? undefined : wake;
+		if (due === undefined) return watchdog;
+		return watchdog === undefined ? due : Math.min(due, watchdog);
+	}
+
+	/** After failed passes, nothing is due before the backoff ends (see `drivePass`). */
+	holdUntil(): number | undefined {
+		return this.passFailures > 0 ? this.passRetryAt : undefined;
+	}
+
+	/**
+	 * The alarm: while a pass is in flight it only re-arms the watchdog; the loop runs only
+	 * when there is work for it (a due wake-up, or a pass a crash interrupted).
+	 */
+	onAlarm(now: number): boolean {
+		if (this.loop.inFlight) {
+			this.k.host.ensureAlarmBy(now + WATCHDOG_MS);
+			return true;
+		}
+		if (!this.hasWork(now)) return false;
+		if (!this.backingOffCutPass(now)) this.kick();
+		return true;
+	}
+
+	/** One round of the loop: a pass, and what its end means for the backoffs. */
+	private async drivePass(): Promise<void> {
+		try {
+			await this.pass();
+			if (this.k.row) this.failures.clear(this.k.row.id);
+			// A pass that ended (however) ends the run of cut passes.
+			if (this.cutPasses && !this.k.gone) {
+				this.cutPasses = undefined;
+				this.k.host.store.writeCutPasses(undefined);
+			}
+		} catch (error) {
+			// Storage refused a write, a registry that cannot run, or a bug: the instance stays
+			// runnable and the alarm armed by `rearm` tries again, backing off (1 s doubling to
+			// 5 minutes) so that a lasting cause costs a few alarms, not a loop.
+			const row = this.k.row;
+			const failures = this.passFailures + 1;
+			this.failures.note(row?.id ?? '', failures, this.k.host.now() + outboxBackoffMs(failures));
+			this.k.host.log?.({
+				severity: 'error', event: 'pass.failed', instanceId: row?.id ?? '(none)', type: row?.type ?? '(none)', failures: this.passFailures,
+				retryAt: new Date(this.passRetryAt).toISOString(), error: describeThrown(error),
+			});
+		} finally {
+			this.cutPass = undefined;
+		}
+	}
+
+	/** Rollbacks begin: durable (status, state and record in one transaction) before any runs. */
+	beginRollback(row: InstanceRow, state: RollbackState, failure?: ReturnType<typeof describeThrown>): void {
+		const error = failure ? { errorName: failure.name, errorMessage: failure.message, errorStack: failure.stack ?? null, errorCode: failure.code ?? null } : {};
+		this.k.host.store.transaction(() => {
+			// Pending sleeps, retries and timeouts of the run are over; rollback retries set their own.
+			this.k.host.store.deleteAllWakeups();
+			this.k.transition(
+				{ ...row, ...error, status: 'rolling_back', rollback: storedRollbackState(state) },
+				{ kind: 'workflow.rolling_back', detail: { reason: state.reason, ...(failure ? { error: historyError(failure) } : {}) } },
+			);
+		});
+	}
+
+	rollbackSummary(state: RollbackState) {
+		const completed = this.k.host.store.readStepsOfKind('rollback', 'completed').length;
+		return { state: state.state as 'completed' | 'failed' | 'abandoned', completed, ...(state.failedStep ? { failedStep: state.failedStep } : {}) };
+	}
+
+	/**
+	 * The alarm of an instance left `running` or `created` with no pass in this engine: the
+	 * watchdog of a pass that was cut short, or a continuation (invocation-budget.ts). Counts
+	 * the passes the alarm starts without a pass ending in between, in storage, and answers
+	 * true (the alarm moved to the backoff's end) while the backoff has not passed; false when
+	 * the pass may start now. A pass that ends clears the count, so a continuation counts 1 at
+	 * most, and only passes cut short again and again (a crash loop) back off.
+	 */
+	private backingOffCutPass(now: number): boolean {
+		const status = this.k.row!.status;
+		if (status !== 'running' && status !== 'created') return false;
+		const cut = this.cutPasses;
+		if (cut && now < cut.retryAt) {
+			this.k.host.setAlarm(cut.retryAt);
+			return true;
+		}
+		const count = (cut?.count ?? 0) + 1;
+		this.cutPasses = { count, retryAt: now + cutPassBackoffMs(count) };
+		this.k.host.store.writeCutPasses(this.cutPasses);
+		if (count > 1) {
+			const retryAt = new Date(this.cutPasses.retryAt).toISOString();
+			this.k.host.log?.({ severity: 'error', event: 'pass.cut', instanceId: this.k.row!.id, type: this.k.row!.type, count: count - 1, nextRetryAt: retryAt });
+		}
+		return false;
+	}
+
+	/** Whether a pass would do anything now: a status that means a pass was cut short, or a due wake-up. */
+	private hasWork(now: number): boolean {
+		const status = this.k.row?.status;
+		if (status === 'created' || status === 'running') return true;
+		if (status === 'rolling_back') {
+			// A rollback waiting for its retry has a wake-up; without one, a pass was cut short.
+			const wake = this.k.host.store.earliestWakeup();
+			return wake === undefined || wake <= now;
+		}
+		if (status !== 'sleeping' && status !== 'waiting') return false;
+		const wake = this.k.host.store.earliestWakeup();
+		if (wake !== undefined && wake <= now) return true;
+		// A sleeping instance always has a wake-up; without one, a replay restores it.
+		if (wake === undefined && status === 'sleeping') return true;
+		// An event accepted just before a crash, whose pass never ran.
+		return this.k.host.store.eventBuffer().count > 0;
+	}
+
+	/** A terminate or restart: the pass in flight stops at once, its running attempts aborted. */
+	interrupt(reason: 'terminated' | 'restarted'): void {
+		// A running step's signal aborts, so its fetch (or anything that listens) stops now.
+		this.activeStep?.cancel(new DOMException(`the workflow was ${reason} while this step ran`, 'AbortError'));
+		this.activeRollback?.cancel(new DOMException(`the workflow was ${reason} while this rollback ran`, 'AbortError'));
+		this.controlEpoch++;
+		this.cutPass?.();
+		this.cutPass = undefined;
+	}
+
+	/**
+	 * One replay pass: `run()` from the top, completed steps answered from
+	 * storage. The instance turns `running` on the pass's first write, so a
+	 * pass that only replays and suspends where it was changes nothing.
+	 */
+	private async pass(): Promise<void> {
+		// Every pass takes the notices that came before it, even one that returns at once: none outlives the next pass.
+		const childPort = this.k.children.portForPass();
+		const start = this.k.row;
+		if (start?.status === 'rolling_back') return this.rollbackPass(start);
+		if (!start || !RUNNABLE.includes(start.status)) return;
+		const entry = this.k.entryOf(start);
+		const generation = start.generation;
+		const epoch = this.controlEpoch;
+		const startedAt = this.k.host.now();
+		this.k.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const wakeups = this.passWakeups();
+		const codeVersion = entry.version;
+		const markRunning = () => {
+			const row = this.k.row!;
+			if (row.status === 'paused' || row.generation !== generation || !RUNNABLE.includes(row.status)) return;
+			const newCode = (row.lastCodeVersion ?? null) !== codeVersion;
+			if (row.status === 'running' && !newCode) return;
+			// The first write of a pass under another code version than the last one records the change.
+			this.k.transition(
+				{ ...row, status: 'running', lastCodeVersion: codeVersion },
+				newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined,
+			);
+		};
+		if (start.status === 'created') markRunning();
+
+		const rows = StepRows.load(this.k.host.store);
+		const budget = this.k.host.invocationBudget ?? DEFAULT_INVOCATION_BUDGET;
+		const meter = new InvocationMeter({ ...budget, steps: entry.limits.stepsPerInvocation ?? budget.steps }, this.k.host.now());
+		// Records since the last status change (an event, or a pass a crash cut short): usually none.
+		this.k.uncountedHistoryBytes = this.k.host.store.historySize(this.k.row!.historySeq ?? 0).bytes;
+		/** A record of this pass as a history row, its bytes added to the running total. */
+		const counted = (record: HistoryRecord) => {
+			const row = historyRow(record, generation, this.k.host.now());
+			this.k.uncountedHistoryBytes += historyRecordBytes(row);
+			return row;
+		};
+		const step = new StepContext(this.k.host.store, rows, entry, {
+			...this.commonHooks(start, wakeups, counted),
+			willWrite: markRunning,
+			invocationSpent: (at) => meter.spentBefore(at),
+			logsStepCompletions: this.k.host.logStepCompletions === true,
+			wrapStepFunction: this.k.host.wrapStepFunction,
+			...(childPort
+				? {
+						children: {
+							port: childPort,
+							parentId: start.id,
+							parentType: start.type,
+							generation,
+							assertRegistered: (type: string) => void this.k.host.registry.get(type),
+						},
+					}
+				: {}),
+			checkBoundary: () => {
+				const row = this.k.row!;
+				if (row.generation !== generation) throw new AbortSignal_('restarted');
+				if (row.status === 'terminated' || row.status === 'rolling_back') throw new AbortSignal_('terminated');
+				if (row.status === 'paused') throw new SuspendSignal('paused');
+			},
+			issueWebhook: this.webhookIssuer(start, generation),
+			setAttributes: (update, stepRow, stepName) => this.setAttributes(entry, update, stepRow, stepName),
+			streams: {
+				recordedBefore: () => this.k.host.store.lastStreamMessageIndex(generation),
+				take: (at, topic) => this.streamRate.take(at, topic),
+			},
+		});
+
+		this.activeStep = step;
+		// A terminate or restart ends the pass at once, even while run() awaits an attempt that
+		// ignores its signal: the attempt's outcome no longer counts, and a restart's new
+		// generation must not wait for it.
+		const interrupted = new Promise<typeof INTERRUPTED>((resolve) => (this.cutPass = () => resolve(INTERRUPTED)));
+		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
+		try {
+			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.k.host.env });
+			const output = await Promise.race([workflow.run(step, fromStoredJson(start.payload)), interrupted]);
+			if (output === INTERRUPTED) {
+				if (this.activeStep === step) this.activeStep = undefined;
+				return;
+			}
+			outcome = { ok: true, output };
+		} catch (error) {
+			outcome = { ok: false, error };
+		}
+		// Attempts still running (parallel steps) finish and checkpoint before the pass ends,
+		// so the next pass never starts them again; a terminate or restart stops the wait.
+		await Promise.race([step.settle(), interrupted]);
+		if (this.activeStep === step) this.activeStep = undefined;
+		// A run() that settled short of its recorded steps dropped one (a divergence too).
+		const divergence = step.divergence ?? (outcome.ok || !isSignal(outcome.error) ? await step.unreachedAtEnd() : undefined);
+
+		const now = this.k.row!;
+		if (now.generation !== generation || FINISHED_STATUSES.includes(now.status) || now.status === 'rolling_back') return;
+		// Wake-ups that were due when the pass began have had their turn; those it set have not,
+		// however due (a retry delay, sleep or timeout of 0 sets one at `startedAt` itself).
+		this.k.host.store.deleteWakeupsDue(startedAt, wakeups.keys);
+		// A pause holds whatever this pass reached, its last step included: the instance ends
+		// only after a resume, whose replay reaches the same outcome from the stored steps.
+		if (now.status === 'paused') return;
+		const signal = step.signal;
+		if (divergence) {
+			this.diverge(now, divergence, codeVersion ?? null);
+		} else if (step.fatal) {
+			this.fail(now, step.fatal);
+		} else if (signal instanceof SuspendSignal) {
+			// pause() stored `paused` itself. If a control call came after this pass began
+			// (a resume, say), its result stands and the next pass decides.
+			if (signal.status === 'paused' || this.controlEpoch !== epoch) return;
+			// The invocation's budget is spent: the instance stays `running` and its alarm, due now, continues it in a new invocation.
+			if (signal.status === 'running') return this.k.host.store.transaction(() => wakeups.set(CONTINUE_WAKEUP, this.k.host.now()));
+			if (now.status !== signal.status) this.k.transition({ ...now, status: signal.status });
+		} else if (signal instanceof AbortSignal_) {
+			return;
+		} else if (outcome.ok) {
+			let output: string | null;
+			try {
+				output = toStoredJson(outcome.output, 'workflow output');
+				assertRowFits({ ...now, output });
+			} catch (error) {
+				this.fail(now, error);
+				return;
+			}
+			this.k.transition({ ...now, status: 'completed', output }, { kind: 'workflow.completed', value: output });
+		} else if (step.rollbacks.size > 0) {
+			// run() failed for good and completed steps have rollbacks: the next pass runs them.
+			this.beginRollback(now, { reason: 'failed', state: 'running' }, describeThrown(outcome.error));
+			this.kick();
+		} else {
+			this.fail(now, outcome.error);
+		}
+	}
+
+	/**
+	 * The hooks every pass lends its step context alike (see PassHooks): the clock, the
+	 * yield, the writes of its records (`toRow` makes a record a history row, counting its
+	 * bytes or not), its wake-ups, the history's size and its log.
+	 */
+	private commonHooks(start: InstanceRow, wakeups: PassWakeups, toRow: (record: HistoryRecord) => NewHistoryRow) {
+		const { host } = this.k;
+		const generation = start.generation;
+		return {
+			now: () => host.now(),
+			yieldToEventLoop: () => host.yieldToEventLoop(),
+			record: (record: HistoryRecord) => host.store.appendHistory(toRow(record)),
+			setWakeup: wakeups.set,
+			writeStepWithRecord: (stepRow: StepRow, record: HistoryRecord) => host.store.writeStepWithRecord(stepRow, toRow(record)),
+			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
+			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
+		};
+	}
+
+	/**
+	 * A `step.setAttributes`: the step's row, its `attributes.set` record, the instance row with
+	 * the new attributes and its index update, in one transaction (a transition that keeps the
+	 * status: the version grows, so the shards take the entry over the one they hold).
+	 */
+	private setAttributes(entry: ResolvedEntry, update: Record<string, unknown>, stepRow: StepRow, stepName: string): void {
+		const row = this.k.row!;
+		const attributes = applyAttributeUpdate(row.type, entry.attributes, parseAttributes(row.attributes), update);
+		const set = Object.fromEntries(Object.entries(update).map(([name, value]) => [name, value instanceof Date ? value.getTime() : (value ?? null)]));
+		this.k.host.store.transaction(() => {
+			this.k.host.store.writeStep(stepRow);
+			this.k.transition({ ...row, attributes: attributesJson(attributes) }, { kind: 'attributes.set', step: stepName, detail: { set, attributes } });
+		});
+	}
+
+	/**
+	 * How a pass sets wake-ups: through the store, noting each key, so the pass's end
+	 * spares them when it deletes the wake-ups that were due as it began.
+	 */
+	private passWakeups(): PassWakeups {
+		const keys = new Set<string>();
+		return {
+			keys,
+			set: (key, at) => {
+				this.k.host.store.setWakeup(key, at);
+				keys.add(key);
+			},
+		};
+	}
+
+	/** Signs webhook tokens of this instance's generation, when the host can. */
+	private webhookIssuer(row: InstanceRow, generation: number): ((step: string, nonce: string) => Promise<string>) | undefined {
+		const port = this.k.host.webhooks;
+		if (!port) return undefined;
+		return (step, nonce) => port.issue({ id: row.id, generation, step, nonce });
+	}
+
+	/**
+	 * A pass of an instance that is rolling back. The rollback closures live in the
+	 * code, not in storage, so `run()` is replayed first in replay-only mode: every
+	 * completed step answers from its record and registers its rollback, nothing
+	 * new runs or is written. Then the rollbacks run, newest completion first,
+	 * each checkpointed (see rollback-runner.ts); completed ones are skipped, so a
+	 * crash anywhere resumes where it stopped. The same pass serves the first run
+	 * of the rollbacks and every resumption (alarm, retry, eviction).
+	 */
+	private async rollbackPass(start: InstanceRow): Promise<void> {
+		const state = readRollbackState(start);
+		if (!state) return;
+		const entry = this.k.entryOf(start);
+		const generation = start.generation;
+		const startedAt = this.k.host.now();
+		this.k.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
+		const wakeups = this.passWakeups();
+		const stillRollingBack = () => this.k.row?.status === 'rolling_back' && this.k.row.generation === generation;
+		const rows = StepRows.load(this.k.host.store);
+		const hooks = this.commonHooks(start, wakeups, (r) => historyRow(r, generation, this.k.host.now()));
+		const { record, log } = hooks;
+		const step = new StepContext(this.k.host.store, rows, entry, {
+			...hooks,
+			willWrite: () => {},
+			logsStepCompletions: false,
+			wrapStepFunction: undefined,
+			checkBoundary: () => {
+				if (!stillRollingBack()) throw new AbortSignal_('terminated');
+			},
+			replayOnly: true,
+		});
+		try {
+			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.k.host.env });
+			const run = Promise.resolve().then(() => workflow.run(step, fromStoredJson(start.payload)));
+			await step.replayRecorded(run);
+		} catch {
+			// The constructor threw: no closures to learn; the recorded ones are all there is.
+		}
+		if (!stillRollingBack()) return;
+		const runner = new RollbackRunner(this.k.host.store, rows, { now: () => this.k.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log });
+		this.activeRollback = runner;
+		let outcome;
+		try {
+			outcome = await runner.run(rollbackOrder(this.k.host.store, generation, step.rollbacks.values()));
+		} finally {
+			this.activeRollback = undefined;
+		}
+		const now = this.k.row!;
+		if (!stillRollingBack() || outcome.kind === 'aborted') return;
+		this.k.host.store.deleteWakeupsDue(startedAt, wakeups.keys);
+		if (outcome.kind === 'suspended') return;
+		const done: RollbackState =
+			outcome.kind === 'completed' ? { ...state, state: 'completed' } : { ...state, state: 'failed', failedStep: outcome.step, error: outcome.error };
+		const rollback = storedRollbackState(done);
+		const summary = this.rollbackSummary(done);
+		if (state.reason === 'terminated') {
+			// The children go once the parent's own rollbacks are done, as with a plain terminate (retried from the alarm).
+			const children = this.k.children.toTerminate();
+			this.k.host.store.transaction(() => {
+				this.k.children.arm(children);
+				this.k.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });
+			});
+			this.k.children.start(children);
+		} else {
+			this.k.transition({ ...now, status: 'errored', rollback }, { kind: 'workflow.errored', detail: { error: historyError(errorOf(now)), rollback: summary } });
+		}
+	}
+
+	/**
+	 * The code parted from the recorded steps: stop, describe where, run nothing new until a
+	 * resume or a restart. Parks the instance as `diverged`, saying which code parked it: the record carries the
+	 * pass's code version and, when that differs from the last one, a `workflow.code_changed`
+	 * comes first (a diverging pass often writes nothing before, so nothing else recorded it).
+	 */
+	private diverge(row: InstanceRow, divergence: Divergence, codeVersion: string | null): void {
+		const { position, recorded, requested } = divergence;
+		const asked = requested.kind === 'end' ? 'run() settled' : `the code asked for ${requested.kind} "${requested.name}"`;
+		const message = recorded
+			? `the code diverged from the recorded steps at position ${position}: the history has ${recorded.kind} "${recorded.name}" there, ${asked}; nothing new ran. Deploy code that replays this history (see step.patched) and resume, or restart the instance`
+			: `the code diverged from the recorded steps at position ${position}: ${asked}; nothing new ran`;
+		const previous = row.lastCodeVersion ?? null;
+		this.k.host.store.transaction(() => {
+			if (previous !== codeVersion) {
+				this.k.host.store.appendHistory(historyRow({ kind: 'workflow.code_changed', detail: { previous, current: codeVersion } }, row.generation, this.k.host.now()));
+			}
+			this.k.transition(
+				{ ...row, status: 'diverged', lastCodeVersion: codeVersion, errorName: 'DivergenceError', errorMessage: message, errorStack: null, errorCode: ErrorCode.Diverged },
+				{ kind: 'workflow.diverged', detail: { position, recorded, requested, codeVersion } },
+			);
+		});
+	}
+
+	private fail(row: InstanceRow, error: unknown): void {
+		const described = describeThrown(error);
+		const { name, message, stack, code } = described;
+		this.k.transition(
+			{ ...row, status: 'errored', errorName: name, errorMessage: message, errorStack: stack ?? null, errorCode: code ?? null },
+			{ kind: 'workflow.errored', detail: { error: historyError(described) } },
+		);
+	}
+}
+
+/** Refuses an instance row production's SQLite could not store (payload and output share it; see `MAX_INSTANCE_ROW_BYTES`). */
+function assertRowFits(row: InstanceRow): void {
+	const text = [row.payload, row.output, row.errorMessage, row.errorStack, row.rollback ?? null];
+	const bytes = text.reduce((sum, value) => sum + utf8Bytes(value), 0);
+	if (bytes > MAX_INSTANCE_ROW_BYTES) {
+		throw new ValidationError(
+			ErrorCode.TooLarge,
+			`the workflow output (${utf8Bytes(row.output)} bytes) does not fit beside its payload (${utf8Bytes(row.payload)} bytes): an instance row holds at most ${MAX_INSTANCE_ROW_BYTES} bytes in production (README "Production limits")`,
+		);
+	}
+}
