@@ -9,13 +9,12 @@ import {
 	type ChildPort,
 	type ChildRef,
 } from './child-workflows';
-import { ChildWorkflowError, type StepFailedError } from './errors';
+import { ChildWorkflowError } from './errors';
 import { historyError } from './history';
 import { fromStoredJson } from './json';
-import type { SuspendSignal } from './signals';
 import { isSignal } from './signals';
-import type { PassHooks } from './step-context';
-import type { PassStore, StepRow } from './store';
+import type { StepRow } from './store';
+import type { PassJournal } from './steps/pass-journal';
 import { describeThrown } from './thrown-value';
 
 /** The parent's side of child workflows, lent to a pass. */
@@ -28,23 +27,6 @@ export interface ChildStepHooks {
 	assertRegistered(type: string): void;
 }
 
-/** What a child step uses of the step context of its pass (`StepContext` lends it). */
-export interface ChildStepAccess {
-	readonly store: PassStore;
-	readonly hooks: PassHooks;
-	row(key: string): StepRow | undefined;
-	newRow(key: string, name: string): StepRow;
-	/** Writes a step row through to the store and the pass's copy. */
-	write(row: StepRow): void;
-	/** A transaction of step writes (the pass is marked running first). */
-	transact(fn: () => void): void;
-	suspend(status: 'sleeping' | 'waiting'): SuspendSignal;
-	/** Throws when a terminate or restart came while the step awaited. */
-	checkAbort(): void;
-	failedRow(row: StepRow, attempts: number, errorName: string, errorMessage: string, now: number): StepRow;
-	failure(row: StepRow): StepFailedError;
-}
-
 /**
  * A new or unfinished child step (`step.invoke` / `step.start`; replays of finished ones
  * answer in `StepContext`). Its row is written (with `child.started`) before the child's
@@ -54,7 +36,7 @@ export interface ChildStepAccess {
  * from the alarm on a backoff (`childPollDelayMs`) should a notice be lost.
  */
 export async function runChildStep(
-	step: ChildStepAccess,
+	step: PassJournal,
 	children: ChildStepHooks,
 	key: string,
 	mode: ChildRef['mode'],
@@ -67,7 +49,7 @@ export async function runChildStep(
 	if (!row) {
 		const ref = checkChildRequest(children, mode, name, Child, options);
 		step.transact(() => {
-			step.write({ ...step.newRow(key, name), status: 'running', startedAt: now, result: JSON.stringify(ref) });
+			step.write({ ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
 			step.hooks.record({ kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode } });
 		});
 		row = step.row(key)!;
@@ -103,7 +85,7 @@ export async function runChildStep(
 }
 
 /** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
-async function childOutcome(step: ChildStepAccess, row: StepRow, ref: ChildRef, children: ChildStepHooks): Promise<unknown> {
+async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, children: ChildStepHooks): Promise<unknown> {
 	let outcome: ChildOutcome | null;
 	try {
 		outcome = await children.port.outcome(ref.childId);
@@ -149,7 +131,7 @@ async function childOutcome(step: ChildStepAccess, row: StepRow, ref: ChildRef, 
 }
 
 /** The child's create failed: a refusal (payload, type) fails the step for good, anything else is retried. */
-function startFailed(step: ChildStepAccess, row: StepRow, error: unknown): never {
+function startFailed(step: PassJournal, row: StepRow, error: unknown): never {
 	const now = step.hooks.now();
 	const attempts = row.attempts + 1;
 	const described = describeThrown(error);

@@ -8,15 +8,16 @@ import {
 	NonRetryableError,
 	WebhookExpiredError,
 	ShardflowError,
-	StepFailedError,
 	StepTimeoutError,
 	ValidationError,
 } from './errors';
 import { MAX_DURATION_MS } from './duration';
-import { runChildStep, type ChildStepAccess, type ChildStepHooks } from './child-step';
+import { runChildStep, type ChildStepHooks } from './child-step';
+import { ReplayFrontier, type Divergence } from './steps/divergence';
+import { PassJournal } from './steps/pass-journal';
 import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from './child-workflows';
 import { historyError, type HistoryRecord } from './history';
-import { limitExceeded, resultExceedsHistoryLimit } from './instance-limits';
+import { resultExceedsHistoryLimit } from './instance-limits';
 import { fromStoredJson, toStoredJson } from './json';
 import type { ResolvedEntry } from './registry';
 import { DEFAULT_RETRY_POLICY, retryAfterFailure, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
@@ -40,8 +41,7 @@ export interface PassHooks {
 	now(): number;
 	/** Throws a signal when the instance was paused, terminated or restarted since the pass began. */
 	checkBoundary(): void;
-	/** Gives other requests of the isolate a turn; called every few steps. */
-	/** Lets other work of the isolate run; reports whether any did (see yield-pacer.ts). */
+	/** Lets other work of the isolate run (called every few steps); reports whether any did (see yield-pacer.ts). */
 	yieldToEventLoop(): Promise<YieldReport>;
 	/**
 	 * Called before every durable write of the pass (outside any transaction):
@@ -96,16 +96,6 @@ export interface EmitHooks {
 	take(now: number, topic: string): void;
 }
 
-/** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
-export interface Divergence {
-	/** How many recorded steps the code reached, in order, before it parted (0-based position of `recorded`). */
-	position: number;
-	/** The first recorded step the code did not reach; null if every recorded step was reached. */
-	recorded: { kind: StepKind; name: string } | null;
-	/** What the code asked for instead: a step, or `end` when `run()` settled first. */
-	requested: { kind: StepKind | 'end'; name: string };
-}
-
 /**
  * Replayed (cached) steps between two yields. A replayed step costs a lookup and a
  * JSON.parse, about a tenth of a new one, but a replay of thousands of them used to run
@@ -119,33 +109,25 @@ export const REPLAYED_STEPS_PER_YIELD = 256;
  * store and to that in-memory copy.
  */
 export class StepContext implements Step<any, any> {
-	private readonly claimed = new Set<string>();
+	/** Which steps this pass reached, against those recorded before it (divergence tracking). */
+	private readonly frontier: ReplayFrontier;
+	/** The pass's step rows and how they are written (shared with child-step.ts). */
+	private readonly journal: PassJournal;
 	/** Attempts started and not yet stored; the pass waits for them before it ends. */
 	private running = 0;
 	private whenIdle: (() => void) | undefined;
 	/** Set once `run()` has settled: steps called after that (orphaned branches) do not run. */
 	private closed = false;
-	private nextSeq: number;
 	private readonly pacer: YieldPacer;
 	private replayedSinceYield = 0;
 	/** `step.emit` calls so far in this pass (the n-th is the run's n-th message), and how many the run had recorded before it. */
 	private emits = 0;
 	private emitsRecorded: number | undefined;
-	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
-	signal: SuspendSignal | AbortSignal_ | undefined;
-	/** A determinism error or an exceeded limit; fails the workflow even if `run()` catches it. */
-	fatal: DeterminismError | StepLimitExceededError | HistoryLimitExceededError | undefined;
-	/** Steps of this run (patch markers aside): the rows loaded plus those begun in this pass. */
-	private stepCount = 0;
 	/** Set when the code asked for something the recorded steps do not have; the pass stops there. */
 	divergence: Divergence | undefined;
 	/** Abort handles of the attempts in flight, and why they were cancelled (terminate, restart). */
 	private readonly liveAttempts = new Set<AttemptAbort>();
 	private cancelled: unknown;
-	/** Steps recorded before this pass (patch markers aside), and how many of them this pass reached. */
-	private readonly recorded: ReadonlySet<string>;
-	private readonly recordedBefore: readonly StepRow[];
-	private reachedRecorded = 0;
 	/** The rollbacks of the completed steps this pass reached, by step name (see rollback-runner.ts). */
 	readonly rollbacks = new Map<string, RegisteredRollback>();
 	/** Keys of the completed `do` steps recorded before this pass: a replay-only pass is done once it reached them all. */
@@ -158,17 +140,19 @@ export class StepContext implements Step<any, any> {
 		private readonly hooks: PassHooks,
 	) {
 		this.pacer = new YieldPacer(hooks.now());
-		let max = 0;
-		const recorded = new Set<string>();
-		for (const row of rows.values()) {
-			max = Math.max(max, row.seq);
-			if (row.kind !== 'patch') recorded.add(row.key);
-		}
-		this.stepCount = recorded.size;
-		this.nextSeq = max + 1;
-		this.recorded = recorded;
-		this.recordedBefore = [...rows.values()];
+		this.frontier = new ReplayFrontier(rows.values(), () => hooks.yieldToEventLoop());
+		this.journal = new PassJournal(store, rows, hooks, entry.limits, this.frontier.recordedCount);
 		this.completedDo = new Set([...rows.values()].filter((row) => row.kind === 'do' && row.status === 'completed').map((row) => row.key));
+	}
+
+	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
+	get signal(): SuspendSignal | AbortSignal_ | undefined {
+		return this.journal.signal;
+	}
+
+	/** A determinism error or an exceeded limit; fails the workflow even if `run()` catches it. */
+	get fatal(): DeterminismError | StepLimitExceededError | HistoryLimitExceededError | undefined {
+		return this.journal.fatal;
 	}
 
 	/**
@@ -183,11 +167,11 @@ export class StepContext implements Step<any, any> {
 			() => (settled = true),
 			() => (settled = true),
 		);
-		const reachedAll = () => [...this.completedDo].every((key) => this.claimed.has(key));
+		const reachedAll = () => [...this.completedDo].every((key) => this.frontier.has(key));
 		for (;;) {
-			const before = this.claimed.size;
+			const before = this.frontier.claimedCount;
 			await this.hooks.yieldToEventLoop();
-			if (settled || reachedAll() || this.claimed.size === before) return;
+			if (settled || reachedAll() || this.frontier.claimedCount === before) return;
 		}
 	}
 
@@ -210,13 +194,6 @@ export class StepContext implements Step<any, any> {
 	}
 
 	/**
-	 * Stops new steps and resolves once every attempt in flight has stored its
-	 * outcome. Parallel steps (Promise.all/allSettled/race) can leave an attempt
-	 * running after run() has settled; waiting for it means no later pass starts
-	 * the same step again. Completions that arrive after a terminate or restart
-	 * are dropped by the boundary check, so the engine need not wait for them.
-	 */
-	/**
 	 * Aborts the signal of every attempt in flight (and of any attempt this pass still
 	 * starts): a terminate or restart reaches a `fetch(url, {signal})` that is running.
 	 */
@@ -225,6 +202,13 @@ export class StepContext implements Step<any, any> {
 		for (const abort of this.liveAttempts) abort(reason);
 	}
 
+	/**
+	 * Stops new steps and resolves once every attempt in flight has stored its
+	 * outcome. Parallel steps (Promise.all/allSettled/race) can leave an attempt
+	 * running after run() has settled; waiting for it means no later pass starts
+	 * the same step again. Completions that arrive after a terminate or restart
+	 * are dropped by the boundary check, so the engine need not wait for them.
+	 */
 	async settle(): Promise<void> {
 		this.closed = true;
 		if (this.running > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
@@ -243,33 +227,33 @@ export class StepContext implements Step<any, any> {
 			}
 			return fromStoredJson(row.result) as T;
 		}
-		if (row?.status === 'failed') throw this.failure(row);
+		if (row?.status === 'failed') throw this.journal.failure(row);
 		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.behindRecord()) await this.assertOnRecord('do', name);
+		if (!row && this.frontier.behind()) await this.assertOnRecord('do', name);
 
 		const now = this.hooks.now();
-		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) throw this.suspend('sleeping');
+		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) throw this.journal.suspend('sleeping');
 
 		const attempts = row?.attempts ?? 0;
 		if (row?.status === 'running' && attempts > policy.limit) {
 			// The last allowed attempt started and never recorded an outcome: the isolate died mid-step.
 			const message = 'the last attempt was interrupted (crash or eviction) before it finished';
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: name, attempt: attempts, willRetry: false, error: { name: 'StepInterruptedError', message } });
-			this.transact(() => {
-				this.write(this.failedRow(row, attempts, 'StepInterruptedError', message, now));
+			this.journal.transact(() => {
+				this.journal.write(this.journal.failedRow(row, attempts, 'StepInterruptedError', message, now));
 				this.hooks.record({ kind: 'step.failed', step: name, attempt: attempts, detail: { error: { name: 'StepInterruptedError', message } } });
 			});
-			throw this.failure(this.rows.get(key)!);
+			throw this.journal.failure(this.rows.get(key)!);
 		}
 
 		// The invocation's budget: the attempt starts in a new invocation, the pass replaying up to here.
-		if (this.hooks.invocationSpent?.(now)) throw this.suspend('running');
+		if (this.hooks.invocationSpent?.(now)) throw this.journal.suspend('running');
 		// A retry of a step begun earlier: a new step is checked by newRow.
-		if (row) this.assertWithinLimits(name);
+		if (row) this.journal.assertWithinLimits(name);
 		// Record the attempt before running fn: a crash mid-step still counts it.
 		const attempt = attempts + 1;
 		const running: StepRow = {
-			...(row ?? this.newRow(key, name, 'do')),
+			...(row ?? this.journal.newRow(key, name, 'do')),
 			status: 'running',
 			attempts: attempt,
 			startedAt: row?.startedAt ?? now,
@@ -277,7 +261,7 @@ export class StepContext implements Step<any, any> {
 		};
 		// No explicit transaction on the hot path (one costs more than the two writes): writes with
 		// no await between them commit together in Durable Object storage (one implicit transaction).
-		this.writeWithRecord(running, { kind: 'step.started', step: name, attempt });
+		this.journal.writeWithRecord(running, { kind: 'step.started', step: name, attempt });
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -291,16 +275,16 @@ export class StepContext implements Step<any, any> {
 				if (isSignal(error)) throw error;
 				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config });
 			}
-			this.checkAbort();
+			this.journal.checkAbort();
 			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
 			if (tooBig) {
-				this.fatal ??= tooBig;
-				throw this.fatal;
+				this.journal.fatal ??= tooBig;
+				throw this.journal.fatal;
 			}
 			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
-			if (config.sensitive === undefined) this.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
+			if (config.sensitive === undefined) this.journal.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
 			// The history keeps the marker, never the value: the row alone holds it, for replays.
-			else this.writeWithRecord({ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true } });
+			else this.journal.writeWithRecord({ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true } });
 			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -325,29 +309,13 @@ export class StepContext implements Step<any, any> {
 		const key = this.enter('child', name);
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return mode === 'start' ? readChildRef(row).childId : fromStoredJson(row.result);
-		if (row?.status === 'failed') throw row.errorCode === ErrorCode.ChildWorkflowFailed ? childFailure(row) : this.failure(row);
+		if (row?.status === 'failed') throw row.errorCode === ErrorCode.ChildWorkflowFailed ? childFailure(row) : this.journal.failure(row);
 		// A rollback pass only learns closures: an unfinished child step is not started or awaited.
 		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.behindRecord()) await this.assertOnRecord('child', name);
+		if (!row && this.frontier.behind()) await this.assertOnRecord('child', name);
 		const children = this.hooks.children;
 		if (!children) throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs a host that reaches other instances`);
-		return runChildStep(this.childAccess, children, key, mode, name, Child, options);
-	}
-
-	/** What child-step.ts may do to this pass's steps (built per new or unfinished child step). */
-	private get childAccess(): ChildStepAccess {
-		return {
-			store: this.store,
-			hooks: this.hooks,
-			row: (key) => this.rows.get(key),
-			newRow: (key, name) => this.newRow(key, name, 'child'),
-			write: (row) => this.write(row),
-			transact: (fn) => this.transact(fn),
-			suspend: (status) => this.suspend(status),
-			checkAbort: () => this.checkAbort(),
-			failedRow: (row, attempts, errorName, errorMessage, now) => this.failedRow(row, attempts, errorName, errorMessage, now),
-			failure: (row) => this.failure(row),
-		};
+		return runChildStep(this.journal, children, key, mode, name, Child, options);
 	}
 
 	async sleep(name: string, duration: string | number): Promise<void> {
@@ -355,7 +323,7 @@ export class StepContext implements Step<any, any> {
 		const row = this.rows.get(key);
 		if (row?.status === 'completed') return;
 		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.behindRecord()) await this.assertOnRecord('sleep', name);
+		if (!row && this.frontier.behind()) await this.assertOnRecord('sleep', name);
 		const ms = row ? 0 : parseDuration(duration);
 		return this.sleepStep(key, name, row, row?.wakeAt ?? this.hooks.now() + ms);
 	}
@@ -366,7 +334,7 @@ export class StepContext implements Step<any, any> {
 		if (row?.status === 'completed') return;
 		if (this.hooks.replayOnly) return this.parked();
 		if (row) return this.sleepStep(key, name, row, row.wakeAt ?? this.hooks.now());
-		if (this.behindRecord()) await this.assertOnRecord('sleep', name);
+		if (this.frontier.behind()) await this.assertOnRecord('sleep', name);
 		const at = until instanceof Date ? until.getTime() : until;
 		if (typeof at !== 'number' || !Number.isFinite(at)) {
 			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a finite Date or epoch milliseconds, got ${String(until)}`);
@@ -388,44 +356,44 @@ export class StepContext implements Step<any, any> {
 		if (row?.status === 'completed') return fromStoredJson(row.result);
 		if (row?.status === 'timed_out') throw new EventTimeoutError(stepName, event);
 		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.behindRecord()) await this.assertOnRecord('wait', stepName);
+		if (!row && this.frontier.behind()) await this.assertOnRecord('wait', stepName);
 		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
 			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
 		}
 		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
 		const now = this.hooks.now();
-		const base = row ?? this.newRow(key, stepName, 'wait');
+		const base = row ?? this.journal.newRow(key, stepName, 'wait');
 
 		const buffered = this.store.oldestEvent(event);
 		if (buffered) {
 			// Consuming the event and completing the wait are one transaction: never lost, never twice.
 			const done: StepRow = { ...base, status: 'completed', result: buffered.payload, startedAt: base.startedAt ?? now, finishedAt: now, wakeAt: null };
-			this.transact(() => {
+			this.journal.transact(() => {
 				this.store.deleteEvent(buffered.seq);
 				this.store.deleteWakeup(key);
-				this.write(done);
+				this.journal.write(done);
 				this.hooks.record({ kind: 'event.consumed', step: stepName, value: buffered.payload, detail: { event } });
 			});
 			return fromStoredJson(buffered.payload);
 		}
 		if (!row) {
 			const wakeAt = timeoutMs === undefined ? null : now + timeoutMs;
-			this.transact(() => {
-				this.write({ ...base, status: 'waiting', startedAt: now, wakeAt });
+			this.journal.transact(() => {
+				this.journal.write({ ...base, status: 'waiting', startedAt: now, wakeAt });
 				if (wakeAt !== null) this.hooks.setWakeup(key, wakeAt);
 				this.hooks.record({ kind: 'wait.started', step: stepName, detail: { event, timeoutAt: wakeAt } });
 			});
-			throw this.suspend('waiting');
+			throw this.journal.suspend('waiting');
 		}
 		if (row.wakeAt !== null && row.wakeAt <= now) {
-			this.transact(() => {
+			this.journal.transact(() => {
 				this.store.deleteWakeup(key);
-				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"`, errorCode: ErrorCode.EventTimeout });
+				this.journal.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"`, errorCode: ErrorCode.EventTimeout });
 				this.hooks.record({ kind: 'wait.timed_out', step: stepName, detail: { event } });
 			});
 			throw new EventTimeoutError(stepName, event);
 		}
-		throw this.suspend('waiting');
+		throw this.journal.suspend('waiting');
 	}
 
 	async setAttributes(name: string, attributes: Record<string, unknown>): Promise<void> {
@@ -446,7 +414,7 @@ export class StepContext implements Step<any, any> {
 		if (this.rows.has(key)) return true;
 		if (this.hooks.replayOnly) return this.parked();
 		// A history that passed this point without the marker keeps the old branch.
-		if (!(await this.atFrontier())) return false;
+		if (!(await this.frontier.atFrontier())) return false;
 		this.recordPatch(key, id);
 		return true;
 	}
@@ -455,7 +423,7 @@ export class StepContext implements Step<any, any> {
 		const key = this.enter('patch', id);
 		if (this.rows.has(key)) return;
 		if (this.hooks.replayOnly) return this.parked();
-		if (await this.atFrontier()) this.recordPatch(key, id);
+		if (await this.frontier.atFrontier()) this.recordPatch(key, id);
 	}
 
 	async webhook<Body = unknown>(name: string, options?: WebhookOptions): Promise<WebhookHandle<Body>> {
@@ -464,24 +432,24 @@ export class StepContext implements Step<any, any> {
 		let row = this.rows.get(key);
 		if (!row) {
 			if (this.hooks.replayOnly) return this.parked();
-			if (this.behindRecord()) await this.assertOnRecord('webhook', name);
+			if (this.frontier.behind()) await this.assertOnRecord('webhook', name);
 			const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
 			if (!this.hooks.issueWebhook) throw new ValidationError(ErrorCode.InvalidOptions, 'step.webhook needs a host that signs webhook tokens (the workerd runner, or the test kit)');
 			const nonce = newWebhookNonce();
 			const url = await this.hooks.issueWebhook(name, nonce);
-			this.checkAbort();
+			this.journal.checkAbort();
 			const now = this.hooks.now();
 			const expiresAt = timeoutMs === undefined ? null : now + timeoutMs;
 			const created: StepRow = {
-				...this.newRow(key, name, 'webhook'),
+				...this.journal.newRow(key, name, 'webhook'),
 				status: 'waiting',
 				result: storedWebhookRecord({ url, expiresAt, nonce }),
 				startedAt: now,
 				wakeAt: expiresAt,
 			};
 			// The URL is durable before run() sees it: what the author sends out always works.
-			this.transact(() => {
-				this.write(created);
+			this.journal.transact(() => {
+				this.journal.write(created);
 				if (expiresAt !== null) this.hooks.setWakeup(key, expiresAt);
 				this.hooks.record({ kind: 'webhook.created', step: name, detail: { url, expiresAt } });
 			});
@@ -501,52 +469,29 @@ export class StepContext implements Step<any, any> {
 		if (this.closed) throw new AbortSignal_('finished');
 		const now = this.hooks.now();
 		if (row.wakeAt !== null && row.wakeAt <= now) {
-			this.transact(() => {
+			this.journal.transact(() => {
 				this.store.deleteWakeup(key);
-				this.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'WebhookExpiredError', errorMessage: `webhook "${name}" expired before it was called`, errorCode: ErrorCode.WebhookExpired });
+				this.journal.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'WebhookExpiredError', errorMessage: `webhook "${name}" expired before it was called`, errorCode: ErrorCode.WebhookExpired });
 				this.hooks.record({ kind: 'webhook.timed_out', step: name });
 			});
 			throw new WebhookExpiredError(`webhook "${name}" expired before it was called`);
 		}
-		throw this.suspend('waiting');
+		throw this.journal.suspend('waiting');
 	}
 
 	/**
 	 * The steps `run()` never reached although they were recorded, when it settled
 	 * without a suspension: the code dropped a step the history has.
 	 */
-	async unreachedAtEnd(): Promise<Divergence | undefined> {
-		if (!this.behindRecord() || this.signal || this.fatal) return undefined;
-		// Branches still replaying (say, the losers of a Promise.race) get their turn first.
-		if (await this.atFrontier()) return undefined;
-		return { ...this.firstUnreached(), requested: { kind: 'end', name: 'run() settled' } };
+	unreachedAtEnd(): Promise<Divergence | undefined> {
+		if (!this.frontier.behind() || this.signal || this.fatal) return Promise.resolve(undefined);
+		return this.frontier.unreachedAtEnd();
 	}
 
 	private recordPatch(key: string, id: string): void {
 		const now = this.hooks.now();
-		this.write({ ...this.newRow(key, id, 'patch'), status: 'completed', startedAt: now, finishedAt: now });
+		this.journal.write({ ...this.journal.newRow(key, id, 'patch'), status: 'completed', startedAt: now, finishedAt: now });
 		this.hooks.record({ kind: 'patch.recorded', step: id });
-	}
-
-	/** Some recorded steps are not reached yet in this pass. */
-	private behindRecord(): boolean {
-		return this.reachedRecorded < this.recorded.size;
-	}
-
-	/**
-	 * Whether this pass has reached every recorded step. Parallel branches replay in
-	 * microtask rounds, so a branch may ask for a new step while a sibling has yet to
-	 * reach its recorded ones: turns of the event loop let every cached step answer first.
-	 */
-	private async atFrontier(): Promise<boolean> {
-		while (this.behindRecord()) {
-			const reached = this.reachedRecorded;
-			await this.hooks.yieldToEventLoop();
-			// A sibling that moved (a long replay yields every REPLAYED_STEPS_PER_YIELD steps) gets
-			// another turn; once a turn passes with no recorded step reached, the rest is not coming.
-			if (this.reachedRecorded === reached) return !this.behindRecord();
-		}
-		return true;
 	}
 
 	/**
@@ -554,46 +499,33 @@ export class StepContext implements Step<any, any> {
 	 * under this instance (or a step name is not deterministic). Nothing new runs.
 	 */
 	private async assertOnRecord(kind: StepKind, name: string): Promise<void> {
-		if (await this.atFrontier()) return;
+		const divergence = await this.frontier.divergenceAt(kind, name);
+		if (!divergence) return;
 		if (this.signal) throw this.signal;
-		this.divergence ??= { ...this.firstUnreached(), requested: { kind, name } };
-		this.signal = new AbortSignal_('diverged');
-		throw this.signal;
-	}
-
-	/**
-	 * The first recorded step (by seq) this pass did not reach, and its position: its index
-	 * among every step recorded before the pass, patch markers included (as `replayHistory`
-	 * and `GET /workflows/:id/steps` count).
-	 */
-	private firstUnreached(): { position: number; recorded: { kind: StepKind; name: string } | null } {
-		const before = [...this.recordedBefore].sort((a, b) => a.seq - b.seq);
-		const index = before.findIndex((row) => this.recorded.has(row.key) && !this.claimed.has(row.key));
-		if (index < 0) return { position: before.length, recorded: null };
-		const row = before[index]!;
-		return { position: index, recorded: { kind: row.kind, name: row.name } };
+		this.divergence ??= divergence;
+		throw (this.journal.signal = new AbortSignal_('diverged'));
 	}
 
 	private sleepStep(key: string, name: string, row: StepRow | undefined, wakeAt: number): Promise<void> {
 		const now = this.hooks.now();
-		const base = row ?? this.newRow(key, name, 'sleep');
+		const base = row ?? this.journal.newRow(key, name, 'sleep');
 		if (wakeAt <= now) {
-			this.transact(() => {
+			this.journal.transact(() => {
 				this.store.deleteWakeup(key);
 				if (!row) this.hooks.record({ kind: 'sleep.started', step: name, detail: { until: wakeAt } });
-				this.write({ ...base, status: 'completed', startedAt: base.startedAt ?? now, finishedAt: now, wakeAt });
+				this.journal.write({ ...base, status: 'completed', startedAt: base.startedAt ?? now, finishedAt: now, wakeAt });
 				this.hooks.record({ kind: 'sleep.finished', step: name });
 			});
 			return Promise.resolve();
 		}
 		if (!row) {
-			this.transact(() => {
-				this.write({ ...base, status: 'sleeping', startedAt: now, wakeAt });
+			this.journal.transact(() => {
+				this.journal.write({ ...base, status: 'sleeping', startedAt: now, wakeAt });
 				this.hooks.setWakeup(key, wakeAt);
 				this.hooks.record({ kind: 'sleep.started', step: name, detail: { until: wakeAt } });
 			});
 		}
-		throw this.suspend('sleeping');
+		throw this.journal.suspend('sleeping');
 	}
 
 	async emit(topic: string, data: unknown): Promise<void> {
@@ -614,11 +546,10 @@ export class StepContext implements Step<any, any> {
 			throw new ValidationError(ErrorCode.StreamMessageInvalid, (error as Error).message, { cause: error });
 		}
 		checkMessageSize(topic, json ?? 'null');
-		const exceeded = limitExceeded(this.entry.limits, this.stepCount, this.hooks.historyBytes(), `emit ${topic}`);
-		if (exceeded) throw (this.fatal ??= exceeded);
-		this.checkAbort();
+		this.journal.assertWithinLimits(`emit ${topic}`);
+		this.journal.checkAbort();
 		streams.take(this.hooks.now(), topic);
-		this.transact(() => this.hooks.record({ kind: 'stream.message', step: topic, attempt: index, value: json ?? 'null' }));
+		this.journal.transact(() => this.hooks.record({ kind: 'stream.message', step: topic, attempt: index, value: json ?? 'null' }));
 	}
 
 	/** Every step starts here: replay rules, then pause/terminate checks. */
@@ -630,43 +561,26 @@ export class StepContext implements Step<any, any> {
 		const key = stepKey(kind, name);
 		if (this.closed) {
 			// Not run, but reached: a recorded step asked for after run() settled is no divergence.
-			if (this.recorded.has(key) && !this.claimed.has(key)) {
-				this.claimed.add(key);
-				this.reachedRecorded++;
-			}
+			this.frontier.reachAfterClose(key);
 			throw new AbortSignal_('finished');
 		}
-		if (this.claimed.has(key)) {
-			this.fatal = new DeterminismError(
+		if (!this.frontier.claim(key)) {
+			this.journal.fatal = new DeterminismError(
 				`step name "${name}" (${kind}) is used twice in one run; step names must be unique and deterministic (no Date.now() or random values in names)`,
 			);
-			throw this.fatal;
+			throw this.journal.fatal;
 		}
-		this.claimed.add(key);
-		if (this.recorded.has(key)) this.reachedRecorded++;
 		try {
 			this.hooks.checkBoundary();
 		} catch (signal) {
-			if (signal instanceof SuspendSignal || signal instanceof AbortSignal_) this.signal = signal;
+			if (signal instanceof SuspendSignal || signal instanceof AbortSignal_) this.journal.signal = signal;
 			throw signal;
 		}
 		return key;
 	}
 
-	private checkAbort(): void {
-		try {
-			this.hooks.checkBoundary();
-		} catch (signal) {
-			// A pause that arrived mid-step lets the step checkpoint; terminate/restart do not.
-			if (signal instanceof AbortSignal_) {
-				this.signal = signal;
-				throw signal;
-			}
-		}
-	}
-
 	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<never> {
-		this.checkAbort();
+		this.journal.checkAbort();
 		const permanent =
 			isInstance(error, NonRetryableError) ||
 			(isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
@@ -678,7 +592,7 @@ export class StepContext implements Step<any, any> {
 			if ('failure' in next) failure = next.failure;
 			else delayMs = next.delayMs;
 			// A terminate or restart that came while the delay function ran wins.
-			this.checkAbort();
+			this.journal.checkAbort();
 		}
 		const { name: errorName, message, stack, code } = describeThrown(failure);
 		const errorStack = stack ?? null;
@@ -687,73 +601,20 @@ export class StepContext implements Step<any, any> {
 		const described = { name: errorName, message, ...(code ? { code } : {}), ...(stack ? { stack } : {}) };
 		if (delayMs === undefined) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
-			this.transact(() => {
-				this.write({ ...this.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
+			this.journal.transact(() => {
+				this.journal.write({ ...this.journal.failedRow(running, attempt, errorName, message, now), errorStack, errorCode });
 				this.hooks.record({ kind: 'step.failed', step: running.name, attempt, detail: { error: historyError(described) } });
 			});
-			throw this.failure(this.rows.get(running.key)!);
+			throw this.journal.failure(this.rows.get(running.key)!);
 		}
 		const wakeAt = now + delayMs;
 		this.hooks.log({ severity: 'warn', event: 'step.attempt_failed', step: running.name, attempt, willRetry: true, retryAt: wakeAt, error: described });
-		this.transact(() => {
-			this.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });
+		this.journal.transact(() => {
+			this.journal.write({ ...running, status: 'retrying', errorName, errorMessage: message, errorStack, errorCode, wakeAt });
 			this.hooks.setWakeup(running.key, wakeAt);
 			this.hooks.record({ kind: 'step.attempt_failed', step: running.name, attempt, detail: { error: historyError(described), retryAt: wakeAt } });
 		});
-		throw this.suspend('sleeping');
-	}
-
-	private failedRow(row: StepRow, attempts: number, errorName: string, errorMessage: string, now: number): StepRow {
-		return { ...row, status: 'failed', attempts, errorName, errorMessage, errorStack: null, errorCode: null, finishedAt: now, wakeAt: null };
-	}
-
-	private failure(row: StepRow): StepFailedError {
-		return new StepFailedError(row.name, row.attempts, row.errorName ?? 'Error', row.errorMessage ?? '');
-	}
-
-	private suspend(status: SuspendSignal['status']): SuspendSignal {
-		this.signal = new SuspendSignal(status);
-		return this.signal;
-	}
-
-	/** A transaction of step writes; the pass is marked running before it opens. */
-	private transact(fn: () => void): void {
-		this.hooks.willWrite();
-		this.store.transaction(fn);
-	}
-
-	/**
-	 * Fails the run for good (even if `run()` catches the error) when one more step, or one
-	 * more attempt, would pass the type's limits. Called before anything of the step is written.
-	 */
-	private assertWithinLimits(name: string): void {
-		const exceeded = limitExceeded(this.entry.limits, this.stepCount, this.hooks.historyBytes(), name);
-		if (!exceeded) return;
-		this.fatal ??= exceeded;
-		throw this.fatal;
-	}
-
-	private newRow(key: string, name: string, kind: StepKind): StepRow {
-		if (kind !== 'patch') {
-			this.stepCount++;
-			this.assertWithinLimits(name);
-		}
-		return {
-			key, name, kind, status: 'running', attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-			startedAt: null, finishedAt: null, wakeAt: null, seq: this.nextSeq++, sensitive: false,
-		};
-	}
-
-	private write(row: StepRow): void {
-		this.hooks.willWrite();
-		this.store.writeStep(row);
-		this.rows.set(row.key, row);
-	}
-
-	private writeWithRecord(row: StepRow, record: HistoryRecord): void {
-		this.hooks.willWrite();
-		this.hooks.writeStepWithRecord(row, record);
-		this.rows.set(row.key, row);
+		throw this.journal.suspend('sleeping');
 	}
 }
 
