@@ -35,6 +35,7 @@ export function renderTime(el) {
 	el.dateTime = new Date(ms).toISOString();
 }
 
+/** @param {ParentNode} [root] */
 export function refreshTimes(root = document) {
 	root.querySelectorAll('time[data-ms]').forEach((el) => renderTime(/** @type {HTMLElement} */ (el)));
 }
