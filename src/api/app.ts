@@ -10,7 +10,7 @@ import { ErrorCode, RegistryError } from '../engine/errors';
 import type { Registry } from '../engine/registry';
 import type { WorkflowStatus } from '../engine/types';
 import { authMode, requireAuth, requireTokenIfSet } from './auth';
-import { ApiError, errorJson, handleError } from './http-errors';
+import { ApiError, errorJson, handleError, noteJsonParseFailures } from './http-errors';
 import { registerIndexAdminRoutes } from './index-admin';
 import { registerLifecycleAdminRoutes } from './lifecycle-admin';
 import { registerScheduleRoutes } from './schedule-routes';
@@ -164,6 +164,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 			if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
 				throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send JSON with content-type: application/json');
 			}
+			noteJsonParseFailures(c);
 		} else if (c.req.method === 'POST' && c.req.header('content-type') !== undefined) {
 			// No body is no body, whatever the content-type says: a route whose body is optional (restart, an
 			// event without payload) must not try to parse an empty one. Clients that always send the header do this.

@@ -75,6 +75,27 @@ export function errorJson(c: Context, status: ContentfulStatusCode, code: string
 	return c.json({ error: { code, message } }, status);
 }
 
+/** Requests whose JSON body failed to parse (see `noteJsonParseFailures`). */
+const malformedJson = new WeakSet<Request>();
+
+/**
+ * Marks the request when its JSON body fails to parse, whoever parses it (a route's
+ * validator answers that with a plain 400 `HTTPException`), so `handleError` can classify
+ * the failure as MALFORMED_JSON by what happened rather than by its message.
+ */
+export function noteJsonParseFailures(c: Context): void {
+	const request = c.req;
+	const parse = request.json.bind(request);
+	request.json = async <T>() => {
+		try {
+			return (await parse()) as T;
+		} catch (error) {
+			malformedJson.add(request.raw);
+			throw error;
+		}
+	};
+}
+
 /** `onError`: typed errors become `{error: {code, message}}`; nothing else leaks a stack or message. */
 export function handleError(error: unknown, c: Context) {
 	if (error instanceof ShardflowError) {
@@ -84,7 +105,7 @@ export function handleError(error: unknown, c: Context) {
 	if (error instanceof HTTPException) {
 		if (error.res) return error.res;
 		const status = error.status as ContentfulStatusCode;
-		const code = /json/i.test(error.message) ? 'MALFORMED_JSON' : status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST';
+		const code = status === 400 && malformedJson.has(c.req.raw) ? 'MALFORMED_JSON' : status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST';
 		return errorJson(c, status, code, error.message || 'bad request');
 	}
 	console.error('shardflow api: unexpected error', error);
