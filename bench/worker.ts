@@ -1,6 +1,6 @@
 import { DurableObject, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
 import { Hono } from 'hono';
-import { IndexClient, routeIndexEntry, shardStub } from '../src/client/index-client';
+import { IndexClient, routeIndexEntry } from '../src/client/index-client';
 import { instances, instanceStub } from '../src/client/instance-client';
 import { unwrap } from '../src/client/rpc';
 import type { IndexEntry } from '../src/engine/index-entry';
@@ -31,6 +31,7 @@ import {
 	CostedChildrenWorkflow,
 	type BenchParams,
 } from './workflows';
+import { shardStub } from '../src/client/stubs';
 
 const registry = defineRegistry({
 	// Long runs (the hard-crash test's 20,000 steps) need more than the default 10,000 steps.

@@ -1,9 +1,10 @@
-import { BULK_PREFIX, DEFAULT_BULK_RATE, MAX_BULK_RATE, checkBulkAction, type BulkAction, type BulkProgress, type BulkSpec } from '../engine/bulk-job';
+import { DEFAULT_BULK_RATE, MAX_BULK_RATE, checkBulkAction, type BulkAction, type BulkProgress, type BulkSpec } from '../engine/bulk-job';
 import { ErrorCode, ValidationError } from '../engine/errors';
 import { uuidv7 } from '../engine/ids';
 import type { IndexLayout } from '../engine/registry';
 import { IndexClient, type ListQuery } from './index-client';
-import { namespace, type ShardflowEnv } from './instance-client';
+import type { ShardflowEnv } from './instance-client';
+import { bulkStub } from './stubs';
 import { unwrap, type BulkRpc } from './rpc';
 
 /** What a bulk operation is asked: a listing query of one type, an action, and how. */
@@ -21,7 +22,7 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function jobStub(env: ShardflowEnv, id: string): BulkRpc {
 	if (typeof id !== 'string' || !JOB_ID.test(id)) throw new ValidationError(ErrorCode.InvalidId, 'a bulk operation id is the UUID its start answered');
-	return namespace(env).getByName(`${BULK_PREFIX}${id}`) as unknown as BulkRpc;
+	return bulkStub(env, id);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { SigningKey } from '../engine/signing-key';
-import { CURSOR_KEY_OBJECT } from '../engine/cursor';
-import { namespace, type ShardflowEnv } from './instance-client';
+import type { ShardflowEnv } from './instance-client';
 import { unwrap, type KeysRpc, type RpcResult } from './rpc';
+import { keysStub } from './stubs';
 
 /** One signing key of the engine: from a configured secret, else generated once in the namespace's `__keys` object. */
 export interface EngineKeySource {
@@ -23,7 +23,7 @@ export function engineKey(source: EngineKeySource): (env: ShardflowEnv) => Promi
 		const secret = source.secret(env);
 		if (secret) return once(fromSecret, secret, () => source.importKey(secret));
 		return once(fromNamespace, env.WORKFLOW_RUNNER, async () => {
-			const keys = namespace(env).getByName(CURSOR_KEY_OBJECT) as KeysRpc;
+			const keys = keysStub(env);
 			return source.importKey(await unwrap(source.generated(keys)));
 		});
 	};

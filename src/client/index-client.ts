@@ -27,13 +27,14 @@ import {
 	type StoredAttributeValue,
 } from '../engine/search-attributes';
 import type { IndexLayout, Registry, ResolvedEntry } from '../engine/registry';
-import { shardIndex, shardName } from '../engine/shard';
+import { shardIndex } from '../engine/shard';
 import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
 import { summarizeMetrics, type TypeMetrics } from '../engine/run-metrics';
 import { cursorKey } from './cursor-key';
-import { namespace, type ShardflowEnv } from './instance-client';
-import { unwrap, type IndexRpc } from './rpc';
+import type { ShardflowEnv } from './instance-client';
+import { unwrap } from './rpc';
+import { shardStub } from './stubs';
 
 export interface ListQuery<D extends AttributeDeclaration = AttributeDeclaration> extends Omit<ListFilters, 'attributes'> {
 	/** Omit to list every registered type (then no attribute condition or order applies). */
@@ -91,10 +92,6 @@ export interface ListPage {
 	items: IndexEntry[];
 	/** Pass back as `cursor` for the next page; null on the last page. */
 	nextCursor: string | null;
-}
-
-export function shardStub(env: ShardflowEnv, type: string, n: number): IndexRpc {
-	return namespace(env).getByName(shardName(type, n)) as IndexRpc;
 }
 
 /** Every shard number a read of this type must ask: the current layout and, while resizing, the previous one. */

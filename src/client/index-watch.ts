@@ -1,7 +1,7 @@
 import { errorFromBody, ErrorCode, ValidationError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { IndexLayout } from '../engine/registry';
-import { shardName } from '../engine/shard';
+import { shardName } from '../engine/object-names';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
 import { readShards } from './index-client';
 import { namespace, type ShardflowEnv } from './instance-client';

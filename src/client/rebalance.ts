@@ -1,10 +1,11 @@
 import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import { shardIndex } from '../engine/shard';
-import { readShards, shardStub } from './index-client';
+import { readShards } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
 import { walkShards, type ShardWalkOptions } from './shard-walk';
+import { shardStub } from './stubs';
 
 export type RebalanceOptions = ShardWalkOptions;
 

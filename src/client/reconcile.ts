@@ -1,13 +1,14 @@
 import { ErrorCode, ShardflowError } from '../engine/errors';
-import { backlogName, type BacklogSummary } from '../engine/index-backlog';
+import type { BacklogSummary } from '../engine/index-backlog';
 import { compareEntries, type IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
 import { reconcileVerdict, type ReconcileVerdict } from '../engine/reconcile-verdict';
 import { shardIndex } from '../engine/shard';
-import { routeIndexEntry, shardStub } from './index-client';
-import { callOperation, namespace, type ShardflowEnv } from './instance-client';
-import { unwrap, type BacklogRpc } from './rpc';
+import { routeIndexEntry } from './index-client';
+import { callOperation, type ShardflowEnv } from './instance-client';
+import { unwrap } from './rpc';
 import { doneMessage, walkShards, type ShardWalkOptions } from './shard-walk';
+import { backlogStub, shardStub } from './stubs';
 
 export type ReconcileOptions = ShardWalkOptions;
 
@@ -116,11 +117,6 @@ async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<v
 export async function reindex(env: ShardflowEnv, id: string): Promise<{ id: string; type: string; version: number; delivered: boolean }> {
 	const { entry, delivered } = await callOperation(env, 'reindex', { id });
 	return { id: entry.id, type: entry.type, version: entry.version, delivered };
-}
-
-/** The stub of a type's delivery backlog object. */
-export function backlogStub(env: ShardflowEnv, type: string): BacklogRpc {
-	return namespace(env).getByName(backlogName(type)) as BacklogRpc;
 }
 
 /** Instances of `type` whose index delivery has failed and not yet succeeded. */

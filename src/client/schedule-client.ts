@@ -1,13 +1,9 @@
 import type { Registry } from '../engine/registry';
 import type { ScheduleInfo } from '../engine/schedule-engine';
-import { scheduleName } from '../engine/schedule-name';
-import { namespace, type ShardflowEnv } from './instance-client';
-import { unwrap, type ScheduleRpc } from './rpc';
+import type { ShardflowEnv } from './instance-client';
+import { unwrap } from './rpc';
+import { scheduleStub } from './stubs';
 
-/** The stub of a type's schedule object. */
-export function scheduleStub(env: ShardflowEnv, type: string): ScheduleRpc {
-	return namespace(env).getByName(scheduleName(type)) as ScheduleRpc;
-}
 
 /**
  * Calls on a type's schedule (`static schedule`). Each answers where the

@@ -2,9 +2,10 @@ import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-js
 import { ErrorCode, ValidationError } from '../engine/errors';
 import type { IndexEntry } from '../engine/index-entry';
 import type { Registry } from '../engine/registry';
-import { readShards, shardStub } from './index-client';
+import { readShards } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
+import { shardStub } from './stubs';
 
 /**
  * One resumable batch of a walk over every shard of a type (current and

@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'hono/utils/buffer';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
 import { MAX_LIMIT } from '../engine/index-query';
-import { shardName } from '../engine/shard';
+import { shardName } from '../engine/object-names';
 import type { TypeSchemas } from '../engine/type-schemas';
 import { dashboardAsset } from './assets';
 import { DashboardBase, dashboardBase, dashboardPath } from './mount';

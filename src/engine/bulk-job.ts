@@ -12,7 +12,6 @@ import type { WorkflowStatus } from './types';
  * bookkeeping that makes it resumable and idempotent, and the check that an instance still
  * matches when it is reached.
  */
-export const BULK_PREFIX = '__bulk:';
 
 export type BulkAction =
 	| { kind: 'terminate'; rollback?: boolean }

@@ -23,19 +23,7 @@ export const DEFAULT_CONCURRENCY_KEY = 'all';
 export const MAX_CONCURRENCY_LIMIT = 1000;
 const KEY_PATTERN = /^[\x20-\x7e]{1,128}$/;
 
-/** The Durable Object name of a limiter: under `__`, so no workflow id can take it. */
-export const LIMIT_PREFIX = '__limit:';
-
-export function limiterName(type: string, key: string): string {
-	return `${LIMIT_PREFIX}${type}:${key}`;
-}
-
-/** The type and key of a limiter, from its name (a type has no `:`). */
-export function limiterOf(name: string): { type: string; key: string } {
-	const rest = name.slice(LIMIT_PREFIX.length);
-	const colon = rest.indexOf(':');
-	return { type: rest.slice(0, colon), key: rest.slice(colon + 1) };
-}
+// The limiter object's name is built and parsed in object-names.ts.
 
 /** A type's concurrency, checked; undefined when it declares none. Throws a configuration error naming the type. */
 export function concurrencyOf(registry: Registry, type: string): ConcurrencyDefinition | undefined {

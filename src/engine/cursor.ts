@@ -22,8 +22,6 @@ const DOMAIN = 'shardflow-cursor:';
 
 const utf8 = new TextEncoder();
 
-/** The engine-owned Durable Object (same namespace) that keeps the generated cursor key. */
-export const CURSOR_KEY_OBJECT = '__keys';
 
 /** Fresh key material for a generated cursor key: 32 random bytes, base64url. */
 export function randomCursorSecret(): string {

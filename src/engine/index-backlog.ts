@@ -26,11 +26,7 @@ export interface BacklogSummary {
 
 export const BACKLOG_SAMPLE = 5;
 
-/** The Durable Object name of a type's backlog: under `__`, so no workflow id can take it. */
-export const BACKLOG_PREFIX = '__backlog:';
-export function backlogName(type: string): string {
-	return `${BACKLOG_PREFIX}${type}`;
-}
+// The backlog object's name is built and parsed in object-names.ts.
 
 interface DeliveryHost {
 	store: InstanceStore;

@@ -1,16 +1,6 @@
 // Names only, without the cron parser: callers (the client, workflow files) import this.
 
-/** The Durable Object name of a type's schedule: under `__`, so no workflow id can take it. */
-export const SCHEDULE_PREFIX = '__schedule:';
-
-export function scheduleName(type: string): string {
-	return `${SCHEDULE_PREFIX}${type}`;
-}
-
-/** The type a schedule object runs, from its name. */
-export function scheduleTypeOf(name: string): string {
-	return name.slice(SCHEDULE_PREFIX.length);
-}
+// The schedule object's name is built and parsed in object-names.ts.
 
 /**
  * The id of the instance a tick creates: the same tick always names the same

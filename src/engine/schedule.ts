@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import type { Registry } from './registry';
 
-export { SCHEDULE_PREFIX, scheduleName, scheduleTypeOf, scheduledInstanceId } from './schedule-name';
+export { scheduledInstanceId } from './schedule-name';
 
 /**
  * `static schedule` of a workflow class: create an instance at each tick of

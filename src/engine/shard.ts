@@ -33,9 +33,4 @@ export function shardIndex(workflowId: string, shardCount: number): number {
 	return fnv1a32(workflowId) % shardCount;
 }
 
-export const INDEX_PREFIX = '__index:';
-
-/** The Durable Object name of shard `n` of a type's index. */
-export function shardName(type: string, n: number): string {
-	return `${INDEX_PREFIX}${type}:${n}`;
-}
+// Shard names are built and parsed in object-names.ts.

@@ -400,10 +400,10 @@ export class StepContext implements Step<any, any> {
 		const key = this.enter('attributes', name);
 		if (this.rows.get(key)?.status === 'completed') return;
 		if (this.hooks.replayOnly) return this.parked();
-		if (this.behindRecord()) await this.assertOnRecord('attributes', name);
+		if (this.frontier.behind()) await this.assertOnRecord('attributes', name);
 		if (!this.hooks.setAttributes) throw new ValidationError(ErrorCode.InvalidOptions, 'step.setAttributes needs a host that indexes instances');
 		const now = this.hooks.now();
-		const row: StepRow = { ...this.newRow(key, name, 'attributes'), status: 'completed', attempts: 1, startedAt: now, finishedAt: now, result: JSON.stringify(attributes ?? null) };
+		const row: StepRow = { ...this.journal.newRow(key, name, 'attributes'), status: 'completed', attempts: 1, startedAt: now, finishedAt: now, result: JSON.stringify(attributes ?? null) };
 		this.hooks.willWrite();
 		this.hooks.setAttributes(attributes, row, name);
 		this.rows.set(key, row);

@@ -4,7 +4,7 @@ import { routeIndexEntry } from '../client/index-client';
 import { callOperation, type ShardflowEnv } from '../client/instance-client';
 import type { ChildPort } from '../engine/child-workflows';
 import { ErrorCode, ShardflowError } from '../engine/errors';
-import { backlogStub } from '../client/reconcile';
+
 import { unwrap } from '../client/rpc';
 import type * as schema from '../db/schema';
 import { consoleLogger, parseLogLevel } from '../engine/engine-log';
@@ -16,10 +16,11 @@ import { encodeWebhookToken, webhookUrl } from '../engine/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
-import { limiterStub } from '../client/limiter-client';
+
 import type { LimiterPort } from '../engine/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
 import { yieldToOtherWork } from './isolate-activity';
+import { backlogStub, limiterStub } from '../client/stubs';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { createApp, type ApiEnv } from '../../src/api/app';
 import { schedules } from '../../src/client/schedule-client';
-import { scheduleName } from '../../src/engine/schedule-name';
+import { scheduleName } from '../../src/engine/object-names';
 import { stub, testEnv } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { testClock } from '../worker/test-clock';

@@ -4,7 +4,8 @@ import type { ShardflowEnv } from '../../src/client/instance-client';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { compareIn, type ShardListQuery } from '../../src/engine/index-query';
 import { defineIndexLayout } from '../../src/engine/registry';
-import { INDEX_PREFIX, shardIndex } from '../../src/engine/shard';
+import { shardIndex } from '../../src/engine/shard';
+import { INDEX_PREFIX } from '../../src/engine/object-names';
 
 /**
  * Index shards in memory behind the shard RPC (`indexList`, `indexVersions`), counting every

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Workflow, type Step } from '../../src/authoring';
-import { concurrencyOf, limiterName, limiterOf } from '../../src/engine/concurrency';
+import { concurrencyOf } from '../../src/engine/concurrency';
+import { limiterName, limiterOf } from '../../src/engine/object-names';
 import { ErrorCode, NotFoundError } from '../../src/engine/errors';
 import { LimiterEngine, type LimiterHost } from '../../src/engine/limiter';
 import { MemoryLimiterStore, MemorySlotStore } from '../../src/engine/memory-concurrency-stores';

@@ -5,7 +5,8 @@ import { parseDuration } from '../../src/engine/duration';
 import { ErrorCode } from '../../src/engine/errors';
 import { assertValidWorkflowId, uuidv7 } from '../../src/engine/ids';
 import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/retry-policy';
-import { fnv1a32, shardIndex, shardName } from '../../src/engine/shard';
+import { fnv1a32, shardIndex } from '../../src/engine/shard';
+import { shardName } from '../../src/engine/object-names';
 
 describe('parseDuration', () => {
 	it.for([

@@ -8,7 +8,8 @@ import type { ShardflowEnv } from '../../src/client/instance-client';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { compareIn, type ShardListQuery } from '../../src/engine/index-query';
 import { defineIndexLayout } from '../../src/engine/registry';
-import { INDEX_PREFIX, shardIndex } from '../../src/engine/shard';
+import { shardIndex } from '../../src/engine/shard';
+import { INDEX_PREFIX } from '../../src/engine/object-names';
 
 const [shardCount, perShard, limit] = [Number(process.argv[2] ?? 256), Number(process.argv[3] ?? 1000), Number(process.argv[4] ?? 1000)];
 const shards = new Map<string, IndexEntry[]>();

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import type { IndexEntry } from '../../src/engine/index-entry';
-import { shardName } from '../../src/engine/shard';
+import { shardName } from '../../src/engine/object-names';
 import { advanceClock, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { executions, indexFaults } from '../worker/probes';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { limiterInfo } from '../../src/client/limiter-client';
-import { limiterName } from '../../src/engine/concurrency';
+import { limiterName } from '../../src/engine/object-names';
 import { ErrorCode } from '../../src/engine/errors';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';

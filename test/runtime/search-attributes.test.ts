@@ -10,7 +10,7 @@ import type { IndexEntry } from '../../src/engine/index-entry';
 import { compareIn, type ListOrder } from '../../src/engine/index-query';
 import { defineRegistry } from '../../src/engine/registry';
 import type { CheckedCondition, StoredAttributes } from '../../src/engine/search-attributes';
-import { shardName } from '../../src/engine/shard';
+import { shardName } from '../../src/engine/object-names';
 import type { WorkflowStatus } from '../../src/engine/types';
 import { countsByQuery, listPlan, listQuery } from '../../src/runtime/index-shard-store';
 import { Workflow } from '../../src/workflow';
