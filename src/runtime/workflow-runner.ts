@@ -1,12 +1,9 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { ShardflowEnv } from '../client/instance-client';
-import { wrap, type BacklogRpc, type BulkRpc, type IndexRpc, type InstanceRpc, type KeysRpc, type LimiterRpc, type ScheduleRpc } from '../client/rpc';
-import type { BulkSpec } from '../engine/bulk-job';
-import { BulkRole } from './roles/bulk-role';
+import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc, type LimiterRpc, type ScheduleRpc, type BulkRpc } from '../client/rpc';
 import type { AnyOperation } from '../operations/operation';
+import { roleCalls, type AnyRoleCall } from '../operations/role-calls';
 import { operations } from '../operations/table';
-import type { EntryPosition, IndexEntry } from '../engine/index-entry';
-import type { AttributeCountRequest, ShardListQuery } from '../engine/index-query';
 import type { Registry } from '../engine/registry';
 import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
 import { workBegan } from './isolate-activity';
@@ -18,6 +15,8 @@ import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
 import { ScheduleRole } from './roles/schedule-role';
 import { LimiterRole } from './roles/limiter-role';
+import { BulkRole } from './roles/bulk-role';
+import { parseObjectName } from '../engine/object-names';
 import { roleKindOf, wrongRole, type RoleKind } from './roles/role-name';
 
 /** What a runner is built with: the workflow types it runs and the clock its instances read. */
@@ -38,8 +37,6 @@ export interface RunnerOptions {
 	 */
 	instanceCreated?: (instance: { id: string; type: string }) => void;
 }
-
-const HOUSEKEEPING = true;
 
 type Role = InstanceRole | IndexShardRole | BacklogRole | KeysRole | ScheduleRole | LimiterRole | BulkRole;
 type RoleOf<K extends RoleKind> = Extract<Role, { kind: K }>;
@@ -67,10 +64,13 @@ export function createWorkflowRunner(registry: Registry, options: RunnerOptions 
  */
 export type WorkflowRunnerClass = new (ctx: DurableObjectState, env: ShardflowEnv) => WorkflowRunnerBase;
 
-/** The instance role's RPC methods are defined from the operation table; this gives them their types. */
-export interface WorkflowRunnerBase extends InstanceRpc {}
+/**
+ * The RPC methods are defined from the operation table (instances) and the role calls
+ * (every other role); this gives them their types.
+ */
+export interface WorkflowRunnerBase extends InstanceRpc, IndexRpc, BacklogRpc, KeysRpc, ScheduleRpc, LimiterRpc, BulkRpc {}
 
-export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> implements IndexRpc, BacklogRpc, KeysRpc, ScheduleRpc, LimiterRpc, BulkRpc {
+export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	/**
 	 * This object's role (undefined: an object without a name). An instance
 	 * field, not a method, so it is not reachable over RPC; subclasses (the test
@@ -102,6 +102,16 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 				configurable: true,
 			});
 		}
+		// ---- the other roles: one RPC method per call of src/operations/role-calls.ts ----
+		for (const [name, declared] of Object.entries(roleCalls) as [string, AnyRoleCall][]) {
+			Object.defineProperty(WorkflowRunnerBase.prototype, name, {
+				value(this: WorkflowRunnerBase, ...args: unknown[]) {
+					return this.call(declared.role, (role) => declared.run(role as never, ...args), declared.housekeeping === true);
+				},
+				writable: true,
+				configurable: true,
+			});
+		}
 	}
 
 	override async alarm(): Promise<void> {
@@ -112,7 +122,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		else if (this.role?.kind === 'bulk') await this.role.alarm();
 	}
 
-	// ---- index shard role ----
+	// ---- index shard role: its live feed (the calls are declared in src/operations/role-calls.ts) ----
 
 	/**
 	 * The only HTTP an object answers: a WebSocket to an index shard's live feed, or to an
@@ -134,116 +144,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 		await this.webSocketClose(ws, 1011);
 	}
 
-	indexWrite(entries: IndexEntry[], options?: { moved?: boolean }) {
-		return this.call('index', async (shard) => (await shard.write(entries, options), null), HOUSEKEEPING);
-	}
-
-	indexTombstone(items: EntryPosition[]) {
-		return this.call('index', async (shard) => (await shard.tombstone(items), null), HOUSEKEEPING);
-	}
-
-	indexRemove(items: EntryPosition[]) {
-		return this.call('index', async (shard) => (await shard.remove(items), null), HOUSEKEEPING);
-	}
-
-	indexList(query: ShardListQuery) {
-		return this.call('index', (shard) => shard.list(query));
-	}
-
-	indexCounts() {
-		return this.call('index', (shard) => shard.counts());
-	}
-
-	indexMetrics(request: { now: number }) {
-		return this.call('index', (shard) => shard.metrics(request.now));
-	}
-
-	indexCountsBy(request: AttributeCountRequest) {
-		return this.call('index', (shard) => shard.countsBy(request));
-	}
-
-	indexVersions(ids: string[]) {
-		return this.call('index', (shard) => shard.versions(ids));
-	}
-
-	indexScan(request: { afterId: string; limit: number }) {
-		return this.call('index', (shard) => shard.scan(request.afterId, request.limit));
-	}
-
-	indexCollectTombstones(request: { shards: number; limit: number }) {
-		return this.call('index', (shard) => shard.collectTombstones(request));
-	}
-
-	// ---- delivery backlog role ----
-
-	backlogAdd(request: { id: string; since: number }) {
-		return this.call('backlog', async (backlog) => (await backlog.add(request.id, request.since), null), HOUSEKEEPING);
-	}
-
-	backlogRemove(request: { id: string }) {
-		return this.call('backlog', async (backlog) => (await backlog.remove(request.id), null), HOUSEKEEPING);
-	}
-
-	backlogSummary() {
-		return this.call('backlog', (backlog) => backlog.summary());
-	}
-
-	// ---- engine keys role ----
-
-	cursorSecret() {
-		return this.call('keys', (keys) => keys.cursorSecret(), HOUSEKEEPING);
-	}
-
-	webhookSecret() {
-		return this.call('keys', (keys) => keys.webhookSecret(), HOUSEKEEPING);
-	}
-
-	// ---- schedule role ----
-
-	scheduleWake() {
-		return this.call('schedule', (schedule) => schedule.wake());
-	}
-
-	schedulePause() {
-		return this.call('schedule', (schedule) => schedule.pause());
-	}
-
-	scheduleResume() {
-		return this.call('schedule', (schedule) => schedule.resume());
-	}
-
-	// ---- concurrency limiter role ----
-
-	limiterAcquire(request: { id: string }) {
-		return this.call('limiter', (limiter) => limiter.acquire(request.id), HOUSEKEEPING);
-	}
-
-	limiterRelease(request: { id: string }) {
-		return this.call('limiter', async (limiter) => (await limiter.release(request.id), null), HOUSEKEEPING);
-	}
-
-	limiterInfo() {
-		return this.call('limiter', (limiter) => limiter.info());
-	}
-
-	// ---- bulk operation role ----
-
-	bulkStart(spec: BulkSpec) {
-		return this.call('bulk', (bulk) => bulk.start(spec));
-	}
-
-	bulkProgress() {
-		return this.call('bulk', (bulk) => bulk.progress());
-	}
-
-	bulkCancel() {
-		return this.call('bulk', (bulk) => bulk.cancel());
-	}
-
 	/**
 	 * Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope.
 	 * Calls somebody waits for count as work of the isolate (a long run then gives way, see
-	 * engine/yield-pacer.ts); the engine's own background calls (`HOUSEKEEPING`: index and backlog
+	 * engine/yield-pacer.ts); the engine's own background calls (`housekeeping` in role-calls.ts: index and backlog
 	 * writes, keys, slots) do not, or every instance's index delivery would slow its own run.
 	 */
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>, housekeeping = false) {
@@ -256,9 +160,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> imp
 	}
 }
 
-/** The `n` of an index shard's name `__index:<type>:<n>` (type names have no colon). */
-function shardNumberOf(name: string): number {
-	return Number(name.slice(name.lastIndexOf(':') + 1));
+/** This shard's number `n`, from its name (object-names.ts). */
+function shardOf(name: string): number {
+	const parsed = parseObjectName(name);
+	return parsed.role === 'index' ? parsed.shard : NaN;
 }
 
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
@@ -266,7 +171,7 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 		case 'instance':
 			return new InstanceRole(host);
 		case 'index':
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardNumberOf(host.ctx.id.name!), now: host.now });
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardOf(host.ctx.id.name!), now: host.now });
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock, fireAlarm, resetClock, settle, stub, uniqueId } from '../helpers';
 import { api } from './helpers';
-import { shardIndex, shardName } from '../../src/engine/shard';
+import { shardIndex } from '../../src/engine/shard';
+import { shardName } from '../../src/engine/object-names';
 import type { IndexEntry } from '../../src/engine/index-entry';
 
 afterEach(resetClock);

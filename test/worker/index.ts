@@ -1,5 +1,4 @@
 import { createApp } from '../../src/api/app';
-import type { EntryPosition, IndexEntry } from '../../src/engine/index-entry';
 import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
@@ -90,30 +89,25 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		return asInvocation(name, 'alarm', () => super.alarm());
 	}
 
-	override async indexWrite(entries: IndexEntry[], options?: { moved?: boolean }) {
-		if (indexFaults.failWrites > 0) {
+	// The role calls are defined on the prototype from src/operations/role-calls.ts; these wrap three of them with injectable faults.
+	static {
+		refuseWhen(this.prototype, 'indexWrite', () => {
+			if (indexFaults.failWrites <= 0) return undefined;
 			indexFaults.failWrites--;
 			indexFaults.refused++;
-			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
-		}
-		return super.indexWrite(entries, options);
-	}
-
-	override async limiterRelease(request: { id: string }) {
-		if (limiterFaults.failReleases > 0) {
+			return 'injected index shard failure';
+		});
+		refuseWhen(this.prototype, 'limiterRelease', () => {
+			if (limiterFaults.failReleases <= 0) return undefined;
 			limiterFaults.failReleases--;
-			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected limiter failure' } };
-		}
-		return super.limiterRelease(request);
-	}
-
-	override async indexRemove(items: EntryPosition[]) {
-		if (indexFaults.failWrites > 0) {
+			return 'injected limiter failure';
+		});
+		refuseWhen(this.prototype, 'indexRemove', () => {
+			if (indexFaults.failWrites <= 0) return undefined;
 			indexFaults.failWrites--;
 			indexFaults.refused++;
-			return { ok: false as const, error: { code: 'INTERNAL', message: 'injected index shard failure' } };
-		}
-		return super.indexRemove(items);
+			return 'injected index shard failure';
+		});
 	}
 }
 
@@ -142,3 +136,17 @@ Object.defineProperty(WorkflowRunner.prototype, 'childFinished', {
 });
 
 export default createApp(testRegistry, { clock: testClock.now });
+
+/** Wraps the RPC method `name` of a runner's prototype: while `fault()` answers a message, the call is refused with INTERNAL. */
+function refuseWhen(prototype: object, name: 'indexWrite' | 'indexRemove' | 'limiterRelease', fault: () => string | undefined): void {
+	const base = Reflect.get(prototype, name) as (this: unknown, ...args: unknown[]) => Promise<unknown>;
+	Object.defineProperty(prototype, name, {
+		async value(this: unknown, ...args: unknown[]) {
+			const message = fault();
+			if (message !== undefined) return { ok: false as const, error: { code: 'INTERNAL', message } };
+			return base.apply(this, args);
+		},
+		writable: true,
+		configurable: true,
+	});
+}

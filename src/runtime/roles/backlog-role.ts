@@ -1,3 +1,4 @@
+import type { BacklogAccess } from '../../operations/role-calls';
 import type { BacklogSummary } from '../../engine/index-backlog';
 import { IndexBacklogStore } from '../index-backlog-store';
 import type { ObjectStorage } from '../object-storage';
@@ -6,7 +7,7 @@ import type { ObjectStorage } from '../object-storage';
  * A type's delivery backlog (`__backlog:<type>`): the instances whose index
  * delivery is failing, registered by those instances themselves.
  */
-export class BacklogRole {
+export class BacklogRole implements BacklogAccess {
 	readonly kind = 'backlog';
 	private store: IndexBacklogStore | undefined;
 

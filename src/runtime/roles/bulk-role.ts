@@ -1,3 +1,4 @@
+import type { BulkAccess } from '../../operations/role-calls';
 import { IndexClient, type ListQuery } from '../../client/index-client';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
 import {
@@ -28,7 +29,7 @@ export interface BulkRoleContext {
  * A bulk operation (`__bulk:<id>`): walks its query through the index and applies its action to
  * each instance from its alarm, at its rate, resumable after any crash (engine/bulk-job.ts).
  */
-export class BulkRole {
+export class BulkRole implements BulkAccess {
 	readonly kind = 'bulk';
 	private host: BulkHost | undefined;
 

@@ -1,3 +1,4 @@
+import type { IndexShardAccess, TombstonesCollected } from '../../operations/role-calls';
 import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
 import type { ShardMetrics } from '../../engine/run-metrics';
 import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../../engine/index-query';
@@ -9,20 +10,13 @@ import type { IndexLiveFeed } from './index-live-feed';
 /** Deletion tombstones past their grace period collected with each removal a shard takes. */
 const COLLECT_ON_REMOVE = 100;
 
-/** What one tombstone collection removed. */
-export interface TombstonesCollected {
-	moved: number;
-	deleted: number;
-	/** Some collectable tombstones remain (the call stopped at its limit). */
-	more: boolean;
-}
 
 /**
  * An index shard (`__index:<type>:<n>`): keeps the newest entry per instance
  * of its type. A read of a shard that was never written answers "empty"
  * without creating its tables.
  */
-export class IndexShardRole {
+export class IndexShardRole implements IndexShardAccess {
 	readonly kind = 'index';
 	private store: IndexShardStore | undefined;
 

@@ -1,9 +1,10 @@
+import type { KeysAccess } from '../../operations/role-calls';
 import { randomCursorSecret } from '../../engine/cursor';
 import { storedSecret } from '../engine-keys-store';
 import type { ObjectStorage } from '../object-storage';
 
 /** The engine's key store (`__keys`): secrets generated once per namespace, then stable. */
-export class KeysRole {
+export class KeysRole implements KeysAccess {
 	readonly kind = 'keys';
 
 	constructor(private readonly storage: ObjectStorage) {}

@@ -1,5 +1,7 @@
+import type { LimiterAccess } from '../../operations/role-calls';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
-import { concurrencyOf, limiterOf } from '../../engine/concurrency';
+import { concurrencyOf } from '../../engine/concurrency';
+import { limiterOf } from '../../engine/object-names';
 import { LimiterEngine, type LimiterInfo } from '../../engine/limiter';
 import type { Registry } from '../../engine/registry';
 import { DrizzleLimiterStore } from '../limiter-store';
@@ -17,7 +19,7 @@ export interface LimiterRoleContext {
  * The limiter of one concurrency key (`__limit:<type>:<key>`): who holds its
  * slots and who waits, in arrival order (see engine/limiter.ts).
  */
-export class LimiterRole {
+export class LimiterRole implements LimiterAccess {
 	readonly kind = 'limiter';
 	private engine: LimiterEngine | undefined;
 

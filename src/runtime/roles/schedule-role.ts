@@ -1,8 +1,10 @@
+import type { ScheduleAccess } from '../../operations/role-calls';
 import type { ShardflowEnv } from '../../client/instance-client';
 import { instances } from '../../client/instance-client';
 import { ErrorCode, ShardflowError } from '../../engine/errors';
 import type { Registry } from '../../engine/registry';
-import { scheduleOf, scheduleTypeOf } from '../../engine/schedule';
+import { scheduleOf } from '../../engine/schedule';
+import { scheduleTypeOf } from '../../engine/object-names';
 import { ScheduleEngine, type ScheduleInfo } from '../../engine/schedule-engine';
 import { FINISHED_STATUSES } from '../../engine/types';
 import type { ObjectStorage } from '../object-storage';
@@ -22,7 +24,7 @@ export interface ScheduleRoleContext {
  * The schedule itself is code (`static schedule`); this object keeps where it
  * stands: paused or not, the next tick, the last runs.
  */
-export class ScheduleRole {
+export class ScheduleRole implements ScheduleAccess {
 	readonly kind = 'schedule';
 	private engine: ScheduleEngine | undefined;
 

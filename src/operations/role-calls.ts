@@ -1,0 +1,160 @@
+import type { BacklogSummary } from '../engine/index-backlog';
+import type { EntryPosition, IndexEntry } from '../engine/index-entry';
+import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index-query';
+import type { BulkProgress, BulkSpec } from '../engine/bulk-job';
+import type { LimiterInfo } from '../engine/limiter';
+import type { RoleKind } from '../engine/object-names';
+import type { ShardMetrics } from '../engine/run-metrics';
+import type { ScheduleInfo } from '../engine/schedule-engine';
+
+/** What a call reaches in an index shard (runtime/roles/index-shard-role.ts). */
+export interface IndexShardAccess {
+	write(entries: IndexEntry[], options?: { moved?: boolean }): Promise<void>;
+	tombstone(items: EntryPosition[]): Promise<void>;
+	remove(items: EntryPosition[]): Promise<void>;
+	collectTombstones(request: { shards: number; limit: number }): TombstonesCollected;
+	list(query: ShardListQuery): IndexEntry[];
+	counts(): Record<string, number>;
+	countsBy(request: AttributeCountRequest): AttributeCounts;
+	metrics(now: number): ShardMetrics;
+	versions(ids: string[]): Record<string, number>;
+	scan(afterId: string, limit: number): IndexEntry[];
+}
+
+/** What one tombstone collection removed. */
+export interface TombstonesCollected {
+	moved: number;
+	deleted: number;
+	/** More tombstones may be left to collect. */
+	more: boolean;
+}
+
+/** What a call reaches in a type's delivery backlog (runtime/roles/backlog-role.ts). */
+export interface BacklogAccess {
+	add(id: string, since: number): Promise<void>;
+	remove(id: string): Promise<void>;
+	summary(): BacklogSummary;
+}
+
+/** What a call reaches in the engine's key store (runtime/roles/keys-role.ts). */
+export interface KeysAccess {
+	cursorSecret(): Promise<string>;
+	webhookSecret(): Promise<string>;
+}
+
+/** What a call reaches in a type's schedule (runtime/roles/schedule-role.ts). */
+export interface ScheduleAccess {
+	wake(): Promise<ScheduleInfo>;
+	pause(): Promise<ScheduleInfo>;
+	resume(): Promise<ScheduleInfo>;
+}
+
+/** What a call reaches in a concurrency limiter (runtime/roles/limiter-role.ts). */
+export interface LimiterAccess {
+	acquire(id: string): Promise<'holding' | 'waiting'>;
+	release(id: string): Promise<void>;
+	info(): LimiterInfo;
+}
+
+/** What a call reaches in a bulk operation (runtime/roles/bulk-role.ts). */
+export interface BulkAccess {
+	start(spec: BulkSpec): Promise<BulkProgress>;
+	progress(): BulkProgress;
+	cancel(): BulkProgress;
+}
+
+/** The module of each non-instance role, as its calls see it (instances have the operation table, ./table.ts). */
+export interface RoleModules {
+	index: IndexShardAccess;
+	backlog: BacklogAccess;
+	keys: KeysAccess;
+	schedule: ScheduleAccess;
+	limiter: LimiterAccess;
+	bulk: BulkAccess;
+}
+export type CallRole = keyof RoleModules & RoleKind;
+
+/**
+ * One RPC call of a non-instance role, declared once. The Durable Object's RPC method
+ * (named by its key in `roleCalls`) and its typed client surface (`RoleRpc`, reached with
+ * the stubs of client/stubs.ts) are both derived from it.
+ */
+export interface RoleCall<K extends CallRole, Args extends unknown[], Output> {
+	role: K;
+	/**
+	 * The engine's own background calls (index and backlog writes, keys, slots): they do not
+	 * count as work of the isolate that somebody waits for (see engine/yield-pacer.ts), or
+	 * every instance's index delivery would slow its own run.
+	 */
+	housekeeping?: true;
+	/** Runs inside the object, with the RPC method's arguments: whatever the caller sent. */
+	run(role: RoleModules[K], ...args: Args): Output | Promise<Output>;
+}
+
+function call<K extends CallRole, Args extends unknown[] = [], Output = unknown>(declared: RoleCall<K, Args, Output>): RoleCall<K, Args, Output> {
+	return declared;
+}
+
+/**
+ * Every call of the index shards, the delivery backlogs, the key store, the schedules and
+ * the limiters. A new call is one entry here plus its role's code; the Durable Object's
+ * method and the client's typed stub follow.
+ */
+export const roleCalls = {
+	// ---- index shard (`__index:<type>:<n>`) ----
+	/** `moved`: copies a rebalance moves here, which the run metrics do not count again. */
+	indexWrite: call({ role: 'index', housekeeping: true, run: async (shard, entries: IndexEntry[], options?: { moved?: boolean }) => (await shard.write(entries, options), null) }),
+	/** Entries that moved to another shard (or whose instance is unknown): tombstones at their position. */
+	indexTombstone: call({ role: 'index', housekeeping: true, run: async (shard, items: EntryPosition[]) => (await shard.tombstone(items), null) }),
+	/** Entries of deleted instances: deletion tombstones, which only a later incarnation of the id replaces. */
+	indexRemove: call({ role: 'index', housekeeping: true, run: async (shard, items: EntryPosition[]) => (await shard.remove(items), null) }),
+	indexList: call({ role: 'index', run: (shard, query: ShardListQuery): IndexEntry[] => shard.list(query) }),
+	indexCounts: call({ role: 'index', run: (shard): Record<string, number> => shard.counts() }),
+	/** The shard's run metrics (per-minute counters and duration histograms) up to `now`. */
+	indexMetrics: call({ role: 'index', run: (shard, request: { now: number }): ShardMetrics => shard.metrics(request.now) }),
+	/** Live entries per value of one attribute under a listing's filters (at most MAX_GROUPS values; `more` when cut). */
+	indexCountsBy: call({ role: 'index', run: (shard, request: AttributeCountRequest): AttributeCounts => shard.countsBy(request) }),
+	indexVersions: call({ role: 'index', run: (shard, ids: string[]): Record<string, number> => shard.versions(ids) }),
+	indexScan: call({ role: 'index', run: (shard, request: { afterId: string; limit: number }): IndexEntry[] => shard.scan(request.afterId, request.limit) }),
+	/** Removes move tombstones of ids the shard does not own under `shards`, and deletion tombstones past their grace period. */
+	indexCollectTombstones: call({
+		role: 'index',
+		run: (shard, request: { shards: number; limit: number }): TombstonesCollected => shard.collectTombstones(request),
+	}),
+
+	// ---- delivery backlog (`__backlog:<type>`) ----
+	backlogAdd: call({ role: 'backlog', housekeeping: true, run: async (backlog, request: { id: string; since: number }) => (await backlog.add(request.id, request.since), null) }),
+	backlogRemove: call({ role: 'backlog', housekeeping: true, run: async (backlog, request: { id: string }) => (await backlog.remove(request.id), null) }),
+	backlogSummary: call({ role: 'backlog', run: (backlog): BacklogSummary => backlog.summary() }),
+
+	// ---- the engine's key store (`__keys`) ----
+	/** The key material that signs listing cursors when no CURSOR_SECRET is set; generated once, then stable. */
+	cursorSecret: call({ role: 'keys', housekeeping: true, run: (keys): Promise<string> => keys.cursorSecret() }),
+	/** The key material that signs webhook tokens when no WEBHOOK_SECRET is set; generated once, then stable. */
+	webhookSecret: call({ role: 'keys', housekeeping: true, run: (keys): Promise<string> => keys.webhookSecret() }),
+
+	// ---- a type's schedule (`__schedule:<type>`) ----
+	/** Creates or updates the schedule from the deployed code, arms its alarm and answers where it stands. */
+	scheduleWake: call({ role: 'schedule', run: (schedule): Promise<ScheduleInfo> => schedule.wake() }),
+	schedulePause: call({ role: 'schedule', run: (schedule): Promise<ScheduleInfo> => schedule.pause() }),
+	scheduleResume: call({ role: 'schedule', run: (schedule): Promise<ScheduleInfo> => schedule.resume() }),
+
+	// ---- a concurrency limiter (`__limit:<type>:<key>`) ----
+	limiterAcquire: call({ role: 'limiter', housekeeping: true, run: (limiter, request: { id: string }): Promise<'holding' | 'waiting'> => limiter.acquire(request.id) }),
+	limiterRelease: call({ role: 'limiter', housekeeping: true, run: async (limiter, request: { id: string }) => (await limiter.release(request.id), null) }),
+	limiterInfo: call({ role: 'limiter', run: (limiter): LimiterInfo => limiter.info() }),
+
+	// ---- a bulk operation (`__bulk:<id>`) ----
+	/** Stores the job and arms its alarm; a job that exists answers its progress (a retried start changes nothing). */
+	bulkStart: call({ role: 'bulk', run: (bulk, spec: BulkSpec): Promise<BulkProgress> => bulk.start(spec) }),
+	bulkProgress: call({ role: 'bulk', run: (bulk): BulkProgress => bulk.progress() }),
+	bulkCancel: call({ role: 'bulk', run: (bulk): BulkProgress => bulk.cancel() }),
+};
+
+export type RoleCalls = typeof roleCalls;
+export type RoleCallName = keyof RoleCalls;
+export type AnyRoleCall = RoleCall<CallRole, any[], any>;
+/** The arguments a call takes. */
+export type CallArgs<C> = C extends RoleCall<CallRole, infer Args, unknown> ? Args : never;
+/** What a call answers. */
+export type CallOutput<C> = C extends RoleCall<CallRole, any[], infer Output> ? Awaited<Output> : never;
