@@ -1,51 +1,30 @@
-import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
-import type { ListOrder } from '../engine/index-query';
-import { attributeParams, listOrderParam } from './attribute-query';
-import type { ShardflowEnv } from '../client/instance-client';
-import { rebalance } from '../client/rebalance';
-import { backlogSummary } from '../client/reconcile';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { ErrorCode, RegistryError } from '../engine/errors';
 import type { Registry } from '../engine/registry';
-import type { WorkflowStatus } from '../engine/types';
 import { authMode, requireAuth, requireTokenIfSet } from './auth';
+import type { ApiEnv } from './env';
 import { ApiError, errorJson, handleError, noteJsonParseFailures } from './http-errors';
-import { registerIndexAdminRoutes } from './index-admin';
-import { registerLifecycleAdminRoutes } from './lifecycle-admin';
-import { registerScheduleRoutes } from './schedule-routes';
+import { indexAdminRoutes } from './index-admin';
+import { lifecycleAdminRoutes } from './lifecycle-admin';
+import { listRoutes } from './list-routes';
+import { scheduleRoutes } from './schedule-routes';
 import { wakeSchedules } from '../client/schedule-client';
 import { scheduledTypes } from '../engine/schedule';
 import { concurrencyOf } from '../engine/concurrency';
 import { hasBody } from './has-body';
 import { MAX_BODY_BYTES, limitBody } from './body-limits';
-import type { RateLimitBinding } from './failed-credentials';
-import { errors, json } from './openapi-responses';
-import { registerOperationRoutes } from './operation-routes';
-import { documentWebhookRoute, registerWebhookRoute } from './webhook-route';
-import { registerBatchCreateRoute } from './batch-create-route';
-import { registerBatchDeleteRoute } from './batch-delete-route';
-import { registerStreamRoutes } from './stream-routes';
-import { registerBulkRoutes } from './bulk-routes';
-import { AttributeCountsQuery, AttributeCountsSchema, ListQuery, ListSchema, RebalanceBody, RebalanceSchema, TypesSchema } from './schemas';
+import { operationRoutes } from './operation-routes';
+import { apiRoutes } from './routes';
+import { documentWebhookRoute, webhookRoutes } from './webhook-route';
+import { batchCreateRoutes } from './batch-create-route';
+import { batchDeleteRoutes } from './batch-delete-route';
+import { streamRoutes } from './stream-routes';
+import { bulkRoutes } from './bulk-routes';
 import { createDashboard } from '../dashboard/dashboard';
-import { registerTypeMetricsRoute } from './type-metrics-route';
-import { registerTypeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
+import { typeMetricsRoutes } from './type-metrics-route';
+import { typeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 import { workBegan } from '../runtime/isolate-activity';
-
-/** Bindings and variables the API reads. */
-export type ApiEnv = ShardflowEnv & {
-	/** When set, every route requires `Authorization: Bearer <API_TOKEN>`. */
-	API_TOKEN?: string;
-	/** Optional second token that may only read (GET and HEAD), for monitoring; it works only beside API_TOKEN. */
-	API_TOKEN_READONLY?: string;
-	/** "true" serves every route without a token outside development (an explicit, documented choice). */
-	ALLOW_UNAUTHENTICATED?: string;
-	/** "development" under `npm run dev`; anything else counts as production. */
-	SHARDFLOW_ENV?: string;
-	/** Optional Workers Rate Limiting binding that counts wrong credentials per client address across isolates (README "Security"). */
-	AUTH_FAILURES?: RateLimitBinding;
-};
+export type { ApiEnv } from './env';
 
 
 /** What the API is built with besides its registry. */
@@ -101,18 +80,8 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	} catch (error) {
 		return brokenRegistryApp(new RegistryError(`shardflow cannot run this registry: ${(error as Error).message}`));
 	}
-	const app = new OpenAPIHono<{ Bindings: ApiEnv }>({
-		// Schema failures become the same JSON errors as everything else.
-		defaultHook: (result, c) => {
-			if (!result.success) {
-				const issue = result.error.issues[0];
-				const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-				const target = (result as { target?: string }).target;
-				const code = target === 'query' ? ErrorCode.InvalidQuery : 'INVALID_REQUEST';
-				return errorJson(c, 400, code, `${where}${issue?.message ?? 'invalid request'}`);
-			}
-		},
-	});
+	// The root group; every other group of routes is a sub-app mounted with app.route (see ./routes.ts).
+	const app = apiRoutes();
 
 	app.onError(handleError);
 	// The first request an isolate serves wakes every schedule (in the background): after a deploy, each
@@ -152,7 +121,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		return c.json(open ? withTypeSchemas(document, await registrySchemas(registry)) : document);
 	});
 	// Outside system calls with no API token: the signed, single-use URL is the credential (webhook-route.ts).
-	registerWebhookRoute(app);
+	app.route('/', webhookRoutes());
 	if (options.auth !== 'host') {
 		app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Required when API_TOKEN is set.' });
 		app.use('*', requireAuth);
@@ -175,133 +144,22 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		await next();
 	});
 
-	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
-
-	registerOperationRoutes(app, registry);
-	registerBatchCreateRoute(app, registry);
-	registerBatchDeleteRoute(app);
-	registerStreamRoutes(app, registry);
-	registerBulkRoutes(app, registry);
-
-	app.openapi(
-		createRoute({
-			method: 'get',
-			path: '/workflows',
-			summary: 'List instances from the sharded index, newest first (by creation, or by update with order=updated), by keyset pages',
-			request: { query: ListQuery },
-			responses: { 200: json(ListSchema, 'A page of instances'), ...errors(400, 401) },
-		}),
-		async (c) => {
-			const q = c.req.valid('query');
-			const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
-			const attributes = attributeParams(c.req.queries(), registry, q.type);
-			const order = listOrderParam(q.order);
-			const page = await index(c).list({
-				...(q.type !== undefined ? { type: q.type } : {}),
-				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
-				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
-				...(order !== undefined ? { order: order as ListOrder } : {}),
-				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
-				...(q.idPrefix !== undefined ? { idPrefix: q.idPrefix } : {}),
-				cursor: q.cursor ?? null,
-				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
-				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
-				...(q.parent !== undefined ? { parent: q.parent } : {}),
-			});
-			return c.json(
-				{
-					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId, attributes }) => ({
-						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
-						...(attributes ? { attributes } : {}),
-					})),
-					nextCursor: page.nextCursor,
-				},
-				200,
-			);
-		},
-	);
-
-	app.openapi(
-		createRoute({
-			method: 'get',
-			path: '/types',
-			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog',
-			responses: { 200: json(TypesSchema, 'Types'), ...errors(401) },
-		}),
-		async (c) => {
-			const client = index(c);
-			const types = await Promise.all(
-				registry.types().map(async (type) => {
-					const { shards, previousShards } = registry.get(type);
-					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(c.env, type)]);
-					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, now() - oldestSince), oldest };
-					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts, backlog };
-				}),
-			);
-			return c.json({ types }, 200);
-		},
-	);
-
-	app.openapi(
-		createRoute({
-			method: 'get',
-			path: '/types/{type}/counts',
-			summary: 'Instances of a type per value of one of its search attributes (?by=attr.<name>), under status, time and attribute filters',
-			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }), query: AttributeCountsQuery },
-			responses: { 200: json(AttributeCountsSchema, 'Counts per value'), ...errors(400, 401) },
-		}),
-		async (c) => {
-			const { type } = c.req.valid('param');
-			const q = c.req.valid('query');
-			const attribute = q.by.slice(5);
-			const attributes = attributeParams(c.req.queries(), registry, type);
-			const counts = await index(c).countBy({
-				type,
-				attribute,
-				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
-				...defined({ createdAfter: q.createdAfter === undefined ? undefined : Number(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : Number(q.createdBefore) }),
-				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
-			});
-			return c.json({ type, attribute, ...counts }, 200);
-		},
-	);
-
-	app.openapi(
-		createRoute({
-			method: 'post',
-			path: '/admin/types/{type}/rebalance',
-			summary: 'Move index entries into their shards under the current layout (one resumable batch per call)',
-			request: {
-				params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' } }) }),
-				body: { required: false, content: { 'application/json': { schema: RebalanceBody } } },
-			},
-			responses: { 200: json(RebalanceSchema, 'Progress'), ...errors(400, 401) },
-		}),
-		async (c) => {
-			const body = c.req.valid('json') ?? {};
-			const progress = await rebalance(c.env, registry, c.req.valid('param').type, {
-				...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
-				...(body.batchSize !== undefined ? { batchSize: body.batchSize } : {}),
-			});
-			return c.json(progress, 200);
-		},
-	);
-
-	registerIndexAdminRoutes(app, registry);
-	registerTypeSchemaRoutes(app, registry);
-	registerTypeMetricsRoute(app, registry, now);
-	registerLifecycleAdminRoutes(app, registry);
-	registerScheduleRoutes(app, registry);
+	app.route('/', operationRoutes(registry));
+	app.route('/', batchCreateRoutes(registry));
+	app.route('/', batchDeleteRoutes());
+	app.route('/', streamRoutes(registry));
+	app.route('/', bulkRoutes(registry));
+	app.route('/', listRoutes(registry, now));
+	app.route('/', indexAdminRoutes(registry));
+	app.route('/', typeSchemaRoutes(registry));
+	app.route('/', typeMetricsRoutes(registry, now));
+	app.route('/', lifecycleAdminRoutes(registry));
+	app.route('/', scheduleRoutes(registry));
 	documentWebhookRoute(app);
 
 	return app;
 }
-
 /** The `servers` entry of a mounted app's document: its routes live under the mount path. */
 function mountedAt(base: string): { servers?: { url: string }[] } {
 	return base ? { servers: [{ url: base }] } : {};
-}
-
-function defined<T extends Record<string, unknown>>(values: T): Partial<T> {
-	return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

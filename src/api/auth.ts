@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { timingSafeEqual } from 'hono/utils/buffer';
-import type { ApiEnv } from './app';
+import type { ApiEnv } from './env';
 import { ApiError } from './http-errors';
 import { countFailedCredential, refuseIfBlocked } from './failed-credentials';
 

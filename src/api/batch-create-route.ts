@@ -1,9 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { createBatch, MAX_BATCH_CREATE } from '../client/create-batch';
 import type { ErrorCode } from '../engine/errors';
 import type { Registry } from '../engine/registry';
 import { CreateBody, StatusSchema } from '../operations/schemas';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { STATUS_BY_CODE } from './http-errors';
 import { errors, json } from './openapi-responses';
 
@@ -30,7 +30,8 @@ export const BatchCreatedSchema = z.object({ items: z.array(BatchItemSchema) }).
  * A malformed batch (not 1-100 items, an item without a type) is a 400 and
  * creates nothing; one refused item leaves the others alone.
  */
-export function registerBatchCreateRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function batchCreateRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'post',
@@ -54,4 +55,5 @@ export function registerBatchCreateRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>,
 			);
 		},
 	);
+	return app;
 }

@@ -1,7 +1,7 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { deleteBatch, MAX_BATCH_DELETE } from '../client/delete-batch';
 import type { ErrorCode } from '../engine/errors';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { STATUS_BY_CODE } from './http-errors';
 import { errors, json } from './openapi-responses';
 
@@ -32,7 +32,8 @@ export const BatchDeletedSchema = z.object({ items: z.array(BatchDeleteItemSchem
  * body, and it mirrors `POST /workflows/batch`. A malformed batch is a 400 and
  * deletes nothing; one refused id leaves the others alone.
  */
-export function registerBatchDeleteRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
+export function batchDeleteRoutes(): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'post',
@@ -56,4 +57,5 @@ export function registerBatchDeleteRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>)
 			);
 		},
 	);
+	return app;
 }

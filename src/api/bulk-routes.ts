@@ -1,10 +1,10 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { bulk } from '../client/bulk-client';
 import type { ListQuery } from '../client/index-client';
 import { BULK_ACTIONS, MAX_BULK_RATE, type BulkAction } from '../engine/bulk-job';
 import type { Registry } from '../engine/registry';
 import { WORKFLOW_STATUSES } from '../engine/types';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
 const BulkQuerySchema = z
@@ -64,7 +64,8 @@ const ProgressSchema = z
 const JobParam = z.object({ id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' }, example: '01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f' }) });
 
 /** `POST /workflows/bulk`, `GET /bulk/{id}`, `POST /bulk/{id}/cancel` (see client/bulk-client.ts). */
-export function registerBulkRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function bulkRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'post',
@@ -104,4 +105,5 @@ export function registerBulkRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, regis
 		}),
 		async (c) => c.json((await bulk.cancel(c.env, c.req.valid('param').id)) as never, 200),
 	);
+	return app;
 }

@@ -1,8 +1,10 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { rebalance } from '../client/rebalance';
 import { reconcile } from '../client/reconcile';
 import type { Registry } from '../engine/registry';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
+import { RebalanceBody, RebalanceSchema } from './schemas';
 
 /** Admin routes that repair the index from the instances, the source of truth (seed 002's "rebuild the truth"). */
 
@@ -30,7 +32,8 @@ export const ReconcileSchema = z
 	})
 	.openapi('ReconcileProgress');
 
-export function registerIndexAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function indexAdminRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'post',
@@ -51,4 +54,27 @@ export function registerIndexAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>,
 			return c.json(progress, 200);
 		},
 	);
+
+	app.openapi(
+		createRoute({
+			method: 'post',
+			path: '/admin/types/{type}/rebalance',
+			summary: 'Move index entries into their shards under the current layout (one resumable batch per call)',
+			request: {
+				params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' } }) }),
+				body: { required: false, content: { 'application/json': { schema: RebalanceBody } } },
+			},
+			responses: { 200: json(RebalanceSchema, 'Progress'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const body = c.req.valid('json') ?? {};
+			const progress = await rebalance(c.env, registry, c.req.valid('param').type, {
+				...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
+				...(body.batchSize !== undefined ? { batchSize: body.batchSize } : {}),
+			});
+			return c.json(progress, 200);
+		},
+	);
+
+	return app;
 }

@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { purge } from '../client/purge';
 import type { Registry } from '../engine/registry';
 import { FINISHED_STATUSES } from '../engine/types';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
 /** Admin routes of the data lifecycle: deleting many instances by filter. */
@@ -39,7 +39,8 @@ export const PurgeSchema = z
 	})
 	.openapi('PurgeProgress');
 
-export function registerLifecycleAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function lifecycleAdminRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'post',
@@ -64,4 +65,5 @@ export function registerLifecycleAdminRoutes(app: OpenAPIHono<{ Bindings: ApiEnv
 			return c.json(progress, 200);
 		},
 	);
+	return app;
 }

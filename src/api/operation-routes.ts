@@ -1,11 +1,12 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { callOperation } from '../client/instance-client';
 import type { Registry } from '../engine/registry';
 import { httpBindings, type HttpBinding, type HttpRequestView } from '../operations/http';
 import { operations, type OperationName } from '../operations/table';
-import type { ApiEnv } from './app';
+import type { ApiEnv } from './env';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { hasBody } from './has-body';
 import { errors, json } from './openapi-responses';
 
@@ -15,7 +16,8 @@ import { errors, json } from './openapi-responses';
  * `input` maps the request to the operation's input, `reply` maps the output
  * to the response. Errors go to the app's `onError` like every other.
  */
-export function registerOperationRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function operationRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	for (const name of Object.keys(operations) as OperationName[]) {
 		const http = httpBindings[name] as HttpBinding<any, any> | undefined;
 		if (!http) continue;
@@ -51,4 +53,5 @@ export function registerOperationRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, 
 			return c.json(reply.body, reply.status as ContentfulStatusCode);
 		});
 	}
+	return app;
 }

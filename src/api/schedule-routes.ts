@@ -1,9 +1,10 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { instances } from '../client/instance-client';
 import { schedules, wakeSchedules } from '../client/schedule-client';
 import type { Registry } from '../engine/registry';
 import type { ScheduleInfo } from '../engine/schedule-engine';
-import type { ApiEnv } from './app';
+import type { ApiEnv } from './env';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
 const ScheduleRunSchema = z
@@ -32,7 +33,8 @@ export const ScheduleSchema = z
 const TypeParam = z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' } }) });
 
 /** `GET /schedules` and pause/resume of one type's schedule (`static schedule`). */
-export function registerScheduleRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function scheduleRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'get',
@@ -61,6 +63,7 @@ export function registerScheduleRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, r
 			},
 		);
 	}
+	return app;
 }
 
 /** The newest started run gets its instance's status now, so the list answers "did the last run work". */

@@ -1,4 +1,4 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { namespace } from '../client/instance-client';
 import { openInstanceStream } from '../client/instance-stream';
@@ -8,7 +8,8 @@ import type { WorkflowStatus } from '../engine/types';
 import { parseHistoryAfter } from '../engine/history';
 import { assertValidWorkflowId } from '../engine/ids';
 import type { StreamEvent } from '../engine/stream';
-import type { ApiEnv } from './app';
+import type { ApiEnv } from './env';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors } from './openapi-responses';
 
 /** How often an idle SSE response sends a comment line, so proxies and browsers keep it open. */
@@ -26,7 +27,8 @@ const SSE_RETRY_MS = 1_000;
  *   is held for as long as the browser listens (that is SSE's cost).
  * `?after=<seq>` (or SSE's `Last-Event-ID`) resumes after a record: no gap, no duplicate.
  */
-export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, layout: IndexLayout): void {
+export function streamRoutes(layout: IndexLayout): ApiRoutes {
+	const app = apiRoutes();
 	documentStreamRoutes(app);
 	app.get('/workflows/:id/stream', async (c) => {
 		const id = c.req.param('id');
@@ -56,12 +58,13 @@ export function registerStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, lay
 		const events = await openIndexWatch(c.env, layout, { type, signal: abort.signal, ...(status ? { status: status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}) });
 		return relay(c, events, abort, (event) => `event: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`);
 	});
+	return app;
 }
 
 
 
 /** The two routes in the OpenAPI document (their handlers are plain: a streamed body has no response schema to validate). */
-function documentStreamRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
+function documentStreamRoutes(app: ApiRoutes): void {
 	const events = (description: string) => ({ description, content: { 'text/event-stream': { schema: z.string() } } });
 	app.openAPIRegistry.registerPath(
 		createRoute({

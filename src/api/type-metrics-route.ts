@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { IndexClient } from '../client/index-client';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/registry';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
 const Counts = {
@@ -36,7 +36,8 @@ export const TypeMetricsSchema = z
  * as entries land (engine/run-metrics.ts), plus the delivery backlog. Its cost does not grow
  * with the number of instances.
  */
-export function registerTypeMetricsRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry, now: () => number): void {
+export function typeMetricsRoutes(registry: Registry, now: () => number): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'get',
@@ -52,4 +53,5 @@ export function registerTypeMetricsRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>,
 			return c.json({ ...metrics, backlog: { pending: backlog.pending, oldestAgeMs: backlog.oldestSince === null ? null : Math.max(0, at - backlog.oldestSince) } }, 200);
 		},
 	);
+	return app;
 }

@@ -1,9 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Registry } from '../engine/registry';
 import { ATTRIBUTE_KINDS } from '../engine/search-attributes';
 import { documentAttributes } from './attribute-query';
 import { typeSchemas, type JsonSchema, type ShapeDescription, type TypeSchemas } from '../engine/type-schemas';
-import type { ApiEnv } from './app';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
 const Shape = {
@@ -32,7 +32,8 @@ export function registrySchemas(registry: Registry): Promise<TypeSchemas[]> {
 }
 
 /** `GET /types/{type}`: a type's payload and event schemas as JSON Schema (what the dashboard's forms show and check). */
-export function registerTypeSchemaRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>, registry: Registry): void {
+export function typeSchemaRoutes(registry: Registry): ApiRoutes {
+	const app = apiRoutes();
 	app.openapi(
 		createRoute({
 			method: 'get',
@@ -47,6 +48,7 @@ export function registerTypeSchemaRoutes(app: OpenAPIHono<{ Bindings: ApiEnv }>,
 			return c.json({ ...schemas, shards, ...(previousShards !== undefined ? { previousShards } : {}) }, 200);
 		},
 	);
+	return app;
 }
 
 type Document = { paths?: Record<string, any>; components?: { schemas?: Record<string, unknown> } };

@@ -4,7 +4,8 @@ import { webhookKey } from '../client/webhook-key';
 import { ErrorCode } from '../engine/errors';
 import { MAX_JSON_BYTES } from '../engine/json';
 import { decodeWebhookToken } from '../engine/webhook';
-import type { ApiEnv } from './app';
+import type { ApiEnv } from './env';
+import { apiRoutes, type ApiRoutes } from './routes';
 import { errorJson } from './http-errors';
 import { limitBody } from './body-limits';
 import { errors, json } from './openapi-responses';
@@ -19,7 +20,8 @@ const ReceivedSchema = z.object({ received: z.literal(true) }).openapi('WebhookR
  * credential, signed and single-use (engine/webhook.ts). The body is the wait's
  * value: JSON (an empty body is null), at most the size of an event payload.
  */
-export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): void {
+export function webhookRoutes(): ApiRoutes {
+	const app = apiRoutes();
 	app.post(
 		'/webhooks/:token',
 		limitBody(MAX_JSON_BYTES, (c) => errorJson(c, 413, ErrorCode.TooLarge, `webhook bodies are limited to ${MAX_JSON_BYTES} bytes, like event payloads`)),
@@ -32,6 +34,7 @@ export function registerWebhookRoute(app: OpenAPIHono<{ Bindings: ApiEnv }>): vo
 			return c.json({ received: true as const }, 200);
 		},
 	);
+	return app;
 }
 
 /**

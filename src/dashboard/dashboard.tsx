@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
-import type { ApiEnv } from '../api/app';
+import type { ApiEnv } from '../api/env';
 import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
 import { countFailedCredential, refuseIfBlocked } from '../api/failed-credentials';
 import { ApiError } from '../api/http-errors';

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { getCookie, setCookie, deleteCookie } from 'hono/cookie';
 import { timingSafeEqual } from 'hono/utils/buffer';
-import type { ApiEnv } from '../api/app';
+import type { ApiEnv } from '../api/env';
 
 /** How the dashboard is reached is the API's rule: a sign-in when API_TOKEN is set, open in development, else closed. */
 export { authMode } from '../api/auth';

@@ -1,0 +1,107 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
+import type { ListOrder } from '../engine/index-query';
+import { attributeParams, listOrderParam } from './attribute-query';
+import { backlogSummary } from '../client/reconcile';
+import type { Registry } from '../engine/registry';
+import type { WorkflowStatus } from '../engine/types';
+import type { ApiEnv } from './env';
+import { errors, json } from './openapi-responses';
+import { apiRoutes, type ApiRoutes } from './routes';
+import { AttributeCountsQuery, AttributeCountsSchema, ListQuery, ListSchema, TypesSchema } from './schemas';
+
+/** GET /workflows (the listing from the sharded index) and GET /types (each type's shards, counts and backlog). */
+export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
+	const app = apiRoutes();
+	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/workflows',
+			summary: 'List instances from the sharded index, newest first (by creation, or by update with order=updated), by keyset pages',
+			request: { query: ListQuery },
+			responses: { 200: json(ListSchema, 'A page of instances'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const q = c.req.valid('query');
+			const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+			const attributes = attributeParams(c.req.queries(), registry, q.type);
+			const order = listOrderParam(q.order);
+			const page = await index(c).list({
+				...(q.type !== undefined ? { type: q.type } : {}),
+				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
+				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+				...(order !== undefined ? { order: order as ListOrder } : {}),
+				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
+				...(q.idPrefix !== undefined ? { idPrefix: q.idPrefix } : {}),
+				cursor: q.cursor ?? null,
+				...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
+				...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
+				...(q.parent !== undefined ? { parent: q.parent } : {}),
+			});
+			return c.json(
+				{
+					items: page.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId, attributes }) => ({
+						id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
+						...(attributes ? { attributes } : {}),
+					})),
+					nextCursor: page.nextCursor,
+				},
+				200,
+			);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/types',
+			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog',
+			responses: { 200: json(TypesSchema, 'Types'), ...errors(401) },
+		}),
+		async (c) => {
+			const client = index(c);
+			const types = await Promise.all(
+				registry.types().map(async (type) => {
+					const { shards, previousShards } = registry.get(type);
+					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(c.env, type)]);
+					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, now() - oldestSince), oldest };
+					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts, backlog };
+				}),
+			);
+			return c.json({ types }, 200);
+		},
+	);
+
+	app.openapi(
+		createRoute({
+			method: 'get',
+			path: '/types/{type}/counts',
+			summary: 'Instances of a type per value of one of its search attributes (?by=attr.<name>), under status, time and attribute filters',
+			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }), query: AttributeCountsQuery },
+			responses: { 200: json(AttributeCountsSchema, 'Counts per value'), ...errors(400, 401) },
+		}),
+		async (c) => {
+			const { type } = c.req.valid('param');
+			const q = c.req.valid('query');
+			const attribute = q.by.slice(5);
+			const attributes = attributeParams(c.req.queries(), registry, type);
+			const counts = await index(c).countBy({
+				type,
+				attribute,
+				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
+				...defined({ createdAfter: q.createdAfter === undefined ? undefined : Number(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : Number(q.createdBefore) }),
+				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
+			});
+			return c.json({ type, attribute, ...counts }, 200);
+		},
+	);
+
+	return app;
+}
+
+function defined<T extends Record<string, unknown>>(values: T): Partial<T> {
+	return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
