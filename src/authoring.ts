@@ -57,31 +57,16 @@ export type {
 	WorkflowStatusInfo,
 } from './engine/types';
 export { WORKFLOW_STATUSES } from './engine/types';
+export * from './caller-errors';
+// ...and those a workflow's own steps raise or throw.
 export {
-	ChildWorkflowError,
 	DelayFunctionError,
 	DeterminismError,
-	ErrorCode,
-	EventBufferFullError,
 	EventTimeoutError,
 	HistoryLimitExceededError,
-	IdempotencyKeyReusedError,
-	InvalidStateError,
 	NonRetryableError,
-	StreamMessageTooLargeError,
-	StreamRateLimitedError,
-	NotFoundError,
-	PayloadMismatchError,
-	RegistryError,
-	ShardflowError,
 	StepFailedError,
 	StepLimitExceededError,
 	StepTimeoutError,
-	TypeMismatchError,
-	ValidationError,
-	WebhookExpiredError,
-	WebhookInvalidError,
-	WebhookNotFoundError,
-	WebhookUsedError,
 } from './engine/errors';
 export type { ShardflowEnv } from './client/instance-client';

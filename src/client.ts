@@ -46,23 +46,6 @@ export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from 
 export { instanceStream, STREAM_CLIENT_BUFFER, type StreamOptions } from './client/instance-stream';
 export type { StreamEvent, StreamMessage, StreamRecord } from './engine/stream';
 export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';
-export {
-	ChildWorkflowError,
-	ErrorCode,
-	EventBufferFullError,
-	IdempotencyKeyReusedError,
-	InvalidStateError,
-	NotFoundError,
-	PayloadMismatchError,
-	RegistryError,
-	ShardflowError,
-	StreamMessageTooLargeError,
-	StreamRateLimitedError,
-	StreamSubscribersFullError,
-	TypeMismatchError,
-	ValidationError,
-	WebhookExpiredError,
-	WebhookInvalidError,
-	WebhookNotFoundError,
-	WebhookUsedError,
-} from './engine/errors';
+export * from './caller-errors';
+// ...and the one a stream subscriber meets.
+export { StreamSubscribersFullError } from './engine/errors';

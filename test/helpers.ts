@@ -36,3 +36,12 @@ let counter = 0;
 export function uniqueId(prefix = 'wf'): string {
 	return `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 }
+
+/** Polls `check` every 10 ms until it holds; fails naming `what` after `tries` polls (3 s by default). */
+export async function until(check: () => boolean | Promise<boolean>, what: string, tries = 300): Promise<void> {
+	for (let i = 0; i < tries; i++) {
+		if (await check()) return;
+		await new Promise((r) => setTimeout(r, 10));
+	}
+	throw new Error(`timed out waiting for ${what}`);
+}

@@ -102,8 +102,8 @@ export class RegistryError extends ShardflowError {
 function codedError(name: string, code: ErrorCode) {
 	return class extends ShardflowError {
 		override name = name;
-		constructor(message: string) {
-			super(code, message);
+		constructor(message: string, options?: { cause?: unknown }) {
+			super(code, message, options);
 		}
 	};
 }

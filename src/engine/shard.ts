@@ -5,7 +5,7 @@ const utf8 = new TextEncoder();
 /**
  * 32-bit FNV-1a over the UTF-8 bytes of `input`. `Math.imul` keeps the
  * product in 32 bits; a plain `*` would round to a double and lose the low
- * bits, which skews `% n` towards shard 0 (see DESIGN-NOTES section 1).
+ * bits, which skews `% n` towards shard 0 (primitives.test.ts checks the spread).
  */
 export function fnv1a32(input: string): number {
 	let hash = FNV_OFFSET_BASIS;

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, evictDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { api } from '../api/helpers';
-import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { childNotices, executions } from '../worker/probes';
 import { ChildDoublerWorkflow, ChildParentWorkflow } from '../worker/workflows';
 
@@ -11,13 +11,6 @@ afterEach(() => {
 	childNotices.drop = false;
 });
 
-const until = async (check: () => Promise<boolean>, what: string) => {
-	for (let i = 0; i < 300; i++) {
-		if (await check()) return;
-		await new Promise((r) => setTimeout(r, 10));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-};
 const statusOf = async (id: string) => (await api('GET', `/workflows/${id}`)).json;
 
 /** A parent whose invoked child waits for "go" (payload n = 0): the parent waits in `waiting`. */

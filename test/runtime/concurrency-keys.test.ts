@@ -6,7 +6,7 @@ import { limiterInfo } from '../../src/client/limiter-client';
 import { limiterName } from '../../src/engine/object-names';
 import { ErrorCode } from '../../src/engine/errors';
 import { api } from '../api/helpers';
-import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
+import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId, until } from '../helpers';
 import { limiterFaults } from '../worker/probes';
 import { testRegistry } from '../worker/index';
 import { LimitedWorkflow } from '../worker/workflows';
@@ -17,14 +17,6 @@ afterEach(() => {
 });
 
 const statusOf = async (id: string) => (await instances.status(testEnv, { id })).status;
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-	for (let i = 0; i < 300; i++) {
-		if (await check()) return;
-		await new Promise((r) => setTimeout(r, 10));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Creates instances of one tenant one after the other (so their arrival order is known) and lets each reach its place. */
 async function createInOrder(tenant: string, n: number): Promise<string[]> {

@@ -1,24 +1,16 @@
 import { abortAllDurableObjects, evictDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { executions } from '../worker/probes';
 
 afterEach(resetClock);
-
-const until = async (check: () => Promise<boolean>, what: string) => {
-	for (let i = 0; i < 200; i++) {
-		if (await check()) return;
-		await new Promise((r) => setTimeout(r, 10));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-};
 
 describe('crashes', () => {
 	it('runs a step again after the isolate dies mid-step, and the attempt count shows it', async () => {
 		const id = uniqueId('crash');
 		await instances.create(testEnv, { type: 'hang-once', id, payload: {} });
-		await until(async () => executions.get(`${id}:held`) === 1, 'the held step to start');
+		await until(async () => executions.get(`${id}:held`) === 1, 'the held step to start', 200);
 		await abortAllDurableObjects(); // the process dies: in-memory state and promises are gone
 		advanceClock(60_000);
 		await fireAlarm(id); // the watchdog alarm brings the instance back

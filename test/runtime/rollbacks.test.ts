@@ -2,18 +2,10 @@ import { abortAllDurableObjects } from 'cloudflare:test';
 import { api } from '../api/helpers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
+import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId, until } from '../helpers';
 import { executions } from '../worker/probes';
 
 afterEach(resetClock);
-
-const until = async (check: () => boolean, what: string) => {
-	for (let i = 0; i < 300; i++) {
-		if (check()) return;
-		await new Promise((r) => setTimeout(r, 10));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-};
 
 describe('rollbacks in workerd', () => {
 	it('a run that fails for good rolls back its completed steps newest first and ends errored with the rollback in its status', async () => {

@@ -31,7 +31,7 @@ export interface InstanceRoleContext {
  * A workflow instance (any name not reserved by the engine): its replay loop,
  * steps, events and index outbox, all in the engine core; this role lends it
  * storage, the alarm and the namespace. Control operations reach it through
- * `existing()` (see `src/client/operations.ts`).
+ * `existing()` (see `src/operations/table.ts`).
  */
 export class InstanceRole {
 	readonly kind = 'instance';

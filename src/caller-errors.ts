@@ -1,0 +1,21 @@
+// The typed errors a caller of shardflow meets (a create, a status, an event, a control call,
+// a webhook): exported by both `shardflow/client` and `shardflow/workflow`, written once here.
+export {
+	ChildWorkflowError,
+	ErrorCode,
+	EventBufferFullError,
+	IdempotencyKeyReusedError,
+	InvalidStateError,
+	NotFoundError,
+	PayloadMismatchError,
+	RegistryError,
+	ShardflowError,
+	StreamMessageTooLargeError,
+	StreamRateLimitedError,
+	TypeMismatchError,
+	ValidationError,
+	WebhookExpiredError,
+	WebhookInvalidError,
+	WebhookNotFoundError,
+	WebhookUsedError,
+} from './engine/errors';
