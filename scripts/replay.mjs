@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run replay -- --url <deployment> [--token T] [--type payment[,test]]
-//   [--status running,sleeping,waiting,paused] [--registry src/workflows/registry.ts]`
+//   [--status running,sleeping,waiting,paused] [--registry examples/demo/workflows/registry.ts]`
 //
 // Replays the history of every matching instance of a deployment against the
 // local code (the registry's workflow classes) and exits 1 on any divergence,
@@ -21,7 +21,7 @@ const { values } = parseArgs({
 		token: { type: 'string', default: process.env.API_TOKEN },
 		type: { type: 'string' },
 		status: { type: 'string' },
-		registry: { type: 'string', default: 'src/workflows/registry.ts' },
+		registry: { type: 'string', default: 'examples/demo/workflows/registry.ts' },
 		json: { type: 'boolean', default: false },
 	},
 });

@@ -63,7 +63,7 @@ export type WorkflowClient<W extends AnyWorkflowClass> = Omit<DerivedMethods, 'c
  * neither the workflow's code nor the engine.
  *
  * @example
- * import type { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+ * import type { PaymentWorkflow } from './workflows/payment-workflow';
  * const payments = workflowClient<typeof PaymentWorkflow>(env, 'payment');
  * const { id } = await payments.create({ payload: { amount: 42, currency: 'EUR' } });
  * await payments.sendEvent({ id, event: 'approval', payload: { approved: true, reviewer: 'ann' } });

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { createApp, defineRegistry, type ApiEnv } from '../../src/host';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 import { Workflow } from '../../src/authoring';
 
 describe('the API of a registry that cannot run', () => {

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { advanceClock, fireAlarm, settle, uniqueId } from '../helpers';
 import { api } from './helpers';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import { ErrorCode } from '../../src/engine/errors';
 import { MAX_BUFFERED_EVENT_BYTES } from '../../src/engine/limits';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { settle, uniqueId } from '../helpers';
 import { BigResultsWorkflow, MailboxWorkflow } from '../worker/workflows';
 import { api } from './helpers';

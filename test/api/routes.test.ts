@@ -5,7 +5,7 @@ import { fnv1a32 } from '../../src/engine/shard';
 import { api, apiWith } from './helpers';
 import committedDocument from './openapi.json';
 import { createApp } from '../../src/api/app';
-import { registry } from '../../src/workflows/registry';
+import { registry } from '../../examples/demo/workflows/registry';
 
 afterEach(resetClock);
 

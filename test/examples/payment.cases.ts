@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertCrashSafe, assertReplays, exploreCrashes, replayHistory, type WorkflowTestKit } from '../../src/testing';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import recorded from './payment-approved.history.json';
 
 /**

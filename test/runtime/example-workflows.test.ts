@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId } from '../helpers';
 
 afterEach(resetClock);

@@ -6,7 +6,7 @@ import { reconcile } from '../../src/client/reconcile';
 import { rebalance } from '../../src/client/rebalance';
 import { ErrorCode } from '../../src/engine/errors';
 import { defineRegistry } from '../../src/engine/registry';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import type { IndexEntry } from '../../src/engine/index-entry';
 import { shardIndex } from '../../src/engine/shard';
 import { shardName } from '../../src/engine/object-names';

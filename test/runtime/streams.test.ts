@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { workflowClient } from '../../src/client/workflow-client';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import type { StreamEvent } from '../../src/engine/stream';
-import type { ProgressWorkflow } from '../../src/workflows/progress-workflow';
+import type { ProgressWorkflow } from '../../examples/demo/workflows/progress-workflow';
 import { api } from '../api/helpers';
 import { IndexClient } from '../../src/client/index-client';
 import type { IndexEntry } from '../../src/engine/index-entry';

@@ -5,9 +5,9 @@ import { instances } from '../../src/client/instance-client';
 import { ErrorCode } from '../../src/engine/errors';
 import { shardIndex } from '../../src/engine/shard';
 import { shardName } from '../../src/engine/object-names';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
-import { registry } from '../../src/workflows/registry';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
+import { registry } from '../../examples/demo/workflows/registry';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 
 afterEach(resetClock);
@@ -92,7 +92,7 @@ describe('WorkflowRunner', () => {
 
 describe('the production WorkflowRunner class', () => {
 	it('has no test hook reachable over RPC: settle exists only on the test Worker', async () => {
-		const { WorkflowRunner } = await import('../../src/index');
+		const { WorkflowRunner } = await import('../../examples/demo/index');
 		const methods = new Set<string>();
 		for (let proto = WorkflowRunner.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
 			for (const name of Object.getOwnPropertyNames(proto)) methods.add(name);

@@ -39,9 +39,9 @@ describe('entry points', () => {
 	it.for([
 		'src/authoring.ts',
 		'src/client.ts',
-		'src/workflows/payment-workflow.ts',
-		'src/workflows/test-workflow.ts',
-		'src/workflows/registry.ts',
+		'examples/demo/workflows/payment-workflow.ts',
+		'examples/demo/workflows/test-workflow.ts',
+		'examples/demo/workflows/registry.ts',
 		'test/worker/workflows.ts',
 		'bench/workflows.ts',
 		'src/testing/index.ts',
@@ -56,11 +56,11 @@ describe('entry points', () => {
 	it('the caller example (shardflow/client, as its wrangler alias resolves it) bundles no engine, Drizzle or workflow code', async () => {
 		const graph = await importGraph('examples/caller-worker/src/index.ts', { 'shardflow/client': './src/client.ts' });
 		expect(graph).toContain('src/client.ts');
-		expect(graph.filter((path) => /drizzle|src\/(runtime|db|api|workflows|testing)\/|instance-engine|step-context|^cloudflare:/.test(path))).toEqual([]);
+		expect(graph.filter((path) => /drizzle|src\/(runtime|db|api|testing)\/|examples\/demo\/|instance-engine|step-context|^cloudflare:/.test(path))).toEqual([]);
 	});
 
 	it('the deployed Worker (wrangler main) bundles nothing of the test kit', async () => {
-		const graph = await importGraph('src/index.ts');
+		const graph = await importGraph('examples/demo/index.ts');
 		expect(graph.filter((path) => path.includes('src/testing/'))).toEqual([]);
 		expect(graph.some((path) => path.includes('src/engine/instance-engine.ts'))).toBe(true);
 	});

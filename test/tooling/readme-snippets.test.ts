@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
  * (`// src/greeter.ts`), else a file of its own. A page's blocks import each
  * other by those paths; an import of a file no block of the page defines
  * resolves to the repository's file at the same place (the fork-and-edit path:
- * `../authoring`, `./test-workflow`), and `shardflow/*` to the package's
+ * `../authoring`; `./test-workflow` from the example deployment's
+ * examples/demo/workflows/), and `shardflow/*` to the package's
  * sources. A block preceded by `<!-- readme-check: fragment -->` is a piece of
  * a larger file (an object property, `...` for elided code) and is only counted.
  */
@@ -92,7 +93,9 @@ function linkRepositoryFiles(snippets: Snippet[]): void {
 				continue;
 			}
 			if (written.has(`${target}.ts`) || written.has(`${target}/index.ts`)) continue;
-			const source = [`${inRepository}.ts`, `${inRepository}/index.ts`].find((candidate) => existsSync(join(root, candidate)));
+			// A fork's `src/workflows/` is the example deployment's (examples/demo/workflows/) in this repository.
+			const demo = inRepository.replace(/^src\/workflows\//, 'examples/demo/workflows/');
+			const source = [`${inRepository}.ts`, `${inRepository}/index.ts`, `${demo}.ts`].find((candidate) => existsSync(join(root, candidate)));
 			if (!source) continue; // tsc reports it: the snippet imports something nobody defines
 			mkdirSync(dirname(join(work, `${target}.ts`)), { recursive: true });
 			writeFileSync(join(work, `${target}.ts`), `export * from '${join(root, source).replace(/\.ts$/, '')}';\n`);

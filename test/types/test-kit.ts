@@ -1,6 +1,6 @@
 // Compile-time checks of the test kit's typing (checked by `npm test`'s type-check, never run).
 import { exploreCrashes, introspectWorkflow, testWorkflow } from '../../src/testing';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 
 export async function typedTestKit() {
 	const payment = testWorkflow(PaymentWorkflow);

@@ -6,8 +6,8 @@
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import type { Step } from '../../src/engine/types';
 import { Workflow } from '../../src/workflow';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 
 declare const env: ShardflowEnv;
 

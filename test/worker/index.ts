@@ -1,9 +1,9 @@
 import { createApp } from '../../src/api/app';
 import { defineRegistry } from '../../src/engine/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
-import { ProgressWorkflow } from '../../src/workflows/progress-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
+import { ProgressWorkflow } from '../../examples/demo/workflows/progress-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';

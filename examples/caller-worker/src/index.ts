@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { defineIndexLayout, IndexClient, ShardflowError, workflowClient, type ShardflowEnv } from 'shardflow/client';
 // A type, not code: the caller's bundle carries neither the workflow nor the engine.
-import type { PaymentWorkflow } from '../../../src/workflows/payment-workflow';
+import type { PaymentWorkflow } from '../../demo/workflows/payment-workflow';
 
 /**
  * A shop Worker: checkout starts a payment workflow in the shardflow Worker,
@@ -11,7 +11,7 @@ import type { PaymentWorkflow } from '../../../src/workflows/payment-workflow';
  */
 const app = new Hono<{ Bindings: ShardflowEnv }>();
 const payments = (env: ShardflowEnv) => workflowClient<typeof PaymentWorkflow>(env, 'payment');
-// The same shard count as the host's registry (src/workflows/registry.ts).
+// The same shard count as the host's registry (examples/demo/workflows/registry.ts).
 const layout = defineIndexLayout({ payment: { shards: 4 } });
 
 app.post('/checkout', async (c) => {

@@ -30,7 +30,7 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 			backlog come from counters the index shards keep as entries land, read again every 5 seconds.
 		</p>
 		{types.length === 0 ? (
-			<div class="empty">No workflow types are registered. Add one in <code>src/workflows/registry.ts</code>.</div>
+			<div class="empty">No workflow types are registered. Add one to the registry the Worker passes to <code>createApp</code>.</div>
 		) : (
 			<div class="cards">
 				{types.map((t) => {

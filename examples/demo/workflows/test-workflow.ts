@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Workflow, type PayloadOf, type Step } from '../authoring';
+import { Workflow, type PayloadOf, type Step } from '../../../src/authoring'; // in your own Worker: 'shardflow/workflow'
 
 const payload = z.object({ name: z.string().min(1).max(200) });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Workflow, type Step } from '../authoring';
+import { Workflow, type Step } from '../../../src/authoring'; // in your own Worker: 'shardflow/workflow'
 
 const payload = z.object({
 	/** How many parts the import has (1-1000). */

@@ -1,4 +1,4 @@
-import { defineRegistry } from '../authoring';
+import { defineRegistry } from '../../../src/authoring'; // in your own Worker: 'shardflow'
 import { PaymentWorkflow } from './payment-workflow';
 import { ProgressWorkflow } from './progress-workflow';
 import { TestWorkflow } from './test-workflow';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { createApp, createWorkflowRunner } from './host';
+import { createApp, createWorkflowRunner } from '../../src/host'; // in your own Worker: 'shardflow'
 import { progressPage } from './workflows/progress-page';
 import { registry } from './workflows/registry';
 

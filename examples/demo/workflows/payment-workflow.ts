@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EventTimeoutError, Workflow, type PayloadOf, type StepOf, type WorkflowDefaults } from '../authoring';
+import { EventTimeoutError, Workflow, type PayloadOf, type StepOf, type WorkflowDefaults } from '../../../src/authoring'; // in your own Worker: 'shardflow/workflow'
 
 const payload = z.object({
 	amount: z.number().positive(),
