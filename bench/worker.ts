@@ -3,10 +3,10 @@ import { Hono } from 'hono';
 import { IndexClient, routeIndexEntry } from '../src/client/index-client';
 import { instances, instanceStub } from '../src/client/instance-client';
 import { unwrap } from '../src/client/rpc';
-import type { IndexEntry } from '../src/engine/index-entry';
-import { defineRegistry } from '../src/engine/registry';
+import type { IndexEntry } from '../src/engine/index/index-entry';
+import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
-import { shardIndex } from '../src/engine/shard';
+import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { SqlMeter, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {

@@ -1,5 +1,5 @@
-import type { HistoryEvent } from '../src/engine/history';
-import type { Registry } from '../src/engine/registry';
+import type { HistoryEvent } from '../src/engine/history/history';
+import type { Registry } from '../src/engine/definition/registry';
 import { replayHistory } from '../src/testing/history-replay';
 
 /**

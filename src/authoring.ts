@@ -23,16 +23,16 @@ export {
 	type AttributesOf,
 	type AttributeUpdate,
 	type AttributeValues,
-} from './engine/search-attributes';
-export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
-export { parseDuration, type Duration, type DurationUnit } from './engine/duration';
-export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule';
-export type { ConcurrencyDefinition } from './engine/concurrency';
-export type { InstanceLimits } from './engine/instance-limits';
-export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/retry-policy';
-export type { SendEventOptions } from './engine/event-keys';
-export type { ChildOptions, OnParentTerminate } from './engine/child-workflows';
-export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
+} from './engine/index/search-attributes';
+export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/definition/registry';
+export { parseDuration, type Duration, type DurationUnit } from './engine/support/duration';
+export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule/schedule';
+export type { ConcurrencyDefinition } from './engine/limiter/concurrency';
+export type { InstanceLimits } from './engine/instance/instance-limits';
+export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/steps/retry-policy';
+export type { SendEventOptions } from './engine/instance/event-keys';
+export type { ChildOptions, OnParentTerminate } from './engine/children/child-workflows';
+export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/steps/restart-from';
 export type {
 	EventMap,
 	StreamMap,
@@ -55,8 +55,8 @@ export type {
 	DeclaredWorkflowDefaults,
 	WorkflowStatus,
 	WorkflowStatusInfo,
-} from './engine/types';
-export { WORKFLOW_STATUSES } from './engine/types';
+} from './engine/definition/types';
+export { WORKFLOW_STATUSES } from './engine/definition/types';
 export * from './caller-errors';
 // ...and those a workflow's own steps raise or throw.
 export {
@@ -68,5 +68,5 @@ export {
 	StepFailedError,
 	StepLimitExceededError,
 	StepTimeoutError,
-} from './engine/errors';
+} from './engine/support/errors';
 export type { ShardflowEnv } from './client/instance-client';

@@ -18,4 +18,4 @@ export {
 	WebhookInvalidError,
 	WebhookNotFoundError,
 	WebhookUsedError,
-} from './engine/errors';
+} from './engine/support/errors';

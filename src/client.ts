@@ -17,11 +17,11 @@ export { workflowClient, type AnyWorkflowClass, type WorkflowClient } from './cl
 export { instances, type ShardflowEnv } from './client/instance-client';
 export { schedules } from './client/schedule-client';
 export { limiterInfo } from './client/limiter-client';
-export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
-export type { LimiterInfo } from './engine/limiter';
+export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule/schedule-engine';
+export type { LimiterInfo } from './engine/limiter/limiter';
 export { createBatch, MAX_BATCH_CREATE, type BatchCreateItem, type BatchCreateOutcome } from './client/create-batch';
 export { bulk, type BulkRequest } from './client/bulk-client';
-export type { BulkAction, BulkProgress, BulkState } from './engine/bulk-job';
+export type { BulkAction, BulkProgress, BulkState } from './engine/bulk/bulk-job';
 export { deleteBatch, MAX_BATCH_DELETE, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
 export { IndexClient, type CountByQuery, type ListPage, type ListQuery, type TypedIndexReads, type TypedListPage, type TypedIndexEntry } from './client/index-client';
 export { watchIndex, openIndexWatch, WATCH_CLIENT_BUFFER, type WatchEvent, type WatchQuery } from './client/index-watch';
@@ -34,18 +34,18 @@ export type {
 	AttributesOf,
 	AttributeUpdate,
 	AttributeValues,
-} from './engine/search-attributes';
-export type { AttributeCounts } from './engine/index-query';
-export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/registry';
-export type { AttributeOrder, ListOrder, TimeOrder } from './engine/index-query';
-export type { IndexEntry } from './engine/index-entry';
-export type { CreateResult, RestartOptions } from './engine/instance-engine';
-export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/restart-from';
-export type { SendEventOptions } from './engine/event-keys';
+} from './engine/index/search-attributes';
+export type { AttributeCounts } from './engine/index/index-query';
+export { defineIndexLayout, type IndexLayout, type TypeOptions } from './engine/definition/registry';
+export type { AttributeOrder, ListOrder, TimeOrder } from './engine/index/index-query';
+export type { IndexEntry } from './engine/index/index-entry';
+export type { CreateResult, RestartOptions } from './engine/instance/instance-engine';
+export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/steps/restart-from';
+export type { SendEventOptions } from './engine/instance/event-keys';
 export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from './workflow';
 export { instanceStream, STREAM_CLIENT_BUFFER, type StreamOptions } from './client/instance-stream';
-export type { StreamEvent, StreamMessage, StreamRecord } from './engine/stream';
-export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/types';
+export type { StreamEvent, StreamMessage, StreamRecord } from './engine/streams/stream';
+export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/definition/types';
 export * from './caller-errors';
 // ...and the one a stream subscriber meets.
-export { StreamSubscribersFullError } from './engine/errors';
+export { StreamSubscribersFullError } from './engine/support/errors';

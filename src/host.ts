@@ -14,15 +14,15 @@
  */
 export { createWorkflowRunner, type RunnerOptions } from './runtime/workflow-runner';
 export { createApp, type ApiEnv, type AppOptions } from './api/app';
-export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/registry';
-export type { InstanceLimits } from './engine/instance-limits';
+export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/definition/registry';
+export type { InstanceLimits } from './engine/instance/instance-limits';
 export type { ShardflowEnv } from './client/instance-client';
 export { rebalance, type RebalanceProgress } from './client/rebalance';
 export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './client/reconcile';
 export { purge, type PurgeOptions, type PurgeProgress } from './client/purge';
-export type { BacklogSummary } from './engine/index-backlog';
-export { shardIndex } from './engine/shard';
+export type { BacklogSummary } from './engine/index/index-backlog';
+export { shardIndex } from './engine/index/shard';
 export { schedules, wakeSchedules } from './client/schedule-client';
 export { limiterInfo } from './client/limiter-client';
-export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule-engine';
-export type { LimiterInfo } from './engine/limiter';
+export type { ScheduleInfo, ScheduleRun, ScheduleOutcome } from './engine/schedule/schedule-engine';
+export type { LimiterInfo } from './engine/limiter/limiter';

@@ -3,15 +3,15 @@ import { createBatch, type BatchCreateOutcome } from './client/create-batch';
 import { deleteBatch, type BatchDeleteOptions, type BatchDeleteOutcome } from './client/delete-batch';
 import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
-import type { SendEventOptions } from './engine/event-keys';
-import type { CreateResult } from './engine/instance-engine';
-import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, StreamMap, WorkflowContext, WorkflowStatusInfo } from './engine/types';
+import type { SendEventOptions } from './engine/instance/event-keys';
+import type { CreateResult } from './engine/instance/instance-engine';
+import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, StreamMap, WorkflowContext, WorkflowStatusInfo } from './engine/definition/types';
 import type { OutputOf as OperationOutput } from './operations/table';
 import { schedules } from './client/schedule-client';
-import type { ScheduleDefinition } from './engine/schedule';
-import type { ConcurrencyDefinition } from './engine/concurrency';
-import type { ScheduleInfo } from './engine/schedule-engine';
-import type { AttributeDeclaration, AttributesOf, AttributeUpdate } from './engine/search-attributes';
+import type { ScheduleDefinition } from './engine/schedule/schedule';
+import type { ConcurrencyDefinition } from './engine/limiter/concurrency';
+import type { ScheduleInfo } from './engine/schedule/schedule-engine';
+import type { AttributeDeclaration, AttributesOf, AttributeUpdate } from './engine/index/search-attributes';
 
 /** The `step` type of a class's `run()`: its events, streams and search attributes (`Step<EventsOf<W>, StreamsOf<W>, AttributesOf<W>>`). */
 export type StepOf<W> = Step<EventsOf<W>, StreamsOf<W>, AttributesOf<W>>;

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { NewHistoryRow } from '../src/engine/history';
-import { SMALL_RESULT_BYTES } from '../src/engine/limits';
-import type { InstanceRow, InstanceStore, StepCount, StepRow } from '../src/engine/store';
+import type { NewHistoryRow } from '../src/engine/history/history';
+import { SMALL_RESULT_BYTES } from '../src/engine/support/limits';
+import type { InstanceRow, InstanceStore, StepCount, StepRow } from '../src/engine/storage/store';
 
 /**
  * One contract for every `InstanceStore`: the in-memory store (plain Node)

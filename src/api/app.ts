@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { ErrorCode, RegistryError } from '../engine/errors';
-import type { Registry } from '../engine/registry';
+import { ErrorCode, RegistryError } from '../engine/support/errors';
+import type { Registry } from '../engine/definition/registry';
 import { authMode, requireAuth, requireTokenIfSet } from './auth';
 import type { ApiEnv } from './env';
 import { ApiError, errorJson, handleError, noteJsonParseFailures } from './http-errors';
@@ -9,8 +9,8 @@ import { lifecycleAdminRoutes } from './lifecycle-admin';
 import { listRoutes } from './list-routes';
 import { scheduleRoutes } from './schedule-routes';
 import { wakeSchedules } from '../client/schedule-client';
-import { scheduledTypes } from '../engine/schedule';
-import { concurrencyOf } from '../engine/concurrency';
+import { scheduledTypes } from '../engine/schedule/schedule';
+import { concurrencyOf } from '../engine/limiter/concurrency';
 import { hasBody } from './has-body';
 import { MAX_BODY_BYTES, limitBody } from './body-limits';
 import { operationRoutes } from './operation-routes';
@@ -88,7 +88,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	// schedule object picks up the deployed cron and arms its alarm without a manual step (README "Schedules").
 	let schedulesWoken = !scheduled;
 	app.use('*', async (c, next) => {
-		// A long run in this isolate shortens its slices while requests arrive (engine/yield-pacer.ts).
+		// A long run in this isolate shortens its slices while requests arrive (engine/steps/yield-pacer.ts).
 		workBegan();
 		if (!schedulesWoken) {
 			schedulesWoken = true;

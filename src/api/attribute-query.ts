@@ -1,8 +1,8 @@
-import { ErrorCode, ValidationError } from '../engine/errors';
-import type { ListOrder } from '../engine/index-query';
-import type { IndexLayout } from '../engine/registry';
-import { parseAttributeText, type AttributeDeclaration, type AttributeKind, type StoredAttributeValue } from '../engine/search-attributes';
-import type { TypeSchemas } from '../engine/type-schemas';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
+import type { ListOrder } from '../engine/index/index-query';
+import type { IndexLayout } from '../engine/definition/registry';
+import { parseAttributeText, type AttributeDeclaration, type AttributeKind, type StoredAttributeValue } from '../engine/index/search-attributes';
+import type { TypeSchemas } from '../engine/definition/type-schemas';
 
 /**
  * The REST form of attribute queries (`GET /workflows?type=payment&attr.customerId=42&attr.amount.gte=100&order=-attr.amount`):

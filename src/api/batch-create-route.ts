@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { createBatch, MAX_BATCH_CREATE } from '../client/create-batch';
-import type { ErrorCode } from '../engine/errors';
-import type { Registry } from '../engine/registry';
+import type { ErrorCode } from '../engine/support/errors';
+import type { Registry } from '../engine/definition/registry';
 import { CreateBody, StatusSchema } from '../operations/schemas';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { STATUS_BY_CODE } from './http-errors';

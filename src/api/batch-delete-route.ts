@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deleteBatch, MAX_BATCH_DELETE } from '../client/delete-batch';
-import type { ErrorCode } from '../engine/errors';
+import type { ErrorCode } from '../engine/support/errors';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { STATUS_BY_CODE } from './http-errors';
 import { errors, json } from './openapi-responses';

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { ErrorCode } from '../engine/errors';
-import { MAX_JSON_BYTES } from '../engine/json';
+import { ErrorCode } from '../engine/support/errors';
+import { MAX_JSON_BYTES } from '../engine/support/json';
 import { errorJson } from './http-errors';
 
 /** Room for the envelope around a 1 MiB payload: the largest body any API route or the dashboard's proxy reads. */

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { bulk } from '../client/bulk-client';
 import type { ListQuery } from '../client/index-client';
-import { BULK_ACTIONS, MAX_BULK_RATE, type BulkAction } from '../engine/bulk-job';
-import type { Registry } from '../engine/registry';
-import { WORKFLOW_STATUSES } from '../engine/types';
+import { BULK_ACTIONS, MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
+import type { Registry } from '../engine/definition/registry';
+import { WORKFLOW_STATUSES } from '../engine/definition/types';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { ErrorCode, ShardflowError } from '../engine/errors';
+import { ErrorCode, ShardflowError } from '../engine/support/errors';
 
 /**
  * The one map from engine error codes to HTTP statuses. Total on purpose: a
@@ -27,7 +27,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.InvalidSearchAttributes]: 400,
 	// Raised inside a running workflow; reaching HTTP would be a bug, so they are not a 4xx.
 	[ErrorCode.Determinism]: 500,
-	// The deployment's own registry is wrong (src/engine/registry.ts): no request can fix it.
+	// The deployment's own registry is wrong (src/engine/definition/registry.ts): no request can fix it.
 	[ErrorCode.InvalidRegistry]: 500,
 	// Stored on a diverged instance, never thrown to a caller; 409 if it ever is.
 	[ErrorCode.Diverged]: 409,

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { rebalance } from '../client/rebalance';
 import { reconcile } from '../client/reconcile';
-import type { Registry } from '../engine/registry';
+import type { Registry } from '../engine/definition/registry';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 import { RebalanceBody, RebalanceSchema } from './schemas';

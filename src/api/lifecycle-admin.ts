@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { purge } from '../client/purge';
-import type { Registry } from '../engine/registry';
-import { FINISHED_STATUSES } from '../engine/types';
+import type { Registry } from '../engine/definition/registry';
+import { FINISHED_STATUSES } from '../engine/definition/types';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
-import type { ListOrder } from '../engine/index-query';
+import type { ListOrder } from '../engine/index/index-query';
 import { attributeParams, listOrderParam } from './attribute-query';
 import { backlogSummary } from '../client/reconcile';
-import type { Registry } from '../engine/registry';
-import type { WorkflowStatus } from '../engine/types';
+import type { Registry } from '../engine/definition/registry';
+import type { WorkflowStatus } from '../engine/definition/types';
 import type { ApiEnv } from './env';
 import { errors, json } from './openapi-responses';
 import { apiRoutes, type ApiRoutes } from './routes';

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { callOperation } from '../client/instance-client';
-import type { Registry } from '../engine/registry';
+import type { Registry } from '../engine/definition/registry';
 import { httpBindings, type HttpBinding, type HttpRequestView } from '../operations/http';
 import { operations, type OperationName } from '../operations/table';
 import type { ApiEnv } from './env';

@@ -1,5 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { ErrorCode } from '../engine/errors';
+import { ErrorCode } from '../engine/support/errors';
 import type { ApiEnv } from './env';
 import { errorJson } from './http-errors';
 

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { instances } from '../client/instance-client';
 import { schedules, wakeSchedules } from '../client/schedule-client';
-import type { Registry } from '../engine/registry';
-import type { ScheduleInfo } from '../engine/schedule-engine';
+import type { Registry } from '../engine/definition/registry';
+import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { IndexClient } from '../client/index-client';
 import { backlogSummary } from '../client/reconcile';
-import type { Registry } from '../engine/registry';
+import type { Registry } from '../engine/definition/registry';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
@@ -33,7 +33,7 @@ export const TypeMetricsSchema = z
 /**
  * `GET /types/{type}/metrics`: runs started, completed, errored and terminated per minute, and
  * run duration percentiles over the last hour and day, from the counters the index shards keep
- * as entries land (engine/run-metrics.ts), plus the delivery backlog. Its cost does not grow
+ * as entries land (engine/index/run-metrics.ts), plus the delivery backlog. Its cost does not grow
  * with the number of instances.
  */
 export function typeMetricsRoutes(registry: Registry, now: () => number): ApiRoutes {

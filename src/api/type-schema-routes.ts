@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Registry } from '../engine/registry';
-import { ATTRIBUTE_KINDS } from '../engine/search-attributes';
+import type { Registry } from '../engine/definition/registry';
+import { ATTRIBUTE_KINDS } from '../engine/index/search-attributes';
 import { documentAttributes } from './attribute-query';
-import { typeSchemas, type JsonSchema, type ShapeDescription, type TypeSchemas } from '../engine/type-schemas';
+import { typeSchemas, type JsonSchema, type ShapeDescription, type TypeSchemas } from '../engine/definition/type-schemas';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 

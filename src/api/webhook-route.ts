@@ -1,9 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { callOperation } from '../client/instance-client';
 import { webhookKey } from '../client/webhook-key';
-import { ErrorCode } from '../engine/errors';
-import { MAX_JSON_BYTES } from '../engine/json';
-import { decodeWebhookToken } from '../engine/webhook';
+import { ErrorCode } from '../engine/support/errors';
+import { MAX_JSON_BYTES } from '../engine/support/json';
+import { decodeWebhookToken } from '../engine/webhooks/webhook';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errorJson } from './http-errors';
@@ -17,7 +17,7 @@ const ReceivedSchema = z.object({ received: z.literal(true) }).openapi('WebhookR
  * `POST /webhooks/{token}`: the URL `step.webhook` hands out. Registered ahead of
  * the API's auth on purpose: the caller is an outside system (a payment provider,
  * an approval link) that holds no API token; the token in the URL is the
- * credential, signed and single-use (engine/webhook.ts). The body is the wait's
+ * credential, signed and single-use (engine/webhooks/webhook.ts). The body is the wait's
  * value: JSON (an empty body is null), at most the size of an event payload.
  */
 export function webhookRoutes(): ApiRoutes {

@@ -1,7 +1,7 @@
-import { DEFAULT_BULK_RATE, MAX_BULK_RATE, checkBulkAction, type BulkAction, type BulkProgress, type BulkSpec } from '../engine/bulk-job';
-import { ErrorCode, ValidationError } from '../engine/errors';
-import { uuidv7 } from '../engine/ids';
-import type { IndexLayout } from '../engine/registry';
+import { DEFAULT_BULK_RATE, MAX_BULK_RATE, checkBulkAction, type BulkAction, type BulkProgress, type BulkSpec } from '../engine/bulk/bulk-job';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
+import { uuidv7 } from '../engine/support/ids';
+import type { IndexLayout } from '../engine/definition/registry';
 import { IndexClient, type ListQuery } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { bulkStub } from './stubs';

@@ -1,4 +1,4 @@
-import { importCursorKey } from '../engine/cursor';
+import { importCursorKey } from '../engine/index/cursor';
 import { engineKey } from './engine-key';
 
 /**

@@ -1,4 +1,4 @@
-import { ErrorCode, toErrorBody, ValidationError, type ErrorBody } from '../engine/errors';
+import { ErrorCode, toErrorBody, ValidationError, type ErrorBody } from '../engine/support/errors';
 import { callOperation, type ShardflowEnv } from './instance-client';
 
 /** Most instances one `deleteBatch` (or `POST /workflows/batch-delete`) deletes: Cloudflare's limit too. */

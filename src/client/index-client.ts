@@ -1,7 +1,7 @@
-import { decodeCursor, encodeCursor } from '../engine/cursor';
-import { compareEntries, type IndexEntry } from '../engine/index-entry';
-import { mergeListings } from '../engine/merge-listings';
-import { ErrorCode, ValidationError } from '../engine/errors';
+import { decodeCursor, encodeCursor } from '../engine/index/cursor';
+import { compareEntries, type IndexEntry } from '../engine/index/index-entry';
+import { mergeListings } from '../engine/index/merge-listings';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
 import {
 	DEFAULT_LIMIT,
 	DEFAULT_ORDER,
@@ -16,7 +16,7 @@ import {
 	type ListOrder,
 	type ShardRow,
 	type TimeOrder,
-} from '../engine/index-query';
+} from '../engine/index/index-query';
 import {
 	assertDeclaredAttribute,
 	checkAttributeFilters,
@@ -25,12 +25,12 @@ import {
 	type AttributesOf,
 	type AttributeValues,
 	type StoredAttributeValue,
-} from '../engine/search-attributes';
-import type { IndexLayout, Registry, ResolvedEntry } from '../engine/registry';
-import { shardIndex } from '../engine/shard';
+} from '../engine/index/search-attributes';
+import type { IndexLayout, Registry, ResolvedEntry } from '../engine/definition/registry';
+import { shardIndex } from '../engine/index/shard';
 import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
-import { summarizeMetrics, type TypeMetrics } from '../engine/run-metrics';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
+import { summarizeMetrics, type TypeMetrics } from '../engine/index/run-metrics';
 import { cursorKey } from './cursor-key';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
@@ -255,7 +255,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 
 	/**
 	 * A type's run metrics at `now`: every shard (both layouts while resizing) answers its
-	 * per-minute counters and duration histograms, summed here (engine/run-metrics.ts). The
+	 * per-minute counters and duration histograms, summed here (engine/index/run-metrics.ts). The
 	 * cost is a day of minutes per shard, whatever the number of instances.
 	 */
 	async metrics(type: string, now: number): Promise<TypeMetrics> {

@@ -1,8 +1,8 @@
-import { errorFromBody, ErrorCode, ValidationError } from '../engine/errors';
-import type { IndexEntry } from '../engine/index-entry';
-import type { IndexLayout } from '../engine/registry';
+import { errorFromBody, ErrorCode, ValidationError } from '../engine/support/errors';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { IndexLayout } from '../engine/definition/registry';
 import { shardName } from '../engine/object-names';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
 import { readShards } from './index-client';
 import { namespace, type ShardflowEnv } from './instance-client';
 

@@ -1,4 +1,4 @@
-import { assertValidWorkflowId } from '../engine/ids';
+import { assertValidWorkflowId } from '../engine/support/ids';
 import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
 import { unwrap, type InstanceRpc, type RpcResult } from './rpc';
 

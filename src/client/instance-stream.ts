@@ -1,6 +1,6 @@
-import { errorFromBody, ErrorCode, ShardflowError } from '../engine/errors';
-import { assertValidWorkflowId } from '../engine/ids';
-import type { StreamEvent } from '../engine/stream';
+import { errorFromBody, ErrorCode, ShardflowError } from '../engine/support/errors';
+import { assertValidWorkflowId } from '../engine/support/ids';
+import type { StreamEvent } from '../engine/streams/stream';
 import { namespace, type ShardflowEnv } from './instance-client';
 
 /** Messages one iterator holds that its consumer has not taken yet; past this it lets go of the socket and resumes later. */

@@ -1,4 +1,4 @@
-import type { LimiterInfo } from '../engine/limiter';
+import type { LimiterInfo } from '../engine/limiter/limiter';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
 import { limiterStub } from './stubs';

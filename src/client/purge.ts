@@ -1,8 +1,8 @@
-import { checkDeleteFilter, type DeleteFilter } from '../engine/deletion';
-import { ErrorCode, ShardflowError } from '../engine/errors';
-import type { IndexEntry } from '../engine/index-entry';
-import type { Registry } from '../engine/registry';
-import type { WorkflowStatus } from '../engine/types';
+import { checkDeleteFilter, type DeleteFilter } from '../engine/lifecycle/deletion';
+import { ErrorCode, ShardflowError } from '../engine/support/errors';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { Registry } from '../engine/definition/registry';
+import type { WorkflowStatus } from '../engine/definition/types';
 import { callOperation, type ShardflowEnv } from './instance-client';
 import { doneMessage, walkShards, type ShardWalkOptions } from './shard-walk';
 

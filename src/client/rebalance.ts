@@ -1,6 +1,6 @@
-import type { IndexEntry } from '../engine/index-entry';
-import type { Registry } from '../engine/registry';
-import { shardIndex } from '../engine/shard';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { Registry } from '../engine/definition/registry';
+import { shardIndex } from '../engine/index/shard';
 import { readShards } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';

@@ -1,9 +1,9 @@
-import { ErrorCode, ShardflowError } from '../engine/errors';
-import type { BacklogSummary } from '../engine/index-backlog';
-import { compareEntries, type IndexEntry } from '../engine/index-entry';
-import type { Registry } from '../engine/registry';
-import { reconcileVerdict, type ReconcileVerdict } from '../engine/reconcile-verdict';
-import { shardIndex } from '../engine/shard';
+import { ErrorCode, ShardflowError } from '../engine/support/errors';
+import type { BacklogSummary } from '../engine/index/index-backlog';
+import { compareEntries, type IndexEntry } from '../engine/index/index-entry';
+import type { Registry } from '../engine/definition/registry';
+import { reconcileVerdict, type ReconcileVerdict } from '../engine/index/reconcile-verdict';
+import { shardIndex } from '../engine/index/shard';
 import { routeIndexEntry } from './index-client';
 import { callOperation, type ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';

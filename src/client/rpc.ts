@@ -1,5 +1,5 @@
-import type { ErrorBody } from '../engine/errors';
-import { errorFromBody, toErrorBody, ShardflowError } from '../engine/errors';
+import type { ErrorBody } from '../engine/support/errors';
+import { errorFromBody, toErrorBody, ShardflowError } from '../engine/support/errors';
 import type { CallArgs, CallOutput, CallRole, RoleCallName, RoleCalls } from '../operations/role-calls';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
 

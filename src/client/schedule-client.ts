@@ -1,5 +1,5 @@
-import type { Registry } from '../engine/registry';
-import type { ScheduleInfo } from '../engine/schedule-engine';
+import type { Registry } from '../engine/definition/registry';
+import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';
 import { scheduleStub } from './stubs';

@@ -1,7 +1,7 @@
-import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/base64url-json';
-import { ErrorCode, ValidationError } from '../engine/errors';
-import type { IndexEntry } from '../engine/index-entry';
-import type { Registry } from '../engine/registry';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/support/base64url-json';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { Registry } from '../engine/definition/registry';
 import { readShards } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap } from './rpc';

@@ -1,8 +1,8 @@
-import type { SendEventOptions } from '../engine/event-keys';
-import type { AttributesOf, AttributeUpdate } from '../engine/search-attributes';
-import type { CreateResult } from '../engine/instance-engine';
-import type { EventInput, EventName, Serializable, StreamData } from '../engine/types';
-import type { StreamEvent } from '../engine/stream';
+import type { SendEventOptions } from '../engine/instance/event-keys';
+import type { AttributesOf, AttributeUpdate } from '../engine/index/search-attributes';
+import type { CreateResult } from '../engine/instance/instance-engine';
+import type { EventInput, EventName, Serializable, StreamData } from '../engine/definition/types';
+import type { StreamEvent } from '../engine/streams/stream';
 import { instanceStream, type StreamOptions } from './instance-stream';
 import type { AnyOperation, Operation } from '../operations/operation';
 import { operations, type OperationName, type Operations, type OutputOf as OperationOutput } from '../operations/table';

@@ -27,18 +27,18 @@ export const instance = sqliteTable('instance', {
 	/** The registry's code version that created the instance, and the one that last ran it. */
 	codeVersion: text('code_version'),
 	lastCodeVersion: text('last_code_version'),
-	/** The rollback state (engine/rollback-state.ts) as JSON; null until rollbacks begin. */
+	/** The rollback state (engine/steps/rollback-state.ts) as JSON; null until rollbacks begin. */
 	rollback: text('rollback'),
-	/** The history's running size in bytes through record `history_seq` (the history limit; engine/instance-limits.ts). */
+	/** The history's running size in bytes through record `history_seq` (the history limit; engine/instance/instance-limits.ts). */
 	historyBytes: integer('history_bytes').notNull().default(0),
 	historySeq: integer('history_seq').notNull().default(0),
 	/** The instance whose step.invoke / step.start created this one (a child workflow). */
 	parentId: text('parent_id'),
-	/** The search attributes set (engine/search-attributes.ts) as sorted JSON; null while none is. */
+	/** The search attributes set (engine/index/search-attributes.ts) as sorted JSON; null while none is. */
 	attributes: text('attributes'),
 });
 
-/** One row per step, keyed by kind and name (see engine/step-key.ts). */
+/** One row per step, keyed by kind and name (see engine/steps/step-key.ts). */
 export const steps = sqliteTable('steps', {
 	key: text('key').primaryKey(),
 	name: text('name').notNull(),
@@ -54,7 +54,7 @@ export const steps = sqliteTable('steps', {
 	finishedAt: integer('finished_at'),
 	wakeAt: integer('wake_at'),
 	seq: integer('seq').notNull(),
-	/** A `sensitive: 'output'` step: its result is shown redacted (engine/sensitive-output.ts). Null in rows written before the column: false. */
+	/** A `sensitive: 'output'` step: its result is shown redacted (engine/steps/sensitive-output.ts). Null in rows written before the column: false. */
 	sensitive: integer('sensitive', { mode: 'boolean' }),
 	/**
 	 * The history record this write appends, when the trigger can derive it from the row
@@ -68,7 +68,7 @@ export const steps = sqliteTable('steps', {
 ]);
 
 /**
- * The instance history (engine/history.ts): append-only, one row per thing that
+ * The instance history (engine/history/history.ts): append-only, one row per thing that
  * happened, never rewritten. `seq` orders records over every generation, so
  * the rows of one generation are one contiguous run of it.
  */
@@ -183,7 +183,7 @@ export const indexEntries = sqliteTable(
 		/** The entry's search attributes as JSON (null: none); `index_attributes` holds them queryable. */
 		attributes: text('attributes'),
 	},
-	// One pair of indexes per listing order (engine/index-query.ts): created_at is the
+	// One pair of indexes per listing order (engine/index/index-query.ts): created_at is the
 	// default (immutable, so paging is stable), updated_at the explicit option.
 	(t) => [
 		index('index_entries_status_created').on(t.status, t.createdAt, t.id),
@@ -195,7 +195,7 @@ export const indexEntries = sqliteTable(
 );
 
 /**
- * An index shard's run metrics, one row per minute (engine/run-metrics.ts): counted as
+ * An index shard's run metrics, one row per minute (engine/index/run-metrics.ts): counted as
  * entries land, so reading them never counts entries. Kept for 25 hours.
  */
 export const indexMetricMinutes = sqliteTable('index_metric_minutes', {
@@ -207,7 +207,7 @@ export const indexMetricMinutes = sqliteTable('index_metric_minutes', {
 	terminated: integer('terminated').notNull().default(0),
 });
 
-/** Run durations (creation to completed or errored) per minute of finishing, as a log-scaled histogram (engine/run-metrics.ts). */
+/** Run durations (creation to completed or errored) per minute of finishing, as a log-scaled histogram (engine/index/run-metrics.ts). */
 export const indexMetricDurations = sqliteTable(
 	'index_metric_durations',
 	{
@@ -260,7 +260,7 @@ export const engineKeys = sqliteTable('engine_keys', {
 });
 
 /**
- * A type's schedule (object `__schedule:<type>`, engine/schedule-engine.ts): one row with
+ * A type's schedule (object `__schedule:<type>`, engine/schedule/schedule-engine.ts): one row with
  * the cron in effect, whether it is paused, the next tick and the last one handled. A tick
  * being started is written in `pendingTick` before its instance is created, so a crash
  * between the two makes the alarm create that same instance (its id comes from the tick).
@@ -293,7 +293,7 @@ export const scheduleRuns = sqliteTable('schedule_runs', {
 
 /**
  * The concurrency slot of an instance whose type has `static concurrency` (at most one
- * row, engine/concurrency-slot.ts): the limiter's key and where the slot stands. A
+ * row, engine/limiter/concurrency-slot.ts): the limiter's key and where the slot stands. A
  * request or a release is retried from the alarm until the limiter acknowledges it.
  */
 export const concurrencySlot = sqliteTable('concurrency_slot', {

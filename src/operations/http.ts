@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { Registry } from '../engine/registry';
-import type { WorkflowStatus } from '../engine/types';
+import type { Registry } from '../engine/definition/registry';
+import type { WorkflowStatus } from '../engine/definition/types';
 import {
 	AcceptedSchema,
 	ControlSchema,

@@ -1,7 +1,7 @@
-import type { ArchivedInstance } from '../engine/archive-reader';
-import type { DeleteResult } from '../engine/deletion';
-import type { IndexEntry } from '../engine/index-entry';
-import type { CreateResult, InstanceEngine } from '../engine/instance-engine';
+import type { ArchivedInstance } from '../engine/lifecycle/archive-reader';
+import type { DeleteResult } from '../engine/lifecycle/deletion';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { CreateResult, InstanceEngine } from '../engine/instance/instance-engine';
 
 /** What an operation's engine code reaches on the instance it is sent to (the instance role). */
 export interface InstanceAccess {

@@ -1,11 +1,11 @@
-import type { BacklogSummary } from '../engine/index-backlog';
-import type { EntryPosition, IndexEntry } from '../engine/index-entry';
-import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index-query';
-import type { BulkProgress, BulkSpec } from '../engine/bulk-job';
-import type { LimiterInfo } from '../engine/limiter';
+import type { BacklogSummary } from '../engine/index/index-backlog';
+import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
+import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index/index-query';
+import type { BulkProgress, BulkSpec } from '../engine/bulk/bulk-job';
+import type { LimiterInfo } from '../engine/limiter/limiter';
 import type { RoleKind } from '../engine/object-names';
-import type { ShardMetrics } from '../engine/run-metrics';
-import type { ScheduleInfo } from '../engine/schedule-engine';
+import type { ShardMetrics } from '../engine/index/run-metrics';
+import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 
 /** What a call reaches in an index shard (runtime/roles/index-shard-role.ts). */
 export interface IndexShardAccess {
@@ -83,7 +83,7 @@ export interface RoleCall<K extends CallRole, Args extends unknown[], Output> {
 	role: K;
 	/**
 	 * The engine's own background calls (index and backlog writes, keys, slots): they do not
-	 * count as work of the isolate that somebody waits for (see engine/yield-pacer.ts), or
+	 * count as work of the isolate that somebody waits for (see engine/steps/yield-pacer.ts), or
 	 * every instance's index delivery would slow its own run.
 	 */
 	housekeeping?: true;

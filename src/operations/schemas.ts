@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RESTART_FROM_TYPES } from '../engine/restart-from';
-import { WORKFLOW_STATUSES } from '../engine/types';
+import { RESTART_FROM_TYPES } from '../engine/steps/restart-from';
+import { WORKFLOW_STATUSES } from '../engine/definition/types';
 
 /**
  * Schemas of the control operations' HTTP requests and responses. They

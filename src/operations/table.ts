@@ -1,18 +1,18 @@
-import { assertValidIdempotencyKey } from '../engine/event-keys';
-import { uuidv7 } from '../engine/ids';
-import { assertJsonDepth } from '../engine/json';
-import type { IndexEntry } from '../engine/index-entry';
-import { archivedHistoryPage } from '../engine/archive-reader';
-import type { ChildOutcome, ParentRef } from '../engine/child-workflows';
-import type { DeleteFilter, DeleteResult } from '../engine/deletion';
-import type { HistoryPage } from '../engine/history';
-import type { CreateResult, InstanceEngine, RestartOptions } from '../engine/instance-engine';
-import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
-import type { WebhookTarget } from '../engine/webhook';
+import { assertValidIdempotencyKey } from '../engine/instance/event-keys';
+import { uuidv7 } from '../engine/support/ids';
+import { assertJsonDepth } from '../engine/support/json';
+import type { IndexEntry } from '../engine/index/index-entry';
+import { archivedHistoryPage } from '../engine/lifecycle/archive-reader';
+import type { ChildOutcome, ParentRef } from '../engine/children/child-workflows';
+import type { DeleteFilter, DeleteResult } from '../engine/lifecycle/deletion';
+import type { HistoryPage } from '../engine/history/history';
+import type { CreateResult, InstanceEngine, RestartOptions } from '../engine/instance/instance-engine';
+import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
+import type { WebhookTarget } from '../engine/webhooks/webhook';
 import { operation } from './operation';
-import { ErrorCode, ValidationError } from '../engine/errors';
-import { isScheduledInstanceId } from '../engine/schedule-name';
-import { isReservedChildId } from '../engine/child-workflows';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
+import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
+import { isReservedChildId } from '../engine/children/child-workflows';
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
 function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
@@ -46,11 +46,11 @@ export const operations = {
 		// `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it).
 		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef; scheduledTick?: true; attributes?: Record<string, unknown> }) => {
 			const id = input.id ?? uuidv7();
-			// Only the type's schedule object creates tick ids (engine/schedule-name.ts).
+			// Only the type's schedule object creates tick ids (engine/schedule/schedule-name.ts).
 			if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
 				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids of the form <type>:sched:<tick> belong to schedule ticks`);
 			}
-			// Only a parent's step creates ids with `::` (engine/child-workflows.ts).
+			// Only a parent's step creates ids with `::` (engine/children/child-workflows.ts).
 			if (typeof id === 'string' && input.parent === undefined && isReservedChildId(id)) {
 				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids containing "::" belong to child workflows, created by their parent's step`);
 			}

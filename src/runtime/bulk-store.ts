@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import * as schema from '../db/schema';
-import type { BulkCounts, BulkItem, BulkJobRow, BulkStore } from '../engine/bulk-job';
+import type { BulkCounts, BulkItem, BulkJobRow, BulkStore } from '../engine/bulk/bulk-job';
 import type { Database } from './object-storage';
 
 const { bulkJob: job, bulkItems: items, bulkCounts: counts } = schema;

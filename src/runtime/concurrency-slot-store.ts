@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import * as schema from '../db/schema';
-import type { SlotRow, SlotState, SlotStore } from '../engine/concurrency-slot';
+import type { SlotRow, SlotState, SlotStore } from '../engine/limiter/concurrency-slot';
 import type { Database } from './object-storage';
 
 const { concurrencySlot: t } = schema;

@@ -1,12 +1,12 @@
 import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
-import type { IndexEntry } from '../engine/index-entry';
-import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history';
-import { historyRecordBytes } from '../engine/instance-limits';
-import { SMALL_RESULT_BYTES } from '../engine/limits';
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/store';
-import type { StepKind, StepStatus } from '../engine/types';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
+import { historyRecordBytes } from '../engine/instance/instance-limits';
+import { SMALL_RESULT_BYTES } from '../engine/support/limits';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
+import type { StepKind, StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;

@@ -1,7 +1,7 @@
 import { asc, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
-import { BACKLOG_SAMPLE, type BacklogSummary } from '../engine/index-backlog';
+import { BACKLOG_SAMPLE, type BacklogSummary } from '../engine/index/index-backlog';
 
 const { indexBacklog: t } = schema;
 

@@ -1,7 +1,7 @@
 import { and, gte, lt, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
-import { METRICS_RETENTION_MS, durationBucket, minuteOf, type MetricsDelta, type MinuteCounts, type ShardMetrics } from '../engine/run-metrics';
+import { METRICS_RETENTION_MS, durationBucket, minuteOf, type MetricsDelta, type MinuteCounts, type ShardMetrics } from '../engine/index/run-metrics';
 
 const { indexMetricMinutes: m, indexMetricDurations: d } = schema;
 
@@ -9,7 +9,7 @@ const { indexMetricMinutes: m, indexMetricDurations: d } = schema;
 const PRUNE_EVERY_MS = 60_000;
 
 /**
- * The SQL side of one index shard's run metrics (engine/run-metrics.ts): a row of counters
+ * The SQL side of one index shard's run metrics (engine/index/run-metrics.ts): a row of counters
  * per minute and a duration histogram per minute, added to as entries land. A read sums at
  * most a day of minutes, whatever the number of entries.
  */

@@ -2,11 +2,11 @@ import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from '
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import * as schema from '../db/schema';
-import type { EntryPosition, IndexEntry } from '../engine/index-entry';
-import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index-query';
-import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/search-attributes';
-import type { WorkflowStatus } from '../engine/types';
-import { metricsDelta } from '../engine/run-metrics';
+import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
+import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index/index-query';
+import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/index/search-attributes';
+import type { WorkflowStatus } from '../engine/definition/types';
+import { metricsDelta } from '../engine/index/run-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 
 const { indexEntries: t, indexAttributes: a } = schema;
@@ -60,7 +60,7 @@ export class IndexShardStore {
 	private readonly upsert;
 	/** The row of one id as it stands (a point read by primary key), to tell what a write changed. */
 	private readonly current;
-	/** Run metrics per minute, added to as entries land (engine/run-metrics.ts). */
+	/** Run metrics per minute, added to as entries land (engine/index/run-metrics.ts). */
 	readonly metrics: IndexMetricsStore;
 
 	private readonly insertAttribute;

@@ -1,23 +1,23 @@
-import { DEFAULT_INVOCATION_BUDGET, invocationBudgetOf, type InvocationBudget } from '../engine/invocation-budget';
+import { DEFAULT_INVOCATION_BUDGET, invocationBudgetOf, type InvocationBudget } from '../engine/instance/invocation-budget';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import { routeIndexEntry } from '../client/index-client';
 import { callOperation, type ShardflowEnv } from '../client/instance-client';
-import type { ChildPort } from '../engine/child-workflows';
-import { ErrorCode, ShardflowError } from '../engine/errors';
+import type { ChildPort } from '../engine/children/child-workflows';
+import { ErrorCode, ShardflowError } from '../engine/support/errors';
 
 import { unwrap } from '../client/rpc';
 import type * as schema from '../db/schema';
-import { consoleLogger, parseLogLevel } from '../engine/engine-log';
-import type { BacklogPort } from '../engine/index-backlog';
-import type { EngineHost } from '../engine/instance-engine';
-import type { Registry } from '../engine/registry';
+import { consoleLogger, parseLogLevel } from '../engine/support/engine-log';
+import type { BacklogPort } from '../engine/index/index-backlog';
+import type { EngineHost } from '../engine/instance/instance-engine';
+import type { Registry } from '../engine/definition/registry';
 import { webhookKey } from '../client/webhook-key';
-import { encodeWebhookToken, webhookUrl } from '../engine/webhook';
+import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
 
-import type { LimiterPort } from '../engine/concurrency-slot';
+import type { LimiterPort } from '../engine/limiter/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
 import { yieldToOtherWork } from './isolate-activity';
 import { backlogStub, limiterStub } from '../client/stubs';

@@ -2,7 +2,7 @@
  * A count of the work this isolate began serving: every RPC, alarm and HTTP
  * request of a `WorkflowRunner`, and every request of the Worker's app. A
  * pass that yields compares it before and after to learn whether anyone was
- * waiting for the isolate (see engine/yield-pacer.ts). One number per isolate,
+ * waiting for the isolate (see engine/steps/yield-pacer.ts). One number per isolate,
  * shared by every object in it: what competes for the isolate is exactly what
  * runs in it.
  */

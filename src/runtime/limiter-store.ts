@@ -1,6 +1,6 @@
 import { asc, eq, isNotNull, sql, and } from 'drizzle-orm';
 import * as schema from '../db/schema';
-import type { LimiterRow, LimiterStore } from '../engine/limiter';
+import type { LimiterRow, LimiterStore } from '../engine/limiter/limiter';
 import type { Database } from './object-storage';
 
 const { limiterSlots: t } = schema;

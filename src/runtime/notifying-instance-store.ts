@@ -1,7 +1,7 @@
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import type * as schema from '../db/schema';
-import type { NewHistoryRow } from '../engine/history';
-import type { StepRow } from '../engine/store';
+import type { NewHistoryRow } from '../engine/history/history';
+import type { StepRow } from '../engine/storage/store';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 
 /**

@@ -1,6 +1,6 @@
-import type { ArchiveBucket } from '../engine/archive';
-import { eraseArchive as eraseArchived } from '../engine/archive-erasure';
-import { readLatestArchive, type ArchivedInstance } from '../engine/archive-reader';
+import type { ArchiveBucket } from '../engine/lifecycle/archive';
+import { eraseArchive as eraseArchived } from '../engine/lifecycle/archive-erasure';
+import { readLatestArchive, type ArchivedInstance } from '../engine/lifecycle/archive-reader';
 
 /** The optional binding that turns the archive on: an R2 bucket (README "Retention and deletion"). */
 export interface ArchiveEnv {
@@ -12,7 +12,7 @@ const R2_DELETE_BATCH = 1000;
 
 /**
  * The archive's object store over an R2 bucket. The format (manifest, chunks,
- * pointer) is the engine's (engine/archive.ts); this only moves bounded bodies.
+ * pointer) is the engine's (engine/lifecycle/archive.ts); this only moves bounded bodies.
  */
 export function r2Archive(bucket: R2Bucket): ArchiveBucket {
 	return {

@@ -1,7 +1,7 @@
 import { desc, lt } from 'drizzle-orm';
 import type { Database } from './object-storage';
 import * as schema from '../db/schema';
-import type { ScheduleOutcome, ScheduleRun, ScheduleState, ScheduleStore } from '../engine/schedule-engine';
+import type { ScheduleOutcome, ScheduleRun, ScheduleState, ScheduleStore } from '../engine/schedule/schedule-engine';
 
 const { scheduleState: s, scheduleRuns: r } = schema;
 

@@ -1,4 +1,4 @@
-import { ErrorCode, ShardflowError } from '../engine/errors';
+import { ErrorCode, ShardflowError } from '../engine/support/errors';
 
 /** Bound parameters one statement may carry in a Durable Object's SQLite (production and `wrangler dev`). */
 export const MAX_BOUND_PARAMETERS = 100;

@@ -4,8 +4,8 @@ import { wrap, type BacklogRpc, type IndexRpc, type InstanceRpc, type KeysRpc, t
 import type { AnyOperation } from '../operations/operation';
 import { roleCalls, type AnyRoleCall } from '../operations/role-calls';
 import { operations } from '../operations/table';
-import type { Registry } from '../engine/registry';
-import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
+import type { Registry } from '../engine/definition/registry';
+import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { workBegan } from './isolate-activity';
 import { ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
@@ -25,7 +25,7 @@ export interface RunnerOptions {
 	clock?: () => number;
 	/**
 	 * Test kits only (`shardflow/testing/runner`): the step-function wrapper of an
-	 * instance (see engine/step-function-wrapper.ts), so a test can mock its steps.
+	 * instance (see engine/steps/step-function-wrapper.ts), so a test can mock its steps.
 	 * A construction option, never an RPC method; production runners leave it unset.
 	 */
 	wrapStepFunctions?: (instanceId: string) => StepFunctionWrapper;
@@ -147,7 +147,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	/**
 	 * Runs `fn` on this object's role if it is `kind` (else WRONG_ROLE), wrapped in the RPC envelope.
 	 * Calls somebody waits for count as work of the isolate (a long run then gives way, see
-	 * engine/yield-pacer.ts); the engine's own background calls (`housekeeping` in role-calls.ts: index and backlog
+	 * engine/steps/yield-pacer.ts); the engine's own background calls (`housekeeping` in role-calls.ts: index and backlog
 	 * writes, keys, slots) do not, or every instance's index delivery would slow its own run.
 	 */
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>, housekeeping = false) {

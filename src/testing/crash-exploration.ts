@@ -1,12 +1,12 @@
-import type { Registry } from '../engine/registry';
-import type { EventInput, EventName, Serializable } from '../engine/types';
+import type { Registry } from '../engine/definition/registry';
+import type { EventInput, EventName, Serializable } from '../engine/definition/types';
 import type { EventsOf, PayloadInputOf } from '../workflow';
 import { runExploration, sameOutcome, type RunOutcome } from './exploration-run';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import { registryFor } from './test-registry';
 import type { TestableWorkflow } from './workflow-test-kit';
 import { describeGroup, type CrashPlan } from './write-groups';
-import { canonicalJson } from '../engine/json';
+import { canonicalJson } from '../engine/support/json';
 
 /** An event the exploration sends, in order, once the instance has settled. */
 export type ExplorationEvent<W> = {

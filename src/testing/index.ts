@@ -5,7 +5,7 @@
  * `shardflow/testing/workerd`. Nothing here is imported by the Worker, so it
  * stays out of the production bundle.
  */
-import type { Registry } from '../engine/registry';
+import type { Registry } from '../engine/definition/registry';
 import { NodeInstanceDriver } from './node-driver';
 import { InstanceModifiers } from './instance-modifiers';
 import { registryFor } from './test-registry';

@@ -1,6 +1,6 @@
-import type { HistoryEvent } from '../engine/history';
-import type { RestartFrom } from '../engine/restart-from';
-import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { HistoryEvent } from '../engine/history/history';
+import type { RestartFrom } from '../engine/steps/restart-from';
+import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 
 /**
  * What the test kit needs of one instance, wherever it runs: on the pure

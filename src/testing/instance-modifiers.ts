@@ -1,4 +1,4 @@
-import type { StepSummary } from '../engine/types';
+import type { StepSummary } from '../engine/definition/types';
 import { StepMocks, type MockTimes } from './step-mocks';
 
 /** A set of step names, or every step of the kind when left out. */

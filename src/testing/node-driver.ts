@@ -1,17 +1,17 @@
-import type { HistoryEvent } from '../engine/history';
-import type { RestartFrom } from '../engine/restart-from';
-import { InstanceEngine } from '../engine/instance-engine';
-import { MemoryInstanceStore } from '../engine/memory-store';
-import type { Registry } from '../engine/registry';
-import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
-import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { HistoryEvent } from '../engine/history/history';
+import type { RestartFrom } from '../engine/steps/restart-from';
+import { InstanceEngine } from '../engine/instance/instance-engine';
+import { MemoryInstanceStore } from '../engine/storage/memory-store';
+import type { Registry } from '../engine/definition/registry';
+import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
+import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import { allPages } from './all-pages';
 import type { InstanceDriver } from './instance-driver';
 import type { VirtualClock } from './virtual-clock';
 import { testKitWebhookKey, VirtualHost, type DurableInstance } from './virtual-host';
-import { decodeWebhookToken, webhookToken } from '../engine/webhook';
-import { checkDeleteOptions } from '../engine/deletion';
-import { NotFoundError } from '../engine/errors';
+import { decodeWebhookToken, webhookToken } from '../engine/webhooks/webhook';
+import { checkDeleteOptions } from '../engine/lifecycle/deletion';
+import { NotFoundError } from '../engine/support/errors';
 import type { InstanceAccess } from '../operations/operation';
 
 export interface NodeDriverOptions {

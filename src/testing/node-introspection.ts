@@ -1,5 +1,5 @@
 import type { ShardflowEnv } from '../client/instance-client';
-import type { Registry } from '../engine/registry';
+import type { Registry } from '../engine/definition/registry';
 import { NodeWorkflowNamespace } from './node-namespace';
 import { startTimeOf, VirtualClock } from './virtual-clock';
 import { WorkflowIntrospector, type AttachIntrospector } from './workflow-introspector';

@@ -1,6 +1,6 @@
 import type { WorkflowRunnerNamespace } from '../client/instance-client';
 import { wrap } from '../client/rpc';
-import { defineRegistry, type Registry } from '../engine/registry';
+import { defineRegistry, type Registry } from '../engine/definition/registry';
 import type { AnyOperation, InstanceAccess } from '../operations/operation';
 import { operations } from '../operations/table';
 import type { InstanceModifiers } from './instance-modifiers';

@@ -1,5 +1,5 @@
-import type { HistoryError, HistoryEvent } from '../engine/history';
-import type { StepKind } from '../engine/types';
+import type { HistoryError, HistoryEvent } from '../engine/history/history';
+import type { StepKind } from '../engine/definition/types';
 
 /** How a recorded step ended, as far as the history goes. */
 export type RecordedOutcome =

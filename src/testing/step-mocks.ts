@@ -1,6 +1,6 @@
-import { ErrorCode, StepTimeoutError, ValidationError } from '../engine/errors';
-import { toStoredJson } from '../engine/json';
-import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
+import { ErrorCode, StepTimeoutError, ValidationError } from '../engine/support/errors';
+import { toStoredJson } from '../engine/support/json';
+import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';
 
 /** How many attempts a mocked error or timeout applies to. */

@@ -1,4 +1,4 @@
-import type { WorkflowStatus } from '../engine/types';
+import type { WorkflowStatus } from '../engine/definition/types';
 
 /** Stable codes of the test kit's own errors (an author's misuse, or an expectation the run did not meet). */
 export const TestKitErrorCode = {

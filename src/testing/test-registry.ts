@@ -1,4 +1,4 @@
-import { defineRegistry, type Registry } from '../engine/registry';
+import { defineRegistry, type Registry } from '../engine/definition/registry';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import type { TestableWorkflow } from './workflow-test-kit';
 

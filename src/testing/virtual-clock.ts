@@ -1,4 +1,4 @@
-import { parseDuration, type Duration } from '../engine/duration';
+import { parseDuration, type Duration } from '../engine/support/duration';
 
 /**
  * The time every instance of a Node-mode test kit sees. It never moves on its

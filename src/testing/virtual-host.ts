@@ -1,10 +1,10 @@
-import type { SigningKey } from '../engine/signing-key';
-import type { IndexEntry } from '../engine/index-entry';
-import type { EngineHost } from '../engine/instance-engine';
-import type { Registry } from '../engine/registry';
-import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
-import type { InstanceStore } from '../engine/store';
-import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhook';
+import type { SigningKey } from '../engine/webhooks/signing-key';
+import type { IndexEntry } from '../engine/index/index-entry';
+import type { EngineHost } from '../engine/instance/instance-engine';
+import type { Registry } from '../engine/definition/registry';
+import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
+import type { InstanceStore } from '../engine/storage/store';
+import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhooks/webhook';
 import type { VirtualClock } from './virtual-clock';
 import { gatedStore, type WriteGate } from './write-gate';
 

@@ -1,10 +1,10 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { instances, instanceStub, type ShardflowEnv } from '../client/instance-client';
 import { webhookKey } from '../client/webhook-key';
-import type { HistoryEvent } from '../engine/history';
-import type { RestartFrom } from '../engine/restart-from';
-import { decodeWebhookToken, webhookToken } from '../engine/webhook';
-import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
+import type { HistoryEvent } from '../engine/history/history';
+import type { RestartFrom } from '../engine/steps/restart-from';
+import { decodeWebhookToken, webhookToken } from '../engine/webhooks/webhook';
+import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import { allPages } from './all-pages';
 import type { InstanceDriver } from './instance-driver';
 import { testKitClock } from './workerd-clock';

@@ -1,4 +1,4 @@
-import type { StepFunctionWrapper } from '../engine/step-function-wrapper';
+import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import type { StepMocks } from './step-mocks';
 
 /**

@@ -13,7 +13,7 @@
  * expect(await payment.output()).toEqual({ status: 'expired' });
  */
 import type { ShardflowEnv } from '../client/instance-client';
-import { assertValidWorkflowId } from '../engine/ids';
+import { assertValidWorkflowId } from '../engine/support/ids';
 import { InstanceModifiers } from './instance-modifiers';
 import { adoptCreated, registerMocks, releaseMocks } from './workerd-mocks';
 import { WorkflowIntrospector } from './workflow-introspector';

@@ -1,8 +1,8 @@
-import type { Duration } from '../engine/duration';
-import type { HistoryEvent } from '../engine/history';
-import type { RestartFrom } from '../engine/restart-from';
-import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/types';
-import { FINISHED_STATUSES } from '../engine/types';
+import type { Duration } from '../engine/support/duration';
+import type { HistoryEvent } from '../engine/history/history';
+import type { RestartFrom } from '../engine/steps/restart-from';
+import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
+import { FINISHED_STATUSES } from '../engine/definition/types';
 import type { EventsOf, OutputOf, PayloadInputOf } from '../workflow';
 import type { InstanceDriver } from './instance-driver';
 import type { InstanceModifiers } from './instance-modifiers';

@@ -1,4 +1,4 @@
-import type { InstanceStore } from '../engine/store';
+import type { InstanceStore } from '../engine/storage/store';
 
 /** Every method of `InstanceStore` that changes durable state. */
 export const WRITE_METHODS = [

@@ -1,5 +1,5 @@
-import type { NewHistoryRow } from '../engine/history';
-import type { InstanceRow } from '../engine/store';
+import type { NewHistoryRow } from '../engine/history/history';
+import type { InstanceRow } from '../engine/storage/store';
 import type { WriteGate, WriteMethod } from './write-gate';
 
 /**

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { STATUS_BY_CODE, handleError } from '../../src/api/http-errors';
-import { ErrorCode, ShardflowError } from '../../src/engine/errors';
+import { ErrorCode, ShardflowError } from '../../src/engine/support/errors';
 
 /** A tiny app that throws the typed error named by the path, through the real onError. */
 const app = new Hono().get('/throw/:code', (c) => {

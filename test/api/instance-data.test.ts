@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../src/client/instance-client';
-import { ErrorCode } from '../../src/engine/errors';
-import { MAX_BUFFERED_EVENT_BYTES } from '../../src/engine/limits';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { MAX_BUFFERED_EVENT_BYTES } from '../../src/engine/support/limits';
 import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { settle, uniqueId } from '../helpers';
 import { BigResultsWorkflow, MailboxWorkflow } from '../worker/workflows';

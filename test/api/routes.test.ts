@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock, fireAlarm, resetClock, settle, uniqueId } from '../helpers';
-import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base64url-json';
-import { fnv1a32 } from '../../src/engine/shard';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/support/base64url-json';
+import { fnv1a32 } from '../../src/engine/index/shard';
 import { api, apiWith } from './helpers';
 import committedDocument from './openapi.json';
 import { createApp } from '../../src/api/app';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { settle, uniqueId } from '../helpers';
 import { api } from './helpers';
-import { registry } from '../../src/workflows/registry';
+import { registry } from '../../examples/demo/workflows/registry';
 
 async function createSearchable(id: string, attributes: Record<string, unknown>) {
 	const res = await api('POST', '/workflows', { type: 'searchable', id, payload: { customerId: 'x' }, attributes });

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceClock, fireAlarm, resetClock, settle, stub, uniqueId } from '../helpers';
 import { api } from './helpers';
-import { shardIndex } from '../../src/engine/shard';
+import { shardIndex } from '../../src/engine/index/shard';
 import { shardName } from '../../src/engine/object-names';
-import type { IndexEntry } from '../../src/engine/index-entry';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
 
 afterEach(resetClock);
 

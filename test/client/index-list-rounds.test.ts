@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { IndexClient, type ListQuery } from '../../src/client/index-client';
 import type { ShardflowEnv } from '../../src/client/instance-client';
-import type { IndexEntry } from '../../src/engine/index-entry';
-import { compareIn, type ShardListQuery } from '../../src/engine/index-query';
-import { defineIndexLayout } from '../../src/engine/registry';
-import { shardIndex } from '../../src/engine/shard';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+import { compareIn, type ShardListQuery } from '../../src/engine/index/index-query';
+import { defineIndexLayout } from '../../src/engine/definition/registry';
+import { shardIndex } from '../../src/engine/index/shard';
 import { INDEX_PREFIX } from '../../src/engine/object-names';
 
 /**

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ARCHIVE_CHUNK_BYTES } from '../../src/engine/archive';
-import { archivedHistoryPage } from '../../src/engine/archive-reader';
-import type { HistoryEvent, HistoryQuery } from '../../src/engine/history';
-import { defineRegistry } from '../../src/engine/registry';
-import type { Step } from '../../src/engine/types';
+import { ARCHIVE_CHUNK_BYTES } from '../../src/engine/lifecycle/archive';
+import { archivedHistoryPage } from '../../src/engine/lifecycle/archive-reader';
+import type { HistoryEvent, HistoryQuery } from '../../src/engine/history/history';
+import { defineRegistry } from '../../src/engine/definition/registry';
+import type { Step } from '../../src/engine/definition/types';
 import { r2Archive, readArchive } from '../../src/runtime/r2-archive';
 import { Workflow } from '../../src/workflow';
 import { FakeHost } from './fake-host';

@@ -12,9 +12,9 @@ import {
 	type BulkJobRow,
 	type BulkSpec,
 	type BulkStore,
-} from '../../src/engine/bulk-job';
-import { ErrorCode, InvalidStateError } from '../../src/engine/errors';
-import type { IndexEntry } from '../../src/engine/index-entry';
+} from '../../src/engine/bulk/bulk-job';
+import { ErrorCode, InvalidStateError } from '../../src/engine/support/errors';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
 
 /** The job's storage in memory; `failAfter` throws from the n-th settle on, like a kill -9 between two writes. */
 class MemoryBulkStore implements BulkStore {

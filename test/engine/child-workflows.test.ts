@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ChildPort } from '../../src/engine/child-workflows';
-import { ChildWorkflowError, ErrorCode, InvalidStateError } from '../../src/engine/errors';
-import type { InstanceEngine } from '../../src/engine/instance-engine';
-import type { Step } from '../../src/engine/types';
+import type { ChildPort } from '../../src/engine/children/child-workflows';
+import { ChildWorkflowError, ErrorCode, InvalidStateError } from '../../src/engine/support/errors';
+import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Workflow, type Step } from '../../src/authoring';
-import { concurrencyOf } from '../../src/engine/concurrency';
+import { concurrencyOf } from '../../src/engine/limiter/concurrency';
 import { limiterName, limiterOf } from '../../src/engine/object-names';
-import { ErrorCode, NotFoundError } from '../../src/engine/errors';
-import { LimiterEngine, type LimiterHost } from '../../src/engine/limiter';
-import { MemoryLimiterStore, MemorySlotStore } from '../../src/engine/memory-concurrency-stores';
-import type { InstanceEngine } from '../../src/engine/instance-engine';
+import { ErrorCode, NotFoundError } from '../../src/engine/support/errors';
+import { LimiterEngine, type LimiterHost } from '../../src/engine/limiter/limiter';
+import { MemoryLimiterStore, MemorySlotStore } from '../../src/engine/limiter/memory-concurrency-stores';
+import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import { FakeHost, registryOf } from './fake-host';
 
 class Limited extends Workflow<{ tenant: string }, string> {

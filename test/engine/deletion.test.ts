@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ARCHIVE_FORMAT_VERSION, type ArchiveBucket, type ArchiveManifest } from '../../src/engine/archive';
-import { archivedHistoryPage, readLatestArchive } from '../../src/engine/archive-reader';
-import { parseDuration } from '../../src/engine/duration';
-import { ErrorCode } from '../../src/engine/errors';
-import { compareEntries, type IndexEntry } from '../../src/engine/index-entry';
-import { reconcileVerdict } from '../../src/engine/reconcile-verdict';
-import { defineRegistry, DEFAULT_RETENTION } from '../../src/engine/registry';
-import type { Step } from '../../src/engine/types';
+import { ARCHIVE_FORMAT_VERSION, type ArchiveBucket, type ArchiveManifest } from '../../src/engine/lifecycle/archive';
+import { archivedHistoryPage, readLatestArchive } from '../../src/engine/lifecycle/archive-reader';
+import { parseDuration } from '../../src/engine/support/duration';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { compareEntries, type IndexEntry } from '../../src/engine/index/index-entry';
+import { reconcileVerdict } from '../../src/engine/index/reconcile-verdict';
+import { defineRegistry, DEFAULT_RETENTION } from '../../src/engine/definition/registry';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost } from './fake-host';
 

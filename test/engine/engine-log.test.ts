@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { consoleLogger, parseLogLevel } from '../../src/engine/engine-log';
-import type { Step } from '../../src/engine/types';
+import { consoleLogger, parseLogLevel } from '../../src/engine/support/engine-log';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './fake-host';
 

@@ -1,11 +1,11 @@
-import type { InvocationBudget } from '../../src/engine/invocation-budget';
-import type { ChildPort } from '../../src/engine/child-workflows';
-import type { EngineLogRecord } from '../../src/engine/engine-log';
-import type { IndexEntry } from '../../src/engine/index-entry';
-import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
-import { MemoryInstanceStore } from '../../src/engine/memory-store';
-import type { LimiterPort, SlotStore } from '../../src/engine/concurrency-slot';
-import { defineRegistry, type Registry } from '../../src/engine/registry';
+import type { InvocationBudget } from '../../src/engine/instance/invocation-budget';
+import type { ChildPort } from '../../src/engine/children/child-workflows';
+import type { EngineLogRecord } from '../../src/engine/support/engine-log';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+import { InstanceEngine, type EngineHost } from '../../src/engine/instance/instance-engine';
+import { MemoryInstanceStore } from '../../src/engine/storage/memory-store';
+import type { LimiterPort, SlotStore } from '../../src/engine/limiter/concurrency-slot';
+import { defineRegistry, type Registry } from '../../src/engine/definition/registry';
 
 /**
  * An `EngineHost` for the pure engine: an in-memory store, a clock the test

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EventTimeoutError } from '../../src/engine/errors';
-import { FINISHED_STATUSES, type Step } from '../../src/engine/types';
+import { EventTimeoutError } from '../../src/engine/support/errors';
+import { FINISHED_STATUSES, type Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import type { InstanceEngine } from '../../src/engine/instance-engine';
+import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import { FakeHost, registryOf } from './fake-host';
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode, NonRetryableError } from '../../src/engine/errors';
-import { HISTORY_FORMAT_VERSION, type HistoryEvent } from '../../src/engine/history';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode, NonRetryableError } from '../../src/engine/support/errors';
+import { HISTORY_FORMAT_VERSION, type HistoryEvent } from '../../src/engine/history/history';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { BacklogPort } from '../../src/engine/index-backlog';
-import type { IndexEntry } from '../../src/engine/index-entry';
-import { reconcileVerdict } from '../../src/engine/reconcile-verdict';
-import type { Step } from '../../src/engine/types';
+import type { BacklogPort } from '../../src/engine/index/index-backlog';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+import { reconcileVerdict } from '../../src/engine/index/reconcile-verdict';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { outboxBackoffMs } from '../../src/engine/instance/timing';
-import type { Step } from '../../src/engine/types';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/engine/errors';
-import { MAX_BUFFERED_EVENTS, MAX_BUFFERED_EVENT_BYTES } from '../../src/engine/limits';
-import { toStoredJson } from '../../src/engine/json';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { MAX_BUFFERED_EVENTS, MAX_BUFFERED_EVENT_BYTES } from '../../src/engine/support/limits';
+import { toStoredJson } from '../../src/engine/support/json';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/engine/errors';
-import { DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_STEPS } from '../../src/engine/instance-limits';
-import { defineRegistry } from '../../src/engine/registry';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_STEPS } from '../../src/engine/instance/instance-limits';
+import { defineRegistry } from '../../src/engine/definition/registry';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost } from './fake-host';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONTINUE_WAKEUP, invocationBudgetOf } from '../../src/engine/invocation-budget';
-import type { Step } from '../../src/engine/types';
+import { CONTINUE_WAKEUP, invocationBudgetOf } from '../../src/engine/instance/invocation-budget';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

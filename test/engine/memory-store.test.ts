@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { MemoryInstanceStore } from '../../src/engine/memory-store';
+import { MemoryInstanceStore } from '../../src/engine/storage/memory-store';
 import { storeContract } from '../store-contract';
 
 describe('MemoryInstanceStore', () => {

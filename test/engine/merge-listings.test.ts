@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareIn, positionOf, type TimeOrder as ListOrder, type ListPosition } from '../../src/engine/index-query';
-import { firstBatchOf, mergeListings } from '../../src/engine/merge-listings';
+import { compareIn, positionOf, type TimeOrder as ListOrder, type ListPosition } from '../../src/engine/index/index-query';
+import { firstBatchOf, mergeListings } from '../../src/engine/index/merge-listings';
 
 type Row = { id: string; createdAt: number; updatedAt: number; source: number };
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/base64url-json';
-import { decodeCursor, encodeCursor, importCursorKey, randomCursorSecret } from '../../src/engine/cursor';
-import { parseDuration } from '../../src/engine/duration';
-import { ErrorCode } from '../../src/engine/errors';
-import { assertValidWorkflowId, uuidv7 } from '../../src/engine/ids';
-import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/retry-policy';
-import { fnv1a32, shardIndex } from '../../src/engine/shard';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from '../../src/engine/support/base64url-json';
+import { decodeCursor, encodeCursor, importCursorKey, randomCursorSecret } from '../../src/engine/index/cursor';
+import { parseDuration } from '../../src/engine/support/duration';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { assertValidWorkflowId, uuidv7 } from '../../src/engine/support/ids';
+import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/steps/retry-policy';
+import { fnv1a32, shardIndex } from '../../src/engine/index/shard';
 import { shardName } from '../../src/engine/object-names';
 
 describe('parseDuration', () => {

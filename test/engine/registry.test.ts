@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, RegistryError } from '../../src/engine/errors';
-import { defineRegistry } from '../../src/engine/registry';
-import type { WorkflowDefaults } from '../../src/engine/types';
+import { ErrorCode, RegistryError } from '../../src/engine/support/errors';
+import { defineRegistry } from '../../src/engine/definition/registry';
+import type { WorkflowDefaults } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 
 class Greeter extends Workflow<{ name: string }, string> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/engine/errors';
-import type { RetryDelayFunction } from '../../src/engine/retry-policy';
-import type { Step, StepConfig } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import type { RetryDelayFunction } from '../../src/engine/steps/retry-policy';
+import type { Step, StepConfig } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './fake-host';
 

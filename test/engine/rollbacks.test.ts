@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { NonRetryableError } from '../../src/engine/errors';
-import type { HistoryEvent } from '../../src/engine/history';
-import type { Step } from '../../src/engine/types';
+import { NonRetryableError } from '../../src/engine/support/errors';
+import type { HistoryEvent } from '../../src/engine/history/history';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 
@@ -164,7 +164,7 @@ describe('rollbacks after run() fails for good', () => {
 		await host.idle();
 		expect(engine.status().status).toBe('completed');
 		// car and pay completed in generation 1; flight then hotel (kept) only in generation 0.
-		const { rollbackOrder } = await import('../../src/engine/rollback-runner');
+		const { rollbackOrder } = await import('../../src/engine/steps/rollback-runner');
 		const order = rollbackOrder(host.store, 1, [
 			{ name: 'flight', fn: async () => {}, retries: { limit: 0, delay: 0 }, result: null },
 			{ name: 'hotel', fn: async () => {}, retries: { limit: 0, delay: 0 }, result: null },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketRange, durationBucket, metricsDelta, percentiles, summarizeMetrics } from '../../src/engine/run-metrics';
+import { bucketRange, durationBucket, metricsDelta, percentiles, summarizeMetrics } from '../../src/engine/index/run-metrics';
 
 const MIN = 60_000;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/engine/errors';
-import { defineRegistry } from '../../src/engine/registry';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { defineRegistry } from '../../src/engine/definition/registry';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

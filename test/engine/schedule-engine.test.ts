@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ShardflowError, ErrorCode } from '../../src/engine/errors';
-import { MemoryScheduleStore } from '../../src/engine/memory-schedule-store';
+import { ShardflowError, ErrorCode } from '../../src/engine/support/errors';
+import { MemoryScheduleStore } from '../../src/engine/schedule/memory-schedule-store';
 import { Workflow } from '../../src/authoring';
-import { compileCron, scheduledInstanceId, scheduledTypes, type ResolvedSchedule } from '../../src/engine/schedule';
+import { compileCron, scheduledInstanceId, scheduledTypes, type ResolvedSchedule } from '../../src/engine/schedule/schedule';
 import { registryOf } from './fake-host';
-import { ScheduleEngine, type ScheduleHost } from '../../src/engine/schedule-engine';
+import { ScheduleEngine, type ScheduleHost } from '../../src/engine/schedule/schedule-engine';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const MIN = 60_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, NonRetryableError } from '../../src/engine/errors';
-import { REDACTED_STEP_OUTPUT } from '../../src/engine/sensitive-output';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode, NonRetryableError } from '../../src/engine/support/errors';
+import { REDACTED_STEP_OUTPUT } from '../../src/engine/steps/sensitive-output';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './fake-host';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode, EventTimeoutError } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode, EventTimeoutError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 

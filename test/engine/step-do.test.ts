@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/step-context';
+import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/steps/step-context';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 
 let calls: Record<string, number> = {};

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ErrorCode } from '../../src/engine/errors';
-import type { Step, StepAttempt } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import type { Step, StepAttempt } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf, startInstance } from './fake-host';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/engine/errors';
-import type { HistoryEvent } from '../../src/engine/history';
-import { STREAM_KINDS, STREAM_MESSAGE_BURST, STREAM_MESSAGE_MAX_BYTES, STREAM_MESSAGES_PER_SECOND, toStreamRecord } from '../../src/engine/stream';
-import type { Step } from '../../src/engine/types';
+import { ErrorCode } from '../../src/engine/support/errors';
+import type { HistoryEvent } from '../../src/engine/history/history';
+import { STREAM_KINDS, STREAM_MESSAGE_BURST, STREAM_MESSAGE_MAX_BYTES, STREAM_MESSAGES_PER_SECOND, toStreamRecord } from '../../src/engine/streams/stream';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './fake-host';
 

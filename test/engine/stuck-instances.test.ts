@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_STACK_CHARS } from '../../src/engine/thrown-value';
+import { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_STACK_CHARS } from '../../src/engine/support/thrown-value';
 import { WATCHDOG_MS } from '../../src/engine/instance/timing';
-import type { Step } from '../../src/engine/types';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { parseDuration } from '../../src/engine/duration';
-import type { InstanceEngine } from '../../src/engine/instance-engine';
-import { DEFAULT_RETENTION } from '../../src/engine/registry';
+import { parseDuration } from '../../src/engine/support/duration';
+import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
+import { DEFAULT_RETENTION } from '../../src/engine/definition/registry';
 import { registryOf, startInstance, type FakeHost } from './fake-host';
 
 /** A finished instance keeps one alarm: its retention running out (no watchdog, no retry loop). */

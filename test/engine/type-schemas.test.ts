@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { typeSchemas } from '../../src/engine/type-schemas';
+import { typeSchemas } from '../../src/engine/definition/type-schemas';
 
 const workflow = (payload: unknown, events: Record<string, unknown>) => ({ type: 't', workflow: { type: 't', payload, events } as any });
 

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ErrorCode, WebhookExpiredError } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
-import type { Duration } from '../../src/engine/duration';
-import { decodeWebhookToken, encodeWebhookToken, importWebhookKey, WEBHOOK_PATH, webhookUrl, type WebhookTarget } from '../../src/engine/webhook';
+import { ErrorCode, WebhookExpiredError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
+import type { Duration } from '../../src/engine/support/duration';
+import { decodeWebhookToken, encodeWebhookToken, importWebhookKey, WEBHOOK_PATH, webhookUrl, type WebhookTarget } from '../../src/engine/webhooks/webhook';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Step } from '../../src/engine/types';
-import { CALM_MS, EARLY_MAX_STEPS_PER_YIELD, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_MS, MIN_STEPS_PER_YIELD } from '../../src/engine/yield-pacer';
+import type { Step } from '../../src/engine/definition/types';
+import { CALM_MS, EARLY_MAX_STEPS_PER_YIELD, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_MS, MIN_STEPS_PER_YIELD } from '../../src/engine/steps/yield-pacer';
 import { Workflow } from '../../src/workflow';
 import { FakeHost, registryOf } from './fake-host';
 

@@ -5,10 +5,10 @@
 // took above what the shards themselves hold: what one list request costs the API Worker's isolate.
 import { IndexClient } from '../../src/client/index-client';
 import type { ShardflowEnv } from '../../src/client/instance-client';
-import type { IndexEntry } from '../../src/engine/index-entry';
-import { compareIn, type ShardListQuery } from '../../src/engine/index-query';
-import { defineIndexLayout } from '../../src/engine/registry';
-import { shardIndex } from '../../src/engine/shard';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+import { compareIn, type ShardListQuery } from '../../src/engine/index/index-query';
+import { defineIndexLayout } from '../../src/engine/definition/registry';
+import { shardIndex } from '../../src/engine/index/shard';
 import { INDEX_PREFIX } from '../../src/engine/object-names';
 
 const [shardCount, perShard, limit] = [Number(process.argv[2] ?? 256), Number(process.argv[3] ?? 1000), Number(process.argv[4] ?? 1000)];

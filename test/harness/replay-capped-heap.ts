@@ -10,10 +10,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InstanceEngine, type EngineHost } from '../../src/engine/instance-engine';
-import type { IndexEntry } from '../../src/engine/index-entry';
-import type { ArchiveBucket } from '../../src/engine/archive';
-import { defineRegistry } from '../../src/engine/registry';
+import { InstanceEngine, type EngineHost } from '../../src/engine/instance/instance-engine';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+import type { ArchiveBucket } from '../../src/engine/lifecycle/archive';
+import { defineRegistry } from '../../src/engine/definition/registry';
 import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
 import { ObjectStorage } from '../../src/runtime/object-storage';
 import { nodeDurableStorage } from './node-durable-storage';

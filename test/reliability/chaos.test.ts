@@ -2,7 +2,7 @@ import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } fro
 import { afterAll, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
-import type { IndexEntry } from '../../src/engine/index-entry';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
 import { shardName } from '../../src/engine/object-names';
 import { advanceClock, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';

@@ -4,7 +4,7 @@ import { IndexClient } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { limiterInfo } from '../../src/client/limiter-client';
 import { limiterName } from '../../src/engine/object-names';
-import { ErrorCode } from '../../src/engine/errors';
+import { ErrorCode } from '../../src/engine/support/errors';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, testEnv, uniqueId, until } from '../helpers';
 import { limiterFaults } from '../worker/probes';

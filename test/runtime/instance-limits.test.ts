@@ -1,8 +1,8 @@
 import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { ErrorCode } from '../../src/engine/errors';
-import { defineRegistry } from '../../src/engine/registry';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { defineRegistry } from '../../src/engine/definition/registry';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { executions } from '../worker/probes';

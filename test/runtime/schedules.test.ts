@@ -2,8 +2,8 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { schedules } from '../../src/client/schedule-client';
-import { ErrorCode } from '../../src/engine/errors';
-import { scheduledInstanceId } from '../../src/engine/schedule-name';
+import { ErrorCode } from '../../src/engine/support/errors';
+import { scheduledInstanceId } from '../../src/engine/schedule/schedule-name';
 import { scheduleName } from '../../src/engine/object-names';
 import { advanceClock, resetClock, settle, stub, testEnv } from '../helpers';
 import { testClock } from '../worker/test-clock';

@@ -1,9 +1,9 @@
-import { parseDuration } from '../../src/engine/duration';
-import { DEFAULT_RETENTION } from '../../src/engine/registry';
+import { parseDuration } from '../../src/engine/support/duration';
+import { DEFAULT_RETENTION } from '../../src/engine/definition/registry';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { MAX_ERROR_MESSAGE_CHARS } from '../../src/engine/thrown-value';
+import { MAX_ERROR_MESSAGE_CHARS } from '../../src/engine/support/thrown-value';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 
 afterEach(resetClock);

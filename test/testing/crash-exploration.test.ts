@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertCrashSafe, CrashDivergenceError, exploreCrashes } from '../../src/testing';
-import { NonRetryableError } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
+import { NonRetryableError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { CarefulChargeWorkflow, CarelessChargeWorkflow, FakeBank, OrderWorkflow, SilentChargeWorkflow } from './fixtures';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { EventTimeoutError } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
+import { EventTimeoutError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 
 /** How often each fixture step's own function ran; reset by each test. */

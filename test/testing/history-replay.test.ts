@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { HistoryEvent } from '../../src/engine/history';
-import type { Step } from '../../src/engine/types';
+import type { HistoryEvent } from '../../src/engine/history/history';
+import type { Step } from '../../src/engine/definition/types';
 import { assertReplays, ReplayDivergenceError, replayHistory, testWorkflow, TestKitErrorCode } from '../../src/testing';
 import { Workflow } from '../../src/workflow';
 import { OrderWorkflow } from './fixtures';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../src/client/instance-client';
-import { defineRegistry } from '../../src/engine/registry';
+import { defineRegistry } from '../../src/engine/definition/registry';
 import { introspectWorkflow, TestKitErrorCode } from '../../src/testing';
 import { calls, NoTimeoutWorkflow, OrderWorkflow } from './fixtures';
 

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { defineRegistry } from '../../src/engine/registry';
+import { defineRegistry } from '../../src/engine/definition/registry';
 import { StatusNotReachedError, TestKitError, TestKitErrorCode, UnusedMockError, testWorkflow } from '../../src/testing';
 import { calls, HangsOnceWorkflow, NoTimeoutWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from './fixtures';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NonRetryableError, WebhookExpiredError } from '../../src/engine/errors';
-import type { Step } from '../../src/engine/types';
+import { NonRetryableError, WebhookExpiredError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
 import { assertCrashSafe, exploreCrashes, TestKitErrorCode, testWorkflow } from '../../src/testing';
 import { Workflow } from '../../src/workflow';
 

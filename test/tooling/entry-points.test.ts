@@ -62,7 +62,7 @@ describe('entry points', () => {
 	it('the deployed Worker (wrangler main) bundles nothing of the test kit', async () => {
 		const graph = await importGraph('examples/demo/index.ts');
 		expect(graph.filter((path) => path.includes('src/testing/'))).toEqual([]);
-		expect(graph.some((path) => path.includes('src/engine/instance-engine.ts'))).toBe(true);
+		expect(graph.some((path) => path.includes('src/engine/instance/instance-engine.ts'))).toBe(true);
 	});
 
 	it('the host entry does pull them in (so the check above can see them)', async () => {

@@ -3,9 +3,9 @@
  * number and a known unit. Checked by `tsc --noEmit` in `npm test`: every
  * `@ts-expect-error` below must be an error. Nothing here runs.
  */
-import type { Duration } from '../../src/engine/duration';
-import { defineRegistry } from '../../src/engine/registry';
-import type { Step, WorkflowDefaults } from '../../src/engine/types';
+import type { Duration } from '../../src/engine/support/duration';
+import { defineRegistry } from '../../src/engine/definition/registry';
+import type { Step, WorkflowDefaults } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 
 export const accepted: Duration[] = [0, 1500, '2s', '500ms', '500 ms', '1 second', '1.5 hours', '7d', '7 days', '1 week', '1y'];

@@ -4,7 +4,7 @@
  * the class names its own type as `Workflow`'s third argument. Checked by
  * `tsc --noEmit`; nothing here runs.
  */
-import type { Step } from '../../src/engine/types';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 
 // What `wrangler types` writes for a `vars` entry (merged into Cloudflare's global interface).

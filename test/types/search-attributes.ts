@@ -5,9 +5,9 @@
 import { IndexClient } from '../../src/client/index-client';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import { workflowClient } from '../../src/client/workflow-client';
-import { defineRegistry } from '../../src/engine/registry';
+import { defineRegistry } from '../../src/engine/definition/registry';
 import { Workflow, type StepOf } from '../../src/workflow';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 
 declare const env: ShardflowEnv;
 

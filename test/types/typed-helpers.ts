@@ -4,7 +4,7 @@
  * Nothing here runs.
  */
 import type { ShardflowEnv } from '../../src/client/instance-client';
-import type { Step } from '../../src/engine/types';
+import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';

@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import { createApp, createWorkflowRunner, defineRegistry } from '../../src/host';
 import { Workflow, type Step } from '../../src/authoring';
-import { PaymentWorkflow } from '../../src/workflows/payment-workflow';
-import { TestWorkflow } from '../../src/workflows/test-workflow';
+import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
+import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 
 /** Runs every 10 seconds (six cron fields, seconds first): a schedule with recent runs within a test. */
 export class HeartbeatWorkflow extends Workflow<{ region: string }, string> {

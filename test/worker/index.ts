@@ -1,5 +1,5 @@
 import { createApp } from '../../src/api/app';
-import { defineRegistry } from '../../src/engine/registry';
+import { defineRegistry } from '../../src/engine/definition/registry';
 import { createWorkflowRunner } from '../../src/runtime/workflow-runner';
 import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { TypeSchemas } from '../../engine/type-schemas';
-import type { WorkflowStatusInfo } from '../../engine/types';
+import type { TypeSchemas } from '../../engine/definition/type-schemas';
+import type { WorkflowStatusInfo } from '../../engine/definition/types';
 import { safeJson, type ListItem } from './list';
 import { JsonBlock, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { AttributeDeclaration, AttributeKind } from '../../engine/search-attributes';
-import { WORKFLOW_STATUSES } from '../../engine/types';
+import type { AttributeDeclaration, AttributeKind } from '../../engine/index/search-attributes';
+import { WORKFLOW_STATUSES } from '../../engine/definition/types';
 import { BULK_CHOICES, BulkProgressCard, ConfirmDialog } from './bulk';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { TypeMetrics } from '../../engine/run-metrics';
-import { WORKFLOW_STATUSES } from '../../engine/types';
+import type { TypeMetrics } from '../../engine/index/run-metrics';
+import { WORKFLOW_STATUSES } from '../../engine/definition/types';
 import { StatusBadge } from './layout';
 import { safeJson } from './list';
 import { dashboardHref } from './paths';

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { ScheduleInfo, ScheduleRun } from '../../engine/schedule-engine';
+import type { ScheduleInfo, ScheduleRun } from '../../engine/schedule/schedule-engine';
 import { StatusBadge, Time } from './layout';
 import { safeJson } from './list';
 import { dashboardHref, instanceHref } from './paths';

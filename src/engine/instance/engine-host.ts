@@ -1,15 +1,15 @@
-import type { ArchiveBucket } from '../archive';
-import type { ChildPort } from '../child-workflows';
-import type { LimiterPort, SlotStore } from '../concurrency-slot';
-import type { EngineLogger } from '../engine-log';
-import type { BacklogPort } from '../index-backlog';
-import type { IndexEntry } from '../index-entry';
-import type { InvocationBudget } from '../invocation-budget';
-import type { Registry } from '../registry';
-import type { StepFunctionWrapper } from '../step-function-wrapper';
-import type { InstanceStore } from '../store';
-import type { WebhookTarget } from '../webhook';
-import type { YieldReport } from '../yield-pacer';
+import type { ArchiveBucket } from '../lifecycle/archive';
+import type { ChildPort } from '../children/child-workflows';
+import type { LimiterPort, SlotStore } from '../limiter/concurrency-slot';
+import type { EngineLogger } from '../support/engine-log';
+import type { BacklogPort } from '../index/index-backlog';
+import type { IndexEntry } from '../index/index-entry';
+import type { InvocationBudget } from './invocation-budget';
+import type { Registry } from '../definition/registry';
+import type { StepFunctionWrapper } from '../steps/step-function-wrapper';
+import type { InstanceStore } from '../storage/store';
+import type { WebhookTarget } from '../webhooks/webhook';
+import type { YieldReport } from '../steps/yield-pacer';
 import type { PassFailures } from './pass-failures';
 
 /** What the Durable Object shell (or a test) provides to the engine. */

@@ -1,8 +1,8 @@
-import { NotFoundError } from '../errors';
-import { historyRow, type HistoryRecord } from '../history';
-import type { ResolvedEntry } from '../registry';
-import type { InstanceRow } from '../store';
-import { FINISHED_STATUSES } from '../types';
+import { NotFoundError } from '../support/errors';
+import { historyRow, type HistoryRecord } from '../history/history';
+import type { ResolvedEntry } from '../definition/registry';
+import type { InstanceRow } from '../storage/store';
+import { FINISHED_STATUSES } from '../definition/types';
 import type { EngineHost } from './engine-host';
 import { isolatePassFailures } from './pass-failures';
 import type { InstancePart } from './part';

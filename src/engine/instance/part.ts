@@ -1,4 +1,4 @@
-import type { InstanceRow } from '../store';
+import type { InstanceRow } from '../storage/store';
 
 /**
  * One concern of an instance beside its row (the replay loop, the index outbox, the

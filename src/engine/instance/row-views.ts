@@ -1,5 +1,5 @@
-import type { ChildOutcome } from '../child-workflows';
-import type { InstanceRow } from '../store';
+import type { ChildOutcome } from '../children/child-workflows';
+import type { InstanceRow } from '../storage/store';
 
 /** The error a row records (an errored or diverged instance's), as logs and history records carry it. */
 export function errorOf(row: { errorName: string | null; errorMessage: string | null; errorStack: string | null; errorCode: string | null }) {

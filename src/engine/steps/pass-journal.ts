@@ -1,12 +1,12 @@
-import { HistoryLimitExceededError, StepFailedError, StepLimitExceededError, type DeterminismError } from '../errors';
-import type { HistoryRecord } from '../history';
-import { limitExceeded } from '../instance-limits';
-import type { ResolvedEntry } from '../registry';
-import { AbortSignal_, SuspendSignal } from '../signals';
-import type { PassHooks } from '../step-context';
-import type { StepRows } from '../step-rows';
-import type { PassStore, StepRow } from '../store';
-import type { StepKind } from '../types';
+import { HistoryLimitExceededError, StepFailedError, StepLimitExceededError, type DeterminismError } from '../support/errors';
+import type { HistoryRecord } from '../history/history';
+import { limitExceeded } from '../instance/instance-limits';
+import type { ResolvedEntry } from '../definition/registry';
+import { AbortSignal_, SuspendSignal } from './signals';
+import type { PassHooks } from './step-context';
+import type { StepRows } from './step-rows';
+import type { PassStore, StepRow } from '../storage/store';
+import type { StepKind } from '../definition/types';
 
 /**
  * The step rows of one pass and how every step kind writes them: through to the store

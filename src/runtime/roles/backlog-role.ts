@@ -1,5 +1,5 @@
 import type { BacklogAccess } from '../../operations/role-calls';
-import type { BacklogSummary } from '../../engine/index-backlog';
+import type { BacklogSummary } from '../../engine/index/index-backlog';
 import { IndexBacklogStore } from '../index-backlog-store';
 import type { ObjectStorage } from '../object-storage';
 

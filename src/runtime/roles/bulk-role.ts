@@ -11,9 +11,9 @@ import {
 	type BulkHost,
 	type BulkProgress,
 	type BulkSpec,
-} from '../../engine/bulk-job';
-import { ErrorCode, ShardflowError } from '../../engine/errors';
-import type { Registry } from '../../engine/registry';
+} from '../../engine/bulk/bulk-job';
+import { ErrorCode, ShardflowError } from '../../engine/support/errors';
+import type { Registry } from '../../engine/definition/registry';
 import { DrizzleBulkStore } from '../bulk-store';
 import type { ObjectStorage } from '../object-storage';
 
@@ -27,7 +27,7 @@ export interface BulkRoleContext {
 
 /**
  * A bulk operation (`__bulk:<id>`): walks its query through the index and applies its action to
- * each instance from its alarm, at its rate, resumable after any crash (engine/bulk-job.ts).
+ * each instance from its alarm, at its rate, resumable after any crash (engine/bulk/bulk-job.ts).
  */
 export class BulkRole implements BulkAccess {
 	readonly kind = 'bulk';

@@ -1,9 +1,9 @@
 import type { IndexShardAccess, TombstonesCollected } from '../../operations/role-calls';
-import type { EntryPosition, IndexEntry } from '../../engine/index-entry';
-import type { ShardMetrics } from '../../engine/run-metrics';
-import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../../engine/index-query';
+import type { EntryPosition, IndexEntry } from '../../engine/index/index-entry';
+import type { ShardMetrics } from '../../engine/index/run-metrics';
+import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../../engine/index/index-query';
 import type { ObjectStorage } from '../object-storage';
-import { shardIndex } from '../../engine/shard';
+import { shardIndex } from '../../engine/index/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
 
@@ -76,7 +76,7 @@ export class IndexShardRole implements IndexShardAccess {
 		return this.read((shard) => shard.counts(), {});
 	}
 
-	/** This shard's run metrics up to `now` (engine/run-metrics.ts). */
+	/** This shard's run metrics up to `now` (engine/index/run-metrics.ts). */
 	metrics(now: number): ShardMetrics {
 		return this.read((shard) => shard.metrics.read(now), { minutes: [], day: { started: 0, completed: 0, errored: 0, terminated: 0 }, durations: { hour: {}, day: {} } });
 	}

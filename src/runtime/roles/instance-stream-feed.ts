@@ -1,7 +1,7 @@
-import { ErrorCode } from '../../engine/errors';
-import { parseHistoryAfter } from '../../engine/history';
-import type { InstanceStore } from '../../engine/store';
-import { STREAM_CATCH_UP_PAGE, STREAM_KINDS, STREAM_SUBSCRIBERS_MAX, streamEnds, toStreamRecord, type StreamEvent } from '../../engine/stream';
+import { ErrorCode } from '../../engine/support/errors';
+import { parseHistoryAfter } from '../../engine/history/history';
+import type { InstanceStore } from '../../engine/storage/store';
+import { STREAM_CATCH_UP_PAGE, STREAM_KINDS, STREAM_SUBSCRIBERS_MAX, streamEnds, toStreamRecord, type StreamEvent } from '../../engine/streams/stream';
 
 /** What a subscriber's socket remembers across hibernation: the seq of the last record it was sent. */
 interface Cursor {

@@ -1,5 +1,5 @@
 import type { KeysAccess } from '../../operations/role-calls';
-import { randomCursorSecret } from '../../engine/cursor';
+import { randomCursorSecret } from '../../engine/index/cursor';
 import { storedSecret } from '../engine-keys-store';
 import type { ObjectStorage } from '../object-storage';
 

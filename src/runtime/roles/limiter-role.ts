@@ -1,9 +1,9 @@
 import type { LimiterAccess } from '../../operations/role-calls';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
-import { concurrencyOf } from '../../engine/concurrency';
+import { concurrencyOf } from '../../engine/limiter/concurrency';
 import { limiterOf } from '../../engine/object-names';
-import { LimiterEngine, type LimiterInfo } from '../../engine/limiter';
-import type { Registry } from '../../engine/registry';
+import { LimiterEngine, type LimiterInfo } from '../../engine/limiter/limiter';
+import type { Registry } from '../../engine/definition/registry';
 import { DrizzleLimiterStore } from '../limiter-store';
 import type { ObjectStorage } from '../object-storage';
 
@@ -17,7 +17,7 @@ export interface LimiterRoleContext {
 
 /**
  * The limiter of one concurrency key (`__limit:<type>:<key>`): who holds its
- * slots and who waits, in arrival order (see engine/limiter.ts).
+ * slots and who waits, in arrival order (see engine/limiter/limiter.ts).
  */
 export class LimiterRole implements LimiterAccess {
 	readonly kind = 'limiter';

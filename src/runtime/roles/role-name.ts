@@ -1,4 +1,4 @@
-import { WrongRoleError } from '../../engine/errors';
+import { WrongRoleError } from '../../engine/support/errors';
 import type { RoleKind } from '../../engine/object-names';
 
 /** The role an object plays, from its name alone (see engine/object-names.ts, which builds and parses every name). */

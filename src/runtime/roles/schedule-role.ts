@@ -1,12 +1,12 @@
 import type { ScheduleAccess } from '../../operations/role-calls';
 import type { ShardflowEnv } from '../../client/instance-client';
 import { instances } from '../../client/instance-client';
-import { ErrorCode, ShardflowError } from '../../engine/errors';
-import type { Registry } from '../../engine/registry';
-import { scheduleOf } from '../../engine/schedule';
+import { ErrorCode, ShardflowError } from '../../engine/support/errors';
+import type { Registry } from '../../engine/definition/registry';
+import { scheduleOf } from '../../engine/schedule/schedule';
 import { scheduleTypeOf } from '../../engine/object-names';
-import { ScheduleEngine, type ScheduleInfo } from '../../engine/schedule-engine';
-import { FINISHED_STATUSES } from '../../engine/types';
+import { ScheduleEngine, type ScheduleInfo } from '../../engine/schedule/schedule-engine';
+import { FINISHED_STATUSES } from '../../engine/definition/types';
 import type { ObjectStorage } from '../object-storage';
 import { DrizzleScheduleStore } from '../schedule-store';
 
@@ -20,7 +20,7 @@ export interface ScheduleRoleContext {
 
 /**
  * A type's schedule (`__schedule:<type>`): creates the type's instances at
- * its cron's ticks from this object's alarm (see engine/schedule-engine.ts).
+ * its cron's ticks from this object's alarm (see engine/schedule/schedule-engine.ts).
  * The schedule itself is code (`static schedule`); this object keeps where it
  * stands: paused or not, the next tick, the last runs.
  */

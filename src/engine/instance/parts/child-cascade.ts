@@ -1,7 +1,7 @@
-import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes, type ChildPort } from '../../child-workflows';
-import type { InstanceRow } from '../../store';
-import { stepRowsWithSmallResults } from '../../step-rows';
-import { FINISHED_STATUSES } from '../../types';
+import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes, type ChildPort } from '../../children/child-workflows';
+import type { InstanceRow } from '../../storage/store';
+import { stepRowsWithSmallResults } from '../../steps/step-rows';
+import { FINISHED_STATUSES } from '../../definition/types';
 import type { InstanceKernel } from '../kernel';
 import type { InstancePart } from '../part';
 import { outcomeOf } from '../row-views';

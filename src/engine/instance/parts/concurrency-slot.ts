@@ -1,11 +1,11 @@
-import { concurrencyKey, concurrencyOf } from '../../concurrency';
-import type { SlotRow } from '../../concurrency-slot';
-import { historyRow } from '../../history';
-import { fromStoredJson } from '../../json';
-import type { InstanceRow } from '../../store';
+import { concurrencyKey, concurrencyOf } from '../../limiter/concurrency';
+import type { SlotRow } from '../../limiter/concurrency-slot';
+import { historyRow } from '../../history/history';
+import { fromStoredJson } from '../../support/json';
+import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
-import { describeThrown } from '../../thrown-value';
-import { FINISHED_STATUSES } from '../../types';
+import { describeThrown } from '../../support/thrown-value';
+import { FINISHED_STATUSES } from '../../definition/types';
 import type { InstanceKernel } from '../kernel';
 import type { InstancePart } from '../part';
 import { outboxBackoffMs, WATCHDOG_MS } from '../timing';

@@ -1,7 +1,7 @@
-import { writeArchive } from '../../archive-writer';
-import { removalEntry } from '../../index-entry';
-import type { DeletionReason, DeletionRow } from '../../store';
-import { describeThrown } from '../../thrown-value';
+import { writeArchive } from '../../lifecycle/archive-writer';
+import { removalEntry } from '../../index/index-entry';
+import type { DeletionReason, DeletionRow } from '../../storage/store';
+import { describeThrown } from '../../support/thrown-value';
 import type { InstanceKernel } from '../kernel';
 import type { InstancePart } from '../part';
 import { outboxBackoffMs, WATCHDOG_MS } from '../timing';

@@ -1,6 +1,6 @@
-import { deliverTracked, noteFailedDelivery } from '../../index-backlog';
-import { toIndexEntry, type IndexEntry } from '../../index-entry';
-import type { InstanceRow } from '../../store';
+import { deliverTracked, noteFailedDelivery } from '../../index/index-backlog';
+import { toIndexEntry, type IndexEntry } from '../../index/index-entry';
+import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import type { InstanceKernel } from '../kernel';
 import type { InstancePart } from '../part';

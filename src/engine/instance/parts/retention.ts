@@ -1,5 +1,5 @@
-import type { FinishedStatus } from '../../registry';
-import { FINISHED_STATUSES } from '../../types';
+import type { FinishedStatus } from '../../definition/registry';
+import { FINISHED_STATUSES } from '../../definition/types';
 import type { InstanceKernel } from '../kernel';
 import type { InstancePart } from '../part';
 

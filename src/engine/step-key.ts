@@ -1,9 +1,0 @@
-import type { StepKind } from './types';
-
-/**
- * The one place that builds step row keys. The kind is part of the key, so a
- * `do` and a `sleep` that share a name never collide.
- */
-export function stepKey(kind: StepKind, name: string): string {
-	return `${kind}:${name}`;
-}

@@ -1,0 +1,154 @@
+import {
+	checkChildRequest,
+	childPollDelayMs,
+	isTransient,
+	readChildRef,
+	type ChildClass,
+	type ChildOptions,
+	type ChildOutcome,
+	type ChildPort,
+	type ChildRef,
+} from '../children/child-workflows';
+import { ChildWorkflowError } from '../support/errors';
+import { historyError } from '../history/history';
+import { fromStoredJson } from '../support/json';
+import { isSignal } from './signals';
+import type { StepRow } from '../storage/store';
+import type { PassJournal } from './pass-journal';
+import { describeThrown } from '../support/thrown-value';
+
+/** The parent's side of child workflows, lent to a pass. */
+export interface ChildStepHooks {
+	port: ChildPort;
+	parentId: string;
+	parentType: string;
+	generation: number;
+	/** Throws `UNKNOWN_TYPE` for a type the registry does not hold. */
+	assertRegistered(type: string): void;
+}
+
+/**
+ * A new or unfinished child step (`step.invoke` / `step.start`; replays of finished ones
+ * answer in `StepContext`). Its row is written (with `child.started`) before the child's
+ * create is sent, so a crash re-sends the same create (idempotent by id): a replay never
+ * starts a second child. An `invoke` then waits in status `waiting`, asking the child for
+ * its outcome on every pass: a pass comes when the child's notice wakes the parent, and
+ * from the alarm on a backoff (`childPollDelayMs`) should a notice be lost.
+ */
+export async function runChildStep(
+	step: PassJournal,
+	children: ChildStepHooks,
+	key: string,
+	mode: ChildRef['mode'],
+	name: string,
+	Child: ChildClass,
+	options: ChildOptions<unknown>,
+): Promise<unknown> {
+	let row = step.row(key);
+	let now = step.hooks.now();
+	if (!row) {
+		const ref = checkChildRequest(children, mode, name, Child, options);
+		step.transact(() => {
+			step.write({ ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
+			step.hooks.record({ kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode } });
+		});
+		row = step.row(key)!;
+	}
+	const ref = readChildRef(row);
+	if (row.status === 'running' || row.status === 'retrying') {
+		if (row.wakeAt !== null && row.wakeAt > now) throw step.suspend('sleeping');
+		try {
+			await children.port.start({ id: ref.childId, type: ref.childType, payload: options?.payload, parent: { id: children.parentId, type: children.parentType, step: name } });
+		} catch (error) {
+			if (isSignal(error)) throw error;
+			step.checkAbort();
+			return startFailed(step, row, error);
+		}
+		step.checkAbort();
+		now = step.hooks.now();
+		const started = row;
+		if (mode === 'start') {
+			step.transact(() => {
+				step.store.deleteWakeup(key);
+				step.write({ ...started, status: 'completed', attempts: started.attempts + 1, finishedAt: now, wakeAt: null });
+			});
+			return ref.childId;
+		}
+		const wakeAt = now + childPollDelayMs(1);
+		step.transact(() => {
+			step.hooks.setWakeup(key, wakeAt);
+			step.write({ ...started, status: 'waiting', attempts: 0, wakeAt, errorName: null, errorMessage: null, errorCode: null });
+		});
+		row = step.row(key)!;
+	}
+	return childOutcome(step, row, ref, children);
+}
+
+/** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
+async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, children: ChildStepHooks): Promise<unknown> {
+	let outcome: ChildOutcome | null;
+	try {
+		outcome = await children.port.outcome(ref.childId);
+	} catch (error) {
+		if (isSignal(error)) throw error;
+		// Gone (deleted by hand): the child cannot answer any more, which fails the invoke.
+		outcome = isTransient(error) ? null : { status: 'errored', error: { name: 'ChildWorkflowGone', message: describeThrown(error).message } };
+	}
+	step.checkAbort();
+	const now = step.hooks.now();
+	if (!outcome) {
+		// A pass that came before the next poll was due (another wake-up) keeps that poll.
+		if (row.wakeAt === null || row.wakeAt <= now) {
+			const polls = row.attempts + 1;
+			const wakeAt = now + childPollDelayMs(polls);
+			step.transact(() => {
+				step.hooks.setWakeup(row.key, wakeAt);
+				step.write({ ...row, attempts: polls, wakeAt });
+			});
+		}
+		throw step.suspend('waiting');
+	}
+	if (outcome.status === 'completed') {
+		const output = outcome.output;
+		step.transact(() => {
+			step.store.deleteWakeup(row.key);
+			step.write({ ...row, status: 'completed', result: output, finishedAt: now, wakeAt: null });
+			step.hooks.record({ kind: 'child.completed', step: row.name, value: output, detail: { childId: ref.childId } });
+		});
+		return fromStoredJson(output);
+	}
+	const { status, error: childError } = outcome;
+	const error = new ChildWorkflowError(ref.childId, ref.childType, status, childError);
+	step.transact(() => {
+		step.store.deleteWakeup(row.key);
+		step.write({
+			...row, status: 'failed', result: JSON.stringify({ ...ref, status, error: childError }), finishedAt: now, wakeAt: null,
+			errorName: error.name, errorMessage: error.message, errorStack: null, errorCode: error.code,
+		});
+		step.hooks.record({ kind: 'child.failed', step: row.name, detail: { childId: ref.childId, status, error: childError } });
+	});
+	throw error;
+}
+
+/** The child's create failed: a refusal (payload, type) fails the step for good, anything else is retried. */
+function startFailed(step: PassJournal, row: StepRow, error: unknown): never {
+	const now = step.hooks.now();
+	const attempts = row.attempts + 1;
+	const described = describeThrown(error);
+	if (isTransient(error)) {
+		const wakeAt = now + childPollDelayMs(attempts);
+		step.hooks.log({ severity: 'warn', event: 'child.start_failed', step: row.name, attempt: attempts, willRetry: true, retryAt: wakeAt, error: described });
+		step.transact(() => {
+			step.hooks.setWakeup(row.key, wakeAt);
+			step.write({ ...row, status: 'retrying', attempts, wakeAt, errorName: described.name, errorMessage: described.message, errorCode: described.code ?? null });
+		});
+		throw step.suspend('sleeping');
+	}
+	step.hooks.log({ severity: 'error', event: 'step.failed', step: row.name, attempt: attempts, willRetry: false, error: described });
+	step.transact(() => {
+		step.store.deleteWakeup(row.key);
+		step.write({ ...step.failedRow(row, attempts, described.name, described.message, now), errorCode: described.code ?? null });
+		step.hooks.record({ kind: 'child.failed', step: row.name, detail: { childId: readChildRef(row).childId, status: 'refused', error: historyError({ ...described, stack: null }) } });
+	});
+	throw step.failure(step.row(row.key)!);
+}

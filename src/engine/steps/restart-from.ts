@@ -1,0 +1,112 @@
+import { ErrorCode, ValidationError } from '../support/errors';
+import type { StepRow } from '../storage/store';
+import type { StepKind } from '../definition/types';
+
+/**
+ * Where `restart({from})` takes over: a step name, or (as Cloudflare's
+ * `restart({from: {name, type, count}})`) the name with the kind of step and
+ * its occurrence. Without a `type`, the `do` step of that name is meant when
+ * there is one (Cloudflare's default), else the step of any kind that has it.
+ * Step names are unique per kind within a shardflow run, so `count` can only be 1.
+ * @example await PaymentWorkflow.restart(env, id, { from: { name: 'checkpoint', type: 'sleep' } });
+ */
+export type RestartFrom = string | RestartFromStep;
+
+export interface RestartFromStep {
+	name: string;
+	/** The step call that recorded it: `sleep` covers `sleepUntil`, `invoke` covers `start`. */
+	type?: RestartFromType;
+	/** Which occurrence of the name; 1, the only one a shardflow run can have. */
+	count?: number;
+}
+
+/** The kinds of step a restart can name, by the step API call that records them. */
+export const RESTART_FROM_TYPES = ['do', 'sleep', 'waitForEvent', 'webhook', 'invoke'] as const;
+export type RestartFromType = (typeof RESTART_FROM_TYPES)[number];
+
+const KIND_OF_TYPE: Record<RestartFromType, StepKind> = { do: 'do', sleep: 'sleep', waitForEvent: 'wait', webhook: 'webhook', invoke: 'child' };
+const TYPE_OF_KIND: Partial<Record<StepKind, RestartFromType>> = { do: 'do', sleep: 'sleep', wait: 'waitForEvent', webhook: 'webhook', child: 'invoke' };
+
+/** What `restart({from})` keeps of a generation's steps, and where the new run takes over. */
+export interface RestartPoint {
+	/** The named step, which runs anew (with everything recorded after it). */
+	from: StepRow;
+	/** Its kind as `restart({from: {type}})` names it (the history's `fromType`). */
+	fromType: RestartFromType;
+	/** Completed steps recorded before it: the new generation replays their results. */
+	kept: StepRow[];
+	/** The kept steps are exactly the steps other than rollbacks recorded before this seq (`InstanceStore.keepStepsBefore`). */
+	keptBefore: number;
+}
+
+/**
+ * Picks the steps a restart from `name` keeps. Steps are ordered by `seq`, the
+ * order they were first reached (the history's record order): those before the
+ * named step that completed are kept, the named step and everything after it
+ * (and any step before it that did not complete) run again. Which step a name
+ * means is `RestartFrom`'s rule. An unknown step is refused with `UNKNOWN_STEP`,
+ * naming the recorded steps; a malformed `from` with `INVALID_OPTIONS`.
+ */
+export function restartPoint(steps: readonly StepRow[], given: unknown): RestartPoint {
+	const { name, type, count } = checkRestartFrom(given);
+	const ordered = steps.filter((row) => row.kind !== 'patch' && row.kind !== 'rollback').sort((a, b) => a.seq - b.seq);
+	const named = ordered.filter((row) => row.name === name);
+	const from = type === undefined ? (named.find((row) => row.kind === 'do') ?? named[0]) : named.find((row) => row.kind === KIND_OF_TYPE[type]);
+	if (!from) {
+		const names = ordered.map((row) => row.name);
+		const listed = names.length > 20 ? `${names.slice(0, 20).join(', ')}, …` : names.join(', ');
+		throw new ValidationError(
+			ErrorCode.UnknownStep,
+			`no ${type === undefined ? '' : `${type} `}step ${JSON.stringify(name)} is recorded in the current run${names.length ? `; recorded steps: ${listed}` : ' (it recorded no steps)'}`,
+		);
+	}
+	if (count !== 1) {
+		throw new ValidationError(
+			ErrorCode.UnknownStep,
+			`restart's from asks for occurrence ${count} of step ${JSON.stringify(name)}, but step names are unique per kind within a run: only count 1 exists`,
+		);
+	}
+	// A step whose rollback ran (or began) was undone: it runs again rather than answering a result
+	// the compensation took back (and its rollback would otherwise run a second time).
+	const undone = new Set(steps.filter((row) => row.kind === 'rollback').map((row) => row.name));
+	// The kept steps are a prefix of the record (patch markers included: they were reached on that
+	// branch): a gap would leave recorded steps the new run reaches out of order, a divergence. The
+	// first step before the point that did not complete, or was undone, ends the prefix; it and
+	// everything after it run again.
+	const kept: StepRow[] = [];
+	let keptBefore = from.seq;
+	for (const row of steps.filter((r) => r.kind !== 'rollback' && r.seq < from.seq).sort((a, b) => a.seq - b.seq)) {
+		if (row.status !== 'completed' || (row.kind === 'do' && undone.has(row.name))) {
+			keptBefore = row.seq;
+			break;
+		}
+		kept.push(row);
+	}
+	return { from, fromType: TYPE_OF_KIND[from.kind]!, kept, keptBefore };
+}
+
+/** `from` as a name, type and count, checked: the plain string is `{name}`. */
+function checkRestartFrom(given: unknown): { name: string; type: RestartFromType | undefined; count: number } {
+	if (typeof given === 'string' || typeof given !== 'object' || given === null || Array.isArray(given)) {
+		// Anything but an object is a name (the plain string form), refused like an unknown step when it cannot be one.
+		if (typeof given !== 'string' || given.length === 0 || given.length > 256) {
+			throw new ValidationError(ErrorCode.UnknownStep, `restart's from must be a step name of 1-256 characters or {name, type?, count?}, got ${JSON.stringify(given)}`);
+		}
+		return { name: given, type: undefined, count: 1 };
+	}
+	const { name, type, count = 1, ...rest } = given as Record<string, unknown>;
+	const extra = Object.keys(rest);
+	if (extra.length > 0) {
+		throw new ValidationError(ErrorCode.InvalidOptions, `restart's from has unknown field ${JSON.stringify(extra[0])}; it takes {name, type?, count?}`);
+	}
+	if (typeof name !== 'string' || name.length === 0 || name.length > 256) {
+		throw new ValidationError(ErrorCode.InvalidOptions, `restart's from.name must be a step name of 1-256 characters, got ${JSON.stringify(name)}`);
+	}
+	if (type !== undefined && !(RESTART_FROM_TYPES as readonly unknown[]).includes(type)) {
+		throw new ValidationError(ErrorCode.InvalidOptions, `restart's from.type must be one of ${RESTART_FROM_TYPES.map((t) => `"${t}"`).join(', ')}, got ${JSON.stringify(type)}`);
+	}
+	if (!Number.isInteger(count) || (count as number) < 1) {
+		throw new ValidationError(ErrorCode.InvalidOptions, `restart's from.count must be a whole number from 1, got ${JSON.stringify(count)}`);
+	}
+	return { name, type: type as RestartFromType | undefined, count: count as number };
+}
