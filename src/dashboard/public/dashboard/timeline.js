@@ -7,8 +7,8 @@
  * @typedef {{ type: 'attempt', attempt: number, start: number, end: number | null, state: 'ok' | 'failed' | 'running' | 'interrupted', error?: { name: string, message: string, code?: string } }
  *   | { type: 'retry', start: number, end: number | null, until: number }
  *   | { type: 'sleep', start: number, end: number | null, until: number }
- *   | { type: 'wait', start: number, end: number | null, event: string, outcome: 'received' | 'timed_out' | null, timeoutAt: number | null }} Segment
- *   | { type: 'child', start: number, end: number | null, childId: string, outcome: 'started' | 'completed' | 'failed' | null }
+ *   | { type: 'wait', start: number, end: number | null, event: string, outcome: 'received' | 'timed_out' | null, timeoutAt: number | null }
+ *   | { type: 'child', start: number, end: number | null, childId: string, outcome: 'started' | 'completed' | 'failed' | null }} Segment
  * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait' | 'rollback' | 'child', name: string, segments: Segment[] }} Row
  * @typedef {{ at: number, kind: string, label: string }} Marker
  * @typedef {{ start: number, end: number, finishedAt: number | null, rows: Row[], markers: Marker[] }} Timeline
