@@ -128,7 +128,8 @@ function place(tr) {
 	return true;
 }
 
-let attributeCatchUp = 0;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let attributeCatchUp;
 function apply(entry) {
 	const existing = rowOf(entry.id);
 	if (existing && Number(existing.dataset.updated) > entry.updatedAt) return; // older news
