@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevServer } from '../../bench/lib/dev-server.mjs';
-import { expectNoPageErrors, launchBrowser, openPage as open, screenshot as shot } from './browser-kit';
+import { callApi, expectNoPageErrors, launchBrowser, openPage as open, screenshot as shot } from './browser-kit';
 
 type Server = Awaited<ReturnType<typeof startDevServer>>;
 let server: Server;
@@ -16,13 +16,7 @@ afterAll(async () => {
 	await server?.stop();
 });
 
-async function call(method: string, path: string, body?: unknown) {
-	const res = await fetch(`${server.url}${path}`, {
-		method,
-		...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-	});
-	return { status: res.status, json: (await res.json().catch(() => null)) as any };
-}
+const call = (method: string, path: string, body?: unknown) => callApi(server.url, method, path, body);
 async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {

@@ -35,3 +35,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 	mkdirSync(dir, { recursive: true });
 	await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
 }
+
+/** A JSON call to the API of the server under test: its status and parsed body (null when it has none). */
+export async function callApi(baseUrl: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+	const res = await fetch(`${baseUrl}${path}`, {
+		method,
+		...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+	});
+	return { status: res.status, json: (await res.json().catch(() => null)) as any };
+}

@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevServer } from '../../bench/lib/dev-server.mjs';
-import { expectNoPageErrors, launchBrowser, openPage as open, screenshot } from './browser-kit';
+import { callApi, expectNoPageErrors, launchBrowser, openPage as open, screenshot } from './browser-kit';
 
 type Server = Awaited<ReturnType<typeof startDevServer>>;
 let server: Server;
@@ -17,13 +17,7 @@ afterAll(async () => {
 	await server?.stop();
 });
 
-async function call(method: string, path: string, body?: unknown) {
-	const res = await fetch(`${server.url}${path}`, {
-		method,
-		...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-	});
-	return { status: res.status, json: (await res.json().catch(() => null)) as any };
-}
+const call = (method: string, path: string, body?: unknown) => callApi(server.url, method, path, body);
 
 let counter = 0;
 const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${counter++}`;

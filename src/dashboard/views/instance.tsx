@@ -3,6 +3,7 @@ import type { TypeSchemas } from '../../engine/definition/type-schemas';
 import type { WorkflowStatusInfo } from '../../engine/definition/types';
 import { safeJson, type ListItem } from './list';
 import { JsonBlock, StatusBadge, Time } from './layout';
+import { ConfirmDialog } from './confirm-dialog';
 import { dashboardHref, instanceHref } from './paths';
 
 /** What `GET /workflows/:id` answers (the same type the engine builds), plus the archive flag. */
@@ -245,17 +246,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<tbody></tbody>
 				</table>
 			</section>
-			<dialog id="confirm" aria-labelledby="confirm-title">
-				<form method="dialog">
-					<h2 id="confirm-title">Are you sure?</h2>
-					<p id="confirm-text"></p>
-					<div id="confirm-extra"></div>
-					<div class="actions">
-						<button value="cancel" type="submit" id="confirm-cancel">Cancel</button>
-						<button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button>
-					</div>
-				</form>
-			</dialog>
+			<ConfirmDialog />
 			<script type="application/json" id="instance-config" dangerouslySetInnerHTML={{ __html: safeJson({ id: detail.id, type: detail.type, status: detail.status, generation: detail.generation ?? 0, events, archiveBound: extras.archiveBound }) }} />
 			<script type="module" src={dashboardHref('/instance.js')}></script>
 		</>

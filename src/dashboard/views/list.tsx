@@ -1,7 +1,8 @@
 import type { FC } from 'hono/jsx';
 import type { AttributeDeclaration, AttributeKind } from '../../engine/index/search-attributes';
 import { WORKFLOW_STATUSES } from '../../engine/definition/types';
-import { BULK_CHOICES, BulkProgressCard, ConfirmDialog } from './bulk';
+import { BULK_CHOICES, BulkProgressCard } from './bulk';
+import { ConfirmDialog } from './confirm-dialog';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';
 

@@ -2,6 +2,7 @@ import type { FC } from 'hono/jsx';
 import type { ScheduleInfo, ScheduleRun } from '../../engine/schedule/schedule-engine';
 import { StatusBadge, Time } from './layout';
 import { safeJson } from './list';
+import { ConfirmDialog } from './confirm-dialog';
 import { dashboardHref, instanceHref } from './paths';
 
 /** A schedule as the page shows it: the API's answer, the next ticks, and each shown run's instance status now. */
@@ -178,16 +179,7 @@ export const SchedulePage: FC<{ view: ScheduleView }> = ({ view: { info, nextTic
 					</table>
 				)}
 			</section>
-			<dialog id="confirm" aria-labelledby="confirm-title">
-				<form method="dialog">
-					<h2 id="confirm-title">Are you sure?</h2>
-					<p id="confirm-text"></p>
-					<div class="actions">
-						<button value="cancel" type="submit" id="confirm-cancel">Cancel</button>
-						<button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button>
-					</div>
-				</form>
-			</dialog>
+			<ConfirmDialog />
 			<script type="application/json" id="schedule-config" dangerouslySetInnerHTML={{ __html: safeJson({ type: info.type }) }} />
 			<script type="module" src={dashboardHref('/schedule.js')}></script>
 		</>
