@@ -72,9 +72,9 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflar
 	static payload?: StandardSchemaV1;
 	/** Write `satisfies WorkflowDefaults` after the object to have its durations checked at compile time. */
 	static defaults?: DeclaredWorkflowDefaults;
-	/** Create an instance at each tick of a cron (UTC); see README "Schedules". */
+	/** Create an instance at each tick of a cron (UTC); see docs/writing-workflows.md "Schedules". */
 	static schedule?: ScheduleDefinition;
-	/** At most `limit` instances per key run at once; the others wait, status `queued`, in arrival order (README "Concurrency keys"). */
+	/** At most `limit` instances per key run at once; the others wait, status `queued`, in arrival order (docs/writing-workflows.md "Concurrency keys"). */
 	static concurrency?: ConcurrencyDefinition;
 	/**
 	 * Search attributes (docs/search-attributes.md): name -> `'keyword' | 'number' | 'boolean' | 'datetime'`.

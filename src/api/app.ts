@@ -85,7 +85,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 
 	app.onError(handleError);
 	// The first request an isolate serves wakes every schedule (in the background): after a deploy, each
-	// schedule object picks up the deployed cron and arms its alarm without a manual step (README "Schedules").
+	// schedule object picks up the deployed cron and arms its alarm without a manual step (docs/writing-workflows.md "Schedules").
 	let schedulesWoken = !scheduled;
 	app.use('*', async (c, next) => {
 		// A long run in this isolate shortens its slices while requests arrive (engine/steps/yield-pacer.ts).

@@ -11,6 +11,6 @@ export type ApiEnv = ShardflowEnv & {
 	ALLOW_UNAUTHENTICATED?: string;
 	/** "development" under `npm run dev`; anything else counts as production. */
 	SHARDFLOW_ENV?: string;
-	/** Optional Workers Rate Limiting binding that counts wrong credentials per client address across isolates (README "Security"). */
+	/** Optional Workers Rate Limiting binding that counts wrong credentials per client address across isolates (docs/rest-api.md "Security"). */
 	AUTH_FAILURES?: RateLimitBinding;
 };

@@ -26,7 +26,7 @@ export function webhookRoutes(): ApiRoutes {
 		'/webhooks/:token',
 		limitBody(MAX_JSON_BYTES, (c) => errorJson(c, 413, ErrorCode.TooLarge, `webhook bodies are limited to ${MAX_JSON_BYTES} bytes, like event payloads`)),
 		async (c) => {
-			// Precedence (README "Webhook waits"): the size limit first (before the body is read), then the
+			// Precedence (docs/writing-workflows.md "Webhook waits"): the size limit first (before the body is read), then the
 			// token's signature (403), then the URL's own state in the instance (404, 409, 410), and the
 			// body's JSON last: the instance parses it only once the URL is known to work.
 			const target = await decodeWebhookToken(await webhookKey(c.env), c.req.param('token'));

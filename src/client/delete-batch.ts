@@ -18,7 +18,7 @@ export interface BatchDeleteOptions {
 export type BatchDeleteOutcome = { result: 'deleted'; id: string } | { result: 'refused'; id: string; error: ErrorBody };
 
 /**
- * Deletes up to 100 instances by id, each exactly like `delete` (see README "Retention
+ * Deletes up to 100 instances by id, each exactly like `delete` (see docs/operations.md "Retention
  * and deletion"), at most 16 at a time. One refused id (unknown, already deleted, still
  * running without `terminate`) leaves the others alone; an id given twice is deleted once
  * and its repeat answered `NOT_FOUND`. A batch that is not an array of 1-100 non-empty

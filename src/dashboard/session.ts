@@ -14,7 +14,7 @@ export const SESSION_COOKIE = 'shardflow_session';
  * Sessions are stateless, so signing out clears the browser's cookie but cannot
  * recall a copy of it: a copy stays valid for its hour, and by use at most
  * until the sign-in's 12 hours are up. Rotating API_TOKEN ends every session at
- * once (README "Security").
+ * once (docs/rest-api.md "Security").
  */
 export const SESSION_SECONDS = 60 * 60;
 export const SESSION_MAX_SECONDS = 12 * 60 * 60;

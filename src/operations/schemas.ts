@@ -114,7 +114,7 @@ export const DetailSchema = z
 				error: ErrorDescription.optional(),
 			})
 			.optional()
-			.meta({ description: 'Present once rollbacks began: why, how far, and which one failed for good (README "Rollbacks").' }),
+			.meta({ description: 'Present once rollbacks began: why, how far, and which one failed for good (docs/writing-workflows.md "Rollbacks").' }),
 		webhooks: z
 			.array(z.object({ step: z.string(), url: z.string(), expiresAt: z.number().int().nullable() }))
 			.optional()

@@ -2,7 +2,7 @@ import type { ArchiveBucket } from '../engine/lifecycle/archive';
 import { eraseArchive as eraseArchived } from '../engine/lifecycle/archive-erasure';
 import { readLatestArchive, type ArchivedInstance } from '../engine/lifecycle/archive-reader';
 
-/** The optional binding that turns the archive on: an R2 bucket (README "Retention and deletion"). */
+/** The optional binding that turns the archive on: an R2 bucket (docs/operations.md "Retention and deletion"). */
 export interface ArchiveEnv {
 	ARCHIVE?: R2Bucket;
 }

@@ -146,7 +146,7 @@ export class WorkflowTestKit<W extends TestableWorkflow> {
 		await this.driver.callWebhook(url, body);
 		await this.settle();
 	}
-	/** Reruns the finished instance in a new generation: from the start, or `{from}` a step (README "Restart from a step"). */
+	/** Reruns the finished instance in a new generation: from the start, or `{from}` a step (docs/writing-workflows.md "Restart from a step"). */
 	async restart(options: { from?: RestartFrom } = {}): Promise<WorkflowStatus> {
 		return this.control('restart', options);
 	}

@@ -81,7 +81,7 @@ async function walk(client: IndexClient, query: ListQuery) {
 
 const LIMIT = 1000;
 const SHARDS = 256;
-/** The documented bound (README "Production limits"): what a listing of 1000 over 256 evenly filled shards may ask for. */
+/** The documented bound (docs/deploying.md "Production limits"): what a listing of 1000 over 256 evenly filled shards may ask for. */
 const BOUND = 2 * LIMIT + SHARDS * 4;
 
 describe('a listing over 256 shards', () => {

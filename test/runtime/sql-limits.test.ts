@@ -7,7 +7,7 @@ import { stub, uniqueId } from '../helpers';
 
 // What production's SQLite refuses is refused locally too: `wrangler dev` and the
 // test runtime accept rows over 2 MB, so without this a write could pass every
-// test and fail once deployed (README "Production limits").
+// test and fail once deployed (docs/deploying.md "Production limits").
 describe("every statement through an object's storage stays inside production's SQL limits", () => {
 	const inObject = <T,>(fn: (sql: SqlStorage, state: DurableObjectState) => T | Promise<T>) =>
 		runInDurableObject(stub(uniqueId('sql-limits')), (_instance, state) => fn(limitedStorage(state.storage).sql, state));

@@ -48,7 +48,7 @@ describe('a hard crash in the middle of a long run', () => {
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-run-'));
 		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
 		try {
-			// Within the bench type's step limit (25,000, Cloudflare's ceiling; README "Limits").
+			// Within the bench type's step limit (25,000, Cloudflare's ceiling; docs/deploying.md "Limits").
 			const steps = 20_000;
 			const res = await fetch(`${bench.url}/ours/create`, {
 				method: 'POST',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runListingHarness, runReplayHarness } from '../../bench/lib/harness.mjs';
 
-// The production-limits harness (README "Production limits"): the real engine,
+// The production-limits harness (docs/deploying.md "Production limits"): the real engine,
 // Drizzle store and schema on plain Node over node:sqlite, with the heap capped
 // at the 128 MB an isolate gets in production. workerd has no memory limit, so
 // only this shows that a replay fits; every statement also goes through the

@@ -7,7 +7,7 @@ import { startDevServer } from '../../bench/lib/dev-server.mjs';
 // An isolate has 128 MB in production, shared by every object in it; workerd
 // has no such limit, so the cost is measured from outside as the growth of the
 // Worker's peak resident memory (VmHWM) while an instance with ~90 MiB of
-// history replays after a restart (README "Production limits").
+// history replays after a restart (docs/deploying.md "Production limits").
 const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-replay-memory-'));
 type Server = Awaited<ReturnType<typeof startDevServer>>;
 let server: Server | undefined;

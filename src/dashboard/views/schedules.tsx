@@ -28,7 +28,7 @@ export const ScheduleList: FC<{ schedules: ScheduleView[] }> = ({ schedules }) =
 		</div>
 		{schedules.length === 0 ? (
 			<div class="empty card">
-				No type has a schedule. A type gets one with <code>static schedule = {'{'} cron: '0 6 * * *' {'}'}</code> (README "Schedules").
+				No type has a schedule. A type gets one with <code>static schedule = {'{'} cron: '0 6 * * *' {'}'}</code> (docs/writing-workflows.md "Schedules").
 			</div>
 		) : (
 			<div class="card table-card">

@@ -32,7 +32,7 @@ export type RetentionOptions = Partial<Record<FinishedStatus, Duration | 'foreve
 	archive?: boolean;
 };
 
-/** What a type keeps unless its `retention` says otherwise (README "Retention and deletion"). */
+/** What a type keeps unless its `retention` says otherwise (docs/operations.md "Retention and deletion"). */
 export const DEFAULT_RETENTION = { completed: '30 days', errored: '90 days', terminated: '7 days' } as const satisfies Record<FinishedStatus, Duration>;
 
 /** A type's retention in milliseconds (null: forever). */
@@ -53,7 +53,7 @@ export interface TypeOptions {
 	 */
 	version?: string;
 	/**
-	 * Per-instance limits (README "Limits"): steps per run (default 10,000, at most
+	 * Per-instance limits (docs/deploying.md "Limits"): steps per run (default 10,000, at most
 	 * 25,000) and history bytes (default 100 MiB, at most 1 GiB). A run that would
 	 * pass one fails with STEP_LIMIT_EXCEEDED or HISTORY_LIMIT_EXCEEDED.
 	 */

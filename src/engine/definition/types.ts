@@ -71,7 +71,7 @@ export interface StepDoOptions<T = any> {
 	/**
 	 * Runs, once this step has completed, when `run()` fails for good or on
 	 * `terminate(…, {rollback: true})`: the rollbacks of completed steps run in
-	 * reverse completion order, each a checkpointed step of its own (README "Rollbacks").
+	 * reverse completion order, each a checkpointed step of its own (docs/writing-workflows.md "Rollbacks").
 	 * @example await step.do('charge', () => charge(order), { rollback: (charge) => refund(charge.id) });
 	 */
 	rollback?: RollbackFunction<T>;

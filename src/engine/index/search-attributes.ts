@@ -19,7 +19,7 @@ export type AttributeKind = (typeof ATTRIBUTE_KINDS)[number];
 /** `static attributes` of a workflow class: attribute name -> kind. */
 export type AttributeDeclaration = Readonly<Record<string, AttributeKind>>;
 
-/** The limits of search attributes (README "Search attributes"; checked at declaration, create and set). */
+/** The limits of search attributes (docs/search-attributes.md; checked at declaration, create and set). */
 export const ATTRIBUTE_LIMITS = {
 	/** Attributes a type may declare. */
 	perType: 16,

@@ -180,7 +180,7 @@ export class InstanceEngine {
 	 * call (WEBHOOK_USED), a call after the timeout or after the instance ended
 	 * (WEBHOOK_EXPIRED). The body's limits are those of an event payload. With
 	 * `bodyText` (the POST as it came), the body is parsed only after those checks, so a
-	 * URL that no longer works answers why whatever its body (README "Webhook waits").
+	 * URL that no longer works answers why whatever its body (docs/writing-workflows.md "Webhook waits").
 	 */
 	completeWebhook(target: WebhookTarget, bodyInput: unknown, bodyText?: string): void {
 		const row = this.require();
@@ -409,7 +409,7 @@ export class InstanceEngine {
 		if (options.only && !matchesDeleteFilter(row, options.only)) return { id: row.id, deleted: false };
 		const archive = options.archive === true;
 		if (archive && !this.host.archive) {
-			throw new ValidationError(ErrorCode.ArchiveNotConfigured, 'archive requested, but no archive bucket is bound (ARCHIVE); see README "Retention and deletion"');
+			throw new ValidationError(ErrorCode.ArchiveNotConfigured, 'archive requested, but no archive bucket is bound (ARCHIVE); see docs/operations.md "Retention and deletion"');
 		}
 		if (!FINISHED_STATUSES.includes(row.status)) {
 			if (!options.terminate) {

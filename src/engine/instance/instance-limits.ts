@@ -3,7 +3,7 @@ import type { NewHistoryRow } from '../history/history';
 import { utf8Bytes } from '../support/json';
 
 /**
- * Per-instance limits, like Cloudflare Workflows' (README "Limits"): how many
+ * Per-instance limits, like Cloudflare Workflows' (docs/deploying.md "Limits"): how many
  * steps one run may take and how large an instance's history may grow. They
  * bound what one instance can cost (storage, replay time, archive size); a
  * run that would pass one fails for good with a typed code that `run()`
@@ -16,7 +16,7 @@ export interface InstanceLimits {
 	historyBytes?: number;
 	/**
 	 * Step attempts one pass starts in one invocation before it continues in a new one
-	 * (README "Production limits"): for a type whose steps make many subrequests each.
+	 * (docs/deploying.md "Production limits"): for a type whose steps make many subrequests each.
 	 * Default: the deployment's `SHARDFLOW_INVOCATION_STEPS` (1,000). 1 to 10,000.
 	 */
 	stepsPerInvocation?: number;

@@ -19,7 +19,7 @@ const LOAD_PAGE = 1000;
  * row's metadata (what was reached, in which order, with which outcome), but a
  * result only when its own step replays it, so memory stays flat however
  * large the history grows: an isolate has 128 MB in production, shared by
- * every object in it (README "Production limits"). A result of at most
+ * every object in it (docs/deploying.md "Production limits"). A result of at most
  * `SMALL_RESULT_BYTES` stays beside its row while the kept results total less
  * than `KEPT_RESULT_BYTES`; any other is read by `get` from storage, one step
  * at a time, and not kept. `values()` gives rows whose large results are null:

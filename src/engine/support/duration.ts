@@ -9,7 +9,7 @@ export type DurationUnit = keyof typeof UNIT_MS;
  * not compile (`'3 sec0nds'`). In a class property such as `static defaults`,
  * which TypeScript does not type from the base class, write
  * `satisfies WorkflowDefaults` after the object so its strings keep their
- * literal types (see README, "Retries and timeouts").
+ * literal types (see docs/writing-workflows.md, "The step API").
  */
 export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`;
 

@@ -3,7 +3,7 @@ import { MAX_ERROR_MESSAGE_CHARS } from './thrown-value';
 /**
  * Per-instance limits on what an instance keeps and what one call returns.
  * They exist so that no instance grows without bound and no answer crosses the
- * 32 MiB Durable Object RPC limit (a status call must never fail). README "Limits".
+ * 32 MiB Durable Object RPC limit (a status call must never fail). docs/deploying.md "Limits".
  */
 
 /** Events buffered for a wait not reached yet, per instance and event name; one more is EVENT_BUFFER_FULL (429). */

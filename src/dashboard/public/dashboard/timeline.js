@@ -159,7 +159,7 @@ const MARK_GLYPH = {
 
 /**
  * The steps a restart can start from, in the order the run first reached them, as the restart
- * API names them (`{name, type}`, README "Restart from a step").
+ * API names them (`{name, type}`, docs/writing-workflows.md "Restart from a step").
  * @param {Array<Record<string, any>>} events the current run's history
  * @returns {{ name: string, type: string, label: string }[]}
  */

@@ -539,7 +539,7 @@ function assertRowFits(row: InstanceRow): void {
 	if (bytes > MAX_INSTANCE_ROW_BYTES) {
 		throw new ValidationError(
 			ErrorCode.TooLarge,
-			`the workflow output (${utf8Bytes(row.output)} bytes) does not fit beside its payload (${utf8Bytes(row.payload)} bytes): an instance row holds at most ${MAX_INSTANCE_ROW_BYTES} bytes in production (README "Production limits")`,
+			`the workflow output (${utf8Bytes(row.output)} bytes) does not fit beside its payload (${utf8Bytes(row.payload)} bytes): an instance row holds at most ${MAX_INSTANCE_ROW_BYTES} bytes in production (docs/deploying.md "Production limits")`,
 		);
 	}
 }
