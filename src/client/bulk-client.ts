@@ -1,7 +1,8 @@
 import { DEFAULT_BULK_RATE, MAX_BULK_RATE, checkBulkAction, type BulkAction, type BulkProgress, type BulkSpec } from '../engine/bulk/bulk-job';
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import { uuidv7 } from '../engine/support/ids';
-import type { IndexLayout } from '../engine/definition/registry';
+import type { IndexLayout, ResolvedEntry } from '../engine/definition/registry';
+import { checkBulkActionFor } from '../engine/bulk/bulk-action-check';
 import { IndexClient, type ListQuery } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { bulkStub } from './stubs';
@@ -37,6 +38,11 @@ export const bulk = {
 		if (typeof query !== 'object' || query === null || typeof query.type !== 'string') throw new ValidationError(ErrorCode.InvalidQuery, 'query needs a type: a bulk operation acts on one workflow type');
 		const filters = new IndexClient(env, layout).checkFilters(query as ListQuery);
 		const action = checkBulkAction(request.action);
+		// With the workflow classes at hand (a Registry, not a bare index layout), what every instance
+		// would refuse is refused here, before a job exists: an undeclared event, a payload its schema
+		// refuses, a malformed restart point, an archive with no bucket bound.
+		const entry = layout.get(query.type);
+		if ('workflow' in entry) await checkBulkActionFor(entry as ResolvedEntry, action, Boolean((env as { ARCHIVE?: unknown }).ARCHIVE));
 		const rate = request.ratePerSecond ?? DEFAULT_BULK_RATE;
 		if (!Number.isInteger(rate) || rate < 1 || rate > MAX_BULK_RATE) throw new ValidationError(ErrorCode.InvalidQuery, `ratePerSecond must be a whole number from 1 to ${MAX_BULK_RATE}`);
 		const id = uuidv7();

@@ -118,6 +118,9 @@ describe('bulk operations over HTTP', () => {
 		['an unknown action', { query: { type: 'searchable' }, action: { kind: 'explode' } }, 'INVALID_REQUEST'],
 		['no type', { query: {}, action: { kind: 'terminate' } }, 'INVALID_REQUEST'],
 		['a rate above the limit', { query: { type: 'searchable' }, action: { kind: 'pause' }, ratePerSecond: 5000 }, 'INVALID_REQUEST'],
+		['an event the type does not declare', { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'nope', payload: {} } }, 'UNKNOWN_EVENT'],
+		["a payload the event's schema refuses", { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'advance', payload: { bad: 1 } } }, 'INVALID_EVENT_PAYLOAD'],
+		['a malformed restart point', { query: { type: 'searchable' }, action: { kind: 'restart', from: { name: 'nope', count: -5 } } }, 'INVALID_OPTIONS'],
 	] as const)('answers 400 for %s and starts nothing', async ([, body, code]) => {
 		const res = await api('POST', '/workflows/bulk', body);
 		expect(res.status).toBe(400);

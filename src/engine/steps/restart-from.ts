@@ -86,7 +86,7 @@ export function restartPoint(steps: readonly StepRow[], given: unknown): Restart
 }
 
 /** `from` as a name, type and count, checked: the plain string is `{name}`. */
-function checkRestartFrom(given: unknown): { name: string; type: RestartFromType | undefined; count: number } {
+export function checkRestartFrom(given: unknown): { name: string; type: RestartFromType | undefined; count: number } {
 	if (typeof given === 'string' || typeof given !== 'object' || given === null || Array.isArray(given)) {
 		// Anything but an object is a name (the plain string form), refused like an unknown step when it cannot be one.
 		if (typeof given !== 'string' || given.length === 0 || given.length > 256) {
