@@ -88,7 +88,7 @@ if (command === 'init' && rest.length <= 1 && !rest.some((a) => a.startsWith('-'
 	const { target, name, written } = init(dir);
 	const cd = relative(process.cwd(), target).replace(/^(.*[\s'"].*)$/, (path) => JSON.stringify(path));
 	console.log(`Created ${name} in ${target}:\n${written.map((f) => `  ${f}`).join('\n')}\n`);
-	console.log(`Next:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm run dev     # the API at http://localhost:8787/workflows, the dashboard at /dashboard\n  npm test        # the workflow's tests, on Node and inside workerd`);
+	console.log(`Next:\n${cd ? `  cd ${cd}\n` : ''}  npm install     # shardflow is not on the npm registry yet: first npm install <path to shardflow-${own.version}.tgz> (docs/installing.md)\n  npm run dev     # the API at http://localhost:8787/workflows, the dashboard at /dashboard\n  npm test        # the workflow's tests, on Node and inside workerd`);
 } else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
 	console.log(USAGE);
 } else {
