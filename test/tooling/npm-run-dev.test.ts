@@ -60,6 +60,16 @@ describe('npm run dev', () => {
 		expect(status?.status).toBe('completed');
 	});
 
+	it('answers a route it does not have with the JSON 404 of the API, beside the example page it adds', async () => {
+		const unknown = await fetch(`${url}/workflows/hello-1/stream`, { method: 'POST' });
+		expect(unknown.status).toBe(404);
+		expect(unknown.headers.get('content-type')).toContain('application/json');
+		expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('ROUTE_NOT_FOUND');
+		const page = await fetch(`${url}/examples/progress`);
+		expect(page.status).toBe(200);
+		expect(page.headers.get('content-type')).toContain('text/html');
+	});
+
 	it("runs without wrangler's local trace collector: it keeps no trace store", () => {
 		expect(existsSync(join(persistTo, 'v3/do'))).toBe(true);
 		expect(existsSync(join(persistTo, 'v3/observability'))).toBe(false);
