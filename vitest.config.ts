@@ -6,6 +6,9 @@ import { defineConfig } from 'vitest/config';
 // vitest integration.
 export default defineConfig({
 	test: {
+		// Two test files at a time even on 2 cores (vitest's default is cores - 1, one file at a time):
+		// most files wait on wrangler dev, workerd or Chromium rather than compute.
+		maxWorkers: 2,
 		projects: [
 			{
 				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/client/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/dashboard/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
