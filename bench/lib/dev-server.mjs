@@ -32,7 +32,11 @@ export async function startDevServer(options = {}) {
 	const configs = options.configs ?? ['wrangler.jsonc'];
 	const port = options.port ?? (await freePort());
 	const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), 'shardflow-dev-'));
-	const args = ['dev', ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
+	// The devtools port too: by default every wrangler dev probes from 9229 upward, and two started at
+	// the same moment (test files run two at a time) both take 9229 and the second exits "Address already in use".
+	const inspectorPort = await freePort();
+	const registry = mkdtempSync(join(tmpdir(), 'shardflow-registry-'));
+	const args = ['dev', ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
 	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);
 	// Run wrangler's script on this Node (the pinned one under npm scripts), not on whatever `node` is first on PATH.
 	const child = spawn(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
@@ -40,7 +44,8 @@ export async function startDevServer(options = {}) {
 		detached: true,
 		stdio: ['ignore', 'pipe', 'pipe'],
 		// wrangler's local trace collector off, as under `npm run dev` (scripts/dev.mjs): a span per storage statement, written on the workflows' thread.
-		env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true', X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY || 'false' },
+		// Its own dev registry: two servers running at once (test files run two at a time) must not find each other's Workers by name.
+		env: { ...process.env, WRANGLER_REGISTRY_PATH: registry, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: 'true', X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY || 'false' },
 	});
 	let log = '';
 	child.stdout.on('data', (d) => (log += d));
@@ -58,6 +63,7 @@ export async function startDevServer(options = {}) {
 			} catch {}
 		}
 		if (!options.persistTo) rmSync(persistTo, { recursive: true, force: true });
+		rmSync(registry, { recursive: true, force: true });
 	};
 	/** A hard crash: SIGKILL to wrangler and workerd at once, nothing flushed, storage left as it is. */
 	const crash = async () => {
@@ -67,6 +73,7 @@ export async function startDevServer(options = {}) {
 			} catch {}
 		}
 		await new Promise((r) => child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r));
+		rmSync(registry, { recursive: true, force: true });
 	};
 	while (Date.now() < deadline) {
 		if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log}`);

@@ -16,9 +16,10 @@ const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-npm-run-dev-'));
 beforeAll(async () => {
 	const port = await freePort();
 	url = `http://127.0.0.1:${port}`;
-	const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' };
+	// Its own dev registry, as bench/lib/dev-server.mjs gives each server: another test file's wrangler dev runs beside this one.
+	const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', WRANGLER_REGISTRY_PATH: join(persistTo, 'registry') };
 	delete env.X_LOCAL_OBSERVABILITY;
-	child = spawn('npm', ['run', 'dev', '--', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistTo, '--show-interactive-dev-session=false'], {
+	child = spawn('npm', ['run', 'dev', '--', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()), '--persist-to', persistTo, '--show-interactive-dev-session=false'], {
 		cwd: root,
 		env,
 		detached: true,

@@ -348,7 +348,7 @@ describe('npx shardflow init, from the tarball', () => {
 		const port = await freePort();
 		const url = `http://127.0.0.1:${port}`;
 		let log = '';
-		dev = spawn('npm', ['run', 'dev', '--', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'], { cwd: app, env: userEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		dev = spawn('npm', ['run', 'dev', '--', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()), '--show-interactive-dev-session=false'], { cwd: app, env: userEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 		dev.stdout!.on('data', (d) => (log += d));
 		dev.stderr!.on('data', (d) => (log += d));
 		for (const deadline = Date.now() + 90_000; ; await new Promise((r) => setTimeout(r, 200))) {
