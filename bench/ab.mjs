@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// `npm run bench:ab -- --base <rev>`: this tree against another commit of it, in the same run.
+// Both are served by their own `wrangler dev` of bench/wrangler.jsonc side by side, and every
+// figure alternates head, base, head, base, ... so machine drift hits both alike; only one
+// server is busy at a time. What each change bought (issue #27's "A/B against the starting
+// commit") is the ratio in the last column.
+//
+//   npm run bench:ab -- --base <rev> [--reps 3] [--collector off|on] [--out FILE.md]
+//
+// The base is checked out with `git archive` under bench/.ab/<rev> (ignored by git), inside the
+// repository so that its imports resolve to this tree's node_modules: a base whose dependencies
+// differ from this tree's is not comparable this way (it fails at bundling, loudly).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startDevServer } from './lib/dev-server.mjs';
+import { median, quantile, timed } from './lib/stats.mjs';
+
+const root = resolve(import.meta.dirname, '..');
+/** @type {{ base?: string, reps: string, collector: string, out?: string }} */
+let options;
+try {
+	options = /** @type {any} */ (
+		parseArgs({ options: { base: { type: 'string' }, reps: { type: 'string', default: '3' }, collector: { type: 'string', default: 'off' }, out: { type: 'string' } }, strict: true, allowPositionals: false }).values
+	);
+	if (!options.base) throw new Error('--base <rev> is required');
+	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
+	if (!/^[1-9]\d*$/.test(options.reps)) throw new Error(`--reps takes a positive whole number, not ${JSON.stringify(options.reps)}`);
+} catch (error) {
+	console.error(`npm run bench:ab: ${error instanceof Error ? error.message : error}\nusage: npm run bench:ab -- --base <rev> [--reps N] [--collector off|on] [--out FILE.md]`);
+	process.exit(2);
+}
+const reps = Number(options.reps);
+process.env.X_LOCAL_OBSERVABILITY = options.collector === 'on' ? 'true' : 'false';
+
+const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+const baseRev = git('rev-parse', '--verify', `${options.base}^{commit}`);
+const headRev = git('rev-parse', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? ' (with uncommitted changes)' : '');
+const baseDir = join(root, 'bench/.ab', baseRev.slice(0, 12));
+if (!existsSync(join(baseDir, 'package.json'))) {
+	mkdirSync(baseDir, { recursive: true });
+	execFileSync('sh', ['-c', `git archive ${baseRev} | tar -x -C "${baseDir}"`], { cwd: root });
+}
+
+const servers = {
+	head: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} }),
+	base: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {}, cwd: baseDir }),
+};
+/** @param {'head' | 'base'} side */
+const post = async (side, path, body = {}) => {
+	const res = await fetch(`${servers[side].url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+	const text = await res.text();
+	if (!res.ok) throw new Error(`${side} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
+	return JSON.parse(text);
+};
+const run = (steps) => ({ params: { steps } });
+
+/** @type {{ name: string, unit: string, better: 'lower' | 'higher', head: number[], base: number[] }[]} */
+const rows = [];
+/** One figure, `reps` times per side, sides alternated within each repetition. */
+async function measure(name, unit, better, fn) {
+	const row = { name, unit, better, head: /** @type {number[]} */ ([]), base: /** @type {number[]} */ ([]) };
+	for (let rep = 0; rep < reps; rep++) {
+		for (const side of /** @type {const} */ (['head', 'base'])) row[side].push(await fn(side));
+	}
+	rows.push(row);
+	console.error(`  ${name}: head ${median(row.head).toFixed(3)} base ${median(row.base).toFixed(3)}`);
+}
+
+try {
+	console.error(`bench:ab: head ${headRev} vs base ${baseRev}, collector ${options.collector}, ${reps} repetitions`);
+	for (const side of /** @type {const} */ (['head', 'base'])) {
+		await post(side, '/ours/run', run(2));
+		await post(side, '/ours/child-round-trip', { how: 'invoke' });
+	}
+	/** @type {Record<'head' | 'base', number[]>} */
+	const creates = { head: [], base: [] };
+	await measure('create latency p50 (200 sequential creates)', 'ms', 'lower', async (side) => {
+		const times = [];
+		for (let i = 0; i < 200; i++) times.push((await timed(() => post(side, '/ours/create', run(0)))).ms);
+		creates[side].push(...times);
+		return median(times);
+	});
+	rows.push({ name: 'create latency p95 (all repetitions)', unit: 'ms', better: 'lower', head: [quantile(creates.head, 0.95)], base: [quantile(creates.base, 0.95)] });
+	for (const steps of [200, 2000]) {
+		await measure(`marginal ms per sequential step (${steps} steps)`, 'ms/step', 'lower', async (side) => {
+			const diffs = [];
+			for (let i = 0; i < 5; i++) {
+				const empty = await timed(() => post(side, '/ours/run', run(0)));
+				const full = await timed(() => post(side, '/ours/run', run(steps)));
+				diffs.push((full.ms - empty.ms) / steps);
+			}
+			return Math.max(0, median(diffs));
+		});
+	}
+	await measure('throughput, 100 instances x 10 steps', 'steps/s', 'higher', async (side) => {
+		const { ms } = await timed(() => Promise.all(Array.from({ length: 100 }, () => post(side, '/ours/run', run(10)))));
+		return 1000 / (ms / 1000);
+	});
+	await measure('child round trip p50 through step.invoke (20 trips)', 'ms', 'lower', async (side) => {
+		const times = [];
+		for (let i = 0; i < 20; i++) times.push((await timed(() => post(side, '/ours/child-round-trip', { how: 'invoke' }))).ms);
+		return median(times);
+	});
+	await measure('event round trip p50 (20 events)', 'ms', 'lower', async (side) => {
+		const times = [];
+		for (let i = 0; i < 20; i++) {
+			const { id } = await post(side, '/ours/prepare-wait');
+			times.push((await timed(() => post(side, '/ours/event', { id }))).ms);
+		}
+		return median(times);
+	});
+	// Rows written per step (cursor rowsWritten, bench/sql-meter.ts): deterministic, so once per side.
+	/** @param {'head' | 'base'} side */
+	const rowsPerStep = async (side) => {
+		const [empty, full] = [await post(side, '/ours/sql-cost', { steps: 0 }), await post(side, '/ours/sql-cost', { steps: 200 })];
+		return (full.rowsWritten - empty.rowsWritten) / 200;
+	};
+	rows.push({ name: 'SQLite rows written per trivial step (cursor rowsWritten)', unit: 'rows/step', better: 'lower', head: [await rowsPerStep('head')], base: [await rowsPerStep('base').catch(() => NaN)] });
+
+	const fmt = (v) => (Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(3));
+	const spread = (values) => (values.length > 1 ? ` (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})` : '');
+	const table = [
+		`# A/B: head against ${options.base} (${new Date().toISOString()})`,
+		'',
+		`head ${headRev}, base ${baseRev}; wrangler's local trace collector ${options.collector}; ${reps} repetitions alternated head, base; medians (min-max).`,
+		'',
+		'| measurement | unit | head | base | head vs base (above 1: head better) |',
+		'|---|---|---|---|---|',
+		...rows.map((r) => {
+			const [h, b] = [median(r.head), median(r.base)];
+			const gain = r.better === 'lower' ? b / h : h / b;
+			return `| ${r.name} | ${r.unit} | ${fmt(h)}${spread(r.head)} | ${fmt(b)}${spread(r.base)} | ${Number.isFinite(gain) ? `${gain.toFixed(2)}x` : '-'} |`;
+		}),
+		'',
+	].join('\n');
+	console.log(table);
+	if (options.out) writeFileSync(resolve(options.out), table);
+} finally {
+	await Promise.all([servers.head.stop(), servers.base.stop()]);
+	rmSync(baseDir, { recursive: true, force: true });
+}
