@@ -305,6 +305,14 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.historySize(3)).toEqual({ bytes: 0, lastSeq: 3 });
 		}));
 
+	it(`${name}: answers the last seq of the history, of any generation, and 0 for none`, () =>
+		withStore((store) => {
+			expect(store.historyLastSeq()).toBe(0);
+			store.appendHistory(record(0, 'workflow.created', { value: '{"a":1}' }));
+			store.appendHistory(record(1, 'workflow.restarted', { detail: '{"previousGeneration":0}' }));
+			expect(store.historyLastSeq()).toBe(2);
+		}));
+
 	it(`${name}: takes lists of 1,000 keys in one call (production binds at most 100 parameters a statement)`, () =>
 		withStore((store) => {
 			const keys = Array.from({ length: 1000 }, (_, i) => `do:k${i}`);

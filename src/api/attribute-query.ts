@@ -1,16 +1,19 @@
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { ListOrder } from '../engine/index/index-query';
 import type { IndexLayout } from '../engine/definition/registry';
-import { parseAttributeText, type AttributeDeclaration, type AttributeKind, type StoredAttributeValue } from '../engine/index/search-attributes';
+import { assertDeclaredAttribute, parseAttributeText, type AttributeKind, type StoredAttributeValue } from '../engine/index/search-attributes';
+import { DATETIME_TEXT } from '../engine/index/attribute-text';
 import type { TypeSchemas } from '../engine/definition/type-schemas';
 
 /**
  * The REST form of attribute queries (`GET /workflows?type=payment&attr.customerId=42&attr.amount.gte=100&order=-attr.amount`):
  * `attr.<name>=<value>` is equality, the same parameter repeated is "any of", `attr.<name>.<gt|gte|lt|lte>=<value>`
- * bounds a number or datetime. Values are read by the attribute's kind: a number, `true`/`false`, a datetime as ms
- * or ISO 8601. What does not parse, or names no declared attribute, is a 400 INVALID_QUERY.
+ * bounds a number or datetime. Values are read by the attribute's kind: a number in JSON syntax, `true`/`false`,
+ * a datetime as ms (5 digits or more) or ISO 8601. What does not parse, or names no declared attribute (or a
+ * reserved name), is a 400 INVALID_QUERY.
  */
-const PARAM = /^attr\.([A-Za-z][A-Za-z0-9_]{0,63})(?:\.(gt|gte|lt|lte))?$/;
+// Any name: the declaration decides (an undeclared or reserved one is refused saying so).
+const PARAM = /^attr\.([^.]+)(?:\.(gt|gte|lt|lte))?$/;
 const BOUNDS = ['gt', 'gte', 'lt', 'lte'] as const;
 
 /** The attribute conditions of a query string (every value of repeated parameters), checked for parsing; the client checks the rest. */
@@ -19,12 +22,13 @@ export function attributeParams(queries: Record<string, string[]>, layout: Index
 	if (names.length === 0) return undefined;
 	if (type === undefined) throw new ValidationError(ErrorCode.InvalidQuery, 'attr.* filters need a type: search attributes are declared per workflow type');
 	const declared = layout.get(type).attributes ?? {};
-	const conditions: Record<string, unknown> = {};
+	// No prototype: a name such as `constructor` must not read as already given.
+	const conditions: Record<string, unknown> = Object.create(null);
 	for (const key of names) {
 		const match = PARAM.exec(key);
 		if (!match) throw new ValidationError(ErrorCode.InvalidQuery, `unknown parameter ${JSON.stringify(key)}; use attr.<name>=<value> or attr.<name>.<gt|gte|lt|lte>=<value>`);
 		const [, name, bound] = match as unknown as [string, string, (typeof BOUNDS)[number] | undefined];
-		const kind = kindOf(declared, type, name);
+		const kind = assertDeclaredAttribute(type, declared, name);
 		const values = queries[key]!.map((text) => parsed(kind, key, text));
 		if (bound) {
 			if (values.length > 1) throw new ValidationError(ErrorCode.InvalidQuery, `${key} is given ${values.length} times; give each bound once`);
@@ -36,27 +40,17 @@ export function attributeParams(queries: Record<string, string[]>, layout: Index
 			conditions[name] = values.length === 1 ? values[0] : values;
 		}
 	}
-	return conditions;
+	return { ...conditions };
 }
 
 function mixed(name: string): ValidationError {
 	return new ValidationError(ErrorCode.InvalidQuery, `attr.${name}: give a value (or several) or bounds (.gt, .gte, .lt, .lte), not both`);
 }
 
-function kindOf(declared: AttributeDeclaration, type: string, name: string): AttributeKind {
-	const kind = Object.hasOwn(declared, name) ? declared[name] : undefined;
-	if (kind) return kind;
-	const names = Object.keys(declared);
-	throw new ValidationError(
-		ErrorCode.InvalidQuery,
-		`workflow type "${type}" declares no search attribute ${JSON.stringify(name)}; ${names.length ? `declared: ${names.join(', ')}` : 'it declares none'}`,
-	);
-}
-
 function parsed(kind: AttributeKind, key: string, text: string): StoredAttributeValue {
 	const value = parseAttributeText(kind, text);
 	if (value === undefined) {
-		const expected = { keyword: 'text', number: 'a number', boolean: 'true or false', datetime: 'milliseconds since the epoch or an ISO 8601 date' }[kind];
+		const expected = { keyword: 'text', number: 'a number in JSON syntax (20, -1.5, 2e3)', boolean: 'true or false', datetime: DATETIME_TEXT }[kind];
 		throw new ValidationError(ErrorCode.InvalidQuery, `${key} must be ${expected} (a ${kind} attribute), got ${JSON.stringify(text.slice(0, 40))}`);
 	}
 	return value;

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { createBatch, MAX_BATCH_CREATE } from '../client/create-batch';
 import type { ErrorCode } from '../engine/support/errors';
 import type { Registry } from '../engine/definition/registry';
+import { keepReservedAttributeNames } from '../engine/index/search-attributes';
 import { CreateBody, StatusSchema } from '../operations/schemas';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { STATUS_BY_CODE } from './http-errors';
@@ -41,7 +42,9 @@ export function batchCreateRoutes(registry: Registry): ApiRoutes {
 			responses: { 200: json(BatchCreatedSchema, 'One outcome per item, in order'), ...errors(400, 401, 413, 415) },
 		}),
 		async (c) => {
-			const { items } = c.req.valid('json');
+			const valid = c.req.valid('json').items;
+			const raw = ((await c.req.json()) as { items: { attributes?: unknown }[] }).items;
+			const items = valid.map((item, i) => ({ ...item, attributes: keepReservedAttributeNames(item.attributes, raw[i]?.attributes) }));
 			const outcomes = await createBatch(c.env, items, { checkType: (type) => void registry.get(type) });
 			return c.json(
 				{

@@ -4,6 +4,7 @@ import type { ListQuery } from '../client/index-client';
 import { BULK_ACTIONS, MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
 import type { Registry } from '../engine/definition/registry';
 import { WORKFLOW_STATUSES } from '../engine/definition/types';
+import { keepReservedAttributeNames } from '../engine/index/search-attributes';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 
@@ -76,8 +77,10 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 		}),
 		async (c) => {
 			const body = c.req.valid('json');
+			// An own "__proto__" condition, dropped by the schema, would widen the query to the whole type: kept, it is refused.
+			const attributes = keepReservedAttributeNames(body.query.attributes, ((await c.req.json()) as { query: { attributes?: unknown } }).query.attributes);
 			const progress = await bulk.start(c.env, registry, {
-				query: body.query as ListQuery & { type: string },
+				query: { ...body.query, ...(attributes !== undefined ? { attributes } : {}) } as ListQuery & { type: string },
 				action: body.action as BulkAction,
 				...(body.dryRun !== undefined ? { dryRun: body.dryRun } : {}),
 				...(body.ratePerSecond !== undefined ? { ratePerSecond: body.ratePerSecond } : {}),

@@ -24,6 +24,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.WrongRole]: 400,
 	[ErrorCode.InvalidCursor]: 400,
 	[ErrorCode.InvalidQuery]: 400,
+	[ErrorCode.InvalidRequest]: 400,
 	[ErrorCode.InvalidSearchAttributes]: 400,
 	// Raised inside a running workflow; reaching HTTP would be a bug, so they are not a 4xx.
 	[ErrorCode.Determinism]: 500,

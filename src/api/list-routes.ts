@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
 import type { ListOrder } from '../engine/index/index-query';
 import { attributeParams, listOrderParam } from './attribute-query';
+import { refuseUnknownParams } from './query-params';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
 import type { WorkflowStatus } from '../engine/definition/types';
@@ -26,6 +27,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 		}),
 		async (c) => {
 			const q = c.req.valid('query');
+			refuseUnknownParams(c.req.queries(), ListQuery, { attributes: true });
 			const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
 			const attributes = attributeParams(c.req.queries(), registry, q.type);
 			const order = listOrderParam(q.order);
@@ -86,6 +88,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 		async (c) => {
 			const { type } = c.req.valid('param');
 			const q = c.req.valid('query');
+			refuseUnknownParams(c.req.queries(), AttributeCountsQuery, { attributes: true });
 			const attribute = q.by.slice(5);
 			const attributes = attributeParams(c.req.queries(), registry, type);
 			const counts = await index(c).countBy({

@@ -44,6 +44,7 @@ export function operationRoutes(registry: Registry): ApiRoutes {
 				param: params ? valid('param') : {},
 				query: query ? valid('query') : {},
 				json: body ? valid('json') : undefined,
+				...(http.readsRawJson ? { rawJson: await c.req.json() } : {}),
 				hasBody: hasBody(c),
 				header: (key) => c.req.header(key),
 			};

@@ -14,7 +14,7 @@ export function apiRoutes(): ApiRoutes {
 				const issue = result.error.issues[0];
 				const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
 				const target = (result as { target?: string }).target;
-				const code = target === 'query' ? ErrorCode.InvalidQuery : 'INVALID_REQUEST';
+				const code = target === 'query' ? ErrorCode.InvalidQuery : ErrorCode.InvalidRequest;
 				return errorJson(c, 400, code, `${where}${issue?.message ?? 'invalid request'}`);
 			}
 		},

@@ -33,7 +33,7 @@ function jobStub(env: ShardflowEnv, id: string): BulkRpc {
  */
 export const bulk = {
 	async start(env: ShardflowEnv, layout: IndexLayout, request: BulkRequest): Promise<BulkProgress> {
-		if (typeof request !== 'object' || request === null) throw new ValidationError(ErrorCode.InvalidQuery, 'give {query, action}');
+		if (typeof request !== 'object' || request === null) throw new ValidationError(ErrorCode.InvalidRequest, 'give {query, action}');
 		const query = request.query as BulkRequest['query'] | undefined;
 		if (typeof query !== 'object' || query === null || typeof query.type !== 'string') throw new ValidationError(ErrorCode.InvalidQuery, 'query needs a type: a bulk operation acts on one workflow type');
 		const filters = new IndexClient(env, layout).checkFilters(query as ListQuery);
@@ -44,7 +44,7 @@ export const bulk = {
 		const entry = layout.get(query.type);
 		if ('workflow' in entry) await checkBulkActionFor(entry as ResolvedEntry, action, Boolean((env as { ARCHIVE?: unknown }).ARCHIVE));
 		const rate = request.ratePerSecond ?? DEFAULT_BULK_RATE;
-		if (!Number.isInteger(rate) || rate < 1 || rate > MAX_BULK_RATE) throw new ValidationError(ErrorCode.InvalidQuery, `ratePerSecond must be a whole number from 1 to ${MAX_BULK_RATE}`);
+		if (!Number.isInteger(rate) || rate < 1 || rate > MAX_BULK_RATE) throw new ValidationError(ErrorCode.InvalidRequest, `ratePerSecond must be a whole number from 1 to ${MAX_BULK_RATE}`);
 		const id = uuidv7();
 		const { limit: _l, order: _o, cursor: _c, ...rest } = query as ListQuery & { type: string };
 		const spec: BulkSpec = { id, query: rest as BulkSpec['query'], filters: { ...filters, type: query.type }, action, dryRun: request.dryRun === true, ratePerSecond: rate };

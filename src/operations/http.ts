@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Registry } from '../engine/definition/registry';
 import type { WorkflowStatus } from '../engine/definition/types';
+import { keepReservedAttributeNames } from '../engine/index/search-attributes';
 import {
 	AcceptedSchema,
 	ControlSchema,
@@ -29,6 +30,8 @@ export interface HttpRequestView {
 	query: any;
 	/** The validated JSON body (the validator reads a missing optional body as `{}`: see `hasBody`). */
 	json: any;
+	/** The JSON body as parsed, before the schema dropped anything: only for a binding with `readsRawJson`. */
+	rawJson?: any;
 	hasBody: boolean;
 	header(name: string): string | undefined;
 }
@@ -54,6 +57,8 @@ export interface HttpBinding<Input, Output> {
 	responses: Record<number, HttpResponseSpec>;
 	/** Error statuses the route documents (each answers the shared error body). */
 	errors: number[];
+	/** The route needs the body as parsed too (`HttpRequestView.rawJson`; one more parse of it). */
+	readsRawJson?: boolean;
 	/** The request, once validated, as the operation's input. `registry` lets a route refuse an unknown type early. */
 	input(request: HttpRequestView, registry: Registry): Input;
 	/** The response for the operation's output. */
@@ -95,9 +100,11 @@ export const httpBindings: HttpBindings = {
 			200: { schema: CreatedSchema, description: 'Already existed with this type and payload' },
 		},
 		errors: [400, 401, 409, 413, 415],
-		input: ({ json }, registry) => {
+		readsRawJson: true,
+		input: ({ json, rawJson }, registry) => {
 			registry.get(json.type);
-			return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), payload: json.payload, ...(json.attributes !== undefined ? { attributes: json.attributes } : {}) };
+			const attributes = keepReservedAttributeNames(json.attributes, rawJson?.attributes);
+			return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), payload: json.payload, ...(attributes !== undefined ? { attributes } : {}) };
 		},
 		reply: ({ id, type, status, created }) => ({ status: created ? 201 : 200, body: { id, type, status } }),
 	},

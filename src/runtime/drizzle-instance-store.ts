@@ -417,6 +417,12 @@ export class DrizzleInstanceStore implements InstanceStore {
 		return row?.index ?? 0;
 	}
 
+	historyLastSeq(): number {
+		if (this.lastHistorySeq !== undefined) return this.lastHistorySeq;
+		// Read, not remembered: `lastHistorySeq` goes with the tail's bytes, which this does not count.
+		return this.db.select({ seq: sql<number | null>`max(${history.seq})` }).from(history).get()?.seq ?? 0;
+	}
+
 	historySize(afterSeq: number): { bytes: number; lastSeq: number } {
 		if (this.lastHistorySeq !== undefined) {
 			// Counted as they were appended: the tail since the last status change, or none.

@@ -51,11 +51,59 @@ describe('GET /workflows with attr.* filters', () => {
 		['an order by an undeclared attribute', 'type=searchable&order=attr.region', /declares no search attribute "region"/],
 		['a value and bounds on one attribute', 'type=searchable&attr.amount=1&attr.amount.gt=0', /not both/],
 		['an unknown operator', 'type=searchable&attr.amount.between=1', /unknown parameter/],
+		['a hexadecimal number', 'type=searchable&attr.amount=0x14', /attr\.amount must be a number in JSON syntax/],
+		['a number ending in a point', 'type=searchable&attr.amount.gte=20.', /attr\.amount\.gte must be a number in JSON syntax/],
+		['a number starting with a point', 'type=searchable&attr.amount.lt=.2e2', /attr\.amount\.lt must be a number in JSON syntax/],
+		['a number with spaces', 'type=searchable&attr.amount=%2020', /must be a number in JSON syntax/],
+		['a bare 4-digit datetime (a year, or 2 s into 1970?)', 'type=searchable&attr.dueAt.lt=2024', /attr\.dueAt\.lt must be milliseconds since the epoch \(5 digits or more\) or an ISO 8601 date/],
+		['a datetime on a day the month does not have', 'type=searchable&attr.dueAt.lt=2024-02-30', /attr\.dueAt\.lt must be/],
+		['a datetime with a time and no zone', 'type=searchable&attr.dueAt.gt=2024-05-01T10:00', /attr\.dueAt\.gt must be/],
+		['a misspelt parameter', 'type=searchable&stauts=waiting', /unknown query parameter "stauts"/],
+		['a parameter the listing does not take', 'type=searchable&sort=created', /unknown query parameter "sort"/],
+		['the reserved attribute name __proto__', 'type=searchable&attr.__proto__=x', /"__proto__" is reserved/],
+		['the reserved attribute name constructor', 'type=searchable&attr.constructor=x', /"constructor" is reserved/],
+		['an order by the reserved name prototype', 'type=searchable&order=attr.prototype', /"prototype" is reserved/],
 	] as const)('answers 400 INVALID_QUERY for %s', async ([, query, message]) => {
 		const res = await api('GET', `/workflows?${query}`);
 		expect(res.status).toBe(400);
 		expect(res.json.error.code).toBe('INVALID_QUERY');
 		expect(res.json.error.message).toMatch(message);
+	});
+
+	it('reads numbers in JSON syntax, exponents and negatives included', async () => {
+		const customer = uniqueId('http-json-number');
+		await Promise.all([0, 1].map((i) => createSearchable(`${customer}-${i}`, { customerId: customer, amount: [-1.5, 2000][i] })));
+		const ids = async (query: string) => (await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&${query}&order=attr.amount`)).json.items.map((e: { id: string }) => e.id);
+		expect(await ids('attr.amount.gte=2e3')).toEqual([`${customer}-1`]);
+		expect(await ids('attr.amount=-1.5')).toEqual([`${customer}-0`]);
+		expect(await ids('attr.amount.lt=1E-1')).toEqual([`${customer}-0`]);
+	});
+
+	it('reads a datetime as ms since the epoch (5 digits or more) or ISO 8601, a date alone being midnight UTC', async () => {
+		const customer = uniqueId('http-datetime');
+		const due = [Date.UTC(2024, 4, 1, 10), Date.UTC(2024, 4, 2)];
+		await Promise.all(due.map((dueAt, i) => createSearchable(`${customer}-${i}`, { customerId: customer, dueAt })));
+		const ids = async (query: string) => (await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&${query}&order=attr.dueAt`)).json.items.map((e: { id: string }) => e.id);
+		expect(await ids('attr.dueAt.lt=2024-05-02')).toEqual([`${customer}-0`]);
+		expect(await ids('attr.dueAt.gte=2024-05-02')).toEqual([`${customer}-1`]);
+		expect(await ids('attr.dueAt=2024-05-01T12:00:00%2B02:00')).toEqual([`${customer}-0`]);
+		expect(await ids('attr.dueAt=2024-05-01T10:00:00.000Z')).toEqual([`${customer}-0`]);
+		expect(await ids(`attr.dueAt.gt=${due[0]}`)).toEqual([`${customer}-1`]);
+	});
+
+	it.for([
+		['__proto__', { ['__proto__']: 'x' }],
+		['constructor', { constructor: 'x' }],
+		['prototype', { prototype: 'x' }],
+	] as const)('answers 400 INVALID_SEARCH_ATTRIBUTES for a create with the reserved attribute name %s, and creates nothing', async ([name]) => {
+		const id = uniqueId('http-reserved');
+		// Written as text: an object literal's own "__proto__" key would set its prototype instead.
+		const body = `{"type":"searchable","id":"${id}","payload":{"customerId":"x"},"attributes":{"${name}":"x"}}`;
+		const res = await api('POST', '/workflows', body);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_SEARCH_ATTRIBUTES');
+		expect(res.json.error.message).toContain(`"${name}" is reserved`);
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
 	});
 
 	it('answers 400 INVALID_SEARCH_ATTRIBUTES for a create with an undeclared attribute or a wrong value, and creates nothing', async () => {
@@ -75,6 +123,12 @@ describe('GET /types/{type}/counts', () => {
 		expect(res.status).toBe(200);
 		expect(res.json).toEqual({ type: 'searchable', attribute: 'vip', groups: [{ value: false, count: 1 }, { value: true, count: 2 }], more: false });
 		expect((await api('GET', '/types/searchable/counts?by=attr.nope')).status).toBe(400);
+	});
+
+	it('refuses a parameter it does not take with 400 INVALID_QUERY naming it', async () => {
+		const res = await api('GET', '/types/searchable/counts?by=attr.vip&limit=5');
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: expect.stringContaining('"limit"') });
 	});
 });
 

@@ -1,4 +1,7 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { archivePointerKey } from '../../src/engine/lifecycle/archive';
+import { executions } from '../worker/probes';
 import { describe, expect, it } from 'vitest';
 import { bulk } from '../../src/client/bulk-client';
 import { instances } from '../../src/client/instance-client';
@@ -92,9 +95,55 @@ describe('bulk operations', () => {
 		for (const id of others) expect((await instances.status(testEnv, { id })).status).toBe('waiting');
 	});
 
+	it('terminates with rollback: each matching instance runs its compensations once and ends terminated', async () => {
+		const prefix = `${uniqueId('bulk-rollback')}-`;
+		const ids = [0, 1, 2].map((i) => `${prefix}${i}`);
+		const other = uniqueId('bulk-rollback-other');
+		await Promise.all([...ids, other].map((id) => instances.create(testEnv, { type: 'saga', id, payload: { wait: true } })));
+		await Promise.all([...ids, other].map(settle));
+		const { id: job } = await bulk.start(testEnv, testRegistry, { query: { type: 'saga', idPrefix: prefix, status: ['waiting'] }, action: { kind: 'terminate', rollback: true }, ratePerSecond: 1000 });
+		expect(await runJob(job)).toMatchObject({ state: 'completed', matched: 3, done: 3, failed: 0 });
+		await Promise.all(ids.map(settle));
+		for (const id of ids) {
+			expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'terminated', rollback: { reason: 'terminated', state: 'completed', completed: 2 } });
+			expect([executions.get(`${id}:undo-car:"C1"`), executions.get(`${id}:undo-flight:"F1"`)]).toEqual([1, 1]);
+		}
+		expect((await instances.status(testEnv, { id: other })).status).toBe('waiting');
+		expect(executions.get(`${other}:undo-flight:"F1"`)).toBeUndefined();
+	});
+
+	it('deletes with archive: an archived copy exists for each deleted instance, and GET answers from it', async () => {
+		const customer = uniqueId('bulk-archive');
+		const { matching, others } = await seed(customer, 6);
+		const { id: job } = await bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'delete', archive: true, terminate: true }, ratePerSecond: 1000 });
+		expect(await runJob(job)).toMatchObject({ state: 'completed', matched: matching.length, done: matching.length, failed: 0 });
+		const bucket = (env as unknown as { ARCHIVE: R2Bucket }).ARCHIVE;
+		for (const id of matching) {
+			expect(await bucket.head(archivePointerKey(id))).not.toBeNull();
+			expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ id, type: 'searchable', status: 'terminated', archived: true });
+		}
+		for (const id of others) {
+			expect(await bucket.head(archivePointerKey(id))).toBeNull();
+			expect((await instances.status(testEnv, { id })).status).toBe('waiting');
+		}
+	});
+
+	it('reads a datetime condition given as ISO 8601 text, as the listing does', async () => {
+		const customer = uniqueId('bulk-iso');
+		const due = [Date.UTC(2024, 4, 1, 10), Date.UTC(2024, 4, 2, 10), Date.UTC(2024, 4, 3, 10)];
+		await Promise.all(due.map((dueAt, i) => instances.create(testEnv, { type: 'searchable', id: `${customer}-${i}`, payload: { customerId: 'x' }, attributes: { customerId: customer, dueAt } })));
+		await Promise.all(due.map((_, i) => settle(`${customer}-${i}`)));
+		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer, dueAt: { gte: '2024-05-02', lt: '2024-05-03T10:00:00Z' } } }, action: { kind: 'pause' }, dryRun: true });
+		expect(res.status).toBe(202);
+		expect(await runJob(res.json.id)).toMatchObject({ state: 'completed', matched: 1 });
+		const listed = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&attr.dueAt.gte=2024-05-02&attr.dueAt.lt=2024-05-03T10:00:00Z`);
+		expect(listed.json.items.map((e: { id: string }) => e.id)).toEqual([`${customer}-1`]);
+	});
+
 	it('refuses a query on an undeclared attribute or an unknown action before starting anything', async () => {
 		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { region: 'eu' } } as never, action: { kind: 'terminate' } })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
-		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable' }, action: { kind: 'explode' } as never })).rejects.toMatchObject({ code: ErrorCode.InvalidQuery });
+		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable' }, action: { kind: 'explode' } as never })).rejects.toMatchObject({ code: ErrorCode.InvalidRequest });
+		await expect(bulk.start(testEnv, testRegistry, { query: { type: 'searchable' }, action: { kind: 'pause' }, ratePerSecond: 0 })).rejects.toMatchObject({ code: ErrorCode.InvalidRequest });
 	});
 });
 
@@ -121,10 +170,21 @@ describe('bulk operations over HTTP', () => {
 		['an event the type does not declare', { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'nope', payload: {} } }, 'UNKNOWN_EVENT'],
 		["a payload the event's schema refuses", { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'advance', payload: { bad: 1 } } }, 'INVALID_EVENT_PAYLOAD'],
 		['a malformed restart point', { query: { type: 'searchable' }, action: { kind: 'restart', from: { name: 'nope', count: -5 } } }, 'INVALID_OPTIONS'],
+		['a rollback option that is not a boolean', { query: { type: 'searchable' }, action: { kind: 'terminate', rollback: 'yes' } }, 'INVALID_REQUEST'],
+		['an archive option that is not a boolean', { query: { type: 'searchable' }, action: { kind: 'delete', archive: 1 } }, 'INVALID_REQUEST'],
+		['an event without a name', { query: { type: 'searchable' }, action: { kind: 'sendEvent' } }, 'INVALID_REQUEST'],
+		['a bare 4-digit datetime', { query: { type: 'searchable', attributes: { dueAt: { lt: '2024' } } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
+		['the reserved attribute name constructor', { query: { type: 'searchable', attributes: { constructor: 'x' } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
 	] as const)('answers 400 for %s and starts nothing', async ([, body, code]) => {
 		const res = await api('POST', '/workflows/bulk', body);
 		expect(res.status).toBe(400);
 		expect(res.json.error.code).toBe(code);
+	});
+
+	it('refuses an own "__proto__" attribute condition (that the schema would drop, widening the query to the whole type) with 400 INVALID_QUERY', async () => {
+		const res = await api('POST', '/workflows/bulk', '{"query":{"type":"searchable","attributes":{"__proto__":"x"}},"action":{"kind":"pause"},"dryRun":true}');
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: expect.stringContaining('"__proto__" is reserved') });
 	});
 
 	it('answers 404 for a job that does not exist and 400 for an id that cannot be one', async () => {

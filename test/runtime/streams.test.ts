@@ -57,6 +57,20 @@ describe("a Worker iterating an instance's stream", () => {
 		expect(rest).toEqual(all.filter((e) => e.seq > third.seq || e.kind === 'end'));
 	});
 
+	it('refuses an after past the last record with 400 INVALID_CURSOR (SSE, WebSocket and the iterator alike), and ends at once after the last one', async () => {
+		const { id } = await progress().create({ payload: { parts: 2, partMs: 0 } });
+		const all = await collect(progress().stream(id));
+		const last = all.at(-1)!.seq;
+		const sse = await api('GET', `/workflows/${id}/stream?after=${last + 1}`);
+		expect(sse.status).toBe(400);
+		expect(sse.json.error).toMatchObject({ code: 'INVALID_CURSOR', message: expect.stringContaining(`seq ${last}`) });
+		const ws = await worker().fetch(`http://shardflow.test/workflows/${id}/stream?after=${last + 100}`, { headers: { upgrade: 'websocket' } });
+		expect(ws.status).toBe(400);
+		expect(((await ws.json()) as { error: { code: string } }).error.code).toBe('INVALID_CURSOR');
+		await expect(collect(progress().stream(id, { after: last + 1 }))).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
+		expect(await collect(progress().stream(id, { after: last }))).toEqual([{ kind: 'end', seq: last, status: 'completed' }]);
+	});
+
 	it('throws NOT_FOUND for an instance that does not exist', async () => {
 		await expect(collect(progress().stream(uniqueId('no-such')))).rejects.toMatchObject({ code: 'NOT_FOUND' });
 	});

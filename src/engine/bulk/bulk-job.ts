@@ -95,9 +95,12 @@ export const BULK_BATCH = 100;
 export const BULK_CONCURRENCY = 8;
 const MAX_ERRORS_KEPT = 20;
 
-/** Checks the action of a request (unknown kinds and malformed options: INVALID_QUERY). */
+/**
+ * Checks the action of a request: an unknown kind or a malformed option is INVALID_REQUEST, as
+ * the route's schema answers for the rest of the body (the action is not part of the query).
+ */
 export function checkBulkAction(action: unknown): BulkAction {
-	const bad = (why: string) => new ValidationError(ErrorCode.InvalidQuery, `action: ${why}`);
+	const bad = (why: string) => new ValidationError(ErrorCode.InvalidRequest, `action: ${why}`);
 	if (typeof action !== 'object' || action === null) throw bad(`give an object with kind (${BULK_ACTIONS.join(', ')})`);
 	const a = action as Record<string, unknown>;
 	if (!(BULK_ACTIONS as readonly unknown[]).includes(a.kind)) throw bad(`unknown kind ${JSON.stringify(a.kind)}; use one of ${BULK_ACTIONS.join(', ')}`);

@@ -1,4 +1,5 @@
 import { ErrorCode, ValidationError } from '../support/errors';
+import { parseDatetimeText, parseNumberText, DATETIME_TEXT } from './attribute-text';
 
 /**
  * Search attributes: a few typed values per instance, declared on its workflow
@@ -30,6 +31,30 @@ export const ATTRIBUTE_LIMITS = {
 } as const;
 
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * Names no attribute may have, at declaration, create, `setAttributes` and listing alike: they
+ * are the names of plain objects' own machinery, and attributes travel as plain objects (JSON
+ * bodies, `{ ...attributes }`), where `__proto__` is dropped or turns into a prototype and
+ * `constructor` reads as inherited. (`__proto__` fails the name pattern too; it is listed so the
+ * refusal says why.)
+ */
+export const RESERVED_ATTRIBUTE_NAMES: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
+/**
+ * A JSON body's attributes as the API hands them on: the validated ones, unless the body as
+ * parsed (`raw`) holds a reserved name. Schemas (zod) drop an own `__proto__` key without a word,
+ * so a create with `{"__proto__": ...}` would otherwise succeed with the attribute silently
+ * gone; handed on as parsed, it meets the same refusal as `constructor` in `applyAttributeUpdate`.
+ */
+export function keepReservedAttributeNames<T>(validated: T, raw: unknown): T {
+	if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return validated;
+	return RESERVED_ATTRIBUTE_NAMES.some((name) => Object.hasOwn(raw, name)) ? (raw as T) : validated;
+}
+
+function reservedName(name: string): string | undefined {
+	return RESERVED_ATTRIBUTE_NAMES.includes(name) ? `${JSON.stringify(name)} is reserved (${RESERVED_ATTRIBUTE_NAMES.join(', ')} name no search attribute)` : undefined;
+}
 
 /** The value of one attribute as stored and listed: a datetime is ms since the epoch. */
 export type StoredAttributeValue = string | number | boolean;
@@ -107,6 +132,8 @@ export function checkAttributeDeclaration(type: string, declared: unknown): Attr
 	const entries = Object.entries(declared);
 	if (entries.length > ATTRIBUTE_LIMITS.perType) throw new Error(`${type}: at most ${ATTRIBUTE_LIMITS.perType} search attributes per type, got ${entries.length}`);
 	for (const [name, kind] of entries) {
+		const reserved = reservedName(name);
+		if (reserved) throw new Error(`${type}: search attribute name ${reserved}`);
 		if (!NAME_PATTERN.test(name)) throw new Error(`${type}: search attribute name ${JSON.stringify(name)} must be a letter then up to 63 letters, digits or _`);
 		if (!(ATTRIBUTE_KINDS as readonly unknown[]).includes(kind)) {
 			throw new Error(`${type}: search attribute "${name}" has kind ${JSON.stringify(kind)}; use one of ${ATTRIBUTE_KINDS.join(', ')}`);
@@ -146,6 +173,8 @@ function describe(value: unknown): string {
 }
 
 function kindOf(type: string, declared: AttributeDeclaration, name: string, code: ErrorCode): AttributeKind {
+	const reserved = reservedName(name);
+	if (reserved) throw new ValidationError(code, `search attribute name ${reserved}`);
 	const kind = Object.hasOwn(declared, name) ? declared[name] : undefined;
 	if (!kind) {
 		const names = Object.keys(declared);
@@ -203,22 +232,34 @@ export function checkAttributeFilters(type: string, declared: AttributeDeclarati
 		const what = `attr.${name} (${kind})`;
 		if (Array.isArray(condition)) {
 			if (condition.length === 0 || condition.length > MAX_IN_VALUES) throw new ValidationError(code, `${what}: a list holds 1 to ${MAX_IN_VALUES} values`);
-			const values = [...new Set(condition.map((v) => storedValue(kind, v, what, code)))];
+			const values = [...new Set(condition.map((v) => filterValue(kind, v, what, code)))];
 			checked[name] = values.length === 1 ? { op: 'eq', value: values[0]! } : { op: 'in', values };
 		} else if (typeof condition === 'object' && condition !== null && !(condition instanceof Date)) {
 			if (kind !== 'number' && kind !== 'datetime') throw new ValidationError(code, `${what}: ranges (gt, gte, lt, lte) apply to number and datetime attributes`);
 			const range: { gt?: number; gte?: number; lt?: number; lte?: number } = {};
 			for (const [bound, value] of Object.entries(condition)) {
 				if (!['gt', 'gte', 'lt', 'lte'].includes(bound)) throw new ValidationError(code, `${what}: unknown bound ${JSON.stringify(bound)}; use gt, gte, lt, lte`);
-				if (value !== undefined) range[bound as 'gt'] = storedValue(kind, value, `${what}.${bound}`, code) as number;
+				if (value !== undefined) range[bound as 'gt'] = filterValue(kind, value, `${what}.${bound}`, code) as number;
 			}
 			if (Object.keys(range).length === 0) throw new ValidationError(code, `${what}: give at least one bound`);
 			checked[name] = { op: 'range', ...range };
 		} else {
-			checked[name] = { op: 'eq', value: storedValue(kind, condition, what, code) };
+			checked[name] = { op: 'eq', value: filterValue(kind, condition, what, code) };
 		}
 	}
 	return checked;
+}
+
+/**
+ * A value in a filter: as stored, except that a datetime may also be text (ms or ISO 8601), read
+ * by the same parser as the REST listing's `attr.<name>=`, so that a JSON query (a bulk
+ * operation's) accepts what the query string does.
+ */
+function filterValue(kind: AttributeKind, value: unknown, what: string, code: ErrorCode): StoredAttributeValue {
+	if (kind !== 'datetime' || typeof value !== 'string') return storedValue(kind, value, what, code);
+	const ms = parseDatetimeText(value);
+	if (ms === undefined) throw new ValidationError(code, `${what} must be a Date, whole milliseconds since the epoch, or text: ${DATETIME_TEXT}; got ${describe(value)}`);
+	return ms;
 }
 
 /** Checks that `name` is a declared attribute (an order or a grouping names one). */
@@ -228,24 +269,20 @@ export function assertDeclaredAttribute(type: string, declared: AttributeDeclara
 
 /**
  * Parses one query-string value of an attribute of `kind` (the REST API's `attr.<name>=`):
- * a keyword as is, a number, `true`/`false`, a datetime as ms or an ISO 8601 date.
- * Undefined when it does not parse, so the caller can say which parameter is wrong.
+ * a keyword as is, a number in JSON syntax, `true`/`false`, a datetime as ms (5 digits or more)
+ * or ISO 8601 (engine/index/attribute-text.ts). Undefined when it does not parse, so the caller
+ * can say which parameter is wrong.
  */
 export function parseAttributeText(kind: AttributeKind, text: string): StoredAttributeValue | undefined {
 	switch (kind) {
 		case 'keyword':
 			return text;
-		case 'number': {
-			const n = text.trim() === '' ? Number.NaN : Number(text);
-			return Number.isFinite(n) ? n : undefined;
-		}
+		case 'number':
+			return parseNumberText(text);
 		case 'boolean':
 			return text === 'true' ? true : text === 'false' ? false : undefined;
-		case 'datetime': {
-			if (/^-?\d+$/.test(text)) return Number(text);
-			const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
-			return Number.isFinite(ms) ? ms : undefined;
-		}
+		case 'datetime':
+			return parseDatetimeText(text);
 	}
 }
 

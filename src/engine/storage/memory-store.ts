@@ -188,6 +188,9 @@ export class MemoryInstanceStore implements InstanceStore {
 		}
 		return 0;
 	}
+	historyLastSeq() {
+		return this.history.at(-1)?.seq ?? 0;
+	}
 	historySize(afterSeq: number) {
 		let bytes = 0;
 		let lastSeq = afterSeq;

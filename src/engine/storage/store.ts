@@ -212,6 +212,8 @@ export interface InstanceStore {
 	 * and the last seq (`afterSeq` when there is none): the tail a running total lacks.
 	 */
 	historySize(afterSeq: number): { bytes: number; lastSeq: number };
+	/** The seq of the history's last record, of any generation (0: none): how far a stream's `after` can go. */
+	historyLastSeq(): number;
 
 	/** Replaces the pending index update (only the newest matters); keeps `backloggedSince`. */
 	writeOutbox(row: OutboxRow): void;

@@ -28,6 +28,8 @@ export const ErrorCode = {
 	WrongRole: 'WRONG_ROLE',
 	InvalidCursor: 'INVALID_CURSOR',
 	InvalidQuery: 'INVALID_QUERY',
+	/** A request body the route's schema refuses, or a part of it that is not a query (a bulk operation's action or rate). */
+	InvalidRequest: 'INVALID_REQUEST',
 	InvalidSearchAttributes: 'INVALID_SEARCH_ATTRIBUTES',
 	PayloadMismatch: 'PAYLOAD_MISMATCH',
 	EventBufferFull: 'EVENT_BUFFER_FULL',

@@ -55,6 +55,11 @@ export class InstanceStreamFeed {
 		} catch (error) {
 			return refuse(400, ErrorCode.InvalidCursor, (error as Error).message);
 		}
+		// Refused, not clamped: an `after` past the end was not issued by this instance's history
+		// (a typo, or a seq of an instance deleted and created again under the same id), and
+		// waiting on it would hold back every record up to it with no word of why.
+		const last = store.historyLastSeq();
+		if (after > last) return refuse(400, ErrorCode.InvalidCursor, `after=${after} is past the last record of this instance's history (seq ${last}); resume with a seq it sent`);
 		if (this.ctx.getWebSockets().length >= STREAM_SUBSCRIBERS_MAX) {
 			return refuse(429, ErrorCode.StreamSubscribersFull, `this instance has its maximum of ${STREAM_SUBSCRIBERS_MAX} stream subscribers; share one subscription (say, through your own Worker) or retry later`);
 		}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { parseDatetimeText, parseNumberText } from '../../src/engine/index/attribute-text';
+import { applyAttributeUpdate, checkAttributeDeclaration, checkAttributeFilters, keepReservedAttributeNames } from '../../src/engine/index/search-attributes';
+import { ErrorCode } from '../../src/engine/support/errors';
+
+describe('attribute values as text', () => {
+	it.for([
+		['20', 20],
+		['-1.5', -1.5],
+		['2e3', 2000],
+		['1E-1', 0.1],
+		['0', 0],
+	] as const)('reads the JSON number %s', ([text, value]) => {
+		expect(parseNumberText(text)).toBe(value);
+	});
+
+	it.for(['0x14', '20.', '.2e2', '+1', ' 20', '020', '1e999', 'Infinity', '', '1_000'])('refuses %j, which is not a JSON number', (text) => {
+		expect(parseNumberText(text)).toBeUndefined();
+	});
+
+	it.for([
+		['1714557600000', Date.UTC(2024, 4, 1, 10)],
+		['10000', 10_000],
+		['2024-05-01', Date.UTC(2024, 4, 1)],
+		['2024-02-29', Date.UTC(2024, 1, 29)],
+		['2024-05-01T10:00Z', Date.UTC(2024, 4, 1, 10)],
+		['2024-05-01T12:00:00+02:00', Date.UTC(2024, 4, 1, 10)],
+		['2024-05-01T10:00:00.5Z', Date.UTC(2024, 4, 1, 10, 0, 0, 500)],
+	] as const)('reads the datetime %s', ([text, ms]) => {
+		expect(parseDatetimeText(text)).toBe(ms);
+	});
+
+	it.for([
+		['2024', 'a bare 4-digit number: a year, or 2 s into 1970?'],
+		['0', 'a number shorter than 5 digits'],
+		['2023-02-29', 'a day the month does not have'],
+		['2024-13-01', 'a month that does not exist'],
+		['2024-05-01T10:00', 'a time without a zone'],
+		['2024-05-01T24:00Z', 'hour 24'],
+		['2024-05-01 10:00Z', 'a space instead of T'],
+		['May 1, 2024', 'a date in words'],
+		['1714557600000.5', 'a fraction of a millisecond'],
+	] as const)('refuses the datetime %s (%s)', ([text]) => {
+		expect(parseDatetimeText(text)).toBeUndefined();
+	});
+});
+
+describe('reserved attribute names', () => {
+	const declared = { customerId: 'keyword' } as const;
+
+	it.for(['constructor', 'prototype', '__proto__'])('refuses %s at declaration', (name) => {
+		expect(() => checkAttributeDeclaration('t', JSON.parse(`{"${name}":"keyword"}`))).toThrow(/is reserved/);
+	});
+
+	it.for(['constructor', 'prototype', '__proto__'])('refuses %s at create and setAttributes with INVALID_SEARCH_ATTRIBUTES', (name) => {
+		expect(() => applyAttributeUpdate('t', declared, {}, JSON.parse(`{"${name}":"x"}`))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidSearchAttributes, message: expect.stringContaining('is reserved') }));
+	});
+
+	it.for(['constructor', 'prototype', '__proto__'])('refuses %s in a listing with INVALID_QUERY', (name) => {
+		expect(() => checkAttributeFilters('t', declared, JSON.parse(`{"${name}":"x"}`))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidQuery, message: expect.stringContaining('is reserved') }));
+	});
+
+	it('hands on the attributes as parsed when they hold a reserved name a schema dropped, the validated ones otherwise', () => {
+		const raw = JSON.parse('{"__proto__":"x","customerId":"42"}');
+		expect(keepReservedAttributeNames({ customerId: '42' }, raw)).toBe(raw);
+		const plain = { customerId: '42' };
+		expect(keepReservedAttributeNames(plain, { customerId: '42' })).toBe(plain);
+		expect(keepReservedAttributeNames(undefined, undefined)).toBeUndefined();
+	});
+});
