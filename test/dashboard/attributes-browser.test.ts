@@ -1,38 +1,16 @@
 // Search attributes and bulk operations in the dashboard, in a real browser (browser-kit.ts) against `wrangler dev`.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevServer } from '../../bench/lib/dev-server.mjs';
-import { callApi, expectNoPageErrors, launchBrowser, openPage as open, screenshot as shot } from './browser-kit';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { dashboardUnderTest, expectNoPageErrors, screenshot as shot, until } from './browser-kit';
 
-type Server = Awaited<ReturnType<typeof startDevServer>>;
-let server: Server;
-let browser: Browser;
-
-beforeAll(async () => {
-	[server, browser] = await Promise.all([startDevServer({ configs: ['test/worker/dashboard.wrangler.jsonc'] }), launchBrowser()]);
-}, 120_000);
-afterAll(async () => {
-	await browser?.close();
-	await server?.stop();
-});
-
-const call = (method: string, path: string, body?: unknown) => callApi(server.url, method, path, body);
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await read();
-		if (ok(value)) return value;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 300)}`);
-		await new Promise((r) => setTimeout(r, 50));
-	}
-}
+const server = dashboardUnderTest();
+const { call, openPage } = server;
 const run = Date.now().toString(36);
 let counter = 0;
 /** A customer id no other test uses: each test's instances are its own. */
 const customer = () => `c${run}${counter++}`;
 const pay = (id: string, attributes: Record<string, unknown>, amount = 10) => call('POST', '/workflows', { type: 'payment', id, payload: { amount, currency: 'EUR' }, attributes });
 const listed = (query: string) => call('GET', `/workflows?type=payment&${query}`).then((r) => (r.json.items as { id: string }[]).map((i) => i.id));
-const openPage = (path: string, viewport?: { width: number; height: number }): Promise<Page> => open(browser, `${server.url}${path}`, viewport);
 const rowIds = (page: Page) => page.locator('#instances tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.id));
 
 describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
@@ -179,6 +157,39 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 		expect(overflow).toBeLessThanOrEqual(0);
 		await shot(page, 'list-attributes-phone');
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('stays folded at phone width with filters active ("Filters (n active)") until tapped, and shows attribute values under the id instead of scrolling the table sideways', async () => {
+		const c = customer();
+		const id = `${c}-phone-with-a-long-name`;
+		await pay(id, { customerId: c, amount: 1234.5, vip: true, dueAt: Date.parse('2026-12-01T10:00:00Z') });
+		await until(() => listed(`attr.customerId=${c}`), (l) => l.length === 1, 'the payment in the index');
+		const page = await openPage(`/dashboard/instances?type=payment&status=waiting&attr.customerId=${c}&attr.amount.gte=1000`, { width: 390, height: 844 });
+		await page.waitForSelector('#live[data-state="live"]');
+		const fold = page.locator('#filters-fold');
+		expect(await fold.getAttribute('open')).toBeNull();
+		expect((await fold.locator('summary').textContent())?.replace(/\s+/g, ' ').trim()).toBe('Filters (4 active)');
+		const row = page.locator(`#instances tbody tr[data-id="${id}"]`);
+		const box = await row.boundingBox();
+		expect(box!.y + box!.height).toBeLessThan(844);
+		// No sideways scroll, in the page or inside the table's card.
+		expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+		expect(await page.locator('.table-card').evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+		// The attribute values are on the phone too, inside the row's width.
+		for (const [name, text] of [['customerId', c], ['amount', '1234.5']] as const) {
+			const cell = row.locator(`[data-col="attr-${name}"]`);
+			expect(await cell.isVisible()).toBe(true);
+			expect(await cell.textContent()).toContain(text);
+			const cellBox = await cell.boundingBox();
+			expect(cellBox!.x + cellBox!.width).toBeLessThanOrEqual(390);
+		}
+		await shot(page, 'list-filtered-phone');
+		await page.click('#filters-fold summary');
+		expect(await fold.getAttribute('open')).not.toBeNull();
+		expect(await page.locator('input[name="attr.customerId"]').isVisible()).toBe(true);
+		await shot(page, 'list-filtered-phone-open');
 		expectNoPageErrors(page);
 		await page.close();
 	});

@@ -1,41 +1,18 @@
 // The dashboard in a real browser (see browser-kit.ts), against a real `wrangler dev`.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevServer } from '../../bench/lib/dev-server.mjs';
-import { callApi, expectNoPageErrors, launchBrowser, openPage as open, screenshot } from './browser-kit';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { dashboardUnderTest, expectNoPageErrors, screenshot, until } from './browser-kit';
 
-type Server = Awaited<ReturnType<typeof startDevServer>>;
-let server: Server;
-let browser: Browser;
-
-beforeAll(async () => {
-	// The dashboard's test Worker: the product's types plus a schedule, parent and child types, a code version and an archive.
-	[server, browser] = await Promise.all([startDevServer({ configs: ['test/worker/dashboard.wrangler.jsonc'] }), launchBrowser()]);
-}, 120_000);
-afterAll(async () => {
-	await browser?.close();
-	await server?.stop();
-});
-
-const call = (method: string, path: string, body?: unknown) => callApi(server.url, method, path, body);
+// The dashboard's test Worker: the product's types plus a schedule, parent and child types, a code version and an archive.
+const server = dashboardUnderTest();
+const { call, openPage } = server;
 
 let counter = 0;
 const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${counter++}`;
 const createPayment = (id: string, amount = 10) => call('POST', '/workflows', { type: 'payment', id, payload: { amount, currency: 'EUR' } });
 
-/** Waits until the API says so (the index lags an instance by a few ms). */
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 5000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await read();
-		if (ok(value)) return value;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 300)}`);
-		await new Promise((r) => setTimeout(r, 50));
-	}
-}
 const statusOf = (id: string) => call('GET', `/workflows/${id}`).then((r) => r.json?.status as string);
 
-const openPage = (path: string, viewport?: { width: number; height: number }): Promise<Page> => open(browser, `${server.url}${path}`, viewport);
 const shot = screenshot;
 const noPageErrors = expectNoPageErrors;
 
@@ -87,7 +64,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 	});
 
 	it('shows the API\'s 400 for a list query it refuses (order=sideways) instead of ignoring it', async () => {
-		const page = await open(browser, `${server.url}/dashboard/instances?type=payment&order=sideways`);
+		const page = await openPage(`/dashboard/instances?type=payment&order=sideways`);
 		const banner = page.locator('.banner.error[role="alert"]');
 		expect(await banner.textContent()).toBe('INVALID_QUERY order: must be created, updated, attr.NAME or -attr.NAME');
 		expect(await page.locator('#instances tbody tr').count()).toBe(0);

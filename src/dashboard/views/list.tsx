@@ -204,7 +204,7 @@ export const InstanceList: FC<{
 			) : null}
 			<details class="filters-fold card" id="filters-fold" data-active={String(active)}>
 				<summary>
-					<span class="filters-title">Filters</span> <span class="muted">{active ? `${active} active` : 'none active'}</span>
+					<span class="filters-title">Filters</span> <span class="muted">({active ? `${active} active` : 'none active'})</span>
 				</summary>
 			<form class="filters" method="get" action={dashboardHref('/instances')} id="filters">
 				<label>
