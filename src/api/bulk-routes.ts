@@ -35,7 +35,7 @@ const BulkBody = z
 			.passthrough()
 			.openapi({
 				description:
-					'terminate {rollback?}, pause, resume, restart {from?}, delete {archive?, terminate?}, sendEvent {event, payload?} (idempotency key per instance: bulk:<job id>), reindex.',
+					'terminate {rollback?}, pause, resume, restart {from?}, delete {archive?, terminate?}, sendEvent {event, payload?, idempotencyKey?} (the key of each instance\'s event; default bulk:<job id>), reindex.',
 				example: { kind: 'terminate', rollback: false },
 			}),
 		dryRun: z.boolean().optional().openapi({ description: 'Count what the query matches; act on nothing.' }),

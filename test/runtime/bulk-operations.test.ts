@@ -57,6 +57,28 @@ describe('bulk operations', () => {
 		for (const instance of matching) expect(await instances.status(testEnv, { id: instance })).toMatchObject({ status: 'completed', output: 'bulk' });
 	});
 
+	it('delivers an event once per instance across two jobs given the same idempotency key (a job started twice)', async () => {
+		const customer = uniqueId('bulk-key');
+		const { matching } = await seed(customer, 6);
+		const key = `retry-${customer}`;
+		const send = async (stage: string) =>
+			runJob((await bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'sendEvent', event: 'advance', payload: { stage }, idempotencyKey: key }, ratePerSecond: 1000 })).id);
+		expect(await send('first')).toMatchObject({ done: matching.length, failed: 0 });
+		await Promise.all(matching.map(settle));
+		// The same key with the same event and payload is the same send: accepted, delivered once.
+		expect(await send('first')).toMatchObject({ done: matching.length, failed: 0 });
+		await Promise.all(matching.map(settle));
+		for (const id of matching) {
+			const status = await instances.status(testEnv, { id });
+			expect(status).toMatchObject({ status: 'waiting', attributes: { stage: 'first' }, bufferedEvents: 0 });
+			expect(status.steps.filter((s) => s.name.startsWith('advance-'))).toHaveLength(2); // advance-0 took it, advance-1 still waits
+		}
+		// Another payload under the key is refused per instance, as the event route does.
+		const refused = await send('second');
+		expect(refused).toMatchObject({ done: 0, failed: matching.length });
+		expect(refused.errors.map((e) => e.code)).toEqual(matching.map(() => 'IDEMPOTENCY_KEY_REUSED'));
+	});
+
 	it('counts on a dry run and acts on nothing', async () => {
 		const customer = uniqueId('bulk-dry');
 		const { matching, ids } = await seed(customer, 12);
@@ -173,6 +195,7 @@ describe('bulk operations over HTTP', () => {
 		['a rollback option that is not a boolean', { query: { type: 'searchable' }, action: { kind: 'terminate', rollback: 'yes' } }, 'INVALID_REQUEST'],
 		['an archive option that is not a boolean', { query: { type: 'searchable' }, action: { kind: 'delete', archive: 1 } }, 'INVALID_REQUEST'],
 		['an event without a name', { query: { type: 'searchable' }, action: { kind: 'sendEvent' } }, 'INVALID_REQUEST'],
+		['an idempotency key with a space', { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'advance', payload: { stage: 'x' }, idempotencyKey: 'a b' } }, 'INVALID_IDEMPOTENCY_KEY'],
 		['a bare 4-digit datetime', { query: { type: 'searchable', attributes: { dueAt: { lt: '2024' } } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
 		['the reserved attribute name constructor', { query: { type: 'searchable', attributes: { constructor: 'x' } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
 	] as const)('answers 400 for %s and starts nothing', async ([, body, code]) => {

@@ -4,6 +4,7 @@ import type { ListFilters } from '../index/index-query';
 import type { RestartFrom } from '../steps/restart-from';
 import type { CheckedCondition } from '../index/search-attributes';
 import type { WorkflowStatus } from '../definition/types';
+import { assertValidIdempotencyKey } from '../instance/event-keys';
 
 /**
  * A bulk operation (`POST /workflows/bulk`): one action applied to every instance a listing
@@ -19,7 +20,8 @@ export type BulkAction =
 	| { kind: 'resume' }
 	| { kind: 'restart'; from?: RestartFrom }
 	| { kind: 'delete'; archive?: boolean; terminate?: boolean }
-	| { kind: 'sendEvent'; event: string; payload?: unknown }
+	/** `idempotencyKey`: the key of every instance's event (default `bulk:<job id>`); give the same one to a job started again, and no instance gets the event twice. */
+	| { kind: 'sendEvent'; event: string; payload?: unknown; idempotencyKey?: string }
 	| { kind: 'reindex' };
 
 export const BULK_ACTIONS = ['terminate', 'pause', 'resume', 'restart', 'delete', 'sendEvent', 'reindex'] as const;
@@ -117,15 +119,20 @@ export function checkBulkAction(action: unknown): BulkAction {
 			return { kind: 'restart', ...(a.from !== undefined ? { from: a.from as RestartFrom } : {}) };
 		case 'sendEvent':
 			if (typeof a.event !== 'string' || a.event.length === 0 || a.event.length > 256) throw bad('sendEvent needs event: a name of 1-256 characters');
-			return { kind: 'sendEvent', event: a.event, ...(a.payload !== undefined ? { payload: a.payload } : {}) };
+			if (a.idempotencyKey !== undefined) assertValidIdempotencyKey(a.idempotencyKey);
+			return { kind: 'sendEvent', event: a.event, ...(a.payload !== undefined ? { payload: a.payload } : {}), ...(a.idempotencyKey !== undefined ? { idempotencyKey: a.idempotencyKey } : {}) };
 		default:
 			return { kind: a.kind as 'pause' | 'resume' | 'reindex' };
 	}
 }
 
-/** The idempotency key of a job's event (per instance, since keys are kept per instance): a resumed job that sends again is accepted once. */
-export function bulkEventKey(jobId: string): string {
-	return `bulk:${jobId}`;
+/**
+ * The idempotency key of a job's event (per instance, since keys are kept per instance): a
+ * resumed job that sends again is accepted once. The action's own key when it gives one, so
+ * that a job started twice (a retried request, a second click) delivers once as well.
+ */
+export function bulkEventKey(jobId: string, action?: { idempotencyKey?: string }): string {
+	return action?.idempotencyKey ?? `bulk:${jobId}`;
 }
 
 /**

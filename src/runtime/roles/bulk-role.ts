@@ -100,7 +100,7 @@ async function act(env: ShardflowEnv, id: string, action: BulkAction, jobId: str
 			await instances.delete(env, { id, ...(action.archive !== undefined ? { archive: action.archive } : {}), ...(action.terminate ? { terminate: true } : {}) });
 			return;
 		case 'sendEvent':
-			await instances.sendEvent(env, { id, event: action.event, payload: action.payload, idempotencyKey: bulkEventKey(jobId) });
+			await instances.sendEvent(env, { id, event: action.event, payload: action.payload, idempotencyKey: bulkEventKey(jobId, action) });
 			return;
 		case 'reindex':
 			await instances.reindex(env, { id });
