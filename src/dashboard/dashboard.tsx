@@ -216,6 +216,8 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		let nextCursor: string | null = null;
 		let error: { code: string; message: string } | undefined;
 		let status = 200;
+		// The type's events and their shapes, for the bulk action's event editor (read alongside the list).
+		const schemas = filter.type && registry.has(filter.type) && !filter.id ? callApi<TypeSchemas>(c, `/types/${encodeURIComponent(filter.type)}`) : undefined;
 		if (filter.type && !registry.has(filter.type)) {
 			error = { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(filter.type)}; registered types: ${types.join(', ')}` };
 			status = 400;
@@ -238,7 +240,9 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		// A refused query has no list to keep live: the page shows the API's error and nothing else.
 		const declared = filter.type && registry.has(filter.type) ? registry.get(filter.type).attributes : {};
 		const config = { filter, declared, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor, refused: error !== undefined };
-		return page(c, 'Instances', <InstanceList types={types} declared={declared} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} />, { status, nav: 'instances' });
+		const typeSchemas = await schemas;
+		const events = typeSchemas?.ok ? typeSchemas.body.events : [];
+		return page(c, 'Instances', <InstanceList types={types} declared={declared} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} events={events} />, { status, nav: 'instances' });
 	});
 
 	app.get('/instances/:id', async (c) => {

@@ -248,6 +248,94 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		await Promise.all([page.close(), phone.close()]);
 	});
 
+	it("sends an event to every matching instance: the payload editor shows the event's JSON Schema and a value of its shape, the idempotency key goes with it, and the list reads itself again when the job ends", async () => {
+		const c = customer();
+		const ids = [0, 1, 2].map((i) => `${c}-e${i}`);
+		await Promise.all(ids.map((id) => pay(id, { customerId: c })));
+		await until(() => listed(`attr.customerId=${c}&status=waiting`), (l) => l.length === 3, 'three waiting payments in the index');
+
+		const page = await openPage(`/dashboard/instances?type=payment&attr.customerId=${c}`);
+		await page.waitForSelector('#live[data-state="live"]');
+		const editor = page.locator('#bulk-form [data-for="sendEvent"]');
+		expect(await editor.isVisible()).toBe(false);
+		await page.selectOption('#bulk-action', 'sendEvent');
+		expect(await editor.isVisible()).toBe(true);
+		expect(await page.locator('#bulk-event option').allTextContents()).toEqual(['approval', 'refund-requested']);
+		expect(JSON.parse((await page.locator('#bulk-event-schema').textContent()) ?? '{}')).toMatchObject({ type: 'object', required: ['approved', 'reviewer'] });
+		expect(JSON.parse(await page.inputValue('#bulk-payload'))).toEqual({ approved: false, reviewer: '' });
+
+		// A payload the event's schema refuses is the API's 400, before anything is counted or asked.
+		await page.click('#bulk-start');
+		await until(() => page.locator('#bulk-tools-note').textContent(), (t) => /INVALID_EVENT_PAYLOAD/.test(t ?? ''), 'the refusal');
+		expect(await page.locator('dialog#confirm').isVisible()).toBe(false);
+
+		await page.fill('#bulk-payload', '{"approved": true, "reviewer": "bulk-reviewer"}');
+		await page.fill('#bulk-form input[name="idempotencyKey"]', `approve-${c}`);
+		await shot(page, 'bulk-send-event');
+		await page.click('#bulk-start');
+		await page.locator('dialog#confirm').waitFor({ state: 'visible' });
+		expect(await page.locator('#confirm-text').textContent()).toContain(`Send "approval" (idempotency key approve-${c}) to 3 payment instances matching this filter?`);
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#bulk-progress[data-state="completed"]', { timeout: 15_000 });
+		const job = (await call('GET', `/bulk/${await page.locator('#bulk-progress').getAttribute('data-job')}`)).json;
+		expect(job).toMatchObject({ done: 3, action: { kind: 'sendEvent', event: 'approval', payload: { approved: true, reviewer: 'bulk-reviewer' }, idempotencyKey: `approve-${c}` } });
+		// The rows show where the instances are now.
+		await page.waitForFunction((n) => [...document.querySelectorAll('#instances tbody tr')].filter((tr) => (tr as HTMLElement).dataset.status === 'completed').length === n, 3, { timeout: 10_000 });
+		for (const id of ids) expect((await call('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: { status: 'charged', reviewer: 'bulk-reviewer' } });
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
+	it('sends the options the API takes: terminate with rollbacks, restart from a step, delete terminating and archiving first; the rows go once the delete ends', async () => {
+		const c = customer();
+		const ids = [0, 1].map((i) => `${c}-o${i}`);
+		await Promise.all(ids.map((id) => pay(id, { customerId: c })));
+		await until(() => listed(`attr.customerId=${c}&status=waiting`), (l) => l.length === 2, 'two waiting payments in the index');
+		const page = await openPage(`/dashboard/instances?type=payment&attr.customerId=${c}`);
+		await page.waitForSelector('#live[data-state="live"]');
+		const run = async (kind: string, options: () => Promise<void>, confirmText: string) => {
+			await page.selectOption('#bulk-action', kind);
+			await options();
+			const before = await page.locator('#bulk-progress').getAttribute('data-job');
+			await page.click('#bulk-start');
+			await page.locator('dialog#confirm').waitFor({ state: 'visible' });
+			expect(await page.locator('#confirm-text').textContent()).toContain(confirmText);
+			await page.click('#confirm-ok');
+			await page.waitForFunction((previous) => {
+				const card = document.getElementById('bulk-progress');
+				return card?.dataset.state === 'completed' && card.dataset.job !== previous;
+			}, before, { timeout: 15_000 });
+			return (await call('GET', `/bulk/${await page.locator('#bulk-progress').getAttribute('data-job')}`)).json;
+		};
+
+		expect(await page.locator('#bulk-form [data-for="terminate"]').isVisible()).toBe(true);
+		const terminated = await run('terminate', () => page.check('#bulk-form input[name="rollback"]'), 'Terminate, running their rollbacks first, 2 payment instances');
+		expect(terminated).toMatchObject({ done: 2, action: { kind: 'terminate', rollback: true } });
+		await until(() => listed(`attr.customerId=${c}&status=terminated`), (l) => l.length === 2, 'both terminated');
+
+		const restarted = await run('restart', () => page.fill('#bulk-form input[name="from"]', 'reserve-funds'), 'Restart from step "reserve-funds" 2 payment instances');
+		expect(restarted).toMatchObject({ done: 2, action: { kind: 'restart', from: 'reserve-funds' } });
+		await until(() => listed(`attr.customerId=${c}&status=waiting`), (l) => l.length === 2, 'both waiting again');
+
+		await page.selectOption('#bulk-action', 'delete');
+		expect(await page.locator('#bulk-form [data-for="terminate"]').isVisible()).toBe(false);
+		const deleted = await run(
+			'delete',
+			async () => {
+				await page.check('#bulk-form input[name="terminate"]');
+				await page.check('#bulk-form input[name="archive"]');
+				await shot(page, 'bulk-delete-options');
+			},
+			'Delete, terminating unfinished ones and archiving each first, 2 payment instances',
+		);
+		expect(deleted).toMatchObject({ done: 2, failed: 0, action: { kind: 'delete', archive: true, terminate: true } });
+		for (const id of ids) expect((await call('GET', `/workflows/${id}`)).json).toMatchObject({ id, archived: true });
+		await page.waitForFunction(() => document.querySelectorAll('#instances tbody tr').length === 0, null, { timeout: 10_000 });
+		expect(await page.locator('#empty').isVisible()).toBe(true);
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
 	it("cancels a running job from its page: what was done stays done, the rest is left alone", async () => {
 		const c = customer();
 		const ids = [0, 1, 2, 3, 4, 5].map((i) => `${c}-slow${i}`);

@@ -1,16 +1,95 @@
 import type { FC } from 'hono/jsx';
+import type { TypeSchemas } from '../../engine/definition/type-schemas';
 import { safeJson } from './list';
 import { dashboardHref } from './paths';
 
-/** The actions the list offers on its filter (a `sendEvent` needs a payload: the API and client take it). */
+/** The actions the list offers on its filter; `sendEvent` only for a type that declares events. */
 export const BULK_CHOICES = [
 	{ kind: 'terminate', label: 'Terminate', destructive: true },
 	{ kind: 'pause', label: 'Pause', destructive: false },
 	{ kind: 'resume', label: 'Resume', destructive: false },
 	{ kind: 'restart', label: 'Restart', destructive: true },
 	{ kind: 'delete', label: 'Delete', destructive: true },
+	{ kind: 'sendEvent', label: 'Send an event', destructive: false },
 	{ kind: 'reindex', label: 'Re-index', destructive: false },
 ] as const;
+
+/** A type's declared events with their shapes (`GET /types/:type`), as the bulk event editor shows them. */
+export type EventShapes = TypeSchemas['events'];
+
+/**
+ * The bulk action on the list's filter: the action, its options as the API takes them (terminate's
+ * rollback, delete's archive and terminate, restart's step, an event with its payload, checked
+ * against the event's JSON Schema as on an instance's page, and an idempotency key), and the
+ * button that counts, asks and starts (bulk.js).
+ */
+export const BulkTools: FC<{ type: string; events: EventShapes }> = ({ type, events }) => (
+	<form class="bulk-tools" id="bulk-form" aria-label="Bulk action on this filter">
+		<div class="bulk-row">
+			<label for="bulk-action" class="bulk-label">Bulk action</label>
+			<select id="bulk-action" name="kind">
+				{BULK_CHOICES.filter((c) => c.kind !== 'sendEvent' || events.length > 0).map((c) => (
+					<option value={c.kind}>{c.label}</option>
+				))}
+			</select>
+			<button type="button" id="bulk-start" title={`Counts what this filter matches, asks, then acts on every matching ${type} instance (all pages)`}>
+				Apply to all matching…
+			</button>
+			<span class="muted" id="bulk-tools-note" role="status" aria-live="polite"></span>
+		</div>
+		<fieldset class="bulk-options" data-for="terminate" hidden>
+			<legend>Terminate options</legend>
+			<label class="check">
+				<input type="checkbox" name="rollback" /> Run each instance's rollbacks (compensations) first
+			</label>
+		</fieldset>
+		<fieldset class="bulk-options" data-for="restart" hidden>
+			<legend>Restart options</legend>
+			<label>
+				<span>From step (optional)</span>
+				<input name="from" autocomplete="off" spellcheck={false} placeholder="a step name; empty: from the beginning" />
+			</label>
+		</fieldset>
+		<fieldset class="bulk-options" data-for="delete" hidden>
+			<legend>Delete options</legend>
+			<label class="check">
+				<input type="checkbox" name="terminate" /> Terminate unfinished instances first (otherwise they are skipped)
+			</label>
+			<label class="check">
+				<input type="checkbox" name="archive" /> Archive each first (needs the ARCHIVE bucket)
+			</label>
+		</fieldset>
+		{events.length ? (
+			<fieldset class="bulk-options event-form" data-for="sendEvent" hidden>
+				<legend>The event</legend>
+				<div class="event-fields">
+					<label>
+						<span>Event</span>
+						<select name="event" id="bulk-event">
+							{events.map((e) => (
+								<option value={e.name}>{e.name}</option>
+							))}
+						</select>
+					</label>
+					<label>
+						<span>Idempotency key (optional)</span>
+						<input name="idempotencyKey" autocomplete="off" spellcheck={false} placeholder={`default: bulk:<job id>`} />
+					</label>
+					<label class="grow">
+						<span>Payload (JSON)</span>
+						<textarea name="payload" id="bulk-payload" rows={5} spellcheck={false} class="mono"></textarea>
+					</label>
+				</div>
+				<div class="event-shape">
+					<span class="label">Expected shape</span>
+					<p id="bulk-event-note" class="muted"></p>
+					<pre id="bulk-event-schema" class="mono"></pre>
+				</div>
+				<script type="application/json" id="bulk-events" dangerouslySetInnerHTML={{ __html: safeJson(events) }} />
+			</fieldset>
+		) : null}
+	</form>
+);
 
 /** A bulk job's progress (filled and followed by bulk.js): on the list once started, and on the job's own page. */
 export const BulkProgressCard: FC<{ id?: string; hidden?: boolean }> = ({ id, hidden }) => (

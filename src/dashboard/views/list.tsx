@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { AttributeDeclaration, AttributeKind } from '../../engine/index/search-attributes';
 import { WORKFLOW_STATUSES } from '../../engine/definition/types';
-import { BULK_CHOICES, BulkProgressCard } from './bulk';
+import { BulkProgressCard, BulkTools, type EventShapes } from './bulk';
 import { ConfirmDialog } from './confirm-dialog';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';
@@ -174,7 +174,9 @@ export const InstanceList: FC<{
 	nextCursor: string | null;
 	error?: { code: string; message: string } | undefined;
 	config: ListConfig;
-}> = ({ types, declared, filter, items, nextCursor, error, config }) => {
+	/** The selected type's declared events with their shapes, for the bulk action's event editor. */
+	events?: EventShapes;
+}> = ({ types, declared, filter, items, nextCursor, error, config, events = [] }) => {
 	const query = (extra: Record<string, string>) => {
 		const q = new URLSearchParams();
 		if (filter.type) q.set('type', filter.type);
@@ -268,20 +270,7 @@ export const InstanceList: FC<{
 			</details>
 			{error ? <ErrorBanner code={error.code} message={error.message} /> : null}
 			<div class="list-tools">
-				{filter.type && !filter.id && !error ? (
-					<div class="bulk-tools" role="group" aria-label="Bulk action on this filter">
-						<label for="bulk-action" class="bulk-label">Bulk action</label>
-						<select id="bulk-action">
-							{BULK_CHOICES.map((c) => (
-								<option value={c.kind}>{c.label}</option>
-							))}
-						</select>
-						<button type="button" id="bulk-start" title={`Counts what this filter matches, asks, then acts on every matching ${filter.type} instance (all pages)`}>
-							Apply to all matching…
-						</button>
-						<span class="muted" id="bulk-tools-note" role="status" aria-live="polite"></span>
-					</div>
-				) : null}
+				{filter.type && !filter.id && !error ? <BulkTools type={filter.type} events={events} /> : null}
 				<details class="columns-menu" id="columns-menu">
 					<summary class="button">Columns</summary>
 					<fieldset class="columns-choice">

@@ -2,7 +2,7 @@
 // matches (a dry run counts them first, and the confirmation says how many); then the job's
 // progress, followed live until it ends, with Cancel. The job page (/dashboard/bulk/:id)
 // follows one job the same way.
-import { api, base } from './common.js';
+import { api, base, wireEventEditor } from './common.js';
 import { confirmAction } from './confirm.js';
 
 const card = /** @type {HTMLElement | null} */ (document.getElementById('bulk-progress'));
@@ -112,21 +112,81 @@ $('#bulk-cancel')?.addEventListener('click', async () => {
 });
 
 // ---- the list: an action on its filter ----
+/** Finished jobs are announced on the document, so the list (list.js) reads its page again. */
+export const BULK_FINISHED = 'shardflow:bulk-finished';
+
+/**
+ * The action the form asks for, as POST /workflows/bulk takes it, and how the confirmation says
+ * it; `error` when the form cannot be sent (a payload that is not JSON).
+ * @param {HTMLFormElement} form
+ * @returns {{ action: Record<string, unknown>, words: string } | { error: string }}
+ */
+function actionOf(form) {
+	const data = new FormData(form);
+	const kind = String(data.get('kind'));
+	const label = /** @type {HTMLSelectElement} */ (form.elements.namedItem('kind')).selectedOptions[0]?.textContent ?? kind;
+	const text = (name) => String(data.get(name) ?? '').trim();
+	switch (kind) {
+		case 'terminate': {
+			const rollback = data.get('rollback') === 'on';
+			return { action: { kind, rollback }, words: rollback ? 'Terminate, running their rollbacks first,' : 'Terminate' };
+		}
+		case 'delete': {
+			const [archive, terminate] = [data.get('archive') === 'on', data.get('terminate') === 'on'];
+			const how = [terminate ? 'terminating unfinished ones' : '', archive ? 'archiving each' : ''].filter(Boolean).join(' and ');
+			return { action: { kind, archive, terminate }, words: how ? `Delete, ${how} first,` : 'Delete' };
+		}
+		case 'restart': {
+			const from = text('from');
+			return { action: { kind, ...(from ? { from } : {}) }, words: from ? `Restart from step "${from}"` : 'Restart' };
+		}
+		case 'sendEvent': {
+			const event = text('event');
+			const key = text('idempotencyKey');
+			const raw = text('payload');
+			let payload;
+			if (raw) {
+				try {
+					payload = JSON.parse(raw);
+				} catch (error) {
+					return { error: `MALFORMED_JSON the payload is not JSON: ${error instanceof Error ? error.message : error}` };
+				}
+			}
+			return { action: { kind, event, ...(payload !== undefined ? { payload } : {}), ...(key ? { idempotencyKey: key } : {}) }, words: `Send "${event}"${key ? ` (idempotency key ${key})` : ''} to` };
+		}
+		default:
+			return { action: { kind }, words: label };
+	}
+}
+
 const start = /** @type {HTMLButtonElement | null} */ (document.getElementById('bulk-start'));
 const listConfigEl = document.getElementById('list-config');
-if (start && listConfigEl) {
+const form = /** @type {HTMLFormElement | null} */ (document.getElementById('bulk-form'));
+if (start && listConfigEl && form) {
 	const config = JSON.parse(listConfigEl.textContent ?? '{}');
 	const choice = /** @type {HTMLSelectElement} */ (document.getElementById('bulk-action'));
 	const note = /** @type {HTMLElement} */ (document.getElementById('bulk-tools-note'));
+	const eventSelect = /** @type {HTMLSelectElement | null} */ (document.getElementById('bulk-event'));
+	if (eventSelect) {
+		const events = JSON.parse(document.getElementById('bulk-events')?.textContent ?? '[]');
+		const el = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+		wireEventEditor(events, eventSelect, /** @type {HTMLTextAreaElement} */ (el('bulk-payload')), el('bulk-event-schema'), el('bulk-event-note'));
+	}
+	// Each action's options show while it is chosen.
+	const showOptions = () => form.querySelectorAll('[data-for]').forEach((node) => ((/** @type {HTMLElement} */ (node)).hidden = /** @type {HTMLElement} */ (node).dataset.for !== choice.value));
+	choice.addEventListener('change', showOptions);
+	showOptions();
+	form.addEventListener('submit', (e) => e.preventDefault());
 	start.addEventListener('click', async () => {
-		const option = choice.selectedOptions[0];
-		const action = { kind: choice.value };
+		const asked = actionOf(form);
+		if ('error' in asked) return void (note.textContent = asked.error);
+		const { action, words } = asked;
 		const query = bulkQuery(config.filter, config.declared ?? {});
 		const send = (dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun }) });
 		start.disabled = true;
 		note.textContent = 'Counting the instances this filter matches…';
 		try {
-			// The dry run: nothing is acted on, the job walks the query and counts.
+			// The dry run: nothing is acted on, the job walks the query and counts (and the API checks the action first).
 			const dry = await send(true);
 			if (!dry.ok) return void (note.textContent = `${dry.body?.error?.code ?? dry.status} ${dry.body?.error?.message ?? ''}`);
 			let counted = dry.body;
@@ -140,7 +200,7 @@ if (start && listConfigEl) {
 			note.textContent = '';
 			if (counted.matched === 0) return void (note.textContent = `No ${config.filter.type} instance matches this filter: nothing to ${choice.value}.`);
 			const ok = await confirmAction(
-				`${option?.textContent ?? choice.value} ${plural(counted.matched, `${config.filter.type} instance`)} matching this filter? (Counted now by a dry run. Instances that no longer match when the job reaches them are skipped; what is done stays done if you cancel.)`,
+				`${words} ${plural(counted.matched, `${config.filter.type} instance`)} matching this filter? (Counted now by a dry run. Instances that no longer match when the job reaches them are skipped; what is done stays done if you cancel.)`,
 				true,
 			);
 			if (!ok) return;
@@ -148,7 +208,8 @@ if (start && listConfigEl) {
 			if (!res.ok) return void (note.textContent = `${res.body?.error?.code ?? res.status} ${res.body?.error?.message ?? ''}`);
 			showProgress(res.body);
 			card?.scrollIntoView({ block: 'nearest' });
-			await follow(res.body.id);
+			const last = await follow(res.body.id);
+			if (last) document.dispatchEvent(new CustomEvent(BULK_FINISHED, { detail: last }));
 		} finally {
 			start.disabled = false;
 		}

@@ -92,6 +92,59 @@ function wireDateInputs() {
 	);
 }
 
+/**
+ * An event's payload editor (the instance page's event form, the list's bulk event): the chosen
+ * event's JSON Schema and note shown beside the payload box, and the box filled with a value of
+ * the schema's shape until the operator writes their own.
+ * @param {{ name: string, schema: any, required: boolean, note?: string }[]} events
+ * @param {HTMLSelectElement} select
+ * @param {HTMLTextAreaElement} textarea
+ * @param {HTMLElement} schemaEl
+ * @param {HTMLElement} noteEl
+ */
+export function wireEventEditor(events, select, textarea, schemaEl, noteEl) {
+	let example = '';
+	const showShape = () => {
+		const declared = events.find((e) => e.name === select.value);
+		if (!declared) return;
+		schemaEl.textContent = declared.schema ? JSON.stringify(declared.schema, null, 2) : '';
+		schemaEl.hidden = !declared.schema;
+		noteEl.textContent = [declared.note ?? '', declared.required ? '' : 'This event carries nothing: leave the payload empty to send it without a body.'].filter(Boolean).join(' ');
+		if (textarea.value.trim() === '' || textarea.value === example) {
+			example = declared.required ? JSON.stringify(exampleOf(declared.schema ?? {}), null, 2) : '';
+			textarea.value = example;
+		}
+	};
+	select.addEventListener('change', showShape);
+	showShape();
+}
+
+/** A starting value that has the schema's shape, for the payload box. */
+function exampleOf(schema) {
+	if ('const' in schema) return schema.const;
+	if (Array.isArray(schema.enum)) return schema.enum[0];
+	if ('default' in schema) return schema.default;
+	const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+	if (schema.anyOf || schema.oneOf) return exampleOf((schema.anyOf ?? schema.oneOf)[0] ?? {});
+	switch (type) {
+		case 'object':
+			return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, exampleOf(v)]));
+		case 'array':
+			return [];
+		case 'string':
+			return '';
+		case 'number':
+		case 'integer':
+			return 0;
+		case 'boolean':
+			return false;
+		case 'null':
+			return null;
+		default:
+			return {};
+	}
+}
+
 refreshTimes();
 wireDateInputs();
 setInterval(() => refreshTimes(), 15_000);

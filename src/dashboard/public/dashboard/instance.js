@@ -2,7 +2,7 @@
 // `GET /workflows/:id/history?after=<last seq>`, one object, about once a
 // second, as docs/history-format.md suggests), draws the timeline and the
 // raw history, and runs the controls and the send-event form.
-import { absolute, api, base, duration, refreshTimes } from './common.js';
+import { absolute, api, base, duration, refreshTimes, wireEventEditor } from './common.js';
 import { confirmAction } from './confirm.js';
 import { buildTimeline, renderTimeline, restartPoints } from './timeline.js';
 
@@ -380,21 +380,7 @@ follow();
 const form = /** @type {HTMLFormElement | null} */ (document.getElementById('event-form'));
 if (form) {
 	const select = /** @type {HTMLSelectElement} */ (document.getElementById('event-name'));
-	const textarea = /** @type {HTMLTextAreaElement} */ (document.getElementById('event-payload'));
-	let example = '';
-	const showShape = () => {
-		const declared = config.events.find((e) => e.name === select.value);
-		if (!declared) return;
-		$('#event-schema').textContent = declared.schema ? JSON.stringify(declared.schema, null, 2) : '';
-		$('#event-schema').hidden = !declared.schema;
-		$('#event-note').textContent = [declared.note ?? '', declared.required ? '' : 'This event carries nothing: leave the payload empty to send it without a body.'].filter(Boolean).join(' ');
-		if (textarea.value.trim() === '' || textarea.value === example) {
-			example = declared.required ? JSON.stringify(exampleOf(declared.schema ?? {}), null, 2) : '';
-			textarea.value = example;
-		}
-	};
-	select.addEventListener('change', showShape);
-	showShape();
+	wireEventEditor(config.events, select, /** @type {HTMLTextAreaElement} */ (document.getElementById('event-payload')), $('#event-schema'), $('#event-note'));
 	form.addEventListener('submit', async (submit) => {
 		submit.preventDefault();
 		const data = new FormData(form);
@@ -419,30 +405,4 @@ if (form) {
 		if (res.ok) say('#event-result', true, buffered ? `Accepted: "${select.value}" is buffered: no wait of ${id} has taken it yet.` : `Accepted: "${select.value}" was sent to ${id}.`);
 		else say('#event-result', false, res.body?.error?.message ?? `refused (${res.status})`, res.body?.error?.code);
 	});
-}
-
-/** A starting value that has the schema's shape, for the payload box. */
-function exampleOf(schema) {
-	if ('const' in schema) return schema.const;
-	if (Array.isArray(schema.enum)) return schema.enum[0];
-	if ('default' in schema) return schema.default;
-	const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-	if (schema.anyOf || schema.oneOf) return exampleOf((schema.anyOf ?? schema.oneOf)[0] ?? {});
-	switch (type) {
-		case 'object':
-			return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, exampleOf(v)]));
-		case 'array':
-			return [];
-		case 'string':
-			return '';
-		case 'number':
-		case 'integer':
-			return 0;
-		case 'boolean':
-			return false;
-		case 'null':
-			return null;
-		default:
-			return {};
-	}
 }

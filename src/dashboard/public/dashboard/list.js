@@ -323,6 +323,9 @@ form?.addEventListener('submit', () => {
 	if (order && /attr\./.test(order.value)) order.disabled = true;
 });
 
+// A bulk job started from this page has finished: its changes are in the index, read the page again.
+document.addEventListener('shardflow:bulk-finished', () => void catchUp());
+
 // ---- the filter form: open on a wide screen, folded on a phone (the list is what the first screen shows) ----
 const fold = /** @type {HTMLDetailsElement | null} */ (document.getElementById('filters-fold'));
 if (fold && !matchMedia('(max-width: 760px)').matches) fold.open = true;
