@@ -125,6 +125,41 @@ describe('GET /workflows/:id/stream', () => {
 	});
 });
 
+describe('what following a stream costs', () => {
+	it("writes a subscriber's socket attachment when it subscribes and once more when it is in step, not for each message", async () => {
+		const writes: unknown[] = [];
+		const serialize = WebSocket.prototype.serializeAttachment;
+		WebSocket.prototype.serializeAttachment = function (this: WebSocket, value: unknown) {
+			writes.push(value);
+			return serialize.call(this, value);
+		};
+		try {
+			const { id } = await progress().create({ payload: { parts: 12, partMs: 5 } });
+			const subscribers = 3;
+			const ended = await Promise.all(
+				Array.from({ length: subscribers }, async () => {
+					const ws = (await worker().fetch(`http://shardflow.test/workflows/${id}/stream?after=0`, { headers: { upgrade: 'websocket' } })).webSocket!;
+					const received: StreamEvent[] = [];
+					ws.addEventListener('message', (e) => received.push(JSON.parse(String(e.data))));
+					const closed = new Promise<void>((resolve) => ws.addEventListener('close', () => resolve()));
+					ws.accept();
+					await closed;
+					return received;
+				}),
+			);
+			for (const received of ended) {
+				expect(received.filter((e) => e.kind === 'stream.message')).toHaveLength(12);
+				expect(received.at(-1)).toMatchObject({ kind: 'end', status: 'completed' });
+			}
+			// One when each subscribes; at most one more each, when it reaches the head (12 parts are ~28 records).
+			expect(writes.length).toBeGreaterThanOrEqual(subscribers);
+			expect(writes.length).toBeLessThanOrEqual(2 * subscribers);
+		} finally {
+			WebSocket.prototype.serializeAttachment = serialize;
+		}
+	});
+});
+
 describe('a subscriber across the eviction of the instance (what hibernation does)', () => {
 	it('keeps its socket and its place: records after the eviction arrive once, none sent again', async () => {
 		const id = uniqueId('evicted');

@@ -2,11 +2,10 @@ import { ErrorCode } from '../../engine/support/errors';
 import { parseHistoryAfter } from '../../engine/history/history';
 import type { InstanceStore } from '../../engine/storage/store';
 import { STREAM_CATCH_UP_PAGE, STREAM_KINDS, STREAM_SUBSCRIBERS_MAX, streamEnds, toStreamRecord, type StreamEvent } from '../../engine/streams/stream';
+import { advanceCursors, placeOf, type SubscriberAttachment, type SubscriberPlace } from '../../engine/streams/stream-cursors';
 
-/** What a subscriber's socket remembers across hibernation: the seq of the last record it was sent. */
-interface Cursor {
-	after: number;
-}
+/** The key (in the object's key-value storage) of the head: the cursor of every subscriber in step with the stream. */
+const STREAM_HEAD_KEY = 'stream:head';
 
 /** Close code of a stream that ended because the instance finished (or was deleted). */
 export const STREAM_END_CLOSE = 1000;
@@ -17,11 +16,14 @@ export const STREAM_END_CLOSE = 1000;
  * client's iterator) and receive the instance's stream records in history
  * order, then `end` once it has finished. The sockets are hibernatable
  * (`ctx.acceptWebSocket`): an instance with subscribers and nothing to say is
- * evicted like any idle one, and a ping is answered without waking it. Each
- * socket keeps its own cursor in its attachment, so a subscriber never gets a
- * record twice on one connection, and one that reconnects with `after=<seq>`
- * misses none: records are read from the history, which the output gate
- * releases only once it is durable.
+ * evicted like any idle one, and a ping is answered without waking it. Where
+ * each subscriber stands survives hibernation at the cost of one write per
+ * flush, not one per subscriber (engine/streams/stream-cursors.ts): those in
+ * step share the head, kept in storage; a socket's attachment carries a cursor
+ * only while it is not at the head. So a subscriber never gets a record twice on
+ * one connection, and one that reconnects with `after=<seq>` misses none:
+ * records are read from the history, which the output gate releases only once
+ * it is durable.
  *
  * Bounds: at most `STREAM_SUBSCRIBERS_MAX` sockets; a flush reads one page of
  * `STREAM_CATCH_UP_PAGE` records and sends each subscriber at most those, then
@@ -31,6 +33,10 @@ export const STREAM_END_CLOSE = 1000;
 export class InstanceStreamFeed {
 	private timer: ReturnType<typeof setTimeout> | undefined;
 	private subscribers: number;
+	/** Each subscriber's place, by its attachment's `sub` (rebuilt from the attachments and the head after a wake). */
+	private readonly places = new Map<string, SubscriberPlace>();
+	/** The head as stored (undefined: not read since the object woke). */
+	private head: number | undefined;
 
 	constructor(
 		private readonly ctx: DurableObjectState,
@@ -65,7 +71,9 @@ export class InstanceStreamFeed {
 		}
 		const { 0: client, 1: server } = new WebSocketPair();
 		this.ctx.acceptWebSocket(server);
-		server.serializeAttachment({ after } satisfies Cursor);
+		const sub = crypto.randomUUID();
+		server.serializeAttachment({ sub, after } satisfies SubscriberAttachment);
+		this.places.set(sub, { cursor: after, attached: true });
 		this.subscribers++;
 		this.schedule();
 		return new Response(null, { status: 101, webSocket: client });
@@ -90,6 +98,8 @@ export class InstanceStreamFeed {
 	endAll(reason: string): void {
 		for (const ws of this.ctx.getWebSockets()) close(ws, STREAM_END_CLOSE, reason);
 		this.subscribers = 0;
+		this.places.clear();
+		this.head = undefined;
 	}
 
 	private schedule(): void {
@@ -104,29 +114,53 @@ export class InstanceStreamFeed {
 		const store = this.store();
 		const row = store?.readInstance();
 		if (!store || !row) return this.endAll('deleted');
-		const cursors = sockets.map((ws) => ({ ws, after: (ws.deserializeAttachment() as Cursor | null)?.after ?? 0 }));
-		const from = Math.min(...cursors.map((c) => c.after));
+		const head = (this.head ??= this.ctx.storage.kv.get<number>(STREAM_HEAD_KEY) ?? 0);
+		const subscribers = sockets.map((ws) => ({ ws, ...this.placeOfSocket(ws, head) }));
+		// Places of sockets that went away go with them.
+		for (const sub of this.places.keys()) if (!subscribers.some((s) => s.sub === sub)) this.places.delete(sub);
+		const from = Math.min(...subscribers.map((s) => s.place.cursor));
 		const rows = store.readHistoryOfKinds({ afterSeq: from, limit: STREAM_CATCH_UP_PAGE, kinds: STREAM_KINDS });
 		const texts = rows.map((r) => ({ seq: r.seq, text: JSON.stringify(toStreamRecord(r)) }));
 		const more = rows.length === STREAM_CATCH_UP_PAGE;
 		const ends = !more && streamEnds(row.status);
-		for (const cursor of cursors) {
-			let last = cursor.after;
+		for (const { ws, place } of subscribers) {
+			let last = place.cursor;
 			for (const { seq, text } of texts) {
 				if (seq <= last) continue;
-				send(cursor.ws, text);
+				send(ws, text);
 				last = seq;
 			}
 			if (ends) {
-				send(cursor.ws, JSON.stringify({ kind: 'end', seq: last, status: row.status } satisfies StreamEvent));
-				close(cursor.ws, STREAM_END_CLOSE, 'finished');
-			} else if (last !== cursor.after) {
-				cursor.ws.serializeAttachment({ after: last } satisfies Cursor);
+				send(ws, JSON.stringify({ kind: 'end', seq: last, status: row.status } satisfies StreamEvent));
+				close(ws, STREAM_END_CLOSE, 'finished');
 			}
 		}
-		if (ends) this.subscribers = 0;
+		if (ends) {
+			this.subscribers = 0;
+			this.places.clear();
+		} else if (texts.length > 0) {
+			// Written in the turn of the sends: the output gate lets them out once these are durable.
+			const moved = advanceCursors(this.places, head, texts.at(-1)!.seq);
+			const bySub = new Map(subscribers.map((s) => [s.sub, s.ws]));
+			for (const attachment of moved.rewrite) bySub.get(attachment.sub)?.serializeAttachment(attachment);
+			if (moved.head !== head) this.ctx.storage.kv.put(STREAM_HEAD_KEY, (this.head = moved.head));
+		}
 		// The next page on a later turn: the runtime sends this one first, and other work gets a turn.
 		if (more) this.schedule();
+	}
+
+	/** A socket's subscriber and place: known in memory, or (after a wake) read from its attachment and the head. */
+	private placeOfSocket(ws: WebSocket, head: number): { sub: string; place: SubscriberPlace } {
+		let attachment = ws.deserializeAttachment() as Partial<SubscriberAttachment> | null;
+		if (typeof attachment?.sub !== 'string') {
+			// A socket accepted without a name (none is, today): named now, from the cursor it carries.
+			attachment = { sub: crypto.randomUUID(), after: attachment?.after ?? 0 };
+			ws.serializeAttachment(attachment);
+		}
+		const sub = attachment.sub as string;
+		let place = this.places.get(sub);
+		if (!place) this.places.set(sub, (place = placeOf(attachment as SubscriberAttachment, head)));
+		return { sub, place };
 	}
 }
 
