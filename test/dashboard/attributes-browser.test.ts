@@ -260,16 +260,16 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		expect(await editor.isVisible()).toBe(false);
 		await page.selectOption('#bulk-action', 'sendEvent');
 		expect(await editor.isVisible()).toBe(true);
-		expect(await page.locator('#bulk-event option').allTextContents()).toEqual(['approval', 'refund-requested']);
+		expect(await page.locator('#bulk-event-name option').allTextContents()).toEqual(['approval', 'refund-requested']);
 		expect(JSON.parse((await page.locator('#bulk-event-schema').textContent()) ?? '{}')).toMatchObject({ type: 'object', required: ['approved', 'reviewer'] });
-		expect(JSON.parse(await page.inputValue('#bulk-payload'))).toEqual({ approved: false, reviewer: '' });
+		expect(JSON.parse(await page.inputValue('#bulk-event-payload'))).toEqual({ approved: false, reviewer: '' });
 
 		// A payload the event's schema refuses is the API's 400, before anything is counted or asked.
 		await page.click('#bulk-start');
 		await until(() => page.locator('#bulk-tools-note').textContent(), (t) => /INVALID_EVENT_PAYLOAD/.test(t ?? ''), 'the refusal');
 		expect(await page.locator('dialog#confirm').isVisible()).toBe(false);
 
-		await page.fill('#bulk-payload', '{"approved": true, "reviewer": "bulk-reviewer"}');
+		await page.fill('#bulk-event-payload', '{"approved": true, "reviewer": "bulk-reviewer"}');
 		await page.fill('#bulk-form input[name="idempotencyKey"]', `approve-${c}`);
 		await shot(page, 'bulk-send-event');
 		await page.click('#bulk-start');

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { TypeSchemas } from '../../engine/definition/type-schemas';
+import { EventEditor, type EventShapes } from './event-editor';
 import { safeJson } from './list';
 import { dashboardHref } from './paths';
 
@@ -13,9 +13,6 @@ export const BULK_CHOICES = [
 	{ kind: 'sendEvent', label: 'Send an event', destructive: false },
 	{ kind: 'reindex', label: 'Re-index', destructive: false },
 ] as const;
-
-/** A type's declared events with their shapes (`GET /types/:type`), as the bulk event editor shows them. */
-export type EventShapes = TypeSchemas['events'];
 
 /**
  * The bulk action on the list's filter: the action, its options as the API takes them (terminate's
@@ -62,29 +59,7 @@ export const BulkTools: FC<{ type: string; events: EventShapes }> = ({ type, eve
 		{events.length ? (
 			<fieldset class="bulk-options event-form" data-for="sendEvent" hidden>
 				<legend>The event</legend>
-				<div class="event-fields">
-					<label>
-						<span>Event</span>
-						<select name="event" id="bulk-event">
-							{events.map((e) => (
-								<option value={e.name}>{e.name}</option>
-							))}
-						</select>
-					</label>
-					<label>
-						<span>Idempotency key (optional)</span>
-						<input name="idempotencyKey" autocomplete="off" spellcheck={false} placeholder={`default: bulk:<job id>`} />
-					</label>
-					<label class="grow">
-						<span>Payload (JSON)</span>
-						<textarea name="payload" id="bulk-payload" rows={5} spellcheck={false} class="mono"></textarea>
-					</label>
-				</div>
-				<div class="event-shape">
-					<span class="label">Expected shape</span>
-					<p id="bulk-event-note" class="muted"></p>
-					<pre id="bulk-event-schema" class="mono"></pre>
-				</div>
+				<EventEditor prefix="bulk-event" events={events} keyHint="default: bulk:<job id>" />
 				<script type="application/json" id="bulk-events" dangerouslySetInnerHTML={{ __html: safeJson(events) }} />
 			</fieldset>
 		) : null}

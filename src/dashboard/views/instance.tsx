@@ -4,6 +4,7 @@ import type { WorkflowStatusInfo } from '../../engine/definition/types';
 import { safeJson, type ListItem } from './list';
 import { JsonBlock, StatusBadge, Time } from './layout';
 import { ConfirmDialog } from './confirm-dialog';
+import { EventEditor } from './event-editor';
 import { dashboardHref, instanceHref } from './paths';
 
 /** What `GET /workflows/:id` answers (the same type the engine builds), plus the archive flag. */
@@ -190,33 +191,12 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 					<p class="muted">The type <code>{detail.type}</code> declares no events.</p>
 				) : (
 					<form id="event-form" class="event-form">
-						<div class="event-fields">
-							<label>
-								<span>Event</span>
-								<select name="event" id="event-name">
-									{events.map((e) => (
-										<option value={e.name}>{e.name}</option>
-									))}
-								</select>
-							</label>
-							<label>
-								<span>Idempotency key (optional)</span>
-								<input name="idempotencyKey" autocomplete="off" />
-							</label>
-							<label class="grow">
-								<span>Payload (JSON)</span>
-								<textarea name="payload" id="event-payload" rows={6} spellcheck={false} class="mono"></textarea>
-							</label>
+						<EventEditor prefix="event" events={events}>
 							<div class="actions">
 								<button type="submit" class="primary">Send event</button>
 							</div>
 							<div id="event-result" role="status" aria-live="polite"></div>
-						</div>
-						<div class="event-shape">
-							<span class="label">Expected shape</span>
-							<p id="event-note" class="muted"></p>
-							<pre id="event-schema" class="mono"></pre>
-						</div>
+						</EventEditor>
 					</form>
 				)}
 			</section>

@@ -1,7 +1,8 @@
 import type { FC } from 'hono/jsx';
 import type { AttributeDeclaration, AttributeKind } from '../../engine/index/search-attributes';
 import { WORKFLOW_STATUSES } from '../../engine/definition/types';
-import { BulkProgressCard, BulkTools, type EventShapes } from './bulk';
+import { BulkProgressCard, BulkTools } from './bulk';
+import type { EventShapes } from './event-editor';
 import { ConfirmDialog } from './confirm-dialog';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';

@@ -166,11 +166,11 @@ if (start && listConfigEl && form) {
 	const config = JSON.parse(listConfigEl.textContent ?? '{}');
 	const choice = /** @type {HTMLSelectElement} */ (document.getElementById('bulk-action'));
 	const note = /** @type {HTMLElement} */ (document.getElementById('bulk-tools-note'));
-	const eventSelect = /** @type {HTMLSelectElement | null} */ (document.getElementById('bulk-event'));
+	const eventSelect = /** @type {HTMLSelectElement | null} */ (document.getElementById('bulk-event-name'));
 	if (eventSelect) {
 		const events = JSON.parse(document.getElementById('bulk-events')?.textContent ?? '[]');
 		const el = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-		wireEventEditor(events, eventSelect, /** @type {HTMLTextAreaElement} */ (el('bulk-payload')), el('bulk-event-schema'), el('bulk-event-note'));
+		wireEventEditor(events, eventSelect, /** @type {HTMLTextAreaElement} */ (el('bulk-event-payload')), el('bulk-event-schema'), el('bulk-event-note'));
 	}
 	// Each action's options show while it is chosen.
 	const showOptions = () => form.querySelectorAll('[data-for]').forEach((node) => ((/** @type {HTMLElement} */ (node)).hidden = /** @type {HTMLElement} */ (node).dataset.for !== choice.value));
