@@ -37,6 +37,8 @@ export class InstanceStreamFeed {
 	private readonly places = new Map<string, SubscriberPlace>();
 	/** The head as stored (undefined: not read since the object woke). */
 	private head: number | undefined;
+	/** Each socket's `sub`, so a flush need not read every attachment (a miss reads it: after a wake, or if the runtime hands out another wrapper). */
+	private readonly subOf = new WeakMap<WebSocket, string>();
 
 	constructor(
 		private readonly ctx: DurableObjectState,
@@ -73,6 +75,7 @@ export class InstanceStreamFeed {
 		this.ctx.acceptWebSocket(server);
 		const sub = crypto.randomUUID();
 		server.serializeAttachment({ sub, after } satisfies SubscriberAttachment);
+		this.subOf.set(server, sub);
 		this.places.set(sub, { cursor: after, attached: true });
 		this.subscribers++;
 		this.schedule();
@@ -117,7 +120,8 @@ export class InstanceStreamFeed {
 		const head = (this.head ??= this.ctx.storage.kv.get<number>(STREAM_HEAD_KEY) ?? 0);
 		const subscribers = sockets.map((ws) => ({ ws, ...this.placeOfSocket(ws, head) }));
 		// Places of sockets that went away go with them.
-		for (const sub of this.places.keys()) if (!subscribers.some((s) => s.sub === sub)) this.places.delete(sub);
+		const present = new Set(subscribers.map((s) => s.sub));
+		for (const sub of this.places.keys()) if (!present.has(sub)) this.places.delete(sub);
 		const from = Math.min(...subscribers.map((s) => s.place.cursor));
 		const rows = store.readHistoryOfKinds({ afterSeq: from, limit: STREAM_CATCH_UP_PAGE, kinds: STREAM_KINDS });
 		const texts = rows.map((r) => ({ seq: r.seq, text: JSON.stringify(toStreamRecord(r)) }));
@@ -151,6 +155,9 @@ export class InstanceStreamFeed {
 
 	/** A socket's subscriber and place: known in memory, or (after a wake) read from its attachment and the head. */
 	private placeOfSocket(ws: WebSocket, head: number): { sub: string; place: SubscriberPlace } {
+		const known = this.subOf.get(ws);
+		const knownPlace = known === undefined ? undefined : this.places.get(known);
+		if (known !== undefined && knownPlace) return { sub: known, place: knownPlace };
 		let attachment = ws.deserializeAttachment() as Partial<SubscriberAttachment> | null;
 		if (typeof attachment?.sub !== 'string') {
 			// A socket accepted without a name (none is, today): named now, from the cursor it carries.
@@ -158,6 +165,7 @@ export class InstanceStreamFeed {
 			ws.serializeAttachment(attachment);
 		}
 		const sub = attachment.sub as string;
+		this.subOf.set(ws, sub);
 		let place = this.places.get(sub);
 		if (!place) this.places.set(sub, (place = placeOf(attachment as SubscriberAttachment, head)));
 		return { sub, place };
