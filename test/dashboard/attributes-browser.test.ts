@@ -97,7 +97,7 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		await pay(`${c}-small`, { customerId: c, amount: 50 });
 		await pay(`${c}-other`, { customerId: `${c}x`, amount: 500 });
 		await pay(`${c}-match`, { customerId: c, amount: 150 });
-		await page.waitForSelector(`#instances tbody tr[data-id="${c}-match"]`, { timeout: 8000 });
+		await page.waitForSelector(`#instances tbody tr[data-id="${c}-match"]`, { timeout: 15_000 });
 		await page.waitForTimeout(500);
 		expect(await rowIds(page)).toEqual([`${c}-match`]);
 		expect(await page.locator(`tr[data-id="${c}-match"] [data-col="attr-amount"]`).textContent()).toBe('150');

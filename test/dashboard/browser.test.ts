@@ -92,10 +92,10 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await createPayment(otherStatus);
 		await until(() => statusOf(otherStatus), (s) => s === 'waiting', 'the second payment to wait');
 		await call('POST', `/workflows/${otherStatus}/pause`);
-		await page.waitForSelector(`#instances tbody tr[data-id="${matching}"][data-status="waiting"]`, { timeout: 3000 });
+		await page.waitForSelector(`#instances tbody tr[data-id="${matching}"][data-status="waiting"]`, { timeout: 15_000 });
 		const seenAfter = Date.now() - started;
 		// The paused one may have shown while it was waiting; it must be gone once paused.
-		await page.waitForSelector(`#instances tbody tr[data-id="${otherStatus}"]`, { state: 'detached', timeout: 3000 });
+		await page.waitForSelector(`#instances tbody tr[data-id="${otherStatus}"]`, { state: 'detached', timeout: 15_000 });
 		expect(await page.locator(`#instances tbody tr[data-id="${otherType}"]`).count()).toBe(0);
 		expect(seenAfter).toBeLessThan(3000);
 		await shot(page, 'list-live');
@@ -112,8 +112,8 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.waitForSelector('.tl-row[data-row="wait:approval"] .seg.wait.open');
 		expect(await page.locator('.tl-row[data-row="do:charge-card"]').count()).toBe(0);
 		await call('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'tess' });
-		await page.waitForSelector('.tl-row[data-row="do:charge-card"] .seg.attempt.ok', { timeout: 4000 });
-		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
+		await page.waitForSelector('.tl-row[data-row="do:charge-card"] .seg.attempt.ok', { timeout: 15_000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 15_000 });
 		expect(await page.locator('.tl-row[data-row="wait:approval"] .seg.wait.open').count()).toBe(0);
 		expect(await page.locator('#history tbody tr').count()).toBeGreaterThanOrEqual(9);
 		await shot(page, 'instance-completed');
@@ -165,7 +165,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.click('#confirm-ok');
 		await page.waitForSelector('#control-result.ok-box');
 		await until(() => statusOf(id), (s) => s === 'waiting', 'the resumed payment to wait again');
-		await page.waitForSelector('#instance-status .badge.status-waiting', { timeout: 4000 });
+		await page.waitForSelector('#instance-status .badge.status-waiting', { timeout: 15_000 });
 		// The message says the status the badge shows, not the control's passing "running".
 		expect(await page.textContent('#control-result')).toContain(`is ${await page.textContent('#instance-status .badge')} now`);
 		noPageErrors(page);
@@ -188,7 +188,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.fill('#event-payload', '{"approved": true, "reviewer": "rita"}');
 		await page.click('button:text("Send event")');
 		await page.waitForSelector('#event-result.ok-box');
-		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 15_000 });
 		expect((await call('GET', `/workflows/${id}`)).json.output).toEqual({ status: 'charged', amount: 12, currency: 'EUR', reviewer: 'rita' });
 		noPageErrors(page);
 		await page.close();
@@ -222,7 +222,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		expect(await form.isVisible()).toBe(true);
 		await page.fill('#event-payload', '{"approved": true, "reviewer": "rita"}');
 		await page.click('button:text("Send event")');
-		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 15_000 });
 		// The answer stays readable; the form no longer sends (the API would answer 409).
 		await page.waitForSelector('#event-closed', { state: 'visible' });
 		expect(await page.isDisabled('button:text("Send event")')).toBe(true);
@@ -231,7 +231,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 
 		await page.click('button[data-action="restart"]');
 		await page.click('#confirm-ok');
-		await page.waitForSelector('#instance-status .badge.status-waiting', { timeout: 4000 });
+		await page.waitForSelector('#instance-status .badge.status-waiting', { timeout: 15_000 });
 		await page.waitForSelector('#event-closed', { state: 'hidden' });
 		expect(await page.isDisabled('button:text("Send event")')).toBe(false);
 		expect(await page.textContent('#generation')).toBe('1');
@@ -239,11 +239,11 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		// A page opened on the finished instance has no form; it appears once a restart makes it wait.
 		await page.fill('#event-payload', '{"approved": true, "reviewer": "rita"}');
 		await page.click('button:text("Send event")');
-		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 4000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 15_000 });
 		const fresh = await openPage(`/dashboard/instances/${id}`);
 		expect(await fresh.locator('#event-card').isVisible()).toBe(false);
 		await call('POST', `/workflows/${id}/restart`);
-		await fresh.waitForSelector('#event-card', { state: 'visible', timeout: 6000 });
+		await fresh.waitForSelector('#event-card', { state: 'visible', timeout: 15_000 });
 		expect(await fresh.textContent('#generation')).toBe('2');
 		noPageErrors(fresh);
 		await fresh.close();
@@ -279,7 +279,7 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.waitForFunction(
 			(before) => Number(document.querySelector('[data-metrics="payment"] tr[data-window="hour"] [data-metric="started"]')?.textContent?.replace(/,/g, '')) > before,
 			startedBefore,
-			{ timeout: 9000 },
+			{ timeout: 15_000 },
 		);
 		await shot(page, 'overview');
 		const phone = await openPage('/dashboard', { width: 390, height: 844 });
@@ -365,10 +365,10 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.selectOption('#restart-from', { label: options.find((o) => o.startsWith('step "charge-card"'))! });
 		await shot(page, 'instance-restart-from');
 		await page.click('#confirm-ok');
-		await page.waitForSelector('#control-result:not(:empty)', { timeout: 6000 });
+		await page.waitForSelector('#control-result:not(:empty)', { timeout: 15_000 });
 		expect(await page.textContent('#control-result')).toContain('restart: done');
-		await page.waitForSelector('#generation:text("1")', { timeout: 6000 });
-		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 6000 });
+		await page.waitForSelector('#generation:text("1")', { timeout: 15_000 });
+		await page.waitForSelector('#instance-status .badge.status-completed', { timeout: 15_000 });
 		const history = (await call('GET', `/workflows/${id}/history`)).json;
 		const restarted = history.events.find((e: { kind: string }) => e.kind === 'workflow.restarted');
 		expect(restarted).toMatchObject({ from: 'charge-card', fromType: 'do' });

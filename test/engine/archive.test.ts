@@ -33,7 +33,7 @@ async function allRecords(page: (query: HistoryQuery) => Promise<{ events: Histo
 	}
 }
 
-describe('archive of a ~64 MiB history', () => {
+describe('archive of a ~64 MiB history', { timeout: 30_000 }, () => {
 	const bucket = new FakeR2Bucket();
 	const r2 = bucket as unknown as R2Bucket;
 	let live: HistoryEvent[];
