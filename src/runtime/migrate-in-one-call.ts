@@ -1,18 +1,24 @@
+import { appliesTo, indexOwners } from './migration-tables';
+
 /**
  * drizzle-kit's migrations applied the way drizzle-orm's durable-sqlite
  * `migrate()` applies them (same `__drizzle_migrations` table and rows, one
  * transaction), with one difference: all pending statements go to SQLite in
  * a single `sql.exec` call instead of one call per statement.
  *
- * Every workflow instance is its own object, so every create runs the whole
- * schema (about 60 statements). Each `exec` call is a unit of work for the
+ * Every workflow instance is its own object, so every create runs its role's
+ * part of the schema (about 20 statements). Each `exec` call is a unit of work for the
  * runtime: under `wrangler dev` the local observability collector records a
  * span per call on the isolate's own thread (~0.09 ms each, measured; see
  * docs/decisions.md "Statements are the unit of cost"). One call for the
  * schema instead of ~65 is most of a short instance's storage calls.
  *
- * Either migrator can take over an object the other migrated: the bookkeeping
- * rows are the same (`hash` '' and `created_at` = the journal's `when`).
+ * With `tables` (an object's role's tables, db/role-tables.ts), only the statements
+ * about those tables are applied (runtime/migration-tables.ts), from the baseline and
+ * from every later migration, while the bookkeeping rows stay those of the whole chain:
+ * an object keeps receiving its role's part of each later migration. drizzle-orm's
+ * `migrate()` can take over an object migrated without `tables` (the bookkeeping rows are
+ * the same: `hash` '' and `created_at` = the journal's `when`), not a role's object.
  */
 export interface MigrationFiles {
 	journal: { entries: { idx: number; when: number; tag: string }[] };
@@ -30,6 +36,35 @@ export interface Baseline {
 }
 
 const TABLE = '__drizzle_migrations';
+
+/** The statements of `tables` among `statements`; cached per list and table set (both are module-level, built once). */
+const filtered = new WeakMap<readonly string[], WeakMap<ReadonlySet<string>, string[]>>();
+/** Index and trigger names -> their tables, over the whole chain and baseline, built the first time a DROP INDEX/TRIGGER needs it. */
+const owners = new WeakMap<MigrationFiles, Map<string, string>>();
+
+function ofTables(files: MigrationFiles, statements: readonly string[], tables: ReadonlySet<string> | undefined, baseline?: Baseline): readonly string[] {
+	if (tables === undefined) return statements;
+	let byTables = filtered.get(statements);
+	if (!byTables) filtered.set(statements, (byTables = new WeakMap()));
+	let kept = byTables.get(tables);
+	if (!kept) {
+		const ownerOf = (name: string) => {
+			let map = owners.get(files);
+			if (!map) owners.set(files, (map = indexOwners([...Object.values(files.migrations).flatMap(statementsOf), ...(baseline?.statements ?? [])])));
+			return map.get(name);
+		};
+		byTables.set(tables, (kept = statements.filter((statement) => appliesTo(tables, statement, ownerOf))));
+	}
+	return kept;
+}
+
+/** The statements of each migration file, split once. */
+const split = new Map<string, string[]>();
+function statementsOfFile(file: string): string[] {
+	let statements = split.get(file);
+	if (!statements) split.set(file, (statements = statementsOf(file)));
+	return statements;
+}
 
 /** Reads drizzle/baseline.sql; its `-- up-to: <when>` line names the newest migration it stands for. */
 export function parseBaseline(text: string): Baseline {
@@ -51,16 +86,16 @@ export function statementsOf(file: string): string[] {
  * newest migration, or null when it is current. A new database gets the baseline when it
  * stands for the newest migration (a stale one is ignored: the chain is the truth).
  */
-export function migrationScript(files: MigrationFiles, appliedUpTo: number | null, baseline?: Baseline): string | null {
+export function migrationScript(files: MigrationFiles, appliedUpTo: number | null, baseline?: Baseline, tables?: ReadonlySet<string>): string | null {
 	const parts: string[] = [];
 	const fromBaseline = appliedUpTo === null && baseline !== undefined && baseline.upTo === files.journal.entries.at(-1)?.when;
-	if (fromBaseline) parts.push(...baseline.statements);
+	if (fromBaseline) parts.push(...ofTables(files, baseline.statements, tables, baseline));
 	for (const entry of files.journal.entries) {
 		if (appliedUpTo !== null && entry.when <= appliedUpTo) continue;
 		const file = files.migrations[`m${String(entry.idx).padStart(4, '0')}`];
 		if (file === undefined) throw new Error(`missing migration ${entry.tag}`);
 		if (!Number.isSafeInteger(entry.when)) throw new Error(`migration ${entry.tag} has no valid "when" in the journal`);
-		if (!fromBaseline) parts.push(...statementsOf(file));
+		if (!fromBaseline) parts.push(...ofTables(files, statementsOfFile(file), tables, baseline));
 		parts.push(`INSERT INTO "${TABLE}" ("hash", "created_at") VALUES ('', ${entry.when})`);
 	}
 	if (parts.length === 0) return null;
@@ -70,14 +105,17 @@ export function migrationScript(files: MigrationFiles, appliedUpTo: number | nul
 		.join(';\n');
 }
 
-/** Applies what is pending in one transaction; `exists` says whether the bookkeeping table is known to exist (skips one lookup). */
-export function migrateInOneCall(storage: DurableObjectStorage, files: MigrationFiles, options: { exists?: boolean; baseline?: Baseline } = {}): void {
-	const { exists, baseline } = options;
+/**
+ * Applies what is pending in one transaction; `exists` says whether the bookkeeping table is known to exist (skips one
+ * lookup), `tables` limits the schema to one role's tables (see `migrationScript`).
+ */
+export function migrateInOneCall(storage: DurableObjectStorage, files: MigrationFiles, options: { exists?: boolean; baseline?: Baseline; tables?: ReadonlySet<string> } = {}): void {
+	const { exists, baseline, tables } = options;
 	const sql = storage.sql;
 	storage.transactionSync(() => {
 		const known = exists ?? [...sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '${TABLE}'`)].length > 0;
 		const last = known ? [...sql.exec<{ at: number | null }>(`SELECT max(created_at) AS at FROM "${TABLE}"`)][0]?.at ?? null : null;
-		const script = migrationScript(files, last === null ? null : Number(last), baseline);
+		const script = migrationScript(files, last === null ? null : Number(last), baseline, tables);
 		if (script !== null) sql.exec(script);
 	});
 }

@@ -3,6 +3,8 @@ import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlit
 import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
 import * as schema from '../db/schema';
+import { roleTableNames } from '../db/role-tables';
+import type { RoleKind } from '../engine/object-names';
 import { migrateInOneCall, parseBaseline, type Baseline } from './migrate-in-one-call';
 import { limitedStorage } from './sql-limits';
 
@@ -13,7 +15,8 @@ let baseline: Baseline | undefined;
 /**
  * One object's SQLite through Drizzle, with the migration gate every role
  * shares. Objects that were only looked up stay empty: the schema is created
- * on the first write (`ensureSchema`), never on a read.
+ * on the first write (`ensureSchema`), never on a read. An object of a role
+ * creates that role's tables only (db/role-tables.ts); without a role, every table.
  */
 export class ObjectStorage {
 	readonly db: Database;
@@ -21,7 +24,11 @@ export class ObjectStorage {
 	/** Whether the migrations' bookkeeping table exists, once `open` or a migration has learnt it. */
 	private migrated: boolean | undefined;
 
-	constructor(readonly storage: DurableObjectStorage) {
+	/** The tables this object creates and migrates (undefined: every table). */
+	private readonly tables: ReadonlySet<string> | undefined;
+
+	constructor(readonly storage: DurableObjectStorage, role?: RoleKind) {
+		this.tables = role === undefined ? undefined : roleTableNames(role);
 		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
 		this.db = drizzle(limitedStorage(storage), { schema });
 	}
@@ -54,7 +61,7 @@ export class ObjectStorage {
 		if (this.ready) return false;
 		baseline ??= parseBaseline(baselineSql);
 		const created = this.migrated === false;
-		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline });
+		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline, tables: this.tables });
 		this.ready = true;
 		this.migrated = true;
 		return created;

@@ -80,10 +80,11 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 
 	constructor(ctx: DurableObjectState, env: ShardflowEnv, registry: Registry, options: RunnerOptions) {
 		super(ctx, env);
-		const storage = new ObjectStorage(ctx.storage);
+		const kind = roleKindOf(ctx.id.name);
+		const storage = new ObjectStorage(ctx.storage, kind);
 		const now = options.clock ?? Date.now;
 		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;
-		this.role = createRole(roleKindOf(ctx.id.name), { ctx, env, storage, registry, now, wrapStepFunction, instanceCreated: options.instanceCreated });
+		this.role = createRole(kind, { ctx, env, storage, registry, now, wrapStepFunction, instanceCreated: options.instanceCreated });
 		void ctx.blockConcurrencyWhile(async () => {
 			// A new object has no tables and, since nothing set one, no alarm.
 			if ((await storage.open()) && this.role?.kind === 'instance') await this.role.opened();

@@ -4,7 +4,13 @@ import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import { describe, expect, it } from 'vitest';
 import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
+import { getTableName } from 'drizzle-orm';
 import { migrateInOneCall, migrationScript, parseBaseline, statementsOf, type MigrationFiles } from '../../src/runtime/migrate-in-one-call';
+import { statementTables } from '../../src/runtime/migration-tables';
+import { ObjectStorage } from '../../src/runtime/object-storage';
+import { ROLE_TABLES, roleTableNames } from '../../src/db/role-tables';
+import * as schema from '../../src/db/schema';
+import type { RoleKind } from '../../src/engine/object-names';
 import { stub, uniqueId } from '../helpers';
 
 const files = migrations as unknown as MigrationFiles;
@@ -17,6 +23,14 @@ function schemaOf(storage: DurableObjectStorage) {
 	const objects = [...storage.sql.exec<{ type: string; name: string; sql: string | null }>(`SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '__miniflare_do_name' ORDER BY name`)].map((o) => ({ ...o, sql: o.sql?.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/ \)/g, ')') ?? null }));
 	const applied = [...storage.sql.exec<{ hash: string; created_at: number }>('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at')].map((r) => ({ ...r, created_at: Number(r.created_at) }));
 	return { objects, applied };
+}
+
+const ROLES = Object.keys(ROLE_TABLES) as RoleKind[];
+
+/** The schema objects of `schemaOf` that belong to `tables` (a table, or an index or trigger on one); the bookkeeping table left out. */
+function objectsOf(storage: DurableObjectStorage, tables: ReadonlySet<string>) {
+	const on = new Map([...storage.sql.exec<{ name: string; tbl_name: string }>('SELECT name, tbl_name FROM sqlite_master')].map((o) => [o.name, o.tbl_name]));
+	return schemaOf(storage).objects.filter((o) => tables.has(on.get(o.name)!));
 }
 
 const inObject = <T>(fn: (storage: DurableObjectStorage) => Promise<T> | T) => runInDurableObject(stub(uniqueId('migrate')), (_, state) => fn(state.storage));
@@ -95,6 +109,94 @@ describe('migrations in one call', () => {
 			expect([...storage.sql.exec('SELECT a FROM extra')]).toEqual([{ a: 1 }]);
 			expect(schemaOf(storage).applied.length).toBe(files.journal.entries.length + 1);
 		});
+	});
+
+	it('gives an object of each role its own tables only, the same from the baseline as from the chain, with the whole chain in its bookkeeping', async () => {
+		const baseline = parseBaseline(baselineSql);
+		const everything = await inObject((storage) => {
+			migrateInOneCall(storage, files, { baseline });
+			return schemaOf(storage);
+		});
+		const union: string[] = [];
+		for (const role of ROLES) {
+			const tables = roleTableNames(role);
+			const chain = await inObject((storage) => {
+				migrateInOneCall(storage, files, { tables });
+				return schemaOf(storage);
+			});
+			const fromBaseline = await inObject((storage) => {
+				migrateInOneCall(storage, files, { baseline, tables });
+				return schemaOf(storage);
+			});
+			expect(fromBaseline, role).toEqual(chain);
+			expect(fromBaseline.applied, role).toEqual(everything.applied);
+			const roleObjects = fromBaseline.objects.filter((o) => o.name !== '__drizzle_migrations');
+			// Exactly what the whole schema holds for these tables: their columns, indexes and triggers, nothing else.
+			const expected = await inObject((storage) => {
+				migrateInOneCall(storage, files, { baseline });
+				return objectsOf(storage, tables);
+			});
+			expect(roleObjects, role).toEqual(expected);
+			union.push(...roleObjects.map((o) => o.name));
+		}
+		expect(union.sort()).toEqual(everything.objects.map((o) => o.name).filter((n) => n !== '__drizzle_migrations').sort());
+	});
+
+	it('puts every table of the schema in exactly one role', () => {
+		const tables = Object.values(schema).filter((v) => typeof v === 'object' && v !== null && Symbol.for('drizzle:IsDrizzleTable') in v) as Parameters<typeof getTableName>[0][];
+		const owned = ROLES.flatMap((role) => [...roleTableNames(role)]);
+		expect(owned.sort()).toEqual(tables.map((t) => getTableName(t)).sort());
+	});
+
+	it('reads which tables every statement of the chain is about, and refuses a statement it cannot read', () => {
+		const all = Object.values(files.migrations).flatMap(statementsOf);
+		const owners = new Map([['steps_record_insert', 'steps'], ['steps_record_update', 'steps']]);
+		for (const statement of all) expect(() => statementTables(statement, (n) => owners.get(n))).not.toThrow();
+		expect(statementTables('ALTER TABLE `__new_steps` RENAME TO `steps`', () => undefined)).toEqual(['steps', 'steps']);
+		expect(statementTables('-- why\nDROP INDEX IF EXISTS `steps_seq`', (n) => (n === 'steps_seq' ? 'steps' : undefined))).toEqual(['steps']);
+		expect(statementTables('PRAGMA foreign_keys=OFF', () => undefined)).toBe('every');
+		expect(() => statementTables('VACUUM', () => undefined)).toThrow(/cannot read/);
+		expect(() => statementTables('DROP INDEX `nowhere`', () => undefined)).toThrow(/no migration creates/);
+	});
+
+	it("brings a role's object an older deploy created (its tables only) up to date with its part of every later migration", async () => {
+		const baseline = parseBaseline(baselineSql);
+		for (const role of ['instance', 'index'] as const) {
+			const tables = roleTableNames(role);
+			const current = await inObject((storage) => {
+				migrateInOneCall(storage, files, { baseline, tables });
+				return schemaOf(storage);
+			});
+			for (let n = 1; n < files.journal.entries.length; n++) {
+				const ours = await inObject((storage) => {
+					migrateInOneCall(storage, upTo(n), { tables });
+					migrateInOneCall(storage, files, { tables });
+					return schemaOf(storage);
+				});
+				expect(ours, `${role}, created at migration ${n - 1}`).toEqual(current);
+			}
+		}
+	});
+
+	it("keeps an object an older deploy gave every role's tables working: on start-up it receives its own role's later migrations", async () => {
+		const baseline = parseBaseline(baselineSql);
+		for (const role of ['instance', 'index'] as const) {
+			const tables = roleTableNames(role);
+			const current = await inObject((storage) => {
+				migrateInOneCall(storage, files, { baseline, tables });
+				return objectsOf(storage, tables);
+			});
+			for (const n of [1, Math.floor(files.journal.entries.length / 2), files.journal.entries.length - 1]) {
+				const ours = await inObject(async (storage) => {
+					await migrate(drizzle(storage), upTo(n) as never);
+					const restarted = new ObjectStorage(storage, role);
+					expect(await restarted.open()).toBe(true);
+					return { objects: objectsOf(storage, tables), applied: schemaOf(storage).applied.length };
+				});
+				expect(ours.objects, `${role}, migrated by drizzle-orm up to migration ${n - 1}`).toEqual(current);
+				expect(ours.applied).toBe(files.journal.entries.length);
+			}
+		}
 	});
 
 	it('splits a generated file into its statements without breakpoints, trailing semicolons or empty parts', () => {

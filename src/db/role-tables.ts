@@ -1,0 +1,31 @@
+import { getTableName } from 'drizzle-orm';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { RoleKind } from '../engine/object-names';
+import * as schema from './schema';
+
+/**
+ * The tables each role's objects create (engine/object-names.ts names the roles). Every
+ * table of schema.ts belongs to exactly one role; an object creates only its role's
+ * tables, with their indexes and triggers (runtime/migration-tables.ts picks them out of
+ * drizzle-kit's migrations), so a workflow instance does not carry the index's, the
+ * schedules', the limiters' or the bulk jobs' empty tables for its whole retention
+ * (docs/decisions.md "One migration chain, each role its own tables").
+ */
+export const ROLE_TABLES: Record<RoleKind, readonly SQLiteTable[]> = {
+	instance: [schema.instance, schema.steps, schema.history, schema.wakeups, schema.events, schema.eventKeys, schema.droppedEvents, schema.outbox, schema.deletion, schema.concurrencySlot],
+	index: [schema.indexEntries, schema.indexAttributes, schema.indexMetricMinutes, schema.indexMetricDurations],
+	backlog: [schema.indexBacklog],
+	keys: [schema.engineKeys],
+	schedule: [schema.scheduleState, schema.scheduleRuns],
+	limiter: [schema.limiterSlots],
+	bulk: [schema.bulkJob, schema.bulkItems, schema.bulkCounts],
+};
+
+const names = new Map<RoleKind, ReadonlySet<string>>();
+
+/** The SQLite names of a role's tables. */
+export function roleTableNames(role: RoleKind): ReadonlySet<string> {
+	let set = names.get(role);
+	if (!set) names.set(role, (set = new Set(ROLE_TABLES[role].map((table) => getTableName(table)))));
+	return set;
+}
