@@ -495,6 +495,9 @@ try {
 		// Storage cost
 		const ours = await post('/size/ours', { steps: size.storageSteps });
 		const floor = await post('/size/floor', { steps: size.storageSteps });
+		// What an instance keeps before its first step: its schema (the instance role's tables, docs/decisions.md
+		// "One migration chain, each role its own tables") and the rows of a run of 0 steps.
+		results.push({ name: 'bytes an instance of 0 steps keeps (databaseSize: its schema and rows)', unit: 'B', better: 'lower', ours: { median: ours.emptyBytes, min: NaN, max: NaN } });
 		const index = await post('/size/index', { type: 'ix1' });
 		const retained = await post('/size/after-retention', { steps: size.storageSteps });
 		const storage = {
