@@ -162,10 +162,13 @@ export const operations = {
 		},
 	}),
 
-	/** For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing. */
+	/**
+	 * For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing.
+	 * With `waitMs`, a child whose run is under way answers when it has nothing left to run, or after `waitMs` at most.
+	 */
 	childOutcome: operation({
 		rpc: 'childOutcome',
-		run: (instance, _input: { id: string }): ChildOutcome | null => instance.existing().childOutcome(),
+		run: (instance, input: { id: string; waitMs?: number }): Promise<ChildOutcome | null> => instance.existing().childOutcome(input?.waitMs),
 	}),
 
 	/** A child of this instance finished: a waiting `step.invoke` asks it for its outcome now. */

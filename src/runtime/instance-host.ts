@@ -104,7 +104,7 @@ function childPort(env: ShardflowEnv): ChildPort {
 		start: async ({ id, type, payload, parent }) => {
 			await call(callOperation(env, 'create', { id, type, payload, parent }));
 		},
-		outcome: (id) => call(callOperation(env, 'childOutcome', { id })),
+		outcome: (id, waitMs) => call(callOperation(env, 'childOutcome', { id, ...(waitMs !== undefined ? { waitMs } : {}) })),
 		terminate: async (id) => {
 			try {
 				await call(callOperation(env, 'terminate', { id }));

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId, until } from '../helpers';
-import { childNotices, executions } from '../worker/probes';
+import { alarmInvocations, childNotices, executions } from '../worker/probes';
 import { ChildDoublerWorkflow, ChildParentWorkflow } from '../worker/workflows';
 
 afterEach(() => {
@@ -37,6 +37,15 @@ describe('step.invoke (workerd)', () => {
 		await settle(id);
 		await settle(`${id}::receipt`);
 		expect(await ChildParentWorkflow.status(testEnv, id)).toMatchObject({ status: 'completed', output: `42 (receipt ${id}::receipt)` });
+	});
+
+	it("takes the outcome of a child that finishes at once in the parent's first pass: no notice, no alarm, the parent never waits", async () => {
+		childNotices.drop = true;
+		const id = uniqueId('parent');
+		await ChildParentWorkflow.create(testEnv, { id, payload: { n: 21 } });
+		await settle(id);
+		expect(await ChildParentWorkflow.status(testEnv, id)).toMatchObject({ status: 'completed', output: `42 (receipt ${id}::receipt)` });
+		expect(alarmInvocations.get(id) ?? 0).toBe(0);
 	});
 
 	it('runs the child and returns its output; status, history and the list show the parent', async () => {

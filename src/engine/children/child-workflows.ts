@@ -27,8 +27,11 @@ export type ChildOutcome =
 export interface ChildPort {
 	/** Creates the child, or finds it (idempotent by id, as `create`), recording its parent. */
 	start(request: { id: string; type: string; payload: unknown; parent: ParentRef }): Promise<void>;
-	/** The child's outcome once it has finished; null while it runs. */
-	outcome(id: string): Promise<ChildOutcome | null>;
+	/**
+	 * The child's outcome once it has finished; null while it runs. With `waitMs`, a child whose
+	 * run is under way answers once it has nothing left to run, or after `waitMs` at most.
+	 */
+	outcome(id: string, waitMs?: number): Promise<ChildOutcome | null>;
 	/** Terminates the child; one already finished (or gone) is not an error. */
 	terminate(id: string): Promise<void>;
 	/**
@@ -104,6 +107,13 @@ export function childIdFor(parentId: string, generation: number, step: string): 
 export function isReservedChildId(id: string): boolean {
 	return id.includes(CHILD_ID_SEPARATOR);
 }
+
+/**
+ * How long an invoke's first ask for the outcome, right after the create, lets the child run
+ * first: a child that finishes (or suspends) within it answers in the parent's first pass,
+ * without the notice and the parent's second pass. A longer child answers null after it.
+ */
+export const FIRST_OUTCOME_WAIT_MS = 1000;
 
 /** Polls of an unfinished child: 2 s, doubling to at most a minute (the child's notice usually comes first). */
 export function childPollDelayMs(polls: number): number {

@@ -19,7 +19,7 @@ import type { Registry } from '../definition/registry';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from '../lifecycle/deletion';
 import { validateEventPayload, validateWith } from '../definition/schema-validation';
 import { restartPoint, type RestartFrom } from '../steps/restart-from';
-import { checkParentRef, type ChildOutcome, type ParentRef } from '../children/child-workflows';
+import { checkParentRef, FIRST_OUTCOME_WAIT_MS, type ChildOutcome, type ParentRef } from '../children/child-workflows';
 import { statusView, stepPage } from './status-view';
 import type { InstanceRow, StepRow } from '../storage/store';
 import { stepRowsWithSmallResults } from '../steps/step-rows';
@@ -335,9 +335,27 @@ export class InstanceEngine {
 		return 'terminated';
 	}
 
-	/** The outcome of this instance as its parent sees it: null until it has finished. */
-	childOutcome(): ChildOutcome | null {
+	/**
+	 * The outcome of this instance as its parent sees it: null until it has finished. With
+	 * `waitMs` (a parent's invoke that has just created it), the answer waits until the run
+	 * has nothing left to do (finished, or suspended on a sleep or a wait), for at most
+	 * `waitMs` (at most `FIRST_OUTCOME_WAIT_MS`, whatever the caller asks): a short child then answers its parent
+	 * in the parent's first pass, with no notice and no second pass. The outcome answered is
+	 * durable: the RPC's answer leaves once the writes before it are.
+	 */
+	async childOutcome(waitMs?: unknown): Promise<ChildOutcome | null> {
+		this.require();
+		const wait = typeof waitMs === 'number' && Number.isFinite(waitMs) ? Math.min(Math.max(0, waitMs), FIRST_OUTCOME_WAIT_MS) : 0;
+		if (wait > 0 && !outcomeOf(this.require())) await this.idleWithin(wait);
 		return outcomeOf(this.require());
+	}
+
+	/** `idle({ index: false })`, or `ms` from now, whichever comes first. */
+	private idleWithin(ms: number): Promise<void> {
+		return new Promise<void>((resolve) => {
+			this.host.defer(resolve, ms);
+			void this.idle({ index: false }).then(resolve, resolve);
+		});
 	}
 
 	/**

@@ -1,6 +1,7 @@
 import {
 	checkChildRequest,
 	childPollDelayMs,
+	FIRST_OUTCOME_WAIT_MS,
 	isTransient,
 	readChildRef,
 	type ChildClass,
@@ -80,15 +81,17 @@ export async function runChildStep(
 			step.write({ ...started, status: 'waiting', attempts: 0, wakeAt, errorName: null, errorMessage: null, errorCode: null });
 		});
 		row = step.row(key)!;
+		// Just created: the child's first pass may well finish it, so the first ask lets it run (bounded).
+		return childOutcome(step, row, ref, children, FIRST_OUTCOME_WAIT_MS);
 	}
 	return childOutcome(step, row, ref, children);
 }
 
-/** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
-async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, children: ChildStepHooks): Promise<unknown> {
+/** An invoke whose child was created: its outcome if it has finished (waiting up to `waitMs` for it to run), else the wait goes on. */
+async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, children: ChildStepHooks, waitMs?: number): Promise<unknown> {
 	let outcome: ChildOutcome | null;
 	try {
-		outcome = await children.port.outcome(ref.childId);
+		outcome = await children.port.outcome(ref.childId, waitMs);
 	} catch (error) {
 		if (isSignal(error)) throw error;
 		// Gone (deleted by hand): the child cannot answer any more, which fails the invoke.

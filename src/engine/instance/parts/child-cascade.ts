@@ -38,9 +38,9 @@ export class ChildCascade implements InstancePart {
 		if (!port) return undefined;
 		return {
 			...port,
-			outcome: async (id) => {
+			outcome: async (id, waitMs) => {
 				const outcome = noticed.get(id);
-				if (!outcome) return port.outcome(id);
+				if (!outcome) return port.outcome(id, waitMs);
 				noticed.delete(id);
 				return outcome;
 			},
