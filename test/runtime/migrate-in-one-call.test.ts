@@ -35,6 +35,13 @@ function objectsOf(storage: DurableObjectStorage, tables: ReadonlySet<string>) {
 
 const inObject = <T>(fn: (storage: DurableObjectStorage) => Promise<T> | T) => runInDurableObject(stub(uniqueId('migrate')), (_, state) => fn(state.storage));
 
+/** What `read` sees of a new object created from the baseline with `tables` only (a role's). */
+const newObjectWith = <T>(tables: ReadonlySet<string>, read: (storage: DurableObjectStorage) => T) =>
+	inObject((storage) => {
+		migrateInOneCall(storage, files, { baseline: parseBaseline(baselineSql), tables });
+		return read(storage);
+	});
+
 describe('migrations in one call', () => {
 	it('gives a new object the same tables, indexes and bookkeeping rows as drizzle-orm migrate()', async () => {
 		const theirs = await inObject(async (storage) => {
@@ -124,10 +131,7 @@ describe('migrations in one call', () => {
 				migrateInOneCall(storage, files, { tables });
 				return schemaOf(storage);
 			});
-			const fromBaseline = await inObject((storage) => {
-				migrateInOneCall(storage, files, { baseline, tables });
-				return schemaOf(storage);
-			});
+			const fromBaseline = await newObjectWith(tables, schemaOf);
 			expect(fromBaseline, role).toEqual(chain);
 			expect(fromBaseline.applied, role).toEqual(everything.applied);
 			const roleObjects = fromBaseline.objects.filter((o) => o.name !== '__drizzle_migrations');
@@ -160,13 +164,9 @@ describe('migrations in one call', () => {
 	});
 
 	it("brings a role's object an older deploy created (its tables only) up to date with its part of every later migration", async () => {
-		const baseline = parseBaseline(baselineSql);
 		for (const role of ['instance', 'index'] as const) {
 			const tables = roleTableNames(role);
-			const current = await inObject((storage) => {
-				migrateInOneCall(storage, files, { baseline, tables });
-				return schemaOf(storage);
-			});
+			const current = await newObjectWith(tables, schemaOf);
 			for (let n = 1; n < files.journal.entries.length; n++) {
 				const ours = await inObject((storage) => {
 					migrateInOneCall(storage, upTo(n), { tables });
@@ -179,13 +179,9 @@ describe('migrations in one call', () => {
 	});
 
 	it("keeps an object an older deploy gave every role's tables working: on start-up it receives its own role's later migrations", async () => {
-		const baseline = parseBaseline(baselineSql);
 		for (const role of ['instance', 'index'] as const) {
 			const tables = roleTableNames(role);
-			const current = await inObject((storage) => {
-				migrateInOneCall(storage, files, { baseline, tables });
-				return objectsOf(storage, tables);
-			});
+			const current = await newObjectWith(tables, (storage) => objectsOf(storage, tables));
 			for (const n of [1, Math.floor(files.journal.entries.length / 2), files.journal.entries.length - 1]) {
 				const ours = await inObject(async (storage) => {
 					await migrate(drizzle(storage), upTo(n) as never);
