@@ -350,11 +350,14 @@ export class InstanceEngine {
 		return outcomeOf(this.require());
 	}
 
-	/** `idle({ index: false })`, or `ms` from now, whichever comes first. */
+	/**
+	 * `idle({ index: false })`, or `ms` of wall time from now, whichever comes first. The timer
+	 * goes as soon as the run is idle: a pending timer would keep the object active (billed).
+	 */
 	private idleWithin(ms: number): Promise<void> {
-		return new Promise<void>((resolve) => {
-			this.host.defer(resolve, ms);
-			void this.idle({ index: false }).then(resolve, resolve);
+		let timer: ReturnType<typeof setTimeout> | undefined;
+		return Promise.race([this.idle({ index: false }).catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => {
+			if (timer !== undefined) clearTimeout(timer);
 		});
 	}
 
