@@ -2,7 +2,6 @@ import { DurableObject, WorkflowEntrypoint, type WorkflowEvent, type WorkflowSte
 import { Hono } from 'hono';
 import { IndexClient, routeIndexEntry } from '../src/client/index-client';
 import { instances, instanceStub } from '../src/client/instance-client';
-import { unwrap } from '../src/client/rpc';
 import type { IndexEntry } from '../src/engine/index/index-entry';
 import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
@@ -31,7 +30,7 @@ import {
 	CostedChildrenWorkflow,
 	type BenchParams,
 } from './workflows';
-import { shardStub } from '../src/client/stubs';
+import { callRole, roleStub } from '../src/client/stubs';
 
 const registry = defineRegistry({
 	// Long runs (the hard-crash test's 20,000 steps) need more than the default 10,000 steps.
@@ -411,7 +410,7 @@ app.post('/index/seed', async (c) => {
 	}
 	await Promise.all(
 		[...byShard].map(async ([n, entries]) => {
-			for (let i = 0; i < entries.length; i += 500) await unwrap(shardStub(c.env, type, n).indexWrite(entries.slice(i, i + 500)));
+			for (let i = 0; i < entries.length; i += 500) await callRole(c.env, 'indexWrite', [type, n], entries.slice(i, i + 500));
 		}),
 	);
 	return c.json({ seeded: count });
@@ -441,7 +440,7 @@ app.post('/index/seed-recent', async (c) => {
 	}
 	await Promise.all(
 		[...byShard].map(async ([n, entries]) => {
-			for (let i = 0; i < entries.length; i += 500) await unwrap(shardStub(c.env, type, n).indexWrite(entries.slice(i, i + 500)));
+			for (let i = 0; i < entries.length; i += 500) await callRole(c.env, 'indexWrite', [type, n], entries.slice(i, i + 500));
 		}),
 	);
 	return c.json({ seeded: count });
@@ -458,7 +457,7 @@ app.post('/index/write-metrics-cost', async (c) => {
 	const base = Date.now() * 1000;
 	for (let i = 0; i < count; i++) {
 		const entry: IndexEntry = { id: `m-${counted ? 'c' : 'u'}-${base + i}`, type, status: 'completed', createdAt: started, updatedAt: started + 5, version: 1 };
-		await unwrap(shardStub(c.env, type, 0).indexWrite([entry], counted ? {} : { moved: true }));
+		await callRole(c.env, 'indexWrite', [type, 0], [entry], counted ? {} : { moved: true });
 	}
 	return c.json({ ms: Date.now() - started });
 });
@@ -516,7 +515,7 @@ app.post('/size/after-retention', async (c) => {
 	// NOT_FOUND comes as soon as the deletion is durable; the storage goes once the index acknowledged.
 	for (const deadline = Date.now() + 30_000; Date.now() < deadline; await pause(200)) {
 		const gone = await instances.status(c.env, { id }).then(() => false, (error: { code?: string }) => error.code === 'NOT_FOUND');
-		if (gone && !(await unwrap(shardStub(c.env, 'expiring', 0).indexVersions([id])))[id]) {
+		if (gone && !(await callRole(c.env, 'indexVersions', ['expiring', 0], [id]))[id]) {
 			await pause(200);
 			// An object that was never written, for comparison: the SQLite file's floor.
 			const fresh = instanceStub(c.env, newId('never')) as unknown as { databaseSize(): Promise<number> };
@@ -535,8 +534,8 @@ app.post('/size/floor', async (c) => {
 });
 app.post('/size/index', async (c) => {
 	const { type } = await c.req.json<{ type: 'ix1' }>();
-	const stub = shardStub(c.env, type, 0) as unknown as { databaseSize(): Promise<number> };
-	const counts = await unwrap(shardStub(c.env, type, 0).indexCounts());
+	const stub = roleStub(c.env, 'index', type, 0) as unknown as { databaseSize(): Promise<number> };
+	const counts = await callRole(c.env, 'indexCounts', [type, 0]);
 	return c.json({ bytes: await stub.databaseSize(), entries: Object.values(counts).reduce((a, b) => a + b, 0) });
 });
 

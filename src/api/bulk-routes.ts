@@ -7,6 +7,8 @@ import { WORKFLOW_STATUSES } from '../engine/definition/types';
 import { keepReservedAttributeNames } from '../engine/index/search-attributes';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
+import { BulkProgressSchema } from '../operations/role-http';
+import { addRoleCallRoutes } from './role-call-routes';
 
 const BulkQuerySchema = z
 	.object({
@@ -44,26 +46,6 @@ const BulkBody = z
 	.strict()
 	.openapi('BulkOperation');
 
-const ProgressSchema = z
-	.object({
-		id: z.string(),
-		state: z.enum(['running', 'completed', 'cancelled']),
-		dryRun: z.boolean(),
-		action: z.record(z.string(), z.unknown()),
-		query: z.record(z.string(), z.unknown()),
-		matched: z.number().int().openapi({ description: 'Instances the walk listed (they matched when listed).' }),
-		done: z.number().int(),
-		skipped: z.record(z.string(), z.number().int()).openapi({ description: 'Per reason: no_longer_matches, not_found, INVALID_STATE, ...', example: { no_longer_matches: 3 } }),
-		failed: z.number().int(),
-		errors: z.array(z.object({ id: z.string(), code: z.string(), message: z.string() })).openapi({ description: 'The last failures (at most 20).' }),
-		createdAt: z.number().int(),
-		updatedAt: z.number().int(),
-		finishedAt: z.number().int().nullable(),
-	})
-	.openapi('BulkProgress');
-
-const JobParam = z.object({ id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' }, example: '01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f' }) });
-
 /** `POST /workflows/bulk`, `GET /bulk/{id}`, `POST /bulk/{id}/cancel` (see client/bulk-client.ts). */
 export function bulkRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
@@ -73,7 +55,7 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 			path: '/workflows/bulk',
 			summary: 'Apply an action to every instance a query matches, as a durable job (202 with its progress)',
 			request: { body: { required: true, content: { 'application/json': { schema: BulkBody } } } },
-			responses: { 202: json(ProgressSchema, 'The job, started'), ...errors(400, 401, 413, 415) },
+			responses: { 202: json(BulkProgressSchema, 'The job, started'), ...errors(400, 401, 413, 415) },
 		}),
 		async (c) => {
 			const body = c.req.valid('json');
@@ -88,25 +70,7 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 			return c.json(progress as never, 202);
 		},
 	);
-	app.openapi(
-		createRoute({
-			method: 'get',
-			path: '/bulk/{id}',
-			summary: "A bulk operation's progress: matched, done, skipped per reason, failed",
-			request: { params: JobParam },
-			responses: { 200: json(ProgressSchema, 'Progress'), ...errors(400, 401, 404) },
-		}),
-		async (c) => c.json((await bulk.progress(c.env, c.req.valid('param').id)) as never, 200),
-	);
-	app.openapi(
-		createRoute({
-			method: 'post',
-			path: '/bulk/{id}/cancel',
-			summary: 'Cancel a bulk operation: no instance is acted on after the tick in progress',
-			request: { params: JobParam },
-			responses: { 200: json(ProgressSchema, 'Progress'), ...errors(400, 401, 404) },
-		}),
-		async (c) => c.json((await bulk.cancel(c.env, c.req.valid('param').id)) as never, 200),
-	);
+	// Progress and cancel: the job's calls declared with a route (src/operations/role-http.ts).
+	addRoleCallRoutes(app, registry, 'bulk');
 	return app;
 }

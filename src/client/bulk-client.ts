@@ -5,8 +5,7 @@ import type { IndexLayout, ResolvedEntry } from '../engine/definition/registry';
 import { checkBulkActionFor } from '../engine/bulk/bulk-action-check';
 import { IndexClient, type ListQuery } from './index-client';
 import type { ShardflowEnv } from './instance-client';
-import { bulkStub } from './stubs';
-import { unwrap, type BulkRpc } from './rpc';
+import { callRole, roleHelpers } from './stubs';
 
 /** What a bulk operation is asked: a listing query of one type, an action, and how. */
 export interface BulkRequest {
@@ -19,19 +18,14 @@ export interface BulkRequest {
 	ratePerSecond?: number;
 }
 
-const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function jobStub(env: ShardflowEnv, id: string): BulkRpc {
-	if (typeof id !== 'string' || !JOB_ID.test(id)) throw new ValidationError(ErrorCode.InvalidId, 'a bulk operation id is the UUID its start answered');
-	return bulkStub(env, id);
-}
-
 /**
  * Bulk operations by query: a durable job in its own object that walks the query through the
  * index and applies the action to each instance still matching when reached (docs/bulk-operations.md).
  * @example const job = await bulk.start(env, registry, { query: { type: 'payment', attributes: { customerId: '42' } }, action: { kind: 'terminate' } });
  */
 export const bulk = {
+	/** `progress(env, id)` and `cancel(env, id)`: the calls declared with a helper (src/operations/role-calls.ts). */
+	...roleHelpers('bulk'),
 	async start(env: ShardflowEnv, layout: IndexLayout, request: BulkRequest): Promise<BulkProgress> {
 		if (typeof request !== 'object' || request === null) throw new ValidationError(ErrorCode.InvalidRequest, 'give {query, action}');
 		const query = request.query as BulkRequest['query'] | undefined;
@@ -48,12 +42,6 @@ export const bulk = {
 		const id = uuidv7();
 		const { limit: _l, order: _o, cursor: _c, ...rest } = query as ListQuery & { type: string };
 		const spec: BulkSpec = { id, query: rest as BulkSpec['query'], filters: { ...filters, type: query.type }, action, dryRun: request.dryRun === true, ratePerSecond: rate };
-		return unwrap(jobStub(env, id).bulkStart(spec));
-	},
-	progress(env: ShardflowEnv, id: string): Promise<BulkProgress> {
-		return unwrap(jobStub(env, id).bulkProgress());
-	},
-	cancel(env: ShardflowEnv, id: string): Promise<BulkProgress> {
-		return unwrap(jobStub(env, id).bulkCancel());
+		return callRole(env, 'bulkStart', [id], spec);
 	},
 };

@@ -1,7 +1,7 @@
 import type { SigningKey } from '../engine/webhooks/signing-key';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap, type KeysRpc, type RpcResult } from './rpc';
-import { keysStub } from './stubs';
+import { roleStub } from './stubs';
 
 /** One signing key of the engine: from a configured secret, else generated once in the namespace's `__keys` object. */
 export interface EngineKeySource {
@@ -23,7 +23,7 @@ export function engineKey(source: EngineKeySource): (env: ShardflowEnv) => Promi
 		const secret = source.secret(env);
 		if (secret) return once(fromSecret, secret, () => source.importKey(secret));
 		return once(fromNamespace, env.WORKFLOW_RUNNER, async () => {
-			const keys = keysStub(env);
+			const keys = roleStub(env, 'keys');
 			return source.importKey(await unwrap(source.generated(keys)));
 		});
 	};

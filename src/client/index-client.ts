@@ -33,8 +33,7 @@ import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/typ
 import { summarizeMetrics, type TypeMetrics } from '../engine/index/run-metrics';
 import { cursorKey } from './cursor-key';
 import type { ShardflowEnv } from './instance-client';
-import { unwrap } from './rpc';
-import { shardStub } from './stubs';
+import { callRole } from './stubs';
 
 export interface ListQuery<D extends AttributeDeclaration = AttributeDeclaration> extends Omit<ListFilters, 'attributes'> {
 	/** Omit to list every registered type (then no attribute condition or order applies). */
@@ -109,13 +108,11 @@ export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, ent
 	const config = registry.get(entry.type);
 	const home = shardIndex(entry.id, config.shards);
 	const position = { id: entry.id, version: entry.version, createdAt: entry.createdAt };
-	const homeShard = shardStub(env, entry.type, home);
-	await unwrap(entry.removed ? homeShard.indexRemove([position]) : homeShard.indexWrite([entry]));
+	await (entry.removed ? callRole(env, 'indexRemove', [entry.type, home], [position]) : callRole(env, 'indexWrite', [entry.type, home], [entry]));
 	if (config.previousShards !== undefined) {
 		const previous = shardIndex(entry.id, config.previousShards);
 		if (previous === home) return;
-		const old = shardStub(env, entry.type, previous);
-		await unwrap(entry.removed ? old.indexRemove([position]) : old.indexTombstone([position]));
+		await callRole(env, entry.removed ? 'indexRemove' : 'indexTombstone', [entry.type, previous], [position]);
 	}
 }
 
@@ -173,7 +170,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 			return readShards(config).map((n) => ({ config, n }));
 		});
 		const { window, more } = await mergeListings(shards, { limit, order, after }, async ({ config, n }, from, batch) => {
-			const rows = await unwrap(shardStub(this.env, config.type, n).indexList({ ...filters, order, limit: batch, ...(from ? { after: from } : {}) }));
+			const rows = await callRole(this.env, 'indexList', [config.type, n], { ...filters, order, limit: batch, ...(from ? { after: from } : {}) });
 			return rows.map((row) => ({ ...row, shard: n, config }));
 		});
 		const items = await this.dropStale(window);
@@ -229,7 +226,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 		const kind = assertDeclaredAttribute(query.type, declared, query.attribute);
 		const entry = this.registry.get(query.type);
 		const perShard = await Promise.all(
-			readShards(entry).map((n) => unwrap(shardStub(this.env, entry.type, n).indexCountsBy({ attribute: query.attribute, kind, filters }))),
+			readShards(entry).map((n) => callRole(this.env, 'indexCountsBy', [entry.type, n], { attribute: query.attribute, kind, filters })),
 		);
 		const totals = new Map<string, { value: StoredAttributeValue; count: number }>();
 		for (const { groups } of perShard) {
@@ -247,7 +244,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 	/** Instances per status for one type, summed across its shards. */
 	async counts(type: string): Promise<Record<WorkflowStatus, number>> {
 		const entry = this.registry.get(type);
-		const perShard = await Promise.all(readShards(entry).map((n) => unwrap(shardStub(this.env, type, n).indexCounts())));
+		const perShard = await Promise.all(readShards(entry).map((n) => callRole(this.env, 'indexCounts', [type, n])));
 		const total = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
 		for (const counts of perShard) for (const [status, n] of Object.entries(counts)) total[status as WorkflowStatus] += n;
 		return total;
@@ -260,7 +257,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 	 */
 	async metrics(type: string, now: number): Promise<TypeMetrics> {
 		const entry = this.registry.get(type);
-		const perShard = await Promise.all(readShards(entry).map((n) => unwrap(shardStub(this.env, type, n).indexMetrics({ now }))));
+		const perShard = await Promise.all(readShards(entry).map((n) => callRole(this.env, 'indexMetrics', [type, n], { now })));
 		return summarizeMetrics(type, now, perShard);
 	}
 
@@ -293,7 +290,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 		await Promise.all(
 			[...byHome].map(async ([key, rows]) => {
 				const [type, n] = key.split('\u0000') as [string, string];
-				const versions = await unwrap(shardStub(this.env, type, Number(n)).indexVersions(rows.map((r) => r.id)));
+				const versions = await callRole(this.env, 'indexVersions', [type, Number(n)], rows.map((r) => r.id));
 				for (const row of rows) if ((versions[row.id] ?? -1) >= row.version) superseded.add(row.id);
 			}),
 		);

@@ -3,9 +3,8 @@ import type { Registry } from '../engine/definition/registry';
 import { shardIndex } from '../engine/index/shard';
 import { readShards } from './index-client';
 import type { ShardflowEnv } from './instance-client';
-import { unwrap } from './rpc';
 import { walkShards, type ShardWalkOptions } from './shard-walk';
-import { shardStub } from './stubs';
+import { callRole } from './stubs';
 
 export type RebalanceOptions = ShardWalkOptions;
 
@@ -78,7 +77,7 @@ export async function rebalance(env: ShardflowEnv, registry: Registry, type: str
 
 async function collectTombstones(env: ShardflowEnv, type: string, shardNumbers: number[], shards: number) {
 	const results = await Promise.all(
-		shardNumbers.map((n) => unwrap(shardStub(env, type, n).indexCollectTombstones({ shards, limit: TOMBSTONES_PER_SHARD }))),
+		shardNumbers.map((n) => callRole(env, 'indexCollectTombstones', [type, n], { shards, limit: TOMBSTONES_PER_SHARD })),
 	);
 	return results.reduce((sum, r) => ({ moved: sum.moved + r.moved, deleted: sum.deleted + r.deleted, more: sum.more || r.more }), { moved: 0, deleted: 0, more: false });
 }
@@ -93,7 +92,7 @@ async function moveEntries(env: ShardflowEnv, type: string, shards: number, from
 		else byTarget.set(target, [entry]);
 	}
 	// Copy first, then tombstone: an entry is never missing, only briefly in two places (reads de-duplicate).
-	await Promise.all([...byTarget].map(([target, batch]) => unwrap(shardStub(env, type, target).indexWrite(batch, { moved: true }))));
-	await unwrap(shardStub(env, type, from).indexTombstone(entries.map(({ id, version, createdAt }) => ({ id, version, createdAt }))));
+	await Promise.all([...byTarget].map(([target, batch]) => callRole(env, 'indexWrite', [type, target], batch, { moved: true })));
+	await callRole(env, 'indexTombstone', [type, from], entries.map(({ id, version, createdAt }) => ({ id, version, createdAt })));
 	return entries.length;
 }

@@ -6,9 +6,8 @@ import { reconcileVerdict, type ReconcileVerdict } from '../engine/index/reconci
 import { shardIndex } from '../engine/index/shard';
 import { routeIndexEntry } from './index-client';
 import { callOperation, type ShardflowEnv } from './instance-client';
-import { unwrap } from './rpc';
 import { doneMessage, walkShards, type ShardWalkOptions } from './shard-walk';
-import { backlogStub, shardStub } from './stubs';
+import { callRole, roleHelpers } from './stubs';
 
 export type ReconcileOptions = ShardWalkOptions;
 
@@ -85,21 +84,21 @@ async function reconcileOne(
 		else return 'unreachable';
 	}
 	const verdict = reconcileVerdict(listed, truth, type);
-	const here = shardStub(env, type, shard);
+	const here = [type, shard] as [string, number];
 	if (verdict === 'orphan') {
-		await unwrap(here.indexTombstone([{ id: listed.id, version: listed.version, createdAt: listed.createdAt }]));
+		await callRole(env, 'indexTombstone', here, [{ id: listed.id, version: listed.version, createdAt: listed.createdAt }]);
 	} else if (verdict === 'stale' && truth) {
 		const home = truth.type === type ? shardIndex(truth.id, registry.get(type).shards) : undefined;
 		const newest = compareEntries(truth, listed) >= 0 ? truth : listed;
 		const tombstone = { id: listed.id, version: newest.version, createdAt: newest.createdAt };
 		if (home === shard) {
 			// Same position, other content: an upsert keeps the row it has, so clear it first.
-			if (compareEntries(truth, listed) === 0) await unwrap(here.indexTombstone([tombstone]));
+			if (compareEntries(truth, listed) === 0) await callRole(env, 'indexTombstone', here, [tombstone]);
 			await routeIndexEntry(env, registry, truth);
 		} else {
 			// A copy outside its home shard (or under another type): write the truth, then retire the copy.
 			if (registry.has(truth.type)) await routeIndexEntry(env, registry, truth);
-			await unwrap(here.indexTombstone([tombstone]));
+			await callRole(env, 'indexTombstone', here, [tombstone]);
 		}
 	}
 	return verdict;
@@ -120,6 +119,4 @@ export async function reindex(env: ShardflowEnv, id: string): Promise<{ id: stri
 }
 
 /** Instances of `type` whose index delivery has failed and not yet succeeded. */
-export async function backlogSummary(env: ShardflowEnv, type: string): Promise<BacklogSummary> {
-	return unwrap(backlogStub(env, type).backlogSummary());
-}
+export const backlogSummary: (env: ShardflowEnv, type: string) => Promise<BacklogSummary> = roleHelpers('backlog').summary;

@@ -1,23 +1,16 @@
 import type { Registry } from '../engine/definition/registry';
 import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 import type { ShardflowEnv } from './instance-client';
-import { unwrap } from './rpc';
-import { scheduleStub } from './stubs';
-
+import { roleHelpers } from './stubs';
 
 /**
- * Calls on a type's schedule (`static schedule`). Each answers where the
- * schedule stands; a type without a schedule is NOT_FOUND.
+ * Calls on a type's schedule (`static schedule`), one per call declared with a helper in
+ * src/operations/role-calls.ts: `wake` (creates or updates the schedule from the deployed code
+ * and arms it), `pause`, `resume`. Each answers where the schedule stands; a type without a
+ * schedule is NOT_FOUND.
  * @example await schedules.pause(env, 'report');
  */
-export const schedules = {
-	/** Creates or updates the schedule from the deployed code and arms it (what the Worker does after a deploy). */
-	wake: (env: ShardflowEnv, type: string): Promise<ScheduleInfo> => unwrap(scheduleStub(env, type).scheduleWake()),
-	/** No tick runs until a resume. */
-	pause: (env: ShardflowEnv, type: string): Promise<ScheduleInfo> => unwrap(scheduleStub(env, type).schedulePause()),
-	/** Runs again from the next tick after now (ticks passed while paused are not run). */
-	resume: (env: ShardflowEnv, type: string): Promise<ScheduleInfo> => unwrap(scheduleStub(env, type).scheduleResume()),
-};
+export const schedules = roleHelpers('schedule');
 
 /** Types of a registry whose class declares `static schedule` (not checked here: the host checks them at start-up). */
 export function declaredScheduleTypes(registry: Registry): string[] {

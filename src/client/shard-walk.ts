@@ -4,8 +4,7 @@ import type { IndexEntry } from '../engine/index/index-entry';
 import type { Registry } from '../engine/definition/registry';
 import { readShards } from './index-client';
 import type { ShardflowEnv } from './instance-client';
-import { unwrap } from './rpc';
-import { shardStub } from './stubs';
+import { callRole } from './stubs';
 
 /**
  * One resumable batch of a walk over every shard of a type (current and
@@ -56,7 +55,7 @@ export async function walkShards(
 	while (scanned < batchSize) {
 		const want = batchSize - scanned;
 		const { shard } = position;
-		const rows = await unwrap(shardStub(env, type, shard).indexScan({ afterId: position.afterId, limit: want }));
+		const rows = await callRole(env, 'indexScan', [type, shard], { afterId: position.afterId, limit: want });
 		scanned += rows.length;
 		await visit(shard, rows);
 		if (rows.length === want) {

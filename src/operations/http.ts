@@ -41,8 +41,8 @@ export interface HttpResponseSpec {
 	description: string;
 }
 
-/** How an operation is served over HTTP (registered by `src/api/operation-routes.ts`). */
-export interface HttpBinding<Input, Output> {
+/** A declared route: what `src/api/declared-routes.ts` turns into an OpenAPI route. */
+export interface HttpRoute {
 	method: 'get' | 'post' | 'delete';
 	/** OpenAPI style: `/workflows/{id}/steps`. */
 	path: string;
@@ -59,6 +59,10 @@ export interface HttpBinding<Input, Output> {
 	errors: number[];
 	/** The route needs the body as parsed too (`HttpRequestView.rawJson`; one more parse of it). */
 	readsRawJson?: boolean;
+}
+
+/** How an operation is served over HTTP (registered by `src/api/operation-routes.ts`). */
+export interface HttpBinding<Input, Output> extends HttpRoute {
 	/** The request, once validated, as the operation's input. `registry` lets a route refuse an unknown type early. */
 	input(request: HttpRequestView, registry: Registry): Input;
 	/** The response for the operation's output. */

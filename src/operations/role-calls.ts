@@ -3,7 +3,8 @@ import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index/index-query';
 import type { BulkProgress, BulkSpec } from '../engine/bulk/bulk-job';
 import type { LimiterInfo } from '../engine/limiter/limiter';
-import type { RoleKind } from '../engine/object-names';
+import { backlogName, bulkName, KEYS_OBJECT, limiterName, scheduleName, shardName, type RoleKind } from '../engine/object-names';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { ShardMetrics } from '../engine/index/run-metrics';
 import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 
@@ -74,13 +75,40 @@ export interface RoleModules {
 }
 export type CallRole = keyof RoleModules & RoleKind;
 
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * How a caller addresses the object of each role: the parts of its name (engine/object-names.ts).
+ * A call's client helper takes these first, then the call's own arguments.
+ */
+export const roleObjects = {
+	index: (type: string, shard: number) => shardName(type, shard),
+	backlog: (type: string) => backlogName(type),
+	keys: () => KEYS_OBJECT,
+	schedule: (type: string) => scheduleName(type),
+	limiter: (type: string, key: string) => limiterName(type, key),
+	/** Refuses, before any object is touched, an id that is not the UUID a job's start answered. */
+	bulk: (id: string) => {
+		if (typeof id !== 'string' || !JOB_ID.test(id)) throw new ValidationError(ErrorCode.InvalidId, 'a bulk operation id is the UUID its start answered');
+		return bulkName(id);
+	},
+} satisfies { [K in CallRole]: (...address: any[]) => string };
+
+/** The parts of the name of a role's object (`[type, shard]` for an index shard). */
+export type AddressOf<K extends CallRole> = Parameters<(typeof roleObjects)[K]>;
+
 /**
  * One RPC call of a non-instance role, declared once. The Durable Object's RPC method
  * (named by its key in `roleCalls`) and its typed client surface (`RoleRpc`, reached with
  * the stubs of client/stubs.ts) are both derived from it.
  */
-export interface RoleCall<K extends CallRole, Args extends unknown[], Output> {
+export interface RoleCall<K extends CallRole, Args extends unknown[], Output, Helper extends string = never> {
 	role: K;
+	/**
+	 * The call's client helper in its role's group (`schedules.pause(env, type)`, client/stubs.ts
+	 * `roleHelpers`): the object's address, then the call's arguments. Absent: reached with `callRole` only.
+	 */
+	helper?: Helper;
 	/**
 	 * The engine's own background calls (index and backlog writes, keys, slots): they do not
 	 * count as work of the isolate that somebody waits for (see engine/steps/yield-pacer.ts), or
@@ -91,14 +119,17 @@ export interface RoleCall<K extends CallRole, Args extends unknown[], Output> {
 	run(role: RoleModules[K], ...args: Args): Output | Promise<Output>;
 }
 
-function call<K extends CallRole, Args extends unknown[] = [], Output = unknown>(declared: RoleCall<K, Args, Output>): RoleCall<K, Args, Output> {
+function call<K extends CallRole, Args extends unknown[] = [], Output = unknown, const Helper extends string = never>(
+	declared: RoleCall<K, Args, Output, Helper>,
+): RoleCall<K, Args, Output, Helper> {
 	return declared;
 }
 
 /**
- * Every call of the index shards, the delivery backlogs, the key store, the schedules and
- * the limiters. A new call is one entry here plus its role's code; the Durable Object's
- * method and the client's typed stub follow.
+ * Every call of the index shards, the delivery backlogs, the key store, the schedules, the
+ * limiters and the bulk operations. A new call is one entry here plus its role's code; the
+ * Durable Object's method, the client's typed stub and call (`callRole`, `roleHelpers` in
+ * client/stubs.ts) follow, and its route, if it has one, is its entry in `./role-http.ts`.
  */
 export const roleCalls = {
 	// ---- index shard (`__index:<type>:<n>`) ----
@@ -125,7 +156,7 @@ export const roleCalls = {
 	// ---- delivery backlog (`__backlog:<type>`) ----
 	backlogAdd: call({ role: 'backlog', housekeeping: true, run: async (backlog, request: { id: string; since: number }) => (await backlog.add(request.id, request.since), null) }),
 	backlogRemove: call({ role: 'backlog', housekeeping: true, run: async (backlog, request: { id: string }) => (await backlog.remove(request.id), null) }),
-	backlogSummary: call({ role: 'backlog', run: (backlog): BacklogSummary => backlog.summary() }),
+	backlogSummary: call({ role: 'backlog', helper: 'summary', run: (backlog): BacklogSummary => backlog.summary() }),
 
 	// ---- the engine's key store (`__keys`) ----
 	/** The key material that signs listing cursors when no CURSOR_SECRET is set; generated once, then stable. */
@@ -135,26 +166,31 @@ export const roleCalls = {
 
 	// ---- a type's schedule (`__schedule:<type>`) ----
 	/** Creates or updates the schedule from the deployed code, arms its alarm and answers where it stands. */
-	scheduleWake: call({ role: 'schedule', run: (schedule): Promise<ScheduleInfo> => schedule.wake() }),
-	schedulePause: call({ role: 'schedule', run: (schedule): Promise<ScheduleInfo> => schedule.pause() }),
-	scheduleResume: call({ role: 'schedule', run: (schedule): Promise<ScheduleInfo> => schedule.resume() }),
+	scheduleWake: call({ role: 'schedule', helper: 'wake', run: (schedule): Promise<ScheduleInfo> => schedule.wake() }),
+	/** No tick runs until a resume. */
+	schedulePause: call({ role: 'schedule', helper: 'pause', run: (schedule): Promise<ScheduleInfo> => schedule.pause() }),
+	/** Runs again from the next tick after now (ticks passed while paused are not run). */
+	scheduleResume: call({ role: 'schedule', helper: 'resume', run: (schedule): Promise<ScheduleInfo> => schedule.resume() }),
 
 	// ---- a concurrency limiter (`__limit:<type>:<key>`) ----
 	limiterAcquire: call({ role: 'limiter', housekeeping: true, run: (limiter, request: { id: string }): Promise<'holding' | 'waiting'> => limiter.acquire(request.id) }),
 	limiterRelease: call({ role: 'limiter', housekeeping: true, run: async (limiter, request: { id: string }) => (await limiter.release(request.id), null) }),
-	limiterInfo: call({ role: 'limiter', run: (limiter): LimiterInfo => limiter.info() }),
+	/** Who holds the slots of a concurrency key and who waits, in the order they will start. */
+	limiterInfo: call({ role: 'limiter', helper: 'info', run: (limiter): LimiterInfo => limiter.info() }),
 
 	// ---- a bulk operation (`__bulk:<id>`) ----
 	/** Stores the job and arms its alarm; a job that exists answers its progress (a retried start changes nothing). */
 	bulkStart: call({ role: 'bulk', run: (bulk, spec: BulkSpec): Promise<BulkProgress> => bulk.start(spec) }),
-	bulkProgress: call({ role: 'bulk', run: (bulk): BulkProgress => bulk.progress() }),
-	bulkCancel: call({ role: 'bulk', run: (bulk): BulkProgress => bulk.cancel() }),
+	bulkProgress: call({ role: 'bulk', helper: 'progress', run: (bulk): BulkProgress => bulk.progress() }),
+	bulkCancel: call({ role: 'bulk', helper: 'cancel', run: (bulk): BulkProgress => bulk.cancel() }),
 };
 
 export type RoleCalls = typeof roleCalls;
 export type RoleCallName = keyof RoleCalls;
-export type AnyRoleCall = RoleCall<CallRole, any[], any>;
+export type AnyRoleCall = RoleCall<CallRole, any[], any, string>;
 /** The arguments a call takes. */
-export type CallArgs<C> = C extends RoleCall<CallRole, infer Args, unknown> ? Args : never;
+export type CallArgs<C> = C extends RoleCall<CallRole, infer Args, unknown, any> ? Args : never;
 /** What a call answers. */
-export type CallOutput<C> = C extends RoleCall<CallRole, any[], infer Output> ? Awaited<Output> : never;
+export type CallOutput<C> = C extends RoleCall<CallRole, any[], infer Output, any> ? Awaited<Output> : never;
+/** The role a call is made on. */
+export type RoleOf<N extends RoleCallName> = RoleCalls[N]['role'];

@@ -5,7 +5,6 @@ import { callOperation, type ShardflowEnv } from '../client/instance-client';
 import type { ChildPort } from '../engine/children/child-workflows';
 import { ErrorCode, ShardflowError } from '../engine/support/errors';
 
-import { unwrap } from '../client/rpc';
 import type * as schema from '../db/schema';
 import { consoleLogger, parseLogLevel } from '../engine/support/engine-log';
 import type { BacklogPort } from '../engine/index/index-backlog';
@@ -20,7 +19,7 @@ import { DrizzleSlotStore } from './concurrency-slot-store';
 import type { LimiterPort } from '../engine/limiter/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
 import { yieldToOtherWork } from './isolate-activity';
-import { backlogStub, limiterStub } from '../client/stubs';
+import { callRole } from '../client/stubs';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
@@ -90,9 +89,9 @@ export function instanceHost(
 
 function limiterPort(env: ShardflowEnv): LimiterPort {
 	return {
-		acquire: (type, key, id) => withTimeout(unwrap(limiterStub(env, type, key).limiterAcquire({ id })), INDEX_DELIVERY_TIMEOUT_MS),
+		acquire: (type, key, id) => withTimeout(callRole(env, 'limiterAcquire', [type, key], { id }), INDEX_DELIVERY_TIMEOUT_MS),
 		release: async (type, key, id) => {
-			await withTimeout(unwrap(limiterStub(env, type, key).limiterRelease({ id })), INDEX_DELIVERY_TIMEOUT_MS);
+			await withTimeout(callRole(env, 'limiterRelease', [type, key], { id }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 	};
 }
@@ -123,10 +122,10 @@ function childPort(env: ShardflowEnv): ChildPort {
 function backlogPort(env: ShardflowEnv): BacklogPort {
 	return {
 		add: async (entry, since) => {
-			await withTimeout(unwrap(backlogStub(env, entry.type).backlogAdd({ id: entry.id, since })), INDEX_DELIVERY_TIMEOUT_MS);
+			await withTimeout(callRole(env, 'backlogAdd', [entry.type], { id: entry.id, since }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 		remove: async (entry) => {
-			await withTimeout(unwrap(backlogStub(env, entry.type).backlogRemove({ id: entry.id })), INDEX_DELIVERY_TIMEOUT_MS);
+			await withTimeout(callRole(env, 'backlogRemove', [entry.type], { id: entry.id }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 	};
 }

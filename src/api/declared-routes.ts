@@ -1,0 +1,50 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { HttpRequestView, HttpRoute } from '../operations/http';
+import type { ApiEnv } from './env';
+import type { ApiRoutes } from './routes';
+import { hasBody } from './has-body';
+import { errors, json } from './openapi-responses';
+
+/**
+ * Registers a route declared in src/operations (an operation's or a role call's binding): its
+ * schemas validate the request and document it in /openapi.json; `handle` gets the validated
+ * request and answers `{status, body}`. Errors go to the app's `onError` like every other.
+ */
+export function registerDeclaredRoute(
+	app: ApiRoutes,
+	http: HttpRoute,
+	handle: (request: HttpRequestView, env: ApiEnv) => Promise<{ status: number; body: unknown }>,
+): void {
+	const { params, query, headers, body } = http.request ?? {};
+	const route = createRoute({
+		method: http.method,
+		path: http.path,
+		summary: http.summary,
+		request: {
+			...(params ? { params } : {}),
+			...(query ? { query } : {}),
+			...(headers ? { headers } : {}),
+			...(body ? { body: { required: body.required, content: { 'application/json': { schema: body.schema } } } } : {}),
+		},
+		responses: {
+			...Object.fromEntries(Object.entries(http.responses).map(([status, r]) => [status, json(r.schema, r.description)])),
+			...errors(...(http.errors as ContentfulStatusCode[])),
+		},
+	});
+	// The route's types are its declaration's; the handler is generic over every declaration.
+	app.openapi(route as any, async (c: Context<{ Bindings: ApiEnv }>) => {
+		const valid = (target: string) => (c.req.valid as (target: string) => unknown)(target);
+		const request: HttpRequestView = {
+			param: params ? valid('param') : {},
+			query: query ? valid('query') : {},
+			json: body ? valid('json') : undefined,
+			...(http.readsRawJson ? { rawJson: await c.req.json() } : {}),
+			hasBody: hasBody(c),
+			header: (key) => c.req.header(key),
+		};
+		const reply = await handle(request, c.env);
+		return c.json(reply.body, reply.status as ContentfulStatusCode);
+	});
+}
