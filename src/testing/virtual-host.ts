@@ -1,24 +1,33 @@
 import type { SigningKey } from '../engine/webhooks/signing-key';
 import type { IndexEntry } from '../engine/index/index-entry';
-import type { EngineHost } from '../engine/instance/instance-engine';
+import { InstanceEngine } from '../engine/instance/instance-engine';
+import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
-import type { InstanceStore } from '../engine/storage/store';
+import type { YieldReport } from '../engine/steps/yield-pacer';
+import { MemoryInstanceStore } from '../engine/storage/memory-store';
+import type { ArchiveBucket } from '../engine/lifecycle/archive';
+import type { ChildPort } from '../engine/children/child-workflows';
+import type { EngineLogger } from '../engine/support/engine-log';
+import type { InvocationBudget } from '../engine/instance/invocation-budget';
+import type { LimiterPort, SlotStore } from '../engine/limiter/concurrency-slot';
 import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhooks/webhook';
-import type { VirtualClock } from './virtual-clock';
+import { DEFAULT_START_TIME, VirtualClock } from './virtual-clock';
 import { gatedStore, type WriteGate } from './write-gate';
 
 /** What survives an isolate's death: the instance's storage and its alarm (Durable Object alarms are durable). */
 export interface DurableInstance {
-	store: InstanceStore;
+	store: MemoryInstanceStore;
 	alarmAt: number | undefined;
 }
 
 export interface VirtualHostOptions {
-	durable: DurableInstance;
 	registry: Registry;
-	env: unknown;
-	clock: VirtualClock;
+	/** The instance's durable state; a fresh, empty one when absent. */
+	durable?: DurableInstance;
+	env?: unknown;
+	/** The time the instance sees; a clock of its own starting at `DEFAULT_START_TIME` when absent. */
+	clock?: VirtualClock;
 	wrapStepFunction?: StepFunctionWrapper | undefined;
 	/** Decides which writes reach `durable.store` (crash exploration); all of them when absent. */
 	gate?: WriteGate;
@@ -35,34 +44,47 @@ export function testKitWebhookKey(): Promise<SigningKey> {
 /**
  * One simulated isolate running one instance on the pure engine: a virtual
  * clock, an alarm kept with the durable state, background work it can wait
- * for, and an index that accepts every entry. `crash()` kills the isolate:
- * its background work is abandoned, its timers never fire, its writes are
- * discarded and no step function starts in it again, while the durable state
- * stays for the next isolate (a new host over the same `DurableInstance`).
+ * for, and an index that accepts every entry (or refuses the next
+ * `failDeliveries`). `crash()` kills the isolate: its background work is
+ * abandoned, its timers never fire, its writes are discarded and no step
+ * function starts in it again, while the durable state stays for the next
+ * isolate (`nextIsolate()`: a new host over the same `DurableInstance`).
+ * The test kit's Node driver and the engine's own tests both run on it.
  */
 export class VirtualHost implements EngineHost {
-	readonly store: InstanceStore;
+	store: MemoryInstanceStore;
 	readonly registry: Registry;
 	readonly env: unknown;
 	readonly wrapStepFunction: StepFunctionWrapper | undefined;
 	/** Index entries the engine delivered (the kit has no shards; nothing reads them but tests). */
-	readonly indexEntries: IndexEntry[] = [];
-	private readonly durable: DurableInstance;
-	private readonly clock: VirtualClock;
+	indexEntries: IndexEntry[] = [];
+	/** Index deliveries to refuse next, as an unavailable shard would (each refusal counts one down). */
+	failDeliveries = 0;
+	/** Times `destroy` freed the storage. */
+	destroyed = 0;
+	// What the kit does not lend by default; a test sets the ones it exercises.
+	log?: EngineLogger;
+	logStepCompletions?: boolean;
+	invocationBudget?: InvocationBudget;
+	children?: ChildPort;
+	archive?: ArchiveBucket;
+	slots?: SlotStore;
+	limiter?: LimiterPort;
+	readonly durable: DurableInstance;
+	readonly clock: VirtualClock;
+	private readonly options: VirtualHostOptions;
 	private readonly work = new Set<Promise<unknown>>();
 	private dead = false;
 	private died!: () => void;
 	private readonly death = new Promise<void>((resolve) => (this.died = resolve));
 
 	constructor(options: VirtualHostOptions) {
-		this.durable = options.durable;
-		this.clock = options.clock;
+		this.options = options;
+		this.durable = options.durable ?? { store: new MemoryInstanceStore(), alarmAt: undefined };
+		this.clock = options.clock ?? new VirtualClock(DEFAULT_START_TIME);
 		this.registry = options.registry;
-		this.env = options.env;
-		const gate = options.gate;
-		this.store = gatedStore(options.durable.store, {
-			admit: (method, args) => !this.dead && (gate === undefined || gate.admit(method, args)),
-		});
+		this.env = options.env ?? {};
+		this.store = this.gated();
 		const wrap = options.wrapStepFunction;
 		// A dead isolate starts no step function: an attempt that would begin in it hangs, abandoned.
 		this.wrapStepFunction = (step, fn) => {
@@ -81,6 +103,21 @@ export class VirtualHost implements EngineHost {
 	}
 
 	now = (): number => this.clock.now();
+
+	/** Moves the clock `ms` ahead. */
+	advance(ms: number): void {
+		this.clock.moveTo(this.clock.now() + ms);
+	}
+
+	/** The instance's alarm (durable: it outlives the isolate). */
+	get alarmAt(): number | undefined {
+		return this.durable.alarmAt;
+	}
+
+	/** Sets the alarm as the instance's last isolate left it (a test reproducing what a crash leaves). */
+	set alarmAt(at: number | undefined) {
+		this.durable.alarmAt = at;
+	}
 
 	setAlarm(at: number | undefined): void {
 		if (!this.dead) this.durable.alarmAt = at;
@@ -105,7 +142,20 @@ export class VirtualHost implements EngineHost {
 
 	async sendIndexEntry(entry: IndexEntry): Promise<void> {
 		if (this.dead) return never;
+		if (this.failDeliveries > 0) {
+			this.failDeliveries--;
+			throw new Error('index shard unavailable');
+		}
 		this.indexEntries.push(entry);
+	}
+
+	/** What `deleteAll` does: the storage and the alarm go. */
+	async destroy(): Promise<void> {
+		if (this.dead) return never;
+		this.durable.store = new MemoryInstanceStore();
+		this.durable.alarmAt = undefined;
+		this.store = this.gated();
+		this.destroyed++;
 	}
 
 	/** Deferred work runs on the next macrotask: the virtual clock does not move for it (index coalescing, the first pass). */
@@ -114,7 +164,8 @@ export class VirtualHost implements EngineHost {
 		this.background(new Promise<void>((resolve) => setTimeout(() => resolve(this.dead ? undefined : fn()), 0)));
 	}
 
-	yieldToEventLoop(): Promise<void> {
+	/** Yields a macrotask; cannot tell whether other work ran, so passes keep the short pace. */
+	yieldToEventLoop(): Promise<YieldReport> {
 		return this.dead ? never : new Promise<void>((resolve) => setTimeout(resolve, 0));
 	}
 
@@ -128,5 +179,42 @@ export class VirtualHost implements EngineHost {
 		this.dead = true;
 		this.work.clear();
 		this.died();
+	}
+
+	/**
+	 * The next isolate of the same object (after a crash or an eviction): a new host over the same
+	 * durable state and clock, lent the same ports, delivering to the same index.
+	 */
+	nextIsolate(): VirtualHost {
+		const next = new VirtualHost({ ...this.options, durable: this.durable, clock: this.clock });
+		next.indexEntries = this.indexEntries;
+		next.failDeliveries = this.failDeliveries;
+		const { log, logStepCompletions, invocationBudget, children, archive, slots, limiter } = this;
+		const lent = { log, logStepCompletions, invocationBudget, children, archive, slots, limiter };
+		return Object.assign(next, Object.fromEntries(Object.entries(lent).filter(([, port]) => port !== undefined)));
+	}
+
+	/** A new engine in this isolate, over the durable state (what an eviction leaves behind). */
+	engine(): InstanceEngine {
+		return new InstanceEngine(this);
+	}
+
+	/** Moves the clock to the alarm's time, fires it on `engine` and waits for the work it started; false when no alarm is set. */
+	async fireAlarm(engine: InstanceEngine): Promise<boolean> {
+		const at = this.durable.alarmAt;
+		if (at === undefined) return false;
+		this.clock.moveTo(at);
+		this.durable.alarmAt = undefined;
+		engine.alarm();
+		await this.idle();
+		return true;
+	}
+
+	/** The store with this isolate's writes admitted while it lives (and the gate's say). */
+	private gated(): MemoryInstanceStore {
+		const gate = this.options.gate;
+		return gatedStore(this.durable.store, {
+			admit: (method, args) => !this.dead && (gate === undefined || gate.admit(method, args)),
+		}) as unknown as MemoryInstanceStore;
 	}
 }

@@ -6,7 +6,7 @@ import { defineRegistry } from '../../src/engine/definition/registry';
 import type { Step } from '../../src/engine/definition/types';
 import { r2Archive, readArchive } from '../../src/runtime/r2-archive';
 import { Workflow } from '../../src/workflow';
-import { FakeHost } from './fake-host';
+import { VirtualHost } from '../../src/testing/virtual-host';
 import { FakeR2Bucket } from './fake-r2-bucket';
 
 const MiB = 1024 * 1024;
@@ -39,13 +39,13 @@ describe('archive of a ~64 MiB history', { timeout: 30_000 }, () => {
 	let live: HistoryEvent[];
 
 	beforeAll(async () => {
-		const host = Object.assign(new FakeHost(registry), { archive: r2Archive(r2) });
+		const host = Object.assign(new VirtualHost({ registry }), { archive: r2Archive(r2) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'hoard', {});
 		await host.idle();
 		expect(engine.status().status).toBe('completed');
 		live = await allRecords(async (query) => engine.history(query));
-		host.clock += 1000;
+		host.advance(1000);
 		await engine.delete({ archive: true });
 		expect(host.destroyed).toBe(1);
 	}, 60_000);
@@ -92,12 +92,12 @@ describe('a write that fails part way', () => {
 		let failures = 1;
 		// The third chunk's write fails once: two chunks are in the bucket, no manifest.
 		bucket.failPut = (key) => key.endsWith('/000002.jsonl') && failures-- > 0;
-		const host = Object.assign(new FakeHost(registry), { archive: r2Archive(bucket as unknown as R2Bucket) });
+		const host = Object.assign(new VirtualHost({ registry }), { archive: r2Archive(bucket as unknown as R2Bucket) });
 		const engine = host.engine();
 		await engine.create('wf-2', 'hoard', {});
 		await host.idle();
 		const live = await allRecords(async (query) => engine.history(query));
-		host.clock += 1000;
+		host.advance(1000);
 		await engine.delete({ archive: true });
 		expect(host.destroyed).toBe(0);
 		expect([...bucket.objects.keys()].filter((k) => k.startsWith('shardflow/workflows/'))).toEqual([]);

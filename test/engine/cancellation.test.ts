@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** What the running step saw of its signal. */
 let seen: { aborted: boolean; reason?: unknown } | undefined;
@@ -39,7 +40,7 @@ class LateReader extends Workflow<{}, string> {
 async function startAndWait(type: string) {
 	seen = undefined;
 	const running = new Promise<void>((r) => (started = r));
-	const host = new FakeHost(registryOf(Listening, LateReader));
+	const host = new VirtualHost({ registry: registryOf(Listening, LateReader) });
 	const engine = host.engine();
 	await engine.create('wf-1', type, {});
 	await running;
@@ -98,7 +99,7 @@ describe('an attempt that ignores its signal', () => {
 				});
 			}
 		}
-		const host = new FakeHost(registryOf(Deaf));
+		const host = new VirtualHost({ registry: registryOf(Deaf) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'deaf', {});
 		await hanging;

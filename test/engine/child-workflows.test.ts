@@ -5,7 +5,8 @@ import { ChildWorkflowError, ErrorCode, InvalidStateError } from '../../src/engi
 import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 const runs = new Map<string, number>();
 const ran = (key: string) => runs.set(key, (runs.get(key) ?? 0) + 1).get(key)!;
@@ -76,9 +77,9 @@ class CallsUnregistered extends Workflow<{}, void> {
 
 const registry = registryOf(Double, Parent, CallsUnregistered, Reinvoker, Big, FanOut);
 
-/** Instances on fake hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
+/** Instances on virtual hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
 class World {
-	hosts = new Map<string, FakeHost>();
+	hosts = new Map<string, VirtualHost>();
 	engines = new Map<string, InstanceEngine>();
 	deaf = false;
 	unreachable = false;
@@ -120,10 +121,10 @@ class World {
 		for (const { parentId, childId, outcome } of held) this.engine(parentId).childFinished(childId, outcome);
 	}
 
-	host(id: string): FakeHost {
+	host(id: string): VirtualHost {
 		let host = this.hosts.get(id);
 		if (!host) {
-			host = new FakeHost(registry);
+			host = new VirtualHost({ registry });
 			host.children = this.port;
 			this.hosts.set(id, host);
 		}
@@ -136,7 +137,9 @@ class World {
 	}
 	/** A new engine over the same storage: an eviction (or a crash, with the host's work dropped). */
 	evict(id: string): InstanceEngine {
-		this.host(id).crash();
+		const dead = this.host(id);
+		dead.crash();
+		this.hosts.set(id, dead.nextIsolate());
 		const engine = this.host(id).engine();
 		this.engines.set(id, engine);
 		return engine;
@@ -146,8 +149,8 @@ class World {
 	}
 	/** Moves every clock by `ms` and fires every alarm that is due. */
 	async advance(ms: number): Promise<void> {
-		for (const host of this.hosts.values()) host.clock += ms;
-		for (const [id, host] of this.hosts) if (host.alarmAt !== undefined && host.alarmAt <= host.clock) await host.fireAlarm(this.engine(id));
+		for (const host of this.hosts.values()) host.advance(ms);
+		for (const [id, host] of this.hosts) if (host.alarmAt !== undefined && host.alarmAt <= host.now()) await host.fireAlarm(this.engine(id));
 		await this.idle();
 	}
 }
@@ -274,7 +277,7 @@ describe('step.invoke', () => {
 				await step.invoke('double', Double, { payload: { n: 'x' } as never });
 			}
 		}
-		const host = new FakeHost(registryOf(BadPayload, Double));
+		const host = new VirtualHost({ registry: registryOf(BadPayload, Double) });
 		host.children = world.port;
 		const engine = host.engine();
 		await engine.create('bad', 'parent', {});

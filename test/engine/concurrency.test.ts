@@ -6,7 +6,8 @@ import { ErrorCode, NotFoundError } from '../../src/engine/support/errors';
 import { LimiterEngine, type LimiterHost } from '../../src/engine/limiter/limiter';
 import { MemoryLimiterStore, MemorySlotStore } from '../../src/engine/limiter/memory-concurrency-stores';
 import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 class Limited extends Workflow<{ tenant: string }, string> {
 	static override readonly type = 'limited';
@@ -19,13 +20,13 @@ class Limited extends Workflow<{ tenant: string }, string> {
 }
 
 /**
- * Instances of `Limited` on fake hosts, wired to one in-memory limiter the way
+ * Instances of `Limited` on virtual hosts, wired to one in-memory limiter the way
  * the runtime wires them over RPC (a limiter call can be made to fail).
  */
 function world(limit = 1) {
 	const registry = registryOf(Limited);
 	const engines = new Map<string, InstanceEngine>();
-	const hosts = new Map<string, FakeHost>();
+	const hosts = new Map<string, VirtualHost>();
 	const faults = { acquire: 0, release: 0, grant: 0 };
 	const limiterWork = new Set<Promise<unknown>>();
 	let alarm: number | undefined;
@@ -47,7 +48,7 @@ function world(limit = 1) {
 	};
 	const limiter = new LimiterEngine(limiterHost);
 	const create = async (id: string, tenant = 't1') => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		host.slots = new MemorySlotStore();
 		host.limiter = {
 			acquire: async () => {
@@ -118,7 +119,7 @@ describe('concurrency keys (pure engine)', () => {
 	it('asks again after the process died while its slot request was in flight', async () => {
 		const w = world(1);
 		const hang = { on: true };
-		const host = new FakeHost(registryOf(Limited));
+		let host = new VirtualHost({ registry: registryOf(Limited) });
 		host.slots = new MemorySlotStore();
 		host.limiter = {
 			acquire: () => (hang.on ? new Promise(() => {}) : Promise.resolve(w.limiter.acquire('a'))),
@@ -130,6 +131,7 @@ describe('concurrency keys (pure engine)', () => {
 		await engine.sendEvent('finish', {}); // buffered for later; its pass re-arms the alarm while the request hangs
 		await new Promise((r) => setTimeout(r, 20));
 		host.crash();
+		host = host.nextIsolate();
 		expect(host.alarmAt).toBeDefined();
 		hang.on = false;
 		const after = host.engine();
@@ -183,7 +185,7 @@ describe('concurrency keys (pure engine)', () => {
 	});
 
 	it('refuses a payload whose key function throws, with INVALID_PAYLOAD', async () => {
-		const host = new FakeHost(registryOf(Limited));
+		const host = new VirtualHost({ registry: registryOf(Limited) });
 		host.slots = new MemorySlotStore();
 		await expect(host.engine().create('y', 'limited', null)).rejects.toMatchObject({ code: ErrorCode.InvalidPayload });
 	});

@@ -8,7 +8,7 @@ import { reconcileVerdict } from '../../src/engine/index/reconcile-verdict';
 import { defineRegistry, DEFAULT_RETENTION } from '../../src/engine/definition/registry';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost } from './fake-host';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 const DAY = 86_400_000;
 
@@ -69,11 +69,11 @@ class MemoryArchive implements ArchiveBucket {
 }
 
 /** A finished `greet` instance, its clock moved past its creation. */
-async function finished(host = new FakeHost(registry)) {
+async function finished(host = new VirtualHost({ registry })) {
 	const engine = host.engine();
 	await engine.create('wf-1', 'greet', { name: 'Ada' });
 	await host.idle();
-	host.clock += 1000;
+	host.advance(1000);
 	return { host, engine };
 }
 
@@ -85,14 +85,14 @@ describe('delete', () => {
 		expect(host.destroyed).toBe(1);
 		expect(host.store.instance).toBeUndefined();
 		expect(host.alarmAt).toBeUndefined();
-		expect(host.delivered.at(-1)).toEqual({ ...last, version: last.version + 1, removed: true });
+		expect(host.indexEntries.at(-1)).toEqual({ ...last, version: last.version + 1, removed: true });
 	});
 
 	it('lets the id be created again as a new instance', async () => {
 		const { host, engine } = await finished();
 		const old = engine.currentIndexEntry()!;
 		await engine.delete();
-		host.clock += 1;
+		host.advance(1);
 		const again = host.engine();
 		await expect(again.create('wf-1', 'greet', { name: 'Bob' })).resolves.toMatchObject({ created: true });
 		await host.idle();
@@ -111,11 +111,11 @@ describe('delete', () => {
 	});
 
 	it('refuses an instance that has not finished unless told to terminate it', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		await engine.create('wf-1', 'waits', {});
 		await host.idle();
-		host.clock += 1000;
+		host.advance(1000);
 		await expect(engine.delete()).rejects.toMatchObject({ code: ErrorCode.InvalidState });
 		expect(engine.status().status).toBe('waiting');
 		await expect(engine.delete({ terminate: true })).resolves.toEqual({ id: 'wf-1', deleted: true });
@@ -150,14 +150,15 @@ describe('delete', () => {
 		expect(host.alarmAt).toBeDefined();
 		await host.fireAlarm(engine);
 		expect(host.destroyed).toBe(1);
-		expect(host.delivered.at(-1)).toMatchObject({ id: 'wf-1', removed: true });
+		expect(host.indexEntries.at(-1)).toMatchObject({ id: 'wf-1', removed: true });
 	});
 
 	it('survives a crash at every step: a new engine (an evicted or crashed object) finishes the deletion from the alarm', async () => {
-		const { host, engine } = await finished();
+		let { host, engine } = await finished();
 		host.failDeliveries = 1;
 		await engine.delete();
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		expect(revived.exists).toBe(false);
 		await host.fireAlarm(revived);
@@ -166,13 +167,13 @@ describe('delete', () => {
 	});
 
 	it('frees nothing before the clock has passed the instance creation, so a later incarnation is always newer', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		await engine.create('wf-1', 'greet', { name: 'Ada' });
 		await host.idle();
 		await engine.delete(); // same millisecond as the create
 		expect(host.destroyed).toBe(0);
-		expect(host.alarmAt).toBe(host.clock + 1);
+		expect(host.alarmAt).toBe(host.now() + 1);
 		await host.fireAlarm(engine);
 		expect(host.destroyed).toBe(1);
 	});
@@ -183,7 +184,7 @@ describe('retention', () => {
 		['completed', 'greet', DEFAULT_RETENTION.completed],
 		['terminated', 'waits', '1 hour'],
 	] as const)('deletes a %s instance by its own alarm once its retention has run out', async ([status, type, keep]) => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		await engine.create('wf-1', type, type === 'greet' ? { name: 'Ada' } : {});
 		await host.idle();
@@ -194,13 +195,13 @@ describe('retention', () => {
 		expect(host.alarmAt).toBe(updatedAt + parseDuration(keep));
 		await host.fireAlarm(engine);
 		expect(host.destroyed).toBe(1);
-		expect(host.delivered.at(-1)).toMatchObject({ id: 'wf-1', removed: true });
+		expect(host.indexEntries.at(-1)).toMatchObject({ id: 'wf-1', removed: true });
 	});
 
 	it('does nothing on an early alarm', async () => {
 		const { host, engine } = await finished();
 		const expiry = host.alarmAt!;
-		host.clock = expiry - 1;
+		host.clock.moveTo(expiry - 1);
 		engine.alarm();
 		await host.idle();
 		expect(host.destroyed).toBe(0);
@@ -208,7 +209,7 @@ describe('retention', () => {
 	});
 
 	it("keeps an instance whose status is kept 'forever', with no alarm", async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		await engine.create('wf-1', 'kept', {});
 		await host.idle();
@@ -218,7 +219,7 @@ describe('retention', () => {
 
 	it('starts again when the instance is restarted: a running instance does not expire', async () => {
 		const { host, engine } = await finished();
-		host.clock += 29 * DAY;
+		host.advance(29 * DAY);
 		engine.restart();
 		await host.idle();
 		const { updatedAt } = engine.status();
@@ -226,9 +227,9 @@ describe('retention', () => {
 	});
 
 	it('archives before deleting when an archive is configured', async () => {
-		const { host, engine } = await finished(Object.assign(new FakeHost(registry), { archive: new MemoryArchive() }));
+		const { host, engine } = await finished(Object.assign(new VirtualHost({ registry }), { archive: new MemoryArchive() }));
 		await host.fireAlarm(engine);
-		const archive = (host as FakeHost & { archive: MemoryArchive }).archive;
+		const archive = (host as VirtualHost & { archive: MemoryArchive }).archive;
 		expect(host.destroyed).toBe(1);
 		expect(archive.manifests().map(([, manifest]) => manifest)).toMatchObject([{ id: 'wf-1', reason: 'retention', status: { status: 'completed' } }]);
 	});
@@ -237,10 +238,10 @@ describe('retention', () => {
 describe('archive', () => {
 	it('writes the status and the whole history (every generation) before the storage goes', async () => {
 		const archive = new MemoryArchive();
-		const { host, engine } = await finished(Object.assign(new FakeHost(registry), { archive }));
+		const { host, engine } = await finished(Object.assign(new VirtualHost({ registry }), { archive }));
 		engine.restart();
 		await host.idle();
-		host.clock += 1000;
+		host.advance(1000);
 		await engine.delete({ archive: true });
 		expect(host.destroyed).toBe(1);
 		const [[key, manifest]] = archive.manifests() as [[string, ArchiveManifest]];
@@ -264,7 +265,7 @@ describe('archive', () => {
 
 	it('keeps the storage while the archive fails and retries it with backoff from the alarm', async () => {
 		const archive = Object.assign(new MemoryArchive(), { fail: 2 });
-		const { host, engine } = await finished(Object.assign(new FakeHost(registry), { archive }));
+		const { host, engine } = await finished(Object.assign(new VirtualHost({ registry }), { archive }));
 		await engine.delete({ archive: true });
 		expect(host.destroyed).toBe(0);
 		expect(host.store.deletion).toMatchObject({ attempts: 1, archivedKey: null });
@@ -277,11 +278,12 @@ describe('archive', () => {
 
 	it('a crash between the archive write and the deletion loses nothing and duplicates nothing', async () => {
 		const archive = new MemoryArchive();
-		const { host, engine } = await finished(Object.assign(new FakeHost(registry), { archive }));
+		let { host, engine } = await finished(Object.assign(new VirtualHost({ registry }), { archive }));
 		host.failDeliveries = 1; // the archive is written, the removal not acknowledged
 		await engine.delete({ archive: true });
 		expect(archive.puts).toBe(1);
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		await host.fireAlarm(revived);
 		expect(host.destroyed).toBe(1);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { consoleLogger, parseLogLevel } from '../../src/engine/support/engine-log';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
 
 let failures = 0;
 class Flaky extends Workflow<{ failures: number; thenThrow: boolean }, string> {
@@ -24,18 +24,18 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('structured log records', () => {
 	it('record every status change (the routine ones at debug), and an errored workflow with its error and stack', async () => {
-		const { host } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: true });
-		const statuses = host.logs.filter((r) => r.event === 'workflow.status').map((r) => [r.status, r.severity]);
+		const { logs } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: true });
+		const statuses = logs.filter((r) => r.event === 'workflow.status').map((r) => [r.status, r.severity]);
 		expect(statuses).toEqual([['created', 'debug'], ['running', 'debug'], ['errored', 'error']]);
-		const errored = host.logs.find((r) => r.status === 'errored')!;
+		const errored = logs.find((r) => r.status === 'errored')!;
 		expect(errored).toMatchObject({ severity: 'error', instanceId: 'wf-1', type: 'flaky-log', error: { name: 'RangeError', message: 'amount out of range' } });
 		expect((errored.error as { stack: string }).stack).toContain('RangeError');
 	});
 
 	it('record each failed attempt with the step, the attempt, whether it retries and when', async () => {
-		const { host, engine } = await startInstance(registry, 'flaky-log', { failures: 5, thenThrow: false });
+		const { host, engine, logs } = await startInstance(registry, 'flaky-log', { failures: 5, thenThrow: false });
 		await host.fireAlarm(engine);
-		const failed = host.logs.filter((r) => r.event === 'step.attempt_failed' || r.event === 'step.failed');
+		const failed = logs.filter((r) => r.event === 'step.attempt_failed' || r.event === 'step.failed');
 		expect(failed).toEqual([
 			expect.objectContaining({ severity: 'warn', event: 'step.attempt_failed', instanceId: 'wf-1', step: 'charge', attempt: 1, willRetry: true, retryAt: expect.any(Number), error: expect.objectContaining({ name: 'TypeError', message: 'upstream 503' }) }),
 			expect.objectContaining({ severity: 'error', event: 'step.failed', step: 'charge', attempt: 2, willRetry: false }),
@@ -43,14 +43,14 @@ describe('structured log records', () => {
 	});
 
 	it('say nothing at info level about steps that succeed; debug adds them', async () => {
-		const { host } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: false });
-		const completions = host.logs.filter((r) => r.event === 'step.completed');
+		const { logs } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: false });
+		const completions = logs.filter((r) => r.event === 'step.completed');
 		expect(completions).toHaveLength(2);
 		const printed = vi.spyOn(console, 'log').mockImplementation(() => {});
-		for (const record of host.logs) consoleLogger('info')(record);
+		for (const record of logs) consoleLogger('info')(record);
 		expect(printed.mock.calls.map(([line]) => JSON.parse(line as string).event)).not.toContain('step.completed');
 		printed.mockClear();
-		for (const record of host.logs) consoleLogger('debug')(record);
+		for (const record of logs) consoleLogger('debug')(record);
 		expect(printed.mock.calls.map(([line]) => JSON.parse(line as string).event)).toContain('step.completed');
 	});
 

@@ -4,10 +4,11 @@ import { EventTimeoutError } from '../../src/engine/support/errors';
 import { FINISHED_STATUSES, type Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /**
- * Model-based check of the engine on the fake host: random schedules of
+ * Model-based check of the engine on the virtual host (src/testing/virtual-host.ts): random schedules of
  * events, pauses, resumes, early and late alarms, evictions and failing index
  * deliveries, then a drive to completion. Whatever the schedule, the outcome
  * is the model's: the right output, each event consumed once in arrival
@@ -85,7 +86,7 @@ describe('random fault schedules', () => {
 			fc.asyncProperty(fc.integer({ min: 1, max: 12 }), duration, duration, duration, fc.array(op, { maxLength: 40 }), async (n, retryDelay, sleep, timeout, ops) => {
 				executions.clear();
 				failNext = new Set();
-				const host = new FakeHost(registryOf(Modelled));
+				const host = new VirtualHost({ registry: registryOf(Modelled) });
 				let engine = host.engine();
 				await engine.create('wf-1', 'modelled', { n, retryDelay, sleep, timeout });
 				await host.idle();
@@ -105,7 +106,7 @@ describe('random fault schedules', () => {
 							engine.resume();
 						} catch {}
 					} else if (o.kind === 'alarm') {
-						host.clock += o.advance;
+						host.advance(o.advance);
 						engine.alarm();
 					} else if (o.kind === 'evict') {
 						await host.idle();
@@ -136,7 +137,7 @@ describe('random fault schedules', () => {
 				expect(status.output).toEqual({ sum: (n * (n - 1)) / 2, events: sent });
 				for (const s of status.steps.filter((x) => x.kind === 'do')) expect(executions.get(s.name)).toBe(s.attempts);
 				expect(host.store.events).toEqual([]);
-				expect(host.delivered.at(-1)).toMatchObject({ status: 'completed', version: status.version });
+				expect(host.indexEntries.at(-1)).toMatchObject({ status: 'completed', version: status.version });
 				expect(host.store.outbox).toBeUndefined(); // acknowledged, nothing left to retry
 			}),
 			{ numRuns: 150, seed: 7 },
@@ -149,7 +150,7 @@ describe('random fault schedules', () => {
  * every step that waits on time has its wake-up, and the alarm is armed no later
  * than the earliest wake-up.
  */
-function expectNotStranded(host: FakeHost, engine: InstanceEngine): void {
+function expectNotStranded(host: VirtualHost, engine: InstanceEngine): void {
 	const status = engine.status().status;
 	if (FINISHED_STATUSES.includes(status) || status === 'paused') return;
 	for (const row of host.store.steps.values()) {

@@ -4,7 +4,8 @@ import { ErrorCode, NonRetryableError } from '../../src/engine/support/errors';
 import { HISTORY_FORMAT_VERSION, type HistoryEvent } from '../../src/engine/history/history';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 let flaky = 0;
 class Order extends Workflow<{ sku: string }, { charged: number }> {
@@ -50,7 +51,7 @@ class Waits extends Workflow<{}, string> {
 const registry = registryOf(Order, Failing, Waits);
 const kinds = (events: HistoryEvent[]) => events.map((e) => ('step' in e ? `${e.kind} ${e.step}` : e.kind));
 
-async function finishOrder(host: FakeHost, engine: ReturnType<FakeHost['engine']>, ok = true) {
+async function finishOrder(host: VirtualHost, engine: ReturnType<VirtualHost['engine']>, ok = true) {
 	await host.fireAlarm(engine); // the retry of "flaky"
 	await host.fireAlarm(engine); // the end of "cool-off"
 	await engine.sendEvent('approval', { ok });
@@ -173,9 +174,10 @@ describe('the instance history', () => {
 
 	it('is never rewritten: replays after a crash only append', async () => {
 		flaky = 0;
-		const { host, engine } = await startInstance(registry, 'order', { sku: 'pen' });
+		let { host, engine } = await startInstance(registry, 'order', { sku: 'pen' });
 		const before = structuredClone(host.store.history);
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		revived.alarm();
 		await host.idle();
@@ -193,10 +195,11 @@ describe('the instance history', () => {
 				return step.do('slow', () => (++calls === 1 ? new Promise<string>((r) => (release = () => r('late'))) : 'fast'));
 			}
 		}
-		const host = new FakeHost(registryOf(Slow));
+		let host = new VirtualHost({ registry: registryOf(Slow) });
 		await host.engine().create('wf-1', 'slow', {});
 		await new Promise((r) => setTimeout(r, 5));
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		revived.alarm();
 		await host.idle();

@@ -4,7 +4,8 @@ import type { IndexEntry } from '../../src/engine/index/index-entry';
 import { reconcileVerdict } from '../../src/engine/index/reconcile-verdict';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 class Waiting extends Workflow<{}, string> {
 	static override readonly type = 'waiting';
@@ -33,9 +34,9 @@ class FakeBacklog implements BacklogPort {
 }
 
 async function start() {
-	const host = new FakeHost(registryOf(Waiting));
+	const host = new VirtualHost({ registry: registryOf(Waiting) });
 	const backlog = new FakeBacklog();
-	(host as FakeHost & { backlog: BacklogPort }).backlog = backlog;
+	(host as VirtualHost & { backlog: BacklogPort }).backlog = backlog;
 	const engine = host.engine();
 	return { host, backlog, engine };
 }
@@ -46,7 +47,7 @@ describe('index delivery backlog', () => {
 		host.failDeliveries = 3;
 		await engine.create('wf-1', 'waiting', {});
 		await host.idle();
-		expect(backlog.rows.get('wf-1')).toBe(host.clock);
+		expect(backlog.rows.get('wf-1')).toBe(host.now());
 		await host.fireAlarm(engine);
 		await host.fireAlarm(engine);
 		expect(backlog.calls.filter((c) => c.startsWith('add'))).toHaveLength(1);
@@ -69,7 +70,7 @@ describe('index delivery backlog', () => {
 		host.failDeliveries = 0;
 		await host.fireAlarm(revived);
 		expect(backlog.rows.has('wf-1')).toBe(false);
-		expect(host.delivered.at(-1)).toMatchObject({ status: 'paused' });
+		expect(host.indexEntries.at(-1)).toMatchObject({ status: 'paused' });
 	});
 
 	it('never touches the backlog while deliveries succeed', async () => {
@@ -78,7 +79,7 @@ describe('index delivery backlog', () => {
 		await host.idle();
 		await engine.sendEvent('go', { ok: true });
 		await host.idle();
-		expect(host.delivered.at(-1)).toMatchObject({ status: 'completed' });
+		expect(host.indexEntries.at(-1)).toMatchObject({ status: 'completed' });
 		expect(backlog.calls).toEqual([]);
 	});
 
@@ -106,10 +107,10 @@ describe('index delivery backlog', () => {
 		const { host, engine } = await start();
 		await engine.create('wf-1', 'waiting', {});
 		await host.idle();
-		const before = host.delivered.length;
+		const before = host.indexEntries.length;
 		const result = await engine.republishIndex();
 		expect(result).toMatchObject({ delivered: true, entry: { id: 'wf-1', status: 'waiting', version: engine.currentIndexEntry()!.version } });
-		expect(host.delivered.length).toBe(before + 1);
+		expect(host.indexEntries.length).toBe(before + 1);
 	});
 });
 

@@ -5,7 +5,8 @@ import { MAX_BUFFERED_EVENTS, MAX_BUFFERED_EVENT_BYTES } from '../../src/engine/
 import { toStoredJson } from '../../src/engine/support/json';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 const MB = 1_000_000;
 
@@ -242,7 +243,7 @@ describe('idempotent event sends', () => {
 	});
 
 	it('sends without a key are not deduplicated', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		await engine.create('wf-1', 'inbox', { count: 2 });
 		await engine.sendEvent('msg', { n: 1 });

@@ -4,7 +4,7 @@ import { DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_STEPS } from '../../src/engine/i
 import { defineRegistry } from '../../src/engine/definition/registry';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost } from './fake-host';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 let ran: string[] = [];
 /** A step that never returns (the isolate that ran it is gone): `big<n>` hangs while this is n. */
@@ -64,7 +64,7 @@ const registry = defineRegistry({
 	'parallel-big': { workflow: ParallelBig, limits: { historyBytes: 2 * MiB } },
 });
 
-async function run(type: string, payload: unknown, host = new FakeHost(registry)) {
+async function run(type: string, payload: unknown, host = new VirtualHost({ registry })) {
 	ran = [];
 	const engine = host.engine();
 	await engine.create('wf-1', type, payload);
@@ -118,13 +118,14 @@ describe('the step limit', () => {
 	});
 
 	it('counts the steps recorded before an eviction: a fresh engine does not start from zero', async () => {
-		const host = new FakeHost(registry);
+		let host = new VirtualHost({ registry });
 		ran = [];
 		await host.engine().create('wf-1', 'steps', { n: 6 });
 		await host.idle();
 		expect(host.store.instance?.status).toBe('sleeping');
 		// The isolate goes away while the instance sleeps; a new engine takes over at the alarm.
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		await host.fireAlarm(revived);
 		expect(revived.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.StepLimitExceeded } });
@@ -168,7 +169,7 @@ describe('the history size limit', () => {
 	});
 
 	it('counts the records of a pass a crash cut short, written after the last status change', async () => {
-		const host = new FakeHost(registry);
+		let host = new VirtualHost({ registry });
 		ran = [];
 		hangAt = 4;
 		const engine = host.engine();
@@ -179,6 +180,7 @@ describe('the history size limit', () => {
 		expect(host.store.instance).toMatchObject({ status: 'running', historyBytes: expect.any(Number) });
 		expect(host.store.instance!.historyBytes!).toBeLessThan(1024);
 		host.crash();
+		host = host.nextIsolate();
 		hangAt = 0;
 		ran = [];
 		const revived = host.engine();

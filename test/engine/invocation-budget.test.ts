@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { CONTINUE_WAKEUP, invocationBudgetOf } from '../../src/engine/instance/invocation-budget';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 const ran: string[] = [];
 
@@ -10,16 +11,16 @@ class TenSteps extends Workflow<{ slowMs?: number }, number> {
 	static override readonly type = 'ten-steps';
 	async run(step: Step, { slowMs = 0 }: { slowMs?: number }) {
 		let total = 0;
-		for (let i = 0; i < 10; i++) total += await step.do(`s${i}`, () => (ran.push(`s${i}`), (host.clock += slowMs), i));
+		for (let i = 0; i < 10; i++) total += await step.do(`s${i}`, () => (ran.push(`s${i}`), (host.advance(slowMs), i)));
 		return total;
 	}
 }
 
-let host: FakeHost;
+let host: VirtualHost;
 
 async function start(budget: { steps: number; ms: number }, payload: { slowMs?: number } = {}) {
 	ran.length = 0;
-	host = new FakeHost(registryOf(TenSteps));
+	host = new VirtualHost({ registry: registryOf(TenSteps) });
 	host.invocationBudget = budget;
 	const engine = host.engine();
 	await engine.create('wf-1', 'ten-steps', payload);
@@ -32,8 +33,8 @@ describe('a pass and its invocation budget', () => {
 		const engine = await start({ steps: 3, ms: 1e9 });
 		expect(ran).toEqual(['s0', 's1', 's2']);
 		expect(engine.status().status).toBe('running');
-		expect(host.store.earliestWakeup()).toBe(host.clock);
-		expect(host.alarmAt).toBe(host.clock);
+		expect(host.store.earliestWakeup()).toBe(host.now());
+		expect(host.alarmAt).toBe(host.now());
 		let invocations = 1;
 		while (engine.status().status === 'running' && (await host.fireAlarm(engine))) invocations++;
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 45 });

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ErrorCode, InvalidStateError, TypeMismatchError } from '../../src/engine/support/errors';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 let runs = 0;
 class Steps extends Workflow<{ steps: number }, number> {
@@ -48,19 +49,19 @@ describe('create', () => {
 		['__index:steps:0', ErrorCode.ReservedId],
 		['__anything', ErrorCode.ReservedId],
 	] as const)('refuses the id %j with %s and stores nothing', async ([id, code]) => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		await expect(host.engine().create(id, 'steps', { steps: 1 })).rejects.toMatchObject({ code });
 		expect(host.store.instance).toBeUndefined();
 	});
 
 	it('refuses a payload its schema rejects before storing anything', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		await expect(host.engine().create('wf-1', 'steps', { steps: -1 })).rejects.toMatchObject({ code: ErrorCode.InvalidPayload });
 		expect(host.store.instance).toBeUndefined();
 	});
 
 	it('refuses an unknown type naming the registered ones', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		await expect(host.engine().create('wf-1', 'nope', {})).rejects.toThrow(/registered types: steps, other/);
 	});
 });
@@ -136,14 +137,14 @@ describe('index outbox', () => {
 	it('records every transition with a growing version and delivers the newest', async () => {
 		const { engine, host } = await start({ steps: 1 });
 		await host.idle();
-		const versions = host.delivered.map((e) => e.version);
+		const versions = host.indexEntries.map((e) => e.version);
 		expect(versions).toEqual([...versions].sort((a, b) => a - b));
-		expect(host.delivered.at(-1)).toMatchObject({ id: 'wf-1', type: 'steps', status: 'waiting', version: engine.status().version });
+		expect(host.indexEntries.at(-1)).toMatchObject({ id: 'wf-1', type: 'steps', status: 'waiting', version: engine.status().version });
 		expect(host.store.outbox).toBeUndefined();
 	});
 
 	it('keeps a failed delivery and retries it from the alarm with backoff until it succeeds', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		host.failDeliveries = 3;
 		await host.engine().create('wf-1', 'steps', { steps: 1 });
 		await host.idle();
@@ -151,6 +152,6 @@ describe('index outbox', () => {
 		const revived = host.engine(); // evicted in between
 		for (let i = 0; i < 5 && host.store.outbox; i++) await host.fireAlarm(revived);
 		expect(host.store.outbox).toBeUndefined();
-		expect(host.delivered.at(-1)).toMatchObject({ status: 'waiting', version: revived.status().version });
+		expect(host.indexEntries.at(-1)).toMatchObject({ status: 'waiting', version: revived.status().version });
 	});
 });

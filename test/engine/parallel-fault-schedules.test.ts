@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /**
  * Model-based check of parallel steps: pairs of `step.do` under Promise.all
@@ -99,7 +100,7 @@ describe('random fault schedules with parallel steps', () => {
 				live.clear();
 				overlaps = 0;
 				failNext = new Set();
-				const host = new FakeHost(registryOf(Pairs));
+				let host = new VirtualHost({ registry: registryOf(Pairs) });
 				let engine = host.engine();
 				await engine.create('wf-1', 'pairs', { n, retryDelay, sleep });
 				const waits = Array.from({ length: n }, (_, i) => i).filter((i) => i % 3 === 2).length;
@@ -118,13 +119,14 @@ describe('random fault schedules with parallel steps', () => {
 							engine.resume();
 						} catch {}
 					} else if (o.kind === 'alarm') {
-						host.clock += o.advance;
+						host.advance(o.advance);
 						engine.alarm();
 					} else if (o.kind === 'crash') {
 						// The isolate dies: attempts in flight never finish, in-memory state is gone.
 						pending = [];
 						live.clear();
 						host.crash();
+						host = host.nextIsolate();
 						engine = host.engine();
 					} else if (o.kind === 'release') {
 						for (const p of pending.splice(0, o.count)) p.release();
@@ -148,7 +150,7 @@ describe('random fault schedules with parallel steps', () => {
 					await turns();
 					// A finished run's alarm is its retention expiry: firing it would delete the instance.
 					if (host.alarmAt !== undefined && engine.status().status !== 'completed') {
-						host.clock = Math.max(host.clock, host.alarmAt);
+						host.clock.moveTo(Math.max(host.now(), host.alarmAt));
 						host.alarmAt = undefined;
 						engine.alarm();
 					}

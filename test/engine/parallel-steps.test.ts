@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { registryOf, startInstance, type FakeHost } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** A promise the test resolves by hand: a step that takes as long as the test wants. */
 function gate<T = string>() {
@@ -94,7 +95,7 @@ class Race extends Workflow<{}, string> {
 
 const registry = registryOf(AllWithRetry, AllWithAttemptGates, AllWithLateStep, AllSettledWithLateStep, Race);
 
-async function finish(host: FakeHost, engine: Parameters<FakeHost['fireAlarm']>[0]) {
+async function finish(host: VirtualHost, engine: Parameters<VirtualHost['fireAlarm']>[0]) {
 	await host.idle();
 	for (let i = 0; i < 20 && !['completed', 'errored'].includes(engine.status().status); i++) await host.fireAlarm(engine);
 	return engine.status();
@@ -106,7 +107,7 @@ describe('parallel steps', () => {
 		await turns();
 		expect(calls).toEqual({ slow: 1, flaky: 1 });
 		// The sibling's retry is due while `slow` still runs: the alarm fires.
-		host.clock += 200;
+		host.advance(200);
 		engine.alarm();
 		await turns();
 		slow.open('slow-1');
@@ -119,7 +120,7 @@ describe('parallel steps', () => {
 	it('never lets a late attempt overwrite the stored result: status, step result and output agree', async () => {
 		const { host, engine } = await startInstance(registry, 'all-with-attempt-gates', {}, false);
 		await turns();
-		host.clock += 200;
+		host.advance(200);
 		engine.alarm();
 		await turns();
 		// Open the newest attempt first, then any older one, as a slow network would.

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 class Napper extends Workflow<{}, string> {
 	static override readonly type = 'napper';
@@ -14,7 +15,7 @@ class Napper extends Workflow<{}, string> {
 
 describe('a pass that fails outside run() (storage, a registry that cannot run, a bug)', () => {
 	it('is retried from the alarm with a backoff, not in a loop, and the instance goes on once the cause is gone', async () => {
-		const host = new FakeHost(registryOf(Napper));
+		const host = new VirtualHost({ registry: registryOf(Napper) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'napper', {});
 		await host.idle();
@@ -32,8 +33,8 @@ describe('a pass that fails outside run() (storage, a registry that cannot run, 
 		};
 		const errors: unknown[] = [];
 		host.log = (record) => void (record.event === 'pass.failed' && errors.push(record));
-		const start = host.clock;
-		host.clock += 60_000; // the nap is due
+		const start = host.now();
+		host.advance(60_000); // the nap is due
 		// Fire every alarm due in the next 10 minutes of virtual time.
 		while (host.alarmAt !== undefined && host.alarmAt <= start + 60_000 + 600_000) {
 			await host.fireAlarm(engine);
@@ -51,7 +52,7 @@ describe('a pass that fails outside run() (storage, a registry that cannot run, 
 	});
 
 	it('keeps its backoff when the object is evicted between two failing passes', async () => {
-		const host = new FakeHost(registryOf(Napper));
+		const host = new VirtualHost({ registry: registryOf(Napper) });
 		let engine = host.engine();
 		await engine.create('wf-2', 'napper', {});
 		await host.idle();
@@ -60,7 +61,7 @@ describe('a pass that fails outside run() (storage, a registry that cannot run, 
 		};
 		const failures: number[] = [];
 		host.log = (record) => void (record.event === 'pass.failed' && failures.push(record.failures as number));
-		host.clock += 60_000;
+		host.advance(60_000);
 		for (let i = 0; i < 3; i++) {
 			await host.fireAlarm(engine);
 			await host.idle();
@@ -85,20 +86,21 @@ class Hanger extends Workflow<{}, string> {
 describe('a pass cut short again and again (the isolate dies mid-pass: a crash, or a memory or CPU limit)', () => {
 	it('restarts at once after one cut, backs off after repeated cuts with the count kept in storage, and clears it once a pass ends', async () => {
 		[hanging, attempts] = [true, 0];
-		const host = new FakeHost(registryOf(Hanger));
+		let host = new VirtualHost({ registry: registryOf(Hanger) });
 		let engine = host.engine();
 		await engine.create('wf-1', 'hanger', {});
 		const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 		await turn();
 		const die = () => {
 			host.crash(); // the isolate is gone: its pass never ends, nothing in memory survives
+			host = host.nextIsolate();
 			engine = host.engine();
 		};
-		const alarmIn = () => host.alarmAt! - host.clock;
+		const alarmIn = () => host.alarmAt! - host.now();
 		/** Fires the alarm without waiting for the pass it starts (which hangs until the isolate dies). */
 		const fire = async () => {
 			if (host.alarmAt === undefined) return false;
-			host.clock = Math.max(host.clock, host.alarmAt);
+			host.clock.moveTo(Math.max(host.now(), host.alarmAt));
 			host.alarmAt = undefined;
 			engine.alarm();
 			await turn();
@@ -125,8 +127,8 @@ describe('a pass cut short again and again (the isolate dies mid-pass: a crash, 
 		expect(attempts).toBe(4);
 
 		// The backoff doubles up to 5 minutes: a pass killed every time costs a few passes an hour, not one every 10 s.
-		const start = host.clock;
-		while (host.clock - start < 3_600_000) {
+		const start = host.now();
+		while (host.now() - start < 3_600_000) {
 			die();
 			await fire();
 		}

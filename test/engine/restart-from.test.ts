@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/engine/support/errors';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** Counts how often each step function ran; `failCharge` makes the charge fail once for good. */
 const runs = new Map<string, number>();
@@ -150,8 +151,8 @@ describe('restart from a step', () => {
 		const { engine, host } = await finished();
 		engine.restart({ from: 'charge-card' });
 		// The storage as the restart's transaction left it, before any pass ran: what a kill -9 leaves.
-		const survivor = new FakeHost(registry);
-		Object.assign(survivor.store, structuredClone({ ...host.store }));
+		const survivor = new VirtualHost({ registry, clock: host.clock });
+		Object.assign(survivor.durable.store, structuredClone({ ...host.durable.store }));
 		survivor.alarmAt = host.alarmAt;
 		await host.idle();
 		const revived = survivor.engine();

@@ -3,7 +3,7 @@ import { ErrorCode } from '../../src/engine/support/errors';
 import type { RetryDelayFunction } from '../../src/engine/steps/retry-policy';
 import type { Step, StepConfig } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
 
 /** The retries of the next run, how many attempts fail, and what the delay function and the step saw. */
 let retries: unknown;
@@ -38,7 +38,7 @@ async function run(given: unknown, failing: number) {
 	const { engine, host } = await startInstance(registry, 'retried', {});
 	const waits: number[] = [];
 	while (engine.status().status === 'sleeping') {
-		waits.push(host.alarmAt! - host.clock);
+		waits.push(host.alarmAt! - host.now());
 		await host.fireAlarm(engine);
 	}
 	return { engine, waits };

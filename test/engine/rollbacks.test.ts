@@ -3,7 +3,8 @@ import { NonRetryableError } from '../../src/engine/support/errors';
 import type { HistoryEvent } from '../../src/engine/history/history';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** What ran, in order: `do:<step>` for step functions, `undo:<step>:<result>` for rollbacks. */
 let ran: string[] = [];
@@ -104,7 +105,7 @@ class NoDelayUndo extends Workflow<{}, void> {
 
 const registry = registryOf(Trip, Parallel, Approval, NoRollbacks, NoDelayUndo);
 
-async function history(host: FakeHost, engine: ReturnType<FakeHost['engine']>): Promise<HistoryEvent[]> {
+async function history(host: VirtualHost, engine: ReturnType<VirtualHost['engine']>): Promise<HistoryEvent[]> {
 	await host.idle();
 	return engine.history({ limit: 1000 }).events;
 }
@@ -218,7 +219,7 @@ describe('rollbacks after run() fails for good', () => {
 	it('retries a rollback with a retry delay of 0 on the alarm due at once, not after the watchdog', async () => {
 		undoFailures.car = 2;
 		const { host, engine } = await startInstance(registry, 'no-delay-undo');
-		const t0 = host.clock;
+		const t0 = host.now();
 		expect(engine.status().steps.find((s) => s.kind === 'rollback')).toMatchObject({ name: 'car', status: 'retrying', attempts: 1, wakeAt: t0 });
 		expect(host.alarmAt).toBe(t0);
 		expect(await host.fireAlarm(engine)).toBe(true);
@@ -226,7 +227,7 @@ describe('rollbacks after run() fails for good', () => {
 		expect(await host.fireAlarm(engine)).toBe(true);
 		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { reason: 'failed', state: 'completed', completed: 1 } });
 		expect(ran.filter((r) => r.startsWith('undo'))).toHaveLength(3);
-		expect(host.clock).toBe(t0);
+		expect(host.now()).toBe(t0);
 	});
 
 	it('a rollback that fails for good stops the rollbacks and says which one failed', async () => {
@@ -250,12 +251,13 @@ describe('rollbacks after run() fails for good', () => {
 	it('after a crash mid-rollback, resumes without running a finished rollback again', async () => {
 		hangUndo = 'flight';
 		const hanging = new Promise<void>((r) => (undoStarted = r));
-		const { host } = await startInstance(registry, 'trip', { fail: true }, false);
+		let { host } = await startInstance(registry, 'trip', { fail: true }, false);
 		await hanging;
 		host.crash(); // the isolate dies while the flight's refund runs: closures and promises are gone
+		host = host.nextIsolate();
 		const after = host.engine();
 		expect(after.status().status).toBe('rolling_back');
-		host.clock += 60_000;
+		host.advance(60_000);
 		after.alarm();
 		await host.idle();
 		expect(after.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed', completed: 2 } });

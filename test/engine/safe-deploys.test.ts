@@ -3,7 +3,8 @@ import { ErrorCode } from '../../src/engine/support/errors';
 import { defineRegistry } from '../../src/engine/definition/registry';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** Step functions that ran, by name, across every version of the code in a test. */
 let ran: string[] = [];
@@ -67,26 +68,24 @@ class OrderV2CheckFirst extends Workflow<{}, string> {
 }
 
 /** Starts an instance on `from`, then "deploys" `to`: a new engine with the new code over the same storage. */
-async function deploy(from: typeof Workflow<{}, string>, to: typeof Workflow<{}, string>, before: (host: FakeHost) => Promise<void>) {
+async function deploy(from: typeof Workflow<{}, string>, to: typeof Workflow<{}, string>, before: (host: VirtualHost) => Promise<void>) {
 	ran = [];
-	const old = new FakeHost(registryOf(from as never));
+	const old = new VirtualHost({ registry: registryOf(from as never) });
 	const engine = old.engine();
 	await engine.create('wf-1', 'order', {});
 	await old.idle();
 	await before(old);
-	const host = new FakeHost(registryOf(to as never));
-	host.store = old.store;
-	host.clock = old.clock;
-	host.alarmAt = old.alarmAt; // the Durable Object's alarm survives a deploy
+	// The Durable Object's storage, alarm and time survive a deploy.
+	const host = new VirtualHost({ registry: registryOf(to as never), durable: old.durable, clock: old.clock });
 	ran = [];
 	return { host, engine: host.engine() };
 }
 
-const approve = async (host: FakeHost, engine = host.engine()) => {
+const approve = async (host: VirtualHost, engine = host.engine()) => {
 	await engine.sendEvent('approval', { ok: true });
 	await host.idle();
 };
-const charged = async (host: FakeHost) => approve(host); // leaves the instance sleeping after "charge"
+const charged = async (host: VirtualHost) => approve(host); // leaves the instance sleeping after "charge"
 
 describe('step.patched', () => {
 	it('takes the new branch on an instance that had not reached the patch point, and records the marker', async () => {
@@ -94,14 +93,14 @@ describe('step.patched', () => {
 		await approve(host, engine);
 		expect(ran).toEqual(['fraud-check', 'charge']);
 		expect(engine.history().events.map((e) => e.kind)).toContain('patch.recorded');
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'receipt' });
 	});
 
 	it('keeps the old branch on an instance whose history passed the patch point without the marker', async () => {
 		const { host, engine } = await deploy(OrderV1, OrderV2Patched, charged); // sleeping after "charge"
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'receipt' });
 		expect(ran).toEqual(['receipt']);
@@ -110,14 +109,14 @@ describe('step.patched', () => {
 
 	it('answers true again on every replay once the marker is recorded', async () => {
 		ran = [];
-		const host = new FakeHost(registryOf(OrderV2Patched));
+		const host = new VirtualHost({ registry: registryOf(OrderV2Patched) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'order', {});
 		await host.idle();
 		await approve(host, engine);
 		expect(ran).toEqual(['reserve', 'fraud-check', 'charge']);
 		ran = [];
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(ran).toEqual(['receipt']);
 		expect(engine.status().status).toBe('completed');
@@ -147,7 +146,7 @@ describe('step.patched', () => {
 describe('divergence detection', () => {
 	it('stops an instance whose history has a step where the new code asks for another, running no step function', async () => {
 		const { host, engine } = await deploy(OrderV1, OrderV2Unpatched, charged);
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(ran).toEqual([]);
 		const status = engine.status();
@@ -162,7 +161,7 @@ describe('divergence detection', () => {
 			recorded: { kind: 'do', name: 'charge' },
 			requested: { kind: 'do', name: 'fraud-check' },
 		});
-		expect(host.delivered.at(-1)).toMatchObject({ status: 'diverged' });
+		expect(host.indexEntries.at(-1)).toMatchObject({ status: 'diverged' });
 	});
 
 	it('catches a step name that is not deterministic', async () => {
@@ -175,11 +174,11 @@ describe('divergence detection', () => {
 			}
 		}
 		ran = [];
-		const host = new FakeHost(registryOf(Stamped));
+		const host = new VirtualHost({ registry: registryOf(Stamped) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'stamped', {});
 		await host.idle();
-		host.clock += 60_000;
+		host.advance(60_000);
 		await host.fireAlarm(engine);
 		expect(ran).toEqual(['fetch']);
 		expect(engine.status()).toMatchObject({ status: 'diverged', error: { code: ErrorCode.Diverged } });
@@ -197,7 +196,7 @@ describe('divergence detection', () => {
 			}
 		}
 		const { host, engine } = await deploy(OrderV1, Shorter, charged);
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'diverged' });
 		expect(engine.history().events.at(-1)).toMatchObject({ kind: 'workflow.diverged', position: 2, recorded: { name: 'charge' }, requested: { kind: 'end' } });
@@ -205,14 +204,14 @@ describe('divergence detection', () => {
 
 	it('runs nothing while diverged, then resumes after a fix and finishes', async () => {
 		const { host, engine } = await deploy(OrderV1, OrderV2Unpatched, charged);
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(engine.status().status).toBe('diverged');
 		expect(await host.fireAlarm(engine)).toBe(false); // no alarm: a diverged instance waits for an operator
 		// The fix: the patched code, deployed over the same storage.
-		const fixed = new FakeHost(registryOf(OrderV2Patched));
+		const fixed = new VirtualHost({ registry: registryOf(OrderV2Patched) });
 		fixed.store = host.store;
-		fixed.clock = host.clock;
+		fixed.clock.moveTo(host.now());
 		const revived = fixed.engine();
 		expect(revived.resume()).toBe('running');
 		await fixed.idle();
@@ -223,7 +222,7 @@ describe('divergence detection', () => {
 
 	it('restarts a diverged instance from the start', async () => {
 		const { host, engine } = await deploy(OrderV1, OrderV2Unpatched, charged);
-		host.clock += 3_600_000;
+		host.advance(3_600_000);
 		await host.fireAlarm(engine);
 		expect(engine.restart()).toBe('created');
 		await host.idle();
@@ -265,13 +264,13 @@ describe('divergence detection', () => {
 				return [...sums, ...more].reduce((x, y) => x + y, 0);
 			}
 		}
-		const host = new FakeHost(registryOf(Fanout));
+		const host = new VirtualHost({ registry: registryOf(Fanout) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'fanout', {});
 		await host.idle();
 		expect(engine.status().status).toBe('sleeping');
 		slowFirst = false;
-		host.clock += 60_000;
+		host.advance(60_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 6 + 1 + 15 + 0 + 1 });
 	});
@@ -294,14 +293,14 @@ describe('divergence detection', () => {
 				return [x, y];
 			}
 		}
-		const host = new FakeHost(registryOf(Lagging));
+		const host = new VirtualHost({ registry: registryOf(Lagging) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'lagging', {});
 		await host.idle();
 		// The sleep stopped branch b after b0: its b1 is new on the next pass, asked for
 		// while branch a has yet to reach its recorded a1 and a-nap.
 		expect(engine.status().steps.map((s) => s.name).sort()).toEqual(['a-nap', 'a0', 'a1', 'b0']);
-		host.clock += 60_000;
+		host.advance(60_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: ['a2', 'b1'] });
 	});
@@ -330,13 +329,13 @@ describe('divergence detection', () => {
 				return x + y;
 			}
 		}
-		const host = new FakeHost(registryOf(LongSibling));
+		const host = new VirtualHost({ registry: registryOf(LongSibling) });
 		host.logStepCompletions = false;
 		const engine = host.engine();
 		await engine.create('wf-1', 'long-sibling', {});
 		await host.idle();
 		expect(engine.status().stepCounts).toMatchObject({ completed: 701, sleeping: 1 });
-		host.clock += 60_000;
+		host.advance(60_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 701 });
 	});
@@ -351,11 +350,11 @@ describe('divergence detection', () => {
 				return winner;
 			}
 		}
-		const host = new FakeHost(registryOf(Racer));
+		const host = new VirtualHost({ registry: registryOf(Racer) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'racer', {});
 		await host.idle();
-		host.clock += 60_000;
+		host.advance(60_000);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'fast' });
 	});
@@ -367,22 +366,20 @@ describe('code version labels', () => {
 
 	it('records the version that started an instance and the one that last ran it, in the status, the index entry and the history', async () => {
 		ran = [];
-		const old = new FakeHost(at('v1'));
+		const old = new VirtualHost({ registry: at('v1') });
 		const engine = old.engine();
 		await engine.create('wf-1', 'order', {});
 		await old.idle();
 		expect(engine.status()).toMatchObject({ codeVersion: 'v1', lastCodeVersion: 'v1' });
-		expect(old.delivered.at(-1)).toMatchObject({ codeVersion: 'v1' });
+		expect(old.indexEntries.at(-1)).toMatchObject({ codeVersion: 'v1' });
 		expect(engine.history().events[0]).toMatchObject({ kind: 'workflow.created', codeVersion: 'v1' });
 
-		const host = new FakeHost(at('v2', OrderV2Patched));
-		host.store = old.store;
-		host.clock = old.clock;
+		const host = new VirtualHost({ registry: at('v2', OrderV2Patched), durable: old.durable, clock: old.clock });
 		const redeployed = host.engine();
 		await redeployed.sendEvent('approval', { ok: true });
 		await host.idle();
 		expect(redeployed.status()).toMatchObject({ codeVersion: 'v1', lastCodeVersion: 'v2' });
-		expect(host.delivered.at(-1)).toMatchObject({ codeVersion: 'v1' });
+		expect(host.indexEntries.at(-1)).toMatchObject({ codeVersion: 'v1' });
 		expect(redeployed.history().events.filter((e) => e.kind === 'workflow.code_changed')).toEqual([
 			expect.objectContaining({ previous: 'v1', current: 'v2' }),
 		]);
@@ -390,14 +387,13 @@ describe('code version labels', () => {
 
 	it('says which code parked a diverged instance: the last code version, a code_changed record and the version on workflow.diverged', async () => {
 		ran = [];
-		const old = new FakeHost(at('ver-a'));
+		const old = new VirtualHost({ registry: at('ver-a') });
 		await old.engine().create('wf-1', 'order', {});
 		await old.idle();
 		await approve(old); // sleeping after "charge", as ver-a ran it
-		const host = new FakeHost(at('ver-b', OrderV2Unpatched));
-		host.store = old.store;
-		host.clock = old.clock + 3_600_000;
-		host.alarmAt = host.clock;
+		const host = new VirtualHost({ registry: at('ver-b', OrderV2Unpatched), durable: old.durable, clock: old.clock });
+		host.advance(3_600_000);
+		host.alarmAt = host.now();
 		const engine = host.engine();
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'diverged', codeVersion: 'ver-a', lastCodeVersion: 'ver-b' });

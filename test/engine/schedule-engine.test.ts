@@ -3,7 +3,7 @@ import { ShardflowError, ErrorCode } from '../../src/engine/support/errors';
 import { MemoryScheduleStore } from '../../src/engine/schedule/memory-schedule-store';
 import { Workflow } from '../../src/authoring';
 import { compileCron, scheduledInstanceId, scheduledTypes, type ResolvedSchedule } from '../../src/engine/schedule/schedule';
-import { registryOf } from './fake-host';
+import { registryOf } from './start-instance';
 import { ScheduleEngine, type ScheduleHost } from '../../src/engine/schedule/schedule-engine';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);

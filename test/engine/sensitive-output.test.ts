@@ -3,7 +3,7 @@ import { ErrorCode, NonRetryableError } from '../../src/engine/support/errors';
 import { REDACTED_STEP_OUTPUT } from '../../src/engine/steps/sensitive-output';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
 
 let downstream: unknown;
 let tokenCalls = 0;

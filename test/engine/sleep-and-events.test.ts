@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ErrorCode, EventTimeoutError } from '../../src/engine/support/errors';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 const DAY = 86_400_000;
 
@@ -90,18 +91,18 @@ describe('step.sleep and step.sleepUntil', () => {
 	it('sleeps 24 hours on the alarm: an early alarm is harmless, a due one completes the sleep', async () => {
 		const { host, engine } = await start('sleeper');
 		expect(engine.status().status).toBe('sleeping');
-		expect(host.alarmAt).toBe(host.clock + DAY);
+		expect(host.alarmAt).toBe(host.now() + DAY);
 		engine.alarm(); // spurious: the deadline has not passed
 		await host.idle();
 		expect(engine.status().status).toBe('sleeping');
-		expect(host.alarmAt).toBe(host.clock + DAY);
+		expect(host.alarmAt).toBe(host.now() + DAY);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'awake' });
 	});
 
 	it('completes a sleep whose deadline passed while the instance was evicted, even if the alarm fires hours late', async () => {
 		const { host } = await start('sleeper');
-		host.clock += DAY + 5 * 3_600_000;
+		host.advance(DAY + 5 * 3_600_000);
 		const revived = host.engine();
 		revived.alarm();
 		await host.idle();
@@ -109,9 +110,9 @@ describe('step.sleep and step.sleepUntil', () => {
 	});
 
 	it('treats sleepUntil in the past as already done', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
-		await engine.create('wf-1', 'sleeper', { until: host.clock - 1000 });
+		await engine.create('wf-1', 'sleeper', { until: host.now() - 1000 });
 		await host.idle();
 		expect(engine.status().status).toBe('completed');
 	});
@@ -124,13 +125,13 @@ describe('step.sleep and step.sleepUntil', () => {
 	});
 
 	it('stores the absolute sleepUntil time, so replays after the deadline do not fail', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
-		const until = host.clock + 60_000;
+		const until = host.now() + 60_000;
 		await engine.create('wf-1', 'sleeper', { until });
 		await host.idle();
 		expect(engine.status().steps[0]).toMatchObject({ status: 'sleeping', wakeAt: until });
-		host.clock = until + DAY;
+		host.clock.moveTo(until + DAY);
 		await host.fireAlarm(engine);
 		expect(engine.status().status).toBe('completed');
 	});
@@ -138,7 +139,7 @@ describe('step.sleep and step.sleepUntil', () => {
 
 describe('step.waitForEvent', () => {
 	it('buffers events sent before the wait and delivers them in arrival order, each once', async () => {
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		await engine.create('wf-1', 'collector', { count: 3 });
 		await engine.sendEvent('item', { n: 1 });
@@ -170,20 +171,20 @@ describe('step.waitForEvent', () => {
 
 	it('throws a catchable timeout error when the timeout passes first', async () => {
 		const { host, engine } = await start('timeouts');
-		expect(host.alarmAt).toBe(host.clock + 7 * DAY);
+		expect(host.alarmAt).toBe(host.now() + 7 * DAY);
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'timed out' });
 	});
 
 	it('times out a wait with a timeout of 0 on the alarm due at once, without the clock moving', async () => {
 		const { host, engine } = await start('instant', { wait: true });
-		const t0 = host.clock;
+		const t0 = host.now();
 		expect(engine.status().steps[1]).toMatchObject({ name: 'stop', status: 'waiting', wakeAt: t0 });
 		expect(host.alarmAt).toBe(t0);
 		expect(await host.fireAlarm(engine)).toBe(true);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'timed out' });
 		expect(engine.status().steps[1]).toMatchObject({ status: 'timed_out' });
-		expect(host.clock).toBe(t0);
+		expect(host.now()).toBe(t0);
 		expect(host.store.wakeups.size).toBe(0);
 	});
 

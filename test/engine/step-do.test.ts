@@ -3,7 +3,8 @@ import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/steps/step-context';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 let calls: Record<string, number> = {};
 let failuresLeft: Record<string, number> = {};
@@ -121,7 +122,7 @@ describe('step.do', () => {
 	it('retries a failing step through the alarm with exponential waits, then succeeds', async () => {
 		failuresLeft.call = 2;
 		const { host, engine } = await start('flaky', { mode: 'retry' });
-		const t0 = host.clock;
+		const t0 = host.now();
 		expect(engine.status().status).toBe('sleeping');
 		expect(host.alarmAt).toBe(t0 + 1000);
 		await host.fireAlarm(engine);
@@ -171,13 +172,14 @@ describe('step.do', () => {
 				return step.do('hang', () => new Promise<string>((resolve) => (release = () => resolve('late'))));
 			}
 		}
-		const host = new FakeHost(registryOf(Hangs));
+		let host = new VirtualHost({ registry: registryOf(Hangs) });
 		await host.engine().create('wf-1', 'hangs', {});
 		await new Promise((r) => setTimeout(r, 5));
 		expect(host.store.steps.get('do:hang')).toMatchObject({ status: 'running', attempts: 1 });
 		// The isolate "dies"; the watchdog alarm brings a fresh engine back.
 		expect(host.alarmAt).toBeDefined();
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		revived.alarm();
 		await new Promise((r) => setTimeout(r, 5));
@@ -218,7 +220,7 @@ describe('step.do with a retry delay of 0', () => {
 	it("arms the alarm at the failed attempt's own time, and fails the step after its third attempt without the clock moving", async () => {
 		failuresLeft.call = Infinity;
 		const { host, engine } = await start('no-delay');
-		const t0 = host.clock;
+		const t0 = host.now();
 		expect(engine.status().steps[0]).toMatchObject({ status: 'retrying', attempts: 1, wakeAt: t0 });
 		expect(host.store.wakeups.get('do:call')).toBe(t0);
 		expect(host.alarmAt).toBe(t0);
@@ -228,13 +230,13 @@ describe('step.do with a retry delay of 0', () => {
 		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'StepFailedError' } });
 		expect(engine.status().steps[0]).toMatchObject({ status: 'failed', attempts: 3 });
 		expect(calls.call).toBe(3);
-		expect(host.clock).toBe(t0);
+		expect(host.now()).toBe(t0);
 	});
 
 	it('completes a step that fails once on its second attempt, on the alarm due at once', async () => {
 		failuresLeft.call = 1;
 		const { host, engine } = await start('no-delay');
-		expect(host.alarmAt).toBe(host.clock);
+		expect(host.alarmAt).toBe(host.now());
 		expect(await host.fireAlarm(engine)).toBe(true);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'ok on attempt 2' });
 		expect(engine.status().steps[0]).toMatchObject({ status: 'completed', attempts: 2 });
@@ -263,7 +265,7 @@ describe('replay cost', () => {
 				return total;
 			}
 		}
-		const host = new FakeHost(registryOf(Long));
+		const host = new VirtualHost({ registry: registryOf(Long) });
 		let historyReads = 0;
 		let eventReads = 0;
 		const readSteps = host.store.readSteps.bind(host.store);
@@ -290,7 +292,7 @@ describe('replay cost', () => {
 				return total;
 			}
 		}
-		const host = new FakeHost(registryOf(LongReplay));
+		const host = new VirtualHost({ registry: registryOf(LongReplay) });
 		const engine = host.engine();
 		await engine.create('wf-1', 'long-replay', {});
 		await host.idle();

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ErrorCode } from '../../src/engine/support/errors';
 import type { Step, StepAttempt } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** What the next run passes to `step.do`, and what its function saw. */
 let options: unknown;
@@ -131,7 +132,7 @@ describe('the default attempt timeout', () => {
 	it('abandons an attempt that runs 10 minutes when the step sets no timeout, like Cloudflare', async () => {
 		// The attempt timeout is a timer of the isolate (a step's own time, not the engine's clock): fake it.
 		vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-		const host = new FakeHost(registry);
+		const host = new VirtualHost({ registry });
 		const engine = host.engine();
 		const created = engine.create('wf-1', 'hangs', {});
 		await vi.advanceTimersByTimeAsync(10 * 60_000 - 1000);

@@ -5,7 +5,7 @@ import type { HistoryEvent } from '../../src/engine/history/history';
 import { STREAM_KINDS, STREAM_MESSAGE_BURST, STREAM_MESSAGE_MAX_BYTES, STREAM_MESSAGES_PER_SECOND, toStreamRecord } from '../../src/engine/streams/stream';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { registryOf, startInstance } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
 
 const streams = { progress: z.object({ percent: z.number().min(0).max(100) }), note: {} as { text: string } };
 
@@ -61,8 +61,9 @@ describe('step.emit', () => {
 	});
 
 	it('publishes nothing twice after a crash mid-run: a new engine over the same storage replays the recorded messages silently', async () => {
-		const { host, engine } = await startInstance(registry, 'import', { parts: 2 });
+		let { host, engine } = await startInstance(registry, 'import', { parts: 2 });
 		host.crash();
+		host = host.nextIsolate();
 		const fresh = host.engine(); // evicted: nothing in memory survives
 		await host.fireAlarm(fresh);
 		const recorded = messages(fresh.history({ limit: 1000 }).events);
@@ -88,7 +89,7 @@ describe('step.emit', () => {
 		caught = [];
 		const { host, engine } = await startInstance(registry, 'misbehaves', { what: 'rate' });
 		expect(caught).toEqual([ErrorCode.StreamRateLimited]);
-		host.clock += 1000;
+		host.advance(1000);
 		await engine.restart();
 		await host.idle();
 		// A new generation starts numbering at 1; a second later the bucket holds the burst again.

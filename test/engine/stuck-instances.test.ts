@@ -6,10 +6,12 @@ import { Workflow } from '../../src/workflow';
 import { parseDuration } from '../../src/engine/support/duration';
 import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import { DEFAULT_RETENTION } from '../../src/engine/definition/registry';
-import { registryOf, startInstance, type FakeHost } from './fake-host';
+import { registryOf, startInstance } from './start-instance';
+import { DEFAULT_START_TIME } from '../../src/testing/virtual-clock';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** A finished instance keeps one alarm: its retention running out (no watchdog, no retry loop). */
-function expectOnlyRetentionAlarm(host: FakeHost, engine: InstanceEngine): void {
+function expectOnlyRetentionAlarm(host: VirtualHost, engine: InstanceEngine): void {
 	const { status, updatedAt } = engine.status();
 	expect(status).toBe('errored');
 	expect(host.alarmAt).toBe(updatedAt + parseDuration(DEFAULT_RETENTION.errored));
@@ -80,21 +82,22 @@ const registry = registryOf(LongStep, ThrowsAnything, StepThrowsAnything, FarFut
 
 describe('a pass that outlives the watchdog interval', () => {
 	it('keeps the watchdog armed while a step runs longer than it, so a crash after that is still resumed', async () => {
-		const { host, engine } = await startInstance(registry, 'long-step', {}, false);
+		let { host, engine } = await startInstance(registry, 'long-step', {}, false);
 		await turns();
 		expect(stepRuns).toBe(1);
 		// The watchdog fires while the step still runs: it must arm itself again.
 		for (let i = 0; i < 3; i++) {
 			expect(host.alarmAt).toBeDefined();
-			host.clock = host.alarmAt!;
+			host.clock.moveTo(host.alarmAt!);
 			host.alarmAt = undefined;
 			engine.alarm();
 			await turns();
-			expect(host.alarmAt).toBeGreaterThan(host.clock);
-			expect(host.alarmAt).toBeLessThanOrEqual(host.clock + WATCHDOG_MS);
+			expect(host.alarmAt).toBeGreaterThan(host.now());
+			expect(host.alarmAt).toBeLessThanOrEqual(host.now() + WATCHDOG_MS);
 		}
 		// The isolate dies mid-step; the next alarm brings the instance back.
 		host.crash();
+		host = host.nextIsolate();
 		const revived = host.engine();
 		const fired = host.fireAlarm(revived);
 		await turns();
@@ -109,7 +112,7 @@ describe('a pass that outlives the watchdog interval', () => {
 		await turns();
 		const version = engine.status().version;
 		for (let i = 0; i < 5; i++) {
-			host.clock = host.alarmAt!;
+			host.clock.moveTo(host.alarmAt!);
 			engine.alarm();
 			await turns();
 		}
@@ -152,7 +155,7 @@ describe('a thrown value that cannot be stored as it is', () => {
 	});
 });
 
-const START = 1_700_000_000_000; // the fake host's clock at create
+const START = DEFAULT_START_TIME; // the virtual host's clock at create
 
 describe('sleepUntil', () => {
 	it.for([
@@ -269,11 +272,12 @@ class AwaitsApproval extends Workflow<{}, string> {
 
 describe('an event accepted just before a crash', () => {
 	it('is consumed by the next alarm, though the pass that would have consumed it never ran', async () => {
-		const { host } = await startInstance(registryOf(AwaitsApproval), 'awaits-approval', {});
+		let { host } = await startInstance(registryOf(AwaitsApproval), 'awaits-approval', {});
 		// The event is durable and answered 202, then the process dies before its pass.
-		host.store.appendEvent('approval', JSON.stringify({ ok: true }), host.clock);
+		host.store.appendEvent('approval', JSON.stringify({ ok: true }), host.now());
 		host.crash();
-		host.alarmAt = host.clock + 10_000; // the watchdog sendEvent arms with the append
+		host = host.nextIsolate();
+		host.alarmAt = host.now() + 10_000; // the watchdog sendEvent arms with the append
 		const revived = host.engine();
 		await host.fireAlarm(revived);
 		expect(revived.status()).toMatchObject({ status: 'completed', output: 'approved' });

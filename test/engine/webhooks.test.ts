@@ -4,7 +4,8 @@ import type { Step } from '../../src/engine/definition/types';
 import type { Duration } from '../../src/engine/support/duration';
 import { decodeWebhookToken, encodeWebhookToken, importWebhookKey, WEBHOOK_PATH, webhookUrl, type WebhookTarget } from '../../src/engine/webhooks/webhook';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 /** URLs the workflow sent out, in order. */
 let sent: string[] = [];
@@ -30,7 +31,7 @@ class HookApproval extends Workflow<{ timeout?: Duration }, unknown> {
 const key = await importWebhookKey('test-webhook-secret');
 
 async function start(payload: { timeout?: string } = {}) {
-	const host = new FakeHost(registryOf(HookApproval));
+	const host = new VirtualHost({ registry: registryOf(HookApproval) });
 	Object.assign(host, { webhooks: { issue: async (target: WebhookTarget) => webhookUrl(await encodeWebhookToken(key, target), 'https://flows.example.com') } });
 	const engine = host.engine();
 	await engine.create('wf-1', 'hook-approval', payload);
@@ -80,8 +81,8 @@ describe('step.webhook', () => {
 	it('refuses a call after the timeout with WEBHOOK_EXPIRED, before and after the alarm, and the wait throws a catchable WebhookExpiredError', async () => {
 		const { host, engine } = await start({ timeout: '1 hour' });
 		const target = await targetOf(sent[0]!);
-		expect(engine.status().webhooks?.[0]?.expiresAt).toBe(host.clock + 3_600_000);
-		host.clock += 3_600_000;
+		expect(engine.status().webhooks?.[0]?.expiresAt).toBe(host.now() + 3_600_000);
+		host.advance(3_600_000);
 		expect(() => engine.completeWebhook(target, { approved: true })).toThrow(expect.objectContaining({ code: ErrorCode.WebhookExpired }));
 		await host.fireAlarm(engine);
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'expired' });

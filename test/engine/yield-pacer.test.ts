@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { CALM_MS, EARLY_MAX_STEPS_PER_YIELD, FIRST_STEPS_PER_YIELD, MAX_STEPS_PER_YIELD, MIN_STEPS_PER_MS, MIN_STEPS_PER_YIELD } from '../../src/engine/steps/yield-pacer';
 import { Workflow } from '../../src/workflow';
-import { FakeHost, registryOf } from './fake-host';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
 
 class Long extends Workflow<{}, number> {
 	static override readonly type = 'long';
@@ -15,7 +16,7 @@ class Long extends Workflow<{}, number> {
 
 /** Runs 2000 new steps with a host whose yields report `othersRan`; returns the steps between yields. */
 async function slices(othersRan: (yieldNumber: number) => boolean | undefined, msPerYield: number | ((yieldNumber: number) => number) = 0): Promise<number[]> {
-	const host = new FakeHost(registryOf(Long));
+	const host = new VirtualHost({ registry: registryOf(Long) });
 	// One pass of the whole run: the invocation budget (invocation-budget.test.ts) would end it at 1,000 steps.
 	host.invocationBudget = { steps: Number.MAX_SAFE_INTEGER, ms: Number.MAX_SAFE_INTEGER };
 	const yieldToEventLoop = host.yieldToEventLoop.bind(host);
@@ -29,7 +30,7 @@ async function slices(othersRan: (yieldNumber: number) => boolean | undefined, m
 	host.yieldToEventLoop = async () => {
 		stepsAt.push(stepsDone);
 		await yieldToEventLoop();
-		host.clock += typeof msPerYield === 'number' ? msPerYield : msPerYield(stepsAt.length);
+		host.advance(typeof msPerYield === 'number' ? msPerYield : msPerYield(stepsAt.length));
 		return othersRan(stepsAt.length);
 	};
 	const engine = host.engine();
