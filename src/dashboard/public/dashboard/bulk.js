@@ -6,10 +6,14 @@ import { api, base, wireEventEditor } from './common.js';
 import { confirmAction } from './confirm.js';
 
 const card = /** @type {HTMLElement | null} */ (document.getElementById('bulk-progress'));
-const $ = (selector) => /** @type {HTMLElement} */ (card?.querySelector(selector));
+const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (card?.querySelector(selector));
 const POLL_MS = 700;
 
 /** The list's filter as a bulk query (POST /workflows/bulk: attribute conditions typed by the attribute's kind). */
+/**
+ * @param {Record<string, any>} filter
+ * @param {Record<string, string>} declared
+ */
 export function bulkQuery(filter, declared) {
 	/** @type {Record<string, unknown>} */
 	const query = { type: filter.type };
@@ -29,17 +33,27 @@ export function bulkQuery(filter, declared) {
 	return query;
 }
 
+/** @type {Record<string, string>} */
 const ACTION_LABELS = { terminate: 'Terminate', pause: 'Pause', resume: 'Resume', restart: 'Restart', delete: 'Delete', reindex: 'Re-index', sendEvent: 'Send an event to' };
 /** Why an instance was skipped, for people (the code stays visible). */
+/** @type {Record<string, string>} */
 const REASONS = {
 	no_longer_matches: 'no longer matched the filter when reached',
 	not_found: 'gone when reached',
 	INVALID_STATE: 'INVALID_STATE (the action does not apply in its status)',
 };
-const plural = (n, one, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
-const skippedTotal = (p) => Object.values(p.skipped ?? {}).reduce((a, b) => a + Number(b), 0);
+const plural = (/** @type {number} */ n, /** @type {string} */ one, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+const skippedTotal = (/** @type {BulkProgress} */ p) => Object.values(p.skipped ?? {}).reduce((a, b) => a + Number(b), 0);
 
-/** Draws a job's progress in the card. */
+/**
+ * @typedef {{ id: string; state: string; dryRun: boolean; action: { kind: string } & Record<string, unknown>; query: Record<string, any>; matched: number; done: number; skipped: Record<string, number>; failed: number; errors: { id: string; code: string; message: string }[] }} BulkProgress
+ * A bulk operation's progress, as `GET /bulk/{id}` answers it.
+ */
+
+/**
+ * Draws a job's progress in the card.
+ * @param {BulkProgress} p
+ */
 export function showProgress(p) {
 	if (!card) return;
 	card.hidden = false;
@@ -56,7 +70,7 @@ export function showProgress(p) {
 	const bar = $('#bulk-bar');
 	bar.setAttribute('aria-valuemax', String(p.matched));
 	bar.setAttribute('aria-valuenow', String(handled));
-	for (const part of ['done', 'skipped', 'failed']) {
+	for (const part of /** @type {const} */ (['done', 'skipped', 'failed'])) {
 		const n = part === 'skipped' ? skipped : p[part];
 		/** @type {HTMLElement} */ (bar.querySelector(`[data-part="${part}"]`)).style.width = p.matched ? `${(100 * n) / p.matched}%` : '0';
 	}
@@ -87,6 +101,7 @@ export function showProgress(p) {
 }
 
 /** Follows a job until it ends; resolves with its last progress (or null when it cannot be read). */
+/** @param {string} id */
 export async function follow(id) {
 	for (;;) {
 		const res = await api(`/bulk/${encodeURIComponent(id)}`);
@@ -125,7 +140,7 @@ function actionOf(form) {
 	const data = new FormData(form);
 	const kind = String(data.get('kind'));
 	const label = /** @type {HTMLSelectElement} */ (form.elements.namedItem('kind')).selectedOptions[0]?.textContent ?? kind;
-	const text = (name) => String(data.get(name) ?? '').trim();
+	const text = (/** @type {string} */ name) => String(data.get(name) ?? '').trim();
 	switch (kind) {
 		case 'terminate': {
 			const rollback = data.get('rollback') === 'on';
@@ -169,7 +184,7 @@ if (start && listConfigEl && form) {
 	const eventSelect = /** @type {HTMLSelectElement | null} */ (document.getElementById('bulk-event-name'));
 	if (eventSelect) {
 		const events = JSON.parse(document.getElementById('bulk-events')?.textContent ?? '[]');
-		const el = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+		const el = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 		wireEventEditor(events, eventSelect, /** @type {HTMLTextAreaElement} */ (el('bulk-event-payload')), el('bulk-event-schema'), el('bulk-event-note'));
 	}
 	// Each action's options show while it is chosen.
@@ -182,7 +197,7 @@ if (start && listConfigEl && form) {
 		if ('error' in asked) return void (note.textContent = asked.error);
 		const { action, words } = asked;
 		const query = bulkQuery(config.filter, config.declared ?? {});
-		const send = (dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun }) });
+		const send = (/** @type {boolean} */ dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun }) });
 		start.disabled = true;
 		note.textContent = 'Counting the instances this filter matches…';
 		try {

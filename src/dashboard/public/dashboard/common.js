@@ -11,7 +11,10 @@ export const base = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
 const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
 const absoluteFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** "3 min ago", "in 2 hr", "now". */
+/**
+ * "3 min ago", "in 2 hr", "now".
+ * @param {number} ms
+ */
 export function relative(ms, now = Date.now()) {
 	const seconds = Math.round((ms - now) / 1000);
 	const abs = Math.abs(seconds);
@@ -22,11 +25,15 @@ export function relative(ms, now = Date.now()) {
 	return relativeFormat.format(Math.round(seconds / 86400), 'day');
 }
 
+/** @param {number} ms */
 export function absolute(ms) {
 	return absoluteFormat.format(new Date(ms));
 }
 
-/** Fills a `<time data-ms>` with the relative form; the local absolute time is its tooltip. */
+/**
+ * Fills a `<time data-ms>` with the relative form; the local absolute time is its tooltip.
+ * @param {HTMLTimeElement} el
+ */
 export function renderTime(el) {
 	const ms = Number(el.dataset.ms);
 	if (!Number.isFinite(ms) || ms <= 0) return;
@@ -37,10 +44,13 @@ export function renderTime(el) {
 
 /** @param {ParentNode} [root] */
 export function refreshTimes(root = document) {
-	root.querySelectorAll('time[data-ms]').forEach((el) => renderTime(/** @type {HTMLElement} */ (el)));
+	root.querySelectorAll('time[data-ms]').forEach((el) => renderTime(/** @type {HTMLTimeElement} */ (el)));
 }
 
-/** A duration for people: 850 ms, 4.2 s, 3 min 5 s, 2 h 10 min. */
+/**
+ * A duration for people: 850 ms, 4.2 s, 3 min 5 s, 2 h 10 min.
+ * @param {number} ms
+ */
 export function duration(ms) {
 	if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
 	if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
@@ -52,11 +62,15 @@ export function duration(ms) {
 /**
  * Calls the REST API through the dashboard (`<base>/api/...`), which adds
  * the deployment's token for a signed-in session. Answers `{ok, status, body}`.
+ * @param {string} path
+ * @param {RequestInit} [init]
+ * @returns {Promise<{ ok: boolean; status: number; body: any }>}
  */
 export async function api(path, init = {}) {
 	const headers = new Headers(init.headers);
 	headers.set('x-shardflow-dashboard', '1');
 	const res = await fetch(`${base}/api${path}`, { ...init, headers, credentials: 'same-origin' });
+	/** @type {any} */
 	let body = null;
 	try {
 		body = await res.json();
@@ -119,7 +133,11 @@ export function wireEventEditor(events, select, textarea, schemaEl, noteEl) {
 	showShape();
 }
 
-/** A starting value that has the schema's shape, for the payload box. */
+/**
+ * A starting value that has the schema's shape, for the payload box.
+ * @param {Record<string, any>} schema
+ * @returns {unknown}
+ */
 function exampleOf(schema) {
 	if ('const' in schema) return schema.const;
 	if (Array.isArray(schema.enum)) return schema.enum[0];

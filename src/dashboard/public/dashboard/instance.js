@@ -18,18 +18,22 @@ const ALLOWED = {
 	// Any status: an unfinished instance is terminated first (the dialog says so).
 	delete: ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'rolling_back', ...FINISHED],
 };
-const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
+const $ = (/** @type {string} */ sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
 
 let status = config.status;
 /** @type {Array<Record<string, any>>} */
 let events = [];
+/** @type {number | null} */
 let generation = null;
+/** @type {number | null} */
 let lastSeq = null;
 /** An earlier run the operator chose to look at (`generation=`), or null: the current run, followed live. */
+/** @type {number | null} */
 let viewedRun = null;
 let deleted = false;
 
 // ---- search attributes: step.setAttributes changes them while the run goes on ----
+/** @param {Record<string, unknown>} attributes */
 function showAttributes(attributes) {
 	for (const row of document.querySelectorAll('#attributes > div[data-attr]')) {
 		const el = /** @type {HTMLElement} */ (row);
@@ -53,6 +57,7 @@ function showAttributes(attributes) {
 }
 
 // ---- status, controls ----
+/** @param {Record<string, any>} detail The instance as `GET /workflows/{id}` answers it. */
 function showStatus(detail) {
 	status = detail.status;
 	$('#instance-status').innerHTML = `<span class="badge status-${status}" data-field="status">${status}</span>`;
@@ -92,6 +97,11 @@ function showStatus(detail) {
 	refreshTimes();
 }
 
+/**
+ * @param {string} label
+ * @param {unknown} value
+ * @param {boolean} [open]
+ */
 function jsonBlock(label, value, open) {
 	const details = document.createElement('details');
 	details.className = 'json';
@@ -108,10 +118,16 @@ function jsonBlock(label, value, open) {
 function updateControls() {
 	document.querySelectorAll('button[data-action]').forEach((node) => {
 		const button = /** @type {HTMLButtonElement} */ (node);
-		button.disabled = !ALLOWED[button.dataset.action ?? ''].includes(status);
+		button.disabled = !ALLOWED[/** @type {keyof typeof ALLOWED} */ (button.dataset.action ?? '')].includes(status);
 	});
 }
 
+/**
+ * @param {string} target
+ * @param {boolean} ok
+ * @param {string} text
+ * @param {string} [code]
+ */
 function say(target, ok, text, code) {
 	const el = $(target);
 	el.className = ok ? 'ok-box' : 'error-box';
@@ -193,6 +209,7 @@ document.querySelectorAll('button[data-action]').forEach((node) =>
 const historyBody = /** @type {HTMLTableSectionElement} */ (document.querySelector('#history tbody'));
 const HISTORY_ROWS = 500;
 
+/** @param {Record<string, any>} e */
 function historyRow(e) {
 	const tr = document.createElement('tr');
 	const { seq, at, kind, generation: _g, step, event, topic, ...rest } = e;
@@ -209,6 +226,7 @@ function historyRow(e) {
 }
 
 /** One line for a record's fields; the whole record opens below it. */
+/** @param {Record<string, any>} rest */
 function summaryOf(rest) {
 	if (rest.error) return `${rest.error.code ?? rest.error.name}: ${String(rest.error.message).slice(0, 100)}`;
 	if (rest.until) return `until ${absolute(rest.until)}`;
@@ -220,6 +238,7 @@ function summaryOf(rest) {
 }
 
 /** The records the page shows: the current run's, followed live, or an earlier run's the operator chose. */
+/** @type {Array<Record<string, any>>} */
 let earlierEvents = [];
 const shownEvents = () => (viewedRun === null ? events : earlierEvents);
 const currentRunEvents = () => events;
@@ -227,6 +246,7 @@ const currentRunEvents = () => events;
 // ---- messages: what the shown run published with step.emit (docs/streams.md), newest first ----
 const messagesBody = /** @type {HTMLTableSectionElement} */ (document.querySelector('#messages tbody'));
 
+/** @param {Record<string, any>} e */
 function messageRow(e) {
 	const tr = document.createElement('tr');
 	tr.dataset.seq = String(e.seq);
@@ -269,6 +289,7 @@ function showHistoryCount() {
 }
 
 /** Redraws the history table from `list` (newest first, at most HISTORY_ROWS). */
+/** @param {Array<Record<string, any>>} list */
 function fillHistory(list) {
 	historyBody.replaceChildren(...list.slice(-HISTORY_ROWS).reverse().map(historyRow));
 	refreshTimes(historyBody);
@@ -308,6 +329,7 @@ async function loadHistory() {
 
 // ---- earlier runs: the history of one generation, read once (it no longer changes) ----
 const runSelect = /** @type {HTMLSelectElement | null} */ (document.getElementById('run-select'));
+/** @param {number} current */
 function updateRunPicker(current) {
 	if (!runSelect) return;
 	const chosen = viewedRun;
@@ -318,6 +340,7 @@ function updateRunPicker(current) {
 	}
 	/** @type {HTMLElement} */ (runSelect.closest('label')).hidden = current === 0;
 }
+/** @param {number | null} run */
 async function showRun(run) {
 	if (run === null) {
 		viewedRun = null;
@@ -350,6 +373,7 @@ async function showRun(run) {
 }
 runSelect?.addEventListener('change', () => showRun(runSelect.value === '' ? null : Number(runSelect.value)));
 
+/** @type {Promise<void> | null} */
 let refreshing = null;
 async function refresh(force = false) {
 	if (refreshing) return refreshing;
@@ -394,6 +418,7 @@ if (form) {
 				return;
 			}
 		}
+		/** @type {Record<string, string>} */
 		const headers = { 'content-type': 'application/json' };
 		const key = String(data.get('idempotencyKey') ?? '').trim();
 		if (key) headers['idempotency-key'] = key;

@@ -15,10 +15,15 @@ const orderKey = filter.order === 'updated' ? 'updatedAt' : 'createdAt';
 /** Ordered by a search attribute: a live change re-reads the page (the API's order), rather than placing rows here. */
 const byAttribute = /^-?attr\./.test(filter.order);
 const declared = config.declared ?? {};
-const num = (v) => (v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined);
+const num = (/** @type {string | undefined} */ v) => (v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined);
 const bounds = { ca: num(filter.createdAfter), cb: num(filter.createdBefore), ua: num(filter.updatedAfter), ub: num(filter.updatedBefore) };
 
 /** A condition's value read as the attribute's kind (a datetime as ms or ISO 8601, as the API reads it). */
+/**
+ * @param {string} kind
+ * @param {string} raw
+ * @returns {string | number | boolean}
+ */
 function valueOf(kind, raw) {
 	if (kind === 'number') return Number(raw);
 	if (kind === 'datetime') return /^-?\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
@@ -26,6 +31,7 @@ function valueOf(kind, raw) {
 	return raw;
 }
 /** The attribute conditions: per name, the "any of" list and the bounds. */
+/** @type {Record<string, { kind: string; anyOf: unknown[]; bounds: Record<string, any> }>} */
 const conditions = {};
 for (const [param, raw] of filter.attributes ?? []) {
 	const [, name, bound] = param.split('.');
@@ -36,6 +42,7 @@ for (const [param, raw] of filter.attributes ?? []) {
 	else c.anyOf.push(valueOf(kind, raw));
 }
 const orderedBy = byAttribute ? filter.order.replace(/^-?attr\./, '') : null;
+/** @param {Record<string, any>} [attributes] */
 function attributesMatch(attributes = {}) {
 	if (orderedBy && attributes[orderedBy] === undefined) return false; // an order by an attribute lists only the instances that have it
 	for (const [name, c] of Object.entries(conditions)) {
@@ -48,7 +55,15 @@ function attributesMatch(attributes = {}) {
 	return true;
 }
 
-/** The same test the list API applies, on one entry. */
+/**
+ * @typedef {{ id: string; type: string; status: string; createdAt: number; updatedAt: number; codeVersion?: string; parentId?: string; attributes?: Record<string, unknown> } & Record<string, any>} Entry
+ * An index entry, as the live feed and the list API send it.
+ */
+
+/**
+ * The same test the list API applies, on one entry.
+ * @param {Entry} e
+ */
 function matches(e) {
 	return (
 		(!filter.idPrefix || e.id.startsWith(filter.idPrefix)) &&
@@ -65,36 +80,46 @@ function matches(e) {
 	);
 }
 
-const keyOf = (tr) => ({ at: Number(tr.dataset[orderKey === 'updatedAt' ? 'updated' : 'created']), id: tr.dataset.id ?? '' });
+const keyOf = (/** @type {HTMLTableRowElement} */ tr) => ({ at: Number(tr.dataset[orderKey === 'updatedAt' ? 'updated' : 'created']), id: tr.dataset.id ?? '' });
 /** The list API's order: newest first, then id descending. Negative: a comes first. */
-const compare = (a, b) => (a.at !== b.at ? b.at - a.at : a.id > b.id ? -1 : a.id < b.id ? 1 : 0);
+const compare = (/** @type {{ at: number; id: string }} */ a, /** @type {{ at: number; id: string }} */ b) => (a.at !== b.at ? b.at - a.at : a.id > b.id ? -1 : a.id < b.id ? 1 : 0);
 
+/**
+ * @param {HTMLTableRowElement} tr
+ * @param {Entry} e
+ */
 function fill(tr, e) {
+	/** A field of the row's template (list.tsx), there by construction. */
+	const field = (/** @type {string} */ name) => /** @type {HTMLAnchorElement} */ (tr.querySelector(`[data-field="${name}"]`));
 	tr.dataset.id = e.id;
 	tr.dataset.created = String(e.createdAt);
 	tr.dataset.updated = String(e.updatedAt);
 	tr.dataset.status = e.status;
-	tr.querySelector('[data-field="link"]').href = `${base}/instances/${encodeURIComponent(e.id)}`;
-	tr.querySelector('[data-field="id"]').textContent = e.id;
-	tr.querySelector('[data-field="type"]').textContent = e.type;
-	tr.querySelector('[data-field="codeVersion"]').textContent = e.codeVersion ?? '';
-	const parent = tr.querySelector('[data-field="parent"]');
+	field('link').href = `${base}/instances/${encodeURIComponent(e.id)}`;
+	field('id').textContent = e.id;
+	field('type').textContent = e.type;
+	field('codeVersion').textContent = e.codeVersion ?? '';
+	const parent = field('parent');
 	parent.textContent = e.parentId ?? '';
 	parent.hidden = !e.parentId;
 	if (e.parentId) parent.href = `${base}/instances/${encodeURIComponent(e.parentId)}`;
 	else parent.removeAttribute('href');
-	const badge = tr.querySelector('[data-field="status"]');
+	const badge = field('status');
 	badge.className = `badge status-${e.status}`;
 	badge.textContent = e.status;
-	for (const field of ['createdAt', 'updatedAt']) {
-		const time = tr.querySelector(`[data-field="${field}"]`);
-		time.dataset.ms = String(e[field]);
+	for (const name of /** @type {const} */ (['createdAt', 'updatedAt'])) {
+		const time = /** @type {HTMLTimeElement} */ (tr.querySelector(`[data-field="${name}"]`));
+		time.dataset.ms = String(e[name]);
 		renderTime(time);
 	}
-	for (const cell of tr.querySelectorAll('td[data-attr]')) fillAttribute(/** @type {HTMLElement} */ (cell), e.attributes?.[cell.dataset.attr ?? '']);
+	for (const cell of tr.querySelectorAll('td[data-attr]')) fillAttribute(/** @type {HTMLElement} */ (cell), e.attributes?.[/** @type {HTMLElement} */ (cell).dataset.attr ?? '']);
 }
 
 /** An attribute cell, as the server renders it (list.tsx AttributeValue). */
+/**
+ * @param {HTMLElement} cell
+ * @param {unknown} value
+ */
 function fillAttribute(cell, value) {
 	if (value === undefined) {
 		const dash = document.createElement('span');
@@ -110,15 +135,17 @@ function fillAttribute(cell, value) {
 	} else cell.textContent = cell.dataset.kind === 'boolean' ? (value ? 'yes' : 'no') : String(value);
 }
 
+/** @param {HTMLElement} tr */
 function flash(tr) {
 	tr.classList.remove('flash');
 	void tr.offsetWidth;
 	tr.classList.add('flash');
 }
 
-const rowOf = (id) => /** @type {HTMLTableRowElement | null} */ ([...tbody.rows].find((tr) => tr.dataset.id === id) ?? null);
+const rowOf = (/** @type {string} */ id) => /** @type {HTMLTableRowElement | null} */ ([...tbody.rows].find((tr) => tr.dataset.id === id) ?? null);
 
 /** Places a row at its position in the listing order; false when it falls past a full page. */
+/** @param {HTMLTableRowElement} tr */
 function place(tr) {
 	const key = keyOf(tr);
 	const before = [...tbody.rows].find((other) => other !== tr && compare(key, keyOf(other)) < 0);
@@ -130,6 +157,7 @@ function place(tr) {
 
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let attributeCatchUp;
+/** @param {Entry} entry */
 function apply(entry) {
 	const existing = rowOf(entry.id);
 	if (existing && Number(existing.dataset.updated) > entry.updatedAt) return; // older news
@@ -157,7 +185,9 @@ function apply(entry) {
 }
 
 // ---- catch-up: re-read the page from the API (after connecting, reconnecting, or an overflow) ----
+/** @type {Promise<void> | null} */
 let catchingUp = null;
+/** @type {Entry[]} */
 let heldBack = [];
 function listPath() {
 	const plain = !filter.attributes.length && !filter.idPrefix && !byAttribute;
@@ -178,8 +208,8 @@ async function catchUp() {
 	catchingUp = (async () => {
 		const res = await api(listPath());
 		if (res.ok) {
-			const items = filter.id ? ('items' in res.body ? res.body.items : [res.body]).filter((i) => i.id === filter.id && matches(i)) : res.body.items;
-			const ids = new Set(items.map((i) => i.id));
+			const items = filter.id ? ('items' in res.body ? res.body.items : [res.body]).filter((/** @type {Entry} */ i) => i.id === filter.id && matches(i)) : res.body.items;
+			const ids = new Set(items.map((/** @type {Entry} */ i) => i.id));
 			for (const tr of [...tbody.rows]) if (!ids.has(tr.dataset.id ?? '')) tr.remove();
 			for (const item of items) {
 				const tr = rowOf(item.id);
@@ -191,7 +221,7 @@ async function catchUp() {
 				}
 			}
 			// Ordered by an attribute, the API's order is the page's; otherwise the keyset order (which the live feed keeps).
-			if (byAttribute) items.forEach((item) => { const tr = rowOf(item.id); if (tr) tbody.appendChild(tr); });
+			if (byAttribute) items.forEach((/** @type {Entry} */ item) => { const tr = rowOf(item.id); if (tr) tbody.appendChild(tr); });
 			else [...tbody.rows].sort((a, b) => compare(keyOf(a), keyOf(b))).forEach((tr) => tbody.appendChild(tr));
 			emptyEl.hidden = tbody.rows.length > 0;
 		}
@@ -214,6 +244,10 @@ function setState() {
 	liveEl.title = state === 'live' ? `Watching ${sockets.size} index shard${sockets.size === 1 ? '' : 's'}` : '';
 }
 
+/**
+ * @param {string} key
+ * @param {string} url
+ */
 function connect(key, url) {
 	const slot = sockets.get(key) ?? { state: 'connecting', attempts: 0, ws: null, ping: 0 };
 	sockets.set(key, slot);
@@ -250,6 +284,7 @@ function connect(key, url) {
 const COLUMNS_KEY = 'shardflow.dashboard.columns';
 const table = /** @type {HTMLTableElement} */ (document.getElementById('instances'));
 const columnBoxes = /** @type {HTMLInputElement[]} */ ([...document.querySelectorAll('#columns-menu input[name="column"]')]);
+/** @param {string[]} shown */
 function showColumns(shown) {
 	for (const box of columnBoxes) {
 		box.checked = shown.includes(box.value);
@@ -273,6 +308,7 @@ for (const box of columnBoxes) {
 // ---- the attribute columns the operator chose, per type, kept in this browser ----
 const ATTRIBUTE_COLUMNS_KEY = 'shardflow.dashboard.attributeColumns';
 const attributeBoxes = /** @type {HTMLInputElement[]} */ ([...document.querySelectorAll('#columns-menu input[name="attribute-column"]')]);
+/** @param {string[]} shown */
 function showAttributeColumns(shown) {
 	for (const box of attributeBoxes) {
 		box.checked = shown.includes(box.value);

@@ -8,14 +8,14 @@ import { api, duration } from './common.js';
 const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('overview-config')).textContent ?? '{}');
 const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
 const REFRESH_MS = 5000;
-const fmt = (n) => Number(n).toLocaleString('en');
-const ms = (v) => (v === null || v === undefined ? '—' : duration(v));
+const fmt = (/** @type {number | string} */ n) => Number(n).toLocaleString('en');
+const ms = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined ? '—' : duration(v));
 
 /** @param {HTMLElement} el @param {any} m */
 function drawMetrics(el, m) {
 	const doc = el.ownerDocument;
 	el.replaceChildren();
-	const max = Math.max(1, ...m.perMinute.map((x) => Math.max(x.started, x.completed + x.errored + x.terminated)));
+	const max = Math.max(1, ...m.perMinute.map((/** @type {Record<string, number>} */ x) => Math.max(x.started, x.completed + x.errored + x.terminated)));
 	const chart = doc.createElement('div');
 	chart.className = 'spark';
 	chart.setAttribute('role', 'img');
@@ -42,7 +42,7 @@ function drawMetrics(el, m) {
 	const head = doc.createElement('div');
 	head.className = 'spark-head';
 	head.innerHTML = '<span>Runs per minute, last hour</span><span class="spark-peak"></span>';
-	const busiest = Math.max(0, ...m.perMinute.map((x) => Math.max(x.started, x.completed + x.errored + x.terminated)));
+	const busiest = Math.max(0, ...m.perMinute.map((/** @type {Record<string, number>} */ x) => Math.max(x.started, x.completed + x.errored + x.terminated)));
 	/** @type {HTMLElement} */ (head.querySelector('.spark-peak')).textContent = busiest ? `peak ${fmt(busiest)}/min` : 'no runs';
 	const axis = doc.createElement('div');
 	axis.className = 'spark-axis muted';
@@ -57,13 +57,18 @@ function drawMetrics(el, m) {
 	times.className = 'metric-table';
 	times.innerHTML = '<thead><tr><th scope="col" title="Time from creation to completed or errored">Run time</th><th scope="col">p50</th><th scope="col">p90</th><th scope="col">p99</th><th scope="col">Runs</th></tr></thead><tbody></tbody>';
 	for (const [label, window, w] of /** @type {const} */ ([['Last hour', 'hour', m.hour], ['Last day', 'day', m.day]])) {
+		/**
+		 * @param {HTMLTableElement} table
+		 * @param {string[]} cells
+		 * @param {string[]} fields
+		 */
 		const row = (table, cells, fields) => {
 			const tr = doc.createElement('tr');
 			tr.dataset.window = window;
 			cells.forEach((text, i) => {
 				const td = doc.createElement(i === 0 ? 'th' : 'td');
 				if (i === 0) td.setAttribute('scope', 'row');
-				else td.dataset.metric = fields[i - 1];
+				else td.dataset.metric = fields[i - 1] ?? '';
 				td.textContent = text;
 				tr.appendChild(td);
 			});
@@ -78,6 +83,7 @@ function drawMetrics(el, m) {
 	el.append(head, chart, axis, key, runs, times);
 }
 
+/** @param {{ type: string; counts: Record<string, number>; backlog: { pending: number; oldestAgeMs?: number | null } }} t One type, as `GET /types` answers it. */
 function drawCounts(t) {
 	const card = document.querySelector(`[data-type="${CSS.escape(t.type)}"]`);
 	if (!card) return;
@@ -94,6 +100,10 @@ function drawCounts(t) {
 	drawBacklog(t.type, t.backlog);
 }
 
+/**
+ * @param {string} type
+ * @param {{ pending: number; oldestAgeMs?: number | null }} backlog
+ */
 function drawBacklog(type, backlog) {
 	const el = /** @type {HTMLElement | null} */ (document.querySelector(`[data-type="${CSS.escape(type)}"] [data-field="backlog"]`));
 	if (!el) return;
@@ -101,6 +111,7 @@ function drawBacklog(type, backlog) {
 	el.className = backlog.pending ? 'warn' : 'muted';
 }
 
+/** @param {Record<string, any>} metrics Each type's run metrics (`GET /types/{type}/metrics`), or null when its read failed. */
 function drawAll(metrics) {
 	for (const [type, m] of Object.entries(metrics)) {
 		const el = /** @type {HTMLElement | null} */ (document.querySelector(`[data-metrics="${CSS.escape(type)}"]`));
@@ -114,12 +125,12 @@ const COUNTS_EVERY = 6;
 let round = 0;
 async function refresh() {
 	const withCounts = ++round % COUNTS_EVERY === 0;
-	const [types, ...metrics] = await Promise.all([withCounts ? api('/types') : null, ...config.types.map((t) => api(`/types/${encodeURIComponent(t)}/metrics`))]);
+	const [types, ...metrics] = await Promise.all([withCounts ? api('/types') : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics`))]);
 	const ok = (types === null || types.ok) && metrics.every((r) => r.ok);
 	if (types?.ok) types.body.types.forEach(drawCounts);
 	// The backlog comes with the metrics too: it stays current between two readings of the counts.
 	metrics.forEach((r, i) => r.ok && drawBacklog(config.types[i], r.body.backlog));
-	drawAll(Object.fromEntries(config.types.map((t, i) => [t, metrics[i].ok ? metrics[i].body : null])));
+	drawAll(Object.fromEntries(config.types.map((/** @type {string} */ t, /** @type {number} */ i) => [t, metrics[i].ok ? metrics[i].body : null])));
 	liveEl.dataset.state = ok ? 'live' : 'reconnecting';
 	liveEl.textContent = ok ? `Updated ${new Date().toLocaleTimeString()}` : 'Could not update; retrying';
 }

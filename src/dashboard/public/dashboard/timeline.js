@@ -27,13 +27,17 @@ export function buildTimeline(events, now) {
 	/** @type {Marker[]} */
 	const markers = [];
 	let finishedAt = null;
+	/**
+	 * @param {Row['kind']} kind
+	 * @param {string} name
+	 */
 	const row = (kind, name) => {
 		const key = `${kind}:${name}`;
 		let found = rows.get(key);
 		if (!found) rows.set(key, (found = { key, kind, name, segments: [] }));
 		return found;
 	};
-	const open = (r, type) => /** @type {any} */ ([...r.segments].reverse().find((s) => s.type === type && s.end === null));
+	const open = (/** @type {Row} */ r, /** @type {Segment['type']} */ type) => /** @type {any} */ ([...r.segments].reverse().find((s) => s.type === type && s.end === null));
 
 	for (const e of events) {
 		switch (e.kind) {
@@ -134,7 +138,10 @@ export function buildTimeline(events, now) {
 	return { start, end: Math.max(end, start + 1), finishedAt, rows: [...rows.values()], markers };
 }
 
-/** The smallest round duration (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten ms) of at least `ms`. */
+/**
+ * The smallest round duration (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten ms) of at least `ms`.
+ * @param {number} ms
+ */
 export function roundTick(ms) {
 	if (!(ms > 0)) return 1;
 	const power = 10 ** Math.floor(Math.log10(ms));
@@ -145,6 +152,7 @@ export function roundTick(ms) {
 const KIND_LABEL = { do: 'step', sleep: 'sleep', wait: 'wait', rollback: 'rollback', child: 'child' };
 const MAX_ROWS = 300;
 /** The glyph each marker shows on the timeline (the legend names them). */
+/** @type {Record<string, string>} */
 const MARK_GLYPH = {
 	'workflow.paused': '‖',
 	'workflow.resumed': '▶',
@@ -164,7 +172,9 @@ const MARK_GLYPH = {
  * @returns {{ name: string, type: string, label: string }[]}
  */
 export function restartPoints(events) {
+	/** @type {Record<string, string>} */
 	const TYPE = { 'step.started': 'do', 'sleep.started': 'sleep', 'wait.started': 'waitForEvent', 'event.consumed': 'waitForEvent', 'webhook.created': 'webhook', 'child.started': 'invoke' };
+	/** @type {Record<string, string>} */
 	const LABEL = { do: 'step', sleep: 'sleep', waitForEvent: 'wait for event', webhook: 'webhook', invoke: 'child' };
 	const seen = new Set();
 	const points = [];
@@ -177,7 +187,11 @@ export function restartPoints(events) {
 	return points;
 }
 
-/** A tick label: short enough that five fit on a phone (`+1.5 s`, `+2 min`). */
+/**
+ * A tick label: short enough that five fit on a phone (`+1.5 s`, `+2 min`).
+ * @param {number} ms
+ * @param {(ms: number) => string} duration
+ */
 function tickLabel(ms, duration) {
 	if (ms === 0) return '0';
 	if (ms >= 60_000 && ms % 60_000 === 0 && ms < 3_600_000) return `+${ms / 60_000} min`;
@@ -185,7 +199,12 @@ function tickLabel(ms, duration) {
 	return `+${duration(ms)}`;
 }
 
-/** What a row took, for its visible label: the time from its first bar's start to its last bar's end. */
+/**
+ * What a row took, for its visible label: the time from its first bar's start to its last bar's end.
+ * @param {Row} r
+ * @param {number} end
+ * @param {(ms: number) => string} duration
+ */
 function rowSummary(r, end, duration) {
 	const first = r.segments[0];
 	const last = r.segments[r.segments.length - 1];
@@ -197,8 +216,8 @@ function rowSummary(r, end, duration) {
 		const failed = r.segments.some((s) => s.type === 'attempt' && s.state === 'failed');
 		return `${open ? 'running ' : ''}${took}${attempts > 1 ? ` · ${attempts} attempts` : failed ? ' · failed' : ''}`;
 	}
-	if (r.kind === 'wait') return open ? `waiting ${took}` : `${took}${last.outcome === 'timed_out' ? ' · timed out' : ''}`;
-	if (r.kind === 'child') return open ? `waiting ${took}` : last.outcome === 'started' ? 'started' : `${took} · ${last.outcome}`;
+	if (r.kind === 'wait' && last.type === 'wait') return open ? `waiting ${took}` : `${took}${last.outcome === 'timed_out' ? ' · timed out' : ''}`;
+	if (r.kind === 'child' && last.type === 'child') return open ? `waiting ${took}` : last.outcome === 'started' ? 'started' : `${took} · ${last.outcome}`;
 	return open ? `sleeping ${took}` : took;
 }
 
@@ -218,7 +237,7 @@ export function renderTimeline(container, timeline, duration) {
 	// The axis runs to four round ticks (+250 ms, not +253 ms): a little past the last event at most.
 	const step = roundTick((end - start) / 4);
 	const span = 4 * step;
-	const pct = (t) => `${(((Math.min(Math.max(t, start), end) - start) / span) * 100).toFixed(3)}%`;
+	const pct = (/** @type {number} */ t) => `${(((Math.min(Math.max(t, start), end) - start) / span) * 100).toFixed(3)}%`;
 	const doc = container.ownerDocument;
 	const fragment = doc.createDocumentFragment();
 	const axis = doc.createElement('div');
@@ -336,6 +355,11 @@ export function renderTimeline(container, timeline, duration) {
 	container.replaceChildren(fragment);
 }
 
+/**
+ * @param {Segment} s
+ * @param {number} to
+ * @param {(ms: number) => string} duration
+ */
 function describe(s, to, duration) {
 	const took = duration(to - s.start);
 	switch (s.type) {
