@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDevServer } from '../../bench/lib/dev-server.mjs';
+import { until } from './until.js';
 
 // An isolate has 128 MB in production, shared by every object in it; workerd
 // has no such limit, so the cost is measured from outside as the growth of the
@@ -24,14 +25,6 @@ async function listedStatus(s: Server, id: string): Promise<string | undefined> 
 	return page.items.find((item) => item.id === id)?.status;
 }
 
-async function until(check: () => Promise<boolean>, what: string, ms = 60_000) {
-	const deadline = Date.now() + ms;
-	while (Date.now() < deadline) {
-		if (await check()) return;
-		await new Promise((r) => setTimeout(r, 150));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('replay memory', () => {
 	it('replays 900 step results of 100 KiB (~90 MiB of history) after a restart growing the Worker by less than 64 MiB', async () => {
@@ -42,13 +35,13 @@ describe('replay memory', () => {
 			body: JSON.stringify({ type: 'big-history', params: { results: 900, bytes: 100 * 1024, sleepMs: 3000 } }),
 		});
 		const { id } = (await created.json()) as { id: string };
-		await until(async () => (await listedStatus(server!, id)) === 'sleeping', 'the first run to sleep');
+		await until('the first run to sleep', async () => ((await listedStatus(server!, id)) === 'sleeping' ? true : undefined), 60_000, 150);
 		await server.stop();
 
 		server = await start();
 		server.peakMemory.reset();
 		const before = server.peakMemory.mib();
-		await until(async () => (await listedStatus(server!, id)) === 'completed', 'the replay to complete');
+		await until('the replay to complete', async () => ((await listedStatus(server!, id)) === 'completed' ? true : undefined), 60_000, 150);
 		const grew = server.peakMemory.mib() - before;
 		const status = (await (await fetch(`${server.url}/ours/status/${id}`)).json()) as { status: string; output: number };
 		expect(status).toMatchObject({ status: 'completed', output: 900 * 100 * 1024 });
