@@ -3,7 +3,7 @@ import { ErrorCode, NonRetryableError, ShardflowError } from '../support/errors'
 import { historyError, type HistoryRecord } from '../history/history';
 import { fromStoredJson } from '../support/json';
 import { resolveRetryPolicy, retryAfterFailure, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
-import { runAttempt, type AttemptAbort } from './step-context';
+import { runAttempt, type AttemptAbort } from './attempt';
 import { DEFAULT_STEP_TIMEOUT } from './step-options';
 import { stepKey } from './step-key';
 import type { InstanceStore, PassStore, StepRow } from '../storage/store';

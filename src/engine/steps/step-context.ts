@@ -8,7 +8,6 @@ import {
 	NonRetryableError,
 	WebhookExpiredError,
 	ShardflowError,
-	StepTimeoutError,
 	ValidationError,
 } from '../support/errors';
 import { MAX_DURATION_MS } from '../support/duration';
@@ -26,6 +25,7 @@ import { REDACTED_STEP_OUTPUT_JSON } from './sensitive-output';
 import type { RegisteredRollback } from './rollback-runner';
 import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from '../webhooks/webhook';
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
+import { runAttempt, type AttemptAbort } from './attempt';
 import { stepKey } from './step-key';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { PassStore, StepRow } from '../storage/store';
@@ -94,6 +94,30 @@ export interface EmitHooks {
 	recordedBefore(): number;
 	/** Takes one message from the instance's rate, or throws STREAM_RATE_LIMITED. */
 	take(now: number, topic: string): void;
+}
+
+/** The shared opening's answer for a step (`StepContext.open`): its recorded outcome, or a replay-only pass's promise that never settles. */
+interface Answered<T> {
+	answer: T | Promise<T>;
+}
+
+/**
+ * A step the shared opening lets go on: its key, its row when it began in an earlier pass, and,
+ * for a new step while recorded steps remain unreached, the divergence check to await before
+ * anything is written.
+ */
+interface Opened {
+	key: string;
+	row: StepRow | undefined;
+	onRecord: Promise<void> | undefined;
+}
+
+/** What a step kind gives the shared opening. */
+interface Opening<T> {
+	/** Checks run on replays too, right after the step is claimed (its options). */
+	check?: () => void;
+	/** The step's answer from its row, when the row holds its outcome; undefined: the step goes on. */
+	recorded?: (row: StepRow) => Answered<T> | undefined;
 }
 
 /**
@@ -215,21 +239,20 @@ export class StepContext implements Step<any, any> {
 	}
 
 	async do<T>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T, options?: StepDoOptions): Promise<T> {
-		const key = this.enter('do', name);
-		// Checked on replays too: a config the engine does not understand fails the run wherever it is met.
-		const { policy, timeoutMs, config } = resolveStepDoOptions(name, options, this.entry.workflow.defaults?.retries as RetryPolicy | undefined);
-		const row = this.rows.get(key);
-		if (row?.status === 'completed') {
-			this.registerRollback(name, key, options);
-			if (++this.replayedSinceYield >= REPLAYED_STEPS_PER_YIELD) {
-				this.replayedSinceYield = 0;
-				await this.hooks.yieldToEventLoop();
-			}
-			return fromStoredJson(row.result) as T;
-		}
-		if (row?.status === 'failed') throw this.journal.failure(row);
-		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.frontier.behind()) await this.assertOnRecord('do', name);
+		let resolved!: ReturnType<typeof resolveStepDoOptions>;
+		const opened = this.open<T>('do', name, {
+			// Checked on replays too: a config the engine does not understand fails the run wherever it is met.
+			check: () => (resolved = resolveStepDoOptions(name, options, this.entry.workflow.defaults?.retries as RetryPolicy | undefined)),
+			recorded: (row) => {
+				if (row.status === 'completed') return { answer: this.replayedDo<T>(name, row, options) };
+				if (row.status === 'failed') throw this.journal.failure(row);
+				return undefined;
+			},
+		});
+		if ('answer' in opened) return opened.answer;
+		if (opened.onRecord) await opened.onRecord;
+		const { key, row } = opened;
+		const { policy, timeoutMs, config } = resolved;
 
 		const now = this.hooks.now();
 		if (row?.status === 'retrying' && row.wakeAt !== null && row.wakeAt > now) throw this.journal.suspend('sleeping');
@@ -306,35 +329,37 @@ export class StepContext implements Step<any, any> {
 
 	/** A child step: replays answer here, a new or unfinished one runs in child-step.ts. */
 	private async child(mode: ChildRef['mode'], name: string, Child: ChildClass, options: ChildOptions<unknown>): Promise<unknown> {
-		const key = this.enter('child', name);
-		const row = this.rows.get(key);
-		if (row?.status === 'completed') return mode === 'start' ? readChildRef(row).childId : fromStoredJson(row.result);
-		if (row?.status === 'failed') throw row.errorCode === ErrorCode.ChildWorkflowFailed ? childFailure(row) : this.journal.failure(row);
 		// A rollback pass only learns closures: an unfinished child step is not started or awaited.
-		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.frontier.behind()) await this.assertOnRecord('child', name);
+		const opened = this.open<unknown>('child', name, {
+			recorded: (row) => {
+				if (row.status === 'completed') return { answer: mode === 'start' ? readChildRef(row).childId : fromStoredJson(row.result) };
+				if (row.status === 'failed') throw row.errorCode === ErrorCode.ChildWorkflowFailed ? childFailure(row) : this.journal.failure(row);
+				return undefined;
+			},
+		});
+		if ('answer' in opened) return opened.answer;
+		if (opened.onRecord) await opened.onRecord;
+		const { key } = opened;
 		const children = this.hooks.children;
 		if (!children) throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs a host that reaches other instances`);
 		return runChildStep(this.journal, children, key, mode, name, Child, options);
 	}
 
 	async sleep(name: string, duration: string | number): Promise<void> {
-		const key = this.enter('sleep', name);
-		const row = this.rows.get(key);
-		if (row?.status === 'completed') return;
-		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.frontier.behind()) await this.assertOnRecord('sleep', name);
+		const opened = this.open<void>('sleep', name, { recorded: completedSleep });
+		if ('answer' in opened) return opened.answer;
+		if (opened.onRecord) await opened.onRecord;
+		const { key, row } = opened;
 		const ms = row ? 0 : parseDuration(duration);
 		return this.sleepStep(key, name, row, row?.wakeAt ?? this.hooks.now() + ms);
 	}
 
 	async sleepUntil(name: string, until: Date | number): Promise<void> {
-		const key = this.enter('sleep', name);
-		const row = this.rows.get(key);
-		if (row?.status === 'completed') return;
-		if (this.hooks.replayOnly) return this.parked();
+		const opened = this.open<void>('sleep', name, { recorded: completedSleep });
+		if ('answer' in opened) return opened.answer;
+		const { key, row } = opened;
 		if (row) return this.sleepStep(key, name, row, row.wakeAt ?? this.hooks.now());
-		if (this.frontier.behind()) await this.assertOnRecord('sleep', name);
+		if (opened.onRecord) await opened.onRecord;
 		const at = until instanceof Date ? until.getTime() : until;
 		if (typeof at !== 'number' || !Number.isFinite(at)) {
 			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a finite Date or epoch milliseconds, got ${String(until)}`);
@@ -351,12 +376,16 @@ export class StepContext implements Step<any, any> {
 	async waitForEvent(event: string, options?: WaitForEventOptions): Promise<any> {
 		checkKnownOptions('waitForEvent', options?.name ?? event, options, ['timeout', 'name']);
 		const stepName = options?.name ?? event;
-		const key = this.enter('wait', stepName);
-		const row = this.rows.get(key);
-		if (row?.status === 'completed') return fromStoredJson(row.result);
-		if (row?.status === 'timed_out') throw new EventTimeoutError(stepName, event);
-		if (this.hooks.replayOnly) return this.parked();
-		if (!row && this.frontier.behind()) await this.assertOnRecord('wait', stepName);
+		const opened = this.open<unknown>('wait', stepName, {
+			recorded: (row) => {
+				if (row.status === 'completed') return { answer: fromStoredJson(row.result) };
+				if (row.status === 'timed_out') throw new EventTimeoutError(stepName, event);
+				return undefined;
+			},
+		});
+		if ('answer' in opened) return opened.answer;
+		if (opened.onRecord) await opened.onRecord;
+		const { key, row } = opened;
 		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
 			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
 		}
@@ -397,10 +426,11 @@ export class StepContext implements Step<any, any> {
 	}
 
 	async setAttributes(name: string, attributes: Record<string, unknown>): Promise<void> {
-		const key = this.enter('attributes', name);
-		if (this.rows.get(key)?.status === 'completed') return;
-		if (this.hooks.replayOnly) return this.parked();
-		if (this.frontier.behind()) await this.assertOnRecord('attributes', name);
+		// Its row is written completed or not at all.
+		const opened = this.open<void>('attributes', name, { recorded: (row) => (row.status === 'completed' ? { answer: undefined } : undefined) });
+		if ('answer' in opened) return opened.answer;
+		if (opened.onRecord) await opened.onRecord;
+		const { key } = opened;
 		if (!this.hooks.setAttributes) throw new ValidationError(ErrorCode.InvalidOptions, 'step.setAttributes needs a host that indexes instances');
 		const now = this.hooks.now();
 		const row: StepRow = { ...this.journal.newRow(key, name, 'attributes'), status: 'completed', attempts: 1, startedAt: now, finishedAt: now, result: JSON.stringify(attributes ?? null) };
@@ -410,51 +440,54 @@ export class StepContext implements Step<any, any> {
 	}
 
 	async patched(id: string): Promise<boolean> {
-		const key = this.enter('patch', id);
-		if (this.rows.has(key)) return true;
-		if (this.hooks.replayOnly) return this.parked();
+		const opened = this.open<boolean>('patch', id, { recorded: () => ({ answer: true }) });
+		if ('answer' in opened) return opened.answer;
 		// A history that passed this point without the marker keeps the old branch.
 		if (!(await this.frontier.atFrontier())) return false;
-		this.recordPatch(key, id);
+		this.recordPatch(opened.key, id);
 		return true;
 	}
 
 	async deprecatePatch(id: string): Promise<void> {
-		const key = this.enter('patch', id);
-		if (this.rows.has(key)) return;
-		if (this.hooks.replayOnly) return this.parked();
-		if (await this.frontier.atFrontier()) this.recordPatch(key, id);
+		const opened = this.open<void>('patch', id, { recorded: () => ({ answer: undefined }) });
+		if ('answer' in opened) return opened.answer;
+		if (await this.frontier.atFrontier()) this.recordPatch(opened.key, id);
 	}
 
 	async webhook<Body = unknown>(name: string, options?: WebhookOptions): Promise<WebhookHandle<Body>> {
-		const key = this.enter('webhook', name);
-		checkKnownOptions('webhook', name, options, ['timeout']);
-		let row = this.rows.get(key);
-		if (!row) {
-			if (this.hooks.replayOnly) return this.parked();
-			if (this.frontier.behind()) await this.assertOnRecord('webhook', name);
-			const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
-			if (!this.hooks.issueWebhook) throw new ValidationError(ErrorCode.InvalidOptions, 'step.webhook needs a host that signs webhook tokens (the workerd runner, or the test kit)');
-			const nonce = newWebhookNonce();
-			const url = await this.hooks.issueWebhook(name, nonce);
-			this.journal.checkAbort();
-			const now = this.hooks.now();
-			const expiresAt = timeoutMs === undefined ? null : now + timeoutMs;
-			const created: StepRow = {
-				...this.journal.newRow(key, name, 'webhook'),
-				status: 'waiting',
-				result: storedWebhookRecord({ url, expiresAt, nonce }),
-				startedAt: now,
-				wakeAt: expiresAt,
-			};
-			// The URL is durable before run() sees it: what the author sends out always works.
-			this.journal.transact(() => {
-				this.journal.write(created);
-				if (expiresAt !== null) this.hooks.setWakeup(key, expiresAt);
-				this.hooks.record({ kind: 'webhook.created', step: name, detail: { url, expiresAt } });
-			});
-			row = created;
-		}
+		const opened = this.open<WebhookHandle<Body>>('webhook', name, {
+			check: () => checkKnownOptions('webhook', name, options, ['timeout']),
+			// A webhook created in an earlier pass answers its handle (its row holds the URL), whatever its state.
+			recorded: (row) => ({ answer: this.webhookHandle<Body>(row.key, name, row) }),
+		});
+		if ('answer' in opened) return opened.answer;
+		if (opened.onRecord) await opened.onRecord;
+		const { key } = opened;
+		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
+		if (!this.hooks.issueWebhook) throw new ValidationError(ErrorCode.InvalidOptions, 'step.webhook needs a host that signs webhook tokens (the workerd runner, or the test kit)');
+		const nonce = newWebhookNonce();
+		const url = await this.hooks.issueWebhook(name, nonce);
+		this.journal.checkAbort();
+		const now = this.hooks.now();
+		const expiresAt = timeoutMs === undefined ? null : now + timeoutMs;
+		const created: StepRow = {
+			...this.journal.newRow(key, name, 'webhook'),
+			status: 'waiting',
+			result: storedWebhookRecord({ url, expiresAt, nonce }),
+			startedAt: now,
+			wakeAt: expiresAt,
+		};
+		// The URL is durable before run() sees it: what the author sends out always works.
+		this.journal.transact(() => {
+			this.journal.write(created);
+			if (expiresAt !== null) this.hooks.setWakeup(key, expiresAt);
+			this.hooks.record({ kind: 'webhook.created', step: name, detail: { url, expiresAt } });
+		});
+		return this.webhookHandle<Body>(key, name, created);
+	}
+
+	/** A webhook's handle: its URL and expiry from its row, and `wait()`. */
+	private webhookHandle<Body>(key: string, name: string, row: StepRow): WebhookHandle<Body> {
 		const { url, expiresAt } = readWebhookRecord(row.result);
 		return { url, expiresAt, wait: () => this.waitForWebhook<Body>(key, name) };
 	}
@@ -465,8 +498,7 @@ export class StepContext implements Step<any, any> {
 		if (row.status === 'completed') return readWebhookRecord(row.result).body as Body;
 		if (row.status === 'timed_out') throw new WebhookExpiredError(`webhook "${name}" expired before it was called`);
 		if (this.hooks.replayOnly) return this.parked();
-		if (this.signal) throw this.signal;
-		if (this.closed) throw new AbortSignal_('finished');
+		this.assertOpen();
 		const now = this.hooks.now();
 		if (row.wakeAt !== null && row.wakeAt <= now) {
 			this.journal.transact(() => {
@@ -529,8 +561,7 @@ export class StepContext implements Step<any, any> {
 	}
 
 	async emit(topic: string, data: unknown): Promise<void> {
-		if (this.signal) throw this.signal;
-		if (this.closed) throw new AbortSignal_('finished');
+		this.assertOpen();
 		// Numbered at the call, before any await, so the numbering is the same in every pass.
 		const index = ++this.emits;
 		const declaration = checkTopic(this.entry.workflow.streams, topic);
@@ -550,6 +581,43 @@ export class StepContext implements Step<any, any> {
 		this.journal.checkAbort();
 		streams.take(this.hooks.now(), topic);
 		this.journal.transact(() => this.hooks.record({ kind: 'stream.message', step: topic, attempt: index, value: json ?? 'null' }));
+	}
+
+	/**
+	 * The opening every keyed step kind shares (do, sleep, sleepUntil, waitForEvent, invoke and
+	 * start, setAttributes, webhook, patched, deprecatePatch): claims the step in the pass
+	 * (`enter`), runs the kind's `check`, reads its row from the rows loaded for the pass and
+	 * lets `recorded` answer from it; parks a step with no recorded answer in a replay-only pass;
+	 * and for a new step while recorded steps remain unreached hands back the divergence check
+	 * (divergence.ts) to await before the step writes anything. A patch marker is never a
+	 * divergence: `patched` asks the frontier whether the history passed its point instead.
+	 * Synchronous: a step adds no turn of the event loop to what it did before.
+	 */
+	private open<T>(kind: StepKind, name: string, opening: Opening<T>): Answered<T> | Opened {
+		const key = this.enter(kind, name);
+		opening.check?.();
+		const row = this.rows.get(key);
+		if (row && opening.recorded) {
+			const answered = opening.recorded(row);
+			if (answered) return answered;
+		}
+		if (this.hooks.replayOnly) return { answer: this.parked<T>() };
+		const onRecord = kind !== 'patch' && !row && this.frontier.behind() ? this.assertOnRecord(kind, name) : undefined;
+		return { key, row, onRecord };
+	}
+
+	/** A replayed `do`: its result, and its rollback remembered; every REPLAYED_STEPS_PER_YIELD replays, after a yield. */
+	private replayedDo<T>(name: string, row: StepRow, options: StepDoOptions | undefined): T | Promise<T> {
+		this.registerRollback(name, row.key, options);
+		if (++this.replayedSinceYield < REPLAYED_STEPS_PER_YIELD) return fromStoredJson(row.result) as T;
+		this.replayedSinceYield = 0;
+		return this.hooks.yieldToEventLoop().then(() => fromStoredJson(row.result) as T);
+	}
+
+	/** Throws the pass's signal, or `finished` once `run()` has settled. */
+	private assertOpen(): void {
+		if (this.signal) throw this.signal;
+		if (this.closed) throw new AbortSignal_('finished');
 	}
 
 	/** Every step starts here: replay rules, then pause/terminate checks. */
@@ -618,78 +686,7 @@ export class StepContext implements Step<any, any> {
 	}
 }
 
-/**
- * Runs one attempt. With a timeout, a late attempt is abandoned: JavaScript
- * cannot stop a running function, so `fn` gets an AbortSignal that aborts at
- * the deadline and should stop on it; whatever it returns later is dropped.
- */
-export async function runAttempt<T>(
-	fn: (attempt: StepAttempt) => Promise<T> | T,
-	attempt: number,
-	timeoutMs: number,
-	name: string,
-	live: Set<AttemptAbort>,
-	cancelled: unknown,
-	about: Pick<StepAttempt, 'step' | 'config'>,
-): Promise<T> {
-	// The AbortController is made only if `fn` reads the signal: creating one per step is a
-	// measurable share of a step's cost, and most steps never look at it.
-	let controller: AbortController | undefined;
-	let reason: unknown = cancelled;
-	const abort: AttemptAbort = (why) => {
-		reason ??= why;
-		if (controller && !controller.signal.aborted) controller.abort(reason);
-	};
-	const context: StepAttempt = {
-		attempt,
-		step: about.step,
-		config: about.config,
-		get signal() {
-			controller ??= new AbortController();
-			if (reason !== undefined && !controller.signal.aborted) controller.abort(reason);
-			return controller.signal;
-		},
-	};
-	live.add(abort);
-	try {
-		return await raceTimeout(fn, context, timeoutMs, name, abort);
-	} finally {
-		live.delete(abort);
-	}
-}
-
-/** Aborts one attempt's signal (if `fn` ever read it) with a reason. */
-export type AttemptAbort = (reason: unknown) => void;
-
-/**
- * Microtask turns an attempt gets to settle before its timeout timer is armed. An attempt
- * that does no I/O (an `async () => value`) settles within them, and a timer it can never
- * meet (the timeout is more than 0 ms and no time passes without I/O) costs a setTimeout and
- * a clearTimeout: measured at 8% of a trivial step's CPU in workerd (docs/decisions.md
- * "No timer for an attempt that settles at once").
- */
-const SETTLE_TURNS = 4;
-
-async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, context: StepAttempt, timeoutMs: number, name: string, abort: AttemptAbort): Promise<T> {
-	const attempt = Promise.resolve().then(() => fn(context));
-	let settled = false;
-	attempt.then(
-		() => (settled = true),
-		() => (settled = true),
-	);
-	for (let turn = 0; turn < SETTLE_TURNS && !settled; turn++) await undefined;
-	if (settled) return attempt;
-	let timer: ReturnType<typeof setTimeout> | undefined;
-	const timeout = new Promise<never>((_, reject) => {
-		timer = setTimeout(() => {
-			const timedOut = new StepTimeoutError(name, timeoutMs);
-			abort(timedOut);
-			reject(timedOut);
-		}, timeoutMs);
-	});
-	try {
-		return await Promise.race([attempt, timeout]);
-	} finally {
-		if (timer !== undefined) clearTimeout(timer);
-	}
+/** A sleep's recorded answer: once completed, it returns at once. */
+function completedSleep(row: StepRow): Answered<void> | undefined {
+	return row.status === 'completed' ? { answer: undefined } : undefined;
 }
