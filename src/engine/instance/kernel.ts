@@ -5,7 +5,7 @@ import type { InstanceRow } from '../storage/store';
 import { FINISHED_STATUSES } from '../definition/types';
 import type { EngineHost } from './engine-host';
 import { isolatePassFailures } from './pass-failures';
-import type { InstancePart } from './part';
+import type { InstancePart, PartKernel } from './part';
 import { ChildCascade } from './parts/child-cascade';
 import { Deletion } from './parts/deletion';
 import { IndexOutbox } from './parts/index-outbox';
@@ -19,7 +19,7 @@ import { errorOf } from './row-views';
  * alarm, armed at the earliest time any part is due. Everything else is a part
  * (see part.ts); the operations the Durable Object serves are in instance-engine.ts.
  */
-export class InstanceKernel {
+export class InstanceKernel implements PartKernel {
 	/** Mirrors the stored row so boundary checks cost no query. */
 	row: InstanceRow | undefined;
 	/** The storage is gone: this engine does nothing more (a new one serves the id). */

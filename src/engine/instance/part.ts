@@ -1,4 +1,9 @@
-import type { InstanceRow } from '../storage/store';
+import type { ChildPort } from '../children/child-workflows';
+import type { ResolvedEntry } from '../definition/registry';
+import type { HistoryRecord } from '../history/history';
+import type { IndexEntry } from '../index/index-entry';
+import type { DeletionReason, InstanceRow } from '../storage/store';
+import type { EngineHost } from './engine-host';
 
 /**
  * One concern of an instance beside its row (the replay loop, the index outbox, the
@@ -22,4 +27,39 @@ export interface InstancePart {
 	holdUntil?(): number | undefined;
 	/** Work of this part under way (awaited by `idle`). */
 	readonly inFlight?: Promise<void> | undefined;
+}
+
+/** What the outbox offers the other parts: a staged entry is written in their transaction, then sent. */
+export interface OutboxAccess {
+	stage(entry: IndexEntry, now: number): StagedEntry;
+	afterStaged(staged: StagedEntry): void;
+	deliverNow(): Promise<void>;
+}
+
+/** An index entry written to the outbox: when it is next tried, and whether to send it now. */
+export interface StagedEntry {
+	nextAttemptAt: number;
+	sendNow: boolean;
+}
+
+/**
+ * The kernel as its parts see it (kernel.ts implements it): the row, the host, `transition`,
+ * `rearm`, and what each part offers the others. The parts depend on this module, not on the
+ * kernel, which builds them: no import cycle between the kernel and its parts.
+ */
+export interface PartKernel {
+	readonly host: EngineHost;
+	readonly row: InstanceRow | undefined;
+	/** The storage is gone: this engine does nothing more (set by the deletion's last step). */
+	gone: boolean;
+	/** History bytes appended since the row's running total was written (see kernel.ts). */
+	uncountedHistoryBytes: number;
+	transition(next: InstanceRow, record?: HistoryRecord): void;
+	rearm(): void;
+	entryOf(row: InstanceRow): ResolvedEntry;
+	readonly outbox: OutboxAccess;
+	readonly slot: { readonly present: boolean; syncNow(): Promise<void> };
+	readonly replay: { kick(): void };
+	readonly deletion: { readonly pending: boolean; begin(reason: DeletionReason, archive: boolean): void; continue(): Promise<void> };
+	readonly children: { portForPass(): ChildPort | undefined; toTerminate(): string[]; arm(children: readonly string[]): void; start(children: readonly string[]): void };
 }

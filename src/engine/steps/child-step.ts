@@ -16,17 +16,8 @@ import { fromStoredJson } from '../support/json';
 import { isSignal } from './signals';
 import type { StepRow } from '../storage/store';
 import type { PassJournal } from './pass-journal';
+import type { ChildStepHooks } from './pass-hooks';
 import { describeThrown } from '../support/thrown-value';
-
-/** The parent's side of child workflows, lent to a pass. */
-export interface ChildStepHooks {
-	port: ChildPort;
-	parentId: string;
-	parentType: string;
-	generation: number;
-	/** Throws `UNKNOWN_TYPE` for a type the registry does not hold. */
-	assertRegistered(type: string): void;
-}
 
 /**
  * A new or unfinished child step (`step.invoke` / `step.start`; replays of finished ones

@@ -3,7 +3,7 @@ import type { HistoryRecord } from '../history/history';
 import { limitExceeded } from '../instance/instance-limits';
 import type { ResolvedEntry } from '../definition/registry';
 import { AbortSignal_, SuspendSignal } from './signals';
-import type { PassHooks } from './step-context';
+import type { PassHooks } from './pass-hooks';
 import type { StepRows } from './step-rows';
 import type { PassStore, StepRow } from '../storage/store';
 import type { StepKind } from '../definition/types';

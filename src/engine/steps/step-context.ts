@@ -11,11 +11,12 @@ import {
 	ValidationError,
 } from '../support/errors';
 import { MAX_DURATION_MS } from '../support/duration';
-import { runChildStep, type ChildStepHooks } from './child-step';
+import { runChildStep } from './child-step';
+import type { PassHooks } from './pass-hooks';
 import { ReplayFrontier, type Divergence } from './divergence';
 import { PassJournal } from './pass-journal';
 import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from '../children/child-workflows';
-import { historyError, type HistoryRecord } from '../history/history';
+import { historyError } from '../history/history';
 import { resultExceedsHistoryLimit } from '../instance/instance-limits';
 import { fromStoredJson, toStoredJson } from '../support/json';
 import type { ResolvedEntry } from '../definition/registry';
@@ -27,74 +28,13 @@ import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from '../webh
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { runAttempt, type AttemptAbort } from './attempt';
 import { stepKey } from './step-key';
-import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
 import { describeThrown, isInstance } from '../support/thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from '../definition/types';
-import { YieldPacer, type YieldReport } from './yield-pacer';
+import { YieldPacer } from './yield-pacer';
 import { checkMessageSize, checkTopic } from '../streams/stream';
 import { validateWith } from '../definition/schema-validation';
-
-/** What a pass of the replay loop lends its step context. */
-export interface PassHooks {
-	now(): number;
-	/** Throws a signal when the instance was paused, terminated or restarted since the pass began. */
-	checkBoundary(): void;
-	/** Lets other work of the isolate run (called every few steps); reports whether any did (see yield-pacer.ts). */
-	yieldToEventLoop(): Promise<YieldReport>;
-	/**
-	 * Called before every durable write of the pass (outside any transaction):
-	 * the engine marks the instance `running` on the first one, so a pass that
-	 * only replays and suspends again changes nothing.
-	 */
-	willWrite(): void;
-	/** Appends a history record (with the pass's generation and the clock's time); called inside the write's transaction. */
-	record(record: HistoryRecord): void;
-	/**
-	 * Sets a wake-up (store.setWakeup), inside the write's transaction. The end of the pass
-	 * deletes the wake-ups that were due when it began, but never one set through here,
-	 * however due: a retry delay, sleep or timeout of 0 sets one at the pass's own time.
-	 */
-	setWakeup(key: string, at: number): void;
-	/** Writes a step row and appends its history record together (store.writeStepWithRecord); the hot path of a step. */
-	writeStepWithRecord(row: StepRow, record: HistoryRecord): void;
-	/** The instance's history size in bytes so far (a running total: no query). */
-	historyBytes(): number;
-	/** Counts a step attempt about to start; true when the pass must continue in a new invocation (invocation-budget.ts). */
-	invocationSpent?(now: number): boolean;
-	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
-	readonly wrapStepFunction: StepFunctionWrapper | undefined;
-	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
-	readonly logsStepCompletions: boolean;
-	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */
-	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
-	/**
-	 * The pass only replays, to learn the rollbacks of completed steps (see rollback-runner.ts):
-	 * recorded outcomes answer as usual, anything else never settles and nothing is written.
-	 */
-	readonly replayOnly?: boolean;
-	/** Signs a webhook token bound to this instance, its generation, the step and `nonce`, and answers its URL (see webhook.ts). */
-	issueWebhook?(step: string, nonce: string): Promise<string>;
-	/** What `step.invoke` and `step.start` need (see child-workflows.ts); absent, they are refused. */
-	readonly children?: ChildStepHooks;
-	/**
-	 * Applies a `step.setAttributes` (checked against the declaration; throws INVALID_SEARCH_ATTRIBUTES)
-	 * and writes the step's row, its history record, the instance row and the index outbox in one
-	 * transaction; absent, `setAttributes` is refused.
-	 */
-	setAttributes?(update: Record<string, unknown>, row: StepRow, stepName: string): void;
-	/** What `step.emit` needs (see stream.ts); absent (a rollback's replay), it publishes nothing. */
-	readonly streams?: EmitHooks;
-}
-
-/** The instance's side of `step.emit`. */
-export interface EmitHooks {
-	/** The index of the last message this generation recorded before the pass (read once, on the pass's first emit). */
-	recordedBefore(): number;
-	/** Takes one message from the instance's rate, or throws STREAM_RATE_LIMITED. */
-	take(now: number, topic: string): void;
-}
 
 /** The shared opening's answer for a step (`StepContext.open`): its recorded outcome, or a replay-only pass's promise that never settles. */
 interface Answered<T> {

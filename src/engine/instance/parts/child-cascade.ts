@@ -2,8 +2,7 @@ import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes
 import type { InstanceRow } from '../../storage/store';
 import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { FINISHED_STATUSES } from '../../definition/types';
-import type { InstanceKernel } from '../kernel';
-import type { InstancePart } from '../part';
+import type { InstancePart, PartKernel } from '../part';
 import { outcomeOf } from '../row-views';
 import { outboxBackoffMs } from '../timing';
 
@@ -19,7 +18,7 @@ export class ChildCascade implements InstancePart {
 	/** Failed rounds of the cascade since this engine started (its backoff). */
 	private attempts = 0;
 
-	constructor(private readonly k: InstanceKernel) {}
+	constructor(private readonly k: PartKernel) {}
 
 	/** A child finished: a pass about to run answers its invoke from the outcome the notice carries. */
 	notice(childId: unknown, outcomeInput: unknown): void {

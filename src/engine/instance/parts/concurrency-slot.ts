@@ -6,8 +6,7 @@ import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { FINISHED_STATUSES } from '../../definition/types';
-import type { InstanceKernel } from '../kernel';
-import type { InstancePart } from '../part';
+import type { InstancePart, PartKernel } from '../part';
 import { outboxBackoffMs, WATCHDOG_MS } from '../timing';
 
 /**
@@ -23,7 +22,7 @@ export class ConcurrencySlot implements InstancePart {
 	/** The slot request or release being delivered to the limiter (one at a time). */
 	private readonly delivery: SingleFlight;
 
-	constructor(private readonly k: InstanceKernel) {
+	constructor(private readonly k: PartKernel) {
 		this.slot = k.row ? k.host.slots?.readSlot() : undefined;
 		this.delivery = new SingleFlight({
 			background: (flight) => k.host.background(flight),

@@ -2,8 +2,7 @@ import { writeArchive } from '../../lifecycle/archive-writer';
 import { removalEntry } from '../../index/index-entry';
 import type { DeletionReason, DeletionRow } from '../../storage/store';
 import { describeThrown } from '../../support/thrown-value';
-import type { InstanceKernel } from '../kernel';
-import type { InstancePart } from '../part';
+import type { InstancePart, PartKernel } from '../part';
 import { outboxBackoffMs, WATCHDOG_MS } from '../timing';
 
 /**
@@ -21,7 +20,7 @@ export class Deletion implements InstancePart {
 	/** The deletion steps running now (one at a time). */
 	private running: Promise<void> | undefined;
 
-	constructor(private readonly k: InstanceKernel) {
+	constructor(private readonly k: PartKernel) {
 		this.row = k.row ? k.host.store.readDeletion() : undefined;
 	}
 

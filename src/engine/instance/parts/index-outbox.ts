@@ -2,8 +2,7 @@ import { deliverTracked, noteFailedDelivery } from '../../index/index-backlog';
 import { toIndexEntry, type IndexEntry } from '../../index/index-entry';
 import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
-import type { InstanceKernel } from '../kernel';
-import type { InstancePart } from '../part';
+import type { InstancePart, OutboxAccess, PartKernel, StagedEntry } from '../part';
 import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
 
 /**
@@ -11,12 +10,12 @@ import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
  * outbox with the row; this part delivers it to its shard off the critical path,
  * retries it with backoff from the alarm and reports lasting failures to the backlog.
  */
-export class IndexOutbox implements InstancePart {
+export class IndexOutbox implements InstancePart, OutboxAccess {
 	private readonly delivery: SingleFlight;
 	/** What the transition being written staged for after it: when the entry is due, and whether to send it now. */
 	private staged: { nextAttemptAt: number; sendNow: boolean } | undefined;
 
-	constructor(private readonly k: InstanceKernel) {
+	constructor(private readonly k: PartKernel) {
 		this.delivery = new SingleFlight({
 			background: (flight) => k.host.background(flight),
 			// Waits a moment before sending, so the transitions of a busy moment (created,
@@ -43,7 +42,7 @@ export class IndexOutbox implements InstancePart {
 	}
 
 	/** The entry the outbox holds and its next attempt, written with the row by a transition or a deletion. */
-	stage(entry: IndexEntry, now: number): { nextAttemptAt: number; sendNow: boolean } {
+	stage(entry: IndexEntry, now: number): StagedEntry {
 		const store = this.k.host.store;
 		// While the shard is failing, a newer entry inherits the backoff instead of starting it again.
 		const pending = store.readOutbox();
@@ -54,7 +53,7 @@ export class IndexOutbox implements InstancePart {
 	}
 
 	/** After a write that staged an entry: the alarm covers its retry, and it is sent now unless the shard is backing off. */
-	afterStaged({ nextAttemptAt, sendNow }: { nextAttemptAt: number; sendNow: boolean }): void {
+	afterStaged({ nextAttemptAt, sendNow }: StagedEntry): void {
 		this.k.host.ensureAlarmBy(nextAttemptAt);
 		if (sendNow) this.deliver();
 	}

@@ -7,7 +7,8 @@ import { MAX_INSTANCE_ROW_BYTES } from '../../support/limits';
 import { rollbackOrder, RollbackRunner } from '../../steps/rollback-runner';
 import { readRollbackState, storedRollbackState, type RollbackState } from '../../steps/rollback-state';
 import { AbortSignal_, SuspendSignal, isSignal } from '../../steps/signals';
-import { StepContext, type PassHooks } from '../../steps/step-context';
+import { StepContext } from '../../steps/step-context';
+import type { PassHooks } from '../../steps/pass-hooks';
 import type { Divergence } from '../../steps/divergence';
 import { StepRows } from '../../steps/step-rows';
 import { applyAttributeUpdate, attributesJson, parseAttributes } from '../../index/search-attributes';
@@ -17,8 +18,7 @@ import type { CutPasses, InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { FINISHED_STATUSES, type WorkflowStatus } from '../../definition/types';
-import type { InstanceKernel } from '../kernel';
-import type { InstancePart } from '../part';
+import type { InstancePart, PartKernel } from '../part';
 import type { PassFailures } from '../pass-failures';
 import { errorOf } from '../row-views';
 import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../timing';
@@ -63,7 +63,7 @@ export class ReplayLoop implements InstancePart {
 	private readonly streamRate = new StreamRate();
 
 	constructor(
-		private readonly k: InstanceKernel,
+		private readonly k: PartKernel,
 		private readonly failures: PassFailures,
 	) {
 		this.cutPasses = k.row ? k.host.store.readCutPasses() : undefined;

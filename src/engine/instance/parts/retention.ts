@@ -1,11 +1,10 @@
 import type { FinishedStatus } from '../../definition/registry';
 import { FINISHED_STATUSES } from '../../definition/types';
-import type { InstanceKernel } from '../kernel';
-import type { InstancePart } from '../part';
+import type { InstancePart, PartKernel } from '../part';
 
 /** A finished instance's retention (the type's `retention`): when it runs out, the instance deletes itself. */
 export class Retention implements InstancePart {
-	constructor(private readonly k: InstanceKernel) {}
+	constructor(private readonly k: PartKernel) {}
 
 	/** When this finished instance's retention runs out; undefined while it runs, is kept forever or is being deleted. */
 	dueAt(): number | undefined {
