@@ -4,7 +4,7 @@ import { deleteBatch, type BatchDeleteOptions, type BatchDeleteOutcome } from '.
 import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/instance/event-keys';
-import type { CreateResult } from './engine/instance/instance-engine';
+import type { CreateResult } from './engine/instance/create';
 import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, StreamMap, WorkflowContext, WorkflowStatusInfo } from './engine/definition/types';
 import type { OutputOf as OperationOutput } from './operations/table';
 import { schedules } from './client/schedule-client';

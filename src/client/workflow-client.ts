@@ -1,6 +1,6 @@
 import type { SendEventOptions } from '../engine/instance/event-keys';
 import type { AttributesOf, AttributeUpdate } from '../engine/index/search-attributes';
-import type { CreateResult } from '../engine/instance/instance-engine';
+import type { CreateResult } from '../engine/instance/create';
 import type { EventInput, EventName, Serializable, StreamData } from '../engine/definition/types';
 import type { StreamEvent } from '../engine/streams/stream';
 import { instanceStream, type StreamOptions } from './instance-stream';

@@ -1,7 +1,8 @@
 import type { ArchivedInstance } from '../engine/lifecycle/archive-reader';
 import type { DeleteResult } from '../engine/lifecycle/deletion';
 import type { IndexEntry } from '../engine/index/index-entry';
-import type { CreateResult, InstanceEngine } from '../engine/instance/instance-engine';
+import type { CreateResult } from '../engine/instance/create';
+import type { InstanceEngine } from '../engine/instance/instance-engine';
 
 /** What an operation's engine code reaches on the instance it is sent to (the instance role). */
 export interface InstanceAccess {

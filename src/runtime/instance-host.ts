@@ -8,7 +8,7 @@ import { ErrorCode, ShardflowError } from '../engine/support/errors';
 import type * as schema from '../db/schema';
 import { consoleLogger, parseLogLevel } from '../engine/support/engine-log';
 import type { BacklogPort } from '../engine/index/index-backlog';
-import type { EngineHost } from '../engine/instance/instance-engine';
+import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
 import { webhookKey } from '../client/webhook-key';
 import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';

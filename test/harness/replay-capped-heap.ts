@@ -10,7 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InstanceEngine, type EngineHost } from '../../src/engine/instance/instance-engine';
+import { InstanceEngine } from '../../src/engine/instance/instance-engine';
+import type { EngineHost } from '../../src/engine/instance/engine-host';
 import type { IndexEntry } from '../../src/engine/index/index-entry';
 import type { ArchiveBucket } from '../../src/engine/lifecycle/archive';
 import { defineRegistry } from '../../src/engine/definition/registry';

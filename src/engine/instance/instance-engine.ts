@@ -1,98 +1,28 @@
-import {
-	ErrorCode,
-	IdempotencyKeyReusedError,
-	InvalidStateError,
-	PayloadMismatchError,
-	TypeMismatchError,
-	ValidationError,
-	WebhookExpiredError,
-	WebhookNotFoundError,
-	WebhookUsedError,
-} from '../support/errors';
-import { historyPage, historyRow, type HistoryPage, type HistoryQuery } from '../history/history';
+import { ErrorCode, InvalidStateError, ValidationError } from '../support/errors';
+import { historyPage, type HistoryPage, type HistoryQuery } from '../history/history';
 import { assertValidWorkflowId } from '../support/ids';
 import { toIndexEntry, type IndexEntry } from '../index/index-entry';
-import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
-import { assertJsonDepth, canonicalJson, fromStoredJson, toStoredJson } from '../support/json';
-import { MAX_EVENT_KEYS } from '../support/limits';
-import type { Registry } from '../definition/registry';
+import type { SendEventOptions } from './event-keys';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from '../lifecycle/deletion';
-import { validateEventPayload, validateWith } from '../definition/schema-validation';
-import { restartPoint, type RestartFrom } from '../steps/restart-from';
-import { checkParentRef, FIRST_OUTCOME_WAIT_MS, type ChildOutcome, type ParentRef } from '../children/child-workflows';
+import { FIRST_OUTCOME_WAIT_MS, type ChildOutcome } from '../children/child-workflows';
 import { statusView, stepPage } from './status-view';
-import type { InstanceRow, StepRow } from '../storage/store';
-import { stepRowsWithSmallResults } from '../steps/step-rows';
-import { readRollbackState, storedRollbackState, type RollbackState } from '../steps/rollback-state';
-import { stepKey } from '../steps/step-key';
-import { readWebhookRecord, storedWebhookRecord, type WebhookTarget } from '../webhooks/webhook';
+import type { InstanceRow } from '../storage/store';
+import type { WebhookTarget } from '../webhooks/webhook';
 import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from '../definition/types';
-import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
-import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
 import type { EngineHost } from './engine-host';
 import { InstanceKernel } from './kernel';
-import { RUNNABLE } from './parts/replay-loop';
 import { outcomeOf } from './row-views';
-import { WATCHDOG_MS } from './timing';
-
-export type { EngineHost, WebhookPort } from './engine-host';
-
-/** A create whose input passed every check: nothing is stored until `commitCreate`. */
-export interface PreparedCreate {
-	id: string;
-	type: string;
-	payloadJson: string | null;
-	/** The concurrency key, for a type with `static concurrency`: the instance starts `queued`. */
-	concurrencyKey?: string;
-	/** The instance that started this one as its child (`step.invoke` / `step.start`). */
-	parent?: ParentRef;
-	/** The search attributes given at create, checked against the type's declaration (sorted JSON). */
-	attributesJson?: string;
-}
-
-/** Checks a create's id, type, payload (the type's schema) and search attributes without touching storage. */
-export async function prepareCreate(
-	registry: Registry,
-	id: string,
-	type: string,
-	payloadInput: unknown,
-	parentInput?: unknown,
-	attributesInput?: unknown,
-): Promise<PreparedCreate> {
-	assertValidWorkflowId(id);
-	const entry = registry.get(type);
-	const parent = parentInput === undefined ? undefined : checkParentRef(parentInput, id);
-	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
-	assertJsonDepth(payloadInput, 'payload');
-	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-	const concurrency = concurrencyOf(registry, type);
-	const payloadJson = toStoredJson(payload, 'payload');
-	return {
-		id, type, payloadJson,
-		...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}),
-		...(parent ? { parent } : {}),
-		...(attributes ? { attributesJson: attributes } : {}),
-	};
-}
-
-/** Options of `restart`. */
-export interface RestartOptions {
-	/** Run again from this step: the completed steps recorded before it return their cached results. */
-	from?: RestartFrom;
-}
-
-export interface CreateResult {
-	id: string;
-	type: string;
-	status: WorkflowStatus;
-	created: boolean;
-}
+import { assertNotDeleting, assertSameType, prepareCreate, storeCreate, type CreateResult, type PreparedCreate } from './create';
+import { pause, restart, resume, terminate, type RestartOptions } from './controls';
+import { sendEvent } from './send-event';
+import { completeWebhook } from './webhook-call';
 
 /**
  * One workflow instance: the operations the Durable Object serves (src/operations/
- * declares them), each a few lines over the instance's kernel and its parts (see
- * instance/kernel.ts). Pure TypeScript over `EngineHost`; the Durable Object is a thin
- * shell around it.
+ * declares them), each a few lines over the instance's kernel (instance/kernel.ts), its
+ * parts (instance/parts/) and the verbs beside it: create.ts, controls.ts (pause, resume,
+ * terminate, restart), send-event.ts, webhook-call.ts. Pure TypeScript over `EngineHost`;
+ * the Durable Object is a thin shell around it.
  */
 export class InstanceEngine {
 	private readonly k: InstanceKernel;
@@ -111,41 +41,15 @@ export class InstanceEngine {
 	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
-		this.assertNotDeleting(id);
-		if (this.k.row) this.assertSameType(type);
+		assertNotDeleting(this.k, id);
+		if (this.k.row) assertSameType(this.k, type);
 		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes));
 	}
 
-	/** Stores an instance whose input `prepareCreate` has already checked. */
-	commitCreate({ id, type, payloadJson, concurrencyKey: key, parent, attributesJson: attributes }: PreparedCreate): CreateResult {
-		this.assertNotDeleting(id);
-		// An existing id (or a concurrent create that won while the schema validated).
-		if (this.k.row) return this.existing(type, payloadJson);
-		const now = this.host.now();
-		const codeVersion = this.host.registry.get(type).version;
-		// A type with a concurrency limit starts queued: it runs once its limiter grants a slot.
-		const queued = key !== undefined && this.host.slots !== undefined && this.host.limiter !== undefined;
-		const status: WorkflowStatus = queued ? 'queued' : 'created';
-		const store = () =>
-			this.k.transition(
-				{
-					id, type, status, payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
-					createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion, parentId: parent?.id ?? null,
-					attributes: attributes ?? null,
-				},
-				{
-					kind: 'workflow.created',
-					value: payloadJson,
-					...(codeVersion !== null || parent ? { detail: { ...(codeVersion !== null ? { codeVersion } : {}), ...(parent ? { parent } : {}) } } : {}),
-				},
-			);
-		// Only a queued create needs a transaction around the transition's own (no savepoint on the common path).
-		if (queued) {
-			this.host.store.transaction(() => {
-				store();
-				this.k.slot.queue(key, 0, now);
-			});
-		} else store();
+	/** Stores an instance whose input `prepareCreate` has already checked (see create.ts). */
+	commitCreate(prepared: PreparedCreate): CreateResult {
+		const { result, queued } = storeCreate(this.k, prepared);
+		if (!result.created) return result;
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		this.starting = new Promise<void>((resolve) =>
@@ -156,7 +60,7 @@ export class InstanceEngine {
 				resolve();
 			}),
 		);
-		return { id, type, status, created: true };
+		return result;
 	}
 
 	/**
@@ -173,50 +77,9 @@ export class InstanceEngine {
 		return statusView(this.require(), this.host.store);
 	}
 
-	/**
-	 * The one POST a webhook accepts (see webhook.ts; the Worker checked the token's
-	 * signature): its body completes the step's wait. Refused, changing nothing:
-	 * a token of another incarnation or generation (WEBHOOK_NOT_FOUND), a second
-	 * call (WEBHOOK_USED), a call after the timeout or after the instance ended
-	 * (WEBHOOK_EXPIRED). The body's limits are those of an event payload. With
-	 * `bodyText` (the POST as it came), the body is parsed only after those checks, so a
-	 * URL that no longer works answers why whatever its body (docs/writing-workflows.md "Webhook waits").
-	 */
+	/** A webhook's POST (see webhook-call.ts). */
 	completeWebhook(target: WebhookTarget, bodyInput: unknown, bodyText?: string): void {
-		const row = this.require();
-		const key = stepKey('webhook', target.step);
-		const step = row.generation === target.generation ? this.host.store.readStep(key) : undefined;
-		const record = step ? readWebhookRecord(step.result) : undefined;
-		if (!step || !record || record.nonce !== target.nonce) {
-			throw new WebhookNotFoundError(`workflow "${row.id}" has no such webhook (the instance was restarted or re-created since the URL was issued)`);
-		}
-		if (step.status === 'completed') throw new WebhookUsedError(`webhook "${target.step}" of workflow "${row.id}" was already called; a webhook URL works once`);
-		const now = this.host.now();
-		if (step.status === 'timed_out' || (record.expiresAt !== null && record.expiresAt <= now)) {
-			throw new WebhookExpiredError(`webhook "${target.step}" of workflow "${row.id}" expired at ${new Date(record.expiresAt ?? now).toISOString()}`);
-		}
-		if (FINISHED_STATUSES.includes(row.status) || row.status === 'rolling_back') {
-			throw new WebhookExpiredError(`workflow "${row.id}" is ${row.status}; its webhook "${target.step}" no longer accepts calls`);
-		}
-		if (bodyText !== undefined) bodyInput = parseWebhookBody(bodyText);
-		assertJsonDepth(bodyInput, `body of webhook "${target.step}"`);
-		const body = toStoredJson(bodyInput, `body of webhook "${target.step}"`);
-		const done: StepRow = {
-			...step,
-			status: 'completed',
-			result: storedWebhookRecord({ ...record, body: fromStoredJson(body), receivedAt: now }),
-			finishedAt: now,
-			wakeAt: null,
-		};
-		this.host.store.transaction(() => {
-			this.host.store.writeStep(done);
-			this.host.store.deleteWakeup(key);
-			this.host.store.appendHistory(historyRow({ kind: 'webhook.received', step: target.step, value: body }, row.generation, now));
-		});
-		this.k.replay.noteStepRow(done);
-		if (row.status === 'paused' || row.status === 'diverged') return;
-		this.host.ensureAlarmBy(now + WATCHDOG_MS);
-		this.kick();
+		completeWebhook(this.k, target, bodyInput, bodyText);
 	}
 
 	/** One page of the step history, every step with its result. */
@@ -230,109 +93,22 @@ export class InstanceEngine {
 		return historyPage(this.require(), this.host.store, query);
 	}
 
-	async sendEvent(name: string, payloadInput: unknown, options: SendEventOptions = {}): Promise<void> {
-		const key = options?.idempotencyKey;
-		if (key !== undefined) assertValidIdempotencyKey(key);
-		const row = this.require();
-		// A keyed send may be the retry of one accepted before the instance finished: answer it below.
-		if (key === undefined) this.assertAcceptsEvents(row);
-		const { workflow } = this.k.entryOf(row);
-		const events = workflow.events ?? {};
-		if (typeof name !== 'string' || !Object.hasOwn(events, name)) {
-			const declared = Object.keys(events);
-			throw new ValidationError(
-				ErrorCode.UnknownEvent,
-				`workflow type "${row.type}" does not declare event ${JSON.stringify(name)}${declared.length ? `; declared events: ${declared.join(', ')}` : ' (it declares no events)'}`,
-			);
-		}
-		assertJsonDepth(payloadInput, `payload of event "${name}"`);
-		const payload = await validateEventPayload(events[name], payloadInput, name, ErrorCode.InvalidEventPayload);
-		const json = toStoredJson(payload, `payload of event "${name}"`);
-		const digest = key === undefined ? undefined : await eventDigest(name, json);
-		// No await from here on: the key check, the limits and the append are one step, so
-		// concurrent retries of one key buffer it once.
-		const current = this.require();
-		if (key !== undefined) {
-			const seen = this.host.store.readEventKey(key);
-			if (seen) {
-				if (seen.digest === digest) return;
-				throw new IdempotencyKeyReusedError(
-					`idempotency key ${JSON.stringify(key)} was already used for ${seen.name === name ? `event "${name}" with another payload` : `event "${seen.name}"`}; use a new key for a new event`,
-				);
-			}
-		}
-		this.assertAcceptsEvents(current);
-		assertEventBufferRoom(this.host.store, name, json, current.id);
-		const now = this.host.now();
-		this.host.store.transaction(() => {
-			this.host.store.appendEvent(name, json, now);
-			this.host.store.appendHistory(historyRow({ kind: 'event.received', value: json, detail: { event: name } }, current.generation, now));
-			if (key !== undefined) this.host.store.writeEventKey({ key, name, digest: digest! }, now, MAX_EVENT_KEYS);
-		});
-		if (current.status === 'paused' || current.status === 'diverged') return;
-		// If the process dies before the pass that consumes the event, the alarm finds it buffered.
-		this.host.ensureAlarmBy(now + WATCHDOG_MS);
-		this.kick();
-	}
-
-	private assertAcceptsEvents(row: InstanceRow): void {
-		if (FINISHED_STATUSES.includes(row.status)) {
-			throw new InvalidStateError(`workflow "${row.id}" is ${row.status} and accepts no more events`);
-		}
+	/** An event for the instance (see send-event.ts). */
+	sendEvent(name: string, payloadInput: unknown, options: SendEventOptions = {}): Promise<void> {
+		return sendEvent(this.k, name, payloadInput, options);
 	}
 
 	pause(): WorkflowStatus {
-		const row = this.require();
-		if (!RUNNABLE.includes(row.status)) throw new InvalidStateError(`cannot pause workflow "${row.id}": it is ${row.status}`);
-		this.k.replay.noteControl();
-		this.k.transition({ ...row, status: 'paused' }, { kind: 'workflow.paused' });
-		return 'paused';
+		return pause(this.k);
 	}
 
 	resume(): WorkflowStatus {
-		const row = this.require();
-		if (row.status !== 'paused' && row.status !== 'diverged') {
-			throw new InvalidStateError(`cannot resume workflow "${row.id}": it is ${row.status}, not paused or diverged`);
-		}
-		this.k.replay.noteControl();
-		// A diverged instance resumes to replay with the code deployed since; its divergence is cleared.
-		const cleared = row.status === 'diverged' ? { errorName: null, errorMessage: null, errorStack: null, errorCode: null } : {};
-		this.k.transition({ ...row, ...cleared, status: 'running' }, { kind: 'workflow.resumed' });
-		this.kick();
-		return 'running';
+		return resume(this.k);
 	}
 
-	/**
-	 * Ends the instance. With `rollback`, the rollbacks of its completed steps run
-	 * first (status `rolling_back`, then `terminated`); a plain terminate of an
-	 * instance that is rolling back abandons the rollbacks left.
-	 */
+	/** Ends the instance, with `rollback` after running its rollbacks (see controls.ts). */
 	terminate(options: { rollback?: boolean } = {}): WorkflowStatus {
-		const row = this.require();
-		if (FINISHED_STATUSES.includes(row.status)) throw new InvalidStateError(`cannot terminate workflow "${row.id}": it is already ${row.status}`);
-		const rollingBack = readRollbackState(row);
-		const replay = this.k.replay;
-		if (options.rollback === true) {
-			if (row.status === 'rolling_back') throw new InvalidStateError(`workflow "${row.id}" is already rolling back`);
-			replay.beginRollback(row, { reason: 'terminated', state: 'running' });
-			replay.interrupt('terminated');
-			this.kick();
-			return 'rolling_back';
-		}
-		const abandoned: RollbackState | undefined = row.status === 'rolling_back' && rollingBack ? { ...rollingBack, state: 'abandoned' } : undefined;
-		const children = this.k.children.toTerminate();
-		this.host.store.transaction(() => {
-			this.host.store.deleteAllWakeups();
-			// Durable before the children are told: the alarm retries the cascade until every one answered.
-			this.k.children.arm(children);
-			this.k.transition(
-				{ ...row, status: 'terminated', ...(abandoned ? { rollback: storedRollbackState(abandoned) } : {}) },
-				{ kind: 'workflow.terminated', ...(abandoned ? { detail: { rollback: replay.rollbackSummary(abandoned) } } : {}) },
-			);
-		});
-		replay.interrupt('terminated');
-		this.k.children.start(children);
-		return 'terminated';
+		return terminate(this.k, options);
 	}
 
 	/**
@@ -374,45 +150,9 @@ export class InstanceEngine {
 		this.kick();
 	}
 
-	/**
-	 * Runs the instance again in a new generation: from the start, or with `from`
-	 * from that step on (the completed steps recorded before it keep their
-	 * results; see restart-from.ts). An unknown step changes nothing.
-	 */
+	/** Runs the instance again in a new generation, from the start or from a step (see controls.ts). */
 	restart(options: RestartOptions = {}): WorkflowStatus {
-		const row = this.require();
-		if (!FINISHED_STATUSES.includes(row.status) && row.status !== 'diverged') {
-			throw new InvalidStateError(`cannot restart workflow "${row.id}": it is ${row.status}; only completed, errored, terminated or diverged workflows restart`);
-		}
-		const key = this.k.slot.keyOf(row);
-		const status: WorkflowStatus = key === undefined ? 'created' : 'queued';
-		// Steps without their results: the kept ones stay where they are, so no result passes through memory.
-		const point = options.from === undefined ? undefined : restartPoint([...stepRowsWithSmallResults(this.host.store)], options.from);
-		this.host.store.transaction(() => {
-			if (point) this.host.store.keepStepsBefore(point.keptBefore);
-			else this.host.store.deleteSteps();
-			// Events still buffered (a diverged run never consumed them) belonged to the old run: they go,
-			// counted in droppedEvents and named on the restart's record, never lost without a trace.
-			const dropped = this.host.store.dropEvents();
-			this.host.store.deleteAllWakeups();
-			this.k.transition(
-				{ ...row, status, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, rollback: null, generation: row.generation + 1 },
-				{
-					kind: 'workflow.restarted',
-					detail: {
-						previousGeneration: row.generation,
-						...(point ? { from: point.from.name, fromType: point.fromType, keptSteps: point.kept.filter((s) => s.kind !== 'patch').length } : {}),
-						...(dropped > 0 ? { droppedEvents: dropped } : {}),
-					},
-				},
-			);
-			// A release still in flight is dropped: the limiter keeps this id's place, which the new run takes.
-			if (key !== undefined) this.k.slot.queue(key, row.generation + 1, this.host.now());
-		});
-		this.k.replay.interrupt('restarted');
-		if (key === undefined) this.kick();
-		else this.k.slot.sync();
-		return status;
+		return restart(this.k, options);
 	}
 
 	/**
@@ -436,7 +176,7 @@ export class InstanceEngine {
 			if (!options.terminate) {
 				throw new InvalidStateError(`cannot delete workflow "${row.id}": it is ${row.status}; terminate it first, or delete with terminate=true`);
 			}
-			this.terminate();
+			terminate(this.k);
 		}
 		this.k.deletion.begin(options.reason ?? 'delete', archive);
 		await this.k.deletion.continue();
@@ -482,46 +222,8 @@ export class InstanceEngine {
 		}
 	}
 
-	/** A create of an existing id: the same type and payload get the instance, anything else a 409. */
-	private existing(type: string, payloadJson: string | null): CreateResult {
-		const row = this.assertSameType(type);
-		// Compared as canonical JSON after the schema, so key order and defaults do not matter.
-		if (canonicalJson(row.payload) !== canonicalJson(payloadJson)) {
-			throw new PayloadMismatchError(
-				`workflow id "${row.id}" already exists with another payload; re-sending the same payload returns the existing instance, a new payload needs a new id`,
-			);
-		}
-		return { id: row.id, type: row.type, status: row.status, created: false };
-	}
-
-	private assertSameType(type: string): InstanceRow {
-		const row = this.k.row!;
-		if (row.type !== type) {
-			throw new TypeMismatchError(`workflow id "${row.id}" already belongs to a workflow of type "${row.type}", not "${type}"`);
-		}
-		return row;
-	}
-
-
-
-	private assertNotDeleting(id: string): void {
-		if (this.k.deletion.pending || this.k.gone) {
-			throw new InvalidStateError(`workflow id "${id}" is being deleted; create it again once the deletion has finished`);
-		}
-	}
-
 	/** The row of an instance that exists; NOT_FOUND for one being deleted too (it answers from its archive, if any). */
 	private require(): InstanceRow {
 		return this.k.require();
-	}
-}
-
-/** A webhook POST's body: JSON, and an empty one is null. */
-function parseWebhookBody(text: string): unknown {
-	if (text.trim() === '') return null;
-	try {
-		return JSON.parse(text);
-	} catch {
-		throw new ValidationError(ErrorCode.InvalidPayload, 'a webhook body must be JSON (or empty)');
 	}
 }

@@ -7,7 +7,6 @@ import {
 	type ChildClass,
 	type ChildOptions,
 	type ChildOutcome,
-	type ChildPort,
 	type ChildRef,
 } from '../children/child-workflows';
 import { ChildWorkflowError } from '../support/errors';

@@ -1,0 +1,124 @@
+import { ErrorCode, InvalidStateError, PayloadMismatchError, TypeMismatchError } from '../support/errors';
+import { assertValidWorkflowId } from '../support/ids';
+import { assertJsonDepth, canonicalJson, toStoredJson } from '../support/json';
+import type { Registry } from '../definition/registry';
+import { validateWith } from '../definition/schema-validation';
+import type { WorkflowStatus } from '../definition/types';
+import { checkParentRef, type ParentRef } from '../children/child-workflows';
+import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
+import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
+import type { InstanceRow } from '../storage/store';
+import type { InstanceKernel } from './kernel';
+
+// Creating an instance: the checks of its input (no storage touched), then its first row.
+
+/** A create whose input passed every check: nothing is stored until `commitCreate`. */
+export interface PreparedCreate {
+	id: string;
+	type: string;
+	payloadJson: string | null;
+	/** The concurrency key, for a type with `static concurrency`: the instance starts `queued`. */
+	concurrencyKey?: string;
+	/** The instance that started this one as its child (`step.invoke` / `step.start`). */
+	parent?: ParentRef;
+	/** The search attributes given at create, checked against the type's declaration (sorted JSON). */
+	attributesJson?: string;
+}
+
+/** Checks a create's id, type, payload (the type's schema) and search attributes without touching storage. */
+export async function prepareCreate(
+	registry: Registry,
+	id: string,
+	type: string,
+	payloadInput: unknown,
+	parentInput?: unknown,
+	attributesInput?: unknown,
+): Promise<PreparedCreate> {
+	assertValidWorkflowId(id);
+	const entry = registry.get(type);
+	const parent = parentInput === undefined ? undefined : checkParentRef(parentInput, id);
+	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
+	assertJsonDepth(payloadInput, 'payload');
+	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
+	const concurrency = concurrencyOf(registry, type);
+	const payloadJson = toStoredJson(payload, 'payload');
+	return {
+		id, type, payloadJson,
+		...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}),
+		...(parent ? { parent } : {}),
+		...(attributes ? { attributesJson: attributes } : {}),
+	};
+}
+
+export interface CreateResult {
+	id: string;
+	type: string;
+	status: WorkflowStatus;
+	created: boolean;
+}
+
+/**
+ * Stores a created instance: its row and `workflow.created` record (queued for its limiter's
+ * slot when its type has `static concurrency`), or, for an id that exists, the existing
+ * instance when type and payload match (a 409 otherwise). `queued`: the run waits for a slot.
+ */
+export function storeCreate(k: InstanceKernel, { id, type, payloadJson, concurrencyKey: key, parent, attributesJson: attributes }: PreparedCreate): { result: CreateResult; queued: boolean } {
+	assertNotDeleting(k, id);
+	// An existing id (or a concurrent create that won while the schema validated).
+	if (k.row) return { result: existingCreate(k, type, payloadJson), queued: false };
+	const host = k.host;
+	const now = host.now();
+	const codeVersion = host.registry.get(type).version;
+	// A type with a concurrency limit starts queued: it runs once its limiter grants a slot.
+	const queued = key !== undefined && host.slots !== undefined && host.limiter !== undefined;
+	const status: WorkflowStatus = queued ? 'queued' : 'created';
+	const store = () =>
+		k.transition(
+			{
+				id, type, status, payload: payloadJson, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+				createdAt: now, updatedAt: now, version: 0, generation: 0, codeVersion, lastCodeVersion: codeVersion, parentId: parent?.id ?? null,
+				attributes: attributes ?? null,
+			},
+			{
+				kind: 'workflow.created',
+				value: payloadJson,
+				...(codeVersion !== null || parent ? { detail: { ...(codeVersion !== null ? { codeVersion } : {}), ...(parent ? { parent } : {}) } } : {}),
+			},
+		);
+	// Only a queued create needs a transaction around the transition's own (no savepoint on the common path).
+	if (queued) {
+		host.store.transaction(() => {
+			store();
+			k.slot.queue(key, 0, now);
+		});
+	} else store();
+	return { result: { id, type, status, created: true }, queued };
+}
+
+/** A create of an existing id: the same type and payload get the instance, anything else a 409. */
+function existingCreate(k: InstanceKernel, type: string, payloadJson: string | null): CreateResult {
+	const row = assertSameType(k, type);
+	// Compared as canonical JSON after the schema, so key order and defaults do not matter.
+	if (canonicalJson(row.payload) !== canonicalJson(payloadJson)) {
+		throw new PayloadMismatchError(
+			`workflow id "${row.id}" already exists with another payload; re-sending the same payload returns the existing instance, a new payload needs a new id`,
+		);
+	}
+	return { id: row.id, type: row.type, status: row.status, created: false };
+}
+
+/** The existing row, when it is of `type`; TYPE_MISMATCH otherwise. */
+export function assertSameType(k: InstanceKernel, type: string): InstanceRow {
+	const row = k.row!;
+	if (row.type !== type) {
+		throw new TypeMismatchError(`workflow id "${row.id}" already belongs to a workflow of type "${row.type}", not "${type}"`);
+	}
+	return row;
+}
+
+/** A create of an id whose deletion is under way is refused until the storage is gone. */
+export function assertNotDeleting(k: InstanceKernel, id: string): void {
+	if (k.deletion.pending || k.gone) {
+		throw new InvalidStateError(`workflow id "${id}" is being deleted; create it again once the deletion has finished`);
+	}
+}
