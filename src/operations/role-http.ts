@@ -79,6 +79,20 @@ function scheduleRoute(action: 'pause' | 'resume'): RoleHttpBinding<'schedulePau
 	};
 }
 
+/** A call on one bulk job by its id, answering the job's progress. */
+function jobRoute(method: 'get' | 'post', path: string, summary: string): RoleHttpBinding<'bulkProgress' | 'bulkCancel'> {
+	return {
+		method,
+		path,
+		summary,
+		request: { params: JobParam },
+		responses: { 200: { schema: BulkProgressSchema, description: 'Progress' } },
+		errors: [400, 401, 404],
+		call: ({ param }) => ({ address: [param.id], args: [] }),
+		reply: (progress) => ({ status: 200, body: progress }),
+	};
+}
+
 /**
  * The REST API of the role calls that have a route, keyed by call (`./role-calls.ts`). Only
  * the host imports this file (zod stays out of callers' bundles). Routes built from a whole
@@ -88,24 +102,6 @@ function scheduleRoute(action: 'pause' | 'resume'): RoleHttpBinding<'schedulePau
 export const roleHttpBindings: RoleHttpBindings = {
 	schedulePause: scheduleRoute('pause'),
 	scheduleResume: scheduleRoute('resume'),
-	bulkProgress: {
-		method: 'get',
-		path: '/bulk/{id}',
-		summary: "A bulk operation's progress: matched, done, skipped per reason, failed",
-		request: { params: JobParam },
-		responses: { 200: { schema: BulkProgressSchema, description: 'Progress' } },
-		errors: [400, 401, 404],
-		call: ({ param }) => ({ address: [param.id], args: [] }),
-		reply: (progress) => ({ status: 200, body: progress }),
-	},
-	bulkCancel: {
-		method: 'post',
-		path: '/bulk/{id}/cancel',
-		summary: 'Cancel a bulk operation: no instance is acted on after the tick in progress',
-		request: { params: JobParam },
-		responses: { 200: { schema: BulkProgressSchema, description: 'Progress' } },
-		errors: [400, 401, 404],
-		call: ({ param }) => ({ address: [param.id], args: [] }),
-		reply: (progress) => ({ status: 200, body: progress }),
-	},
+	bulkProgress: jobRoute('get', '/bulk/{id}', "A bulk operation's progress: matched, done, skipped per reason, failed"),
+	bulkCancel: jobRoute('post', '/bulk/{id}/cancel', 'Cancel a bulk operation: no instance is acted on after the tick in progress'),
 };
