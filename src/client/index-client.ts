@@ -27,7 +27,7 @@ import {
 	type StoredAttributeValue,
 } from '../engine/index/search-attributes';
 import type { IndexLayout, Registry, ResolvedEntry } from '../engine/definition/registry';
-import { shardIndex } from '../engine/index/shard';
+import { readShards, shardIndex } from '../engine/index/shard';
 import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
 import { summarizeMetrics, type TypeMetrics } from '../engine/index/run-metrics';
@@ -91,11 +91,6 @@ export interface ListPage {
 	items: IndexEntry[];
 	/** Pass back as `cursor` for the next page; null on the last page. */
 	nextCursor: string | null;
-}
-
-/** Every shard number a read of this type must ask: the current layout and, while resizing, the previous one. */
-export function readShards(entry: Pick<ResolvedEntry, 'shards' | 'previousShards'>): number[] {
-	return Array.from({ length: Math.max(entry.shards, entry.previousShards ?? 0) }, (_, n) => n);
 }
 
 /**

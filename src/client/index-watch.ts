@@ -3,7 +3,7 @@ import type { IndexEntry } from '../engine/index/index-entry';
 import type { IndexLayout } from '../engine/definition/registry';
 import { shardName } from '../engine/object-names';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
-import { readShards } from './index-client';
+import { readShards } from '../engine/index/shard';
 import { namespace, type ShardflowEnv } from './instance-client';
 
 /** What one query subscription asks for: the instances of one type, in some statuses (none: every status). */

@@ -1,7 +1,7 @@
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { Registry } from '../engine/definition/registry';
 import { shardIndex } from '../engine/index/shard';
-import { readShards } from './index-client';
+import { readShards } from '../engine/index/shard';
 import type { ShardflowEnv } from './instance-client';
 import { walkShards, type ShardWalkOptions } from './shard-walk';
 import { callRole } from './stubs';

@@ -2,7 +2,7 @@ import { decodeBase64UrlJson, encodeBase64UrlJson } from '../engine/support/base
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { Registry } from '../engine/definition/registry';
-import { readShards } from './index-client';
+import { readShards } from '../engine/index/shard';
 import type { ShardflowEnv } from './instance-client';
 import { callRole } from './stubs';
 

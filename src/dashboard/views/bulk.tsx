@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
 import { EventEditor, type EventShapes } from './event-editor';
-import { safeJson } from './list';
+import { safeJson } from './safe-json';
 import { dashboardHref } from './paths';
 
 /** The actions the list offers on its filter; `sendEvent` only for a type that declares events. */

@@ -1,7 +1,8 @@
 import type { FC } from 'hono/jsx';
 import type { TypeSchemas } from '../../engine/definition/type-schemas';
 import type { WorkflowStatusInfo } from '../../engine/definition/types';
-import { safeJson, type ListItem } from './list';
+import type { ListItem } from './list';
+import { safeJson } from './safe-json';
 import { JsonBlock, StatusBadge, Time } from './layout';
 import { ConfirmDialog } from './confirm-dialog';
 import { EventEditor } from './event-editor';

@@ -6,6 +6,7 @@ import type { EventShapes } from './event-editor';
 import { ConfirmDialog } from './confirm-dialog';
 import { ErrorBanner, StatusBadge, Time } from './layout';
 import { dashboardHref, instanceHref } from './paths';
+import { safeJson } from './safe-json';
 
 export interface ListItem {
 	id: string;
@@ -335,8 +336,3 @@ export const InstanceList: FC<{
 		</>
 	);
 };
-
-/** JSON that is safe inside a `<script>` element. */
-export function safeJson(value: unknown): string {
-	return JSON.stringify(value).replace(/</g, '\\u003c');
-}

@@ -2,7 +2,7 @@ import type { FC } from 'hono/jsx';
 import type { TypeMetrics } from '../../engine/index/run-metrics';
 import { WORKFLOW_STATUSES } from '../../engine/definition/types';
 import { StatusBadge } from './layout';
-import { safeJson } from './list';
+import { safeJson } from './safe-json';
 import { dashboardHref } from './paths';
 
 export interface TypeSummary {

@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { ScheduleInfo, ScheduleRun } from '../../engine/schedule/schedule-engine';
 import { StatusBadge, Time } from './layout';
-import { safeJson } from './list';
+import { safeJson } from './safe-json';
 import { ConfirmDialog } from './confirm-dialog';
 import { dashboardHref, instanceHref } from './paths';
 

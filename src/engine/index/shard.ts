@@ -34,3 +34,8 @@ export function shardIndex(workflowId: string, shardCount: number): number {
 }
 
 // Shard names are built and parsed in object-names.ts.
+
+/** Every shard number a read of this type must ask: the current layout and, while resizing, the previous one. */
+export function readShards(entry: { shards: number; previousShards?: number | undefined }): number[] {
+	return Array.from({ length: Math.max(entry.shards, entry.previousShards ?? 0) }, (_, n) => n);
+}
