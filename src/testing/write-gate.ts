@@ -39,14 +39,22 @@ const writes = new Set<string>(WRITE_METHODS);
  * writes afterwards becomes durable, exactly as when a real isolate dies.
  */
 export function gatedStore(durable: InstanceStore, gate: WriteGate): InstanceStore {
+	// Each method is wrapped once (per function: a test may replace one), not on every call.
+	const wrapped = new Map<(...args: unknown[]) => unknown, (...args: unknown[]) => unknown>();
 	return new Proxy(durable, {
 		get(target, property, receiver) {
-			const value = Reflect.get(target, property, receiver);
+			const value: unknown = Reflect.get(target, property, receiver);
 			if (typeof value !== 'function') return value;
-			if (typeof property === 'string' && writes.has(property)) {
-				return (...args: unknown[]) => (gate.admit(property as WriteMethod, args) ? value.apply(target, args) : undefined);
+			const fn = value as (...args: unknown[]) => unknown;
+			let method = wrapped.get(fn);
+			if (!method) {
+				method =
+					typeof property === 'string' && writes.has(property)
+						? (...args: unknown[]) => (gate.admit(property as WriteMethod, args) ? fn.apply(target, args) : undefined)
+						: fn.bind(target);
+				wrapped.set(fn, method);
 			}
-			return value.bind(target);
+			return method;
 		},
 	});
 }

@@ -84,7 +84,7 @@ describe('status of an instance with large step results', () => {
 			cursor = page.nextCursor;
 		} while (cursor);
 		expect(names).toEqual(Array.from({ length: 40 }, (_, i) => `s${i}`));
-	});
+	}, 30_000); // 40 MiB of results through the store: seconds on a loaded machine
 
 	it('shows a window of the most recent steps and counts the ones before it', async () => {
 		const { engine } = await startInstance(registry, 'big-results', { steps: 250, bytes: 1 });
