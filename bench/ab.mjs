@@ -111,13 +111,31 @@ try {
 		}
 		return median(times);
 	});
-	// Rows written per step (cursor rowsWritten, bench/sql-meter.ts): deterministic, so once per side.
-	/** @param {'head' | 'base'} side */
-	const rowsPerStep = async (side) => {
-		const [empty, full] = [await post(side, '/ours/sql-cost', { steps: 0 }), await post(side, '/ours/sql-cost', { steps: 200 })];
-		return (full.rowsWritten - empty.rowsWritten) / 200;
+	// What a step writes (cursor rowsWritten, bench/sql-meter.ts) and its statements: deterministic, so once per side;
+	// a trivial step and one awaiting a 1 ms timer (as a fetch). A base whose bench has no `awaitMs` answers without it: '-'.
+	/** @param {'head' | 'base'} side @param {number} awaitMs */
+	const sqlPerStep = async (side, awaitMs) => {
+		const [empty, full] = [await post(side, '/ours/sql-cost', { steps: 0, awaitMs }), await post(side, '/ours/sql-cost', { steps: 200, awaitMs })];
+		const per = (key) => (awaitMs > 0 && full.awaitMs !== awaitMs ? NaN : (full[key] - empty[key]) / 200);
+		return { rowsWritten: per('rowsWritten'), statements: per('statements'), historyRows: per('historyRows') };
 	};
-	rows.push({ name: 'SQLite rows written per trivial step (cursor rowsWritten)', unit: 'rows/step', better: 'lower', head: [await rowsPerStep('head')], base: [await rowsPerStep('base').catch(() => NaN)] });
+	/** @type {Record<'head' | 'base', Record<string, { rowsWritten: number, statements: number, historyRows: number }>>} */
+	const sql = { head: {}, base: {} };
+	for (const side of /** @type {const} */ (['head', 'base'])) {
+		sql[side].trivial = await sqlPerStep(side, 0).catch(() => ({ rowsWritten: NaN, statements: NaN, historyRows: NaN }));
+		sql[side].awaiting = await sqlPerStep(side, 1).catch(() => ({ rowsWritten: NaN, statements: NaN, historyRows: NaN }));
+	}
+	for (const [shape, label] of /** @type {const} */ ([['trivial', 'trivial step'], ['awaiting', 'step awaiting a 1 ms timer']])) {
+		rows.push({ name: `SQLite rows written per ${label} (cursor rowsWritten)`, unit: 'rows/step', better: 'lower', head: [sql.head[shape].rowsWritten], base: [sql.base[shape].rowsWritten] });
+		rows.push({ name: `history table rows per ${label}`, unit: 'rows/step', better: 'lower', head: [sql.head[shape].historyRows], base: [sql.base[shape].historyRows] });
+		rows.push({ name: `SQL statements per ${label}`, unit: 'statements/step', better: 'lower', head: [sql.head[shape].statements], base: [sql.base[shape].statements] });
+	}
+	/** @param {'head' | 'base'} side */
+	const bytesPerStep = async (side) => {
+		const { emptyBytes, fullBytes } = await post(side, '/size/ours', { steps: 1000 });
+		return (fullBytes - emptyBytes) / 1000;
+	};
+	rows.push({ name: 'storage bytes per trivial step (databaseSize, 1000 steps minus 0)', unit: 'B/step', better: 'lower', head: [await bytesPerStep('head')], base: [await bytesPerStep('base').catch(() => NaN)] });
 
 	const fmt = (v) => (Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(3));
 	const spread = (values) => (values.length > 1 ? ` (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})` : '');
