@@ -67,6 +67,13 @@ export class PassJournal {
 		this.rows.set(row.key, row);
 	}
 
+	/** A new step's first write with its records (the hot path of a step that settled at once). */
+	insertWithRecords(row: StepRow, records: readonly HistoryRecord[]): void {
+		this.hooks.willWrite();
+		this.hooks.insertStep(row, records);
+		this.rows.set(row.key, row);
+	}
+
 	/** A transaction of step writes; the pass is marked running before it opens. */
 	transact(fn: () => void): void {
 		this.hooks.willWrite();

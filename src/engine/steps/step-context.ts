@@ -59,6 +59,15 @@ export interface PassHooks {
 	setWakeup(key: string, at: number): void;
 	/** Writes a step row and appends its history record together (store.writeStepWithRecord); the hot path of a step. */
 	writeStepWithRecord(row: StepRow, record: HistoryRecord): void;
+	/** A new step's first write with its records (store.insertStep): a step whose first attempt settled at once writes only this. */
+	insertStep(row: StepRow, records: readonly HistoryRecord[]): void;
+	/**
+	 * Write every attempt's `step.started` before its function runs, also a new step's first
+	 * attempt: set for a pass that follows one cut short (a crash, an eviction, a limit), so an
+	 * attempt that kills the isolate before it settles is counted (docs/decisions.md "A step's
+	 * records in its row").
+	 */
+	readonly startsFirst?: boolean;
 	/** The instance's history size in bytes so far (a running total: no query). */
 	historyBytes(): number;
 	/** Counts a step attempt about to start; true when the pass must continue in a new invocation (invocation-budget.ts). */
@@ -250,7 +259,6 @@ export class StepContext implements Step<any, any> {
 		if (this.hooks.invocationSpent?.(now)) throw this.journal.suspend('running');
 		// A retry of a step begun earlier: a new step is checked by newRow.
 		if (row) this.journal.assertWithinLimits(name);
-		// Record the attempt before running fn: a crash mid-step still counts it.
 		const attempt = attempts + 1;
 		const running: StepRow = {
 			...(row ?? this.journal.newRow(key, name, 'do')),
@@ -259,9 +267,23 @@ export class StepContext implements Step<any, any> {
 			startedAt: row?.startedAt ?? now,
 			wakeAt: null,
 		};
-		// No explicit transaction on the hot path (one costs more than the two writes): writes with
-		// no await between them commit together in Durable Object storage (one implicit transaction).
-		this.journal.writeWithRecord(running, { kind: 'step.started', step: name, attempt });
+		// Record the attempt before it can do I/O, so that a crash mid-step still counts it. A new
+		// step's first attempt that settles at once (within runAttempt's SETTLE_TURNS: it did no
+		// I/O) writes its row once, completed, with both records (docs/decisions.md "A step's
+		// records in its row"); one still pending after them writes the started row first. No
+		// explicit transaction on the hot path (one costs more than the writes): writes with no
+		// await between them commit together in Durable Object storage (one implicit transaction).
+		const started: HistoryRecord = { kind: 'step.started', step: name, attempt, at: running.startedAt! };
+		let startWritten = false;
+		const writeStart = () => {
+			if (startWritten) return;
+			// Deferred, it may come after a terminate or restart: then nothing of this attempt is written.
+			if (deferStart) this.journal.checkAbort();
+			this.journal.writeWithRecord(running, started);
+			startWritten = true;
+		};
+		const deferStart = !row && this.hooks.startsFirst !== true;
+		if (!deferStart) writeStart();
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -269,22 +291,33 @@ export class StepContext implements Step<any, any> {
 		try {
 			try {
 				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
-				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config });
+				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config }, writeStart);
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
+				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome.
+				writeStart();
 				if (isSignal(error)) throw error;
 				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config });
 			}
 			this.journal.checkAbort();
 			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
 			if (tooBig) {
+				writeStart();
 				this.journal.fatal ??= tooBig;
 				throw this.journal.fatal;
 			}
-			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
-			if (config.sensitive === undefined) this.journal.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
-			// The history keeps the marker, never the value: the row alone holds it, for replays.
-			else this.journal.writeWithRecord({ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true } });
+			const finishedAt = this.hooks.now();
+			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt };
+			// The history of a sensitive step keeps the marker, never the value: the row alone holds it, for replays.
+			const [done, record]: [StepRow, HistoryRecord] =
+				config.sensitive === undefined
+					? [completed, { kind: 'step.completed', step: name, attempt, value: json, at: finishedAt }]
+					: [{ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true }, at: finishedAt }];
+			if (startWritten) this.journal.writeWithRecord(done, record);
+			else {
+				startWritten = true;
+				this.journal.insertWithRecords(done, [started, record]);
+			}
 			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -631,6 +664,8 @@ export async function runAttempt<T>(
 	live: Set<AttemptAbort>,
 	cancelled: unknown,
 	about: Pick<StepAttempt, 'step' | 'config'>,
+	/** Called once if the attempt is still pending after SETTLE_TURNS (it awaits I/O), before its timer is armed. */
+	onPending?: () => void,
 ): Promise<T> {
 	// The AbortController is made only if `fn` reads the signal: creating one per step is a
 	// measurable share of a step's cost, and most steps never look at it.
@@ -652,7 +687,7 @@ export async function runAttempt<T>(
 	};
 	live.add(abort);
 	try {
-		return await raceTimeout(fn, context, timeoutMs, name, abort);
+		return await raceTimeout(fn, context, timeoutMs, name, abort, onPending);
 	} finally {
 		live.delete(abort);
 	}
@@ -670,7 +705,14 @@ export type AttemptAbort = (reason: unknown) => void;
  */
 const SETTLE_TURNS = 4;
 
-async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, context: StepAttempt, timeoutMs: number, name: string, abort: AttemptAbort): Promise<T> {
+async function raceTimeout<T>(
+	fn: (attempt: StepAttempt) => Promise<T> | T,
+	context: StepAttempt,
+	timeoutMs: number,
+	name: string,
+	abort: AttemptAbort,
+	onPending: (() => void) | undefined,
+): Promise<T> {
 	const attempt = Promise.resolve().then(() => fn(context));
 	let settled = false;
 	attempt.then(
@@ -679,6 +721,7 @@ async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, cont
 	);
 	for (let turn = 0; turn < SETTLE_TURNS && !settled; turn++) await undefined;
 	if (settled) return attempt;
+	onPending?.();
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const timeout = new Promise<never>((_, reject) => {
 		timer = setTimeout(() => {
