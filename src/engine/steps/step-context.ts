@@ -273,17 +273,8 @@ export class StepContext implements Step<any, any> {
 		// records in its row"); one still pending after them writes the started row first. No
 		// explicit transaction on the hot path (one costs more than the writes): writes with no
 		// await between them commit together in Durable Object storage (one implicit transaction).
-		const started: HistoryRecord = { kind: 'step.started', step: name, attempt, at: running.startedAt! };
-		let startWritten = false;
-		const writeStart = () => {
-			if (startWritten) return;
-			// Deferred, it may come after a terminate or restart: then nothing of this attempt is written.
-			if (deferStart) this.journal.checkAbort();
-			this.journal.writeWithRecord(running, started);
-			startWritten = true;
-		};
-		const deferStart = !row && this.hooks.startsFirst !== true;
-		if (!deferStart) writeStart();
+		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: running.startedAt! }, !row && this.hooks.startsFirst !== true);
+		const writeStart = () => this.journal.writeStart(start);
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -313,11 +304,7 @@ export class StepContext implements Step<any, any> {
 				config.sensitive === undefined
 					? [completed, { kind: 'step.completed', step: name, attempt, value: json, at: finishedAt }]
 					: [{ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true }, at: finishedAt }];
-			if (startWritten) this.journal.writeWithRecord(done, record);
-			else {
-				startWritten = true;
-				this.journal.insertWithRecords(done, [started, record]);
-			}
+			this.journal.completeAttempt(start, done, record);
 			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -437,7 +424,7 @@ export class StepContext implements Step<any, any> {
 		if (!this.hooks.setAttributes) throw new ValidationError(ErrorCode.InvalidOptions, 'step.setAttributes needs a host that indexes instances');
 		const now = this.hooks.now();
 		const row: StepRow = { ...this.journal.newRow(key, name, 'attributes'), status: 'completed', attempts: 1, startedAt: now, finishedAt: now, result: JSON.stringify(attributes ?? null) };
-		this.hooks.willWrite();
+		this.journal.willWrite();
 		this.hooks.setAttributes(attributes, row, name);
 		this.rows.set(key, row);
 	}
