@@ -83,16 +83,27 @@ try {
 		return median(times);
 	});
 	rows.push({ name: 'create latency p95 (all repetitions)', unit: 'ms', better: 'lower', head: [quantile(creates.head, 0.95)], base: [quantile(creates.base, 0.95)] });
+	/** @param {'head' | 'base'} side @param {string} path @param {number} steps */
+	const marginal = async (side, path, steps) => {
+		const diffs = [];
+		for (let i = 0; i < 5; i++) {
+			const empty = await timed(() => post(side, path, run(0)));
+			const full = await timed(() => post(side, path, run(steps)));
+			diffs.push((full.ms - empty.ms) / steps);
+		}
+		return Math.max(0, median(diffs));
+	};
 	for (const steps of [200, 2000]) {
+		// The floor (one INSERT OR REPLACE per step) on each side's server, alternated with the engine's: each side's ratio to it.
+		const floor = { head: /** @type {number[]} */ ([]), base: /** @type {number[]} */ ([]) };
 		await measure(`marginal ms per sequential step (${steps} steps)`, 'ms/step', 'lower', async (side) => {
-			const diffs = [];
-			for (let i = 0; i < 5; i++) {
-				const empty = await timed(() => post(side, '/ours/run', run(0)));
-				const full = await timed(() => post(side, '/ours/run', run(steps)));
-				diffs.push((full.ms - empty.ms) / steps);
-			}
-			return Math.max(0, median(diffs));
+			const ours = await marginal(side, '/ours/run', steps);
+			floor[side].push(await marginal(side, '/floor/run', steps));
+			return ours;
 		});
+		rows.push({ name: `marginal ms per step of the floor, one INSERT OR REPLACE (${steps} steps, the same runs)`, unit: 'ms/step', better: 'lower', ...floor });
+		const times = rows.at(-2);
+		rows.push({ name: `marginal step cost as a multiple of the floor (${steps} steps; medians)`, unit: 'x floor', better: 'lower', head: [median(times.head) / median(floor.head)], base: [median(times.base) / median(floor.base)] });
 	}
 	await measure('throughput, 100 instances x 10 steps', 'steps/s', 'higher', async (side) => {
 		const { ms } = await timed(() => Promise.all(Array.from({ length: 100 }, () => post(side, '/ours/run', run(10)))));

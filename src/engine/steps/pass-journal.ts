@@ -12,6 +12,8 @@ import type { StepKind } from '../definition/types';
 export interface AttemptStart {
 	readonly row: StepRow;
 	readonly record: HistoryRecord;
+	/** The step's first write (a new step): the store may keep the record in the row (store.insertStep). */
+	readonly first: boolean;
 	written: boolean;
 }
 
@@ -91,8 +93,8 @@ export class PassJournal {
 	 * the same order as if each had been written when it began (docs/decisions.md "A step's
 	 * records in its row").
 	 */
-	beginAttempt(row: StepRow, record: HistoryRecord, defer: boolean): AttemptStart {
-		const start: AttemptStart = { row, record, written: false };
+	beginAttempt(row: StepRow, record: HistoryRecord, { first, defer }: { first: boolean; defer: boolean }): AttemptStart {
+		const start: AttemptStart = { row, record, first, written: false };
 		this.unwrittenStarts.push(start);
 		if (!defer) this.writeStart(start);
 		return start;
@@ -109,7 +111,7 @@ export class PassJournal {
 	 * and then the completion.
 	 */
 	completeAttempt(start: AttemptStart, row: StepRow, record: HistoryRecord): void {
-		if (!start.written && this.unwrittenStarts.length === 1) {
+		if (!start.written && start.first && this.unwrittenStarts.length === 1) {
 			this.hooks.willWrite();
 			this.unwrittenStarts.length = 0;
 			start.written = true;
@@ -127,7 +129,8 @@ export class PassJournal {
 			this.checkAbort();
 			this.hooks.willWrite();
 			for (const start of this.unwrittenStarts.splice(0)) {
-				this.hooks.writeStepWithRecord(start.row, start.record);
+				if (start.first) this.hooks.insertStep(start.row, [start.record]);
+				else this.hooks.writeStepWithRecord(start.row, start.record);
 				this.rows.set(start.row.key, start.row);
 				start.written = true;
 			}

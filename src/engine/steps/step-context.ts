@@ -273,7 +273,7 @@ export class StepContext implements Step<any, any> {
 		// records in its row"); one still pending after them writes the started row first. No
 		// explicit transaction on the hot path (one costs more than the writes): writes with no
 		// await between them commit together in Durable Object storage (one implicit transaction).
-		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: running.startedAt! }, !row && this.hooks.startsFirst !== true);
+		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: running.startedAt! }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
 		const writeStart = () => this.journal.writeStart(start);
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
