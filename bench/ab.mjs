@@ -146,6 +146,13 @@ try {
 		const { emptyBytes, fullBytes } = await post(side, '/size/ours', { steps: 1000 });
 		return (fullBytes - emptyBytes) / 1000;
 	};
+	// Two of docs/cost.md's scenarios, whole runs (instance and index shard): rows written and the bytes an instance keeps.
+	for (const scenario of /** @type {const} */ (['trivial', 'fetch'])) {
+		const label = scenario === 'trivial' ? '10 trivial steps' : '10 steps each awaiting a 200 ms fetch';
+		const [head, base] = [await post('head', '/cost/run', { scenario }), await post('base', '/cost/run', { scenario }).catch(() => ({}))];
+		rows.push({ name: `cost scenario "${label}": rows written per run`, unit: 'rows/run', better: 'lower', head: [head.rowsWritten], base: [base.rowsWritten ?? NaN] });
+		rows.push({ name: `cost scenario "${label}": bytes the instance keeps (databaseSize)`, unit: 'B', better: 'lower', head: [head.bytes], base: [base.bytes ?? NaN] });
+	}
 	rows.push({ name: 'storage bytes per trivial step (databaseSize, 1000 steps minus 0)', unit: 'B/step', better: 'lower', head: [await bytesPerStep('head')], base: [await bytesPerStep('base').catch(() => NaN)] });
 
 	const fmt = (v) => (Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(3));

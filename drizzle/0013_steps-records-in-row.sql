@@ -11,23 +11,23 @@ CREATE TABLE `__new_steps` (
 	`kind` text NOT NULL,
 	`status` text NOT NULL,
 	`attempts` integer DEFAULT 0 NOT NULL,
-	`result` text,
-	`error_name` text,
-	`error_message` text,
-	`error_stack` text,
-	`error_code` text,
+	`record_seq` integer,
+	`record_count` integer,
+	`record_generation` integer,
 	`started_at` integer,
 	`finished_at` integer,
 	`wake_at` integer,
 	`sensitive` integer,
-	`record_seq` integer,
-	`record_count` integer,
-	`record_generation` integer
+	`result` text,
+	`error_name` text,
+	`error_message` text,
+	`error_stack` text,
+	`error_code` text
 );
 --> statement-breakpoint
 -- Seqs are kept; were two rows to share one (the engine gives each new step the next), all
 -- would be renumbered in their order (seq, then insertion), since `seq` is now unique.
-INSERT INTO `__new_steps`("seq", "key", "name", "kind", "status", "attempts", "result", "error_name", "error_message", "error_stack", "error_code", "started_at", "finished_at", "wake_at", "sensitive") SELECT "seq" + (ROW_NUMBER() OVER (ORDER BY "seq", rowid) - 1) * (SELECT count(*) > count(DISTINCT "seq") FROM `steps`), "key", "name", "kind", "status", "attempts", "result", "error_name", "error_message", "error_stack", "error_code", "started_at", "finished_at", "wake_at", "sensitive" FROM `steps` ORDER BY "seq", rowid;--> statement-breakpoint
+INSERT INTO `__new_steps`("seq", "key", "name", "kind", "status", "attempts", "started_at", "finished_at", "wake_at", "sensitive", "result", "error_name", "error_message", "error_stack", "error_code") SELECT "seq" + (ROW_NUMBER() OVER (ORDER BY "seq", rowid) - 1) * (SELECT count(*) > count(DISTINCT "seq") FROM `steps`), "key", "name", "kind", "status", "attempts", "started_at", "finished_at", "wake_at", "sensitive", "result", "error_name", "error_message", "error_stack", "error_code" FROM `steps` ORDER BY "seq", rowid;--> statement-breakpoint
 DROP TABLE `steps`;--> statement-breakpoint
 ALTER TABLE `__new_steps` RENAME TO `steps`;--> statement-breakpoint
 CREATE UNIQUE INDEX `steps_key` ON `steps` (`key`);

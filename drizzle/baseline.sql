@@ -1,6 +1,6 @@
 -- The schema drizzle/0000..0013_steps-records-in-row leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795744364901
+-- up-to: 1795746102564
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -203,18 +203,18 @@ CREATE TABLE "steps" (
 	`kind` text NOT NULL,
 	`status` text NOT NULL,
 	`attempts` integer DEFAULT 0 NOT NULL,
-	`result` text,
-	`error_name` text,
-	`error_message` text,
-	`error_stack` text,
-	`error_code` text,
+	`record_seq` integer,
+	`record_count` integer,
+	`record_generation` integer,
 	`started_at` integer,
 	`finished_at` integer,
 	`wake_at` integer,
 	`sensitive` integer,
-	`record_seq` integer,
-	`record_count` integer,
-	`record_generation` integer
+	`result` text,
+	`error_name` text,
+	`error_message` text,
+	`error_stack` text,
+	`error_code` text
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `steps_key` ON `steps` (`key`);

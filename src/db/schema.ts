@@ -51,16 +51,6 @@ export const steps = sqliteTable('steps', {
 	kind: text('kind').notNull(),
 	status: text('status').notNull(),
 	attempts: integer('attempts').notNull().default(0),
-	result: text('result'),
-	errorName: text('error_name'),
-	errorMessage: text('error_message'),
-	errorStack: text('error_stack'),
-	errorCode: text('error_code'),
-	startedAt: integer('started_at'),
-	finishedAt: integer('finished_at'),
-	wakeAt: integer('wake_at'),
-	/** A `sensitive: 'output'` step: its result is shown redacted (engine/steps/sensitive-output.ts). Null in rows written before the column: false. */
-	sensitive: integer('sensitive', { mode: 'boolean' }),
 	/**
 	 * History records the row stands for instead of `history` rows (runtime/step-records.ts):
 	 * `step.started` (attempt 1, at `started_at`) at history seq `record_seq`, and with
@@ -71,6 +61,17 @@ export const steps = sqliteTable('steps', {
 	recordSeq: integer('record_seq'),
 	recordCount: integer('record_count'),
 	recordGeneration: integer('record_generation'),
+	startedAt: integer('started_at'),
+	finishedAt: integer('finished_at'),
+	wakeAt: integer('wake_at'),
+	/** A `sensitive: 'output'` step: its result is shown redacted (engine/steps/sensitive-output.ts). Null in rows written before the column: false. */
+	sensitive: integer('sensitive', { mode: 'boolean' }),
+	// The values that can be large come last (up to 1 MiB, 8 and 16 KiB), so a scan of the columns above never reads their overflow pages.
+	result: text('result'),
+	errorName: text('error_name'),
+	errorMessage: text('error_message'),
+	errorStack: text('error_stack'),
+	errorCode: text('error_code'),
 }, (t) => [
 	uniqueIndex('steps_key').on(t.key),
 ]);

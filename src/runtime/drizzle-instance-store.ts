@@ -70,6 +70,8 @@ export class DrizzleInstanceStore implements InstanceStore {
 	private earliest: number | undefined | typeof UNREAD = UNREAD;
 	/** Whether the steps table is known to be empty (a new object, or after `deleteSteps`). */
 	private noSteps = false;
+	/** The highest `seq` of the steps table as this store wrote it (0: none), or UNREAD. */
+	private lastStepSeq: number | typeof UNREAD = UNREAD;
 	/** Whether no event is known to be buffered, and the dropped count if known. */
 	private noEvents = false;
 	private dropped: number | typeof UNREAD = UNREAD;
@@ -91,6 +93,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.lastHistorySeq = 0;
 			this.earliest = undefined;
 			this.noSteps = true;
+			this.lastStepSeq = 0;
 			this.noEvents = true;
 			this.dropped = 0;
 		}
@@ -159,6 +162,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.lastHistorySeq = undefined;
 			this.earliest = UNREAD;
 			this.noSteps = false;
+			this.lastStepSeq = UNREAD;
 			this.noEvents = false;
 			this.dropped = UNREAD;
 			throw error;
@@ -202,16 +206,27 @@ export class DrizzleInstanceStore implements InstanceStore {
 	 * marker, a retry's start) is appended as a `history` row.
 	 */
 	insertStep(row: StepRow, records: readonly NewHistoryRow[]): void {
-		const inRow = recordsInRow(row, records);
+		// Only a row above every other keeps records, so they ascend with the rowid (step-records.ts).
+		const inRow = row.seq > this.highestStepSeq() ? recordsInRow(row, records) : 0;
 		if (inRow === 0) {
 			this.writeStep(row);
 		} else {
 			const seq = this.lastSeq() + 1;
 			this.exec(INSERT_STEP_SQL, [...stepBindings(row), seq, inRow, records[0]!.generation]);
-			this.noSteps = false;
+			this.stepWritten(row);
 			for (const record of records.slice(0, inRow)) this.appended(record);
 		}
 		for (const record of records.slice(inRow)) this.appendHistory(record);
+	}
+
+	private highestStepSeq(): number {
+		if (this.lastStepSeq === UNREAD) this.lastStepSeq = Number(this.exec('SELECT coalesce(max(seq), 0) AS seq FROM steps', []).one().seq);
+		return this.lastStepSeq;
+	}
+
+	private stepWritten(row: StepRow): void {
+		this.noSteps = false;
+		if (this.lastStepSeq !== UNREAD) this.lastStepSeq = Math.max(this.lastStepSeq, row.seq);
 	}
 
 	/**
@@ -223,7 +238,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	 */
 	private upsertStep(row: StepRow): void {
 		this.exec(UPSERT_STEP_SQL, stepBindings(row));
-		this.noSteps = false;
+		this.stepWritten(row);
 	}
 
 	private exec(query: string, bindings: SqlStorageValue[]): SqlStorageCursor<Record<string, SqlStorageValue>> {
@@ -236,11 +251,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.exec(materialiseSql('1'), []);
 		this.db.delete(steps).run();
 		this.noSteps = true;
+		this.lastStepSeq = 0;
 	}
 
 	keepStepsBefore(seq: number): void {
 		this.exec(materialiseSql("kind = 'rollback' OR seq >= ?"), [seq, seq]);
 		this.db.delete(steps).where(or(eq(steps.kind, 'rollback'), gte(steps.seq, seq))).run();
+		this.lastStepSeq = UNREAD;
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {

@@ -9,7 +9,11 @@ import type { StepRow } from '../engine/storage/store';
  * (the completed record at `record_seq + 1`), `record_generation` their generation. Seqs are
  * allocated from the history's one counter, so `history` and these records together are the
  * history, with no seq missing or twice; the readers below merge them in seq order, and a
- * row's records go into `history` (`MATERIALISE_SQL`) before the row is deleted.
+ * row's records go into `history` (`materialiseSql`) before the row is deleted. The store puts
+ * records in a row only when its `seq` is above every row's (`DrizzleInstanceStore.insertStep`),
+ * so the rows' records ascend with `seq`, the rowid: the readers walk the rowid and stop at
+ * their limit instead of sorting every row after `afterSeq` (no index on `record_seq`: it
+ * would be a third row written per step).
  */
 
 /** The records of a new step's first write that its row can stand for (0, 1 or 2): the rest are appended. */
@@ -48,14 +52,17 @@ interface RecordQuery {
 
 /**
  * One statement that reads records from `history` and from the rows, in seq order: each source
- * is walked by its own bounded sub-select (`history` by its rowid from `afterSeq`; `steps` has
- * no index on `record_seq` and is scanned, a step's rows being bounded by the step limit) and
- * the union is ordered and cut once more.
+ * is walked in rowid order by its own sub-select that stops at `limit` (`history` from
+ * `afterSeq`; `steps` from its first row, skipping the rows whose records are at or before
+ * `afterSeq` by their leading columns, never the large values after them), and the union is
+ * ordered and cut once more.
  */
 function mergedQuery(shape: 'rows' | 'meta', query: RecordQuery): { sql: string; bindings: SqlStorageValue[] } {
 	const bindings: SqlStorageValue[] = [];
 	const parts: string[] = [];
 	const source = (columns: string, table: string, seqColumn: string, where: string[], kind: HistoryKind | undefined) => {
+		// Both tables' rowid orders are seq orders (see above): no sort before the limit.
+		const rowid = table === 'history' ? 'seq' : 'steps.seq';
 		if (kind !== undefined && query.kinds && !query.kinds.includes(kind)) return;
 		const conditions = [...where, `${seqColumn} > ?`];
 		bindings.push(query.afterSeq);
@@ -67,7 +74,7 @@ function mergedQuery(shape: 'rows' | 'meta', query: RecordQuery): { sql: string;
 			conditions.push('kind IN (SELECT value FROM json_each(?))');
 			bindings.push(JSON.stringify(query.kinds));
 		}
-		parts.push(`SELECT * FROM (SELECT ${columns} FROM ${table} WHERE ${conditions.join(' AND ')} ORDER BY ${seqColumn} LIMIT ?)`);
+		parts.push(`SELECT * FROM (SELECT ${columns} FROM ${table} WHERE ${conditions.join(' AND ')} ORDER BY ${rowid} LIMIT ?)`);
 		bindings.push(query.limit);
 	};
 	const rows = shape === 'rows';

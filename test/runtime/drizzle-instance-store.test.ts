@@ -177,6 +177,25 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 			expect(new DrizzleInstanceStore(db, state.storage).historySize(0)).toEqual({ bytes: 1 + 3 * 4, lastSeq: 7 });
 		}));
 
+	it('keeps records in history rows for a row below another (so the rows\' records ascend with their seq) and pages them in order', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage);
+			store.writeInstance(instanceRow);
+			store.insertStep(done('b', 2), recordsOf(done('b', 2)));
+			store.insertStep(done('a', 1), recordsOf(done('a', 1)));
+			store.insertStep(done('c', 3), recordsOf(done('c', 3)));
+			const count = (sql: string) => Number(state.storage.sql.exec(sql).one().n);
+			expect([count('SELECT count(*) AS n FROM history'), count('SELECT count(*) AS n FROM steps WHERE record_seq IS NOT NULL')]).toEqual([2, 2]);
+			const pages = [0, 2, 4].map((afterSeq) => store.readHistory({ generation: 0, afterSeq, limit: 2 }).map((r) => [r.seq, r.kind, r.step]));
+			expect(pages).toEqual([
+				[[1, 'step.started', 'b'], [2, 'step.completed', 'b']],
+				[[3, 'step.started', 'a'], [4, 'step.completed', 'a']],
+				[[5, 'step.started', 'c'], [6, 'step.completed', 'c']],
+			]);
+		}));
+
 	it('keeps running an instance whose steps the previous schema wrote: their records stay in history, new ones follow them', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const db = drizzle(state.storage, { schema });
