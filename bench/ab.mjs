@@ -102,7 +102,7 @@ try {
 			return ours;
 		});
 		rows.push({ name: `marginal ms per step of the floor, one INSERT OR REPLACE (${steps} steps, the same runs)`, unit: 'ms/step', better: 'lower', ...floor });
-		const times = rows.at(-2);
+		const times = /** @type {(typeof rows)[number]} */ (rows.at(-2));
 		rows.push({ name: `marginal step cost as a multiple of the floor (${steps} steps; medians)`, unit: 'x floor', better: 'lower', head: [median(times.head) / median(floor.head)], base: [median(times.base) / median(floor.base)] });
 	}
 	await measure('throughput, 100 instances x 10 steps', 'steps/s', 'higher', async (side) => {
