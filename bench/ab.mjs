@@ -83,16 +83,27 @@ try {
 		return median(times);
 	});
 	rows.push({ name: 'create latency p95 (all repetitions)', unit: 'ms', better: 'lower', head: [quantile(creates.head, 0.95)], base: [quantile(creates.base, 0.95)] });
+	/** @param {'head' | 'base'} side @param {string} path @param {number} steps */
+	const marginal = async (side, path, steps) => {
+		const diffs = [];
+		for (let i = 0; i < 5; i++) {
+			const empty = await timed(() => post(side, path, run(0)));
+			const full = await timed(() => post(side, path, run(steps)));
+			diffs.push((full.ms - empty.ms) / steps);
+		}
+		return Math.max(0, median(diffs));
+	};
 	for (const steps of [200, 2000]) {
+		// The floor (one INSERT OR REPLACE per step) on each side's server, alternated with the engine's: each side's ratio to it.
+		const floor = { head: /** @type {number[]} */ ([]), base: /** @type {number[]} */ ([]) };
 		await measure(`marginal ms per sequential step (${steps} steps)`, 'ms/step', 'lower', async (side) => {
-			const diffs = [];
-			for (let i = 0; i < 5; i++) {
-				const empty = await timed(() => post(side, '/ours/run', run(0)));
-				const full = await timed(() => post(side, '/ours/run', run(steps)));
-				diffs.push((full.ms - empty.ms) / steps);
-			}
-			return Math.max(0, median(diffs));
+			const ours = await marginal(side, '/ours/run', steps);
+			floor[side].push(await marginal(side, '/floor/run', steps));
+			return ours;
 		});
+		rows.push({ name: `marginal ms per step of the floor, one INSERT OR REPLACE (${steps} steps, the same runs)`, unit: 'ms/step', better: 'lower', ...floor });
+		const times = /** @type {(typeof rows)[number]} */ (rows.at(-2));
+		rows.push({ name: `marginal step cost as a multiple of the floor (${steps} steps; medians)`, unit: 'x floor', better: 'lower', head: [median(times.head) / median(floor.head)], base: [median(times.base) / median(floor.base)] });
 	}
 	await measure('throughput, 100 instances x 10 steps', 'steps/s', 'higher', async (side) => {
 		const { ms } = await timed(() => Promise.all(Array.from({ length: 100 }, () => post(side, '/ours/run', run(10)))));
@@ -111,13 +122,38 @@ try {
 		}
 		return median(times);
 	});
-	// Rows written per step (cursor rowsWritten, bench/sql-meter.ts): deterministic, so once per side.
-	/** @param {'head' | 'base'} side */
-	const rowsPerStep = async (side) => {
-		const [empty, full] = [await post(side, '/ours/sql-cost', { steps: 0 }), await post(side, '/ours/sql-cost', { steps: 200 })];
-		return (full.rowsWritten - empty.rowsWritten) / 200;
+	// What a step writes (cursor rowsWritten, bench/sql-meter.ts) and its statements: deterministic, so once per side;
+	// a trivial step and one awaiting a 1 ms timer (as a fetch). A base whose bench has no `awaitMs` answers without it: '-'.
+	/** @param {'head' | 'base'} side @param {number} awaitMs */
+	const sqlPerStep = async (side, awaitMs) => {
+		const [empty, full] = [await post(side, '/ours/sql-cost', { steps: 0, awaitMs }), await post(side, '/ours/sql-cost', { steps: 200, awaitMs })];
+		const per = (key) => (awaitMs > 0 && full.awaitMs !== awaitMs ? NaN : (full[key] - empty[key]) / 200);
+		return { rowsWritten: per('rowsWritten'), statements: per('statements'), historyRows: per('historyRows') };
 	};
-	rows.push({ name: 'SQLite rows written per trivial step (cursor rowsWritten)', unit: 'rows/step', better: 'lower', head: [await rowsPerStep('head')], base: [await rowsPerStep('base').catch(() => NaN)] });
+	/** @type {Record<'head' | 'base', Record<string, { rowsWritten: number, statements: number, historyRows: number }>>} */
+	const sql = { head: {}, base: {} };
+	for (const side of /** @type {const} */ (['head', 'base'])) {
+		sql[side].trivial = await sqlPerStep(side, 0).catch(() => ({ rowsWritten: NaN, statements: NaN, historyRows: NaN }));
+		sql[side].awaiting = await sqlPerStep(side, 1).catch(() => ({ rowsWritten: NaN, statements: NaN, historyRows: NaN }));
+	}
+	for (const [shape, label] of /** @type {const} */ ([['trivial', 'trivial step'], ['awaiting', 'step awaiting a 1 ms timer']])) {
+		rows.push({ name: `SQLite rows written per ${label} (cursor rowsWritten)`, unit: 'rows/step', better: 'lower', head: [sql.head[shape].rowsWritten], base: [sql.base[shape].rowsWritten] });
+		rows.push({ name: `history table rows per ${label}`, unit: 'rows/step', better: 'lower', head: [sql.head[shape].historyRows], base: [sql.base[shape].historyRows] });
+		rows.push({ name: `SQL statements per ${label}`, unit: 'statements/step', better: 'lower', head: [sql.head[shape].statements], base: [sql.base[shape].statements] });
+	}
+	/** @param {'head' | 'base'} side */
+	const bytesPerStep = async (side) => {
+		const { emptyBytes, fullBytes } = await post(side, '/size/ours', { steps: 1000 });
+		return (fullBytes - emptyBytes) / 1000;
+	};
+	// Two of docs/cost.md's scenarios, whole runs (instance and index shard): rows written and the bytes an instance keeps.
+	for (const scenario of /** @type {const} */ (['trivial', 'fetch'])) {
+		const label = scenario === 'trivial' ? '10 trivial steps' : '10 steps each awaiting a 200 ms fetch';
+		const [head, base] = [await post('head', '/cost/run', { scenario }), await post('base', '/cost/run', { scenario }).catch(() => ({}))];
+		rows.push({ name: `cost scenario "${label}": rows written per run`, unit: 'rows/run', better: 'lower', head: [head.rowsWritten], base: [base.rowsWritten ?? NaN] });
+		rows.push({ name: `cost scenario "${label}": bytes the instance keeps (databaseSize)`, unit: 'B', better: 'lower', head: [head.bytes], base: [base.bytes ?? NaN] });
+	}
+	rows.push({ name: 'storage bytes per trivial step (databaseSize, 1000 steps minus 0)', unit: 'B/step', better: 'lower', head: [await bytesPerStep('head')], base: [await bytesPerStep('base').catch(() => NaN)] });
 
 	const fmt = (v) => (Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(3));
 	const spread = (values) => (values.length > 1 ? ` (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})` : '');

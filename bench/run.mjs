@@ -14,6 +14,7 @@
 //   npm run bench -- --only streams
 //                                 only the live-stream rows (fan-out latency, delivery rate, memory;
 //                                 results in latest[-collector-off]-only-streams.{json,md}), no cost or storage
+//   npm run bench -- --only cost  only the Cost section's scenarios (results in latest[-collector-off]-only-cost.{json,md})
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,6 +27,21 @@ import { costModel } from './lib/cost-model.mjs';
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string, only?: string }} */
 let options;
+/** The Cost section (docs/cost.md); `--only cost` runs just these. */
+async function costRows() {
+	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
+	/** @type {Record<string, { wallMs: number, statements: number, rowsRead: number, rowsWritten: number, requests: number, bytes: number, bytesWhileSleeping?: number }>} */
+	const costInputs = {};
+	for (const scenario of ['trivial', 'fetch', 'sleep', 'children']) {
+		const runs = [];
+		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario }));
+		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
+		costInputs[scenario] = { wallMs: m('wallMs'), statements: m('statements'), rowsRead: m('rowsRead'), rowsWritten: m('rowsWritten'), requests: m('requests'), bytes: m('bytes'), ...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}) };
+		console.error(`  cost ${scenario}: ${JSON.stringify(costInputs[scenario])}`);
+	}
+	return costModel(costInputs);
+}
+
 /** The live-stream rows (docs/streams.md); `--only streams` runs just these. */
 async function streamRows() {
 	// Live streams: emit-to-receive latency with one subscriber (floor col) and at the last of
@@ -52,9 +68,9 @@ try {
 		parseArgs({ options: { smoke: { type: 'boolean', default: false }, out: { type: 'string' }, collector: { type: 'string', default: 'on' }, only: { type: 'string' } }, strict: true, allowPositionals: false }).values
 	);
 	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
-	if (options.only !== undefined && options.only !== 'streams') throw new Error(`--only takes "streams", not ${JSON.stringify(options.only)}`);
+	if (options.only !== undefined && options.only !== 'streams' && options.only !== 'cost') throw new Error(`--only takes "streams" or "cost", not ${JSON.stringify(options.only)}`);
 } catch (error) {
-	console.error(`npm run bench: ${error instanceof Error ? error.message : error}\nusage: npm run bench [-- --smoke] [--out DIR] [--collector on|off] [--only streams]`);
+	console.error(`npm run bench: ${error instanceof Error ? error.message : error}\nusage: npm run bench [-- --smoke] [--out DIR] [--collector on|off] [--only streams|cost]`);
 	process.exit(2);
 }
 const { smoke, collector, only } = options;
@@ -136,6 +152,8 @@ try {
 	if (only === 'streams') {
 		await streamRows();
 		report(undefined, undefined);
+	} else if (only === 'cost') {
+		report(undefined, await costRows());
 	} else {
 		// (a) create latency, sequential
 		const createLatency = async (path) => {
@@ -197,23 +215,31 @@ try {
 		});
 
 		// (b2) what a step writes, as Cloudflare bills it: the cursors' rowsWritten / rowsRead and statements of a run of N
-		// steps minus those of a run of none, per step (bench/sql-meter.ts). The history triggers' rows are in rowsWritten;
-		// the row below it leaves them out (rows the step's own statements write). Floor: one INSERT OR REPLACE per step.
-		/** @type {{ rowsWritten: number, rowsRead: number, statements: number, historyRows: number }} */
-		let sqlPerStep = { rowsWritten: NaN, rowsRead: NaN, statements: NaN, historyRows: NaN };
+		// steps minus those of a run of none, per step (bench/sql-meter.ts), for a trivial step (it settles at once) and a
+		// step that awaits a 1 ms timer (as one awaiting a fetch: still pending after its first microtask turns). rowsWritten
+		// counts every b-tree entry a statement writes (index entries included); the "history table rows" rows say how many
+		// of them are `history` rows (a step's records kept in its own row are not: drizzle/0013). Floor: one INSERT OR
+		// REPLACE per step.
 		{
-			const empty = await post('/ours/sql-cost', { steps: 0 });
-			const full = await post('/ours/sql-cost', { steps: size.sqlSteps });
-			const per = (key) => (full[key] - empty[key]) / size.sqlSteps;
-			sqlPerStep = { rowsWritten: per('rowsWritten'), rowsRead: per('rowsRead'), statements: per('statements'), historyRows: per('historyRows') };
+			const perStep = async (awaitMs) => {
+				const empty = await post('/ours/sql-cost', { steps: 0, awaitMs });
+				const full = await post('/ours/sql-cost', { steps: size.sqlSteps, awaitMs });
+				const per = (key) => (full[key] - empty[key]) / size.sqlSteps;
+				return { rowsWritten: per('rowsWritten'), rowsRead: per('rowsRead'), statements: per('statements'), historyRows: per('historyRows'), empty };
+			};
+			const { empty, ...trivial } = await perStep(0);
+			const { empty: _awaitingEmpty, ...awaiting } = await perStep(1);
 			const floorRows = (await post('/floor/run', PARAMS(size.sqlSteps))).rowsWritten / size.sqlSteps;
 			const one = (v) => ({ median: v, min: NaN, max: NaN });
-			results.push({ name: `SQLite rows written per step (cursor rowsWritten, history triggers' rows included; ${size.sqlSteps} steps minus 0)`, unit: 'rows/step', better: 'lower', ours: one(sqlPerStep.rowsWritten), floor: one(floorRows) });
-			results.push({ name: "SQLite rows written per step without the history triggers' rows (the step's own statements)", unit: 'rows/step', better: 'lower', ours: one(sqlPerStep.rowsWritten - sqlPerStep.historyRows), floor: one(floorRows) });
-			results.push({ name: 'SQLite rows read per step (cursor rowsRead)', unit: 'rows/step', better: 'lower', ours: one(sqlPerStep.rowsRead) });
-			results.push({ name: 'SQL statements per step (sql.exec calls; the triggers run inside them)', unit: 'statements/step', better: 'lower', ours: one(sqlPerStep.statements), floor: one(1) });
+			results.push({ name: `SQLite rows written per trivial step (cursor rowsWritten, history included; ${size.sqlSteps} steps minus 0)`, unit: 'rows/step', better: 'lower', ours: one(trivial.rowsWritten), floor: one(floorRows) });
+			results.push({ name: 'SQLite rows written per trivial step that are history table rows', unit: 'rows/step', better: 'lower', ours: one(trivial.historyRows) });
+			results.push({ name: `SQLite rows written per step awaiting a 1 ms timer (as a fetch; history included; ${size.sqlSteps} steps minus 0)`, unit: 'rows/step', better: 'lower', ours: one(awaiting.rowsWritten), floor: one(floorRows) });
+			results.push({ name: 'SQLite rows written per step awaiting a timer that are history table rows', unit: 'rows/step', better: 'lower', ours: one(awaiting.historyRows) });
+			results.push({ name: 'SQLite rows read per trivial step (cursor rowsRead)', unit: 'rows/step', better: 'lower', ours: one(trivial.rowsRead) });
+			results.push({ name: 'SQL statements per trivial step (sql.exec calls)', unit: 'statements/step', better: 'lower', ours: one(trivial.statements), floor: one(1) });
+			results.push({ name: 'SQL statements per step awaiting a timer (sql.exec calls)', unit: 'statements/step', better: 'lower', ours: one(awaiting.statements), floor: one(1) });
 			results.push({ name: 'SQLite rows written by a run of 0 steps (create, status changes, index outbox)', unit: 'rows/run', better: 'lower', ours: one(empty.rowsWritten) });
-			console.error(`  sql per step: ${JSON.stringify(sqlPerStep)}, floor rows ${floorRows}, 0-step run ${empty.rowsWritten} rows written`);
+			console.error(`  sql per trivial step: ${JSON.stringify(trivial)}, per step awaiting a timer: ${JSON.stringify(awaiting)}, floor rows ${floorRows}, 0-step run ${empty.rowsWritten} rows written`);
 		}
 
 		// (b3) after Vercel Workflow's public CI benchmark: ${size.stampSteps} trivial sequential steps; each step returns Date.now()
@@ -480,17 +506,7 @@ try {
 		results.push({ name: 'production limits: rows that list request asks the shards for', unit: 'rows', better: 'lower', ours: { median: median(listingRows), min: Math.min(...listingRows), max: Math.max(...listingRows), samples: listingRows } });
 
 		await streamRows();
-		// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
-		/** @type {Record<string, { wallMs: number, statements: number, rowsRead: number, rowsWritten: number, requests: number, bytes: number, bytesWhileSleeping?: number }>} */
-		const costInputs = {};
-		for (const scenario of ['trivial', 'fetch', 'sleep', 'children']) {
-			const runs = [];
-			for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario }));
-			const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
-			costInputs[scenario] = { wallMs: m('wallMs'), statements: m('statements'), rowsRead: m('rowsRead'), rowsWritten: m('rowsWritten'), requests: m('requests'), bytes: m('bytes'), ...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}) };
-			console.error(`  cost ${scenario}: ${JSON.stringify(costInputs[scenario])}`);
-		}
-		const cost = costModel(costInputs);
+		const cost = await costRows();
 
 		// Storage cost
 		const ours = await post('/size/ours', { steps: size.storageSteps });

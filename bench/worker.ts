@@ -86,7 +86,7 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		return this.sqlMeter.reading();
 	}
 
-	/** Rows in the object's history table (what the step triggers append is counted there too). */
+	/** Rows in the object's history table (a step's records kept in its own row are not among them: drizzle/0013). */
 	historyRows(): number {
 		return Number([...this.ctx.storage.sql.exec('SELECT count(*) AS n FROM history')][0]?.n ?? 0);
 	}
@@ -298,13 +298,14 @@ app.post('/ours/child-round-trip', async (c) => {
 });
 
 // Rows written and statements per step: an instance run to completion, then its object's SQL meter and history rows.
+// `awaitMs`: each step awaits a timer that long (a step awaiting I/O) instead of returning at once.
 app.post('/ours/sql-cost', async (c) => {
-	const { steps } = await c.req.json<{ steps: number }>();
-	const { id } = await instances.create(c.env, { type: 'bench', id: newId('q'), payload: { steps } });
+	const { steps, awaitMs = 0 } = await c.req.json<{ steps: number; awaitMs?: number }>();
+	const { id } = await instances.create(c.env, { type: 'bench', id: newId('q'), payload: { steps, awaitMs } });
 	await oursDone(c.env, id);
 	const stub = instanceStub(c.env, id) as unknown as { settle(): Promise<void>; sqlReading(): Promise<SqlMeterReading>; historyRows(): Promise<number> };
 	await stub.settle(); // index delivery included: every write of the run
-	return c.json({ id, ...(await stub.sqlReading()), historyRows: await stub.historyRows() });
+	return c.json({ id, awaitMs, ...(await stub.sqlReading()), historyRows: await stub.historyRows() });
 });
 
 // Cost figures: one run of a scenario on the metered types, to completion (index delivery included); what it cost in

@@ -9,6 +9,8 @@ export interface BenchParams {
 	wait?: boolean;
 	/** Each step returns `Date.now()` as it starts, and the run returns them all (time between steps). */
 	stamp?: boolean;
+	/** Each step awaits a timer of this many ms before it returns (a step awaiting I/O); 0 or absent: none. */
+	awaitMs?: number;
 }
 
 /** `steps` CPU-light steps, optional sleeps, an optional event wait; one class per type name. */
@@ -16,7 +18,7 @@ function benchWorkflow<T extends string>(type: T) {
 	return class BenchWorkflow extends Workflow<BenchParams, number> {
 		static override readonly type = type;
 		static override events = { go: {} as { n: number } };
-		async run(step: Step<typeof BenchWorkflow.events>, { steps, sleepEvery = 0, wait = false, stamp = false }: BenchParams): Promise<any> {
+		async run(step: Step<typeof BenchWorkflow.events>, { steps, sleepEvery = 0, wait = false, stamp = false, awaitMs = 0 }: BenchParams): Promise<any> {
 			if (stamp) {
 				const stamps: number[] = [];
 				for (let i = 0; i < steps; i++) stamps.push(await step.do(`s${i}`, async () => Date.now()));
@@ -24,7 +26,7 @@ function benchWorkflow<T extends string>(type: T) {
 			}
 			let total = 0;
 			for (let i = 0; i < steps; i++) {
-				total += await step.do(`s${i}`, async () => i);
+				total += await step.do(`s${i}`, awaitMs > 0 ? () => new Promise<number>((resolve) => setTimeout(() => resolve(i), awaitMs)) : async () => i);
 				if (sleepEvery > 0 && (i + 1) % sleepEvery === 0) await step.sleep(`z${i}`, 1);
 			}
 			if (wait) total += (await step.waitForEvent('go')).n;

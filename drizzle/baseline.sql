@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0012_step-record-tagged leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0013_steps-records-in-row leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795738644951
+-- up-to: 1795746102564
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -45,21 +45,6 @@ CREATE TABLE `outbox` (
 	`next_attempt_at` integer NOT NULL
 , `backlogged_since` integer);
 --> statement-breakpoint
-CREATE TABLE `steps` (
-	`key` text PRIMARY KEY NOT NULL,
-	`name` text NOT NULL,
-	`kind` text NOT NULL,
-	`status` text NOT NULL,
-	`attempts` integer DEFAULT 0 NOT NULL,
-	`result` text,
-	`error_name` text,
-	`error_message` text,
-	`started_at` integer,
-	`finished_at` integer,
-	`wake_at` integer,
-	`seq` integer NOT NULL
-, `error_stack` text, `error_code` text, `record` text, `sensitive` integer);
---> statement-breakpoint
 CREATE TABLE `wakeups` (
 	`key` text PRIMARY KEY NOT NULL,
 	`at` integer NOT NULL
@@ -93,8 +78,6 @@ CREATE TABLE `index_backlog` (
 );
 --> statement-breakpoint
 CREATE INDEX `index_backlog_since` ON `index_backlog` (`since`,`id`);
---> statement-breakpoint
-CREATE INDEX `steps_seq` ON `steps` (`seq`);
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
 --> statement-breakpoint
@@ -213,16 +196,25 @@ CREATE TABLE `bulk_job` (
 	`finished_at` integer
 );
 --> statement-breakpoint
-CREATE TRIGGER `steps_record_insert` AFTER INSERT ON `steps` WHEN NEW.`record` IS NOT NULL BEGIN
-	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
-	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE WHEN substr(NEW.`record`, 1, 12) = 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END,
-		CASE WHEN instr(NEW.`record`, ':') > 0 THEN substr(NEW.`record`, 1, instr(NEW.`record`, ':') - 1) ELSE NEW.`record` END,
-		NEW.`name`, NEW.`attempts`, CASE WHEN substr(NEW.`record`, 1, 14) = 'step.completed' THEN NEW.`result` END, NULL);
-END;
+CREATE TABLE "steps" (
+	`seq` integer PRIMARY KEY NOT NULL,
+	`key` text NOT NULL,
+	`name` text NOT NULL,
+	`kind` text NOT NULL,
+	`status` text NOT NULL,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`record_seq` integer,
+	`record_count` integer,
+	`record_generation` integer,
+	`started_at` integer,
+	`finished_at` integer,
+	`wake_at` integer,
+	`sensitive` integer,
+	`result` text,
+	`error_name` text,
+	`error_message` text,
+	`error_stack` text,
+	`error_code` text
+);
 --> statement-breakpoint
-CREATE TRIGGER `steps_record_update` AFTER UPDATE ON `steps` WHEN NEW.`record` IS NOT NULL AND NEW.`record` IS NOT OLD.`record` BEGIN
-	INSERT INTO `history` (`generation`, `at`, `kind`, `step`, `attempt`, `value`, `detail`)
-	VALUES ((SELECT `generation` FROM `instance` LIMIT 1), CASE WHEN substr(NEW.`record`, 1, 12) = 'step.started' THEN NEW.`started_at` ELSE NEW.`finished_at` END,
-		CASE WHEN instr(NEW.`record`, ':') > 0 THEN substr(NEW.`record`, 1, instr(NEW.`record`, ':') - 1) ELSE NEW.`record` END,
-		NEW.`name`, NEW.`attempts`, CASE WHEN substr(NEW.`record`, 1, 14) = 'step.completed' THEN NEW.`result` END, NULL);
-END;
+CREATE UNIQUE INDEX `steps_key` ON `steps` (`key`);

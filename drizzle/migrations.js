@@ -12,6 +12,7 @@ import m0009 from './0009_index-run-metrics.sql';
 import m0010 from './0010_tranquil_invaders.sql';
 import m0011 from './0011_jazzy_ezekiel.sql';
 import m0012 from './0012_step-record-tagged.sql';
+import m0013 from './0013_steps-records-in-row.sql';
 
   export default {
     journal,
@@ -28,7 +29,8 @@ m0008,
 m0009,
 m0010,
 m0011,
-m0012
+m0012,
+m0013
     }
   }
   

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { NewHistoryRow } from '../src/engine/history/history';
+import type { HistoryRow, NewHistoryRow } from '../src/engine/history/history';
 import { SMALL_RESULT_BYTES } from '../src/engine/support/limits';
 import type { InstanceRow, InstanceStore, StepCount, StepRow } from '../src/engine/storage/store';
 
@@ -281,6 +281,35 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 				[5, 2, 105, 'step.completed', 's', 1, '"ok"', '{"x":1}'],
 				[4, 1, 105, 'step.completed', 's', 1, '"ok"', null],
 			]);
+		}));
+
+	it(`${name}: gives the records of a new step's first write the next seqs, read back by every history reader in order among the others, kept when the steps go`, () =>
+		withStore((store) => {
+			store.writeInstance(row);
+			store.appendHistory(record(0, 'workflow.created', { value: '{"a":1}' }));
+			const done = step('do:a', 1, { startedAt: 100, finishedAt: 105, result: '"héllo"' });
+			store.insertStep(done, [record(0, 'step.started', { at: 100, step: 'a', attempt: 1 }), record(0, 'step.completed', { at: 105, step: 'a', attempt: 1, value: '"héllo"' })]);
+			// A record that does not follow from its row (a sensitive step's marker) is kept as given.
+			const secret = step('do:b', 2, { startedAt: 110, finishedAt: 111, sensitive: true });
+			store.insertStep(secret, [record(0, 'step.started', { at: 110, step: 'b', attempt: 1 }), record(0, 'step.completed', { at: 111, step: 'b', attempt: 1, value: '"[redacted]"', detail: '{"redacted":true}' })]);
+			store.appendHistory(record(0, 'workflow.completed', { value: '2' }));
+			const expected = [
+				[1, 'workflow.created', null, null, '{"a":1}', null],
+				[2, 'step.started', 'a', 1, null, null],
+				[3, 'step.completed', 'a', 1, '"héllo"', null],
+				[4, 'step.started', 'b', 1, null, null],
+				[5, 'step.completed', 'b', 1, '"[redacted]"', '{"redacted":true}'],
+				[6, 'workflow.completed', null, null, '2', null],
+			];
+			const shape = (rows: HistoryRow[]) => rows.map((r) => [r.seq, r.kind, r.step, r.attempt, r.value, r.detail]);
+			expect(shape(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }))).toEqual(expected);
+			expect(shape(store.readHistory({ generation: 0, afterSeq: 2, limit: 2 }))).toEqual(expected.slice(2, 4));
+			expect(store.readHistoryMeta({ generation: 0, afterSeq: 1, limit: 3 })).toEqual([{ seq: 2, bytes: 0 }, { seq: 3, bytes: 8 }, { seq: 4, bytes: 0 }]);
+			expect(shape(store.readHistoryOfKinds({ afterSeq: 0, limit: 10, kinds: ['step.completed', 'workflow.completed'] }))).toEqual([expected[2], expected[4], expected[5]]);
+			expect(store.historySize(2)).toEqual({ bytes: 8 + 12 + 17 + 1, lastSeq: 6 });
+			store.deleteSteps();
+			expect(shape(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }))).toEqual(expected);
+			expect(store.historySize(0)).toEqual({ bytes: 7 + 8 + 12 + 17 + 1, lastSeq: 6 });
 		}));
 
 	it(`${name}: keeps a step's sensitive flag through writes, reads and step metadata`, () =>

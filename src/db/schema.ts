@@ -38,33 +38,42 @@ export const instance = sqliteTable('instance', {
 	attributes: text('attributes'),
 });
 
-/** One row per step, keyed by kind and name (see engine/steps/step-key.ts). */
+/**
+ * One row per step, keyed by kind and name (see engine/steps/step-key.ts): `seq` is the rowid
+ * and `key` has a unique index, so writing a new step's row updates two b-trees (two rows
+ * written; docs/decisions.md "A step's records in its row").
+ */
 export const steps = sqliteTable('steps', {
-	key: text('key').primaryKey(),
+	/** Order in which steps were first reached (the replay's order); the rowid. */
+	seq: integer('seq').primaryKey(),
+	key: text('key').notNull(),
 	name: text('name').notNull(),
 	kind: text('kind').notNull(),
 	status: text('status').notNull(),
 	attempts: integer('attempts').notNull().default(0),
+	/**
+	 * History records the row stands for instead of `history` rows (runtime/step-records.ts):
+	 * `step.started` (attempt 1, at `started_at`) at history seq `record_seq`, and with
+	 * `record_count` 2 also `step.completed` (attempt 1, at `finished_at`, value `result`) at
+	 * `record_seq + 1`, both of generation `record_generation`. Null: none (every record of the
+	 * step is a `history` row). Written by a step's first write only, never changed after.
+	 */
+	recordSeq: integer('record_seq'),
+	recordCount: integer('record_count'),
+	recordGeneration: integer('record_generation'),
+	startedAt: integer('started_at'),
+	finishedAt: integer('finished_at'),
+	wakeAt: integer('wake_at'),
+	/** A `sensitive: 'output'` step: its result is shown redacted (engine/steps/sensitive-output.ts). Null in rows written before the column: false. */
+	sensitive: integer('sensitive', { mode: 'boolean' }),
+	// The values that can be large come last (up to 1 MiB, 8 and 16 KiB), so a scan of the columns above never reads their overflow pages.
 	result: text('result'),
 	errorName: text('error_name'),
 	errorMessage: text('error_message'),
 	errorStack: text('error_stack'),
 	errorCode: text('error_code'),
-	startedAt: integer('started_at'),
-	finishedAt: integer('finished_at'),
-	wakeAt: integer('wake_at'),
-	seq: integer('seq').notNull(),
-	/** A `sensitive: 'output'` step: its result is shown redacted (engine/steps/sensitive-output.ts). Null in rows written before the column: false. */
-	sensitive: integer('sensitive', { mode: 'boolean' }),
-	/**
-	 * The history record this write appends, when the trigger can derive it from the row
-	 * (`step.started` / `step.completed`, as `<kind>:<attempt>`; see the `steps_record_*` triggers in drizzle/0012):
-	 * one statement writes both. Null on every other write that sets it; never read.
-	 */
-	record: text('record'),
 }, (t) => [
-	// The status window (latest steps) and step pages walk the history by seq without sorting.
-	index('steps_seq').on(t.seq),
+	uniqueIndex('steps_key').on(t.key),
 ]);
 
 /**

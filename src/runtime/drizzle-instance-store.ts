@@ -8,10 +8,11 @@ import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
 import type { StepKind, StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
+import { HISTORY_TAIL_SQL, INSERT_STEP_SQL, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
-const { result: _result, record: _record, ...stepColumns } = getTableColumns(steps);
-/** A step row as the engine knows it: `record` only ever travels from a write to the trigger. */
+const { result: _result, recordSeq: _recordSeq, recordCount: _recordCount, recordGeneration: _recordGeneration, ...stepColumns } = getTableColumns(steps);
+/** A step row as the engine knows it: the records it stands for are the history's (step-records.ts). */
 const stepRowColumns = { ...stepColumns, result: steps.result };
 // octet_length reads the size from the record header, not the (up to 1 MiB) value; small results come along.
 const stepMetaColumns = {
@@ -21,15 +22,16 @@ const stepMetaColumns = {
 };
 const instanceColumns = getTableColumns(instance);
 /**
- * A step's upsert, by hand (see `upsertStep`): the columns of `steps` in schema order.
- * `record` names the history record the `steps_record_*` triggers append, as '<kind>:<attempt>' (null: none).
+ * A step's upsert, by hand (see `upsertStep`): the columns of `steps` the engine writes. The
+ * records a row stands for (`record_*`) are set by its first write only (`INSERT_STEP_SQL`) and
+ * never changed by this one.
  */
 const UPSERT_STEP_SQL =
-	'INSERT INTO steps (key, name, kind, status, attempts, result, error_name, error_message, error_stack, error_code, started_at, finished_at, wake_at, seq, record, sensitive) ' +
-	'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+	'INSERT INTO steps (seq, key, name, kind, status, attempts, result, error_name, error_message, error_stack, error_code, started_at, finished_at, wake_at, sensitive) ' +
+	'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
 	'status = excluded.status, attempts = excluded.attempts, result = excluded.result, error_name = excluded.error_name, error_message = excluded.error_message, ' +
 	'error_stack = excluded.error_stack, error_code = excluded.error_code, started_at = excluded.started_at, finished_at = excluded.finished_at, wake_at = excluded.wake_at, ' +
-	'record = excluded.record, sensitive = excluded.sensitive';
+	'sensitive = excluded.sensitive';
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 const UNREAD = Symbol('unread');
@@ -53,22 +55,23 @@ export interface StoreStart {
  */
 export class DrizzleInstanceStore implements InstanceStore {
 	private readonly q;
-	/** The instance's generation as this store last read or wrote it (what the trigger will read). */
-	private generation: number | undefined;
 	/** Whether the instance row is known to be absent without a read (a new object). */
 	private instanceAbsent: boolean;
 	/**
-	 * The history's last seq and the bytes of its records after `tailFrom`, as this store
-	 * counted them (undefined: not known, the next `historySize` reads them). Seqs are rowids
-	 * that only this store assigns and nothing deletes, so each append is the last seq plus one.
+	 * The history's last seq (of `history` rows and of the records step rows stand for,
+	 * step-records.ts), and the bytes of its records after `tailFrom` (undefined: not counted),
+	 * as this store counted them (undefined: not known, read before the next append). Only this
+	 * store assigns seqs and nothing deletes a record, so each append is the last seq plus one.
 	 */
 	private lastHistorySeq: number | undefined;
-	private tailFrom = 0;
+	private tailFrom: number | undefined = 0;
 	private tailBytes = 0;
 	/** The earliest wake-up (undefined: none) as this store knows it, or UNREAD. */
 	private earliest: number | undefined | typeof UNREAD = UNREAD;
 	/** Whether the steps table is known to be empty (a new object, or after `deleteSteps`). */
 	private noSteps = false;
+	/** The highest `seq` of the steps table as this store wrote it (0: none), or UNREAD. */
+	private lastStepSeq: number | typeof UNREAD = UNREAD;
 	/** Whether no event is known to be buffered, and the dropped count if known. */
 	private noEvents = false;
 	private dropped: number | typeof UNREAD = UNREAD;
@@ -90,6 +93,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.lastHistorySeq = 0;
 			this.earliest = undefined;
 			this.noSteps = true;
+			this.lastStepSeq = 0;
 			this.noEvents = true;
 			this.dropped = 0;
 		}
@@ -117,15 +121,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 						set: Object.fromEntries(Object.entries(instanceColumns).filter(([key]) => key !== 'id').map(([key, column]) => [key, sql.raw(`excluded.${column.name}`)])),
 					})
 					.prepare(),
-			historySize: () =>
-				db
-					.select({
-						bytes: sql<number>`coalesce(sum(coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)), 0)`,
-						lastSeq: sql<number | null>`max(${history.seq})`,
-					})
-					.from(history)
-					.where(gt(history.seq, p('afterSeq')))
-					.prepare(),
 			earliestWakeup: () => db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
 			deleteWakeupsDue: () =>
 				db
@@ -151,7 +146,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 				db
 					.insert(history)
 					.values({
-						generation: p('generation'), at: p('at'), kind: p('kind'), step: p('step'), attempt: p('attempt'), value: p('value'), detail: p('detail'),
+						seq: p('seq'), generation: p('generation'), at: p('at'), kind: p('kind'), step: p('step'), attempt: p('attempt'), value: p('value'), detail: p('detail'),
 					} as never)
 					.prepare(),
 		});
@@ -162,12 +157,12 @@ export class DrizzleInstanceStore implements InstanceStore {
 			return this.storage.transactionSync(fn);
 		} catch (error) {
 			// What this store remembers of rows written inside may have been rolled back.
-			this.generation = undefined;
 			this.instanceAbsent = false;
 			this.outboxRow = UNREAD;
 			this.lastHistorySeq = undefined;
 			this.earliest = UNREAD;
 			this.noSteps = false;
+			this.lastStepSeq = UNREAD;
 			this.noEvents = false;
 			this.dropped = UNREAD;
 			throw error;
@@ -175,13 +170,10 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	readInstance(): InstanceRow | undefined {
-		const row = this.instanceAbsent ? undefined : (this.q.readInstance.get() as InstanceRow | undefined);
-		this.generation = row?.generation;
-		return row;
+		return this.instanceAbsent ? undefined : (this.q.readInstance.get() as InstanceRow | undefined);
 	}
 
 	writeInstance(row: InstanceRow): void {
-		this.generation = row.generation;
 		this.instanceAbsent = false;
 		this.q.writeInstance.run({
 			...row,
@@ -200,44 +192,72 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	writeStep(row: StepRow): void {
-		this.upsertStep(row, null);
+		this.upsertStep(row);
 	}
 
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
-		if (recordFollowsFromRow(row, record, this.generation)) {
-			// '<kind>:<attempt>': a new value on every such write, which is what fires the update trigger (drizzle/0012).
-			this.upsertStep(row, `${record.kind}:${row.attempts}`);
-			this.appended(record);
-		} else {
-			this.writeStep(row);
-			this.appendHistory(record);
-		}
+		this.writeStep(row);
+		this.appendHistory(record);
 	}
 
 	/**
-	 * The hot path of a step (two calls per attempt): hand-written SQL with positional
-	 * bindings straight to `sql.exec` (workerd caches the statement by its text), not a
-	 * Drizzle prepared query, whose placeholder filling and driver layers cost more than
-	 * the write itself (docs/decisions.md "Hand-written SQL on a step's hot path"). Checked
-	 * against production's SQL limits like every other statement.
+	 * A new step's first write: one INSERT whose row stands for the records that follow from it
+	 * (step-records.ts), at the next seqs; a record that does not (a sensitive step's
+	 * marker, a retry's start) is appended as a `history` row.
 	 */
-	private upsertStep(row: StepRow, record: string | null): void {
-		const bindings: SqlStorageValue[] = [
-			row.key, row.name, row.kind, row.status, row.attempts, row.result, row.errorName, row.errorMessage, row.errorStack, row.errorCode,
-			row.startedAt, row.finishedAt, row.wakeAt, row.seq, record, sensitiveColumn(row),
-		];
-		checkStatement(UPSERT_STEP_SQL, bindings);
-		this.storage.sql.exec(UPSERT_STEP_SQL, ...bindings);
+	insertStep(row: StepRow, records: readonly NewHistoryRow[]): void {
+		// Only a row above every other keeps records, so they ascend with the rowid (step-records.ts).
+		const inRow = row.seq > this.highestStepSeq() ? recordsInRow(row, records) : 0;
+		if (inRow === 0) {
+			this.writeStep(row);
+		} else {
+			const seq = this.lastSeq() + 1;
+			this.exec(INSERT_STEP_SQL, [...stepBindings(row), seq, inRow, records[0]!.generation]);
+			this.stepWritten(row);
+			for (const record of records.slice(0, inRow)) this.appended(record);
+		}
+		for (const record of records.slice(inRow)) this.appendHistory(record);
+	}
+
+	private highestStepSeq(): number {
+		if (this.lastStepSeq === UNREAD) this.lastStepSeq = Number(this.exec('SELECT coalesce(max(seq), 0) AS seq FROM steps', []).one().seq);
+		return this.lastStepSeq;
+	}
+
+	private stepWritten(row: StepRow): void {
 		this.noSteps = false;
+		if (this.lastStepSeq !== UNREAD) this.lastStepSeq = Math.max(this.lastStepSeq, row.seq);
+	}
+
+	/**
+	 * The hot path of a step: hand-written SQL with positional bindings straight to
+	 * `sql.exec` (workerd caches the statement by its text), not a Drizzle prepared query,
+	 * whose placeholder filling and driver layers cost more than the write itself
+	 * (docs/decisions.md "Hand-written SQL on a step's hot path"). Checked against
+	 * production's SQL limits like every other statement.
+	 */
+	private upsertStep(row: StepRow): void {
+		this.exec(UPSERT_STEP_SQL, stepBindings(row));
+		this.stepWritten(row);
+	}
+
+	private exec(query: string, bindings: SqlStorageValue[]): SqlStorageCursor<Record<string, SqlStorageValue>> {
+		checkStatement(query, bindings);
+		return this.storage.sql.exec(query, ...bindings);
 	}
 
 	deleteSteps(): void {
+		// The records the rows stand for go into `history` first: the old generation keeps them.
+		this.exec(materialiseSql('1'), []);
 		this.db.delete(steps).run();
 		this.noSteps = true;
+		this.lastStepSeq = 0;
 	}
 
 	keepStepsBefore(seq: number): void {
+		this.exec(materialiseSql("kind = 'rollback' OR seq >= ?"), [seq, seq]);
 		this.db.delete(steps).where(or(eq(steps.kind, 'rollback'), gte(steps.seq, seq))).run();
+		this.lastStepSeq = UNREAD;
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
@@ -361,8 +381,18 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	appendHistory(row: NewHistoryRow): void {
-		this.q.appendHistory.run(row as never);
+		// The seq is given: records that step rows stand for take seqs that `history` never sees.
+		this.q.appendHistory.run({ ...row, seq: this.lastSeq() + 1 } as never);
 		this.appended(row);
+	}
+
+	/** The history's last seq, read once when this store does not know it. */
+	private lastSeq(): number {
+		if (this.lastHistorySeq === undefined) {
+			this.lastHistorySeq = Number(this.exec(HISTORY_TAIL_SQL, [0, 0]).one().last_seq);
+			this.tailFrom = undefined;
+		}
+		return this.lastHistorySeq;
 	}
 
 	/** A record went into the history: one more seq, and its bytes on the tail. */
@@ -372,36 +402,22 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.tailBytes += historyRecordBytes(row);
 	}
 
+	// The readers below merge `history` with the records step rows stand for (step-records.ts);
+	// octet_length reads sizes from the record header, not the (up to 1 MiB) values.
 	readHistoryMeta(range: HistoryRange): HistoryMeta[] {
-		// octet_length reads the sizes from the record header, not the (up to 1 MiB) values.
-		return this.db
-			.select({ seq: history.seq, bytes: sql<number>`coalesce(octet_length(${history.value}), 0) + coalesce(octet_length(${history.detail}), 0)` })
-			.from(history)
-			.where(and(gt(history.seq, range.afterSeq), eq(history.generation, range.generation)))
-			.orderBy(asc(history.seq))
-			.limit(range.limit)
-			.all();
+		const { sql: query, bindings } = recordMetaQuery(range);
+		return this.exec(query, bindings).toArray().map(toHistoryMeta);
 	}
 
 	readHistory(range: HistoryRange): HistoryRow[] {
-		return this.db
-			.select()
-			.from(history)
-			.where(and(gt(history.seq, range.afterSeq), eq(history.generation, range.generation)))
-			.orderBy(asc(history.seq))
-			.limit(range.limit)
-			.all() as HistoryRow[];
+		const { sql: query, bindings } = recordsQuery(range);
+		return this.exec(query, bindings).toArray().map(toHistoryRow);
 	}
 
 	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }): HistoryRow[] {
 		// A walk of the rowid from `afterSeq`: a subscriber's cursor is near the end, so it reads few rows.
-		return this.db
-			.select()
-			.from(history)
-			.where(and(gt(history.seq, query.afterSeq), inArray(history.kind, [...query.kinds])))
-			.orderBy(asc(history.seq))
-			.limit(query.limit)
-			.all() as HistoryRow[];
+		const { sql: statement, bindings } = recordsQuery(query);
+		return this.exec(statement, bindings).toArray().map(toHistoryRow);
 	}
 
 	lastStreamMessageIndex(generation: number): number {
@@ -432,10 +448,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 			}
 			if (afterSeq === this.tailFrom) return { bytes: this.tailBytes, lastSeq: this.lastHistorySeq };
 		}
-		// A range of the rowid from the last counted record: only the records since the last
-		// status change, and octet_length reads their sizes from the record headers.
-		const row = this.q.historySize.get({ afterSeq });
-		const tail = { bytes: row?.bytes ?? 0, lastSeq: row?.lastSeq ?? afterSeq };
+		// A range of the rowid from the last counted record (only the records since the last
+		// status change) and the completed records step rows stand for; octet_length reads their
+		// sizes from the record headers.
+		const row = this.exec(HISTORY_TAIL_SQL, [afterSeq, afterSeq]).one();
+		const tail = { bytes: Number(row.bytes), lastSeq: Math.max(afterSeq, Number(row.last_seq)) };
 		this.lastHistorySeq = tail.lastSeq;
 		this.tailFrom = afterSeq;
 		this.tailBytes = tail.bytes;
@@ -514,16 +531,15 @@ function preparedOnce<T extends Record<string, () => unknown>>(builders: T): { r
 	return prepared;
 }
 
+/** A step row's bindings in the column order of `UPSERT_STEP_SQL` (and the start of `INSERT_STEP_SQL`'s). */
+function stepBindings(row: StepRow): SqlStorageValue[] {
+	return [
+		row.seq, row.key, row.name, row.kind, row.status, row.attempts, row.result, row.errorName, row.errorMessage, row.errorStack, row.errorCode,
+		row.startedAt, row.finishedAt, row.wakeAt, sensitiveColumn(row),
+	];
+}
+
 /** The `sensitive` column as bound: placeholders skip the column's boolean mapping, so 1 or 0 (read back as a boolean; null, from rows older than the column, as false). */
 function sensitiveColumn(row: StepRow): 1 | 0 {
 	return row.sensitive ? 1 : 0;
-}
-
-/** Whether the `steps_record_*` triggers (drizzle/0007) would append exactly `record` for this write. */
-function recordFollowsFromRow(row: StepRow, record: NewHistoryRow, generation: number | undefined): boolean {
-	if (generation === undefined || record.generation !== generation || record.detail !== null) return false;
-	if (record.step !== row.name || record.attempt !== row.attempts) return false;
-	if (record.kind === 'step.started') return record.at === row.startedAt && record.value === null;
-	if (record.kind === 'step.completed') return record.at === row.finishedAt && record.value === row.result;
-	return false;
 }

@@ -6,8 +6,8 @@ import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store'
 
 /**
  * The instance's Drizzle store, telling its stream (roles/instance-stream-feed.ts)
- * that the history grew. Every record goes through one of these two writes (a step's
- * start and completion through the second), so the stream needs no polling. The
+ * that the history grew. Every record goes through one of these three writes (a step's
+ * start and completion through the last two), so the stream needs no polling. The
  * notice only schedules a read on a later turn: it costs a step nothing when nobody
  * subscribes.
  */
@@ -29,5 +29,10 @@ export class NotifyingInstanceStore extends DrizzleInstanceStore {
 	override writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
 		super.writeStepWithRecord(row, record);
 		this.historyAppended();
+	}
+
+	override insertStep(row: StepRow, records: readonly NewHistoryRow[]): void {
+		super.insertStep(row, records);
+		if (records.length > 0) this.historyAppended();
 	}
 }

@@ -5,6 +5,7 @@ export const WRITE_METHODS = [
 	'writeInstance',
 	'writeStep',
 	'writeStepWithRecord',
+	'insertStep',
 	'deleteSteps',
 	'setWakeup',
 	'deleteWakeup',

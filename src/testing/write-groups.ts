@@ -56,10 +56,9 @@ export class WriteGroupCounter implements WriteGate {
 				if (this.plan?.when === 'after' && this.plan.group === group.index) this.crash();
 			});
 		}
-		const description = describeWrite(method, args);
-		const list = description === undefined ? this.open.bookkeeping : this.open.writes;
-		const entry = description ?? method;
-		if (!list.includes(entry)) list.push(entry);
+		const descriptions = describeWrite(method, args);
+		const list = descriptions.length === 0 ? this.open.bookkeeping : this.open.writes;
+		for (const entry of descriptions.length === 0 ? [method] : descriptions) if (!list.includes(entry)) list.push(entry);
 		return true;
 	}
 
@@ -69,14 +68,16 @@ export class WriteGroupCounter implements WriteGate {
 	}
 }
 
-function describeWrite(method: WriteMethod, args: readonly unknown[]): string | undefined {
-	if (method === 'appendHistory' || method === 'writeStepWithRecord') {
-		const row = args[method === 'appendHistory' ? 0 : 1] as NewHistoryRow;
-		return row.step === null ? row.kind : `${row.kind} "${row.step}"`;
-	}
-	if (method === 'writeInstance') return `status ${(args[0] as InstanceRow).status}`;
+function describeWrite(method: WriteMethod, args: readonly unknown[]): string[] {
+	if (method === 'appendHistory' || method === 'writeStepWithRecord') return [describeRecord(args[method === 'appendHistory' ? 0 : 1] as NewHistoryRow)];
+	if (method === 'insertStep') return (args[1] as readonly NewHistoryRow[]).map(describeRecord);
+	if (method === 'writeInstance') return [`status ${(args[0] as InstanceRow).status}`];
 	// Step rows, wake-ups, buffered events and the outbox row go with a record that says more.
-	return undefined;
+	return [];
+}
+
+function describeRecord(row: NewHistoryRow): string {
+	return row.step === null ? row.kind : `${row.kind} "${row.step}"`;
 }
 
 /** A group as people read it: `step.completed "charge-card"`, or its store calls when it holds no record. */

@@ -5,6 +5,7 @@ import { Workflow } from '../../src/workflow';
 import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/steps/step-context';
 import { registryOf, startInstance } from './start-instance';
 import { VirtualHost } from '../../src/testing/virtual-host';
+import { WRITE_METHODS } from '../../src/testing/write-gate';
 
 let calls: Record<string, number> = {};
 let failuresLeft: Record<string, number> = {};
@@ -302,5 +303,49 @@ describe('replay cost', () => {
 		await host.fireAlarm(engine); // a replay of 1000 cached steps, then the sleep completes
 		expect(engine.status()).toMatchObject({ status: 'completed', output: (999 * 1000) / 2 });
 		expect(yields).toBe(Math.floor(1000 / REPLAYED_STEPS_PER_YIELD));
+	});
+});
+
+describe('the writes of a step', () => {
+	class Steps extends Workflow<{ n: number; wait: boolean }, number> {
+		static override readonly type = 'steps';
+		async run(step: Step, { n, wait }: { n: number; wait: boolean }) {
+			let total = 0;
+			for (let i = 0; i < n; i++) total += await step.do(`s${i}`, wait ? () => new Promise<number>((resolve) => setTimeout(() => resolve(i), 1)) : async () => i);
+			return total;
+		}
+	}
+	/** The store's write calls per step: a run of 12 steps minus a run of 2, over 10. */
+	const writesPerStep = async (wait: boolean) => {
+		const writesOf = async (n: number) => {
+			const host = new VirtualHost({ registry: registryOf(Steps) });
+			const calls = new Map<string, number>();
+			const store = host.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+			let depth = 0; // the engine's calls, not those one store method makes of another
+			for (const method of WRITE_METHODS) {
+				const original = store[method]!.bind(store);
+				store[method] = (...args: unknown[]) => {
+					if (depth === 0) calls.set(method, (calls.get(method) ?? 0) + 1);
+					depth++;
+					try {
+						return original(...args);
+					} finally {
+						depth--;
+					}
+				};
+			}
+			const engine = host.engine();
+			await engine.create('wf-1', 'steps', { n, wait });
+			await host.idle();
+			expect(engine.status().status).toBe('completed');
+			return calls;
+		};
+		const [few, many] = [await writesOf(2), await writesOf(12)];
+		return Object.fromEntries([...many].map(([method, n]) => [method, (n - (few.get(method) ?? 0)) / 10]).filter(([, n]) => n !== 0));
+	};
+
+	it('writes a new step that settles at once in one call (its row with both records: 2 SQLite rows), one awaiting I/O in two (its row with its start, then its completion)', async () => {
+		expect(await writesPerStep(false)).toEqual({ insertStep: 1 });
+		expect(await writesPerStep(true)).toEqual({ insertStep: 1, writeStepWithRecord: 1 });
 	});
 });

@@ -52,9 +52,20 @@ describe('DrizzleInstanceStore', () => {
 				() => store.writeInstance(instanceRow()),
 				() => store.appendHistory({ generation, at: 1, kind: 'event.received', step: null, attempt: null, value: '"é"'.repeat(random(4)), detail: null }),
 				() => {
-					const running = { key: `do:s${random(5)}`, name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
+					const n = random(5);
+					const running = { key: `do:s${n}`, name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: n + 1, sensitive: false };
 					store.writeStepWithRecord(running, { generation, at: 10, kind: 'step.started', step: 's', attempt: 1, value: null, detail: null });
 					store.writeStepWithRecord({ ...running, status: 'completed', result: '"ok"', finishedAt: 11 }, { generation, at: 11, kind: 'step.completed', step: 's', attempt: 1, value: '"ok"', detail: null });
+				},
+				() => {
+					// A new step that settled at once: its row stands for both its records.
+					const n = 10 + random(1000);
+					if (store.readStep(`do:t${n}`)) return;
+					const done = { key: `do:t${n}`, name: `t${n}`, kind: 'do' as const, status: 'completed' as const, attempts: 1, result: '"é"', errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: 11, wakeAt: null, seq: n, sensitive: false };
+					store.insertStep(done, [
+						{ generation, at: 10, kind: 'step.started', step: `t${n}`, attempt: 1, value: null, detail: null },
+						{ generation, at: 11, kind: 'step.completed', step: `t${n}`, attempt: 1, value: '"é"', detail: null },
+					]);
 				},
 				() => (historySeq = store.historySize(historySeq).lastSeq),
 				() => store.setWakeup(`w${random(3)}`, 100 + random(50)),
@@ -96,52 +107,114 @@ describe('DrizzleInstanceStore', () => {
 		}));
 });
 
-describe('the steps_record triggers (drizzle/0012)', () => {
+describe('the records a step row stands for (drizzle/0013)', () => {
 	const instanceRow = {
 		id: 'wf-1', type: 't', status: 'running' as const, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
 		createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
 	};
-	const running = { key: 'do:s', name: 's', kind: 'do' as const, status: 'running' as const, attempts: 1, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: null, seq: 1, sensitive: false };
-	const started = (attempt: number, at = 10) => ({ generation: 0, at, kind: 'step.started' as const, step: 's', attempt, value: null, detail: null });
-	const kinds = (store: DrizzleInstanceStore) => store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.kind, r.attempt, r.at, r.value]);
+	const done = (name: string, seq: number) => ({
+		key: `do:${name}`, name, kind: 'do' as const, status: 'completed' as const, attempts: 1, result: `"${name}!"`, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+		startedAt: 10 * seq, finishedAt: 10 * seq + 1, wakeAt: null, seq, sensitive: false,
+	});
+	const recordsOf = (row: ReturnType<typeof done>, generation = 0) => [
+		{ generation, at: row.startedAt, kind: 'step.started' as const, step: row.name, attempt: 1, value: null, detail: null },
+		{ generation, at: row.finishedAt, kind: 'step.completed' as const, step: row.name, attempt: 1, value: row.result, detail: null },
+	];
+	const rowsWritten = (state: DurableObjectState, fn: () => void) => {
+		const exec = state.storage.sql.exec.bind(state.storage.sql);
+		let rows = 0;
+		const counting = (query: string, ...bindings: SqlStorageValue[]) => {
+			const cursor = exec(query, ...bindings);
+			cursors.push(cursor);
+			return cursor;
+		};
+		const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+		Object.defineProperty(state.storage.sql, 'exec', { value: counting, configurable: true, writable: true });
+		try {
+			fn();
+		} finally {
+			Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+		}
+		for (const cursor of cursors) rows += cursor.rowsWritten;
+		return rows;
+	};
 
-	it('append nothing for a write that does not set the record (the release before drizzle/0007, after a rollback of a deploy)', () =>
+	it('writes 2 SQLite rows for a step that settled at once, its history complete (the row and its key index entry)', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const db = drizzle(state.storage, { schema });
 			await migrate(db, migrations);
-			const store = new DrizzleInstanceStore(db, state.storage);
+			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
 			store.writeInstance(instanceRow);
-			store.writeStepWithRecord(running, started(1));
-			// That release's upsert names no record column: the attempt it starts leaves the record as it was.
-			state.storage.sql.exec(`INSERT INTO steps (key, name, kind, status, attempts, started_at, seq) VALUES ('do:s', 's', 'do', 'running', 2, 10, 1)
-				ON CONFLICT (key) DO UPDATE SET status = excluded.status, attempts = excluded.attempts`);
-			expect(kinds(store)).toEqual([['step.started', 1, 10, null]]);
-		}));
-
-	it("append each attempt's started record, a crash's retry of the same step included, and the completed record with its result", () =>
-		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
-			await migrate(db, migrations);
-			const store = new DrizzleInstanceStore(db, state.storage);
-			store.writeInstance(instanceRow);
-			store.writeStepWithRecord(running, started(1));
-			// The isolate died mid-step: the next pass starts attempt 2 over the row still marked started.
-			store.writeStepWithRecord({ ...running, attempts: 2 }, started(2));
-			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '42', finishedAt: 20 }, { generation: 0, at: 20, kind: 'step.completed', step: 's', attempt: 2, value: '42', detail: null });
-			expect(kinds(store)).toEqual([
-				['step.started', 1, 10, null],
-				['step.started', 2, 10, null],
-				['step.completed', 2, 20, '42'],
+			const written = [1, 2, 3].map((seq) => rowsWritten(state, () => store.insertStep(done(`s${seq}`, seq), recordsOf(done(`s${seq}`, seq)))));
+			expect(written).toEqual([2, 2, 2]);
+			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.seq, r.kind, r.step, r.attempt, r.at, r.value])).toEqual([
+				[1, 'step.started', 's1', 1, 10, null], [2, 'step.completed', 's1', 1, 11, '"s1!"'],
+				[3, 'step.started', 's2', 1, 20, null], [4, 'step.completed', 's2', 1, 21, '"s2!"'],
+				[5, 'step.started', 's3', 1, 30, null], [6, 'step.completed', 's3', 1, 31, '"s3!"'],
 			]);
 		}));
 
-	it('still append the bare kind the release of drizzle/0007 writes', () =>
+	it('keeps the records of deleted steps in their generation, at their seqs, when a restart deletes or keeps steps', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const db = drizzle(state.storage, { schema });
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage);
 			store.writeInstance(instanceRow);
-			state.storage.sql.exec(`INSERT INTO steps (key, name, kind, status, attempts, started_at, seq, record) VALUES ('do:s', 's', 'do', 'running', 1, 10, 1, 'step.started')`);
-			expect(kinds(store)).toEqual([['step.started', 1, 10, null]]);
+			store.insertStep(done('a', 1), recordsOf(done('a', 1)));
+			store.appendHistory({ generation: 0, at: 15, kind: 'event.received', step: null, attempt: null, value: '1', detail: null });
+			store.insertStep(done('b', 2), recordsOf(done('b', 2)));
+			const before = store.readHistory({ generation: 0, afterSeq: 0, limit: 10 });
+			expect(before.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+			store.keepStepsBefore(2);
+			expect(store.readSteps().map((s) => s.key)).toEqual(['do:a']);
+			store.writeInstance({ ...instanceRow, generation: 1 });
+			store.insertStep(done('c', 2), recordsOf(done('c', 2), 1));
+			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 })).toEqual(before);
+			expect(store.readHistory({ generation: 1, afterSeq: 0, limit: 10 }).map((r) => [r.seq, r.kind, r.step])).toEqual([[6, 'step.started', 'c'], [7, 'step.completed', 'c']]);
+			store.deleteSteps();
+			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 })).toEqual(before);
+			expect(new DrizzleInstanceStore(db, state.storage).readHistory({ generation: 1, afterSeq: 0, limit: 10 }).map((r) => r.seq)).toEqual([6, 7]);
+			expect(new DrizzleInstanceStore(db, state.storage).historySize(0)).toEqual({ bytes: 1 + 3 * 4, lastSeq: 7 });
+		}));
+
+	it('keeps records in history rows for a row below another (so the rows\' records ascend with their seq) and pages them in order', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage);
+			store.writeInstance(instanceRow);
+			store.insertStep(done('b', 2), recordsOf(done('b', 2)));
+			store.insertStep(done('a', 1), recordsOf(done('a', 1)));
+			store.insertStep(done('c', 3), recordsOf(done('c', 3)));
+			const count = (sql: string) => Number(state.storage.sql.exec(sql).one().n);
+			expect([count('SELECT count(*) AS n FROM history'), count('SELECT count(*) AS n FROM steps WHERE record_seq IS NOT NULL')]).toEqual([2, 2]);
+			const pages = [0, 2, 4].map((afterSeq) => store.readHistory({ generation: 0, afterSeq, limit: 2 }).map((r) => [r.seq, r.kind, r.step]));
+			expect(pages).toEqual([
+				[[1, 'step.started', 'b'], [2, 'step.completed', 'b']],
+				[[3, 'step.started', 'a'], [4, 'step.completed', 'a']],
+				[[5, 'step.started', 'c'], [6, 'step.completed', 'c']],
+			]);
+		}));
+
+	it('keeps running an instance whose steps the previous schema wrote: their records stay in history, new ones follow them', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage, { schema });
+			const before0013 = { ...migrations, journal: { ...migrations.journal, entries: migrations.journal.entries.filter((e) => e.tag < '0013') } };
+			await migrate(db, before0013);
+			// What the release of drizzle/0012 wrote: a completed step and a started one, their records by its triggers.
+			state.storage.sql.exec(`INSERT INTO instance (id, type, status, created_at, updated_at, version) VALUES ('wf-1', 't', 'running', 1, 1, 1)`);
+			state.storage.sql.exec(`INSERT INTO history (generation, at, kind) VALUES (0, 1, 'workflow.created')`);
+			state.storage.sql.exec(`INSERT INTO steps (key, name, kind, status, attempts, started_at, seq, record) VALUES ('do:a', 'a', 'do', 'running', 1, 10, 1, 'step.started:1')`);
+			state.storage.sql.exec(`UPDATE steps SET status = 'completed', result = '"a!"', finished_at = 11, record = 'step.completed:1' WHERE key = 'do:a'`);
+			state.storage.sql.exec(`INSERT INTO steps (key, name, kind, status, attempts, started_at, seq, record) VALUES ('do:b', 'b', 'do', 'running', 1, 20, 2, 'step.started:1')`);
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage);
+			expect(store.readSteps().map((s) => [s.key, s.seq, s.status, s.result])).toEqual([['do:a', 1, 'completed', '"a!"'], ['do:b', 2, 'running', null]]);
+			store.writeStepWithRecord({ ...store.readStep('do:b')!, status: 'completed', result: '"b!"', finishedAt: 21 }, { generation: 0, at: 21, kind: 'step.completed', step: 'b', attempt: 1, value: '"b!"', detail: null });
+			store.insertStep(done('c', 3), recordsOf(done('c', 3)));
+			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.seq, r.kind, r.step ?? null])).toEqual([
+				[1, 'workflow.created', null], [2, 'step.started', 'a'], [3, 'step.completed', 'a'], [4, 'step.started', 'b'],
+				[5, 'step.completed', 'b'], [6, 'step.started', 'c'], [7, 'step.completed', 'c'],
+			]);
 		}));
 });

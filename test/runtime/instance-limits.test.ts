@@ -14,8 +14,13 @@ afterEach(() => resetClock());
 async function historyTotals(id: string) {
 	return runInDurableObject(stub(id), (_, state) => {
 		const row = [...state.storage.sql.exec('SELECT history_bytes AS bytes, history_seq AS seq FROM instance')][0] as { bytes: number; seq: number };
+		// The history: its table, and the records step rows stand for (drizzle/0013; a completed one's value is the row's result).
 		const real = [
-			...state.storage.sql.exec('SELECT sum(coalesce(octet_length(value), 0) + coalesce(octet_length(detail), 0)) AS bytes, max(seq) AS seq FROM history'),
+			...state.storage.sql.exec(
+				'SELECT (SELECT sum(coalesce(octet_length(value), 0) + coalesce(octet_length(detail), 0)) FROM history) + ' +
+					'(SELECT coalesce(sum(octet_length(result)), 0) FROM steps WHERE record_count = 2) AS bytes, ' +
+					'max((SELECT max(seq) FROM history), (SELECT coalesce(max(record_seq + record_count - 1), 0) FROM steps)) AS seq',
+			),
 		][0] as { bytes: number; seq: number };
 		return { row, real };
 	});

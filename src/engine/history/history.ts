@@ -187,12 +187,14 @@ export interface HistoryRecord {
 	/** Stored JSON text (see `toStoredJson`) of the kind's payload/result/output. */
 	value?: string | null;
 	detail?: Record<string, unknown>;
+	/** When it happened, when that is not the time it is written (a step's `step.started` written once its attempt settled). */
+	at?: number;
 }
 
 export function historyRow(record: HistoryRecord, generation: number, at: number): NewHistoryRow {
 	return {
 		generation,
-		at,
+		at: record.at ?? at,
 		kind: record.kind,
 		step: record.step ?? null,
 		attempt: record.attempt ?? null,

@@ -17,6 +17,8 @@ export async function runAttempt<T>(
 	live: Set<AttemptAbort>,
 	cancelled: unknown,
 	about: Pick<StepAttempt, 'step' | 'config'>,
+	/** Called once if the attempt is still pending after SETTLE_TURNS (it awaits I/O), before its timer is armed. */
+	onPending?: () => void,
 ): Promise<T> {
 	// The AbortController is made only if `fn` reads the signal: creating one per step is a
 	// measurable share of a step's cost, and most steps never look at it.
@@ -38,7 +40,7 @@ export async function runAttempt<T>(
 	};
 	live.add(abort);
 	try {
-		return await raceTimeout(fn, context, timeoutMs, name, abort);
+		return await raceTimeout(fn, context, timeoutMs, name, abort, onPending);
 	} finally {
 		live.delete(abort);
 	}
@@ -56,7 +58,14 @@ export type AttemptAbort = (reason: unknown) => void;
  */
 const SETTLE_TURNS = 4;
 
-async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, context: StepAttempt, timeoutMs: number, name: string, abort: AttemptAbort): Promise<T> {
+async function raceTimeout<T>(
+	fn: (attempt: StepAttempt) => Promise<T> | T,
+	context: StepAttempt,
+	timeoutMs: number,
+	name: string,
+	abort: AttemptAbort,
+	onPending: (() => void) | undefined,
+): Promise<T> {
 	const attempt = Promise.resolve().then(() => fn(context));
 	let settled = false;
 	attempt.then(
@@ -65,6 +74,7 @@ async function raceTimeout<T>(fn: (attempt: StepAttempt) => Promise<T> | T, cont
 	);
 	for (let turn = 0; turn < SETTLE_TURNS && !settled; turn++) await undefined;
 	if (settled) return attempt;
+	onPending?.();
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const timeout = new Promise<never>((_, reject) => {
 		timer = setTimeout(() => {

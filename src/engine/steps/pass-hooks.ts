@@ -30,6 +30,15 @@ export interface PassHooks {
 	setWakeup(key: string, at: number): void;
 	/** Writes a step row and appends its history record together (store.writeStepWithRecord); the hot path of a step. */
 	writeStepWithRecord(row: StepRow, record: HistoryRecord): void;
+	/** A new step's first write with its records (store.insertStep): a step whose first attempt settled at once writes only this. */
+	insertStep(row: StepRow, records: readonly HistoryRecord[]): void;
+	/**
+	 * Write every attempt's `step.started` before its function runs, also a new step's first
+	 * attempt: set for a pass that follows one cut short (a crash, an eviction, a limit), so an
+	 * attempt that kills the isolate before it settles is counted (docs/decisions.md "A step's
+	 * records in its row").
+	 */
+	readonly startsFirst?: boolean;
 	/** The instance's history size in bytes so far (a running total: no query). */
 	historyBytes(): number;
 	/** Counts a step attempt about to start; true when the pass must continue in a new invocation (invocation-budget.ts). */

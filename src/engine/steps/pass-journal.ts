@@ -8,6 +8,15 @@ import type { StepRows } from './step-rows';
 import type { PassStore, StepRow } from '../storage/store';
 import type { StepKind } from '../definition/types';
 
+/** An attempt's `running` row and `step.started` record, and whether they are written yet. */
+export interface AttemptStart {
+	readonly row: StepRow;
+	readonly record: HistoryRecord;
+	/** The step's first write (a new step): the store may keep the record in the row (store.insertStep). */
+	readonly first: boolean;
+	written: boolean;
+}
+
 /**
  * The step rows of one pass and how every step kind writes them: through to the store
  * and to the pass's in-memory copy, inside transactions that mark the instance running
@@ -23,6 +32,8 @@ export class PassJournal {
 	/** Steps of this run (patch markers aside): the rows loaded plus those begun in this pass. */
 	private stepCount: number;
 	private nextSeq: number;
+	/** Attempts begun and not yet written (see `beginAttempt`), in the order they began. */
+	private readonly unwrittenStarts: AttemptStart[] = [];
 
 	constructor(
 		readonly store: PassStore,
@@ -55,22 +66,76 @@ export class PassJournal {
 
 	/** Writes a step row through to the store and the pass's copy. */
 	write(row: StepRow): void {
-		this.hooks.willWrite();
+		this.willWrite();
 		this.store.writeStep(row);
 		this.rows.set(row.key, row);
 	}
 
 	/** Writes a step row and its history record together (the hot path of a step). */
 	writeWithRecord(row: StepRow, record: HistoryRecord): void {
-		this.hooks.willWrite();
+		this.willWrite();
 		this.hooks.writeStepWithRecord(row, record);
 		this.rows.set(row.key, row);
 	}
 
 	/** A transaction of step writes; the pass is marked running before it opens. */
 	transact(fn: () => void): void {
-		this.hooks.willWrite();
+		this.willWrite();
 		this.store.transaction(fn);
+	}
+
+	/**
+	 * An attempt begins: its `running` row and `step.started` record are written now, or, with
+	 * `defer` (a new step's first attempt), left unwritten until the attempt settles
+	 * (`completeAttempt`), is still pending after its first microtask turns
+	 * (`writeStart`), or any other write of the pass comes first: then the unwritten starts
+	 * are written before it, in the order they began, so the history holds the same records in
+	 * the same order as if each had been written when it began (docs/decisions.md "A step's
+	 * records in its row").
+	 */
+	beginAttempt(row: StepRow, record: HistoryRecord, { first, defer }: { first: boolean; defer: boolean }): AttemptStart {
+		const start: AttemptStart = { row, record, first, written: false };
+		this.unwrittenStarts.push(start);
+		if (!defer) this.writeStart(start);
+		return start;
+	}
+
+	/** Writes `start` (and every start begun before it that is still unwritten) if it is not written yet. */
+	writeStart(start: AttemptStart): void {
+		if (!start.written) this.willWrite();
+	}
+
+	/**
+	 * An attempt's completion: one insert with both records when its start is the only one
+	 * unwritten (nothing was written since it began), else its start first (with the others)
+	 * and then the completion.
+	 */
+	completeAttempt(start: AttemptStart, row: StepRow, record: HistoryRecord): void {
+		if (!start.written && start.first && this.unwrittenStarts.length === 1) {
+			this.hooks.willWrite();
+			this.unwrittenStarts.length = 0;
+			start.written = true;
+			this.hooks.insertStep(row, [start.record, record]);
+			this.rows.set(row.key, row);
+			return;
+		}
+		this.writeWithRecord(row, record);
+	}
+
+	/** Before every write of the pass: the unwritten starts first, then the engine's own `willWrite` (marking the instance running). */
+	willWrite(): void {
+		if (this.unwrittenStarts.length > 0) {
+			// One begun in this pass may be written after a terminate or restart came: then none is.
+			this.checkAbort();
+			this.hooks.willWrite();
+			for (const start of this.unwrittenStarts.splice(0)) {
+				if (start.first) this.hooks.insertStep(start.row, [start.record]);
+				else this.hooks.writeStepWithRecord(start.row, start.record);
+				this.rows.set(start.row.key, start.row);
+				start.written = true;
+			}
+		}
+		this.hooks.willWrite();
 	}
 
 	/** The pass suspends (sleeping or waiting); the signal sticks even if `run()` catches it. */

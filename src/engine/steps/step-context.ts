@@ -16,7 +16,7 @@ import type { PassHooks } from './pass-hooks';
 import { ReplayFrontier, type Divergence } from './divergence';
 import { PassJournal } from './pass-journal';
 import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from '../children/child-workflows';
-import { historyError } from '../history/history';
+import { historyError, type HistoryRecord } from '../history/history';
 import { resultExceedsHistoryLimit } from '../instance/instance-limits';
 import { fromStoredJson, toStoredJson } from '../support/json';
 import type { ResolvedEntry } from '../definition/registry';
@@ -213,7 +213,6 @@ export class StepContext implements Step<any, any> {
 		if (this.hooks.invocationSpent?.(now)) throw this.journal.suspend('running');
 		// A retry of a step begun earlier: a new step is checked by newRow.
 		if (row) this.journal.assertWithinLimits(name);
-		// Record the attempt before running fn: a crash mid-step still counts it.
 		const attempt = attempts + 1;
 		const running: StepRow = {
 			...(row ?? this.journal.newRow(key, name, 'do')),
@@ -222,9 +221,14 @@ export class StepContext implements Step<any, any> {
 			startedAt: row?.startedAt ?? now,
 			wakeAt: null,
 		};
-		// No explicit transaction on the hot path (one costs more than the two writes): writes with
-		// no await between them commit together in Durable Object storage (one implicit transaction).
-		this.journal.writeWithRecord(running, { kind: 'step.started', step: name, attempt });
+		// Record the attempt before it can do I/O, so that a crash mid-step still counts it. A new
+		// step's first attempt that settles at once (within runAttempt's SETTLE_TURNS: it did no
+		// I/O) writes its row once, completed, with both records (docs/decisions.md "A step's
+		// records in its row"); one still pending after them writes the started row first. No
+		// explicit transaction on the hot path (one costs more than the writes): writes with no
+		// await between them commit together in Durable Object storage (one implicit transaction).
+		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: running.startedAt! }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
+		const writeStart = () => this.journal.writeStart(start);
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -232,22 +236,29 @@ export class StepContext implements Step<any, any> {
 		try {
 			try {
 				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
-				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config });
+				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config }, writeStart);
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
+				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome.
+				writeStart();
 				if (isSignal(error)) throw error;
 				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config });
 			}
 			this.journal.checkAbort();
 			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
 			if (tooBig) {
+				writeStart();
 				this.journal.fatal ??= tooBig;
 				throw this.journal.fatal;
 			}
-			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() };
-			if (config.sensitive === undefined) this.journal.writeWithRecord(completed, { kind: 'step.completed', step: name, attempt, value: json });
-			// The history keeps the marker, never the value: the row alone holds it, for replays.
-			else this.journal.writeWithRecord({ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true } });
+			const finishedAt = this.hooks.now();
+			const completed: StepRow = { ...running, status: 'completed', result: json, errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt };
+			// The history of a sensitive step keeps the marker, never the value: the row alone holds it, for replays.
+			const [done, record]: [StepRow, HistoryRecord] =
+				config.sensitive === undefined
+					? [completed, { kind: 'step.completed', step: name, attempt, value: json, at: finishedAt }]
+					: [{ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true }, at: finishedAt }];
+			this.journal.completeAttempt(start, done, record);
 			this.registerRollback(name, key, options);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
@@ -374,7 +385,7 @@ export class StepContext implements Step<any, any> {
 		if (!this.hooks.setAttributes) throw new ValidationError(ErrorCode.InvalidOptions, 'step.setAttributes needs a host that indexes instances');
 		const now = this.hooks.now();
 		const row: StepRow = { ...this.journal.newRow(key, name, 'attributes'), status: 'completed', attempts: 1, startedAt: now, finishedAt: now, result: JSON.stringify(attributes ?? null) };
-		this.hooks.willWrite();
+		this.journal.willWrite();
 		this.hooks.setAttributes(attributes, row, name);
 		this.rows.set(key, row);
 	}

@@ -166,6 +166,11 @@ export class MemoryInstanceStore implements InstanceStore {
 		this.writeStep(row);
 		this.appendHistory(record);
 	}
+	insertStep(row: StepRow, records: readonly NewHistoryRow[]) {
+		if (this.steps.has(row.key)) throw new Error(`step "${row.key}" already has a row`);
+		this.writeStep(row);
+		for (const record of records) this.appendHistory(record);
+	}
 	appendHistory(row: NewHistoryRow) {
 		this.history.push({ ...row, seq: (this.history.at(-1)?.seq ?? 0) + 1 });
 	}

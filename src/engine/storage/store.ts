@@ -156,6 +156,15 @@ export interface InstanceStore {
 	 * follows from the row (see drizzle/0007_step-history-triggers.sql).
 	 */
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void;
+	/**
+	 * A new step's first write (no row has its key yet) and the records it appends, in order: the
+	 * `step.started` of its first attempt, and its `step.completed` when that attempt settled
+	 * before anything was written (the hot path of a step: one write). A store may keep the
+	 * records that follow from the row in the row itself; every history reader returns them
+	 * exactly as if they had been appended, and `deleteSteps` / `keepStepsBefore` keep them.
+	 */
+	insertStep(row: StepRow, records: readonly NewHistoryRow[]): void;
+	/** Deletes every step; the history keeps their records. */
 	deleteSteps(): void;
 	/** Deletes every step except those, other than rollbacks, recorded before `seq` (a restart from a step keeps them in place). */
 	keepStepsBefore(seq: number): void;

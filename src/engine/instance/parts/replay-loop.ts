@@ -281,6 +281,8 @@ export class ReplayLoop implements InstancePart {
 		const step = new StepContext(this.k.host.store, rows, entry, {
 			...this.commonHooks(start, wakeups, counted),
 			willWrite: markRunning,
+			// A pass after one cut short writes each attempt's start first (see PassHooks.startsFirst).
+			startsFirst: this.cutPasses !== undefined,
 			invocationSpent: (at) => meter.spentBefore(at),
 			logsStepCompletions: this.k.host.logStepCompletions === true,
 			wrapStepFunction: this.k.host.wrapStepFunction,
@@ -388,6 +390,7 @@ export class ReplayLoop implements InstancePart {
 			record: (record: HistoryRecord) => host.store.appendHistory(toRow(record)),
 			setWakeup: wakeups.set,
 			writeStepWithRecord: (stepRow: StepRow, record: HistoryRecord) => host.store.writeStepWithRecord(stepRow, toRow(record)),
+			insertStep: (stepRow: StepRow, records: readonly HistoryRecord[]) => host.store.insertStep(stepRow, records.map(toRow)),
 			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
 			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 		};
