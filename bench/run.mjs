@@ -514,6 +514,10 @@ try {
 
 		report(storage, cost);
 	}
+} catch (error) {
+	// What the server said last: a crash of workerd, or a request it never saw (the row's error alone cannot tell).
+	console.error(`bench: failed; wrangler dev's last output:\n${server.output().slice(-4000)}`);
+	throw error;
 } finally {
 	await server.stop();
 }
