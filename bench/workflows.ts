@@ -187,3 +187,47 @@ export class StreamerWorkflow extends Workflow<{ messages: number; gapMs: number
 		return messages;
 	}
 }
+
+// ---- Capacity (bench/capacity.mjs, docs/capacity.md) ----
+
+/** A short run (one trivial step) of a type on one index shard: the overloaded-shard row creates thousands at once. */
+export class CapacityRun extends Workflow<{}, number> {
+	static override readonly type = 'cap1';
+	async run(step: Step) {
+		return step.do('one', async () => 1);
+	}
+}
+/** The same short run behind one hot concurrency key: its limiter's grants per second. */
+export class CapacityHotKey extends Workflow<{}, number> {
+	static override readonly type = 'cap-hot';
+	static override concurrency = { limit: 10, key: () => 'hot' };
+	async run(step: Step) {
+		return step.do('one', async () => 1);
+	}
+}
+/** A per-second schedule (overlap allowed): how late its ticks start, idle and under load. */
+export class CapacityTick extends Workflow<{}, number> {
+	static override readonly type = 'cap-tick';
+	static override schedule = { cron: '* * * * * *', payload: {}, overlap: 'allow' as const };
+	async run(step: Step) {
+		return step.do('one', async () => 1);
+	}
+}
+/** Index-only types seeded by direct SQL (the listing rows): one shard of 1,000,000 entries, and 64 and 256 shards. */
+export class CapacityList1 extends Workflow<{}, void> {
+	static override readonly type = 'cap-list1';
+	async run() {}
+}
+export class CapacityList64 extends Workflow<{}, void> {
+	static override readonly type = 'cap-list64';
+	async run() {}
+}
+export class CapacityList256 extends Workflow<{}, void> {
+	static override readonly type = 'cap-list256';
+	async run() {}
+}
+/** Index-only type whose shard meters its SQL (bench/sql-meter.ts): what one index write costs. */
+export class CapacityWrites extends Workflow<{}, void> {
+	static override readonly type = 'cap-writes';
+	async run() {}
+}
