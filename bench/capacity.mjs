@@ -14,16 +14,21 @@
 //
 //   npm run bench:capacity                      full sizes (about 10 minutes on two shared cores)
 //   npm run bench:capacity -- --smoke           tiny sizes
-//   npm run bench:capacity -- --out FILE.md     also write the table there
+//   npm run bench:capacity -- --out DIR         write capacity[-smoke].{json,md} there (bench/results/ by default)
 //   npm run bench:capacity -- --collector on
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
 
-const { values: options } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, out: { type: 'string' }, collector: { type: 'string', default: 'off' } }, strict: true });
-if (options.collector !== 'on' && options.collector !== 'off') {
-	console.error('usage: npm run bench:capacity [-- --smoke] [--out FILE.md] [--collector on|off]');
+/** @type {{ smoke: boolean, out?: string, collector: string }} */
+let options;
+try {
+	options = /** @type {any} */ (parseArgs({ options: { smoke: { type: 'boolean', default: false }, out: { type: 'string' }, collector: { type: 'string', default: 'off' } }, strict: true, allowPositionals: false }).values);
+	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
+} catch (error) {
+	console.error(`npm run bench:capacity: ${error instanceof Error ? error.message : error}\nusage: npm run bench:capacity [-- --smoke] [--out DIR] [--collector on|off]`);
 	process.exit(2);
 }
 process.env.X_LOCAL_OBSERVABILITY = options.collector === 'on' ? 'true' : 'false';
@@ -62,6 +67,8 @@ const fmt = (v) => (typeof v !== 'number' || Number.isNaN(v) ? '-' : Math.abs(v)
 
 /** @type {{ section: string, name: string, value: string, how: string }[]} */
 const rows = [];
+/** The overload phases' figures, as numbers (the smoke test reads `lost`). */
+const overloads = {};
 const row = (section, name, value, how = '') => {
 	rows.push({ section, name, value: typeof value === 'number' ? fmt(value) : value, how });
 	console.error(`  ${section}: ${name} = ${typeof value === 'number' ? fmt(value) : value}`);
@@ -204,6 +211,7 @@ try {
 		const light = await overload('ovl', size.light);
 		const burst = await overload('ovb', size.burst);
 		const flooded = await overload('ovf', size.burst, size.flood);
+		Object.assign(overloads, { light, burst, flooded });
 		for (const [label, r] of /** @type {[string, typeof light][]} */ ([[`${size.light} runs at once (light)`, light], [`${size.burst} runs at once`, burst], [`${size.burst} runs at once + ${size.flood} other writes to the shard`, flooded]])) {
 			row('overloaded shard (type on 1 shard)', `${label}: created / creates per s`, `${r.created} / ${fmt(r.createsPerSecond)}`, r.floodPerSecond ? `other writes taken ${fmt(r.floodPerSecond)}/s` : '');
 			row('overloaded shard (type on 1 shard)', `${label}: index lag p50 / p95 / max (ms)`, `${fmt(r.lagP50)} / ${fmt(r.lagP95)} / ${fmt(r.lagMax)}`, 'final status (entry updatedAt) to the shard showing it; polled every 250 ms');
@@ -243,7 +251,12 @@ try {
 	].join('\n');
 	const footer = `${availableParallelism()} CPUs, wrangler's local trace collector ${options.collector}; every object in one workerd isolate (locally shards add no CPU)`;
 	console.log(`\n${table}\n\n${footer}`);
-	if (options.out) writeFileSync(options.out, `# Capacity bench (${new Date().toISOString()}${options.smoke ? ', smoke' : ''})\n\n${table}\n\n${footer}\n`);
+	const outDir = resolve(options.out ?? join(import.meta.dirname, 'results'));
+	const name = `capacity${options.smoke ? '-smoke' : ''}${options.collector === 'on' ? '-collector-on' : ''}`;
+	const stamp = new Date().toISOString();
+	mkdirSync(outDir, { recursive: true });
+	writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ stamp, smoke: options.smoke, size, collector: options.collector, rows, overloads: Object.fromEntries(Object.entries(overloads).map(([k, r]) => [k, { ...r, lost: r.n - r.inIndex }])) }, null, 2));
+	writeFileSync(join(outDir, `${name}.md`), `# Capacity bench (${stamp}${options.smoke ? ', smoke' : ''}; \`npm run bench:capacity\`)\n\n${table}\n\n${footer}\n`);
 } catch (error) {
 	console.error(`bench:capacity: failed; wrangler dev's last output:\n${server.output().slice(-4000)}`);
 	throw error;
