@@ -21,6 +21,7 @@ import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
+import { jsonClient } from './lib/json-client.mjs';
 
 /** @type {{ smoke: boolean, out?: string, collector: string }} */
 let options;
@@ -37,14 +38,7 @@ const size = options.smoke
 	: { reps: 3, writes: 5000, deliveries: 2000, entries: 1_000_000, seedChunk: 100_000, perShard: 1000, light: 50, burst: 3000, flood: 20_000, hot: 300, idleTickS: 15 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
-const call = async (method, path, body) => {
-	const res = await fetch(`${server.url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-	const text = await res.text();
-	if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
-	return JSON.parse(text);
-};
-const post = (path, body = {}) => call('POST', path, body);
-const get = (path) => call('GET', path);
+const { post, get } = jsonClient(server.url);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const quantile = (values, q) => {
 	const sorted = [...values].sort((a, b) => a - b);

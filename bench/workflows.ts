@@ -213,21 +213,16 @@ export class CapacityTick extends Workflow<{}, number> {
 		return step.do('one', async () => 1);
 	}
 }
-/** Index-only types seeded by direct SQL (the listing rows): one shard of 1,000,000 entries, and 64 and 256 shards. */
-export class CapacityList1 extends Workflow<{}, void> {
-	static override readonly type = 'cap-list1';
-	async run() {}
+/** A type whose index is all the bench uses: its entries are written or seeded straight into its shards. */
+function indexOnlyWorkflow<T extends string>(type: T) {
+	return class IndexOnly extends Workflow<{}, void> {
+		static override readonly type = type;
+		async run() {}
+	};
 }
-export class CapacityList64 extends Workflow<{}, void> {
-	static override readonly type = 'cap-list64';
-	async run() {}
-}
-export class CapacityList256 extends Workflow<{}, void> {
-	static override readonly type = 'cap-list256';
-	async run() {}
-}
-/** Index-only type whose shard meters its SQL (bench/sql-meter.ts): what one index write costs. */
-export class CapacityWrites extends Workflow<{}, void> {
-	static override readonly type = 'cap-writes';
-	async run() {}
-}
+/** Seeded by direct SQL (the listing rows): one shard of 1,000,000 entries, and 64 and 256 shards. */
+export const CapacityList1 = indexOnlyWorkflow('cap-list1');
+export const CapacityList64 = indexOnlyWorkflow('cap-list64');
+export const CapacityList256 = indexOnlyWorkflow('cap-list256');
+/** Its shard meters its SQL (bench/sql-meter.ts): what one index write costs. */
+export const CapacityWrites = indexOnlyWorkflow('cap-writes');
