@@ -35,7 +35,7 @@ try {
 process.env.X_LOCAL_OBSERVABILITY = options.collector === 'on' ? 'true' : 'false';
 const size = options.smoke
 	? { reps: 1, writes: 200, deliveries: 200, entries: 20_000, seedChunk: 10_000, perShard: 100, light: 10, burst: 100, flood: 1000, hot: 30, idleTickS: 3 }
-	: { reps: 3, writes: 5000, deliveries: 2000, entries: 1_000_000, seedChunk: 100_000, perShard: 1000, light: 50, burst: 3000, flood: 20_000, hot: 300, idleTickS: 15 };
+	: { reps: 3, writes: 5000, deliveries: 2000, entries: 1_000_000, seedChunk: 100_000, perShard: 1000, light: 50, burst: 1500, flood: 10_000, hot: 300, idleTickS: 15 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const { post, get } = jsonClient(server.url);
@@ -172,8 +172,10 @@ try {
 			const prefix = `${label}-`;
 			const seen = new Map(); // id -> { lag, duration, finishedAt }
 			const started = Date.now();
-			const creating = post('/capacity/create-many', { type: 'cap1', prefix, n });
-			const flooding = flood ? post('/index/write-throughput', { type: 'cap1', count: flood }) : Promise.resolve(null);
+			// Awaited after the watch below; a failure meanwhile is kept for then, not left unhandled.
+			const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
+			const creating = settle(post('/capacity/create-many', { type: 'cap1', prefix, n }));
+			const flooding = settle(flood ? post('/index/write-throughput', { type: 'cap1', count: flood }) : Promise.resolve(null));
 			const deadline = Date.now() + 600_000;
 			while (seen.size < n && Date.now() < deadline) {
 				await sleep(250);
@@ -183,7 +185,10 @@ try {
 				}
 			}
 			await readTicks(phaseNames[label] ?? label);
-			const [create, floodResult] = await Promise.all([creating, flooding]);
+			const [creates, floods] = await Promise.all([creating, flooding]);
+			if ('error' in creates) throw creates.error;
+			if ('error' in floods) throw floods.error;
+			const [create, floodResult] = [creates.value, floods.value];
 			const all = [...seen.values()].sort((a, b) => a.finishedAt - b.finishedAt);
 			const lags = all.map((s) => s.lag);
 			const tenth = Math.max(1, Math.floor(all.length / 10));
