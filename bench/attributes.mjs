@@ -4,17 +4,13 @@
 // with three attributes), against the status listing measured in the same run, without the rest of the bench.
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
+import { jsonClient } from './lib/json-client.mjs';
 
 const { values } = parseArgs({ options: { entries: { type: 'string', default: '100000' }, collector: { type: 'string', default: 'off' } } });
 process.env.X_LOCAL_OBSERVABILITY = values.collector === 'on' ? 'true' : 'false';
 const total = Number(values.entries);
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
-const call = async (method, path, body) => {
-	const res = await fetch(`${server.url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-	const text = await res.text();
-	if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
-	return JSON.parse(text);
-};
+const { call } = jsonClient(server.url);
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 try {
 	const t0 = performance.now();

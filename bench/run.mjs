@@ -20,6 +20,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
+import { jsonClient } from './lib/json-client.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 import { fanOut } from './lib/stream-bench.mjs';
 import { costModel } from './lib/cost-model.mjs';
@@ -86,18 +87,7 @@ const size = smoke
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
 
-async function call(method, path, body) {
-	const res = await fetch(`${base}${path}`, {
-		method,
-		headers: body === undefined ? {} : { 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await res.text();
-	if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
-	return JSON.parse(text);
-}
-const post = (path, body = {}) => call('POST', path, body);
-const get = (path) => call('GET', path);
+const { post, get } = jsonClient(base);
 
 async function timed(fn) {
 	const t0 = performance.now();
@@ -533,6 +523,10 @@ try {
 
 		report(storage, cost);
 	}
+} catch (error) {
+	// What the server said last: a crash of workerd, or a request it never saw (the row's error alone cannot tell).
+	console.error(`bench: failed; wrangler dev's last output:\n${server.output().slice(-4000)}`);
+	throw error;
 } finally {
 	await server.stop();
 }

@@ -28,9 +28,19 @@ import {
 	CostedFetchWorkflow,
 	CostedSleepWorkflow,
 	CostedChildrenWorkflow,
+	CapacityRun,
+	CapacityHotKey,
+	CapacityTick,
+	CapacityList1,
+	CapacityList64,
+	CapacityList256,
+	CapacityWrites,
 	type BenchParams,
 } from './workflows';
 import { callRole, roleStub } from '../src/client/stubs';
+import { unwrap } from '../src/client/rpc';
+import { limiterInfo } from '../src/client/limiter-client';
+import { schedules } from '../src/client/schedule-client';
 
 const registry = defineRegistry({
 	// Long runs (the hard-crash test's 20,000 steps) need more than the default 10,000 steps.
@@ -56,14 +66,22 @@ const registry = defineRegistry({
 	'costed-fetch': { workflow: CostedFetchWorkflow },
 	'costed-sleep': { workflow: CostedSleepWorkflow },
 	'costed-children': { workflow: CostedChildrenWorkflow },
+	// Capacity (bench/capacity.mjs): a type on one shard overloaded, a hot key, a per-second schedule, listing at scale.
+	cap1: { workflow: CapacityRun, shards: 1 },
+	'cap-hot': { workflow: CapacityHotKey, shards: 1 },
+	'cap-tick': { workflow: CapacityTick, shards: 1 },
+	'cap-list1': { workflow: CapacityList1, shards: 1 },
+	'cap-list64': { workflow: CapacityList64, shards: 64 },
+	'cap-list256': { workflow: CapacityList256, shards: 256 },
+	'cap-writes': { workflow: CapacityWrites, shards: 1 },
 });
 
 /** Objects whose SQL and requests the cost figures count: their instances ("q-...") and the costed types' index shards. */
-const metered = (name: string | undefined) => name !== undefined && (name.startsWith('q-') || name.startsWith('__index:costed'));
+const metered = (name: string | undefined) => name !== undefined && (name.startsWith('q-') || name.startsWith('__index:costed') || name.startsWith('__index:cap-writes:'));
 /** Requests (RPC calls and alarms) that reached a metered object, as Cloudflare bills them; the bench's own hooks, status polls and the internal `call` router left out. */
 let meteredRequests = 0;
 const meteredByMethod = new Map<string, number>();
-const UNBILLED = new Set(['constructor', 'settle', 'sqlReading', 'historyRows', 'databaseSize', 'schemaObjects', 'subrequests', 'describe', 'steps', 'history', 'fetch', 'webSocketClose', 'call']);
+const UNBILLED = new Set(['constructor', 'settle', 'sqlReading', 'historyRows', 'databaseSize', 'schemaObjects', 'subrequests', 'describe', 'steps', 'history', 'fetch', 'webSocketClose', 'call', 'capacitySeed', 'capacityFinished', 'capacityWrites']);
 
 manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
 manualChildren.sendEvent = (env, id, event, payload) => instances.sendEvent(env as Env, { id, event, payload });
@@ -108,6 +126,58 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	/** The subrequests of each invocation of this object so far (test/harness/invocations.ts). */
 	subrequests(): number[] {
 		return (invocations.get(this.ctx.id.name ?? '') ?? []).map((inv) => inv.subrequests);
+	}
+
+	// ---- capacity hooks (bench/capacity.mjs), on an index shard: seeding by direct SQL, what the shard holds, write cost ----
+
+	/**
+	 * Inserts entries `<prefix><from>` .. `<prefix><from + count - 1>` (numbers zero-padded to 8) straight into this
+	 * shard's table in one statement: statuses cycle completed x3, waiting, running, errored; createdAt 1.7e12 + n.
+	 * No metrics, no attributes: the listing rows only read them. Far faster than a million deliveries.
+	 */
+	async capacitySeed({ type, prefix, from, count }: { type: string; prefix: string; from: number; count: number }): Promise<number> {
+		await this.indexWrite([]); // the shard's tables
+		return this.ctx.storage.sql.exec(
+			`WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO index_entries (id, type, status, created_at, updated_at, version)
+			SELECT ? || substr('0000000' || i, -8, 8), ?, CASE i % 6 WHEN 3 THEN 'waiting' WHEN 4 THEN 'running' WHEN 5 THEN 'errored' ELSE 'completed' END,
+				1700000000000 + i, 1700000000000 + i, 1 FROM n`,
+			from, from + count - 1, prefix, type,
+		).rowsWritten;
+	}
+
+	/** The finished entries of this shard with ids in [from, to), as it holds them now, and its clock: the overload row's index lag. */
+	async capacityFinished({ from, to }: { from: string; to: string }): Promise<{ now: number; rows: [string, number, number][] }> {
+		await this.indexWrite([]); // polled before the first delivery came: the shard's tables
+		const rows = [...this.ctx.storage.sql.exec(`SELECT id, created_at, updated_at FROM index_entries WHERE id >= ? AND id < ? AND status IN ('completed', 'errored', 'terminated')`, from, to)];
+		return { now: Date.now(), rows: rows.map((r) => [String(r.id), Number(r.created_at), Number(r.updated_at)]) };
+	}
+
+	/**
+	 * `count` index writes of one new entry each (a short run's one delivery: final status, so the metrics count a start
+	 * and a finish), each in its own transaction as deliveries are, in process (no RPC): `current` is the shard's write
+	 * path (point read, upsert with RETURNING, metric counters), `uncounted` the same without the counters (a rebalance's
+	 * copies), `plain` one upsert statement. The caller times the call; the SQL counts are this shard's meter.
+	 */
+	async capacityWrites({ count, path, tag }: { count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }): Promise<SqlMeterReading> {
+		await this.indexWrite([]);
+		const before = this.sqlMeter!.reading();
+		const at = Date.now();
+		const shard = this.role as unknown as { write(entries: IndexEntry[], options?: { moved?: boolean }): Promise<void> };
+		for (let i = 0; i < count; i++) {
+			const e: IndexEntry = { id: `cw-${tag}-${path}-${i}`, type: 'cap-writes', status: 'completed', createdAt: at, updatedAt: at + 5, version: 3 };
+			if (path === 'plain') {
+				this.ctx.storage.transactionSync(() =>
+					this.ctx.storage.sql.exec(
+						`INSERT INTO index_entries (id, type, status, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?)
+						ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, version = excluded.version WHERE excluded.version > index_entries.version`,
+						e.id, e.type, e.status, e.createdAt, e.updatedAt, e.version,
+					),
+				);
+			} else await shard.write([e], path === 'uncounted' ? { moved: true } : {});
+		}
+		const after = this.sqlMeter!.reading();
+		return { statements: after.statements - before.statements, rowsRead: after.rowsRead - before.rowsRead, rowsWritten: after.rowsWritten - before.rowsWritten };
 	}
 
 	override async alarm() {
@@ -538,6 +608,48 @@ app.post('/size/index', async (c) => {
 	const stub = roleStub(c.env, 'index', type, 0) as unknown as { databaseSize(): Promise<number> };
 	const counts = await callRole(c.env, 'indexCounts', [type, 0]);
 	return c.json({ bytes: await stub.databaseSize(), entries: Object.values(counts).reduce((a, b) => a + b, 0) });
+});
+
+// ---- Capacity (bench/capacity.mjs, docs/capacity.md) ----
+type CapacityShard = { capacitySeed(r: { type: string; prefix: string; from: number; count: number }): Promise<number>; capacityFinished(r: { from: string; to: string }): Promise<{ now: number; rows: [string, number, number][] }>; capacityWrites(r: { count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }): Promise<SqlMeterReading> };
+const capacityShard = (env: Env, type: string, n: number) => roleStub(env, 'index', type, n) as unknown as CapacityShard;
+// `n` creates at once of a one-step run, ids `<prefix><i>` (zero-padded to 6): the overloaded shard, the hot key.
+app.post('/capacity/create-many', async (c) => {
+	const { type, prefix, n } = await c.req.json<{ type: 'cap1' | 'cap-hot'; prefix: string; n: number }>();
+	const started = Date.now();
+	const settled = await Promise.allSettled(Array.from({ length: n }, (_, i) => instances.create(c.env, { type, id: `${prefix}${String(i).padStart(6, '0')}`, payload: {} })));
+	const failed = settled.filter((r) => r.status === 'rejected');
+	return c.json({ ms: Date.now() - started, created: n - failed.length, failed: failed.length, firstError: failed[0] ? String((failed[0] as PromiseRejectedResult).reason).slice(0, 300) : null });
+});
+app.post('/capacity/finished', async (c) => {
+	const { type, from, to } = await c.req.json<{ type: string; from: string; to: string }>();
+	return c.json(await capacityShard(c.env, type, 0).capacityFinished({ from, to }));
+});
+app.post('/capacity/seed', async (c) => {
+	const { type, shard, prefix, from, count } = await c.req.json<{ type: string; shard: number; prefix: string; from: number; count: number }>();
+	return c.json({ rowsWritten: await capacityShard(c.env, type, shard).capacitySeed({ type, prefix, from, count }) });
+});
+app.post('/capacity/list', async (c) => {
+	const { type, status } = await c.req.json<{ type: string; status?: 'waiting' }>();
+	const page = await new IndexClient(c.env, registry).list({ type, limit: 50, ...(status ? { status: [status] } : {}) });
+	return c.json({ items: page.items.length });
+});
+// One shard's page after a keyset position (what a cursor deep in the list asks every shard).
+app.post('/capacity/shard-page', async (c) => {
+	const { type, after, status } = await c.req.json<{ type: string; after: { at: number; id: string }; status?: 'waiting' }>();
+	const rows = await unwrap(roleStub(c.env, 'index', type, 0).indexList({ order: 'createdAt', limit: 50, after, ...(status ? { status: [status] } : {}) }));
+	return c.json({ items: rows.length, first: rows[0]?.id ?? null });
+});
+app.post('/capacity/writes', async (c) => {
+	const request = await c.req.json<{ count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }>();
+	return c.json(await capacityShard(c.env, 'cap-writes', 0).capacityWrites(request));
+});
+app.get('/capacity/counts/:type', async (c) => c.json(await unwrap(roleStub(c.env, 'index', c.req.param('type'), 0).indexCounts())));
+app.get('/capacity/limiter', async (c) => c.json(await limiterInfo(c.env, 'cap-hot', 'hot')));
+app.post('/capacity/schedule/:action', async (c) => {
+	const action = c.req.param('action');
+	if (action !== 'wake' && action !== 'pause') return c.json({ error: 'wake or pause' }, 400);
+	return c.json(await (action === 'wake' ? schedules.wake(c.env, 'cap-tick') : schedules.pause(c.env, 'cap-tick')));
 });
 
 export default app;

@@ -189,3 +189,42 @@ export class StreamerWorkflow extends Workflow<{ messages: number; gapMs: number
 		return messages;
 	}
 }
+
+// ---- Capacity (bench/capacity.mjs, docs/capacity.md) ----
+
+/** A short run (one trivial step) of a type on one index shard: the overloaded-shard row creates thousands at once. */
+export class CapacityRun extends Workflow<{}, number> {
+	static override readonly type = 'cap1';
+	async run(step: Step) {
+		return step.do('one', async () => 1);
+	}
+}
+/** The same short run behind one hot concurrency key: its limiter's grants per second. */
+export class CapacityHotKey extends Workflow<{}, number> {
+	static override readonly type = 'cap-hot';
+	static override concurrency = { limit: 10, key: () => 'hot' };
+	async run(step: Step) {
+		return step.do('one', async () => 1);
+	}
+}
+/** A per-second schedule (overlap allowed): how late its ticks start, idle and under load. */
+export class CapacityTick extends Workflow<{}, number> {
+	static override readonly type = 'cap-tick';
+	static override schedule = { cron: '* * * * * *', payload: {}, overlap: 'allow' as const };
+	async run(step: Step) {
+		return step.do('one', async () => 1);
+	}
+}
+/** A type whose index is all the bench uses: its entries are written or seeded straight into its shards. */
+function indexOnlyWorkflow<T extends string>(type: T) {
+	return class IndexOnly extends Workflow<{}, void> {
+		static override readonly type = type;
+		async run() {}
+	};
+}
+/** Seeded by direct SQL (the listing rows): one shard of 1,000,000 entries, and 64 and 256 shards. */
+export const CapacityList1 = indexOnlyWorkflow('cap-list1');
+export const CapacityList64 = indexOnlyWorkflow('cap-list64');
+export const CapacityList256 = indexOnlyWorkflow('cap-list256');
+/** Its shard meters its SQL (bench/sql-meter.ts): what one index write costs. */
+export const CapacityWrites = indexOnlyWorkflow('cap-writes');

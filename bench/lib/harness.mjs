@@ -3,7 +3,7 @@
 // isolate's is in production. Bundled once with esbuild (TypeScript, .sql as text).
 // Used by the benchmark and by test/tooling/production-limits-harness.test.ts. The listing
 // harness measures one list request's heap over many index shards the same way.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,17 +41,27 @@ function bundle(name) {
 
 /**
  * Runs a harness script in a child Node with the given flags; its last line parsed as JSON.
+ * Asynchronously: the bench driver talks to a wrangler dev server meanwhile, and a driver blocked
+ * for minutes (the 1000 MiB replay) neither drains wrangler's output nor sees the server close
+ * its idle keep-alive connections, so its next request went out on a closed socket ("fetch failed").
  * @param {string} name
  * @param {string[]} flags
  * @param {string[]} args
+ * @returns {Promise<{ code: number | null, died: string, result: any }>}
  */
 async function runHarness(name, flags, args) {
 	const script = await bundle(name);
-	const run = spawnSync(process.execPath, [...flags, script, ...args], { encoding: 'utf8', timeout: 240_000 });
-	const line = run.stdout.trim().split('\n').at(-1) ?? '';
+	const child = spawn(process.execPath, [...flags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
+	let stdout = '';
+	let stderr = '';
+	child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+	child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+	/** @type {number | null} */
+	const code = await new Promise((resolve, reject) => child.on('error', reject).on('close', (status) => resolve(status)));
+	const line = stdout.trim().split('\n').at(-1) ?? '';
 	return {
-		code: run.status,
-		died: /heap out of memory/i.test(run.stderr) ? 'heap out of memory' : run.stderr.slice(-400),
+		code,
+		died: /heap out of memory/i.test(stderr) ? 'heap out of memory' : stderr.slice(-400),
 		result: line.startsWith('{') ? JSON.parse(line) : undefined,
 	};
 }

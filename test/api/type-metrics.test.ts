@@ -36,6 +36,24 @@ describe('GET /types/:type/metrics', () => {
 		expect(at(after).started - at(before).started).toBe(1);
 	});
 
+	it('counts a run whose only delivery is its final status as started in its first minute and finished in its last, whether or not they are the same minute', async () => {
+		const before = await metrics('test');
+		const base = (Math.floor(Date.now() / 60_000) - 10) * 60_000;
+		const short = uniqueId('met-short');
+		const long = uniqueId('met-long');
+		await write([{ id: short, type: 'test', status: 'completed', createdAt: base + 1000, updatedAt: base + 3000, version: 3 }]);
+		await write([{ id: long, type: 'test', status: 'errored', createdAt: base + 2000, updatedAt: base + 61_000, version: 3 }]);
+		const after = await metrics('test');
+		const at = (m: any, minute: number) => m.perMinute.find((x: { minute: number }) => x.minute === minute);
+		const [first, second] = [base / 60_000, base / 60_000 + 1];
+		expect(at(after, first).started - at(before, first).started).toBe(2);
+		expect(at(after, first).completed - at(before, first).completed).toBe(1);
+		expect(at(after, first).errored - at(before, first).errored).toBe(0);
+		expect(at(after, second).errored - at(before, second).errored).toBe(1);
+		expect(at(after, second).started - at(before, second).started).toBe(0);
+		expect(after.hour.durationMs.runs - before.hour.durationMs.runs).toBe(2);
+	});
+
 	it('does not count again an entry a rebalance copies into another shard', async () => {
 		const before = await metrics('test');
 		const id = uniqueId('met-moved');

@@ -26,4 +26,18 @@ describe('the production-limits harness (Node, heap capped at 128 MB)', () => {
 		expect(result!.rowsRequested).toBeLessThanOrEqual(2 * 1000 + 4 * 256);
 		expect(result!.heapMiB).toBeLessThan(16);
 	}, 240_000);
+
+	it('leaves the bench driver free while it runs (a driver blocked for minutes sent its next request on a socket wrangler dev had closed)', async () => {
+		await runListingHarness({ shards: 4, perShard: 10, limit: 10 }); // bundled once; the run below is the child alone
+		let turns = 0;
+		const timer = setInterval(() => turns++, 5);
+		try {
+			const { code, died } = await runListingHarness({ shards: 64, perShard: 100, limit: 100 });
+			expect(code, died).toBe(0);
+		} finally {
+			clearInterval(timer);
+		}
+		// A child Node starts in tens of milliseconds at least: a driver not blocked meanwhile ran its timers.
+		expect(turns).toBeGreaterThan(0);
+	}, 240_000);
 });
