@@ -11,7 +11,18 @@ export default defineConfig({
 		maxWorkers: 2,
 		projects: [
 			{
-				test: { name: 'node', include: ['test/engine/**/*.test.ts', 'test/client/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/dashboard/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'], environment: 'node' },
+				test: {
+					name: 'node',
+					include: ['test/engine/**/*.test.ts', 'test/client/**/*.test.ts', 'test/tooling/**/*.test.ts', 'test/dashboard/**/*.test.ts', 'test/testing/*.test.ts', 'test/examples/*.node.test.ts'],
+					exclude: ['test/tooling/package.test.ts'],
+					environment: 'node',
+				},
+			},
+			{
+				// The package test runs alone, after every other file: `npm pack` rewrites this repository's
+				// package.json (prepack/postpack), and every wrangler dev serving the repository meanwhile
+				// rebuilds on that change and answers "Your worker restarted mid-request".
+				test: { name: 'package', include: ['test/tooling/package.test.ts'], environment: 'node', sequence: { groupOrder: 1 } },
 			},
 			{
 				plugins: [

@@ -29,6 +29,19 @@ export function freePort() {
  * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string, peakMemory: { reset: () => void, mib: () => number } }>}
  */
 export async function startDevServer(options = {}) {
+	// A port that was free a moment ago can be taken before wrangler binds it (another test file's server
+	// starts beside this one): on "Address already in use", start again on other ports.
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await startOnce(options);
+		} catch (error) {
+			if (attempt >= 3 || !/Address already in use/.test(String(error))) throw error;
+		}
+	}
+}
+
+/** @param {Parameters<typeof startDevServer>[0] & {}} options */
+async function startOnce(options) {
 	const configs = options.configs ?? ['wrangler.jsonc'];
 	const port = options.port ?? (await freePort());
 	const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), 'shardflow-dev-'));
