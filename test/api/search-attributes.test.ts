@@ -106,6 +106,15 @@ describe('GET /workflows with attr.* filters', () => {
 		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
 	});
 
+	it("answers 400 INVALID_SEARCH_ATTRIBUTES for a create with a datetime beyond JavaScript's Date range, and creates nothing", async () => {
+		const id = uniqueId('http-far-date');
+		const res = await api('POST', '/workflows', { type: 'searchable', id, payload: { customerId: 'x' }, attributes: { dueAt: -8640000000000001 } });
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_SEARCH_ATTRIBUTES');
+		expect(res.json.error.message).toMatch(/dueAt.*Date can hold/);
+		expect((await api('GET', `/workflows/${id}`)).status).toBe(404);
+	});
+
 	it('answers 400 INVALID_SEARCH_ATTRIBUTES for a create with an undeclared attribute or a wrong value, and creates nothing', async () => {
 		const id = uniqueId('http-bad');
 		const res = await api('POST', '/workflows', { type: 'searchable', id, payload: { customerId: 'x' }, attributes: { amount: 'lots' } });

@@ -45,6 +45,19 @@ describe('attribute values as text', () => {
 	});
 });
 
+describe('datetime attributes within Date range', () => {
+	const declared = { dueAt: 'datetime' } as const;
+
+	it.for([-8_640_000_000_000_001, 8_640_000_000_000_001, Number.MAX_SAFE_INTEGER])('refuses %d ms at create and setAttributes with INVALID_SEARCH_ATTRIBUTES (no Date holds it)', (ms) => {
+		expect(() => applyAttributeUpdate('t', declared, {}, { dueAt: ms })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidSearchAttributes, message: expect.stringContaining("Date can hold") }));
+	});
+
+	it('keeps the two ends of the range, the furthest times a Date holds', () => {
+		expect(applyAttributeUpdate('t', declared, {}, { dueAt: -8.64e15 })).toEqual({ dueAt: -8.64e15 });
+		expect(applyAttributeUpdate('t', declared, {}, { dueAt: new Date(8.64e15) })).toEqual({ dueAt: 8.64e15 });
+	});
+});
+
 describe('reserved attribute names', () => {
 	const declared = { customerId: 'keyword' } as const;
 

@@ -35,9 +35,23 @@ export const Layout: FC<{ title: string; nav?: 'overview' | 'instances' | 'sched
 /** A status as a coloured badge. */
 export const StatusBadge: FC<{ status: string }> = ({ status }) => <span class={`badge status-${status}`} data-field="status">{status}</span>;
 
-/** A timestamp: ISO (UTC) without JavaScript; local time with a relative form ("3 min ago") once common.js runs. */
-export const Time: FC<{ ms: number | null | undefined; field?: string }> = ({ ms, field }) =>
-	ms == null ? <span class="muted">—</span> : <time datetime={new Date(ms).toISOString()} data-ms={String(ms)} data-field={field}>{new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC</time>;
+/**
+ * A timestamp: ISO (UTC) without JavaScript; local time with a relative form ("3 min ago") once
+ * common.js runs. A value that is no time (beyond `Date`'s range, stored before such values were
+ * refused) shows as it is, so one odd instance never takes a whole page down.
+ */
+export const Time: FC<{ ms: number | null | undefined; field?: string }> = ({ ms, field }) => {
+	if (ms == null) return <span class="muted">—</span>;
+	const iso = isoTime(ms);
+	if (iso === undefined) return <span class="mono" data-field={field} data-invalid-time title="not a time JavaScript can show">{String(ms)}</span>;
+	return <time datetime={iso} data-ms={String(ms)} data-field={field}>{iso.replace('T', ' ').slice(0, 19)} UTC</time>;
+};
+
+/** `ms` as ISO 8601 (UTC), or undefined when it is no valid time (never throws, unlike `toISOString`). */
+export function isoTime(ms: number): string | undefined {
+	const date = new Date(ms);
+	return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
 
 /** A JSON value, pretty-printed; long ones start collapsed. */
 export const JsonBlock: FC<{ value: unknown; label: string; open?: boolean }> = ({ value, label, open }) => {

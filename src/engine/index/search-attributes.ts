@@ -30,6 +30,13 @@ export const ATTRIBUTE_LIMITS = {
 	keywordBytes: 256,
 } as const;
 
+/**
+ * The furthest a datetime may be from the epoch, either side: JavaScript's `Date` range
+ * (ECMA-262 §21.4.1.1, 100,000,000 days). A value beyond it has no date: `new Date(ms)` is
+ * invalid and `toISOString()` throws, in the dashboard and in every caller that reads it back.
+ */
+export const MAX_DATETIME_MS = 8.64e15;
+
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /**
@@ -161,6 +168,7 @@ function storedValue(kind: AttributeKind, value: unknown, what: string, code: Er
 		case 'datetime': {
 			const ms = value instanceof Date ? value.getTime() : value;
 			if (typeof ms !== 'number' || !Number.isSafeInteger(ms)) throw fail('a Date or whole milliseconds since the epoch');
+			if (Math.abs(ms) > MAX_DATETIME_MS) throw fail(`a time JavaScript's Date can hold (at most ${MAX_DATETIME_MS} ms either side of the epoch)`);
 			return ms;
 		}
 	}

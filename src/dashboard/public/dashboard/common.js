@@ -36,7 +36,8 @@ export function absolute(ms) {
  */
 export function renderTime(el) {
 	const ms = Number(el.dataset.ms);
-	if (!Number.isFinite(ms) || ms <= 0) return;
+	// Beyond Date's range (8.64e15 ms) there is no time to show: the text stays the raw value.
+	if (!Number.isFinite(ms) || ms <= 0 || ms > 8.64e15) return;
 	el.textContent = relative(ms);
 	el.title = absolute(ms);
 	el.dateTime = new Date(ms).toISOString();

@@ -130,6 +130,7 @@ function fillAttribute(cell, value) {
 	} else if (cell.dataset.kind === 'datetime') {
 		const time = document.createElement('time');
 		time.dataset.ms = String(value);
+		time.textContent = String(value);
 		renderTime(time);
 		cell.replaceChildren(time);
 	} else cell.textContent = cell.dataset.kind === 'boolean' ? (value ? 'yes' : 'no') : String(value);
