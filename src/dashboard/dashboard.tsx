@@ -357,6 +357,8 @@ function safeNext(base: string, next: string | undefined): string {
 }
 
 const EPOCH_MS = /^\d{1,16}$/;
+/** The list page's own query parameters (its form's fields and the pager's); any other is the list API's to judge. */
+const OWN_PARAMS = new Set(['type', 'status', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'order', 'limit']);
 /** `attr.<name>` or `attr.<name>.<bound>` (the list API checks the name against the type's declaration). */
 const ATTRIBUTE_PARAM = /^attr\.[A-Za-z][A-Za-z0-9_]{0,63}(?:\.(?:gt|gte|lt|lte))?$/;
 /** `order=attr.<name>` (ascending) or `order=-attr.<name>` (descending). */
@@ -373,17 +375,22 @@ function readFilter(c: DashboardContext): ListFilter {
 	const rawOrder = q('order');
 	const rawLimit = q('limit');
 	const limit = rawLimit === undefined ? DEFAULT_PAGE_SIZE : /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
-	const unchecked: NonNullable<ListFilter['unchecked']> = {};
+	const queries = Object.entries(c.req.queries() ?? {});
+	// Every parameter the page does not own goes to the list API as it is, which refuses it (400,
+	// naming it): dropped, `attr.__proto__=x` or `stauts=waiting` would list, and a bulk action
+	// act on, every instance of the type.
+	const unchecked: [string, string][] = queries.flatMap(([name, values]) => (OWN_PARAMS.has(name) || ATTRIBUTE_PARAM.test(name) ? [] : values.map((v) => [name, v] as [string, string])));
 	const attributeOrder = rawOrder !== undefined && ATTRIBUTE_ORDER.test(rawOrder);
-	if (rawOrder !== undefined && rawOrder !== 'created' && rawOrder !== 'updated' && !attributeOrder) unchecked.order = rawOrder;
-	if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) unchecked.limit = rawLimit!;
+	if (rawOrder !== undefined && rawOrder !== 'created' && rawOrder !== 'updated' && !attributeOrder) unchecked.push(['order', rawOrder]);
+	const badLimit = !(limit >= 1 && limit <= MAX_LIST_LIMIT);
+	if (badLimit) unchecked.push(['limit', rawLimit!]);
 	const filter: ListFilter = {
 		status: [...new Set(status)],
 		order: rawOrder === 'updated' ? 'updated' : attributeOrder ? (rawOrder as ListFilter['order']) : 'created',
 		// Attribute conditions go to the list API as they are (`attr.amount.gte=100`, a repeated `attr.region` is "any of"); it refuses what it cannot read.
-		attributes: Object.entries(c.req.queries() ?? {}).flatMap(([name, values]) => (ATTRIBUTE_PARAM.test(name) ? values.map((v) => v.trim()).filter(Boolean).map((v) => [name, v] as [string, string]) : [])),
-		limit: unchecked.limit === undefined ? limit : DEFAULT_PAGE_SIZE,
-		...(Object.keys(unchecked).length ? { unchecked } : {}),
+		attributes: queries.flatMap(([name, values]) => (ATTRIBUTE_PARAM.test(name) ? values.map((v) => v.trim()).filter(Boolean).map((v) => [name, v] as [string, string]) : [])),
+		limit: badLimit ? DEFAULT_PAGE_SIZE : limit,
+		...(unchecked.length ? { unchecked } : {}),
 	};
 	for (const key of ['type', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent'] as const) {
 		const value = q(key);
@@ -401,7 +408,7 @@ function listQuery(filter: ListFilter): string {
 	if (filter.order !== 'created') q.set('order', filter.order);
 	for (const [name, value] of filter.attributes) q.append(name, value);
 	q.set('limit', String(filter.limit));
-	for (const [key, value] of Object.entries(filter.unchecked ?? {})) q.set(key, value);
+	for (const [key, value] of filter.unchecked ?? []) if (key === 'order' || key === 'limit') q.set(key, value); else q.append(key, value);
 	return q.toString();
 }
 

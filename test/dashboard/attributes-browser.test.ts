@@ -134,6 +134,28 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		await page.close();
 	});
 
+	it.for([
+		['a reserved attribute name', 'attr.__proto__=x', /__proto__/],
+		['an operator the API does not take', 'attr.amount.eq=5', /attr\.amount\.eq/],
+		['an attribute with no name', 'attr.=1', /attr\./],
+		['a misspelt parameter', 'stauts=waiting', /stauts/],
+	] as const)("shows the API's 400, no rows and no bulk action for %s instead of dropping the condition", async ([, condition, named]) => {
+		await pay(`${customer()}-bystander`, { customerId: 'refused-filter' });
+		await until(() => listed('attr.customerId=refused-filter'), (l) => l.length > 0, 'an instance of the type in the index');
+		const page = await openPage(`/dashboard/instances?type=payment&${condition}`);
+		const banner = page.locator('.banner.error[role="alert"]');
+		expect(await banner.textContent()).toMatch(/^INVALID_QUERY /);
+		expect(await banner.textContent()).toMatch(named);
+		expect(await page.locator('#instances tbody tr').count()).toBe(0);
+		// No bulk action: without the condition, its query would be the whole type.
+		expect(await page.locator('#bulk-form').count()).toBe(0);
+		expect(await page.locator('#live').getAttribute('data-state')).toBe('off');
+		const response = await page.goto(page.url());
+		expect(response?.status()).toBe(400);
+		expectNoPageErrors(page);
+		await page.close();
+	});
+
 	it("shows an instance's attributes on its page, each linked to the list of that value", async () => {
 		const c = customer();
 		const id = `${c}-page`;

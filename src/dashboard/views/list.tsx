@@ -42,10 +42,12 @@ export interface ListFilter {
 	limit: number;
 	cursor?: string;
 	/**
-	 * Query parameters the page could not read as they are (`order=sideways`, `limit=lots`): sent
-	 * to the list API verbatim, so the page shows the API's own 400 instead of ignoring them.
+	 * Query parameters the page does not own or could not read as they are (`order=sideways`,
+	 * `limit=lots`, `stauts=waiting`, `attr.__proto__=x`, `attr.amount.eq=5`), as `[name, value]`:
+	 * sent to the list API verbatim, so the page shows the API's own 400 and no rows instead of
+	 * ignoring them (and listing, or acting on, more than was asked).
 	 */
-	unchecked?: { order?: string; limit?: string };
+	unchecked?: [string, string][];
 }
 
 /** What the live script needs: the filter, the shards to watch, and whether new rows may be inserted (first page only). */
@@ -191,7 +193,10 @@ export const InstanceList: FC<{
 		for (const [k, v] of Object.entries(extra)) q.set(k, v);
 		return dashboardHref(`/instances?${q}`);
 	};
-	const active = [filter.type, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.idPrefix, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length + new Set(filter.attributes.map(([n]) => n.split('.')[1])).size;
+	const active =
+		[filter.type, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.idPrefix, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length +
+		new Set(filter.attributes.map(([n]) => n.split('.')[1])).size +
+		new Set((filter.unchecked ?? []).map(([n]) => n).filter((n) => n !== 'order')).size;
 	const attributeNames = Object.keys(declared);
 	return (
 		<>

@@ -9,12 +9,15 @@ const card = /** @type {HTMLElement | null} */ (document.getElementById('bulk-pr
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (card?.querySelector(selector));
 const POLL_MS = 700;
 
-/** The list's filter as a bulk query (POST /workflows/bulk: attribute conditions typed by the attribute's kind). */
 /**
+ * The list's filter as a bulk query (POST /workflows/bulk: attribute conditions typed by the
+ * attribute's kind). Never broader than the list: a parameter the page passed to the API
+ * unread, or a condition on an attribute the type does not declare, throws instead of being left out.
  * @param {Record<string, any>} filter
  * @param {Record<string, string>} declared
  */
 export function bulkQuery(filter, declared) {
+	if (filter.unchecked?.length) throw new Error(`The filter has parameters the list did not read (${filter.unchecked.map((/** @type {[string, string]} */ [name]) => name).join(', ')}): fix the filter first.`);
 	/** @type {Record<string, unknown>} */
 	const query = { type: filter.type };
 	if (filter.status.length) query.status = filter.status;
@@ -24,7 +27,8 @@ export function bulkQuery(filter, declared) {
 	const attributes = {};
 	for (const [param, raw] of filter.attributes) {
 		const [, name, bound] = param.split('.');
-		const kind = declared[name];
+		const kind = Object.hasOwn(declared, name) ? declared[name] : undefined;
+		if (!kind) throw new Error(`${param}: ${filter.type} declares no search attribute ${JSON.stringify(name)}; fix the filter first.`);
 		const value = kind === 'number' ? Number(raw) : kind === 'boolean' ? raw === 'true' : kind === 'datetime' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
 		if (bound) attributes[name] = { ...(attributes[name] && typeof attributes[name] === 'object' && !Array.isArray(attributes[name]) ? attributes[name] : {}), [bound]: value };
 		else attributes[name] = name in attributes ? [].concat(attributes[name], value) : value;
@@ -196,7 +200,12 @@ if (start && listConfigEl && form) {
 		const asked = actionOf(form);
 		if ('error' in asked) return void (note.textContent = asked.error);
 		const { action, words } = asked;
-		const query = bulkQuery(config.filter, config.declared ?? {});
+		let query;
+		try {
+			query = bulkQuery(config.filter, config.declared ?? {});
+		} catch (error) {
+			return void (note.textContent = error instanceof Error ? error.message : String(error));
+		}
 		const send = (/** @type {boolean} */ dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun }) });
 		start.disabled = true;
 		note.textContent = 'Counting the instances this filter matches…';
