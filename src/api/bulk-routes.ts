@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { bulk } from '../client/bulk-client';
 import type { ListQuery } from '../client/index-client';
-import { BULK_ACTIONS, MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
+import { MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
 import type { Registry } from '../engine/definition/registry';
 import { WORKFLOW_STATUSES } from '../engine/definition/types';
 import { keepReservedAttributeNames } from '../engine/index/search-attributes';
@@ -29,17 +29,40 @@ const BulkQuerySchema = z
 	.strict()
 	.openapi('BulkQuery');
 
+/**
+ * One schema per action kind, each strict like the rest of the body: an unknown key (a typo such
+ * as `idempotency_key`, `archiv`) is refused naming it rather than dropped, which would send the
+ * event without its key, delete without archiving, restart from the beginning. Option values are
+ * checked further by the engine (`checkBulkAction`, `checkBulkActionFor`), which answers the
+ * typed errors (an idempotency key's, a restart point's).
+ */
+const BulkActionSchema = z
+	.discriminatedUnion('kind', [
+		z.object({ kind: z.literal('terminate'), rollback: z.boolean().optional().openapi({ description: 'Run each instance\'s rollbacks first.' }) }).strict(),
+		z.object({ kind: z.literal('pause') }).strict(),
+		z.object({ kind: z.literal('resume') }).strict(),
+		z.object({ kind: z.literal('restart'), from: z.unknown().optional().openapi({ description: 'A step name or {name, type?, count?}; the run starts over without it.' }) }).strict(),
+		z.object({ kind: z.literal('delete'), archive: z.boolean().optional(), terminate: z.boolean().optional() }).strict(),
+		z
+			.object({
+				kind: z.literal('sendEvent'),
+				event: z.string(),
+				payload: z.unknown().optional(),
+				idempotencyKey: z.string().optional().openapi({ description: "The key of each instance's event (default bulk:<job id>)." }),
+			})
+			.strict(),
+		z.object({ kind: z.literal('reindex') }).strict(),
+	] as const)
+	.openapi({
+		description:
+			'terminate {rollback?}, pause, resume, restart {from?}, delete {archive?, terminate?}, sendEvent {event, payload?, idempotencyKey?} (the key of each instance\'s event; default bulk:<job id>), reindex. No other key.',
+		example: { kind: 'terminate', rollback: false },
+	});
+
 const BulkBody = z
 	.object({
 		query: BulkQuerySchema,
-		action: z
-			.object({ kind: z.enum(BULK_ACTIONS) })
-			.passthrough()
-			.openapi({
-				description:
-					'terminate {rollback?}, pause, resume, restart {from?}, delete {archive?, terminate?}, sendEvent {event, payload?, idempotencyKey?} (the key of each instance\'s event; default bulk:<job id>), reindex.',
-				example: { kind: 'terminate', rollback: false },
-			}),
+		action: BulkActionSchema,
 		dryRun: z.boolean().optional().openapi({ description: 'Count what the query matches; act on nothing.' }),
 		ratePerSecond: z.number().int().min(1).max(MAX_BULK_RATE).optional().openapi({ description: 'Instances acted on per second at most (default 50).' }),
 	})

@@ -5,7 +5,7 @@ import { executions } from '../worker/probes';
 import { describe, expect, it } from 'vitest';
 import { bulk } from '../../src/client/bulk-client';
 import { instances } from '../../src/client/instance-client';
-import { type BulkProgress } from '../../src/engine/bulk/bulk-job';
+import { checkBulkAction, type BulkProgress } from '../../src/engine/bulk/bulk-job';
 import { BULK_PREFIX } from '../../src/engine/object-names';
 import { ErrorCode } from '../../src/engine/support/errors';
 import { settle, stub, testEnv, uniqueId } from '../helpers';
@@ -202,6 +202,27 @@ describe('bulk operations over HTTP', () => {
 		const res = await api('POST', '/workflows/bulk', body);
 		expect(res.status).toBe(400);
 		expect(res.json.error.code).toBe(code);
+	});
+
+	it.for([
+		['sendEvent', { kind: 'sendEvent', event: 'advance', payload: { stage: 'x' }, idempotency_key: 'k1' }, 'idempotency_key'],
+		['delete', { kind: 'delete', archiv: true }, 'archiv'],
+		['restart', { kind: 'restart', form: 'x' }, 'form'],
+		['pause', { kind: 'pause', rollback: true }, 'rollback'],
+	] as const)('refuses a %s action with an unknown key with 400 INVALID_REQUEST naming it, and starts nothing', async ([, action, key]) => {
+		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable' }, action });
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining(key) });
+		// The engine's check refuses it too (a job started through the client, not the route).
+		expect(() => checkBulkAction(action)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', message: expect.stringContaining(`"${key}"`) }));
+	});
+
+	it('documents each action as a strict object in the OpenAPI document', async () => {
+		const doc = (await api('GET', '/openapi.json')).json;
+		const action = doc.components.schemas.BulkOperation.properties.action;
+		const variants = (action.oneOf ?? action.anyOf) as { additionalProperties?: unknown; properties: { kind: { const?: string; enum?: string[] } } }[];
+		expect(variants.length).toBe(7);
+		for (const variant of variants) expect(variant.additionalProperties).toBe(false);
 	});
 
 	it('refuses an own "__proto__" attribute condition (that the schema would drop, widening the query to the whole type) with 400 INVALID_QUERY', async () => {

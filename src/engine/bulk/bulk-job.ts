@@ -26,6 +26,17 @@ export type BulkAction =
 
 export const BULK_ACTIONS = ['terminate', 'pause', 'resume', 'restart', 'delete', 'sendEvent', 'reindex'] as const;
 
+/** The options each action takes besides `kind`; any other key is refused. */
+const ACTION_OPTIONS: Record<BulkAction['kind'], readonly string[]> = {
+	terminate: ['rollback'],
+	pause: [],
+	resume: [],
+	restart: ['from'],
+	delete: ['archive', 'terminate'],
+	sendEvent: ['event', 'payload', 'idempotencyKey'],
+	reindex: [],
+};
+
 /** The query of a job, checked (the listing's filters with attribute conditions already checked); `type` is required. */
 export interface BulkQuery extends ListFilters {
 	type: string;
@@ -106,6 +117,10 @@ export function checkBulkAction(action: unknown): BulkAction {
 	if (typeof action !== 'object' || action === null) throw bad(`give an object with kind (${BULK_ACTIONS.join(', ')})`);
 	const a = action as Record<string, unknown>;
 	if (!(BULK_ACTIONS as readonly unknown[]).includes(a.kind)) throw bad(`unknown kind ${JSON.stringify(a.kind)}; use one of ${BULK_ACTIONS.join(', ')}`);
+	// An unknown key is refused, never dropped: `idempotency_key` would send without the key, `archiv` delete without archiving.
+	const takes = ACTION_OPTIONS[a.kind as BulkAction['kind']];
+	const unknown = Object.keys(a).find((key) => key !== 'kind' && !takes.includes(key));
+	if (unknown !== undefined) throw bad(`${a.kind} has no option ${JSON.stringify(unknown)}; it takes ${takes.length ? takes.join(', ') : 'none'}`);
 	const flag = (name: string) => {
 		if (a[name] !== undefined && typeof a[name] !== 'boolean') throw bad(`${name} must be true or false`);
 		return a[name] === true;
