@@ -9,7 +9,7 @@ import type { TypeSchemas } from '../engine/definition/type-schemas';
  * The REST form of attribute queries (`GET /workflows?type=payment&attr.customerId=42&attr.amount.gte=100&order=-attr.amount`):
  * `attr.<name>=<value>` is equality, the same parameter repeated is "any of", `attr.<name>.<gt|gte|lt|lte>=<value>`
  * bounds a number or datetime. Values are read by the attribute's kind: a number in JSON syntax, `true`/`false`,
- * a datetime as ms (5 digits or more) or ISO 8601. What does not parse, or names no declared attribute (or a
+ * a datetime as ms (12 digits or more) or ISO 8601. What does not parse, or names no declared attribute (or a
  * reserved name), is a 400 INVALID_QUERY.
  */
 // Any name: the declaration decides (an undeclared or reserved one is refused saying so).

@@ -5,10 +5,16 @@ import { MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
 import type { Registry } from '../engine/definition/registry';
 import { WORKFLOW_STATUSES } from '../engine/definition/types';
 import { keepReservedAttributeNames } from '../engine/index/search-attributes';
+import { DATETIME_TEXT, parseTimeJson } from '../engine/index/attribute-text';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 import { BulkProgressSchema } from '../operations/role-http';
 import { addRoleCallRoutes } from './role-call-routes';
+
+/** A time bound in JSON: ms since the epoch (12 digits or more) or ISO 8601 text, read as the listing reads it. */
+const JsonTime = z.union([z.number().int(), z.string().max(40)]).openapi({ description: 'Milliseconds since the epoch (12 digits or more) or ISO 8601 text.', example: '2024-05-01' });
+const TIME_BOUNDS = ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const;
 
 const BulkQuerySchema = z
 	.object({
@@ -19,10 +25,10 @@ const BulkQuerySchema = z
 			example: { customerId: '42', amount: { gte: 100 } },
 		}),
 		idPrefix: z.string().max(100).optional(),
-		createdAfter: z.number().int().optional(),
-		createdBefore: z.number().int().optional(),
-		updatedAfter: z.number().int().optional(),
-		updatedBefore: z.number().int().optional(),
+		createdAfter: JsonTime.optional(),
+		createdBefore: JsonTime.optional(),
+		updatedAfter: JsonTime.optional(),
+		updatedBefore: JsonTime.optional(),
 		codeVersion: z.string().max(64).optional(),
 		parent: z.string().max(100).optional(),
 	})
@@ -84,8 +90,9 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 			const body = c.req.valid('json');
 			// An own "__proto__" condition, dropped by the schema, would widen the query to the whole type: kept, it is refused.
 			const attributes = keepReservedAttributeNames(body.query.attributes, ((await c.req.json()) as { query: { attributes?: unknown } }).query.attributes);
+			const query = readJsonTimes({ ...body.query, ...(attributes !== undefined ? { attributes } : {}) }, registry);
 			const progress = await bulk.start(c.env, registry, {
-				query: { ...body.query, ...(attributes !== undefined ? { attributes } : {}) } as ListQuery & { type: string },
+				query: query as unknown as ListQuery & { type: string },
 				action: body.action as BulkAction,
 				...(body.dryRun !== undefined ? { dryRun: body.dryRun } : {}),
 				...(body.ratePerSecond !== undefined ? { ratePerSecond: body.ratePerSecond } : {}),
@@ -96,4 +103,38 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 	// Progress and cancel: the job's calls declared with a route (src/operations/role-http.ts).
 	addRoleCallRoutes(app, registry, 'bulk');
 	return app;
+}
+
+/**
+ * The time conditions of a JSON query (its bounds and its datetime attributes' values) as ms,
+ * each read by the one rule of time conditions (`parseTimeJson`): `"createdAfter": 2024` or
+ * `{"dueAt": {"lt": 20240301}}` is refused (400 INVALID_QUERY) as the query string refuses it,
+ * not read as a time in 1970. Values of other kinds are left for the query's own check.
+ */
+function readJsonTimes(query: Record<string, unknown> & { type: string }, registry: Registry): Record<string, unknown> {
+	const refuse = (what: string, value: unknown) => new ValidationError(ErrorCode.InvalidQuery, `${what} must be ${DATETIME_TEXT}; got ${JSON.stringify(value)}`);
+	const time = (what: string, value: unknown) => {
+		if (typeof value !== 'number' && typeof value !== 'string') return value;
+		const ms = parseTimeJson(value);
+		if (ms === undefined) throw refuse(what, value);
+		return ms;
+	};
+	const read: Record<string, unknown> = { ...query };
+	for (const key of TIME_BOUNDS) if (read[key] !== undefined) read[key] = time(key, read[key]);
+	const declared = registry.has(query.type) ? (registry.get(query.type).attributes ?? {}) : {};
+	const attributes = read.attributes;
+	if (typeof attributes === 'object' && attributes !== null && !Array.isArray(attributes)) {
+		const conditions: Record<string, unknown> = { ...attributes };
+		for (const [name, condition] of Object.entries(attributes)) {
+			if (!Object.hasOwn(declared, name) || declared[name] !== 'datetime') continue;
+			const what = `attributes.${name}`;
+			conditions[name] = Array.isArray(condition)
+				? condition.map((v) => time(what, v))
+				: typeof condition === 'object' && condition !== null
+					? Object.fromEntries(Object.entries(condition).map(([bound, v]) => [bound, time(`${what}.${bound}`, v)]))
+					: time(what, condition);
+		}
+		read.attributes = conditions;
+	}
+	return read;
 }

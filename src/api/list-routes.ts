@@ -4,6 +4,7 @@ import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-c
 import type { ListOrder } from '../engine/index/index-query';
 import { attributeParams, listOrderParam } from './attribute-query';
 import { refuseUnknownParams } from './query-params';
+import { parseDatetimeText } from '../engine/index/attribute-text';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
 import type { WorkflowStatus } from '../engine/definition/types';
@@ -28,7 +29,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 		async (c) => {
 			const q = c.req.valid('query');
 			refuseUnknownParams(c.req.queries(), ListQuery, { attributes: true });
-			const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+			const num = (v: string | undefined) => (v === undefined ? undefined : parseDatetimeText(v));
 			const attributes = attributeParams(c.req.queries(), registry, q.type);
 			const order = listOrderParam(q.order);
 			const page = await index(c).list({
@@ -95,7 +96,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 				type,
 				attribute,
 				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
-				...defined({ createdAfter: q.createdAfter === undefined ? undefined : Number(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : Number(q.createdBefore) }),
+				...defined({ createdAfter: q.createdAfter === undefined ? undefined : parseDatetimeText(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : parseDatetimeText(q.createdBefore) }),
 				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
 			});
 			return c.json({ type, attribute, ...counts }, 200);

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { StatusSchema } from '../operations/schemas';
 import { ORDER_PARAM } from './attribute-query';
+import { DATETIME_TEXT, parseDatetimeText } from '../engine/index/attribute-text';
 
 /**
  * Schemas of the routes that are not instance operations (listing, types,
@@ -8,7 +9,11 @@ import { ORDER_PARAM } from './attribute-query';
  * They validate requests and generate /openapi.json: the document cannot drift from the code.
  */
 
-const epochMs = z.string().regex(/^\d{1,16}$/, 'must be milliseconds since the epoch');
+/** A time bound: the one parser of time conditions (engine/index/attribute-text.ts), as `attr.<datetime>` takes them. */
+const epochMs = z
+	.string()
+	.refine((text) => parseDatetimeText(text) !== undefined, `must be ${DATETIME_TEXT}`)
+	.openapi({ description: 'Milliseconds since the epoch (12 digits or more) or ISO 8601 (2024-05-01, 2024-05-01T12:00:00Z).', example: '2024-05-01' });
 
 export const ListQuery = z.object({
 	type: z.string().max(64).optional().openapi({ description: 'Omit to list every type.' }),

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'hono/utils/buffer';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/definition/registry';
 import { MAX_LIMIT } from '../engine/index/index-query';
+import { parseDatetimeText } from '../engine/index/attribute-text';
 import { shardName } from '../engine/object-names';
 import type { TypeSchemas } from '../engine/definition/type-schemas';
 import { dashboardAsset } from './assets';
@@ -356,7 +357,6 @@ function safeNext(base: string, next: string | undefined): string {
 	return ok ? next : base;
 }
 
-const EPOCH_MS = /^\d{1,16}$/;
 /** The list page's own query parameters (its form's fields and the pager's); any other is the list API's to judge. */
 const OWN_PARAMS = new Set(['type', 'status', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'order', 'limit']);
 /** `attr.<name>` or `attr.<name>.<bound>` (the list API checks the name against the type's declaration). */
@@ -413,7 +413,7 @@ function listQuery(filter: ListFilter): string {
 }
 
 function matches(item: ListItem, filter: ListFilter): boolean {
-	const bound = (v: string | undefined) => (v !== undefined && EPOCH_MS.test(v) ? Number(v) : undefined);
+	const bound = (v: string | undefined) => (v === undefined ? undefined : parseDatetimeText(v));
 	const [ca, cb, ua, ub] = [bound(filter.createdAfter), bound(filter.createdBefore), bound(filter.updatedAfter), bound(filter.updatedBefore)];
 	return (
 		(!filter.type || item.type === filter.type) &&

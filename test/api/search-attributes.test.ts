@@ -55,7 +55,11 @@ describe('GET /workflows with attr.* filters', () => {
 		['a number ending in a point', 'type=searchable&attr.amount.gte=20.', /attr\.amount\.gte must be a number in JSON syntax/],
 		['a number starting with a point', 'type=searchable&attr.amount.lt=.2e2', /attr\.amount\.lt must be a number in JSON syntax/],
 		['a number with spaces', 'type=searchable&attr.amount=%2020', /must be a number in JSON syntax/],
-		['a bare 4-digit datetime (a year, or 2 s into 1970?)', 'type=searchable&attr.dueAt.lt=2024', /attr\.dueAt\.lt must be milliseconds since the epoch \(5 digits or more\) or an ISO 8601 date/],
+		['a bare 4-digit datetime (a year, or 2 s into 1970?)', 'type=searchable&attr.dueAt.lt=2024', /attr\.dueAt\.lt must be milliseconds since the epoch \(12 digits or more.*\) or an ISO 8601 date/],
+		['an ISO 8601 basic date (1 March 2024, or 5.6 h into 1970?)', 'type=searchable&attr.dueAt.lt=20240301', /attr\.dueAt\.lt must be milliseconds since the epoch \(12 digits or more/],
+		['a bare year as createdAfter', 'type=searchable&createdAfter=2024', /createdAfter: must be milliseconds since the epoch \(12 digits or more/],
+		['an ISO 8601 basic date as createdBefore', 'createdBefore=20240301', /createdBefore: must be milliseconds/],
+		['epoch seconds as updatedAfter', 'updatedAfter=1714557600', /updatedAfter: must be milliseconds/],
 		['a datetime on a day the month does not have', 'type=searchable&attr.dueAt.lt=2024-02-30', /attr\.dueAt\.lt must be/],
 		['a datetime with a time and no zone', 'type=searchable&attr.dueAt.gt=2024-05-01T10:00', /attr\.dueAt\.gt must be/],
 		['a misspelt parameter', 'type=searchable&stauts=waiting', /unknown query parameter "stauts"/],
@@ -79,7 +83,18 @@ describe('GET /workflows with attr.* filters', () => {
 		expect(await ids('attr.amount.lt=1E-1')).toEqual([`${customer}-0`]);
 	});
 
-	it('reads a datetime as ms since the epoch (5 digits or more) or ISO 8601, a date alone being midnight UTC', async () => {
+	it('reads createdAfter and createdBefore as the attributes read a datetime: ms of 12 digits or more, or ISO 8601', async () => {
+		const customer = uniqueId('http-created');
+		await createSearchable(`${customer}-0`, { customerId: customer });
+		const ids = async (query: string) => (await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&${query}`)).json.items.map((e: { id: string }) => e.id);
+		expect(await ids('createdAfter=2000-01-01')).toEqual([`${customer}-0`]);
+		expect(await ids('createdBefore=2000-01-01T00:00Z')).toEqual([]);
+		expect(await ids(`createdAfter=${Date.UTC(2000, 0, 1)}`)).toEqual([`${customer}-0`]);
+		const counts = await api('GET', `/types/searchable/counts?by=attr.customerId&attr.customerId=${customer}&createdAfter=2000-01-01`);
+		expect(counts.json.groups).toEqual([{ value: customer, count: 1 }]);
+	});
+
+	it('reads a datetime as ms since the epoch (12 digits or more) or ISO 8601, a date alone being midnight UTC', async () => {
 		const customer = uniqueId('http-datetime');
 		const due = [Date.UTC(2024, 4, 1, 10), Date.UTC(2024, 4, 2)];
 		await Promise.all(due.map((dueAt, i) => createSearchable(`${customer}-${i}`, { customerId: customer, dueAt })));

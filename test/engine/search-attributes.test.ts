@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDatetimeText, parseNumberText } from '../../src/engine/index/attribute-text';
+import { parseDatetimeText, parseNumberText, parseTimeJson } from '../../src/engine/index/attribute-text';
 import { applyAttributeUpdate, checkAttributeDeclaration, checkAttributeFilters, keepReservedAttributeNames } from '../../src/engine/index/search-attributes';
 import { ErrorCode } from '../../src/engine/support/errors';
 
@@ -20,7 +20,8 @@ describe('attribute values as text', () => {
 
 	it.for([
 		['1714557600000', Date.UTC(2024, 4, 1, 10)],
-		['10000', 10_000],
+		['100000000000', 100_000_000_000],
+		['-100000000000', -100_000_000_000],
 		['2024-05-01', Date.UTC(2024, 4, 1)],
 		['2024-02-29', Date.UTC(2024, 1, 29)],
 		['2024-05-01T10:00Z', Date.UTC(2024, 4, 1, 10)],
@@ -32,7 +33,11 @@ describe('attribute values as text', () => {
 
 	it.for([
 		['2024', 'a bare 4-digit number: a year, or 2 s into 1970?'],
-		['0', 'a number shorter than 5 digits'],
+		['0', 'a number shorter than 12 digits'],
+		['20240301', 'an ISO 8601 basic date (1 March 2024, not 5.6 h into 1970)'],
+		['1714557600', 'seconds since the epoch (10 digits), not ms'],
+		['99999999999', 'ms before 1973-03-03 (11 digits)'],
+		['8640000000000001', "ms beyond JavaScript's Date range"],
 		['2023-02-29', 'a day the month does not have'],
 		['2024-13-01', 'a month that does not exist'],
 		['2024-05-01T10:00', 'a time without a zone'],
@@ -42,6 +47,17 @@ describe('attribute values as text', () => {
 		['1714557600000.5', 'a fraction of a millisecond'],
 	] as const)('refuses the datetime %s (%s)', ([text]) => {
 		expect(parseDatetimeText(text)).toBeUndefined();
+	});
+});
+
+describe('time conditions in JSON', () => {
+	it('holds a JSON number to the rule of its digits: 2024 and 20240301 are refused, ms of 12 digits read', () => {
+		expect(parseTimeJson(2024)).toBeUndefined();
+		expect(parseTimeJson(20240301)).toBeUndefined();
+		expect(parseTimeJson(1.5e12 + 0.5)).toBeUndefined();
+		expect(parseTimeJson(1714557600000)).toBe(1714557600000);
+		expect(parseTimeJson('2024-05-01')).toBe(Date.UTC(2024, 4, 1));
+		expect(parseTimeJson(true)).toBeUndefined();
 	});
 });
 

@@ -150,12 +150,16 @@ describe('bulk operations', () => {
 		}
 	});
 
-	it('reads a datetime condition given as ISO 8601 text, as the listing does', async () => {
+	it('reads time conditions given as ISO 8601 text or ms of 12 digits or more, as the listing does', async () => {
 		const customer = uniqueId('bulk-iso');
 		const due = [Date.UTC(2024, 4, 1, 10), Date.UTC(2024, 4, 2, 10), Date.UTC(2024, 4, 3, 10)];
 		await Promise.all(due.map((dueAt, i) => instances.create(testEnv, { type: 'searchable', id: `${customer}-${i}`, payload: { customerId: 'x' }, attributes: { customerId: customer, dueAt } })));
 		await Promise.all(due.map((_, i) => settle(`${customer}-${i}`)));
-		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer, dueAt: { gte: '2024-05-02', lt: '2024-05-03T10:00:00Z' } } }, action: { kind: 'pause' }, dryRun: true });
+		const res = await api('POST', '/workflows/bulk', {
+			query: { type: 'searchable', createdAfter: '2000-01-01', createdBefore: Date.now() + 3_600_000, attributes: { customerId: customer, dueAt: { gte: '2024-05-02', lt: Date.UTC(2024, 4, 3, 10) } } },
+			action: { kind: 'pause' },
+			dryRun: true,
+		});
 		expect(res.status).toBe(202);
 		expect(await runJob(res.json.id)).toMatchObject({ state: 'completed', matched: 1 });
 		const listed = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}&attr.dueAt.gte=2024-05-02&attr.dueAt.lt=2024-05-03T10:00:00Z`);
@@ -197,6 +201,10 @@ describe('bulk operations over HTTP', () => {
 		['an event without a name', { query: { type: 'searchable' }, action: { kind: 'sendEvent' } }, 'INVALID_REQUEST'],
 		['an idempotency key with a space', { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'advance', payload: { stage: 'x' }, idempotencyKey: 'a b' } }, 'INVALID_IDEMPOTENCY_KEY'],
 		['a bare 4-digit datetime', { query: { type: 'searchable', attributes: { dueAt: { lt: '2024' } } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
+		['a datetime given as the JSON number 2024', { query: { type: 'searchable', attributes: { dueAt: { lt: 2024 } } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
+		['an ISO 8601 basic date as a JSON number', { query: { type: 'searchable', attributes: { dueAt: 20240301 } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
+		['createdAfter as the JSON number 2024', { query: { type: 'searchable', createdAfter: 2024 }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
+		['updatedBefore as a bare year in text', { query: { type: 'searchable', updatedBefore: '2024' }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
 		['the reserved attribute name constructor', { query: { type: 'searchable', attributes: { constructor: 'x' } }, action: { kind: 'pause' } }, 'INVALID_QUERY'],
 	] as const)('answers 400 for %s and starts nothing', async ([, body, code]) => {
 		const res = await api('POST', '/workflows/bulk', body);

@@ -9,10 +9,16 @@
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
- * Milliseconds since the epoch, written in full: 5 digits or more. A shorter number is refused
- * because it is ambiguous: `2024` reads as a year, not as 2 s after midnight on 1 January 1970.
+ * Milliseconds since the epoch, written in full: 12 digits or more (from 1973-03-03T09:46:40Z on,
+ * or before 1966-10-31T14:13:20Z for a negative one). A shorter all-digit value is refused because
+ * it is something else as often as it is ms: `2024` a year, `20240301` an ISO 8601 basic date,
+ * `1714557600` seconds since the epoch; read as ms, each is a time in 1970. A time nearer the
+ * epoch than that is written as ISO 8601.
  */
-const EPOCH_MS = /^-?[1-9]\d{4,}$/;
+const EPOCH_MS = /^-?[1-9]\d{11,}$/;
+
+/** JavaScript's `Date` range either side of the epoch: a time beyond it has no date. */
+const MAX_TIME_MS = 8.64e15;
 
 /**
  * ISO 8601 as the web writes it: a date (`2024-05-01`, midnight UTC), or a date and a time with
@@ -28,11 +34,11 @@ export function parseNumberText(text: string): number | undefined {
 	return Number.isFinite(n) ? n : undefined;
 }
 
-/** A datetime as ms since the epoch (5 digits or more) or ISO 8601 (above); undefined otherwise. */
+/** A datetime as ms since the epoch (12 digits or more, within Date's range) or ISO 8601 (above); undefined otherwise. */
 export function parseDatetimeText(text: string): number | undefined {
 	if (EPOCH_MS.test(text)) {
 		const ms = Number(text);
-		return Number.isSafeInteger(ms) ? ms : undefined;
+		return Number.isSafeInteger(ms) && Math.abs(ms) <= MAX_TIME_MS ? ms : undefined;
 	}
 	const match = ISO_DATETIME.exec(text);
 	if (!match) return undefined;
@@ -50,5 +56,15 @@ export function parseDatetimeText(text: string): number | undefined {
 	return utc.getTime() - offset;
 }
 
+/**
+ * A time condition as JSON gives it (a bulk query's `createdAfter`, a datetime attribute's bound):
+ * text as above, or a number held to the same rule as its digits, so that `2024` is refused in a
+ * JSON body as it is in a query string. Undefined when it is neither.
+ */
+export function parseTimeJson(value: unknown): number | undefined {
+	if (typeof value === 'string') return parseDatetimeText(value);
+	return typeof value === 'number' && Number.isSafeInteger(value) ? parseDatetimeText(String(value)) : undefined;
+}
+
 /** What a datetime's text must be, for error messages. */
-export const DATETIME_TEXT = 'milliseconds since the epoch (5 digits or more) or an ISO 8601 date (2024-05-01, 2024-05-01T12:00:00Z)';
+export const DATETIME_TEXT = 'milliseconds since the epoch (12 digits or more: 2024 is a year, 20240301 a date) or an ISO 8601 date (2024-05-01, 2024-05-01T12:00:00Z)';

@@ -277,7 +277,7 @@ export function assertDeclaredAttribute(type: string, declared: AttributeDeclara
 
 /**
  * Parses one query-string value of an attribute of `kind` (the REST API's `attr.<name>=`):
- * a keyword as is, a number in JSON syntax, `true`/`false`, a datetime as ms (5 digits or more)
+ * a keyword as is, a number in JSON syntax, `true`/`false`, a datetime as ms (12 digits or more)
  * or ISO 8601 (engine/index/attribute-text.ts). Undefined when it does not parse, so the caller
  * can say which parameter is wrong.
  */

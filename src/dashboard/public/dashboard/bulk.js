@@ -21,7 +21,8 @@ export function bulkQuery(filter, declared) {
 	/** @type {Record<string, unknown>} */
 	const query = { type: filter.type };
 	if (filter.status.length) query.status = filter.status;
-	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']) if (filter[key]) query[key] = Number(filter[key]);
+	// Time bounds go as the list sent them (ms or ISO 8601 text): the API reads both by one rule.
+	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore']) if (filter[key]) query[key] = filter[key];
 	for (const key of ['codeVersion', 'parent', 'idPrefix']) if (filter[key]) query[key] = filter[key];
 	/** @type {Record<string, any>} */
 	const attributes = {};

@@ -15,7 +15,8 @@ const orderKey = filter.order === 'updated' ? 'updatedAt' : 'createdAt';
 /** Ordered by a search attribute: a live change re-reads the page (the API's order), rather than placing rows here. */
 const byAttribute = /^-?attr\./.test(filter.order);
 const declared = config.declared ?? {};
-const num = (/** @type {string | undefined} */ v) => (v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined);
+/** A time bound as the API read it: ms, or ISO 8601 text (a bound the API refused leaves the page without a live feed). */
+const num = (/** @type {string | undefined} */ v) => (v === undefined ? undefined : /^-?\d+$/.test(v) ? Number(v) : Date.parse(v));
 const bounds = { ca: num(filter.createdAfter), cb: num(filter.createdBefore), ua: num(filter.updatedAfter), ub: num(filter.updatedBefore) };
 
 /** A condition's value read as the attribute's kind (a datetime as ms or ISO 8601, as the API reads it). */
