@@ -8,12 +8,22 @@ import { ErrorCode, ValidationError } from '../engine/support/errors';
  * the route takes attribute conditions (their names are checked against the type's declaration).
  */
 export function refuseUnknownParams(queries: Record<string, string[]>, schema: z.ZodObject, options: { attributes: boolean }): void {
-	const known = Object.keys(schema.shape);
-	for (const name of Object.keys(queries)) {
-		if (known.includes(name) || (options.attributes && name.startsWith('attr.'))) continue;
+	refuseParamsOtherThan(queries, Object.keys(schema.shape), { ...options, what: 'this listing' });
+}
+
+/**
+ * The same refusal for a route whose parameters are named here (the streams'), and, with `once`,
+ * of a parameter given twice (`?after=1&after=2`): which one counts is no rule a caller can rely on.
+ */
+export function refuseParamsOtherThan(queries: Record<string, string[]>, known: readonly string[], options: { attributes?: boolean; once?: boolean; what: string }): void {
+	for (const [name, values] of Object.entries(queries)) {
+		if (known.includes(name) || (options.attributes && name.startsWith('attr.'))) {
+			if (options.once && values.length > 1) throw new ValidationError(ErrorCode.InvalidQuery, `${name} is given ${values.length} times; give it once`);
+			continue;
+		}
 		throw new ValidationError(
 			ErrorCode.InvalidQuery,
-			`unknown query parameter ${JSON.stringify(name.slice(0, 80))}; this listing takes ${[...known, ...(options.attributes ? ['attr.<name>'] : [])].join(', ')}`,
+			`unknown query parameter ${JSON.stringify(name.slice(0, 80))}; ${options.what} takes ${known.length || options.attributes ? [...known, ...(options.attributes ? ['attr.<name>'] : [])].join(', ') : 'none'}`,
 		);
 	}
 }

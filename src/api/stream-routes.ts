@@ -11,6 +11,7 @@ import type { StreamEvent } from '../engine/streams/stream';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors } from './openapi-responses';
+import { refuseParamsOtherThan } from './query-params';
 
 /** How often an idle SSE response sends a comment line, so proxies and browsers keep it open. */
 const SSE_KEEPALIVE_MS = 20_000;
@@ -33,6 +34,7 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 	app.get('/workflows/:id/stream', async (c) => {
 		const id = c.req.param('id');
 		assertValidWorkflowId(id);
+		refuseParamsOtherThan(c.req.queries(), ['after'], { once: true, what: 'a stream' });
 		const given = c.req.query('after') ?? c.req.header('last-event-id');
 		const after = given === undefined || given === '' ? undefined : parseHistoryAfter(given);
 		if (c.req.header('upgrade')?.toLowerCase() === 'websocket') {
@@ -52,6 +54,7 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 	 */
 	app.get('/types/:type/stream', async (c) => {
 		const type = c.req.param('type');
+		refuseParamsOtherThan(c.req.queries(), ['status'], { once: true, what: "a type's stream" });
 		const status = c.req.query('status');
 		const abort = new AbortController();
 		// Every shard's socket is open before the response starts: a refusal (unknown type or status, too many watchers) is answered as an error.

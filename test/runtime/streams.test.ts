@@ -118,6 +118,8 @@ describe('GET /workflows/:id/stream', () => {
 		['an unknown instance', (): string => `/workflows/${uniqueId('none')}/stream`, 404, 'NOT_FOUND'],
 		['a malformed after', (): string => '/workflows/some-id/stream?after=abc', 400, 'INVALID_CURSOR'],
 		['a reserved id', (): string => '/workflows/__index:progress:0/stream', 400, 'RESERVED_ID'],
+		['after given twice (which one counts?)', (): string => '/workflows/some-id/stream?after=1&after=2', 400, 'INVALID_QUERY'],
+		['a parameter a stream does not take', (): string => '/workflows/some-id/stream?from=1', 400, 'INVALID_QUERY'],
 	] as const)('refuses %s with a JSON error', async ([, path, status, code]) => {
 		const res = await api('GET', path());
 		expect(res.status).toBe(status);
@@ -229,6 +231,8 @@ describe('a query subscription (status changes of the instances of a type that m
 	it.for([
 		['an unknown status', '/types/progress/stream?status=done', 400, 'INVALID_QUERY'],
 		['an unknown type', '/types/nope/stream', 400, 'UNKNOWN_TYPE'],
+		['a parameter it does not take', '/types/progress/stream?stauts=running', 400, 'INVALID_QUERY'],
+		['status given twice', '/types/progress/stream?status=running&status=completed', 400, 'INVALID_QUERY'],
 	] as const)('refuses %s with a JSON error', async ([, path, status, code]) => {
 		const res = await api('GET', path);
 		expect(res.status).toBe(status);
