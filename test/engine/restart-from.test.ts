@@ -89,9 +89,9 @@ describe('restart from a step', () => {
 		expect(engine.history().events.at(-1)?.kind).toBe('workflow.completed');
 	});
 
-	it.for([[''], [42], ['x'.repeat(257)]] as const)('refuses from = %j with UNKNOWN_STEP', async ([from]) => {
+	it.for([[''], [42], ['x'.repeat(257)]] as const)('refuses from = %j, which cannot name a step, with INVALID_OPTIONS', async ([from]) => {
 		const { engine } = await finished();
-		expect(() => engine.restart({ from: from as string })).toThrow(expect.objectContaining({ code: ErrorCode.UnknownStep }));
+		expect(() => engine.restart({ from: from as string })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidOptions }));
 		expect(engine.status().generation).toBe(0);
 	});
 

@@ -196,6 +196,7 @@ describe('bulk operations over HTTP', () => {
 		['an event the type does not declare', { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'nope', payload: {} } }, 'UNKNOWN_EVENT'],
 		["a payload the event's schema refuses", { query: { type: 'searchable' }, action: { kind: 'sendEvent', event: 'advance', payload: { bad: 1 } } }, 'INVALID_EVENT_PAYLOAD'],
 		['a malformed restart point', { query: { type: 'searchable' }, action: { kind: 'restart', from: { name: 'nope', count: -5 } } }, 'INVALID_OPTIONS'],
+		['an empty restart point', { query: { type: 'searchable' }, action: { kind: 'restart', from: '' } }, 'INVALID_OPTIONS'],
 		['a rollback option that is not a boolean', { query: { type: 'searchable' }, action: { kind: 'terminate', rollback: 'yes' } }, 'INVALID_REQUEST'],
 		['an archive option that is not a boolean', { query: { type: 'searchable' }, action: { kind: 'delete', archive: 1 } }, 'INVALID_REQUEST'],
 		['an event without a name', { query: { type: 'searchable' }, action: { kind: 'sendEvent' } }, 'INVALID_REQUEST'],

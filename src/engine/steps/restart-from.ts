@@ -45,7 +45,8 @@ export interface RestartPoint {
  * named step that completed are kept, the named step and everything after it
  * (and any step before it that did not complete) run again. Which step a name
  * means is `RestartFrom`'s rule. An unknown step is refused with `UNKNOWN_STEP`,
- * naming the recorded steps; a malformed `from` with `INVALID_OPTIONS`.
+ * naming the recorded steps; a malformed `from` (one that cannot name a step: `''`, a
+ * number, an unknown field) with `INVALID_OPTIONS`.
  */
 export function restartPoint(steps: readonly StepRow[], given: unknown): RestartPoint {
 	const { name, type, count } = checkRestartFrom(given);
@@ -88,9 +89,10 @@ export function restartPoint(steps: readonly StepRow[], given: unknown): Restart
 /** `from` as a name, type and count, checked: the plain string is `{name}`. */
 export function checkRestartFrom(given: unknown): { name: string; type: RestartFromType | undefined; count: number } {
 	if (typeof given === 'string' || typeof given !== 'object' || given === null || Array.isArray(given)) {
-		// Anything but an object is a name (the plain string form), refused like an unknown step when it cannot be one.
+		// Anything but an object is a name (the plain string form); one that cannot be a name is a malformed
+		// request (INVALID_OPTIONS, as a malformed {name, type, count}), not a step the run lacks (UNKNOWN_STEP).
 		if (typeof given !== 'string' || given.length === 0 || given.length > 256) {
-			throw new ValidationError(ErrorCode.UnknownStep, `restart's from must be a step name of 1-256 characters or {name, type?, count?}, got ${JSON.stringify(given)}`);
+			throw new ValidationError(ErrorCode.InvalidOptions, `restart's from must be a step name of 1-256 characters or {name, type?, count?}, got ${JSON.stringify(given)}`);
 		}
 		return { name: given, type: undefined, count: 1 };
 	}
