@@ -292,6 +292,8 @@ describe('search attributes in the dashboard', { timeout: 30_000 }, () => {
 		expect(await page.locator('dialog#confirm').isVisible()).toBe(false);
 
 		await page.fill('#bulk-event-payload', '{"approved": true, "reviewer": "bulk-reviewer"}');
+		// The refusal named the payload that was asked; once it changes, the refusal is gone.
+		expect(await page.locator('#bulk-tools-note').textContent()).toBe('');
 		await page.fill('#bulk-form input[name="idempotencyKey"]', `approve-${c}`);
 		await shot(page, 'bulk-send-event');
 		await page.click('#bulk-start');

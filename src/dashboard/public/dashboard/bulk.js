@@ -197,6 +197,12 @@ if (start && listConfigEl && form) {
 	choice.addEventListener('change', showOptions);
 	showOptions();
 	form.addEventListener('submit', (e) => e.preventDefault());
+	// A refusal names what was asked: once the action or its options change, it no longer applies.
+	const clearNote = () => {
+		if (!start.disabled) note.textContent = '';
+	};
+	form.addEventListener('input', clearNote);
+	choice.addEventListener('change', clearNote);
 	start.addEventListener('click', async () => {
 		const asked = actionOf(form);
 		if ('error' in asked) return void (note.textContent = asked.error);
