@@ -1,6 +1,6 @@
 import { parseDuration, type Duration } from '../support/duration';
-import { DelayFunctionError, ErrorCode, ValidationError } from '../support/errors';
-import { describeThrown } from '../support/thrown-value';
+import { DelayFunctionError, ErrorCode, NonRetryableError, ShardflowError, ValidationError } from '../support/errors';
+import { describeThrown, isInstance } from '../support/thrown-value';
 import type { StepAttempt } from '../definition/types';
 
 export type Backoff = 'constant' | 'linear' | 'exponential';
@@ -121,4 +121,22 @@ async function callDelayFunction(delay: RetryDelayFunction, input: RetryDelayInp
 	} catch (error) {
 		throw new DelayFunctionError(`${step} returned ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))}, not a duration (milliseconds, or a string such as "30 seconds")`, { cause: error });
 	}
+}
+
+/**
+ * What a failed attempt leads to, for a step and a rollback alike: the error it fails with for
+ * good (`delayMs` undefined) or the wait before its next attempt. A `NonRetryableError`, a value
+ * that is not serializable, and any code in `permanentCodes` never retry; past the policy's
+ * limit nothing does; a delay function that fails ends the retries with its own error.
+ */
+export async function failedAttemptOutcome(
+	policy: ResolvedRetryPolicy,
+	input: RetryDelayInput,
+	permanentCodes: readonly string[] = [],
+): Promise<{ failure: unknown; delayMs: number | undefined }> {
+	const { error, attempt } = input;
+	const permanent = isInstance(error, NonRetryableError) || (isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || permanentCodes.includes(error.code)));
+	if (permanent || attempt > policy.limit) return { failure: error, delayMs: undefined };
+	const next = await retryAfterFailure(policy, input);
+	return 'failure' in next ? { failure: next.failure, delayMs: undefined } : { failure: error, delayMs: next.delayMs };
 }

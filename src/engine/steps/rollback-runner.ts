@@ -1,14 +1,13 @@
 import { parseDuration, type Duration } from '../support/duration';
-import { ErrorCode, NonRetryableError, ShardflowError } from '../support/errors';
 import { historyError, type HistoryRecord } from '../history/history';
 import { fromStoredJson } from '../support/json';
-import { resolveRetryPolicy, retryAfterFailure, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
+import { failedAttemptOutcome, resolveRetryPolicy, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { runAttempt, type AttemptAbort } from './attempt';
 import { DEFAULT_STEP_TIMEOUT } from './step-options';
 import { stepKey } from './step-key';
 import type { InstanceStore, PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
-import { describeThrown, isInstance } from '../support/thrown-value';
+import { describeThrown } from '../support/thrown-value';
 import type { RollbackFunction, StepAttempt, StepConfig } from '../definition/types';
 
 /** The rollback of one completed step, as `step.do` registered it in the pass that reached the step. */
@@ -137,15 +136,8 @@ export class RollbackRunner {
 	}
 
 	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<RollbackOutcome> {
-		const permanent = isInstance(error, NonRetryableError) || (isInstance(error, ShardflowError) && error.code === ErrorCode.NotSerializable);
-		let failure = error;
-		let delayMs: number | undefined;
-		if (!permanent && attempt <= policy.limit) {
-			const next = await retryAfterFailure(policy, { attempt, error, ctx: { attempt, ...about } });
-			if ('failure' in next) failure = next.failure;
-			else delayMs = next.delayMs;
-			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
-		}
+		const { failure, delayMs } = await failedAttemptOutcome(policy, { attempt, error, ctx: { attempt, ...about } });
+		if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 		const described = describeThrown(failure);
 		const shown = { name: described.name, message: described.message, ...(described.code ? { code: described.code } : {}) };
 		const now = this.hooks.now();

@@ -5,9 +5,7 @@ import {
 	EventTimeoutError,
 	HistoryLimitExceededError,
 	StepLimitExceededError,
-	NonRetryableError,
 	WebhookExpiredError,
-	ShardflowError,
 	ValidationError,
 } from '../support/errors';
 import { MAX_DURATION_MS } from '../support/duration';
@@ -20,7 +18,7 @@ import { historyError, type HistoryRecord } from '../history/history';
 import { resultExceedsHistoryLimit } from '../instance/instance-limits';
 import { fromStoredJson, toStoredJson } from '../support/json';
 import type { ResolvedEntry } from '../definition/registry';
-import { DEFAULT_RETRY_POLICY, retryAfterFailure, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
+import { DEFAULT_RETRY_POLICY, failedAttemptOutcome, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { checkKnownOptions, resolveStepDoOptions } from './step-options';
 import { REDACTED_STEP_OUTPUT_JSON } from './sensitive-output';
 import type { RegisteredRollback } from './rollback-runner';
@@ -30,7 +28,7 @@ import { runAttempt, type AttemptAbort } from './attempt';
 import { stepKey } from './step-key';
 import type { PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
-import { describeThrown, isInstance } from '../support/thrown-value';
+import { describeThrown } from '../support/thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from '../definition/types';
 import { YieldPacer } from './yield-pacer';
 import { checkMessageSize, checkTopic } from '../streams/stream';
@@ -600,19 +598,10 @@ export class StepContext implements Step<any, any> {
 
 	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<never> {
 		this.journal.checkAbort();
-		const permanent =
-			isInstance(error, NonRetryableError) ||
-			(isInstance(error, ShardflowError) && (error.code === ErrorCode.NotSerializable || error.code === ErrorCode.TooLarge));
-		let failure = error;
-		let delayMs: number | undefined;
-		if (!permanent && attempt <= policy.limit) {
-			// A delay function that fails schedules no retry: the step fails for good with its error, naming the attempt's.
-			const next = await retryAfterFailure(policy, { attempt, error, ctx: { attempt, ...about } });
-			if ('failure' in next) failure = next.failure;
-			else delayMs = next.delayMs;
-			// A terminate or restart that came while the delay function ran wins.
-			this.journal.checkAbort();
-		}
+		// A result too large for the history fails for good too; a delay function that fails schedules no retry.
+		const { failure, delayMs } = await failedAttemptOutcome(policy, { attempt, error, ctx: { attempt, ...about } }, [ErrorCode.TooLarge]);
+		// A terminate or restart that came while the delay function ran wins.
+		this.journal.checkAbort();
 		const { name: errorName, message, stack, code } = describeThrown(failure);
 		const errorStack = stack ?? null;
 		const errorCode = code ?? null;
