@@ -297,6 +297,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.earliest = UNREAD;
 	}
 
+	takeWakeup(key: string): boolean {
+		if (this.earliest === undefined) return false;
+		const taken = this.db.delete(wakeups).where(eq(wakeups.key, key)).returning({ key: wakeups.key }).all().length > 0;
+		if (taken) this.earliest = UNREAD;
+		return taken;
+	}
+
 	deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
 		if (this.earliest === undefined || (this.earliest !== UNREAD && this.earliest > now)) return;
 		this.q.deleteWakeupsDue.run({ now, spare: JSON.stringify([...spare]) });

@@ -7,18 +7,28 @@ import { VirtualHost } from '../../src/testing/virtual-host';
 
 const ran: string[] = [];
 
-class TenSteps extends Workflow<{ slowMs?: number }, number> {
+/** A macrotask: what a step awaiting a `fetch` waits for (it is still pending after its first microtask turns). */
+const io = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+class TenSteps extends Workflow<{ slowMs?: number; cpuOnly?: boolean; parallel?: boolean }, number> {
 	static override readonly type = 'ten-steps';
-	async run(step: Step, { slowMs = 0 }: { slowMs?: number }) {
+	async run(step: Step, { slowMs = 0, cpuOnly = false, parallel = false }: { slowMs?: number; cpuOnly?: boolean; parallel?: boolean }) {
+		const attempt = async (i: number) => {
+			ran.push(`s${i}`);
+			host.advance(slowMs);
+			if (!cpuOnly) await io();
+			return i;
+		};
+		if (parallel) return (await Promise.all(Array.from({ length: 10 }, (_, i) => step.do(`s${i}`, () => attempt(i))))).reduce((a, b) => a + b, 0);
 		let total = 0;
-		for (let i = 0; i < 10; i++) total += await step.do(`s${i}`, () => (ran.push(`s${i}`), (host.advance(slowMs), i)));
+		for (let i = 0; i < 10; i++) total += await step.do(`s${i}`, () => attempt(i));
 		return total;
 	}
 }
 
 let host: VirtualHost;
 
-async function start(budget: { steps: number; ms: number }, payload: { slowMs?: number } = {}) {
+async function start(budget: { steps: number; ms: number }, payload: { slowMs?: number; cpuOnly?: boolean; parallel?: boolean } = {}) {
 	ran.length = 0;
 	host = new VirtualHost({ registry: registryOf(TenSteps) });
 	host.invocationBudget = budget;
@@ -42,6 +52,37 @@ describe('a pass and its invocation budget', () => {
 		expect(ran).toEqual(Array.from({ length: 10 }, (_, i) => `s${i}`)); // every step once
 		expect(host.store.readStepMeta({ afterSeq: -1, limit: 100 }).every((s) => s.attempts === 1)).toBe(true);
 		expect(host.store.earliestWakeup()).toBeUndefined();
+	});
+
+	it('does not count steps that await no I/O against the step budget: a run of CPU-light steps is bounded by time alone', async () => {
+		const engine = await start({ steps: 3, ms: 1e9 }, { cpuOnly: true });
+		expect(ran).toEqual(Array.from({ length: 10 }, (_, i) => `s${i}`));
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 45 });
+	});
+
+	it('counts parallel attempts as they start, before any is known to await I/O', async () => {
+		const engine = await start({ steps: 3, ms: 1e9 }, { parallel: true });
+		expect(ran).toEqual(['s0', 's1', 's2']);
+		let invocations = 1;
+		while (engine.status().status === 'running' && (await host.fireAlarm(engine))) invocations++;
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 45 });
+		expect(invocations).toBe(4);
+	});
+
+	it('continues in the next invocation without counting it as a pass cut short (no cut-pass record written)', async () => {
+		const engine = await start({ steps: 3, ms: 1e9 });
+		expect(host.store.readCutPasses()).toBeUndefined();
+		const writes: string[] = [];
+		const store = host.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+		for (const method of ['insertStep', 'writeStepWithRecord', 'writeCutPasses']) {
+			const original = store[method]!.bind(host.store);
+			store[method] = (...args: unknown[]) => (writes.push(method), original(...args));
+		}
+		expect(await host.fireAlarm(engine)).toBe(true);
+		expect(ran).toEqual(['s0', 's1', 's2', 's3', 's4', 's5']);
+		// Each step awaits I/O: its start is written before it (insertStep), its completion after (writeStepWithRecord); no cut-pass count.
+		expect(writes).toEqual(['insertStep', 'writeStepWithRecord', 'insertStep', 'writeStepWithRecord', 'insertStep', 'writeStepWithRecord']);
+		expect(host.store.readCutPasses()).toBeUndefined();
 	});
 
 	it('stops on the time budget too, and always starts at least one attempt per invocation', async () => {

@@ -32,9 +32,10 @@ globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
 	if (invocation) invocation.subrequests++;
 	const url = new URL(input instanceof Request ? input.url : String(input));
 	if (url.hostname === 'outside.test') {
-		// /delay/<ms>: an outside API that takes <ms> to answer (the cost figures' I/O-bound steps).
+		// /delay/<ms>: an outside API that takes <ms> to answer (the cost figures' I/O-bound steps). Any other path answers
+		// on the next turn of the event loop: a real subrequest's answer never arrives within the caller's microtasks.
 		const delay = /^\/delay\/(\d+)$/.exec(url.pathname);
-		if (delay) await new Promise((resolve) => setTimeout(resolve, Number(delay[1])));
+		await new Promise((resolve) => setTimeout(resolve, delay ? Number(delay[1]) : 0));
 		return new Response(`answered ${url.pathname}`);
 	}
 	return realFetch(input, init);

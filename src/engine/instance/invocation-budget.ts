@@ -10,7 +10,12 @@ import { ErrorCode, ValidationError } from '../support/errors';
  * steps (their results from storage) and goes on where the pass stopped.
  */
 export interface InvocationBudget {
-	/** Step attempts (`step.do`) one pass starts at most before it continues in a new invocation. */
+	/**
+	 * Step attempts (`step.do`) that may make subrequests one pass starts at most before it
+	 * continues in a new invocation. An attempt that settled within its first microtask turns
+	 * (it awaited no I/O, so it made no subrequest it waited for) does not count: a run of
+	 * CPU-light steps is bounded by the time budget alone.
+	 */
 	steps: number;
 	/** Milliseconds of wall time one pass runs at most before it continues in a new invocation (wall time bounds CPU time). */
 	ms: number;
@@ -44,6 +49,8 @@ export function invocationBudgetOf(vars: { SHARDFLOW_INVOCATION_STEPS?: string; 
 /** One pass's use of its invocation's budget. */
 export class InvocationMeter {
 	private attempts = 0;
+	/** Attempts started, less those that settled without awaiting I/O (`settledAtOnce`). */
+	private charged = 0;
 
 	constructor(
 		private readonly budget: InvocationBudget,
@@ -56,8 +63,20 @@ export class InvocationMeter {
 	 * alone outlasts the time budget still moves on.
 	 */
 	spentBefore(now: number): boolean {
-		if (this.attempts > 0 && (this.attempts >= this.budget.steps || now - this.startedAt >= this.budget.ms)) return true;
+		if (this.attempts > 0 && (this.charged >= this.budget.steps || now - this.startedAt >= this.budget.ms)) return true;
 		this.attempts++;
+		this.charged++;
 		return false;
+	}
+
+	/**
+	 * An attempt settled within its first microtask turns: it awaited no I/O, so it is not
+	 * counted against the step budget. Until then every started attempt is (parallel attempts
+	 * all start before any is known to settle at once). A step that starts a `fetch` without
+	 * awaiting it still makes a subrequest: the time budget and `SHARDFLOW_INVOCATION_STEPS`
+	 * do not see those.
+	 */
+	settledAtOnce(): void {
+		this.charged--;
 	}
 }

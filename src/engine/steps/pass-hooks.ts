@@ -43,6 +43,8 @@ export interface PassHooks {
 	historyBytes(): number;
 	/** Counts a step attempt about to start; true when the pass must continue in a new invocation (invocation-budget.ts). */
 	invocationSpent?(now: number): boolean;
+	/** The attempt counted by `invocationSpent` settled without awaiting I/O: it does not count against the step budget. */
+	attemptSettledAtOnce?(): void;
 	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
 	readonly wrapStepFunction: StepFunctionWrapper | undefined;
 	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */

@@ -227,6 +227,12 @@ export class StepContext implements Step<any, any> {
 		// await between them commit together in Durable Object storage (one implicit transaction).
 		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: running.startedAt! }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
 		const writeStart = () => this.journal.writeStart(start);
+		// Still pending after its first microtask turns: it awaits I/O (counted against the invocation's step budget).
+		let pending = false;
+		const onPending = () => {
+			pending = true;
+			writeStart();
+		};
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
@@ -234,9 +240,11 @@ export class StepContext implements Step<any, any> {
 		try {
 			try {
 				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
-				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config }, writeStart);
+				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config }, onPending);
+				if (!pending) this.hooks.attemptSettledAtOnce?.();
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
+				if (!pending) this.hooks.attemptSettledAtOnce?.();
 				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome.
 				writeStart();
 				if (isSignal(error)) throw error;

@@ -99,6 +99,9 @@ export class MemoryInstanceStore implements InstanceStore {
 	deleteWakeup(key: string) {
 		this.wakeups.delete(key);
 	}
+	takeWakeup(key: string) {
+		return this.wakeups.delete(key);
+	}
 	deleteWakeupsDue(now: number, spare: ReadonlySet<string>) {
 		for (const [key, at] of this.wakeups) if (at <= now && !spare.has(key)) this.wakeups.delete(key);
 	}

@@ -181,6 +181,8 @@ export interface InstanceStore {
 
 	setWakeup(key: string, at: number): void;
 	deleteWakeup(key: string): void;
+	/** Deletes the wake-up under `key`; whether there was one. */
+	takeWakeup(key: string): boolean;
 	/**
 	 * Deletes the wake-ups due at `now` (at or before it), except those under the keys in
 	 * `spare`. The end of a pass deletes the wake-ups that were due when it began (they had

@@ -187,12 +187,15 @@ export class ReplayLoop implements InstancePart {
 	 * watchdog of a pass that was cut short, or a continuation (invocation-budget.ts). Counts
 	 * the passes the alarm starts without a pass ending in between, in storage, and answers
 	 * true (the alarm moved to the backoff's end) while the backoff has not passed; false when
-	 * the pass may start now. A pass that ends clears the count, so a continuation counts 1 at
-	 * most, and only passes cut short again and again (a crash loop) back off.
+	 * the pass may start now. A pass that ends clears the count, and a continuation is not
+	 * counted, so only passes cut short again and again (a crash loop) back off.
 	 */
 	private backingOffCutPass(now: number): boolean {
 		const status = this.k.row!.status;
 		if (status !== 'running' && status !== 'created') return false;
+		// A pass that spent its invocation's budget asked for this one (a continuation): not a cut pass. It takes the
+		// wake-up now, so if this pass is cut short the next alarm counts it.
+		if (this.k.host.store.takeWakeup(CONTINUE_WAKEUP)) return false;
 		const cut = this.cutPasses;
 		if (cut && now < cut.retryAt) {
 			this.k.host.setAlarm(cut.retryAt);
@@ -284,6 +287,7 @@ export class ReplayLoop implements InstancePart {
 			// A pass after one cut short writes each attempt's start first (see PassHooks.startsFirst).
 			startsFirst: this.cutPasses !== undefined,
 			invocationSpent: (at) => meter.spentBefore(at),
+			attemptSettledAtOnce: () => meter.settledAtOnce(),
 			logsStepCompletions: this.k.host.logStepCompletions === true,
 			wrapStepFunction: this.k.host.wrapStepFunction,
 			...(childPort
