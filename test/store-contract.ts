@@ -307,6 +307,9 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readHistoryMeta({ generation: 0, afterSeq: 1, limit: 3 })).toEqual([{ seq: 2, bytes: 0 }, { seq: 3, bytes: 8 }, { seq: 4, bytes: 0 }]);
 			expect(shape(store.readHistoryOfKinds({ afterSeq: 0, limit: 10, kinds: ['step.completed', 'workflow.completed'] }))).toEqual([expected[2], expected[4], expected[5]]);
 			expect(store.historySize(2)).toEqual({ bytes: 8 + 12 + 17 + 1, lastSeq: 6 });
+			// The rows read back as written (a plain completed step takes the store's shortest insert).
+			expect(store.readStep('do:a')).toEqual(done);
+			expect(store.readStep('do:b')).toEqual(secret);
 			store.deleteSteps();
 			expect(shape(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }))).toEqual(expected);
 			expect(store.historySize(0)).toEqual({ bytes: 7 + 8 + 12 + 17 + 1, lastSeq: 6 });

@@ -8,7 +8,7 @@ import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
 import type { StepKind, StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
-import { HISTORY_TAIL_SQL, INSERT_STEP_SQL, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
+import { HISTORY_TAIL_SQL, INSERT_COMPLETED_DO_STEP_SQL, INSERT_STEP_SQL, isPlainCompletedDoStep, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
 const { result: _result, recordSeq: _recordSeq, recordCount: _recordCount, recordGeneration: _recordGeneration, ...stepColumns } = getTableColumns(steps);
@@ -212,7 +212,8 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.writeStep(row);
 		} else {
 			const seq = this.lastSeq() + 1;
-			this.exec(INSERT_STEP_SQL, [...stepBindings(row), seq, inRow, records[0]!.generation]);
+			if (isPlainCompletedDoStep(row, inRow)) this.exec(INSERT_COMPLETED_DO_STEP_SQL, [row.seq, row.name, row.result, row.startedAt, row.finishedAt, seq, records[0]!.generation]);
+			else this.exec(INSERT_STEP_SQL, [...stepBindings(row), seq, inRow, records[0]!.generation]);
 			this.stepWritten(row);
 			for (const record of records.slice(0, inRow)) this.appended(record);
 		}
