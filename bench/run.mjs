@@ -15,6 +15,10 @@
 //                                 only the live-stream rows (fan-out latency, delivery rate, memory;
 //                                 results in latest[-collector-off]-only-streams.{json,md}), no cost or storage
 //   npm run bench -- --only cost  only the Cost section's scenarios (results in latest[-collector-off]-only-cost.{json,md})
+//   npm run bench -- --only targets
+//                                 only the rows of issue 27's targets: create latency, marginal step, rows per step, time
+//                                 between steps, throughput, event and child round trips (a few minutes; results in
+//                                 latest[-collector-off]-only-targets.{json,md})
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -69,9 +73,9 @@ try {
 		parseArgs({ options: { smoke: { type: 'boolean', default: false }, out: { type: 'string' }, collector: { type: 'string', default: 'on' }, only: { type: 'string' } }, strict: true, allowPositionals: false }).values
 	);
 	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
-	if (options.only !== undefined && options.only !== 'streams' && options.only !== 'cost') throw new Error(`--only takes "streams" or "cost", not ${JSON.stringify(options.only)}`);
+	if (options.only !== undefined && !['streams', 'cost', 'targets'].includes(options.only)) throw new Error(`--only takes "streams", "cost" or "targets", not ${JSON.stringify(options.only)}`);
 } catch (error) {
-	console.error(`npm run bench: ${error instanceof Error ? error.message : error}\nusage: npm run bench [-- --smoke] [--out DIR] [--collector on|off] [--only streams|cost]`);
+	console.error(`npm run bench: ${error instanceof Error ? error.message : error}\nusage: npm run bench [-- --smoke] [--out DIR] [--collector on|off] [--only streams|cost|targets]`);
 	process.exit(2);
 }
 const { smoke, collector, only } = options;
@@ -144,7 +148,7 @@ try {
 		report(undefined, undefined);
 	} else if (only === 'cost') {
 		report(undefined, await costRows());
-	} else {
+	} else allRows: {
 		// (a) create latency, sequential
 		const createLatency = async (path) => {
 			/** @type {number[]} */
@@ -285,6 +289,13 @@ try {
 			return median(times);
 		};
 		await measure('child round trip p50: step.invoke (ours) vs create + event by hand (cf col)', 'ms', { ours: childTrip('invoke'), cf: childTrip('manual') });
+
+		// `--only targets`: the rows above are issue 27's targets (create, marginal step, rows per step, time between steps,
+		// throughput, event and child round trips); the rest of the run is skipped.
+		if (only === 'targets') {
+			report(undefined, undefined);
+			break allRows;
+		}
 
 		// (e) replay-heavy: sleeps force a replay from the top every few steps
 		const replay = (path) => async () => (await timed(() => post(path, PARAMS(size.replaySteps, { sleepEvery: size.replayEvery })))).ms;
