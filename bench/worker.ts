@@ -36,6 +36,7 @@ import {
 	CapacityList256,
 	CapacityWrites,
 	type BenchParams,
+	type RoundTrip,
 } from './workflows';
 import { callRole, roleStub } from '../src/client/stubs';
 import { unwrap } from '../src/client/rpc';
@@ -364,7 +365,11 @@ app.post('/cf/event', async (c) => {
 app.post('/ours/child-round-trip', async (c) => {
 	const { how } = await c.req.json<{ how: 'invoke' | 'manual' }>();
 	const { id } = await instances.create(c.env, { type: how === 'invoke' ? 'invoke-parent' : 'manual-parent', id: newId(how === 'invoke' ? 'i' : 'm'), payload: {} });
-	return c.json({ id, status: await oursDone(c.env, id) });
+	const status = await oursDone(c.env, id);
+	// The round trip as the parent saw it (see RoundTrip), beside the whole life the caller times.
+	const { output } = await instances.status(c.env, { id });
+	const trip = output as RoundTrip | null;
+	return c.json({ id, status, inParentMs: trip ? trip.heldAt - trip.startedAt : null });
 });
 
 // Rows written and statements per step: an instance run to completion, then its object's SQL meter and history rows.

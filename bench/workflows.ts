@@ -111,11 +111,25 @@ export class FetchHoldWorkflow extends Workflow<{ url: string }, string> {
 	}
 }
 
+/**
+ * What a round-trip parent returns: the child's result, and its round trip as the parent saw it:
+ * `startedAt` is stamped by a step just before the step that starts the child, `heldAt` once
+ * `run()` holds the child's result (workerd's clock advances at every I/O, so the stamps bracket
+ * the create, the child's run and the answer back, and none of the parent's own create).
+ */
+export interface RoundTrip {
+	n: number;
+	startedAt: number;
+	heldAt: number;
+}
+
 /** Child round trip, the built-in way: `step.invoke` of a one-step bench child. */
-export class InvokeParentWorkflow extends Workflow<{}, number> {
+export class InvokeParentWorkflow extends Workflow<{}, RoundTrip> {
 	static override readonly type = 'invoke-parent';
 	async run(step: Step) {
-		return step.invoke('child', BenchWorkflow, { payload: { steps: 1 } });
+		const startedAt = await step.do('stamp', async () => Date.now());
+		const n = await step.invoke('child', BenchWorkflow, { payload: { steps: 1 } });
+		return { n, startedAt, heldAt: Date.now() };
 	}
 }
 
@@ -130,12 +144,14 @@ export class NotifyingChildWorkflow extends Workflow<{ parent: string }, number>
 }
 
 /** Child round trip by hand, as Cloudflare Workflows users build it: create the child in a step, wait for its event. */
-export class ManualParentWorkflow extends Workflow<{}, number> {
+export class ManualParentWorkflow extends Workflow<{}, RoundTrip> {
 	static override readonly type = 'manual-parent';
 	static override events = { 'child-done': {} as { n: number } };
 	async run(step: Step<typeof ManualParentWorkflow.events>) {
+		const startedAt = await step.do('stamp', async () => Date.now());
 		await step.do('start-child', () => createChildOf(this.ctx.env, this.ctx.id).then(() => null));
-		return (await step.waitForEvent('child-done')).n;
+		const { n } = await step.waitForEvent('child-done');
+		return { n, startedAt, heldAt: Date.now() };
 	}
 }
 
