@@ -16,6 +16,36 @@ import { ErrorCode, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
 import { isReservedChildId } from '../engine/children/child-workflows';
 
+/** What a create sends (see `create`); `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it). */
+interface CreateInput {
+	id?: string;
+	type: string;
+	payload?: unknown;
+	parent?: ParentRef;
+	scheduledTick?: true;
+	attributes?: Record<string, unknown>;
+}
+
+/** A create's checks on the caller's side: reserved ids (schedule ticks, children), the payload's depth; the id made up if absent. */
+function prepareCreateInput(input: CreateInput) {
+	const id = input.id ?? uuidv7();
+	// Only the type's schedule object creates tick ids (engine/schedule/schedule-name.ts).
+	if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
+		throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids of the form <type>:sched:<tick> belong to schedule ticks`);
+	}
+	// Only a parent's step creates ids with `::` (engine/children/child-workflows.ts).
+	if (typeof id === 'string' && input.parent === undefined && isReservedChildId(id)) {
+		throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids containing "::" belong to child workflows, created by their parent's step`);
+	}
+	assertJsonDepth(input.payload, 'payload');
+	return {
+		id, type: input.type, payload: input.payload,
+		...(input.parent !== undefined ? { parent: input.parent } : {}),
+		// A Date (a datetime attribute) crosses RPC as is; the instance checks every value against the declaration.
+		...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
+	};
+}
+
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
 function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceEngine) => WorkflowStatus) {
 	return operation({
@@ -45,25 +75,7 @@ export const operations = {
 			payload: options.payload,
 			...(options.attributes !== undefined ? { attributes: options.attributes } : {}),
 		}),
-		// `parent` is set only by a parent's step.invoke / step.start (the HTTP route never sets it).
-		prepare: (input: { id?: string; type: string; payload?: unknown; parent?: ParentRef; scheduledTick?: true; attributes?: Record<string, unknown> }) => {
-			const id = input.id ?? uuidv7();
-			// Only the type's schedule object creates tick ids (engine/schedule/schedule-name.ts).
-			if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
-				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids of the form <type>:sched:<tick> belong to schedule ticks`);
-			}
-			// Only a parent's step creates ids with `::` (engine/children/child-workflows.ts).
-			if (typeof id === 'string' && input.parent === undefined && isReservedChildId(id)) {
-				throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids containing "::" belong to child workflows, created by their parent's step`);
-			}
-			assertJsonDepth(input.payload, 'payload');
-			return {
-				id, type: input.type, payload: input.payload,
-				...(input.parent !== undefined ? { parent: input.parent } : {}),
-				// A Date (a datetime attribute) crosses RPC as is; the instance checks every value against the declaration.
-				...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
-			};
-		},
+		prepare: prepareCreateInput,
 		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef; attributes?: unknown }),
 	}),
 
@@ -168,6 +180,25 @@ export const operations = {
 	 * For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing.
 	 * With `waitMs`, a child whose run is under way answers when it has nothing left to run, or after `waitMs` at most.
 	 */
+	/**
+	 * A parent's `step.invoke` / `step.start` creates its child (a `create` with `parent`). With
+	 * `waitMs` (an invoke), the same call then answers the child's outcome as `childOutcome` does:
+	 * a short child answers its parent within the create's round trip, and sends no notice.
+	 */
+	startChild: operation({
+		rpc: 'startChild',
+		prepare: (input: CreateInput & { id: string; payload: unknown; parent: ParentRef; waitMs?: number }) => ({
+			...prepareCreateInput(input),
+			id: input.id,
+			parent: input.parent,
+			...(input.waitMs !== undefined ? { waitMs: input.waitMs } : {}),
+		}),
+		run: async (instance, input): Promise<ChildOutcome | null> => {
+			await instance.create(input);
+			return instance.existing().childOutcome(input.waitMs, input.parent?.id);
+		},
+	}),
+
 	childOutcome: operation({
 		rpc: 'childOutcome',
 		run: (instance, input: { id: string; waitMs?: number }): Promise<ChildOutcome | null> => instance.existing().childOutcome(input?.waitMs),

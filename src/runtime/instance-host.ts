@@ -100,9 +100,7 @@ function limiterPort(env: ShardflowEnv): LimiterPort {
 function childPort(env: ShardflowEnv): ChildPort {
 	const call = <T>(work: Promise<T>) => withTimeout(work, CHILD_CALL_TIMEOUT_MS);
 	return {
-		start: async ({ id, type, payload, parent }) => {
-			await call(callOperation(env, 'create', { id, type, payload, parent }));
-		},
+		start: (request) => call(callOperation(env, 'startChild', request)),
 		outcome: (id, waitMs) => call(callOperation(env, 'childOutcome', { id, ...(waitMs !== undefined ? { waitMs } : {}) })),
 		terminate: async (id) => {
 			try {

@@ -90,9 +90,10 @@ class World {
 	/** Replaces the outcome a notice carries (a forged or malformed notice). */
 	forge: ((outcome: unknown) => unknown) | undefined;
 	port: ChildPort = {
-		start: async ({ id, type, payload, parent }) => {
+		start: async ({ id, type, payload, parent, waitMs }) => {
 			if (this.unreachable) throw new Error('network down');
 			await this.engine(id).create(id, type, payload, parent);
+			return this.engine(id).childOutcome(waitMs, parent.id);
 		},
 		outcome: async (id) => {
 			this.outcomeCalls++;

@@ -25,8 +25,13 @@ export type ChildOutcome =
  * may fail for a while (an RPC); the engine retries.
  */
 export interface ChildPort {
-	/** Creates the child, or finds it (idempotent by id, as `create`), recording its parent. */
-	start(request: { id: string; type: string; payload: unknown; parent: ParentRef }): Promise<void>;
+	/**
+	 * Creates the child, or finds it (idempotent by id, as `create`), recording its parent. With
+	 * `waitMs` (an invoke), the same call then answers the child's outcome as `outcome(id, waitMs)`
+	 * does: the child's first pass runs, and a short child answers within the create's round trip.
+	 * Without it, null.
+	 */
+	start(request: { id: string; type: string; payload: unknown; parent: ParentRef; waitMs?: number }): Promise<ChildOutcome | null>;
 	/**
 	 * The child's outcome once it has finished; null while it runs. With `waitMs`, a child whose
 	 * run is under way answers once it has nothing left to run, or after `waitMs` at most.
@@ -109,9 +114,9 @@ export function isReservedChildId(id: string): boolean {
 }
 
 /**
- * How long an invoke's first ask for the outcome, right after the create, lets the child run
- * first: a child that finishes (or suspends) within it answers in the parent's first pass,
- * without the notice and the parent's second pass. A longer child answers null after it.
+ * How long an invoke's create, which asks for the outcome too, lets the child run first: a
+ * child that finishes (or suspends) within it answers in the same call, without the notice and
+ * the parent's second pass. A longer child answers null after it.
  */
 export const FIRST_OUTCOME_WAIT_MS = 1000;
 

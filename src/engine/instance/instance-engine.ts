@@ -117,13 +117,24 @@ export class InstanceEngine {
 	 * has nothing left to do (finished, or suspended on a sleep or a wait), for at most
 	 * `waitMs` (at most `FIRST_OUTCOME_WAIT_MS`, whatever the caller asks): a short child then answers its parent
 	 * in the parent's first pass, with no notice and no second pass. The outcome answered is
-	 * durable: the RPC's answer leaves once the writes before it are.
+	 * durable: the RPC's answer leaves once the writes before it are. `askedBy`: the id of the
+	 * instance asking; while the recorded parent waits so, the notice is held back, and not
+	 * sent at all if the answer carries the outcome (see `ChildCascade.parentAskBegan`).
 	 */
-	async childOutcome(waitMs?: unknown): Promise<ChildOutcome | null> {
-		this.require();
+	async childOutcome(waitMs?: unknown, askedBy?: unknown): Promise<ChildOutcome | null> {
+		const row = this.require();
 		const wait = typeof waitMs === 'number' && Number.isFinite(waitMs) ? Math.min(Math.max(0, waitMs), FIRST_OUTCOME_WAIT_MS) : 0;
-		if (wait > 0 && !outcomeOf(this.require())) await this.idleWithin(wait);
-		return outcomeOf(this.require());
+		if (wait === 0 || outcomeOf(row)) return outcomeOf(row);
+		const byParent = typeof askedBy === 'string' && askedBy === row.parentId;
+		if (byParent) this.k.children.parentAskBegan();
+		let answer: ChildOutcome | null = null;
+		try {
+			await this.idleWithin(wait);
+			answer = outcomeOf(this.require());
+			return answer;
+		} finally {
+			if (byParent) this.k.children.parentAskEnded(answer);
+		}
 	}
 
 	/**

@@ -22,9 +22,11 @@ import { describeThrown } from '../support/thrown-value';
  * A new or unfinished child step (`step.invoke` / `step.start`; replays of finished ones
  * answer in `StepContext`). Its row is written (with `child.started`) before the child's
  * create is sent, so a crash re-sends the same create (idempotent by id): a replay never
- * starts a second child. An `invoke` then waits in status `waiting`, asking the child for
- * its outcome on every pass: a pass comes when the child's notice wakes the parent, and
- * from the alarm on a backoff (`childPollDelayMs`) should a notice be lost.
+ * starts a second child. An `invoke`'s create asks for the outcome too: a child that finishes
+ * within `FIRST_OUTCOME_WAIT_MS` answers in that call. Else the invoke waits in status
+ * `waiting`, asking the child for its outcome on every pass: a pass comes when the child's
+ * notice wakes the parent, and from the alarm on a backoff (`childPollDelayMs`) should a
+ * notice be lost.
  */
 export async function runChildStep(
 	step: PassJournal,
@@ -48,8 +50,11 @@ export async function runChildStep(
 	const ref = readChildRef(row);
 	if (row.status === 'running' || row.status === 'retrying') {
 		if (row.wakeAt !== null && row.wakeAt > now) throw step.suspend('sleeping');
+		let outcome: ChildOutcome | null;
 		try {
-			await children.port.start({ id: ref.childId, type: ref.childType, payload: options?.payload, parent: { id: children.parentId, type: children.parentType, step: name } });
+			const parent = { id: children.parentId, type: children.parentType, step: name };
+			// Just created, a child may well finish in its first pass: an invoke's create lets it run (bounded) and answers its outcome.
+			outcome = await children.port.start({ id: ref.childId, type: ref.childType, payload: options?.payload, parent, ...(mode === 'invoke' ? { waitMs: FIRST_OUTCOME_WAIT_MS } : {}) });
 		} catch (error) {
 			if (isSignal(error)) throw error;
 			step.checkAbort();
@@ -65,23 +70,22 @@ export async function runChildStep(
 			});
 			return ref.childId;
 		}
+		if (outcome) return settle(step, { ...started, errorName: null, errorMessage: null, errorCode: null }, ref, outcome, now);
 		const wakeAt = now + childPollDelayMs(1);
 		step.transact(() => {
 			step.hooks.setWakeup(key, wakeAt);
 			step.write({ ...started, status: 'waiting', attempts: 0, wakeAt, errorName: null, errorMessage: null, errorCode: null });
 		});
-		row = step.row(key)!;
-		// Just created: the child's first pass may well finish it, so the first ask lets it run (bounded).
-		return childOutcome(step, row, ref, children, FIRST_OUTCOME_WAIT_MS);
+		throw step.suspend('waiting');
 	}
 	return childOutcome(step, row, ref, children);
 }
 
-/** An invoke whose child was created: its outcome if it has finished (waiting up to `waitMs` for it to run), else the wait goes on. */
-async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, children: ChildStepHooks, waitMs?: number): Promise<unknown> {
+/** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
+async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, children: ChildStepHooks): Promise<unknown> {
 	let outcome: ChildOutcome | null;
 	try {
-		outcome = await children.port.outcome(ref.childId, waitMs);
+		outcome = await children.port.outcome(ref.childId);
 	} catch (error) {
 		if (isSignal(error)) throw error;
 		// Gone (deleted by hand): the child cannot answer any more, which fails the invoke.
@@ -101,6 +105,11 @@ async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, chil
 		}
 		throw step.suspend('waiting');
 	}
+	return settle(step, row, ref, outcome, now);
+}
+
+/** An invoke's child finished: the step completes with its output, or fails with a `ChildWorkflowError`. */
+function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOutcome, now: number): unknown {
 	if (outcome.status === 'completed') {
 		const output = outcome.output;
 		step.transact(() => {

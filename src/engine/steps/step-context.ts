@@ -299,7 +299,14 @@ export class StepContext implements Step<any, any> {
 		const { key } = opened;
 		const children = this.hooks.children;
 		if (!children) throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs a host that reaches other instances`);
-		return runChildStep(this.journal, children, key, mode, name, Child, options);
+		// Counted like an attempt: a create (with an invoke's first ask) still under way when run() settles, say a sibling
+		// in a Promise.all suspended, holds the pass's end, so its row is written by this pass and never after it.
+		this.running++;
+		try {
+			return await runChildStep(this.journal, children, key, mode, name, Child, options);
+		} finally {
+			if (--this.running === 0) this.whenIdle?.();
+		}
 	}
 
 	async sleep(name: string, duration: string | number): Promise<void> {

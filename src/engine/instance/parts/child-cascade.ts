@@ -1,4 +1,4 @@
-import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes, type ChildPort } from '../../children/child-workflows';
+import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes, type ChildOutcome, type ChildPort } from '../../children/child-workflows';
 import type { InstanceRow } from '../../storage/store';
 import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { FINISHED_STATUSES } from '../../definition/types';
@@ -17,6 +17,10 @@ export class ChildCascade implements InstancePart {
 	private readonly noticed = new NoticedOutcomes();
 	/** Failed rounds of the cascade since this engine started (its backoff). */
 	private attempts = 0;
+	/** Asks of the recorded parent waiting now for this instance's outcome (its invoke's create; see `parentAskBegan`). */
+	private parentAsks = 0;
+	/** The notice to the parent, held back while its ask waits. */
+	private heldNotice: { parentId: string; childId: string; outcome: ChildOutcome } | undefined;
 
 	constructor(private readonly k: PartKernel) {}
 
@@ -61,13 +65,46 @@ export class ChildCascade implements InstancePart {
 		if (children.length > 0) this.k.host.background(this.terminateChildren());
 	}
 
-	/** Best effort: the parent also polls its waiting invokes, so a lost notice only delays it. */
+	/**
+	 * Best effort: the parent also polls its waiting invokes, so a lost notice only delays it.
+	 * While the parent's ask waits for the outcome, the notice waits for the ask (see `parentAskBegan`).
+	 */
 	afterTransition(previous: InstanceRow | undefined, row: InstanceRow): void {
 		const finishing = FINISHED_STATUSES.includes(row.status) && !(previous && FINISHED_STATUSES.includes(previous.status));
-		const port = this.k.host.children;
-		if (!finishing || !row.parentId || !port) return;
+		if (!finishing || !row.parentId || !this.k.host.children) return;
 		const outcome = outcomeOf(row);
-		if (outcome) this.k.host.background(port.notifyParent(row.parentId, row.id, outcome).catch(() => undefined));
+		if (!outcome) return;
+		const notice = { parentId: row.parentId, childId: row.id, outcome };
+		if (this.parentAsks > 0) this.heldNotice = notice;
+		else this.notifyParent(notice);
+	}
+
+	/**
+	 * The recorded parent asks for the outcome and waits (its invoke's create): a run that
+	 * finishes meanwhile holds its notice back, since the answer will carry the outcome.
+	 */
+	parentAskBegan(): void {
+		this.parentAsks++;
+	}
+
+	/**
+	 * The parent's ask answered `answer`. Once no ask waits, a held notice is dropped if an
+	 * answer carried the outcome (the notice would only wake the parent for a pass with
+	 * nothing to do), else sent. Should that answer be lost (the parent died meanwhile, the
+	 * call timed out), the parent still has its outcome: its step row says the child was
+	 * started and not answered, so its next pass (the alarm's, after a crash) asks again.
+	 */
+	parentAskEnded(answer: ChildOutcome | null): void {
+		this.parentAsks--;
+		const held = this.heldNotice;
+		if (!held || this.parentAsks > 0) return;
+		this.heldNotice = undefined;
+		if (!answer) this.notifyParent(held);
+	}
+
+	private notifyParent({ parentId, childId, outcome }: { parentId: string; childId: string; outcome: ChildOutcome }): void {
+		const port = this.k.host.children;
+		if (port) this.k.host.background(port.notifyParent(parentId, childId, outcome).catch(() => undefined));
 	}
 
 	/** The cascade's wake-up is a row of the wake-ups table, armed by the replay loop's due time. */
