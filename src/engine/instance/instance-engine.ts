@@ -28,6 +28,8 @@ export class InstanceEngine {
 	private readonly k: InstanceKernel;
 	/** The first pass (or slot request) of a create, started on the next macrotask. */
 	private starting: Promise<void> | undefined;
+	/** Starts that first pass now instead (see `childOutcome`); unset once it has started. */
+	private startNow: (() => void) | undefined;
 
 	constructor(private readonly host: EngineHost) {
 		this.k = new InstanceKernel(host);
@@ -52,11 +54,17 @@ export class InstanceEngine {
 		if (!result.created) return result;
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
+		const start = () => {
+			if (this.startNow !== start) return;
+			this.startNow = undefined;
+			this.starting = undefined;
+			if (queued) this.k.slot.sync();
+			else this.kick();
+		};
+		this.startNow = start;
 		this.starting = new Promise<void>((resolve) =>
 			this.host.defer(() => {
-				this.starting = undefined;
-				if (queued) this.k.slot.sync();
-				else this.kick();
+				start();
 				resolve();
 			}),
 		);
@@ -125,6 +133,8 @@ export class InstanceEngine {
 		const row = this.require();
 		const wait = typeof waitMs === 'number' && Number.isFinite(waitMs) ? Math.min(Math.max(0, waitMs), FIRST_OUTCOME_WAIT_MS) : 0;
 		if (wait === 0 || outcomeOf(row)) return outcomeOf(row);
+		// The asker waits for the run anyway (a parent's create that asks too): it starts now, not on the next macrotask.
+		this.startNow?.();
 		const byParent = typeof askedBy === 'string' && askedBy === row.parentId;
 		if (byParent) this.k.children.parentAskBegan();
 		let answer: ChildOutcome | null = null;
