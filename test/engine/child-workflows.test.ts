@@ -75,7 +75,23 @@ class CallsUnregistered extends Workflow<{}, void> {
 	}
 }
 
-const registry = registryOf(Double, Parent, CallsUnregistered, Reinvoker, Big, FanOut);
+/** One step that awaits a timer: a child that finishes, but not at once. */
+class Slow extends Workflow<{}, number> {
+	static override readonly type = 'slow';
+	async run(step: Step) {
+		ran(`slow:${this.ctx.id}`);
+		return step.do('wait', () => new Promise<number>((resolve) => setTimeout(() => resolve(7), 20)));
+	}
+}
+/** Invokes a child that waits for "go" beside one that finishes a little later. */
+class Pair extends Workflow<{}, number[]> {
+	static override readonly type = 'pair';
+	async run(step: Step) {
+		return Promise.all([step.invoke('waits', Double, { payload: { n: 0 } }), step.invoke('slow', Slow, { payload: {} })]);
+	}
+}
+
+const registry = registryOf(Double, Parent, CallsUnregistered, Reinvoker, Big, FanOut, Slow, Pair);
 
 /** Instances on virtual hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
 class World {
@@ -85,6 +101,10 @@ class World {
 	unreachable = false;
 	/** Calls of `outcome`: a parent that heard the outcome in the notice makes none. */
 	outcomeCalls = 0;
+	/** The children that sent their parent a notice, in order. */
+	noticesFrom: string[] = [];
+	/** While set, the answers of the creates that ask for the outcome are lost on their way back (the call fails after the child answered). */
+	loseAnswers = false;
 	/** While set, notices wait here instead of reaching the parent (a slow notice): `deliver` sends them. */
 	held: { parentId: string; childId: string; outcome: unknown }[] | undefined;
 	/** Replaces the outcome a notice carries (a forged or malformed notice). */
@@ -93,7 +113,9 @@ class World {
 		start: async ({ id, type, payload, parent, waitMs }) => {
 			if (this.unreachable) throw new Error('network down');
 			await this.engine(id).create(id, type, payload, parent);
-			return this.engine(id).childOutcome(waitMs, parent.id);
+			const outcome = await this.engine(id).childOutcome(waitMs, parent.id);
+			if (this.loseAnswers && waitMs !== undefined) throw new Error('connection lost');
+			return outcome;
 		},
 		outcome: async (id) => {
 			this.outcomeCalls++;
@@ -109,6 +131,7 @@ class World {
 			}
 		},
 		notifyParent: async (parentId, childId, outcome) => {
+			this.noticesFrom.push(childId);
 			if (this.deaf) return;
 			if (this.held) return void this.held.push({ parentId, childId, outcome });
 			this.engine(parentId).childFinished(childId, this.forge ? this.forge(outcome) : outcome);
@@ -173,6 +196,24 @@ describe('step.invoke', () => {
 		const parent = await startParent({ n: 21 });
 		expect(parent.status()).toMatchObject({ status: 'completed', output: '42 (receipt p::receipt)' });
 		expect(world.engine('p::double').status()).toMatchObject({ status: 'completed', output: 42, parentId: 'p' });
+	});
+
+	it('takes the output of a child that finishes at once from the call that created it, and the child sends no notice', async () => {
+		const parent = await startParent({ n: 21 });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: '42 (receipt p::receipt)' });
+		expect(world.outcomeCalls).toBe(0);
+		expect(world.noticesFrom).not.toContain('p::double');
+	});
+
+	it('gets the outcome later when the answer that carried it is lost, and runs the child once', async () => {
+		world.loseAnswers = true;
+		const parent = await startParent({ n: 21 });
+		expect(parent.status().status).toBe('sleeping');
+		expect(world.noticesFrom).not.toContain('p::double');
+		world.loseAnswers = false;
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: '42 (receipt p::receipt)' });
+		expect(runs.get('double:p::double')).toBe(1);
 	});
 
 	it('records the child in both histories: child.started and child.completed in the parent, the parent in the child', async () => {
@@ -289,6 +330,17 @@ describe('step.invoke', () => {
 });
 
 describe("a child's outcome is delivered once per invoke", () => {
+	it('records the output of a child that finished while its sibling invoke suspended the parent, in the same pass', async () => {
+		await world.engine('pp').create('pp', 'pair', {});
+		await world.idle();
+		expect(world.engine('pp').status()).toMatchObject({ status: 'waiting', stepCounts: { total: 2, completed: 1, waiting: 1 } });
+		await world.engine('pp::waits').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('pp').status()).toMatchObject({ status: 'completed', output: [0, 7] });
+		expect(world.engine('pp').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(2);
+		expect(runs.get('slow:pp::slow')).toBe(1);
+	});
+
 	it.for(['notice', 'late notice'] as const)(
 		"makes a restarted parent that invokes the same child id wait for the child's new run, not answer from its old outcome (%s)",
 		async (notice) => {
