@@ -407,6 +407,10 @@ app.post('/cost/run', async (c) => {
 	const wallMs = Date.now() - startedAt;
 	if (status !== 'completed') throw new Error(`cost run ${id} ended ${status}`);
 	await stub.settle(); // index delivery included
+	// The children's index deliveries too: a child that answered its parent delivers its entry after the parent may have finished.
+	if (scenario === 'children') {
+		for (let i = 0; i < plan.payload.n!; i++) await (instanceStub(c.env, `${id}::child-${i}`) as unknown as typeof stub).settle();
+	}
 	const after = { ...totalSqlReading(), requests: meteredRequests };
 	return c.json({
 		id,
