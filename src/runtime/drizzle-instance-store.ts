@@ -38,6 +38,24 @@ const UNREAD = Symbol('unread');
 const DROPPED_SLOT = 1;
 const DELETION_SLOT = 1;
 const CUT_PASSES_KEY = 'shardflow:cut-passes';
+/**
+ * The writes of every status change (the instance row, its history record, the index outbox) and of an
+ * index delivery's ack, by hand like the step's (docs/decisions.md "Hand-written SQL on a create's and
+ * a transition's path"): their text is built once per isolate from the schema's columns, not prepared
+ * by Drizzle once per object, and every workflow instance is a new object.
+ */
+const instanceKeys = Object.keys(instanceColumns) as (keyof InstanceRow & keyof typeof instanceColumns)[];
+const instanceColumn = (key: keyof typeof instanceColumns) => `"${instanceColumns[key].name}"`;
+const WRITE_INSTANCE_SQL =
+	`INSERT INTO instance (${instanceKeys.map(instanceColumn).join(', ')}) VALUES (${instanceKeys.map(() => '?').join(', ')}) ` +
+	`ON CONFLICT (id) DO UPDATE SET ${instanceKeys.filter((key) => key !== 'id').map((key) => `${instanceColumn(key)} = excluded.${instanceColumn(key)}`).join(', ')}`;
+const APPEND_HISTORY_SQL = 'INSERT INTO history (seq, generation, at, kind, step, attempt, value, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+// The backlog mark survives a newer entry (see OutboxRow): the update leaves `backlogged_since` alone.
+const WRITE_OUTBOX_SQL =
+	`INSERT INTO outbox (slot, entry, version, attempts, next_attempt_at) VALUES (${OUTBOX_SLOT}, ?, ?, ?, ?) ` +
+	'ON CONFLICT (slot) DO UPDATE SET entry = excluded.entry, version = excluded.version, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at';
+const READ_OUTBOX_SQL = `SELECT entry, attempts, next_attempt_at, backlogged_since FROM outbox WHERE slot = ${OUTBOX_SLOT}`;
+const ACK_OUTBOX_SQL = `DELETE FROM outbox WHERE slot = ${OUTBOX_SLOT} AND version = ?`;
 
 /** What a store knows of its object's tables before reading them. */
 export interface StoreStart {
@@ -46,9 +64,10 @@ export interface StoreStart {
 }
 
 /**
- * `InstanceStore` over Drizzle's durable-sqlite driver. The statements of a
- * create, a pass, a status and an index delivery are prepared once per object,
- * so each costs a bound statement, not a query build; and what only this store
+ * `InstanceStore` over Drizzle's durable-sqlite driver. The writes of a status
+ * change and of a step are hand-written SQL whose text is built once per isolate;
+ * the other statements of a pass, a status and an index delivery are prepared
+ * once per object, so each costs a bound statement, not a query build; and what only this store
  * writes (the outbox row, the history's tail, the earliest wake-up) it keeps,
  * so reading it back costs nothing. Under `wrangler dev` every storage call is
  * the unit of cost (docs/decisions.md), so a short instance's calls are counted.
@@ -99,28 +118,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 		}
 		this.q = preparedOnce({
 			readSteps: () => db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
-			readOutbox: () => db.select().from(outbox).where(eq(outbox.slot, OUTBOX_SLOT)).prepare(),
-			writeOutbox: () =>
-				db
-					.insert(outbox)
-					.values({ slot: OUTBOX_SLOT, entry: p('entry'), version: p('version'), attempts: p('attempts'), nextAttemptAt: p('nextAttemptAt') } as never)
-					.onConflictDoUpdate({
-						target: outbox.slot,
-						// The backlog mark survives a newer entry (see OutboxRow).
-						set: { entry: sql`excluded.entry`, version: sql`excluded.version`, attempts: sql`excluded.attempts`, nextAttemptAt: sql`excluded.next_attempt_at` },
-					})
-					.prepare(),
-			ackOutbox: () => db.delete(outbox).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, p('version')))).prepare(),
 			readInstance: () => db.select().from(instance).prepare(),
-			writeInstance: () =>
-				db
-					.insert(instance)
-					.values(Object.fromEntries(Object.keys(instanceColumns).map((key) => [key, p(key)])) as never)
-					.onConflictDoUpdate({
-						target: instance.id,
-						set: Object.fromEntries(Object.entries(instanceColumns).filter(([key]) => key !== 'id').map(([key, column]) => [key, sql.raw(`excluded.${column.name}`)])),
-					})
-					.prepare(),
 			earliestWakeup: () => db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
 			deleteWakeupsDue: () =>
 				db
@@ -141,13 +139,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 				db
 					.select({ buffered: count(), dropped: sql<number>`(SELECT coalesce(max(${droppedEvents.count}), 0) FROM ${droppedEvents})` })
 					.from(events)
-					.prepare(),
-			appendHistory: () =>
-				db
-					.insert(history)
-					.values({
-						seq: p('seq'), generation: p('generation'), at: p('at'), kind: p('kind'), step: p('step'), attempt: p('attempt'), value: p('value'), detail: p('detail'),
-					} as never)
 					.prepare(),
 		});
 	}
@@ -175,16 +166,8 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	writeInstance(row: InstanceRow): void {
 		this.instanceAbsent = false;
-		this.q.writeInstance.run({
-			...row,
-			codeVersion: row.codeVersion ?? null,
-			lastCodeVersion: row.lastCodeVersion ?? null,
-			rollback: row.rollback ?? null,
-			historyBytes: row.historyBytes ?? 0,
-			historySeq: row.historySeq ?? 0,
-			parentId: row.parentId ?? null,
-			attributes: row.attributes ?? null,
-		} as never);
+		const full: InstanceRow = { ...row, historyBytes: row.historyBytes ?? 0, historySeq: row.historySeq ?? 0 };
+		this.exec(WRITE_INSTANCE_SQL, instanceKeys.map((key) => full[key] ?? null));
 	}
 
 	readSteps(): StepRow[] {
@@ -262,6 +245,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
+		if (this.noSteps) return [];
 		const rows = 'last' in range ? this.q.lastStepMeta.all({ last: range.last }).reverse() : this.q.stepMetaAfter.all({ afterSeq: range.afterSeq, limit: range.limit });
 		return rows.map(({ smallResult, ...meta }) => (meta.resultBytes <= SMALL_RESULT_BYTES ? { ...meta, smallResult } : meta) as StepMeta);
 	}
@@ -390,7 +374,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	appendHistory(row: NewHistoryRow): void {
 		// The seq is given: records that step rows stand for take seqs that `history` never sees.
-		this.q.appendHistory.run({ ...row, seq: this.lastSeq() + 1 } as never);
+		this.exec(APPEND_HISTORY_SQL, [this.lastSeq() + 1, row.generation, row.at, row.kind, row.step, row.attempt, row.value, row.detail]);
 		this.appended(row);
 	}
 
@@ -468,7 +452,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	writeOutbox(row: OutboxRow): void {
-		this.q.writeOutbox.run({ entry: JSON.stringify(row.entry), version: row.entry.version, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt });
+		this.exec(WRITE_OUTBOX_SQL, [JSON.stringify(row.entry), row.entry.version, row.attempts, row.nextAttemptAt]);
 		// The backlog mark survives a newer entry (see OutboxRow).
 		const before = this.outboxRow;
 		this.outboxRow = before === UNREAD ? UNREAD : { entry: row.entry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: before?.backloggedSince ?? null };
@@ -476,14 +460,19 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	readOutbox(): OutboxRow | undefined {
 		if (this.outboxRow === UNREAD) {
-			const row = this.q.readOutbox.get();
-			this.outboxRow = row && { entry: JSON.parse(row.entry) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: row.backloggedSince };
+			const row = this.exec(READ_OUTBOX_SQL, []).toArray()[0];
+			this.outboxRow = row && {
+				entry: JSON.parse(row.entry as string) as IndexEntry,
+				attempts: Number(row.attempts),
+				nextAttemptAt: Number(row.next_attempt_at),
+				backloggedSince: row.backlogged_since === null ? null : Number(row.backlogged_since),
+			};
 		}
 		return this.outboxRow && { ...this.outboxRow };
 	}
 
 	ackOutbox(version: number): void {
-		this.q.ackOutbox.run({ version });
+		this.exec(ACK_OUTBOX_SQL, [version]);
 		if (this.outboxRow !== UNREAD && this.outboxRow?.entry.version === version) this.outboxRow = undefined;
 	}
 
