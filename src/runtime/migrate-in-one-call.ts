@@ -19,6 +19,8 @@ import { appliesTo, indexOwners } from './migration-tables';
  * an object keeps receiving its role's part of each later migration. drizzle-orm's
  * `migrate()` can take over an object migrated without `tables` (the bookkeeping rows are
  * the same: `hash` '' and `created_at` = the journal's `when`), not a role's object.
+ * An object created from the baseline gets one bookkeeping row, the newest migration's:
+ * both migrators read only the newest `created_at`, so it stands for the whole chain.
  */
 export interface MigrationFiles {
 	journal: { entries: { idx: number; when: number; tag: string }[] };
@@ -73,6 +75,11 @@ export function parseBaseline(text: string): Baseline {
 	return { upTo: Number(upTo), statements: statementsOf(text) };
 }
 
+/** The bookkeeping row of the migration `when` (drizzle-orm's: no hash). */
+function bookkeepingRow(when: number): string {
+	return `INSERT INTO "${TABLE}" ("hash", "created_at") VALUES ('', ${when})`;
+}
+
 /** The statements of one generated migration file, without drizzle-kit's breakpoints and empty parts. */
 export function statementsOf(file: string): string[] {
 	return file
@@ -95,9 +102,13 @@ export function migrationScript(files: MigrationFiles, appliedUpTo: number | nul
 		const file = files.migrations[`m${String(entry.idx).padStart(4, '0')}`];
 		if (file === undefined) throw new Error(`missing migration ${entry.tag}`);
 		if (!Number.isSafeInteger(entry.when)) throw new Error(`migration ${entry.tag} has no valid "when" in the journal`);
-		if (!fromBaseline) parts.push(...ofTables(files, statementsOfFile(file), tables, baseline));
-		parts.push(`INSERT INTO "${TABLE}" ("hash", "created_at") VALUES ('', ${entry.when})`);
+		if (fromBaseline) continue;
+		parts.push(...ofTables(files, statementsOfFile(file), tables, baseline));
+		parts.push(bookkeepingRow(entry.when));
 	}
+	// The baseline stands for the whole chain: one row, the newest migration's, is all a migrator reads
+	// (the newest `created_at`, here and in drizzle-orm's), and a new object writes one row instead of one per migration.
+	if (fromBaseline) parts.push(bookkeepingRow(baseline.upTo));
 	if (parts.length === 0) return null;
 	// A part that ends in a `-- comment` gets its separator on the next line (the comment would swallow it).
 	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts]
