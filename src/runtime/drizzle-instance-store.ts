@@ -102,7 +102,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	private outboxRow: OutboxRow | undefined | typeof UNREAD = UNREAD;
 
 	constructor(
-		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
+		private readonly db: DrizzleSqliteDODatabase,
 		private readonly storage: DurableObjectStorage,
 		start: StoreStart = {},
 	) {

@@ -9,7 +9,7 @@ const { engineKeys: t } = schema;
  * the read run with no await between them, so concurrent first calls agree on
  * one secret and it never changes afterwards.
  */
-export function storedSecret(db: DrizzleSqliteDODatabase<typeof schema>, name: string, generate: () => string): string {
+export function storedSecret(db: DrizzleSqliteDODatabase, name: string, generate: () => string): string {
 	db.insert(t).values({ name, secret: generate() }).onConflictDoNothing().run();
 	return db.select({ secret: t.secret }).from(t).where(eq(t.name, name)).get()!.secret;
 }

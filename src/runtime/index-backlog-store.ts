@@ -12,7 +12,7 @@ const { indexBacklog: t } = schema;
  * grows with the number of instances behind, not with the time they spend behind.
  */
 export class IndexBacklogStore {
-	constructor(private readonly db: DrizzleSqliteDODatabase<typeof schema>) {}
+	constructor(private readonly db: DrizzleSqliteDODatabase) {}
 
 	/** Registers an instance; a second registration keeps the earlier `since`. */
 	add(id: string, since: number): void {

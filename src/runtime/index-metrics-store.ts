@@ -18,7 +18,7 @@ export class IndexMetricsStore {
 	private readonly addDuration;
 	private prunedAt = -Infinity;
 
-	constructor(private readonly db: DrizzleSqliteDODatabase<typeof schema>) {
+	constructor(private readonly db: DrizzleSqliteDODatabase) {
 		const p = sql.placeholder;
 		this.addCounts = db
 			.insert(m)

@@ -67,7 +67,7 @@ export class IndexShardStore {
 	private readonly deleteAttributes;
 
 	constructor(
-		private readonly db: DrizzleSqliteDODatabase<typeof schema>,
+		private readonly db: DrizzleSqliteDODatabase,
 		private readonly storage: DurableObjectStorage,
 	) {
 		const p = sql.placeholder;
@@ -363,7 +363,7 @@ function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, stat
  * so SQLite walks one backwards and never sorts; an attribute drives through
  * `(name, value, created_at, entry_id)`.
  */
-export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: ShardListQuery, part: ListPart) {
+export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart) {
 	const { driver } = part;
 	if (!driver) {
 		const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
@@ -405,7 +405,7 @@ export function listQuery(db: DrizzleSqliteDODatabase<typeof schema>, query: Sha
 }
 
 /** The SQL of a count grouped by an attribute: its index walks `name = ?` in value order, each row joined to its entry for the filters. */
-export function countsByQuery(db: DrizzleSqliteDODatabase<typeof schema>, request: AttributeCountRequest) {
+export function countsByQuery(db: DrizzleSqliteDODatabase, request: AttributeCountRequest) {
 	const where = [eq(a.name, request.attribute), ...entryFilters(request.filters, undefined, request.attribute)];
 	const driving = request.filters.attributes?.[request.attribute];
 	if (driving) where.push(conditionOn(a.value, driving));

@@ -5,7 +5,6 @@ import { callOperation, type ShardflowEnv } from '../client/instance-client';
 import type { ChildPort } from '../engine/children/child-workflows';
 import { ErrorCode, ShardflowError } from '../engine/support/errors';
 
-import type * as schema from '../db/schema';
 import { consoleLogger, parseLogLevel } from '../engine/support/engine-log';
 import type { BacklogPort } from '../engine/index/index-backlog';
 import type { EngineHost } from '../engine/instance/engine-host';
@@ -44,7 +43,7 @@ export function instanceHost(
 	ctx: DurableObjectState,
 	env: ShardflowEnv & ArchiveEnv,
 	registry: Registry,
-	db: DrizzleSqliteDODatabase<typeof schema>,
+	db: DrizzleSqliteDODatabase,
 	alarm: AlarmSlot,
 	now: () => number,
 	destroy: () => Promise<void>,

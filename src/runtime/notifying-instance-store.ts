@@ -1,5 +1,4 @@
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
-import type * as schema from '../db/schema';
 import type { NewHistoryRow } from '../engine/history/history';
 import type { StepRow } from '../engine/storage/store';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
@@ -13,7 +12,7 @@ import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store'
  */
 export class NotifyingInstanceStore extends DrizzleInstanceStore {
 	constructor(
-		db: DrizzleSqliteDODatabase<typeof schema>,
+		db: DrizzleSqliteDODatabase,
 		storage: DurableObjectStorage,
 		start: StoreStart | undefined,
 		private readonly historyAppended: () => void,

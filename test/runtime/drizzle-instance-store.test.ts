@@ -3,7 +3,6 @@ import { drizzle } from 'drizzle-orm/durable-sqlite';
 import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import { describe, expect, it } from 'vitest';
 import migrations from '../../drizzle/migrations';
-import * as schema from '../../src/db/schema';
 import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
 import { stub, uniqueId } from '../helpers';
 import { storeContract } from '../store-contract';
@@ -11,7 +10,7 @@ import { storeContract } from '../store-contract';
 describe('DrizzleInstanceStore', () => {
 	storeContract('drizzle', (fn) =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			await fn(new DrizzleInstanceStore(db, state.storage));
 		}),
@@ -19,7 +18,7 @@ describe('DrizzleInstanceStore', () => {
 	// A store told that its tables were just created answers its first reads without a query.
 	storeContract('drizzle on a new object', (fn) =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			await fn(new DrizzleInstanceStore(db, state.storage, { empty: true }));
 		}),
@@ -27,7 +26,7 @@ describe('DrizzleInstanceStore', () => {
 
 	it('answers from what it kept (outbox, history tail, wake-ups, instance, steps, events) exactly what a store that kept nothing reads', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
 			const reads = (s: DrizzleInstanceStore, afterSeqs: number[]) => ({
@@ -141,7 +140,7 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 
 	it('writes 2 SQLite rows for a step that settled at once, its history complete (the row and its key index entry)', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
 			store.writeInstance(instanceRow);
@@ -156,7 +155,7 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 
 	it('keeps the records of deleted steps in their generation, at their seqs, when a restart deletes or keeps steps', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage);
 			store.writeInstance(instanceRow);
@@ -179,7 +178,7 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 
 	it('keeps records in history rows for a row below another (so the rows\' records ascend with their seq) and pages them in order', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage);
 			store.writeInstance(instanceRow);
@@ -198,7 +197,7 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 
 	it('keeps running an instance whose steps the previous schema wrote: their records stay in history, new ones follow them', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			const before0013 = { ...migrations, journal: { ...migrations.journal, entries: migrations.journal.entries.filter((e) => e.tag < '0013') } };
 			await migrate(db, before0013);
 			// What the release of drizzle/0012 wrote: a completed step and a started one, their records by its triggers.

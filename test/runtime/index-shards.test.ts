@@ -1,7 +1,6 @@
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { drizzle } from 'drizzle-orm/durable-sqlite';
-import * as schema from '../../src/db/schema';
 import { listQuery } from '../../src/runtime/index-shard-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
@@ -353,7 +352,7 @@ describe('shard queries', () => {
 		const shard = stub(shardName('payment', 0));
 		await shard.indexWrite([{ id: 'plan-1', type: 'payment', status: 'running', createdAt: 1, updatedAt: 1, version: 1 }]);
 		const plan = await runInDurableObject(shard, (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			const { sql: text, params } = listQuery(db, query as never, status ? { status } : {}).toSQL();
 			return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail));
 		});

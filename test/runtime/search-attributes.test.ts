@@ -1,7 +1,6 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { drizzle } from 'drizzle-orm/durable-sqlite';
 import { describe, expect, it } from 'vitest';
-import * as schema from '../../src/db/schema';
 import { IndexClient, routeIndexEntry, type ListQuery } from '../../src/client/index-client';
 import { instances } from '../../src/client/instance-client';
 import { rebalance } from '../../src/client/rebalance';
@@ -245,7 +244,7 @@ describe('attribute query plans', () => {
 		const shard = stub(shardName('searchable', 1));
 		await shard.indexWrite([{ id: uniqueId('plan'), type: 'searchable', status: 'running', createdAt: 1, updatedAt: 1, version: 1, attributes: { customerId: 'p', amount: 1 } }]);
 		return runInDurableObject(shard, (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			return listPlan(query).map((part) => {
 				const { sql: text, params } = listQuery(db, query, part).toSQL();
 				return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail)).join('\n');
@@ -289,7 +288,7 @@ describe('attribute query plans', () => {
 	it('counts by an attribute value from the attributes index, without sorting', async () => {
 		const shard = stub(shardName('searchable', 1));
 		const text = await runInDurableObject(shard, (_, state) => {
-			const db = drizzle(state.storage, { schema });
+			const db = drizzle(state.storage);
 			const { sql: query, params } = countsByQuery(db, { attribute: 'customerId', kind: 'keyword', filters: { status: ['running'] } }).toSQL();
 			return state.storage.sql.exec(`EXPLAIN QUERY PLAN ${query}`, ...params).toArray().map((row) => String(row.detail)).join('\n');
 		});
