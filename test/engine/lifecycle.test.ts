@@ -155,3 +155,36 @@ describe('index outbox', () => {
 		expect(host.indexEntries.at(-1)).toMatchObject({ status: 'waiting', version: revived.status().version });
 	});
 });
+
+describe('the first pass', () => {
+	let release: (() => void) | undefined;
+	class Instant extends Workflow<{}, string> {
+		static override readonly type = 'instant';
+		async run() {
+			return 'done';
+		}
+	}
+	class AwaitsOutsideSteps extends Workflow<{}, string> {
+		static override readonly type = 'awaits-outside-steps';
+		async run() {
+			await new Promise<void>((resolve) => (release = resolve));
+			return 'done';
+		}
+	}
+	const firstPass = registryOf(Instant, AwaitsOutsideSteps);
+
+	it('takes a run that returns at once from created to completed in one status change', async () => {
+		const { engine, host } = await startInstance(firstPass, 'instant');
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done', version: 2 });
+		expect(host.indexEntries.at(-1)).toMatchObject({ status: 'completed', version: 2 });
+	});
+
+	it('marks a run running while it awaits something outside a step', async () => {
+		const { engine, host } = await startInstance(firstPass, 'awaits-outside-steps', {}, false);
+		while (!release) await new Promise((resolve) => setTimeout(resolve, 0));
+		expect(engine.status().status).toBe('running');
+		release();
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', version: 3 });
+	});
+});

@@ -12,7 +12,7 @@ describe('exploreCrashes', () => {
 		const report = await exploreCrashes(CarelessChargeWorkflow, { payload: {}, env: freshBank });
 		expect(report.baseline.outcome).toEqual({ status: 'completed', output: { chargeNumber: 1 } });
 		expect(report.ok).toBe(false);
-		expect(report.divergent.map((run) => run.point.label)).toEqual([expect.stringMatching(/^before write \d+ \(step\.started "charge", step\.completed "charge"\)$/)]);
+		expect(report.divergent.map((run) => run.point.label)).toEqual([expect.stringMatching(/^before write \d+ \((?:status running, )?step\.started "charge", step\.completed "charge"\)$/)]);
 		expect(report.divergent[0]).toMatchObject({ outcome: { status: 'completed', output: { chargeNumber: 2 } }, reran: [{ step: 'charge', times: 2 }] });
 		expect(() => assertCrashSafe(report)).toThrow(CrashDivergenceError);
 		expect(() => assertCrashSafe(report)).toThrow(/before write \d+ \(step\.started "charge", step\.completed "charge"\).*ran twice: charge/);
@@ -26,7 +26,7 @@ describe('exploreCrashes', () => {
 
 		const report = await exploreCrashes(SilentChargeWorkflow, { payload: {}, env: freshBank, effects: (env: { bank: FakeBank }) => ({ charges: env.bank.charges }) });
 		expect(report).toMatchObject({ ok: false, effectsChecked: true, baseline: { effects: { charges: 1 } } });
-		expect(report.divergent.map((run) => run.point.label)).toEqual([expect.stringMatching(/^before write \d+ \(step\.started "charge", step\.completed "charge"\)$/)]);
+		expect(report.divergent.map((run) => run.point.label)).toEqual([expect.stringMatching(/^before write \d+ \((?:status running, )?step\.started "charge", step\.completed "charge"\)$/)]);
 		expect(report.divergent[0]).toMatchObject({ sameOutcome: true, sameEffects: false, effects: { charges: 2 } });
 		expect(() => assertCrashSafe(report)).toThrow(/left effects \{"charges":2\} \(without a crash: \{"charges":1\}\); ran twice: charge/);
 		// With an idempotency key the same effects hold at every crash point.
@@ -41,7 +41,7 @@ describe('exploreCrashes', () => {
 		expect(report.runs.length).toBe(2 * report.baseline.writes.length);
 		expect(report.runs.every((run) => run.outcome.status === 'completed')).toBe(true);
 		expect(report.reran).toEqual([
-			{ step: 'reserve', crashPoints: [expect.stringMatching(/before write \d+ \(step\.started "reserve", step\.completed "reserve"\)/)] },
+			{ step: 'reserve', crashPoints: [expect.stringMatching(/before write \d+ \((?:status running, )?step\.started "reserve", step\.completed "reserve"\)/)] },
 			{ step: 'charge', crashPoints: [expect.stringMatching(/before write \d+ \(step\.started "charge", step\.completed "charge"\)/)] },
 		]);
 	});

@@ -35,6 +35,21 @@ type PassLogRecord = Parameters<PassHooks['log']>[0];
 
 /** What a pass's run() race answers when a terminate or restart came first. */
 const INTERRUPTED = Symbol('interrupted');
+/** How a pass's run() ended: its output, or what it threw. */
+type RunOutcome = { ok: true; output: unknown } | { ok: false; error: unknown };
+/**
+ * Microtask turns a first pass's run() may take before the instance is marked running: a run()
+ * that returns at once (no step, nothing awaited) settles within two or three.
+ */
+const RUN_SETTLE_TURNS = 8;
+
+/** Whether `work` settles within `turns` microtask turns (it awaits no I/O, no timer). */
+async function settlesWithin(work: Promise<unknown>, turns: number): Promise<boolean> {
+	let settled = false;
+	void work.then(() => (settled = true));
+	for (let turn = 0; turn < turns && !settled; turn++) await undefined;
+	return settled;
+}
 
 /**
  * The replay loop: passes of `run()` from the top, completed steps answered from
@@ -268,7 +283,12 @@ export class ReplayLoop implements InstancePart {
 				newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined,
 			);
 		};
-		if (start.status === 'created') markRunning();
+		// A first pass marks the instance running at its first write, or once run() is still pending after
+		// a few microtask turns (it awaits I/O outside any step): a run that ends at once, writing nothing,
+		// goes from created to its outcome in one transition instead of two. A pass under new code marks it
+		// at once, with the record of the change.
+		const markWhenPending = start.status === 'created' && (start.lastCodeVersion ?? null) === codeVersion;
+		if (start.status === 'created' && !markWhenPending) markRunning();
 
 		const rows = StepRows.load(this.k.host.store);
 		const budget = this.k.host.invocationBudget ?? DEFAULT_INVOCATION_BUDGET;
@@ -320,17 +340,29 @@ export class ReplayLoop implements InstancePart {
 		// ignores its signal: the attempt's outcome no longer counts, and a restart's new
 		// generation must not wait for it.
 		const interrupted = new Promise<typeof INTERRUPTED>((resolve) => (this.cutPass = () => resolve(INTERRUPTED)));
-		let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
-		try {
-			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.k.host.env });
-			const output = await Promise.race([workflow.run(step, fromStoredJson(start.payload)), interrupted]);
-			if (output === INTERRUPTED) {
-				if (this.activeStep === step) this.activeStep = undefined;
-				return;
+		const ran = (async (): Promise<RunOutcome | typeof INTERRUPTED> => {
+			try {
+				const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.k.host.env });
+				const output = await Promise.race([workflow.run(step, fromStoredJson(start.payload)), interrupted]);
+				return output === INTERRUPTED ? INTERRUPTED : { ok: true, output };
+			} catch (error) {
+				return { ok: false, error };
 			}
-			outcome = { ok: true, output };
-		} catch (error) {
-			outcome = { ok: false, error };
+		})();
+		if (markWhenPending && !(await settlesWithin(ran, RUN_SETTLE_TURNS))) {
+			try {
+				markRunning();
+			} catch (error) {
+				// The pass fails as if the mark had come first (before run()): its attempts stop.
+				step.cancel(new DOMException('the pass failed to mark the instance running', 'AbortError'));
+				this.cutPass?.();
+				throw error;
+			}
+		}
+		const outcome = await ran;
+		if (outcome === INTERRUPTED) {
+			if (this.activeStep === step) this.activeStep = undefined;
+			return;
 		}
 		// Attempts still running (parallel steps) finish and checkpoint before the pass ends,
 		// so the next pass never starts them again; a terminate or restart stops the wait.
