@@ -267,6 +267,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	countSteps(): StepCount[] {
+		if (this.noSteps) return [];
 		return this.q.countSteps.all() as StepCount[];
 	}
 

@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
@@ -43,8 +42,8 @@ export class ObjectStorage {
 	 * `blockConcurrencyWhile` at start-up). A new object has no tables and stays so.
 	 */
 	async open(): Promise<boolean> {
-		const existing = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'`);
-		this.migrated = Boolean(existing && existing.n > 0);
+		// By hand: every object runs it once at start-up, a new one before anything else.
+		this.migrated = this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE name = '__drizzle_migrations'`).toArray().length > 0;
 		if (!this.migrated) return false;
 		await this.ensureSchema();
 		return true;
