@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index/index-entry';
@@ -14,12 +14,6 @@ const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEve
 const { result: _result, recordSeq: _recordSeq, recordCount: _recordCount, recordGeneration: _recordGeneration, ...stepColumns } = getTableColumns(steps);
 /** A step row as the engine knows it: the records it stands for are the history's (step-records.ts). */
 const stepRowColumns = { ...stepColumns, result: steps.result };
-// octet_length reads the size from the record header, not the (up to 1 MiB) value; small results come along.
-const stepMetaColumns = {
-	...stepColumns,
-	resultBytes: sql<number>`coalesce(octet_length(${steps.result}), 0)`.as('result_bytes'),
-	smallResult: sql<string | null>`CASE WHEN coalesce(octet_length(${steps.result}), 0) <= ${sql.raw(String(SMALL_RESULT_BYTES))} THEN ${steps.result} END`.as('small_result'),
-};
 const instanceColumns = getTableColumns(instance);
 /**
  * A step's upsert, by hand (see `upsertStep`): the columns of `steps` the engine writes. The
@@ -56,6 +50,33 @@ const WRITE_OUTBOX_SQL =
 	'ON CONFLICT (slot) DO UPDATE SET entry = excluded.entry, version = excluded.version, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at';
 const READ_OUTBOX_SQL = `SELECT entry, attempts, next_attempt_at, backlogged_since FROM outbox WHERE slot = ${OUTBOX_SLOT}`;
 const ACK_OUTBOX_SQL = `DELETE FROM outbox WHERE slot = ${OUTBOX_SLOT} AND version = ?`;
+/**
+ * What a status and a pass read of the steps, by hand too: a status reads them on every call, and a
+ * prepared Drizzle select costs a new object its building and every call its row mapping. A step's
+ * metadata is its columns without the result and the records it stands for (step-records.ts), read
+ * back with each column's own Drizzle mapping; octet_length reads the result's size from the record
+ * header, not the (up to 1 MiB) value; small results come along.
+ */
+const stepMetaKeys = Object.keys(stepColumns) as (keyof typeof stepColumns)[];
+const STEP_META_SELECT =
+	`SELECT ${stepMetaKeys.map((key) => `"${stepColumns[key].name}"`).join(', ')}, coalesce(octet_length(result), 0) AS result_bytes, ` +
+	`CASE WHEN coalesce(octet_length(result), 0) <= ${SMALL_RESULT_BYTES} THEN result END AS small_result FROM steps`;
+const LAST_STEP_META_SQL = `${STEP_META_SELECT} ORDER BY seq DESC LIMIT ?`;
+const STEP_META_AFTER_SQL = `${STEP_META_SELECT} WHERE seq > ? ORDER BY seq ASC LIMIT ?`;
+const COUNT_STEPS_SQL = 'SELECT kind, status, count(*) AS n FROM steps GROUP BY kind, status';
+
+/** A row of `STEP_META_SELECT` as the engine knows it: a small result only when it is small. */
+function toStepMeta(raw: SqlStorageValue[]): StepMeta {
+	const meta: Record<string, unknown> = {};
+	stepMetaKeys.forEach((key, i) => {
+		const value = raw[i];
+		meta[key] = value === null || value === undefined ? null : stepColumns[key].mapFromDriverValue(value);
+	});
+	const resultBytes = Number(raw[stepMetaKeys.length]);
+	meta.resultBytes = resultBytes;
+	if (resultBytes <= SMALL_RESULT_BYTES) meta.smallResult = raw[stepMetaKeys.length + 1] as string | null;
+	return meta as StepMeta;
+}
 
 /** What a store knows of its object's tables before reading them. */
 export interface StoreStart {
@@ -125,9 +146,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 					.delete(wakeups)
 					.where(and(lte(wakeups.at, p('now')), sql`${wakeups.key} NOT IN (SELECT value FROM json_each(${p('spare')}))`))
 					.prepare(),
-			countSteps: () => db.select({ kind: steps.kind, status: steps.status, n: count() }).from(steps).groupBy(steps.kind, steps.status).prepare(),
-			lastStepMeta: () => db.select(stepMetaColumns).from(steps).orderBy(desc(steps.seq)).limit(p('last')).prepare(),
-			stepMetaAfter: () => db.select(stepMetaColumns).from(steps).where(gt(steps.seq, p('afterSeq'))).orderBy(asc(steps.seq)).limit(p('limit')).prepare(),
 			// One bound statement for any number of keys: they travel as one JSON array.
 			stepResults: () =>
 				db
@@ -246,8 +264,8 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	readStepMeta(range: StepRange): StepMeta[] {
 		if (this.noSteps) return [];
-		const rows = 'last' in range ? this.q.lastStepMeta.all({ last: range.last }).reverse() : this.q.stepMetaAfter.all({ afterSeq: range.afterSeq, limit: range.limit });
-		return rows.map(({ smallResult, ...meta }) => (meta.resultBytes <= SMALL_RESULT_BYTES ? { ...meta, smallResult } : meta) as StepMeta);
+		const rows = 'last' in range ? [...this.exec(LAST_STEP_META_SQL, [range.last]).raw()].reverse() : [...this.exec(STEP_META_AFTER_SQL, [range.afterSeq, range.limit]).raw()];
+		return rows.map(toStepMeta);
 	}
 
 	readStepResults(keys: string[]): Map<string, string | null> {
@@ -268,7 +286,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	countSteps(): StepCount[] {
 		if (this.noSteps) return [];
-		return this.q.countSteps.all() as StepCount[];
+		return this.exec(COUNT_STEPS_SQL, []).toArray().map((row) => ({ kind: row.kind as StepKind, status: row.status as StepStatus, n: Number(row.n) }));
 	}
 
 	setWakeup(key: string, at: number): void {
