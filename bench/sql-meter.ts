@@ -11,6 +11,9 @@ export interface SqlMeterReading {
 	rowsWritten: number;
 }
 
+/** How `migrationScript` (runtime/migrate-in-one-call.ts) begins every script it builds. */
+const MIGRATION_SCRIPT_START = 'CREATE TABLE IF NOT EXISTS "__drizzle_migrations"';
+
 /** Every meter of this isolate (the bench Worker's objects share one isolate under `wrangler dev`). */
 const meters = new Set<SqlMeter>();
 
@@ -39,15 +42,26 @@ export class SqlMeter {
 		meters.add(this);
 		Object.defineProperty(sql, 'exec', {
 			value(query: string, ...bindings: SqlStorageValue[]) {
-				const cursor = exec(query, ...bindings);
-				meter.statements++;
-				meter.open.push(cursor);
-				if (meter.open.length >= 256) meter.fold();
-				return cursor;
+				// A new object's schema is one multi-statement call (runtime/migrate-in-one-call.ts), and a cursor counts
+				// only the rows of its last statement: run the script's statements one by one, each counted, in the same
+				// transaction (the call is inside transactionSync). Its parts are joined by `;\n` and bind nothing.
+				if (bindings.length === 0 && query.startsWith(MIGRATION_SCRIPT_START)) {
+					let last: SqlStorageCursor<Record<string, SqlStorageValue>> | undefined;
+					for (const statement of query.split(';\n')) last = meter.count(exec(statement));
+					return last!;
+				}
+				return meter.count(exec(query, ...bindings));
 			},
 			configurable: true,
 			writable: true,
 		});
+	}
+
+	private count(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): SqlStorageCursor<Record<string, SqlStorageValue>> {
+		this.statements++;
+		this.open.push(cursor);
+		if (this.open.length >= 256) this.fold();
+		return cursor;
 	}
 
 	private fold(): void {
