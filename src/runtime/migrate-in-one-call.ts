@@ -111,7 +111,10 @@ export function migrationScript(files: MigrationFiles, appliedUpTo: number | nul
 	if (fromBaseline) parts.push(bookkeepingRow(baseline.upTo));
 	if (parts.length === 0) return null;
 	// A part that ends in a `-- comment` gets its separator on the next line (the comment would swallow it).
-	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts]
+	// drizzle-orm's migrator declares `id SERIAL PRIMARY KEY`, which SQLite keeps as a second b-tree (an index beside the
+	// rowid): a new object's table uses the rowid itself (`INTEGER PRIMARY KEY`), a page and two rows written fewer.
+	// Both migrators only insert (hash, created_at) and read the newest created_at, so either takes over the other's table.
+	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts]
 		.map((part) => (/--[^\n]*$/.test(part) ? `${part}\n` : part))
 		.join(';\n');
 }

@@ -53,8 +53,22 @@ describe('migrations in one call', () => {
 			return schemaOf(storage);
 		});
 		expect(ours.objects.length).toBeGreaterThan(10);
-		expect(ours).toEqual(theirs);
+		// The same schema but for the bookkeeping table's key: ours is the rowid (INTEGER PRIMARY KEY), drizzle's `SERIAL` a second b-tree.
+		const withoutBookkeeping = (schema: typeof ours) => schema.objects.filter((o) => o.name !== '__drizzle_migrations');
+		expect(withoutBookkeeping(ours)).toEqual(withoutBookkeeping(theirs));
+		expect(ours.applied).toEqual(theirs.applied);
 		expect(ours.applied.map((r) => r.created_at)).toEqual(files.journal.entries.map((e) => e.when));
+	});
+
+	it('keeps the bookkeeping in a rowid table: a new object writes one b-tree row per migration recorded, and drizzle-orm migrate() takes it over', async () => {
+		await inObject(async (storage) => {
+			migrateInOneCall(storage, files, { baseline: parseBaseline(baselineSql) });
+			const bookkeeping = [...storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE tbl_name = '__drizzle_migrations'`)].map((o) => o.name);
+			expect(bookkeeping).toEqual(['__drizzle_migrations']); // no autoindex beside it
+			const before = schemaOf(storage);
+			await migrate(drizzle(storage), migrations); // nothing left to apply
+			expect(schemaOf(storage)).toEqual(before);
+		});
 	});
 
 	it('creates a new object from drizzle/baseline.sql with exactly the schema the migration chain leaves (stale: run npm run db:baseline)', async () => {
