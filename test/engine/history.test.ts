@@ -121,6 +121,28 @@ describe('the instance history', () => {
 		expect(engine.status().error).toMatchObject({ name: 'StepFailedError', stack: expect.any(String) });
 	});
 
+	it('stamps each retry\'s step.started with the time that attempt began, not the first attempt\'s', async () => {
+		class Retried extends Workflow<{}, number> {
+			static override readonly type = 'retried';
+			async run(step: Step) {
+				return step.do('call', ({ attempt }) => {
+					if (attempt < 3) throw new Error(`failure number ${attempt}`);
+					return attempt;
+				}, { retries: { limit: 2, delay: '10 seconds', backoff: 'constant' } });
+			}
+		}
+		const { host, engine } = await startInstance(registryOf(Retried), 'retried');
+		await host.fireAlarm(engine);
+		await host.fireAlarm(engine);
+		const events = engine.history().events;
+		const started = events.filter((e) => e.kind === 'step.started');
+		const retryAts = events.filter((e) => e.kind === 'step.attempt_failed').map((e) => (e as { retryAt: number }).retryAt);
+		expect(started.map((e) => e.at)).toEqual([started[0]!.at, ...retryAts]);
+		expect(retryAts[0]).toBeGreaterThan(started[0]!.at);
+		const ats = events.map((e) => e.at);
+		expect(ats).toEqual([...ats].sort((a, b) => a - b));
+	});
+
 	it('records a step that fails for good and the workflow error that follows', async () => {
 		const { engine } = await startInstance(registry, 'failing');
 		expect(kinds(engine.history().events)).toEqual(['workflow.created', 'step.started boom', 'step.failed boom', 'workflow.errored']);

@@ -225,7 +225,8 @@ export class StepContext implements Step<any, any> {
 		// records in its row"); one still pending after them writes the started row first. No
 		// explicit transaction on the hot path (one costs more than the writes): writes with no
 		// await between them commit together in Durable Object storage (one implicit transaction).
-		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: running.startedAt! }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
+		// `at`: when this attempt began (a retry's row keeps its first attempt's startedAt).
+		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: now }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
 		const writeStart = () => this.journal.writeStart(start);
 		// Still pending after its first microtask turns: it awaits I/O (counted against the invocation's step budget).
 		let pending = false;
