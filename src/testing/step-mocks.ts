@@ -1,6 +1,7 @@
-import { ErrorCode, StepTimeoutError, ValidationError } from '../engine/support/errors';
+import { StepTimeoutError } from '../engine/support/errors';
 import { toStoredJson } from '../engine/support/json';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
+import { assertValidStepName } from '../engine/steps/step-name';
 import { TestKitError, TestKitErrorCode, UnusedMockError } from './test-kit-errors';
 
 /** How many attempts a mocked error or timeout applies to. */
@@ -37,7 +38,7 @@ export class StepMocks {
 	}
 
 	mockResult(step: string, result: unknown): void {
-		assertStepName(step);
+		assertValidStepName(step);
 		let json: string | null;
 		try {
 			json = toStoredJson(result, `mocked result of step "${step}"`);
@@ -48,12 +49,12 @@ export class StepMocks {
 	}
 
 	mockError(step: string, error: unknown, options: MockTimes = {}): void {
-		assertStepName(step);
+		assertValidStepName(step);
 		this.failures.set(step, { kind: 'error', error, times: timesOf(step, options) });
 	}
 
 	forceTimeout(step: string, options: MockTimes = {}): void {
-		assertStepName(step);
+		assertValidStepName(step);
 		this.failures.set(step, { kind: 'timeout', times: timesOf(step, options) });
 	}
 
@@ -105,8 +106,3 @@ function timesOf(step: string, { times }: MockTimes): number {
 	return times;
 }
 
-function assertStepName(step: string): void {
-	if (typeof step !== 'string' || step.length === 0 || step.length > 256) {
-		throw new ValidationError(ErrorCode.InvalidOptions, `step names must be 1-256 characters, got ${JSON.stringify(step)}`);
-	}
-}

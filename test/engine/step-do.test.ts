@@ -196,6 +196,21 @@ describe('step.do', () => {
 		expect(engine.status().error!.message).toContain('"charge"');
 	});
 
+	it('refuses a step name cut inside an emoji (an unpaired surrogate, which storage would change) before the step runs; a whole emoji is fine', async () => {
+		class CutName extends Workflow<{ title: string }, string> {
+			static override readonly type = 'cut-name';
+			async run(step: Step, { title }: { title: string }) {
+				await step.do(`notify ${title}`, () => (count('whole'), 1));
+				return step.do(`notify ${title.slice(0, 1)}`, () => (count('cut'), 'ran'));
+			}
+		}
+		const { engine } = await startInstance(registryOf(CutName), 'cut-name', { title: '🙂 party' });
+		expect(engine.status()).toMatchObject({ status: 'errored', error: { name: 'ValidationError', code: ErrorCode.InvalidOptions } });
+		expect(engine.status().error!.message).toContain('unpaired UTF-16 surrogate');
+		expect(calls).toEqual({ whole: 1 });
+		expect(engine.status().steps.map((s) => s.name)).toEqual(['notify 🙂 party']);
+	});
+
 	it('keeps step kinds apart: a sleep and a do with the same name do not collide', async () => {
 		const { engine } = await start('shared');
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 7 });

@@ -26,6 +26,7 @@ import { newWebhookNonce, readWebhookRecord, storedWebhookRecord } from '../webh
 import { AbortSignal_, SuspendSignal, isSignal } from './signals';
 import { runAttempt, type AttemptAbort } from './attempt';
 import { stepKey } from './step-key';
+import { assertValidStepName } from './step-name';
 import type { PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
 import { describeThrown } from '../support/thrown-value';
@@ -588,9 +589,7 @@ export class StepContext implements Step<any, any> {
 	/** Every step starts here: replay rules, then pause/terminate checks. */
 	private enter(kind: StepKind, name: string): string {
 		if (this.signal) throw this.signal;
-		if (typeof name !== 'string' || name.length === 0 || name.length > 256) {
-			throw new ValidationError(ErrorCode.InvalidOptions, `step names must be 1-256 characters, got ${JSON.stringify(name)}`);
-		}
+		assertValidStepName(name);
 		const key = stepKey(kind, name);
 		if (this.closed) {
 			// Not run, but reached: a recorded step asked for after run() settled is no divergence.
