@@ -60,6 +60,33 @@ describe('a pass and its invocation budget', () => {
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 45 });
 	});
 
+	it('refunds an attempt that settled at once only once, also when its result is no JSON and run() catches the failure', async () => {
+		ran.length = 0;
+		class CaughtThenIo extends Workflow<{}, number> {
+			static override readonly type = 'caught-then-io';
+			async run(step: Step) {
+				for (let i = 0; i < 3; i++) {
+					try {
+						await step.do(`bad${i}`, async () => 10n as unknown as number, { retries: { limit: 0, delay: '1 second' } });
+					} catch {
+						// a step whose result is no JSON fails; this run goes on
+					}
+				}
+				let total = 0;
+				for (let i = 0; i < 10; i++) total += await step.do(`s${i}`, async () => (ran.push(`s${i}`), await io(), i));
+				return total;
+			}
+		}
+		host = new VirtualHost({ registry: registryOf(CaughtThenIo) });
+		host.invocationBudget = { steps: 3, ms: 1e9 };
+		const engine = host.engine();
+		await engine.create('wf-2', 'caught-then-io', {});
+		await host.idle();
+		// 3 attempts counted and refunded, then 3 that await I/O: the budget is spent after s2, not after s5.
+		expect(ran).toEqual(['s0', 's1', 's2']);
+		expect(engine.status().status).toBe('running');
+	});
+
 	it('counts parallel attempts as they start, before any is known to await I/O', async () => {
 		const engine = await start({ steps: 3, ms: 1e9 }, { parallel: true });
 		expect(ran).toEqual(['s0', 's1', 's2']);

@@ -229,10 +229,11 @@ export class StepContext implements Step<any, any> {
 		// `at`: when this attempt began (a retry's row keeps its first attempt's startedAt).
 		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: now }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
 		const writeStart = () => this.journal.writeStart(start);
-		// Still pending after its first microtask turns: it awaits I/O (counted against the invocation's step budget).
-		let pending = false;
+		// The attempt counts against the invocation's step budget from its start; that is final once it is still pending
+		// after its first microtask turns (it awaits I/O), else it is refunded once, when it settles.
+		let budgetSettled = false;
 		const onPending = () => {
-			pending = true;
+			budgetSettled = true;
 			writeStart();
 		};
 
@@ -243,10 +244,17 @@ export class StepContext implements Step<any, any> {
 			try {
 				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
 				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config }, onPending);
-				if (!pending) this.hooks.attemptSettledAtOnce?.();
+				if (!budgetSettled) {
+					budgetSettled = true;
+					this.hooks.attemptSettledAtOnce?.();
+				}
 				json = toStoredJson(value, `result of step "${name}"`);
 			} catch (error) {
-				if (!pending) this.hooks.attemptSettledAtOnce?.();
+				// A result that is no JSON throws here after the refund above: refunded once only.
+				if (!budgetSettled) {
+					budgetSettled = true;
+					this.hooks.attemptSettledAtOnce?.();
+				}
 				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome.
 				writeStart();
 				if (isSignal(error)) throw error;
