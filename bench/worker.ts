@@ -79,6 +79,11 @@ const registry = defineRegistry({
 
 /** Objects whose SQL and requests the cost figures count: their instances ("q-...") and the costed types' index shards. */
 const metered = (name: string | undefined) => name !== undefined && (name.startsWith('q-') || name.startsWith('__index:costed') || name.startsWith('__index:cap-writes:'));
+/**
+ * Objects whose invocations count their subrequests (the production-limits rows' fetch runs, ids "lim-..."): only
+ * they run inside the counter's AsyncLocalStorage context, which every other figure (a create's latency) would pay for.
+ */
+const countsInvocations = (name: string) => name.startsWith('lim-');
 /** Requests (RPC calls and alarms) that reached a metered object, as Cloudflare bills them; the bench's own hooks, status polls and the internal `call` router left out. */
 let meteredRequests = 0;
 const meteredByMethod = new Map<string, number>();
@@ -182,7 +187,8 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	}
 
 	override async alarm() {
-		return asInvocation(this.ctx.id.name ?? '', 'alarm', () => super.alarm());
+		const name = this.ctx.id.name ?? '';
+		return countsInvocations(name) ? asInvocation(name, 'alarm', () => super.alarm()) : super.alarm();
 	}
 }
 
@@ -210,7 +216,8 @@ for (let proto = WorkflowRunner.prototype; proto && proto !== Object.prototype; 
 const create = (WorkflowRunner.prototype as unknown as Record<string, (input: unknown) => Promise<unknown>>).create!;
 Object.defineProperty(WorkflowRunner.prototype, 'create', {
 	value(this: { ctx: DurableObjectState }, input: unknown) {
-		return asInvocation(this.ctx.id.name ?? '', 'create', () => create.call(this, input));
+		const name = this.ctx.id.name ?? '';
+		return countsInvocations(name) ? asInvocation(name, 'create', () => create.call(this, input)) : create.call(this, input);
 	},
 	writable: true,
 	configurable: true,
@@ -312,7 +319,7 @@ app.post('/ours/create', async (c) => {
 		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher';
 		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number };
 	}>();
-	const { id } = await instances.create(c.env, { type, id: newId('o'), payload: params });
+	const { id } = await instances.create(c.env, { type, id: newId(type === 'fetcher' ? 'lim' : 'o'), payload: params });
 	return c.json({ id });
 });
 app.post('/cf/create', async (c) => {
