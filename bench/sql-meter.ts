@@ -11,8 +11,11 @@ export interface SqlMeterReading {
 	rowsWritten: number;
 }
 
-/** How `migrationScript` (runtime/migrate-in-one-call.ts) begins every script it builds. */
-const MIGRATION_SCRIPT_START = 'CREATE TABLE IF NOT EXISTS "__drizzle_migrations"';
+/**
+ * A schema script of runtime/migrate-in-one-call.ts: `migrationScript`'s (a new object's schema) and `tableScript`'s (a
+ * table created on its first write) begin with a CREATE and join their statements by `;\n`.
+ */
+const isSchemaScript = (query: string) => query.startsWith('CREATE ') && query.includes(';\n');
 
 /** Every meter of this isolate (the bench Worker's objects share one isolate under `wrangler dev`). */
 const meters = new Set<SqlMeter>();
@@ -42,10 +45,10 @@ export class SqlMeter {
 		meters.add(this);
 		Object.defineProperty(sql, 'exec', {
 			value(query: string, ...bindings: SqlStorageValue[]) {
-				// A new object's schema is one multi-statement call (runtime/migrate-in-one-call.ts), and a cursor counts
-				// only the rows of its last statement: run the script's statements one by one, each counted, in the same
-				// transaction (the call is inside transactionSync). Its parts are joined by `;\n` and bind nothing.
-				if (bindings.length === 0 && query.startsWith(MIGRATION_SCRIPT_START)) {
+				// A new object's schema, and a table created on its first write, is one multi-statement call
+				// (runtime/migrate-in-one-call.ts), and a cursor counts only the rows of its last statement: run the
+				// script's statements one by one, each counted, in the same transaction. Its parts bind nothing.
+				if (bindings.length === 0 && isSchemaScript(query)) {
 					let last: SqlStorageCursor<Record<string, SqlStorageValue>> | undefined;
 					for (const statement of query.split(';\n')) last = meter.count(exec(statement));
 					return last!;

@@ -21,7 +21,27 @@ export const ROLE_TABLES: Record<RoleKind, readonly SQLiteTable[]> = {
 	bulk: [schema.bulkJob, schema.bulkItems, schema.bulkCounts],
 };
 
+/**
+ * The tables of a role that an object creates on their first write, not with the rest of its schema
+ * (runtime/first-write-tables.ts): most workflow instances never buffer an event, take an event key,
+ * drop events, queue for a concurrency slot or get a deletion by request, and every instance is a
+ * new object, whose schema is most of what its create writes and keeps (docs/decisions.md
+ * "Tables created on their first write"). Each is written only through the store's few methods,
+ * which create it first; a read of one that does not exist finds nothing.
+ */
+export const FIRST_WRITE_TABLES: Partial<Record<RoleKind, readonly SQLiteTable[]>> = {
+	instance: [schema.events, schema.eventKeys, schema.droppedEvents, schema.deletion, schema.concurrencySlot],
+};
+
 const names = new Map<RoleKind, ReadonlySet<string>>();
+const firstWriteNames = new Map<RoleKind, ReadonlySet<string>>();
+
+/** The SQLite names of a role's tables created on their first write (see `FIRST_WRITE_TABLES`). */
+export function firstWriteTableNames(role: RoleKind): ReadonlySet<string> {
+	let set = firstWriteNames.get(role);
+	if (!set) firstWriteNames.set(role, (set = new Set((FIRST_WRITE_TABLES[role] ?? []).map((table) => getTableName(table)))));
+	return set;
+}
 
 /** The SQLite names of a role's tables. */
 export function roleTableNames(role: RoleKind): ReadonlySet<string> {

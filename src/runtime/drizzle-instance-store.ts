@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, getTableName, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index/index-entry';
@@ -8,6 +8,7 @@ import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
 import type { StepKind, StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
+import { EVERY_TABLE, type TablePresence } from './first-write-tables';
 import { HISTORY_TAIL_SQL, INSERT_COMPLETED_DO_STEP_SQL, INSERT_STEP_SQL, isPlainCompletedDoStep, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
 
 const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
@@ -82,7 +83,15 @@ function toStepMeta(raw: SqlStorageValue[]): StepMeta {
 export interface StoreStart {
 	/** The schema was created just now: every table is empty, so the first reads need no query. */
 	empty?: boolean;
+	/** Which tables created on their first write exist (default: every table does). */
+	tables?: TablePresence;
 }
+
+/** The instance's tables created on their first write (db/role-tables.ts `FIRST_WRITE_TABLES`). */
+const EVENTS = getTableName(events);
+const EVENT_KEYS = getTableName(eventKeys);
+const DROPPED_EVENTS = getTableName(droppedEvents);
+const DELETION = getTableName(deletion);
 
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The writes of a status
@@ -121,12 +130,15 @@ export class DrizzleInstanceStore implements InstanceStore {
 	 * time. Forgotten when a transaction fails (its writes may be gone).
 	 */
 	private outboxRow: OutboxRow | undefined | typeof UNREAD = UNREAD;
+	/** The tables created on their first write that exist: a read of one that does not finds nothing, a write creates it. */
+	private readonly tables: TablePresence;
 
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase,
 		private readonly storage: DurableObjectStorage,
 		start: StoreStart = {},
 	) {
+		this.tables = start.tables ?? EVERY_TABLE;
 		this.instanceAbsent = start.empty === true;
 		if (start.empty) {
 			this.outboxRow = undefined;
@@ -153,11 +165,8 @@ export class DrizzleInstanceStore implements InstanceStore {
 					.from(steps)
 					.where(sql`${steps.key} IN (SELECT value FROM json_each(${p('keys')}))`)
 					.prepare(),
-			eventCounts: () =>
-				db
-					.select({ buffered: count(), dropped: sql<number>`(SELECT coalesce(max(${droppedEvents.count}), 0) FROM ${droppedEvents})` })
-					.from(events)
-					.prepare(),
+			bufferedEvents: () => db.select({ buffered: count() }).from(events).prepare(),
+			droppedEvents: () => db.select({ dropped: sql<number>`coalesce(max(${droppedEvents.count}), 0)` }).from(droppedEvents).prepare(),
 		});
 	}
 
@@ -174,6 +183,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.lastStepSeq = UNREAD;
 			this.noEvents = false;
 			this.dropped = UNREAD;
+			this.tables.resync();
 			throw error;
 		}
 	}
@@ -325,12 +335,13 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	appendEvent(name: string, payload: string | null, receivedAt: number): void {
+		this.tables.ensure(EVENTS);
 		this.db.insert(events).values({ name, payload, receivedAt }).run();
 		this.noEvents = false;
 	}
 
 	oldestEvent(name: string): EventRow | undefined {
-		if (this.noEvents) return undefined;
+		if (this.noEvents || !this.tables.has(EVENTS)) return undefined;
 		return this.db
 			.select({ seq: events.seq, name: events.name, payload: events.payload, receivedAt: events.receivedAt })
 			.from(events)
@@ -341,16 +352,17 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	deleteEvent(seq: number): void {
+		if (!this.tables.has(EVENTS)) return;
 		this.db.delete(events).where(eq(events.seq, seq)).run();
 	}
 
 	deleteAllEvents(): void {
-		this.db.delete(events).run();
+		if (this.tables.has(EVENTS)) this.db.delete(events).run();
 		this.noEvents = true;
 	}
 
 	eventBuffer(name?: string): { count: number; bytes: number } {
-		if (this.noEvents) return { count: 0, bytes: 0 };
+		if (this.noEvents || !this.tables.has(EVENTS)) return { count: 0, bytes: 0 };
 		// octet_length reads each size from the record header, not the payloads themselves.
 		const select = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events);
 		const row = (name === undefined ? select : select.where(eq(events.name, name))).get();
@@ -363,6 +375,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 		const { count: n } = this.eventBuffer();
 		if (n === 0) return 0;
 		this.db.delete(events).run();
+		this.tables.ensure(DROPPED_EVENTS);
 		this.db
 			.insert(droppedEvents)
 			.values({ slot: DROPPED_SLOT, count: n })
@@ -375,18 +388,21 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	eventCounts(): { buffered: number; dropped: number } {
 		if (this.noEvents && this.dropped !== UNREAD) return { buffered: 0, dropped: this.dropped };
-		const row = this.q.eventCounts.get();
-		const counts = { buffered: row?.buffered ?? 0, dropped: row?.dropped ?? 0 };
+		const buffered = this.tables.has(EVENTS) ? (this.q.bufferedEvents.get()?.buffered ?? 0) : 0;
+		const dropped = this.tables.has(DROPPED_EVENTS) ? (this.q.droppedEvents.get()?.dropped ?? 0) : 0;
+		const counts = { buffered, dropped };
 		this.noEvents = counts.buffered === 0;
 		this.dropped = counts.dropped;
 		return counts;
 	}
 
 	readEventKey(key: string): EventKeyRow | undefined {
+		if (!this.tables.has(EVENT_KEYS)) return undefined;
 		return this.db.select({ key: eventKeys.key, name: eventKeys.name, digest: eventKeys.digest }).from(eventKeys).where(eq(eventKeys.key, key)).get();
 	}
 
 	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
+		this.tables.ensure(EVENT_KEYS);
 		this.db.insert(eventKeys).values({ ...row, at }).onConflictDoNothing().run();
 		this.db.run(sql`DELETE FROM ${eventKeys} WHERE ${eventKeys.seq} <= (SELECT max(${eventKeys.seq}) FROM ${eventKeys}) - ${keep}`);
 	}
@@ -516,6 +532,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	readDeletion(): DeletionRow | undefined {
+		if (!this.tables.has(DELETION)) return undefined;
 		const row = this.db.select().from(deletion).where(eq(deletion.slot, DELETION_SLOT)).get();
 		if (!row) return undefined;
 		const { slot: _slot, ...rest } = row;
@@ -524,6 +541,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	writeDeletion(row: DeletionRow): void {
 		const values = { ...row, archive: row.archive ? 1 : 0 };
+		this.tables.ensure(DELETION);
 		this.db.insert(deletion).values({ slot: DELETION_SLOT, ...values }).onConflictDoUpdate({ target: deletion.slot, set: values }).run();
 	}
 }

@@ -81,7 +81,7 @@ export function instanceHost(
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
 		children: childPort(env),
 		destroy,
-		slots: new DrizzleSlotStore(db),
+		slots: new DrizzleSlotStore(db, start?.tables),
 		limiter: limiterPort(env),
 	};
 }

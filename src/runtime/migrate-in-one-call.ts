@@ -99,8 +99,7 @@ export function migrationScript(files: MigrationFiles, appliedUpTo: number | nul
 	if (fromBaseline) parts.push(...ofTables(files, baseline.statements, tables, baseline));
 	for (const entry of files.journal.entries) {
 		if (appliedUpTo !== null && entry.when <= appliedUpTo) continue;
-		const file = files.migrations[`m${String(entry.idx).padStart(4, '0')}`];
-		if (file === undefined) throw new Error(`missing migration ${entry.tag}`);
+		const file = migrationFile(files, entry);
 		if (!Number.isSafeInteger(entry.when)) throw new Error(`migration ${entry.tag} has no valid "when" in the journal`);
 		if (fromBaseline) continue;
 		parts.push(...ofTables(files, statementsOfFile(file), tables, baseline));
@@ -110,13 +109,43 @@ export function migrationScript(files: MigrationFiles, appliedUpTo: number | nul
 	// (the newest `created_at`, here and in drizzle-orm's), and a new object writes one row instead of one per migration.
 	if (fromBaseline) parts.push(bookkeepingRow(baseline.upTo));
 	if (parts.length === 0) return null;
-	// A part that ends in a `-- comment` gets its separator on the next line (the comment would swallow it).
 	// drizzle-orm's migrator declares `id SERIAL PRIMARY KEY`, which SQLite keeps as a second b-tree (an index beside the
 	// rowid): a new object's table uses the rowid itself (`INTEGER PRIMARY KEY`), a page and two rows written fewer.
 	// Both migrators only insert (hash, created_at) and read the newest created_at, so either takes over the other's table.
-	return [`CREATE TABLE IF NOT EXISTS "${TABLE}" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts]
-		.map((part) => (/--[^\n]*$/.test(part) ? `${part}\n` : part))
-		.join(';\n');
+	return joinScript([`CREATE TABLE IF NOT EXISTS "${TABLE}" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)`, ...parts]);
+}
+
+/** The text of a journal entry's migration file. */
+function migrationFile(files: MigrationFiles, entry: MigrationFiles['journal']['entries'][number]): string {
+	const file = files.migrations[`m${String(entry.idx).padStart(4, '0')}`];
+	if (file === undefined) throw new Error(`missing migration ${entry.tag}`);
+	return file;
+}
+
+/** One-table sets, one per name, so `ofTables`' cache keeps finding them. */
+const singleTables = new Map<string, ReadonlySet<string>>();
+
+/**
+ * The script that creates one table of the schema, as the newest migration shapes it, with its indexes and
+ * triggers: its statements in drizzle/baseline.sql, or in the whole chain when the baseline is stale. For a
+ * table an object creates on its first write (db/role-tables.ts `FIRST_WRITE_TABLES`): the object's
+ * bookkeeping already records the newest migration, whose statements about the table it skipped while the
+ * table did not exist (`migrationScript` with its existing tables only).
+ */
+export function tableScript(files: MigrationFiles, baseline: Baseline | undefined, table: string): string {
+	let tables = singleTables.get(table);
+	if (!tables) singleTables.set(table, (tables = new Set([table])));
+	const fromBaseline = baseline !== undefined && baseline.upTo === files.journal.entries.at(-1)?.when;
+	const statements = fromBaseline
+		? ofTables(files, baseline.statements, tables, baseline)
+		: files.journal.entries.flatMap((entry) => ofTables(files, statementsOfFile(migrationFile(files, entry)), tables, baseline));
+	if (statements.length === 0) throw new Error(`no migration creates the table "${table}"`);
+	return joinScript(statements);
+}
+
+/** Statements as one script; a part that ends in a `-- comment` gets its separator on the next line (the comment would swallow it). */
+function joinScript(parts: readonly string[]): string {
+	return parts.map((part) => (/--[^\n]*$/.test(part) ? `${part}\n` : part)).join(';\n');
 }
 
 /**

@@ -1,15 +1,17 @@
 import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
-import { roleTableNames } from '../db/role-tables';
+import { firstWriteTableNames, roleTableNames } from '../db/role-tables';
 import type { RoleKind } from '../engine/object-names';
-import { migrateInOneCall, parseBaseline, type Baseline } from './migrate-in-one-call';
+import { migrateInOneCall, parseBaseline, tableScript, type Baseline } from './migrate-in-one-call';
+import { FirstWriteTables } from './first-write-tables';
 import { limitedStorage } from './sql-limits';
 
 /** Drizzle without the relational `db.query` API, which nothing uses: building it for ~20 tables costs every new object ~30 µs. */
 export type Database = DrizzleSqliteDODatabase;
 
 let baseline: Baseline | undefined;
+const theBaseline = () => (baseline ??= parseBaseline(baselineSql));
 
 /**
  * One object's SQLite through Drizzle, with the migration gate every role
@@ -23,11 +25,18 @@ export class ObjectStorage {
 	/** Whether the migrations' bookkeeping table exists, once `open` or a migration has learnt it. */
 	private migrated: boolean | undefined;
 
-	/** The tables this object creates and migrates (undefined: every table). */
+	/** The tables of this object's role (undefined: every table). */
 	private readonly tables: ReadonlySet<string> | undefined;
+	/** The role's tables created on their first write, not with the schema (db/role-tables.ts `FIRST_WRITE_TABLES`). */
+	readonly firstWrite: FirstWriteTables;
+	/** The role's tables without its first-write ones: what a new object's schema creates. */
+	private readonly schemaTables: ReadonlySet<string> | undefined;
 
 	constructor(readonly storage: DurableObjectStorage, role?: RoleKind) {
 		this.tables = role === undefined ? undefined : roleTableNames(role);
+		const firstWrite = role === undefined ? new Set<string>() : firstWriteTableNames(role);
+		this.firstWrite = new FirstWriteTables(storage, firstWrite, (table) => tableScript(migrations, theBaseline(), table));
+		this.schemaTables = this.tables && firstWrite.size > 0 ? withoutTables(this.tables, firstWrite) : this.tables;
 		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
 		this.db = drizzle(limitedStorage(storage));
 	}
@@ -42,9 +51,12 @@ export class ObjectStorage {
 	 * `blockConcurrencyWhile` at start-up). A new object has no tables and stays so.
 	 */
 	async open(): Promise<boolean> {
-		// By hand: every object runs it once at start-up, a new one before anything else.
-		this.migrated = this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE name = '__drizzle_migrations'`).toArray().length > 0;
+		// By hand: every object runs it once at start-up, a new one before anything else. One read tells both
+		// whether the object has a schema and which of its first-write tables exist.
+		const tables = this.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray().map((row) => row.name);
+		this.migrated = tables.includes('__drizzle_migrations');
 		if (!this.migrated) return false;
+		this.firstWrite.known(tables);
 		await this.ensureSchema();
 		return true;
 	}
@@ -53,16 +65,33 @@ export class ObjectStorage {
 	forget(): void {
 		this.ready = false;
 		this.migrated = false;
+		this.firstWrite.forget();
 	}
 
 	/** Creates or updates the schema; true when it was created just now, on an object without one (every table is empty). */
 	async ensureSchema(): Promise<boolean> {
 		if (this.ready) return false;
-		baseline ??= parseBaseline(baselineSql);
 		const created = this.migrated === false;
-		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline, tables: this.tables });
+		// A later migration's statements about a first-write table the object does not have are skipped: the table,
+		// when it comes, is created at the newest migration's shape.
+		const tables = this.schemaTables && this.firstWrite.existing().size > 0 ? withTables(this.schemaTables, this.firstWrite.existing()) : this.schemaTables;
+		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline: theBaseline(), tables });
 		this.ready = true;
 		this.migrated = true;
 		return created;
 	}
+}
+
+/** `tables` and `more`, one set per combination (the migration scripts are cached per set). */
+const combined = new Map<string, ReadonlySet<string>>();
+function withTables(tables: ReadonlySet<string>, more: ReadonlySet<string>): ReadonlySet<string> {
+	const all = [...new Set([...tables, ...more])].sort();
+	const key = all.join(',');
+	let set = combined.get(key);
+	if (!set) combined.set(key, (set = new Set(all)));
+	return set;
+}
+
+function withoutTables(tables: ReadonlySet<string>, left: ReadonlySet<string>): ReadonlySet<string> {
+	return new Set([...tables].filter((table) => !left.has(table)));
 }

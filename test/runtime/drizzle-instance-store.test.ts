@@ -4,6 +4,7 @@ import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import { describe, expect, it } from 'vitest';
 import migrations from '../../drizzle/migrations';
 import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
+import { ObjectStorage } from '../../src/runtime/object-storage';
 import { stub, uniqueId } from '../helpers';
 import { storeContract } from '../store-contract';
 
@@ -21,6 +22,16 @@ describe('DrizzleInstanceStore', () => {
 			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			await fn(new DrizzleInstanceStore(db, state.storage, { empty: true }));
+		}),
+	);
+
+	// An instance's new object: the tables created on their first write do not exist until the store writes them.
+	storeContract('drizzle on a new instance object, without its first-write tables', (fn) =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const storage = new ObjectStorage(state.storage, 'instance');
+			await storage.open();
+			await storage.ensureSchema();
+			await fn(new DrizzleInstanceStore(storage.db, state.storage, { empty: true, tables: storage.firstWrite }));
 		}),
 	);
 

@@ -200,7 +200,7 @@ describe('migrations in one call', () => {
 		}
 	});
 
-	it("keeps an object an older deploy gave every role's tables working: on start-up it receives its own role's later migrations", async () => {
+	it("keeps an object an older deploy gave every role's tables working: on start-up it receives its own role's later migrations, and a first-write table it lacks comes at the newest shape on its first write", async () => {
 		for (const role of ['instance', 'index'] as const) {
 			const tables = roleTableNames(role);
 			const current = await newObjectWith(tables, (storage) => objectsOf(storage, tables));
@@ -209,8 +209,14 @@ describe('migrations in one call', () => {
 					await migrate(drizzle(storage), upTo(n) as never);
 					const restarted = new ObjectStorage(storage, role);
 					expect(await restarted.open()).toBe(true);
-					return { objects: objectsOf(storage, tables), applied: schemaOf(storage).applied.length };
+					// The later migrations created none of the first-write tables the object lacked; their first writes do.
+					const lacking = [...restarted.firstWrite.names].filter((table) => !restarted.firstWrite.has(table));
+					const created = objectsOf(storage, new Set(lacking));
+					for (const table of lacking) restarted.firstWrite.ensure(table);
+					return { lacking, created, objects: objectsOf(storage, tables), applied: schemaOf(storage).applied.length };
 				});
+				expect(ours.created, `${role} after migration ${n - 1}: a later migration created a first-write table`).toEqual([]);
+				if (role === 'instance' && n === 1) expect(ours.lacking.length, 'the first migration had none of the later first-write tables').toBeGreaterThan(0);
 				expect(ours.objects, `${role}, migrated by drizzle-orm up to migration ${n - 1}`).toEqual(current);
 				expect(ours.applied).toBe(files.journal.entries.length);
 			}
