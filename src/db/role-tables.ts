@@ -25,12 +25,13 @@ export const ROLE_TABLES: Record<RoleKind, readonly SQLiteTable[]> = {
  * The tables of a role that an object creates on their first write, not with the rest of its schema
  * (runtime/first-write-tables.ts): most workflow instances never buffer an event, take an event key,
  * drop events, queue for a concurrency slot or get a deletion by request, and every instance is a
- * new object, whose schema is most of what its create writes and keeps (docs/decisions.md
+ * new object, whose schema is most of what its create writes and keeps; nor do runs whose steps never
+ * sleep, retry, wait or continue in a new invocation write a wake-up (docs/decisions.md
  * "Tables created on their first write"). Each is written only through the store's few methods,
  * which create it first; a read of one that does not exist finds nothing.
  */
 export const FIRST_WRITE_TABLES: Partial<Record<RoleKind, readonly SQLiteTable[]>> = {
-	instance: [schema.events, schema.eventKeys, schema.droppedEvents, schema.deletion, schema.concurrencySlot],
+	instance: [schema.wakeups, schema.events, schema.eventKeys, schema.droppedEvents, schema.deletion, schema.concurrencySlot],
 };
 
 const names = new Map<RoleKind, ReadonlySet<string>>();

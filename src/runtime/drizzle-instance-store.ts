@@ -92,6 +92,7 @@ const EVENTS = getTableName(events);
 const EVENT_KEYS = getTableName(eventKeys);
 const DROPPED_EVENTS = getTableName(droppedEvents);
 const DELETION = getTableName(deletion);
+const WAKEUPS = getTableName(wakeups);
 
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The writes of a status
@@ -300,37 +301,38 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	setWakeup(key: string, at: number): void {
+		this.tables.ensure(WAKEUPS);
 		this.db.insert(wakeups).values({ key, at }).onConflictDoUpdate({ target: wakeups.key, set: { at } }).run();
 		// Into an empty table the earliest is this one; otherwise an update may have moved the earliest later.
 		this.earliest = this.earliest === undefined ? at : UNREAD;
 	}
 
 	deleteWakeup(key: string): void {
-		if (this.earliest === undefined) return;
+		if (this.earliest === undefined || !this.tables.has(WAKEUPS)) return;
 		this.db.delete(wakeups).where(eq(wakeups.key, key)).run();
 		this.earliest = UNREAD;
 	}
 
 	takeWakeup(key: string): boolean {
-		if (this.earliest === undefined) return false;
+		if (this.earliest === undefined || !this.tables.has(WAKEUPS)) return false;
 		const taken = this.db.delete(wakeups).where(eq(wakeups.key, key)).returning({ key: wakeups.key }).all().length > 0;
 		if (taken) this.earliest = UNREAD;
 		return taken;
 	}
 
 	deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
-		if (this.earliest === undefined || (this.earliest !== UNREAD && this.earliest > now)) return;
+		if (this.earliest === undefined || (this.earliest !== UNREAD && this.earliest > now) || !this.tables.has(WAKEUPS)) return;
 		this.q.deleteWakeupsDue.run({ now, spare: JSON.stringify([...spare]) });
 		this.earliest = UNREAD;
 	}
 
 	deleteAllWakeups(): void {
-		this.db.delete(wakeups).run();
+		if (this.tables.has(WAKEUPS)) this.db.delete(wakeups).run();
 		this.earliest = undefined;
 	}
 
 	earliestWakeup(): number | undefined {
-		if (this.earliest === UNREAD) this.earliest = this.q.earliestWakeup.get()?.at ?? undefined;
+		if (this.earliest === UNREAD) this.earliest = this.tables.has(WAKEUPS) ? (this.q.earliestWakeup.get()?.at ?? undefined) : undefined;
 		return this.earliest;
 	}
 

@@ -38,7 +38,7 @@ describe('tables created on their first write', () => {
 		runInDurableObject(stub(uniqueId('fw')), async (_, state) => {
 			const { store, slots } = await newInstanceObject(state);
 			const present = tableNames(state.storage);
-			expect([...FIRST_WRITE].sort()).toEqual(['concurrency_slot', 'deletion', 'dropped_events', 'event_keys', 'events']);
+			expect([...FIRST_WRITE].sort()).toEqual(['concurrency_slot', 'deletion', 'dropped_events', 'event_keys', 'events', 'wakeups']);
 			for (const table of FIRST_WRITE) expect(present.has(table), table).toBe(false);
 			expect(present.has('instance') && present.has('steps') && present.has('history')).toBe(true);
 			expect(store.oldestEvent('go')).toBeUndefined();
@@ -48,8 +48,13 @@ describe('tables created on their first write', () => {
 			expect(store.readEventKey('k')).toBeUndefined();
 			expect(store.readDeletion()).toBeUndefined();
 			expect(slots.readSlot()).toBeUndefined();
+			expect(store.earliestWakeup()).toBeUndefined();
+			expect(store.takeWakeup('w')).toBe(false);
 			slots.writeSlot(undefined);
 			store.deleteAllEvents();
+			store.deleteWakeup('w');
+			store.deleteWakeupsDue(Date.now(), new Set());
+			store.deleteAllWakeups();
 			expect(tableNames(state.storage)).toEqual(present);
 		}));
 
@@ -71,6 +76,9 @@ describe('tables created on their first write', () => {
 			expect(store.readDeletion()?.reason).toBe('retention');
 			slots.writeSlot({ key: 'a', state: 'waiting', attempts: 0, nextAttemptAt: null });
 			expect(slots.readSlot()?.key).toBe('a');
+			store.setWakeup('w', 5);
+			expect(store.earliestWakeup()).toBe(5);
+			expect(store.takeWakeup('w')).toBe(true);
 			return schemaObjects(state.storage, FIRST_WRITE);
 		});
 		expect(whole.length).toBeGreaterThanOrEqual(FIRST_WRITE.size);
@@ -147,7 +155,8 @@ describe('tables created on their first write', () => {
 		await PaymentWorkflow.create(testEnv, { id, payload: { amount: 1, currency: 'EUR' } });
 		await settle(id);
 		const before = await runInDurableObject(stub(id), (_, state) => tableNames(state.storage));
-		for (const table of FIRST_WRITE) expect(before.has(table), table).toBe(false);
+		// Waiting for its approval with a timeout: the timeout is its first wake-up.
+		for (const table of FIRST_WRITE) expect(before.has(table), table).toBe(table === 'wakeups');
 		for (let i = 0; i < 2; i++) {
 			await PaymentWorkflow.sendEvent(testEnv, { id, event: 'approval', payload: { approved: true, reviewer: 'eve' }, idempotencyKey: 'approve-once' });
 		}
