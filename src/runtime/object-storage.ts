@@ -36,7 +36,7 @@ export class ObjectStorage {
 		this.tables = role === undefined ? undefined : roleTableNames(role);
 		const firstWrite = role === undefined ? new Set<string>() : firstWriteTableNames(role);
 		this.firstWrite = new FirstWriteTables(storage, firstWrite, (table) => tableScript(migrations, theBaseline(), table));
-		this.schemaTables = this.tables && firstWrite.size > 0 ? withoutTables(this.tables, firstWrite) : this.tables;
+		this.schemaTables = role === undefined ? undefined : schemaTablesOf(role);
 		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
 		this.db = drizzle(limitedStorage(storage));
 	}
@@ -92,6 +92,16 @@ function withTables(tables: ReadonlySet<string>, more: ReadonlySet<string>): Rea
 	return set;
 }
 
-function withoutTables(tables: ReadonlySet<string>, left: ReadonlySet<string>): ReadonlySet<string> {
-	return new Set([...tables].filter((table) => !left.has(table)));
+/**
+ * A role's tables without its first-write ones, one set per role and isolate: the statements of a new
+ * object's schema are filtered once per set (migrate-in-one-call.ts), not once per object.
+ */
+const schemaTables = new Map<RoleKind, ReadonlySet<string>>();
+function schemaTablesOf(role: RoleKind): ReadonlySet<string> {
+	let set = schemaTables.get(role);
+	if (!set) {
+		const firstWrite = firstWriteTableNames(role);
+		schemaTables.set(role, (set = firstWrite.size === 0 ? roleTableNames(role) : new Set([...roleTableNames(role)].filter((table) => !firstWrite.has(table)))));
+	}
+	return set;
 }
