@@ -15,6 +15,9 @@ export interface SqlMeterReading {
  * A schema script of runtime/migrate-in-one-call.ts: `migrationScript`'s (a new object's schema) and `tableScript`'s (a
  * table created on its first write) begin with a CREATE and join their statements by `;\n`.
  */
+/** Miniflare's own table of a named object's name (local only). */
+const MINIFLARE_NAME_TABLE = '__miniflare_do_name';
+
 const isSchemaScript = (query: string) => query.startsWith('CREATE ') && query.includes(';\n');
 
 /** Every meter of this isolate (the bench Worker's objects share one isolate under `wrangler dev`). */
@@ -53,6 +56,9 @@ export class SqlMeter {
 					for (const statement of query.split(';\n')) last = meter.count(exec(statement));
 					return last!;
 				}
+				// Miniflare keeps a named object's name in a table of its own (`__miniflare_do_name`, 3 rows written by each new
+				// object under `wrangler dev`); a deployed object has no such table, so its statements are not counted.
+				if (query.includes(MINIFLARE_NAME_TABLE)) return exec(query, ...bindings);
 				return meter.count(exec(query, ...bindings));
 			},
 			configurable: true,
