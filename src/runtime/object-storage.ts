@@ -32,11 +32,15 @@ export class ObjectStorage {
 	/** The role's tables without its first-write ones: what a new object's schema creates. */
 	private readonly schemaTables: ReadonlySet<string> | undefined;
 
-	constructor(readonly storage: DurableObjectStorage, role?: RoleKind) {
+	/** Whether a new object creates its first-write tables with its schema too (see `eagerTablesOf`). */
+	private readonly eager: boolean;
+
+	constructor(readonly storage: DurableObjectStorage, role?: RoleKind, options: { eagerTables?: boolean } = {}) {
 		this.tables = role === undefined ? undefined : roleTableNames(role);
 		const firstWrite = role === undefined ? new Set<string>() : firstWriteTableNames(role);
 		this.firstWrite = new FirstWriteTables(storage, firstWrite, (table) => tableScript(migrations, theBaseline(), table));
-		this.schemaTables = role === undefined ? undefined : schemaTablesOf(role);
+		this.eager = options.eagerTables === true;
+		this.schemaTables = role === undefined ? undefined : this.eager ? this.tables : schemaTablesOf(role);
 		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
 		this.db = drizzle(limitedStorage(storage));
 	}
@@ -76,6 +80,7 @@ export class ObjectStorage {
 		// when it comes, is created at the newest migration's shape.
 		const tables = this.schemaTables && this.firstWrite.existing().size > 0 ? withTables(this.schemaTables, this.firstWrite.existing()) : this.schemaTables;
 		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline: theBaseline(), tables });
+		if (created && this.eager) this.firstWrite.known(this.firstWrite.names);
 		this.ready = true;
 		this.migrated = true;
 		return created;
@@ -104,4 +109,18 @@ function schemaTablesOf(role: RoleKind): ReadonlySet<string> {
 		schemaTables.set(role, (set = firstWrite.size === 0 ? roleTableNames(role) : new Set([...roleTableNames(role)].filter((table) => !firstWrite.has(table)))));
 	}
 	return set;
+}
+
+/**
+ * `SHARDFLOW_EAGER_TABLES=true`: a new instance creates every table with its schema, as shardflow 0.1.0
+ * did, instead of creating six of them on their first write (db/role-tables.ts `FIRST_WRITE_TABLES`).
+ * 0.1.0 expects every table: set it while a deploy may still be rolled back to 0.1.0, so that instances
+ * created meanwhile keep working there. Objects created either way work with either setting.
+ */
+export function eagerTablesOf(env: { SHARDFLOW_EAGER_TABLES?: unknown }): boolean {
+	const value = env.SHARDFLOW_EAGER_TABLES;
+	if (value === undefined || value === '' || value === 'false' || value === false) return false;
+	if (value === 'true' || value === true) return true;
+	console.error(`shardflow: SHARDFLOW_EAGER_TABLES must be "true" or "false", got ${JSON.stringify(value)}; tables are created on their first write`);
+	return false;
 }

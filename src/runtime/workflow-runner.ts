@@ -7,7 +7,7 @@ import { operations } from '../operations/table';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { workBegan } from './isolate-activity';
-import { ObjectStorage } from './object-storage';
+import { eagerTablesOf, ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
@@ -81,7 +81,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	constructor(ctx: DurableObjectState, env: ShardflowEnv, registry: Registry, options: RunnerOptions) {
 		super(ctx, env);
 		const kind = roleKindOf(ctx.id.name);
-		const storage = new ObjectStorage(ctx.storage, kind);
+		const storage = new ObjectStorage(ctx.storage, kind, { eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }) });
 		const now = options.clock ?? Date.now;
 		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;
 		this.role = createRole(kind, { ctx, env, storage, registry, now, wrapStepFunction, instanceCreated: options.instanceCreated });

@@ -1,5 +1,5 @@
 import { runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
 import { firstWriteTableNames, roleTableNames } from '../../src/db/role-tables';
@@ -7,7 +7,7 @@ import { DrizzleSlotStore } from '../../src/runtime/concurrency-slot-store';
 import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
 import { migrateInOneCall, migrationScript, parseBaseline, statementsOf, tableScript, type MigrationFiles } from '../../src/runtime/migrate-in-one-call';
 import { statementTables } from '../../src/runtime/migration-tables';
-import { ObjectStorage } from '../../src/runtime/object-storage';
+import { eagerTablesOf, ObjectStorage } from '../../src/runtime/object-storage';
 import { instances } from '../../src/client/instance-client';
 import { ErrorCode } from '../../src/engine/support/errors';
 import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
@@ -83,6 +83,32 @@ describe('tables created on their first write', () => {
 		});
 		expect(whole.length).toBeGreaterThanOrEqual(FIRST_WRITE.size);
 		expect(lazily).toEqual(whole);
+	});
+
+	it('creates every table with the schema, as 0.1.0 did, when the deployment sets SHARDFLOW_EAGER_TABLES=true (a rollback to 0.1.0 stays possible)', () =>
+		runInDurableObject(stub(uniqueId('fw')), async (_, state) => {
+			expect(eagerTablesOf({ SHARDFLOW_EAGER_TABLES: 'true' })).toBe(true);
+			const storage = new ObjectStorage(state.storage, 'instance', { eagerTables: eagerTablesOf({ SHARDFLOW_EAGER_TABLES: 'true' }) });
+			await storage.open();
+			await storage.ensureSchema();
+			const present = tableNames(state.storage);
+			for (const table of roleTableNames('instance')) expect(present.has(table), table).toBe(true);
+			const store = new DrizzleInstanceStore(storage.db, state.storage, { empty: true, tables: storage.firstWrite });
+			store.appendEvent('go', '1', 1);
+			expect(store.oldestEvent('go')?.payload).toBe('1');
+		}));
+
+	it('reads SHARDFLOW_EAGER_TABLES as off unless it is "true", and says so when it is neither "true" nor "false"', () => {
+		const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+		try {
+			expect(eagerTablesOf({})).toBe(false);
+			expect(eagerTablesOf({ SHARDFLOW_EAGER_TABLES: 'false' })).toBe(false);
+			expect(errors).not.toHaveBeenCalled();
+			expect(eagerTablesOf({ SHARDFLOW_EAGER_TABLES: 'yes' })).toBe(false);
+			expect(errors).toHaveBeenCalledWith(expect.stringContaining('SHARDFLOW_EAGER_TABLES must be "true" or "false"'));
+		} finally {
+			errors.mockRestore();
+		}
 	});
 
 	it('forgets a table that a rolled-back transaction created, and creates it again on the next write', () =>
