@@ -131,6 +131,25 @@ try {
 		}
 		return median(times);
 	});
+	// A burst (bench/run.mjs g3): the slowest of unrelated status reads, one every 25 ms, while a run starts 5,000 parallel fetch
+	// steps, from its create to its end. A base without the "burst" type answers NaN.
+	await measure('max latency of an unrelated GET /workflows/:id while a run starts 5000 parallel fetch steps', 'ms', 'lower', async (side) => {
+		const { id: probeId } = await post(side, '/ours/run', run(1));
+		const started = performance.now();
+		let finished = false;
+		const done = post(side, '/ours/create', { type: 'burst', params: { n: 5000 } })
+			.then(({ id }) => post(side, `/ours/done/${id}`))
+			.finally(() => (finished = true));
+		done.catch(() => {}); // awaited below, after the probes
+		const times = [];
+		for (let i = 0; !finished; i++) {
+			const due = started + i * 25 - performance.now();
+			if (due > 0) await new Promise((r) => setTimeout(r, due));
+			times.push((await timed(() => fetch(`${servers[side].url}/ours/status/${probeId}`).then((res) => res.text()))).ms);
+		}
+		const { status } = await done.catch(() => ({ status: 'unknown type' }));
+		return status === 'completed' ? Math.max(...times) : NaN;
+	});
 	// What a step writes (cursor rowsWritten, bench/sql-meter.ts) and its statements: deterministic, so once per side;
 	// a trivial step and one awaiting a 1 ms timer (as a fetch). A base whose bench has no `awaitMs` answers without it: '-'.
 	/** @param {'head' | 'base'} side @param {number} awaitMs */

@@ -85,8 +85,8 @@ process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
 const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}${only ? `-only-${only}` : ''}`;
 
 const size = smoke
-	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30, streamSubscribers: 5, streamMessages: 5, sqlSteps: 20, stampSteps: 50, costReps: 1 }
-	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500, streamSubscribers: 1000, streamMessages: 20, sqlSteps: 1000, stampSteps: 1020, costReps: 3 };
+	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30, burstSteps: 200, streamSubscribers: 5, streamMessages: 5, sqlSteps: 20, stampSteps: 50, costReps: 1 }
+	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500, burstSteps: 5000, streamSubscribers: 1000, streamMessages: 20, sqlSteps: 1000, stampSteps: 1020, costReps: 3 };
 
 const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} });
 const base = server.url;
@@ -381,6 +381,35 @@ try {
 			ours: lone('ours', `/ours/status/${probeId}`),
 			cf: lone('cf', `/ours/status/${probeId}`),
 			floor: lone('idle', `/ours/status/${probeId}`),
+		});
+		// (g3) a burst: one run starts `burstSteps` parallel steps at once (Promise.all), each a fetch answered in the Worker
+		// (bench/workflows.ts BurstWorkflow), under the default invocation budget (1,000 attempts awaiting I/O per invocation,
+		// so each invocation starts a burst of 1,000). A probe every `probeGapMs` from its create until the run has finished;
+		// the floor column sends `probes` of them with nothing running.
+		const burst = (engine) => async () => {
+			const started = performance.now();
+			const created = engine === 'idle' ? undefined : post('/ours/create', { type: 'burst', params: { n: size.burstSteps } });
+			let finished = engine === 'idle';
+			const done = created
+				?.then(async ({ id }) => {
+					const { status } = await post(`/ours/done/${id}`);
+					if (status !== 'completed') throw new Error(`burst run ${id} ended ${status}`);
+				})
+				.finally(() => (finished = true));
+			done?.catch(() => {}); // awaited below, after the probes
+			/** @type {number[]} */
+			const times = [];
+			for (let i = 0; engine === 'idle' ? i < size.probes : !finished; i++) {
+				const due = started + i * size.probeGapMs - performance.now();
+				if (due > 0) await new Promise((r) => setTimeout(r, due));
+				times.push((await timed(() => get(`/ours/status/${probeId}`))).ms);
+			}
+			await done;
+			return Math.max(...times);
+		};
+		await measure(`max latency of an unrelated GET /workflows/:id sent while a run starts ${size.burstSteps} parallel fetch steps (Promise.all; one every ${size.probeGapMs} ms from its create to its end; floor col: nothing running)`, 'ms', {
+			ours: burst('ours'),
+			floor: burst('idle'),
 		});
 		// (h) a status stays bounded: GET /workflows/:id of a long instance vs a 10-step one (step counts + the latest 100 steps)
 		const { id: longId } = await post('/ours/run', PARAMS(size.statusSteps));

@@ -23,6 +23,7 @@ import {
 	NotifyingChildWorkflow,
 	BigHistoryWorkflow,
 	FetcherWorkflow,
+	BurstWorkflow,
 	StreamerWorkflow,
 	CostedWorkflow,
 	CostedFetchWorkflow,
@@ -60,6 +61,8 @@ const registry = defineRegistry({
 	'big-history': { workflow: BigHistoryWorkflow, limits: { historyBytes: 1024 * 1024 * 1024 } },
 	// Steps that each call an outside API once (answered in the Worker): subrequests per invocation.
 	fetcher: { workflow: FetcherWorkflow },
+	// Thousands of parallel fetch steps started in one turn: responsiveness while they start.
+	burst: { workflow: BurstWorkflow },
 	// Live streams: fan-out to many subscribers of one instance, emit-to-receive latency.
 	streamer: { workflow: StreamerWorkflow },
 	// The cost figures (bench/run.mjs "cost"): their instances ("q-...") and index shards count their SQL and requests.
@@ -316,7 +319,7 @@ app.post('/streams/go/:id', async (c) => {
 
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{
-		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher';
+		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher' | 'burst';
 		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number };
 	}>();
 	const { id } = await instances.create(c.env, { type, id: newId(type === 'fetcher' ? 'lim' : 'o'), payload: params });

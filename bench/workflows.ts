@@ -189,6 +189,18 @@ export class FetcherWorkflow extends Workflow<{ n: number }, number> {
 }
 
 /**
+ * `n` steps started at once (`Promise.all`), each calling an outside API once (`http://outside.test/`, answered in the
+ * Worker on the next turn of its event loop): the burst-of-starts responsiveness row.
+ */
+export class BurstWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'burst';
+	async run(step: Step, { n }: { n: number }) {
+		const oks = await Promise.all(Array.from({ length: n }, (_, i) => step.do(`f${i}`, async () => ((await fetch(`http://outside.test/${i}`)).ok ? 1 : 0))));
+		return oks.reduce<number>((a, b) => a + b, 0);
+	}
+}
+
+/**
  * Live streams (docs/streams.md): waits for "go" (so every subscriber is connected first),
  * then publishes `messages` ticks `gapMs` apart, each stamped with the time it was emitted.
  */
