@@ -31,7 +31,7 @@ import type { PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
 import { describeThrown } from '../support/thrown-value';
 import type { Step, StepAttempt, StepDoOptions, StepKind, WaitForEventOptions, WebhookHandle, WebhookOptions } from '../definition/types';
-import { YieldPacer } from './yield-pacer';
+import { StartGate } from './start-gate';
 import { checkMessageSize, checkTopic } from '../streams/stream';
 import { validateWith } from '../definition/schema-validation';
 
@@ -41,14 +41,15 @@ interface Answered<T> {
 }
 
 /**
- * A step the shared opening lets go on: its key, its row when it began in an earlier pass, and,
- * for a new step while recorded steps remain unreached, the divergence check to await before
- * anything is written.
+ * A step the shared opening lets go on: its key, its row when it began in an earlier pass, and
+ * what to await before anything is written, when there is something: its turn to begin when
+ * the slice between two yields is used up (start-gate.ts), and, for a new step while recorded
+ * steps remain unreached, the divergence check.
  */
 interface Opened {
 	key: string;
 	row: StepRow | undefined;
-	onRecord: Promise<void> | undefined;
+	ready: Promise<void> | undefined;
 }
 
 /** What a step kind gives the shared opening. */
@@ -81,7 +82,8 @@ export class StepContext implements Step<any, any> {
 	private whenIdle: (() => void) | undefined;
 	/** Set once `run()` has settled: steps called after that (orphaned branches) do not run. */
 	private closed = false;
-	private readonly pacer: YieldPacer;
+	/** Which new steps begin now and when the pass yields (start-gate.ts). */
+	private readonly gate: StartGate;
 	private replayedSinceYield = 0;
 	/** `step.emit` calls so far in this pass (the n-th is the run's n-th message), and how many the run had recorded before it. */
 	private emits = 0;
@@ -102,7 +104,7 @@ export class StepContext implements Step<any, any> {
 		private readonly entry: ResolvedEntry,
 		private readonly hooks: PassHooks,
 	) {
-		this.pacer = new YieldPacer(hooks.now());
+		this.gate = new StartGate(hooks, () => this.signal !== undefined || this.closed);
 		this.frontier = new ReplayFrontier(rows.values(), () => hooks.yieldToEventLoop());
 		this.journal = new PassJournal(store, rows, hooks, entry.limits, this.frontier.recordedCount);
 		this.completedDo = new Set([...rows.values()].filter((row) => row.kind === 'do' && row.status === 'completed').map((row) => row.key));
@@ -189,7 +191,7 @@ export class StepContext implements Step<any, any> {
 			},
 		});
 		if ('answer' in opened) return opened.answer;
-		if (opened.onRecord) await opened.onRecord;
+		if (opened.ready) await opened.ready;
 		const { key, row } = opened;
 		const { policy, timeoutMs, config } = resolved;
 
@@ -280,7 +282,8 @@ export class StepContext implements Step<any, any> {
 			if (--this.running === 0) this.whenIdle?.();
 		}
 		if (this.hooks.logsStepCompletions) this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
-		if (this.pacer.stepDone()) this.pacer.yielded(await this.hooks.yieldToEventLoop(), this.hooks.now());
+		const yielding = this.gate.stepDone();
+		if (yielding) await yielding;
 		return fromStoredJson(json) as T;
 	}
 
@@ -305,7 +308,7 @@ export class StepContext implements Step<any, any> {
 			},
 		});
 		if ('answer' in opened) return opened.answer;
-		if (opened.onRecord) await opened.onRecord;
+		if (opened.ready) await opened.ready;
 		const { key } = opened;
 		const children = this.hooks.children;
 		if (!children) throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs a host that reaches other instances`);
@@ -322,7 +325,7 @@ export class StepContext implements Step<any, any> {
 	async sleep(name: string, duration: string | number): Promise<void> {
 		const opened = this.open<void>('sleep', name, { recorded: completedSleep });
 		if ('answer' in opened) return opened.answer;
-		if (opened.onRecord) await opened.onRecord;
+		if (opened.ready) await opened.ready;
 		const { key, row } = opened;
 		const ms = row ? 0 : parseDuration(duration);
 		return this.sleepStep(key, name, row, row?.wakeAt ?? this.hooks.now() + ms);
@@ -331,9 +334,9 @@ export class StepContext implements Step<any, any> {
 	async sleepUntil(name: string, until: Date | number): Promise<void> {
 		const opened = this.open<void>('sleep', name, { recorded: completedSleep });
 		if ('answer' in opened) return opened.answer;
+		if (opened.ready) await opened.ready;
 		const { key, row } = opened;
 		if (row) return this.sleepStep(key, name, row, row.wakeAt ?? this.hooks.now());
-		if (opened.onRecord) await opened.onRecord;
 		const at = until instanceof Date ? until.getTime() : until;
 		if (typeof at !== 'number' || !Number.isFinite(at)) {
 			throw new ValidationError(ErrorCode.InvalidDuration, `sleepUntil("${name}") needs a finite Date or epoch milliseconds, got ${String(until)}`);
@@ -358,7 +361,7 @@ export class StepContext implements Step<any, any> {
 			},
 		});
 		if ('answer' in opened) return opened.answer;
-		if (opened.onRecord) await opened.onRecord;
+		if (opened.ready) await opened.ready;
 		const { key, row } = opened;
 		if (!this.entry.workflow.events || !Object.hasOwn(this.entry.workflow.events, event)) {
 			throw new ValidationError(ErrorCode.UnknownEvent, `workflow type "${this.entry.type}" does not declare event "${event}" in static events`);
@@ -403,7 +406,7 @@ export class StepContext implements Step<any, any> {
 		// Its row is written completed or not at all.
 		const opened = this.open<void>('attributes', name, { recorded: (row) => (row.status === 'completed' ? { answer: undefined } : undefined) });
 		if ('answer' in opened) return opened.answer;
-		if (opened.onRecord) await opened.onRecord;
+		if (opened.ready) await opened.ready;
 		const { key } = opened;
 		if (!this.hooks.setAttributes) throw new ValidationError(ErrorCode.InvalidOptions, 'step.setAttributes needs a host that indexes instances');
 		const now = this.hooks.now();
@@ -416,6 +419,7 @@ export class StepContext implements Step<any, any> {
 	async patched(id: string): Promise<boolean> {
 		const opened = this.open<boolean>('patch', id, { recorded: () => ({ answer: true }) });
 		if ('answer' in opened) return opened.answer;
+		if (opened.ready) await opened.ready;
 		// A history that passed this point without the marker keeps the old branch.
 		if (!(await this.frontier.atFrontier())) return false;
 		this.recordPatch(opened.key, id);
@@ -425,6 +429,7 @@ export class StepContext implements Step<any, any> {
 	async deprecatePatch(id: string): Promise<void> {
 		const opened = this.open<void>('patch', id, { recorded: () => ({ answer: undefined }) });
 		if ('answer' in opened) return opened.answer;
+		if (opened.ready) await opened.ready;
 		if (await this.frontier.atFrontier()) this.recordPatch(opened.key, id);
 	}
 
@@ -435,7 +440,7 @@ export class StepContext implements Step<any, any> {
 			recorded: (row) => ({ answer: this.webhookHandle<Body>(row.key, name, row) }),
 		});
 		if ('answer' in opened) return opened.answer;
-		if (opened.onRecord) await opened.onRecord;
+		if (opened.ready) await opened.ready;
 		const { key } = opened;
 		const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
 		if (!this.hooks.issueWebhook) throw new ValidationError(ErrorCode.InvalidOptions, 'step.webhook needs a host that signs webhook tokens (the workerd runner, or the test kit)');
@@ -577,7 +582,11 @@ export class StepContext implements Step<any, any> {
 		}
 		if (this.hooks.replayOnly) return { answer: this.parked<T>() };
 		const onRecord = kind !== 'patch' && !row && this.frontier.behind() ? this.assertOnRecord(kind, name) : undefined;
-		return { key, row, onRecord };
+		const admitted = this.gate.admit();
+		if (!admitted) return { key, row, ready: onRecord };
+		// Its turn came after yields: a pause, terminate or restart may have come meanwhile, or the pass stopped.
+		const turn = admitted.then(() => this.assertStillOpen());
+		return { key, row, ready: onRecord ? Promise.all([turn, onRecord]).then(() => undefined) : turn };
 	}
 
 	/** A replayed `do`: its result, and its rollback remembered; every REPLAYED_STEPS_PER_YIELD replays, after a yield. */
@@ -610,13 +619,24 @@ export class StepContext implements Step<any, any> {
 			);
 			throw this.journal.fatal;
 		}
+		this.checkBoundary();
+		return key;
+	}
+
+	/** A step that waited for its turn to begin (start-gate.ts) begins only if the pass is still open and no control came meanwhile. */
+	private assertStillOpen(): void {
+		this.assertOpen();
+		this.checkBoundary();
+	}
+
+	/** Throws (and keeps) the signal of a pause, terminate or restart since the pass began. */
+	private checkBoundary(): void {
 		try {
 			this.hooks.checkBoundary();
 		} catch (signal) {
 			if (signal instanceof SuspendSignal || signal instanceof AbortSignal_) this.journal.signal = signal;
 			throw signal;
 		}
-		return key;
 	}
 
 	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<never> {

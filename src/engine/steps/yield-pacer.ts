@@ -1,5 +1,6 @@
 /**
- * When a run of new steps gives the isolate back to other work.
+ * When a run of new steps gives the isolate back to other work (start-gate.ts asks it
+ * whether a step may begin, and yields when it says the slice is used up).
  *
  * A yield is not free in a Durable Object: the writes made since the last one
  * commit as one implicit transaction when the event loop turns, so a yield
@@ -57,10 +58,17 @@ export class YieldPacer {
 		this.lastYieldAt = startedAt;
 	}
 
-	/** Counts one new step; true when the pass should yield now. */
-	stepDone(): boolean {
+	/** A new step begins: counts it and answers true while the slice has room for it, else false (the pass must yield first). */
+	take(): boolean {
+		if (this.sinceYield >= this.interval) return false;
 		this.steps++;
-		return ++this.sinceYield >= this.interval;
+		this.sinceYield++;
+		return true;
+	}
+
+	/** Whether the slice is used up: the pass should yield now. */
+	full(): boolean {
+		return this.sinceYield >= this.interval;
 	}
 
 	/** Adapts the pace to what the yield found; `now` is the clock after the yield. */
