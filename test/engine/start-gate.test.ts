@@ -128,6 +128,27 @@ describe('a burst of parallel step starts', () => {
 		expect(begunAtTerminate).toBeLessThan(BURST);
 		expect(started()).toBe(begunAtTerminate);
 	});
+
+	it('begins none of the steps still waiting for their turn while the run is paused, and each of them once after the resume', async () => {
+		const { host } = calmHost();
+		let release!: () => void;
+		hold = new Promise<void>((resolve) => (release = resolve));
+		const engine = host.engine();
+		await engine.create('wf-1', 'burst', { n: BURST });
+		await waitUntil(() => started() > 0);
+		engine.pause();
+		const begunAtPause = started();
+		release();
+		await host.idle();
+		expect(engine.status().status).toBe('paused');
+		expect(begunAtPause).toBeLessThan(BURST);
+		expect(started()).toBe(begunAtPause);
+		hold = undefined;
+		engine.resume();
+		await waitUntil(() => engine.status().status === 'completed');
+		expect(calls.size).toBe(BURST);
+		expect([...calls.values()].every((n) => n === 1)).toBe(true);
+	});
 });
 
 /** Every history record of the current run, all pages. */
