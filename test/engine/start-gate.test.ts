@@ -113,36 +113,22 @@ describe('a burst of parallel step starts', () => {
 		expect(calls.size).toBe(BURST);
 	});
 
-	it('begins none of the steps still waiting for their turn once the run is terminated', async () => {
+	it.for(['terminate', 'pause'] as const)('begins none of the steps still waiting for their turn after a %s mid-burst', async (control) => {
 		const { host } = calmHost();
 		let release!: () => void;
 		hold = new Promise<void>((resolve) => (release = resolve));
 		const engine = host.engine();
 		await engine.create('wf-1', 'burst', { n: BURST });
 		await waitUntil(() => started() > 0);
-		engine.terminate();
-		const begunAtTerminate = started();
+		engine[control]();
+		const begunAtControl = started();
 		release();
 		await host.idle();
-		expect(engine.status().status).toBe('terminated');
-		expect(begunAtTerminate).toBeLessThan(BURST);
-		expect(started()).toBe(begunAtTerminate);
-	});
-
-	it('begins none of the steps still waiting for their turn while the run is paused, and each of them once after the resume', async () => {
-		const { host } = calmHost();
-		let release!: () => void;
-		hold = new Promise<void>((resolve) => (release = resolve));
-		const engine = host.engine();
-		await engine.create('wf-1', 'burst', { n: BURST });
-		await waitUntil(() => started() > 0);
-		engine.pause();
-		const begunAtPause = started();
-		release();
-		await host.idle();
-		expect(engine.status().status).toBe('paused');
-		expect(begunAtPause).toBeLessThan(BURST);
-		expect(started()).toBe(begunAtPause);
+		expect(engine.status().status).toBe(control === 'pause' ? 'paused' : 'terminated');
+		expect(begunAtControl).toBeLessThan(BURST);
+		expect(started()).toBe(begunAtControl);
+		if (control === 'terminate') return;
+		// After the resume, each step of the burst has begun once: those in flight at the pause completed meanwhile.
 		hold = undefined;
 		engine.resume();
 		await waitUntil(() => engine.status().status === 'completed');
