@@ -29,10 +29,11 @@ export class ObjectStorage {
 	private readonly tables: ReadonlySet<string> | undefined;
 	/** The role's tables created on their first write, not with the schema (db/role-tables.ts `FIRST_WRITE_TABLES`). */
 	readonly firstWrite: FirstWriteTables;
-	/** The role's tables without its first-write ones: what a new object's schema creates. */
+	/** The role's tables without its first-write ones: what a new object's schema creates, and what every object migrates. */
 	private readonly schemaTables: ReadonlySet<string> | undefined;
-
-	/** Whether a new object creates its first-write tables with its schema too (see `eagerTablesOf`). */
+	/** What a new object creates: `schemaTables`, or every table of the role with `eagerTables` (see `eagerTablesOf`). */
+	private readonly newObjectTables: ReadonlySet<string> | undefined;
+	/** Whether a new object creates its first-write tables with its schema too. */
 	private readonly eager: boolean;
 
 	constructor(readonly storage: DurableObjectStorage, role?: RoleKind, options: { eagerTables?: boolean } = {}) {
@@ -40,7 +41,8 @@ export class ObjectStorage {
 		const firstWrite = role === undefined ? new Set<string>() : firstWriteTableNames(role);
 		this.firstWrite = new FirstWriteTables(storage, firstWrite, (table) => tableScript(migrations, theBaseline(), table));
 		this.eager = options.eagerTables === true;
-		this.schemaTables = role === undefined ? undefined : this.eager ? this.tables : schemaTablesOf(role);
+		this.schemaTables = role === undefined ? undefined : schemaTablesOf(role);
+		this.newObjectTables = this.eager ? this.tables : this.schemaTables;
 		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
 		this.db = drizzle(limitedStorage(storage));
 	}
@@ -55,14 +57,20 @@ export class ObjectStorage {
 	 * `blockConcurrencyWhile` at start-up). A new object has no tables and stays so.
 	 */
 	async open(): Promise<boolean> {
-		// By hand: every object runs it once at start-up, a new one before anything else. One read tells both
-		// whether the object has a schema and which of its first-write tables exist.
-		const tables = this.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray().map((row) => row.name);
-		this.migrated = tables.includes('__drizzle_migrations');
-		if (!this.migrated) return false;
-		this.firstWrite.known(tables);
+		if (!this.readTables()) return false;
 		await this.ensureSchema();
 		return true;
+	}
+
+	/**
+	 * By hand: every object runs it once at start-up, a new one before anything else. One read tells both
+	 * whether the object has a schema and which of its first-write tables exist.
+	 */
+	private readTables(): boolean {
+		const tables = this.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray().map((row) => row.name);
+		this.migrated = tables.includes('__drizzle_migrations');
+		if (this.migrated) this.firstWrite.known(tables);
+		return this.migrated;
 	}
 
 	/** After `deleteAll`: the object is empty again, and its next write creates the schema anew. */
@@ -75,10 +83,16 @@ export class ObjectStorage {
 	/** Creates or updates the schema; true when it was created just now, on an object without one (every table is empty). */
 	async ensureSchema(): Promise<boolean> {
 		if (this.ready) return false;
+		if (this.migrated === undefined) this.readTables();
 		const created = this.migrated === false;
-		// A later migration's statements about a first-write table the object does not have are skipped: the table,
-		// when it comes, is created at the newest migration's shape.
-		const tables = this.schemaTables && this.firstWrite.existing().size > 0 ? withTables(this.schemaTables, this.firstWrite.existing()) : this.schemaTables;
+		// A new object creates its schema tables (every table with `eager`). An existing one applies a later
+		// migration's statements about its schema tables and the first-write tables it has; those about one it
+		// lacks are skipped, and the table, when it comes, is created at the newest migration's shape.
+		const tables = created
+			? this.newObjectTables
+			: this.schemaTables && this.firstWrite.existing().size > 0
+				? withTables(this.schemaTables, this.firstWrite.existing())
+				: this.schemaTables;
 		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline: theBaseline(), tables });
 		if (created && this.eager) this.firstWrite.known(this.firstWrite.names);
 		this.ready = true;
