@@ -177,10 +177,6 @@ export const operations = {
 	}),
 
 	/**
-	 * For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing.
-	 * With `waitMs`, a child whose run is under way answers when it has nothing left to run, or after `waitMs` at most.
-	 */
-	/**
 	 * A parent's `step.invoke` / `step.start` creates its child (a `create` with `parent`). With
 	 * `waitMs` (an invoke), the same call then answers the child's outcome as `childOutcome` does:
 	 * a short child answers its parent within the create's round trip, and sends no notice.
@@ -199,6 +195,10 @@ export const operations = {
 		},
 	}),
 
+	/**
+	 * For a parent's `step.invoke`: the child's outcome once it has finished, else null. A read that writes nothing.
+	 * With `waitMs`, a child whose run is under way answers when it has nothing left to run, or after `waitMs` at most.
+	 */
 	childOutcome: operation({
 		rpc: 'childOutcome',
 		run: (instance, input: { id: string; waitMs?: number }): Promise<ChildOutcome | null> => instance.existing().childOutcome(input?.waitMs),
