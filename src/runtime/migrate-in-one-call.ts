@@ -122,8 +122,19 @@ function migrationFile(files: MigrationFiles, entry: MigrationFiles['journal']['
 	return file;
 }
 
-/** One-table sets, one per name, so `ofTables`' cache keeps finding them. */
-const singleTables = new Map<string, ReadonlySet<string>>();
+/**
+ * One set object per set of table names: `ofTables` caches its filtered statements per set object, so
+ * callers that build the same set again (one table's, an object's schema and first-write tables) must
+ * get the same object back.
+ */
+const tableSets = new Map<string, ReadonlySet<string>>();
+export function tableSet(names: Iterable<string>): ReadonlySet<string> {
+	const sorted = [...new Set(names)].sort();
+	const key = sorted.join(',');
+	let set = tableSets.get(key);
+	if (!set) tableSets.set(key, (set = new Set(sorted)));
+	return set;
+}
 
 /**
  * The script that creates one table of the schema, as the newest migration shapes it, with its indexes and
@@ -133,8 +144,7 @@ const singleTables = new Map<string, ReadonlySet<string>>();
  * table did not exist (`migrationScript` with its existing tables only).
  */
 export function tableScript(files: MigrationFiles, baseline: Baseline | undefined, table: string): string {
-	let tables = singleTables.get(table);
-	if (!tables) singleTables.set(table, (tables = new Set([table])));
+	const tables = tableSet([table]);
 	const fromBaseline = baseline !== undefined && baseline.upTo === files.journal.entries.at(-1)?.when;
 	const statements = fromBaseline
 		? ofTables(files, baseline.statements, tables, baseline)

@@ -3,7 +3,7 @@ import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
 import { firstWriteTableNames, roleTableNames } from '../db/role-tables';
 import type { RoleKind } from '../engine/object-names';
-import { migrateInOneCall, parseBaseline, tableScript, type Baseline } from './migrate-in-one-call';
+import { migrateInOneCall, parseBaseline, tableScript, tableSet, type Baseline } from './migrate-in-one-call';
 import { FirstWriteTables } from './first-write-tables';
 import { limitedStorage } from './sql-limits';
 
@@ -91,7 +91,7 @@ export class ObjectStorage {
 		const tables = created
 			? this.newObjectTables
 			: this.schemaTables && this.firstWrite.existing().size > 0
-				? withTables(this.schemaTables, this.firstWrite.existing())
+				? tableSet([...this.schemaTables, ...this.firstWrite.existing()])
 				: this.schemaTables;
 		migrateInOneCall(this.storage, migrations, { exists: this.migrated, baseline: theBaseline(), tables });
 		if (created && this.eager) this.firstWrite.known(this.firstWrite.names);
@@ -99,16 +99,6 @@ export class ObjectStorage {
 		this.migrated = true;
 		return created;
 	}
-}
-
-/** `tables` and `more`, one set per combination (the migration scripts are cached per set). */
-const combined = new Map<string, ReadonlySet<string>>();
-function withTables(tables: ReadonlySet<string>, more: ReadonlySet<string>): ReadonlySet<string> {
-	const all = [...new Set([...tables, ...more])].sort();
-	const key = all.join(',');
-	let set = combined.get(key);
-	if (!set) combined.set(key, (set = new Set(all)));
-	return set;
 }
 
 /**
@@ -120,7 +110,7 @@ function schemaTablesOf(role: RoleKind): ReadonlySet<string> {
 	let set = schemaTables.get(role);
 	if (!set) {
 		const firstWrite = firstWriteTableNames(role);
-		schemaTables.set(role, (set = firstWrite.size === 0 ? roleTableNames(role) : new Set([...roleTableNames(role)].filter((table) => !firstWrite.has(table)))));
+		schemaTables.set(role, (set = firstWrite.size === 0 ? roleTableNames(role) : tableSet([...roleTableNames(role)].filter((table) => !firstWrite.has(table)))));
 	}
 	return set;
 }
