@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0013_steps-records-in-row leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0014_inline-children leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795746102564
+-- up-to: 1795771575746
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -218,3 +218,11 @@ CREATE TABLE "steps" (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `steps_key` ON `steps` (`key`);
+--> statement-breakpoint
+CREATE TABLE `inline_children` (
+	`child_id` text NOT NULL,
+	`key` text NOT NULL,
+	`body` text NOT NULL,
+	`publish_at` integer,
+	PRIMARY KEY(`child_id`, `key`)
+);

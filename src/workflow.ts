@@ -77,6 +77,11 @@ abstract class WorkflowBase<Payload = unknown, Output = unknown, Env = Cloudflar
 	/** At most `limit` instances per key run at once; the others wait, status `queued`, in arrival order (docs/writing-workflows.md "Concurrency keys"). */
 	static concurrency?: ConcurrencyDefinition;
 	/**
+	 * `false`: a parent's `step.invoke` never runs this type inside the parent first; its children
+	 * start in their own object at once (docs/writing-workflows.md "Child workflows").
+	 */
+	static inline?: boolean;
+	/**
 	 * Search attributes (docs/search-attributes.md): name -> `'keyword' | 'number' | 'boolean' | 'datetime'`.
 	 * Write `as const` (or `satisfies AttributeDeclaration`) after the object so names and kinds type
 	 * `create`'s `attributes`, `step.setAttributes` and the index's queries.

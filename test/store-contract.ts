@@ -383,4 +383,29 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			).toThrow('refused');
 			expect(store.readDeletion()).toMatchObject({ archive: true, archivedKey: 'k' });
 		}));
+
+	it(`${name}: keeps an inline child's rows per child, replaced by key, lists the finished ones awaiting publishing, and rolls them back with their transaction`, () =>
+		withStore((store) => {
+			const byKey = (rows: { key: string }[]) => [...rows].sort((a, b) => a.key.localeCompare(b.key));
+			store.writeInlineRow('p::a', 'do:s', '{"v":1}', null);
+			store.writeInlineRow('p::a', 'do:s', '{"v":2}', null);
+			store.writeInlineRow('p::a', '', '{"h":1}', 7);
+			store.writeInlineRow('p::b', '', '{"h":2}', null);
+			store.writeInlineRow('p::c', 'do:t', '{}', null);
+			expect(byKey(store.readInlineRows('p::a'))).toEqual([{ key: '', body: '{"h":1}', publishAt: 7 }, { key: 'do:s', body: '{"v":2}', publishAt: null }]);
+			expect(store.inlinePublishes()).toEqual([{ childId: 'p::a', publishAt: 7 }]);
+			expect(() =>
+				store.transaction(() => {
+					store.deleteInline('p::a');
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect(store.readInlineRows('p::a')).toHaveLength(2);
+			// Those not awaiting publishing go: a header without publish_at, or steps without a header.
+			store.deleteUnpublishedInline();
+			expect([store.readInlineRows('p::b'), store.readInlineRows('p::c')]).toEqual([[], []]);
+			expect(store.readInlineRows('p::a')).toHaveLength(2);
+			store.deleteInline('p::a');
+			expect([store.readInlineRows('p::a'), store.inlinePublishes()]).toEqual([[], []]);
+		}));
 }

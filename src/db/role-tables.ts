@@ -12,7 +12,7 @@ import * as schema from './schema';
  * (docs/decisions.md "One migration chain, each role its own tables").
  */
 export const ROLE_TABLES: Record<RoleKind, readonly SQLiteTable[]> = {
-	instance: [schema.instance, schema.steps, schema.history, schema.wakeups, schema.events, schema.eventKeys, schema.droppedEvents, schema.outbox, schema.deletion, schema.concurrencySlot],
+	instance: [schema.instance, schema.steps, schema.history, schema.wakeups, schema.events, schema.eventKeys, schema.droppedEvents, schema.outbox, schema.deletion, schema.concurrencySlot, schema.inlineChildren],
 	index: [schema.indexEntries, schema.indexAttributes, schema.indexMetricMinutes, schema.indexMetricDurations],
 	backlog: [schema.indexBacklog],
 	keys: [schema.engineKeys],
@@ -31,7 +31,7 @@ export const ROLE_TABLES: Record<RoleKind, readonly SQLiteTable[]> = {
  * which create it first; a read of one that does not exist finds nothing.
  */
 export const FIRST_WRITE_TABLES: Partial<Record<RoleKind, readonly SQLiteTable[]>> = {
-	instance: [schema.wakeups, schema.events, schema.eventKeys, schema.droppedEvents, schema.deletion, schema.concurrencySlot],
+	instance: [schema.wakeups, schema.events, schema.eventKeys, schema.droppedEvents, schema.deletion, schema.concurrencySlot, schema.inlineChildren],
 };
 
 const names = new Map<RoleKind, ReadonlySet<string>>();

@@ -173,6 +173,25 @@ export const deletion = sqliteTable('deletion', {
 });
 
 /**
+ * The children this instance ran inline (engine/children/inline-child.ts), until each is
+ * published to its own object: per child, one row per step it wrote (`key` the step's key,
+ * `body` the step row as JSON) and, once its inline run ended, a header (`key` '', `body` the
+ * rest of what it left: instance row, wake-ups, history). A finished child's header has
+ * `publish_at`, when its publishing is next tried; a handed-over child's has none (its
+ * parent's invoke publishes it).
+ */
+export const inlineChildren = sqliteTable(
+	'inline_children',
+	{
+		childId: text('child_id').notNull(),
+		key: text('key').notNull(),
+		body: text('body').notNull(),
+		publishAt: integer('publish_at'),
+	},
+	(t) => [primaryKey({ columns: [t.childId, t.key] })],
+);
+
+/**
  * Index shard rows. `status = '__moved'` is a tombstone left when an entry
  * moves to another shard, so a late, older write cannot bring it back.
  */

@@ -6,7 +6,7 @@ import type { InstanceEngine } from '../engine/instance/instance-engine';
 
 /** What an operation's engine code reaches on the instance it is sent to (the instance role). */
 export interface InstanceAccess {
-	create(request: { id: string; type: string; payload: unknown; parent?: unknown }): Promise<CreateResult>;
+	create(request: { id: string; type: string; payload: unknown; parent?: unknown; transplant?: unknown }): Promise<CreateResult>;
 	/** The engine of an instance that exists; NOT_FOUND otherwise (and nothing is written). */
 	existing(): InstanceEngine;
 	/** The entry the index should hold, or null when there is no such instance. Writes nothing. */

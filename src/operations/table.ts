@@ -4,6 +4,7 @@ import { assertJsonDepth } from '../engine/support/json';
 import type { IndexEntry } from '../engine/index/index-entry';
 import { archivedHistoryPage } from '../engine/lifecycle/archive-reader';
 import type { ChildOutcome, ParentRef } from '../engine/children/child-workflows';
+import type { ChildTransplant } from '../engine/children/transplant';
 import type { DeleteFilter, DeleteResult } from '../engine/lifecycle/deletion';
 import type { HistoryPage } from '../engine/history/history';
 import type { CreateResult } from '../engine/instance/create';
@@ -190,6 +191,29 @@ export const operations = {
 			...(input.waitMs !== undefined ? { waitMs: input.waitMs } : {}),
 		}),
 		run: async (instance, input): Promise<ChildOutcome | null> => {
+			await instance.create(input);
+			return instance.existing().childOutcome(input.waitMs, input.parent?.id);
+		},
+	}),
+
+	/**
+	 * `startChild` of a child that ran inline in its parent (engine/instance/inline-child.ts): a new
+	 * child holds what that run left (engine/children/transplant.ts) instead of starting afresh. Its
+	 * own RPC method, so that during a gradual deploy a parent never hands a child to an object of
+	 * an older build, which would run it again from the start: there the call fails, and the parent
+	 * retries it until the child's object runs this build.
+	 */
+	transplantChild: operation({
+		rpc: 'transplantChild',
+		prepare: (input: CreateInput & { id: string; payload: unknown; parent: ParentRef; waitMs?: number; transplant: ChildTransplant }) => ({
+			...prepareCreateInput(input),
+			id: input.id,
+			parent: input.parent,
+			...(input.waitMs !== undefined ? { waitMs: input.waitMs } : {}),
+			transplant: input.transplant,
+		}),
+		run: async (instance, input): Promise<ChildOutcome | null> => {
+			if (input.transplant === undefined) throw new ValidationError(ErrorCode.InvalidOptions, 'transplantChild needs a transplant');
 			await instance.create(input);
 			return instance.existing().childOutcome(input.waitMs, input.parent?.id);
 		},

@@ -5,13 +5,13 @@ import type { IndexEntry } from '../engine/index/index-entry';
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/instance/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
 import type { StepKind, StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
 import { EVERY_TABLE, type TablePresence } from './first-write-tables';
 import { HISTORY_TAIL_SQL, INSERT_COMPLETED_DO_STEP_SQL, INSERT_STEP_SQL, isPlainCompletedDoStep, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
 
-const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion } = schema;
+const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion, inlineChildren } = schema;
 const { result: _result, recordSeq: _recordSeq, recordCount: _recordCount, recordGeneration: _recordGeneration, ...stepColumns } = getTableColumns(steps);
 /** A step row as the engine knows it: the records it stands for are the history's (step-records.ts). */
 const stepRowColumns = { ...stepColumns, result: steps.result };
@@ -93,6 +93,7 @@ const EVENT_KEYS = getTableName(eventKeys);
 const DROPPED_EVENTS = getTableName(droppedEvents);
 const DELETION = getTableName(deletion);
 const WAKEUPS = getTableName(wakeups);
+const INLINE_CHILDREN = getTableName(inlineChildren);
 
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The writes of a status
@@ -545,6 +546,42 @@ export class DrizzleInstanceStore implements InstanceStore {
 		const values = { ...row, archive: row.archive ? 1 : 0 };
 		this.tables.ensure(DELETION);
 		this.db.insert(deletion).values({ slot: DELETION_SLOT, ...values }).onConflictDoUpdate({ target: deletion.slot, set: values }).run();
+	}
+
+	// Inline children: rare (a parent's invokes of short children), so plain Drizzle queries, no prepared ones.
+	writeInlineRow(childId: string, key: string, body: string, publishAt: number | null): void {
+		this.tables.ensure(INLINE_CHILDREN);
+		this.db
+			.insert(inlineChildren)
+			.values({ childId, key, body, publishAt })
+			.onConflictDoUpdate({ target: [inlineChildren.childId, inlineChildren.key], set: { body, publishAt } })
+			.run();
+	}
+
+	readInlineRows(childId: string): InlineRow[] {
+		if (!this.tables.has(INLINE_CHILDREN)) return [];
+		return this.db.select({ key: inlineChildren.key, body: inlineChildren.body, publishAt: inlineChildren.publishAt }).from(inlineChildren).where(eq(inlineChildren.childId, childId)).all();
+	}
+
+	deleteInline(childId: string): void {
+		if (this.tables.has(INLINE_CHILDREN)) this.db.delete(inlineChildren).where(eq(inlineChildren.childId, childId)).run();
+	}
+
+	inlinePublishes(): { childId: string; publishAt: number }[] {
+		if (!this.tables.has(INLINE_CHILDREN)) return [];
+		return this.db
+			.select({ childId: inlineChildren.childId, publishAt: inlineChildren.publishAt })
+			.from(inlineChildren)
+			.where(and(eq(inlineChildren.key, ''), sql`${inlineChildren.publishAt} IS NOT NULL`))
+			.all() as { childId: string; publishAt: number }[];
+	}
+
+	deleteUnpublishedInline(): void {
+		if (!this.tables.has(INLINE_CHILDREN)) return;
+		this.db
+			.delete(inlineChildren)
+			.where(sql`${inlineChildren.childId} NOT IN (SELECT child_id FROM inline_children WHERE key = '' AND publish_at IS NOT NULL)`)
+			.run();
 	}
 }
 

@@ -80,6 +80,7 @@ export function instanceHost(
 		},
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
 		children: childPort(env),
+		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
 		destroy,
 		slots: new DrizzleSlotStore(db, start?.tables),
 		limiter: limiterPort(env),
@@ -99,7 +100,7 @@ function limiterPort(env: ShardflowEnv): LimiterPort {
 function childPort(env: ShardflowEnv): ChildPort {
 	const call = <T>(work: Promise<T>) => withTimeout(work, CHILD_CALL_TIMEOUT_MS);
 	return {
-		start: (request) => call(callOperation(env, 'startChild', request)),
+		start: (request) => call(request.transplant ? callOperation(env, 'transplantChild', { ...request, transplant: request.transplant }) : callOperation(env, 'startChild', request)),
 		outcome: (id, waitMs) => call(callOperation(env, 'childOutcome', { id, ...(waitMs !== undefined ? { waitMs } : {}) })),
 		terminate: async (id) => {
 			try {
@@ -145,4 +146,16 @@ function deploymentBudget(env: unknown): InvocationBudget {
 		console.error(`shardflow: ${(error as Error).message}; using the default invocation budget`);
 		return DEFAULT_INVOCATION_BUDGET;
 	}
+}
+
+/**
+ * `SHARDFLOW_INLINE_CHILDREN=false`: a `step.invoke` starts every child in its own object at
+ * once, as shardflow 0.1.0 did, instead of running a short one inside its parent first
+ * (engine/instance/inline-child.ts). Set it while a deploy may still be rolled back to a build
+ * without inline children: a child handed over to such a build would fail to publish until
+ * rolled forward. Any other value than "false" leaves them on.
+ */
+export function inlineChildrenOf(env: { SHARDFLOW_INLINE_CHILDREN?: unknown }): boolean {
+	const value = env.SHARDFLOW_INLINE_CHILDREN;
+	return !(value === 'false' || value === false);
 }

@@ -67,6 +67,7 @@ export class VirtualHost implements EngineHost {
 	logStepCompletions?: boolean;
 	invocationBudget?: InvocationBudget;
 	children?: ChildPort;
+	inlineChildren?: boolean;
 	archive?: ArchiveBucket;
 	slots?: SlotStore;
 	limiter?: LimiterPort;
@@ -189,8 +190,8 @@ export class VirtualHost implements EngineHost {
 		const next = new VirtualHost({ ...this.options, durable: this.durable, clock: this.clock });
 		next.indexEntries = this.indexEntries;
 		next.failDeliveries = this.failDeliveries;
-		const { log, logStepCompletions, invocationBudget, children, archive, slots, limiter } = this;
-		const lent = { log, logStepCompletions, invocationBudget, children, archive, slots, limiter };
+		const { log, logStepCompletions, invocationBudget, children, inlineChildren, archive, slots, limiter } = this;
+		const lent = { log, logStepCompletions, invocationBudget, children, inlineChildren, archive, slots, limiter };
 		return Object.assign(next, Object.fromEntries(Object.entries(lent).filter(([, port]) => port !== undefined)));
 	}
 

@@ -21,6 +21,9 @@ export const WRITE_METHODS = [
 	'ackOutbox',
 	'deferOutbox',
 	'markOutboxBacklogged',
+	'writeInlineRow',
+	'deleteInline',
+	'deleteUnpublishedInline',
 ] as const satisfies readonly (keyof InstanceStore)[];
 
 export type WriteMethod = (typeof WRITE_METHODS)[number];

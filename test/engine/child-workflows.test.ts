@@ -1,11 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ChildPort } from '../../src/engine/children/child-workflows';
-import { ChildWorkflowError, ErrorCode, InvalidStateError } from '../../src/engine/support/errors';
-import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
+import { ChildWorkflowError, ErrorCode } from '../../src/engine/support/errors';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf } from './start-instance';
+import { World } from './child-world';
 import { VirtualHost } from '../../src/testing/virtual-host';
 
 const runs = new Map<string, number>();
@@ -93,95 +92,9 @@ class Pair extends Workflow<{}, number[]> {
 
 const registry = registryOf(Double, Parent, CallsUnregistered, Reinvoker, Big, FanOut, Slow, Pair);
 
-/** Instances on virtual hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
-class World {
-	hosts = new Map<string, VirtualHost>();
-	engines = new Map<string, InstanceEngine>();
-	deaf = false;
-	unreachable = false;
-	/** Calls of `outcome`: a parent that heard the outcome in the notice makes none. */
-	outcomeCalls = 0;
-	/** The children that sent their parent a notice, in order. */
-	noticesFrom: string[] = [];
-	/** While set, the answers of the creates that ask for the outcome are lost on their way back (the call fails after the child answered). */
-	loseAnswers = false;
-	/** While set, notices wait here instead of reaching the parent (a slow notice): `deliver` sends them. */
-	held: { parentId: string; childId: string; outcome: unknown }[] | undefined;
-	/** Replaces the outcome a notice carries (a forged or malformed notice). */
-	forge: ((outcome: unknown) => unknown) | undefined;
-	port: ChildPort = {
-		start: async ({ id, type, payload, parent, waitMs }) => {
-			if (this.unreachable) throw new Error('network down');
-			await this.engine(id).create(id, type, payload, parent);
-			const outcome = await this.engine(id).childOutcome(waitMs, parent.id);
-			if (this.loseAnswers && waitMs !== undefined) throw new Error('connection lost');
-			return outcome;
-		},
-		outcome: async (id) => {
-			this.outcomeCalls++;
-			if (this.unreachable) throw new Error('network down');
-			return this.engine(id).childOutcome();
-		},
-		terminate: async (id) => {
-			if (this.unreachable) throw new Error('network down');
-			try {
-				this.engine(id).terminate();
-			} catch (error) {
-				if (!(error instanceof InvalidStateError)) throw error;
-			}
-		},
-		notifyParent: async (parentId, childId, outcome) => {
-			this.noticesFrom.push(childId);
-			if (this.deaf) return;
-			if (this.held) return void this.held.push({ parentId, childId, outcome });
-			this.engine(parentId).childFinished(childId, this.forge ? this.forge(outcome) : outcome);
-		},
-	};
-
-	/** Delivers the held notices, all in one turn (none is taken before the last one came), and stops holding. */
-	deliver(): void {
-		const held = this.held ?? [];
-		this.held = undefined;
-		for (const { parentId, childId, outcome } of held) this.engine(parentId).childFinished(childId, outcome);
-	}
-
-	host(id: string): VirtualHost {
-		let host = this.hosts.get(id);
-		if (!host) {
-			host = new VirtualHost({ registry });
-			host.children = this.port;
-			this.hosts.set(id, host);
-		}
-		return host;
-	}
-	engine(id: string): InstanceEngine {
-		let engine = this.engines.get(id);
-		if (!engine) this.engines.set(id, (engine = this.host(id).engine()));
-		return engine;
-	}
-	/** A new engine over the same storage: an eviction (or a crash, with the host's work dropped). */
-	evict(id: string): InstanceEngine {
-		const dead = this.host(id);
-		dead.crash();
-		this.hosts.set(id, dead.nextIsolate());
-		const engine = this.host(id).engine();
-		this.engines.set(id, engine);
-		return engine;
-	}
-	async idle(): Promise<void> {
-		for (let i = 0; i < 5; i++) for (const host of this.hosts.values()) await host.idle();
-	}
-	/** Moves every clock by `ms` and fires every alarm that is due. */
-	async advance(ms: number): Promise<void> {
-		for (const host of this.hosts.values()) host.advance(ms);
-		for (const [id, host] of this.hosts) if (host.alarmAt !== undefined && host.alarmAt <= host.now()) await host.fireAlarm(this.engine(id));
-		await this.idle();
-	}
-}
-
 let world: World;
 beforeEach(() => {
-	world = new World();
+	world = new World(registry);
 	runs.clear();
 });
 

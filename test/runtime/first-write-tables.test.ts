@@ -63,7 +63,7 @@ describe('tables created on their first write', () => {
 		runInDurableObject(stub(uniqueId('fw')), async (_, state) => {
 			const { store, slots } = await newInstanceObject(state);
 			const present = tableNames(state.storage);
-			expect([...FIRST_WRITE].sort()).toEqual(['concurrency_slot', 'deletion', 'dropped_events', 'event_keys', 'events', 'wakeups']);
+			expect([...FIRST_WRITE].sort()).toEqual(['concurrency_slot', 'deletion', 'dropped_events', 'event_keys', 'events', 'inline_children', 'wakeups']);
 			for (const table of FIRST_WRITE) expect(present.has(table), table).toBe(false);
 			expect(present.has('instance') && present.has('steps') && present.has('history')).toBe(true);
 			expect(store.oldestEvent('go')).toBeUndefined();
@@ -80,6 +80,10 @@ describe('tables created on their first write', () => {
 			store.deleteWakeup('w');
 			store.deleteWakeupsDue(Date.now(), new Set());
 			store.deleteAllWakeups();
+			expect(store.readInlineRows('c')).toEqual([]);
+			expect(store.inlinePublishes()).toEqual([]);
+			store.deleteInline('c');
+			store.deleteUnpublishedInline();
 			expect(tableNames(state.storage)).toEqual(present);
 		}));
 
@@ -104,6 +108,15 @@ describe('tables created on their first write', () => {
 			store.setWakeup('w', 5);
 			expect(store.earliestWakeup()).toBe(5);
 			expect(store.takeWakeup('w')).toBe(true);
+			store.writeInlineRow('c', 's', '{}', null);
+			store.writeInlineRow('c', '', '{"h":1}', 6);
+			store.writeInlineRow('d', '', '{}', null);
+			expect(store.readInlineRows('c')).toEqual([{ key: '', body: '{"h":1}', publishAt: 6 }, { key: 's', body: '{}', publishAt: null }]);
+			expect(store.inlinePublishes()).toEqual([{ childId: 'c', publishAt: 6 }]);
+			store.deleteUnpublishedInline();
+			expect(store.readInlineRows('d')).toEqual([]);
+			store.deleteInline('c');
+			expect(store.readInlineRows('c')).toEqual([]);
 			return schemaObjects(state.storage, FIRST_WRITE);
 		});
 		expect(whole.length).toBeGreaterThanOrEqual(FIRST_WRITE.size);

@@ -5,6 +5,7 @@ import { assertValidWorkflowId } from '../support/ids';
 import { MAX_NOTICED_OUTCOME_CHARS } from '../support/limits';
 import { fnv1a32 } from '../index/shard';
 import type { StepRow } from '../storage/store';
+import type { ChildTransplant } from './transplant';
 
 /** The parent an instance records when a `step.invoke` or `step.start` created it. */
 export interface ParentRef {
@@ -29,9 +30,10 @@ export interface ChildPort {
 	 * Creates the child, or finds it (idempotent by id, as `create`), recording its parent. With
 	 * `waitMs` (an invoke), the same call then answers the child's outcome as `outcome(id, waitMs)`
 	 * does: the child's first pass runs, and a short child answers within the create's round trip.
-	 * Without it, null.
+	 * Without it, null. With `transplant` (a child that ran inline in its parent), a new child
+	 * holds what that run left instead of starting afresh (transplant.ts).
 	 */
-	start(request: { id: string; type: string; payload: unknown; parent: ParentRef; waitMs?: number }): Promise<ChildOutcome | null>;
+	start(request: { id: string; type: string; payload: unknown; parent: ParentRef; waitMs?: number; transplant?: ChildTransplant }): Promise<ChildOutcome | null>;
 	/**
 	 * The child's outcome once it has finished; null while it runs. With `waitMs`, a child whose
 	 * run is under way answers once it has nothing left to run, or after `waitMs` at most.
@@ -80,6 +82,8 @@ export interface ChildRef {
 	onParentTerminate: OnParentTerminate;
 	/** `start` (fire and forget) or `invoke` (waits for the outcome). */
 	mode: 'start' | 'invoke';
+	/** The child runs inline in its parent (instance/inline-child.ts); gone from the ref once it is handed over to its own object. */
+	inline?: true;
 }
 
 /** What joins a parent's id and its step in a child's default id; reserved for children (`isReservedChildId`). */

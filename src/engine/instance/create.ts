@@ -5,6 +5,9 @@ import type { Registry } from '../definition/registry';
 import { validateWith } from '../definition/schema-validation';
 import type { WorkflowStatus } from '../definition/types';
 import { checkParentRef, type ParentRef } from '../children/child-workflows';
+import { checkTransplant, type ChildTransplant } from '../children/transplant';
+import { FINISHED_STATUSES } from '../definition/types';
+import { outcomeOf } from './row-views';
 import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
 import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
 import type { InstanceRow } from '../storage/store';
@@ -23,6 +26,8 @@ export interface PreparedCreate {
 	parent?: ParentRef;
 	/** The search attributes given at create, checked against the type's declaration (sorted JSON). */
 	attributesJson?: string;
+	/** A child that ran inline in its parent: what its run left (children/transplant.ts), stored instead of a new row. */
+	transplant?: ChildTransplant;
 }
 
 /** Checks a create's id, type, payload (the type's schema) and search attributes without touching storage. */
@@ -33,10 +38,13 @@ export async function prepareCreate(
 	payloadInput: unknown,
 	parentInput?: unknown,
 	attributesInput?: unknown,
+	transplantInput?: unknown,
 ): Promise<PreparedCreate> {
 	assertValidWorkflowId(id);
 	const entry = registry.get(type);
 	const parent = parentInput === undefined ? undefined : checkParentRef(parentInput, id);
+	// Only a parent's invoke sends one, with itself as the parent.
+	const transplant = transplantInput === undefined || parent === undefined ? undefined : checkTransplant(transplantInput, id);
 	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
@@ -47,6 +55,7 @@ export async function prepareCreate(
 		...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}),
 		...(parent ? { parent } : {}),
 		...(attributes ? { attributesJson: attributes } : {}),
+		...(transplant ? { transplant } : {}),
 	};
 }
 
@@ -62,10 +71,12 @@ export interface CreateResult {
  * slot when its type has `static concurrency`), or, for an id that exists, the existing
  * instance when type and payload match (a 409 otherwise). `queued`: the run waits for a slot.
  */
-export function storeCreate(k: InstanceKernel, { id, type, payloadJson, concurrencyKey: key, parent, attributesJson: attributes }: PreparedCreate): { result: CreateResult; queued: boolean } {
+export function storeCreate(k: InstanceKernel, prepared: PreparedCreate): { result: CreateResult; queued: boolean } {
+	const { id, type, payloadJson, concurrencyKey: key, parent, attributesJson: attributes } = prepared;
 	assertNotDeleting(k, id);
 	// An existing id (or a concurrent create that won while the schema validated).
 	if (k.row) return { result: existingCreate(k, type, payloadJson), queued: false };
+	if (prepared.transplant) return { result: storeTransplant(k, prepared, prepared.transplant), queued: false };
 	const host = k.host;
 	const now = host.now();
 	const codeVersion = host.registry.get(type).version;
@@ -93,6 +104,34 @@ export function storeCreate(k: InstanceKernel, { id, type, payloadJson, concurre
 		});
 	} else store();
 	return { result: { id, type, status, created: true }, queued };
+}
+
+/**
+ * Stores a child that ran inline in its parent (children/inline-child.ts): its row as the run
+ * left it, its steps, wake-ups and history, with its index entry, in one transaction; the child
+ * then goes on from there as after an eviction (`created: true`, its status the run's). A
+ * finished one sends its parent no notice: the parent sent it, and holds its outcome already.
+ */
+function storeTransplant(k: InstanceKernel, prepared: PreparedCreate, transplant: ChildTransplant): CreateResult {
+	const store = k.host.store;
+	const results = new Map(transplant.steps.map((step) => [step.key, step.result]));
+	const row: InstanceRow = {
+		...transplant.row,
+		id: prepared.id, type: prepared.type, payload: prepared.payloadJson, parentId: prepared.parent?.id ?? null, generation: 0, historyBytes: 0, historySeq: 0,
+	};
+	const finished = FINISHED_STATUSES.includes(row.status);
+	if (finished) k.children.parentAskBegan();
+	try {
+		store.transaction(() => {
+			for (const { resultOf, ...record } of transplant.history) store.appendHistory(resultOf === undefined ? record : { ...record, value: results.get(resultOf) ?? null });
+			for (const step of transplant.steps) store.writeStep(step);
+			for (const { key, at } of transplant.wakeups) store.setWakeup(key, at);
+			k.transition(row);
+		});
+	} finally {
+		if (finished) k.children.parentAskEnded(k.row ? outcomeOf(k.row) : null);
+	}
+	return { id: row.id, type: row.type, status: row.status, created: true };
 }
 
 /** A create of an existing id: the same type and payload get the instance, anything else a 409. */

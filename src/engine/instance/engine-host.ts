@@ -11,6 +11,7 @@ import type { InstanceStore } from '../storage/store';
 import type { WebhookTarget } from '../webhooks/webhook';
 import type { YieldReport } from '../steps/yield-pacer';
 import type { PassFailures } from './pass-failures';
+import type { StepKind } from '../definition/types';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
 export interface EngineHost {
@@ -57,6 +58,13 @@ export interface EngineHost {
 	limiter?: LimiterPort;
 	/** Where failed passes are counted for their backoff; the isolate's shared record when unset (see pass-failures.ts). */
 	passFailures?: PassFailures;
+	/** Runs a `step.invoke`'s short child inside this instance first (inline-child.ts); needs `children`. Off when unset. */
+	inlineChildren?: boolean;
+	/**
+	 * Set only by an inline child's host (inline-child.ts): asked before a new step of a pass writes
+	 * anything; a promise (that never settles) holds the step there, undefined lets it go on.
+	 */
+	holdStep?(kind: StepKind): Promise<never> | undefined;
 }
 
 /** What the host lends `step.webhook`: the URL of a signed token for a target (see webhook.ts). */

@@ -11,6 +11,7 @@ import type { WebhookTarget } from '../webhooks/webhook';
 import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from '../definition/types';
 import type { EngineHost } from './engine-host';
 import { InstanceKernel } from './kernel';
+import { RUNNABLE } from './parts/replay-loop';
 import { outcomeOf } from './row-views';
 import { assertNotDeleting, assertSameType, prepareCreate, storeCreate, type CreateResult, type PreparedCreate } from './create';
 import { pause, restart, resume, terminate, type RestartOptions } from './controls';
@@ -40,18 +41,24 @@ export class InstanceEngine {
 		return this.k.exists;
 	}
 
-	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown): Promise<CreateResult> {
+	/** `transplant`: what the child's inline run in its parent left (children/transplant.ts); a parent's invoke sends it. */
+	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown, transplant?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
 		assertNotDeleting(this.k, id);
 		if (this.k.row) assertSameType(this.k, type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked (see create.ts). */
 	commitCreate(prepared: PreparedCreate): CreateResult {
 		const { result, queued } = storeCreate(this.k, prepared);
 		if (!result.created) return result;
+		// A transplanted child goes on where its inline run stopped (a pass replays up to there); a finished one is done.
+		if (prepared.transplant) {
+			this.k.rearm();
+			if (!RUNNABLE.includes(result.status) && result.status !== 'rolling_back') return result;
+		}
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
 		const start = () => {
@@ -69,6 +76,11 @@ export class InstanceEngine {
 			}),
 		);
 		return result;
+	}
+
+	/** Starts a create's first pass now instead of on the next macrotask (an inline child's run, inline-child.ts). */
+	start(): void {
+		this.startNow?.();
 	}
 
 	/**

@@ -12,6 +12,7 @@ import { IndexOutbox } from './parts/index-outbox';
 import { ReplayLoop } from './parts/replay-loop';
 import { Retention } from './parts/retention';
 import { ConcurrencySlot } from './parts/concurrency-slot';
+import { InlineChildren } from './parts/inline-children';
 import { errorOf } from './row-views';
 
 /**
@@ -37,6 +38,7 @@ export class InstanceKernel implements PartKernel {
 	readonly replay: ReplayLoop;
 	readonly children: ChildCascade;
 	readonly retention: Retention;
+	readonly inline: InlineChildren;
 	/** In the order the alarm asks them (see `alarm`). */
 	private readonly parts: readonly InstancePart[];
 
@@ -48,7 +50,8 @@ export class InstanceKernel implements PartKernel {
 		this.replay = new ReplayLoop(this, host.passFailures ?? isolatePassFailures);
 		this.children = new ChildCascade(this);
 		this.retention = new Retention(this);
-		this.parts = [this.outbox, this.slot, this.deletion, this.replay, this.children, this.retention];
+		this.inline = new InlineChildren(this);
+		this.parts = [this.outbox, this.slot, this.deletion, this.replay, this.children, this.retention, this.inline];
 	}
 
 	/** An instance lives here (not one being deleted, nor one deleted). */

@@ -4,6 +4,7 @@ import type { HistoryRecord } from '../history/history';
 import type { IndexEntry } from '../index/index-entry';
 import type { DeletionReason, InstanceRow } from '../storage/store';
 import type { EngineHost } from './engine-host';
+import type { InlineChildHooks } from '../steps/pass-hooks';
 
 /**
  * One concern of an instance beside its row (the replay loop, the index outbox, the
@@ -62,4 +63,5 @@ export interface PartKernel {
 	readonly replay: { kick(): void };
 	readonly deletion: { readonly pending: boolean; begin(reason: DeletionReason, archive: boolean): void; continue(): Promise<void> };
 	readonly children: { portForPass(): ChildPort | undefined; toTerminate(): string[]; arm(children: readonly string[]): void; start(children: readonly string[]): void };
+	readonly inline: InlineChildHooks;
 }

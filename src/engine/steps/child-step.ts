@@ -15,7 +15,11 @@ import { fromStoredJson } from '../support/json';
 import { isSignal } from './signals';
 import type { StepRow } from '../storage/store';
 import type { PassJournal } from './pass-journal';
-import type { ChildStepHooks } from './pass-hooks';
+import type { ChildStepHooks, InlineChildHooks } from './pass-hooks';
+import type { AttemptAbort } from './attempt';
+import type { ChildTransplant, TransplantHeader } from '../children/transplant';
+import type { InlineRequest, InlineRunEnd } from '../instance/inline-child';
+import { outcomeOf } from '../instance/row-views';
 import { describeThrown } from '../support/thrown-value';
 
 /**
@@ -36,11 +40,14 @@ export async function runChildStep(
 	name: string,
 	Child: ChildClass,
 	options: ChildOptions<unknown>,
+	live: Set<AttemptAbort>,
 ): Promise<unknown> {
 	let row = step.row(key);
 	let now = step.hooks.now();
 	if (!row) {
-		const ref = checkChildRequest(children, mode, name, Child, options);
+		const checked = checkChildRequest(children, mode, name, Child, options);
+		// The short child of an invoke, under its default id, runs inside this instance first (instance/inline-child.ts).
+		const ref: ChildRef = mode === 'invoke' && options.id === undefined && children.inline?.eligible(checked.childType) ? { ...checked, inline: true } : checked;
 		step.transact(() => {
 			step.write({ ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
 			step.hooks.record({ kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode } });
@@ -50,11 +57,37 @@ export async function runChildStep(
 	const ref = readChildRef(row);
 	if (row.status === 'running' || row.status === 'retrying') {
 		if (row.wakeAt !== null && row.wakeAt > now) throw step.suspend('sleeping');
+		const parent = { id: children.parentId, type: children.parentType, step: name };
+		const inline = ref.inline ? children.inline : undefined;
+		let transplant: ChildTransplant | undefined;
+		if (inline) {
+			let inlined: Awaited<ReturnType<typeof runInline>>;
+			try {
+				inlined = await runInline(step, inline, { id: ref.childId, type: ref.childType, payload: options?.payload, parent }, live);
+			} catch (error) {
+				if (isSignal(error)) throw error;
+				step.checkAbort();
+				return startFailed(step, row, error);
+			}
+			if ('outcome' in inlined) {
+				// Finished inline: the step completes with the child kept here, published to its own object afterwards.
+				const { outcome, header } = inlined;
+				try {
+					return settle(step, row, ref, outcome, step.hooks.now(), () => inline.keep(ref.childId, parent, header, true));
+				} finally {
+					inline.publishSoon();
+				}
+			}
+			transplant = inlined.transplant;
+		}
 		let outcome: ChildOutcome | null;
 		try {
-			const parent = { id: children.parentId, type: children.parentType, step: name };
 			// Just created, a child may well finish in its first pass: an invoke's create lets it run (bounded) and answers its outcome.
-			outcome = await children.port.start({ id: ref.childId, type: ref.childType, payload: options?.payload, parent, ...(mode === 'invoke' ? { waitMs: FIRST_OUTCOME_WAIT_MS } : {}) });
+			outcome = await children.port.start({
+				id: ref.childId, type: ref.childType, payload: options?.payload, parent,
+				...(mode === 'invoke' ? { waitMs: FIRST_OUTCOME_WAIT_MS } : {}),
+				...(transplant ? { transplant } : {}),
+			});
 		} catch (error) {
 			if (isSignal(error)) throw error;
 			step.checkAbort();
@@ -62,7 +95,9 @@ export async function runChildStep(
 		}
 		step.checkAbort();
 		now = step.hooks.now();
-		const started = row;
+		// A handed-over child lives in its own object now: its rows here go, and its ref no longer says inline.
+		const started: StepRow = inline ? { ...row, result: JSON.stringify({ ...ref, inline: undefined }) } : row;
+		const handedOver = inline ? () => inline.forget(ref.childId) : undefined;
 		if (mode === 'start') {
 			step.transact(() => {
 				step.store.deleteWakeup(key);
@@ -70,15 +105,47 @@ export async function runChildStep(
 			});
 			return ref.childId;
 		}
-		if (outcome) return settle(step, { ...started, errorName: null, errorMessage: null, errorCode: null }, ref, outcome, now);
+		if (outcome) return settle(step, { ...started, errorName: null, errorMessage: null, errorCode: null }, ref, outcome, now, handedOver);
 		const wakeAt = now + childPollDelayMs(1);
 		step.transact(() => {
+			handedOver?.();
 			step.hooks.setWakeup(key, wakeAt);
 			step.write({ ...started, status: 'waiting', attempts: 0, wakeAt, errorName: null, errorMessage: null, errorCode: null });
 		});
 		throw step.suspend('waiting');
 	}
 	return childOutcome(step, row, ref, children);
+}
+
+/**
+ * An inline child's run (instance/inline-child.ts): its outcome, when it finished here; else
+ * the transplant its own object takes it on from (handed over). A child an earlier pass already
+ * ran here is not run again: what that run left is handed over, its finished steps with it.
+ */
+async function runInline(
+	step: PassJournal,
+	inline: InlineChildHooks,
+	request: InlineRequest,
+	live: Set<AttemptAbort>,
+): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant }> {
+	const stored = inline.stored(request.id);
+	if (stored.transplant) return { transplant: stored.transplant };
+	if (stored.steps.length > 0) return { transplant: inline.fromSteps(request, stored.steps) };
+	const run = inline.run(request);
+	// A terminate or restart of the parent aborts the child's attempts too (and keeps nothing more of it).
+	const abort: AttemptAbort = () => run.abort();
+	live.add(abort);
+	let end: InlineRunEnd;
+	try {
+		end = await run.run();
+	} finally {
+		live.delete(abort);
+	}
+	step.checkAbort();
+	const outcome = end.finished ? outcomeOf(end.header.row) : null;
+	if (outcome) return { outcome, header: end.header };
+	step.transact(() => inline.keep(request.id, request.parent, end.header, false));
+	return { transplant: { ...end.header, steps: end.steps } };
 }
 
 /** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
@@ -108,11 +175,12 @@ async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, chil
 	return settle(step, row, ref, outcome, now);
 }
 
-/** An invoke's child finished: the step completes with its output, or fails with a `ChildWorkflowError`. */
-function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOutcome, now: number): unknown {
+/** An invoke's child finished: the step completes with its output, or fails with a `ChildWorkflowError` (`alsoWrite` in the same transaction). */
+function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOutcome, now: number, alsoWrite?: () => void): unknown {
 	if (outcome.status === 'completed') {
 		const output = outcome.output;
 		step.transact(() => {
+			alsoWrite?.();
 			step.store.deleteWakeup(row.key);
 			step.write({ ...row, status: 'completed', result: output, finishedAt: now, wakeAt: null });
 			step.hooks.record({ kind: 'child.completed', step: row.name, value: output, detail: { childId: ref.childId } });
@@ -122,6 +190,7 @@ function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOu
 	const { status, error: childError } = outcome;
 	const error = new ChildWorkflowError(ref.childId, ref.childType, status, childError);
 	step.transact(() => {
+		alsoWrite?.();
 		step.store.deleteWakeup(row.key);
 		step.write({
 			...row, status: 'failed', result: JSON.stringify({ ...ref, status, error: childError }), finishedAt: now, wakeAt: null,

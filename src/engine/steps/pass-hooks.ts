@@ -1,6 +1,9 @@
-import type { ChildPort } from '../children/child-workflows';
+import type { ChildPort, ParentRef } from '../children/child-workflows';
+import type { ChildTransplant, TransplantHeader } from '../children/transplant';
+import type { InlineChildRun, InlineRequest } from '../instance/inline-child';
 import type { HistoryRecord } from '../history/history';
 import type { StepRow } from '../storage/store';
+import type { StepKind } from '../definition/types';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { YieldReport } from './yield-pacer';
 
@@ -68,6 +71,8 @@ export interface PassHooks {
 	setAttributes?(update: Record<string, unknown>, row: StepRow, stepName: string): void;
 	/** What `step.emit` needs (see stream.ts); absent (a rollback's replay), it publishes nothing. */
 	readonly streams?: EmitHooks;
+	/** An inline child's pass (EngineHost.holdStep): a promise holds a new step before it writes anything. */
+	holdStep?(kind: StepKind): Promise<never> | undefined;
 }
 
 /** The instance's side of `step.emit`. */
@@ -86,4 +91,24 @@ export interface ChildStepHooks {
 	generation: number;
 	/** Throws `UNKNOWN_TYPE` for a type the registry does not hold. */
 	assertRegistered(type: string): void;
+	/** Runs short children inside this instance first (instance/parts/inline-children.ts); absent: the host does not. */
+	readonly inline?: InlineChildHooks;
+}
+
+/** The parent's side of the children its invokes run inline (instance/parts/inline-children.ts). */
+export interface InlineChildHooks {
+	/** Whether an invoke of `type` may run its child here. */
+	eligible(type: string): boolean;
+	/** A run of the child here; every step row it writes is kept here as it is written. */
+	run(request: InlineRequest): InlineChildRun;
+	/** What an earlier run of the child left here: its transplant once that run ended, else the steps it wrote. */
+	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] };
+	/** The transplant of a child whose run was cut short, from the steps it wrote. */
+	fromSteps(request: InlineRequest, steps: readonly StepRow[]): ChildTransplant;
+	/** Inside the caller's transaction: the run ended; a finished child is published from here afterwards. */
+	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void;
+	/** Inside the caller's transaction: the child is published; its rows here go. */
+	forget(childId: string): void;
+	/** Publishes the finished children now, off the critical path. */
+	publishSoon(): void;
 }

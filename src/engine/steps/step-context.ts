@@ -316,7 +316,7 @@ export class StepContext implements Step<any, any> {
 		// in a Promise.all suspended, holds the pass's end, so its row is written by this pass and never after it.
 		this.running++;
 		try {
-			return await runChildStep(this.journal, children, key, mode, name, Child, options);
+			return await runChildStep(this.journal, children, key, mode, name, Child, options, this.liveAttempts);
 		} finally {
 			if (--this.running === 0) this.whenIdle?.();
 		}
@@ -581,6 +581,9 @@ export class StepContext implements Step<any, any> {
 			if (answered) return answered;
 		}
 		if (this.hooks.replayOnly) return { answer: this.parked<T>() };
+		// An inline child's run hands over before a step it does not take (instance/inline-child.ts).
+		const held = row ? undefined : this.hooks.holdStep?.(kind);
+		if (held) return { key, row, ready: held };
 		const onRecord = kind !== 'patch' && !row && this.frontier.behind() ? this.assertOnRecord(kind, name) : undefined;
 		const admitted = this.gate.admit();
 		if (!admitted) return { key, row, ready: onRecord };

@@ -1,7 +1,7 @@
 import type { HistoryKind, HistoryRow, NewHistoryRow } from '../history/history';
 import { utf8Bytes } from '../support/json';
 import { SMALL_RESULT_BYTES } from '../support/limits';
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
 import type { StepKind, StepStatus } from '../definition/types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
@@ -15,6 +15,8 @@ export class MemoryInstanceStore implements InstanceStore {
 	dropped = 0;
 	history: HistoryRow[] = [];
 	deletion: DeletionRow | undefined;
+	/** Inline children's rows: child id, then key ('' the header). */
+	inline = new Map<string, Map<string, InlineRow>>();
 	private nextEventSeq = 1;
 
 	transaction<T>(fn: () => T): T {
@@ -27,6 +29,7 @@ export class MemoryInstanceStore implements InstanceStore {
 			eventKeys: this.eventKeys,
 			dropped: this.dropped,
 			deletion: this.deletion,
+			inline: this.inline,
 		});
 		// The history only grows: undoing a transaction cuts it back to its length.
 		const historyLength = this.history.length;
@@ -224,5 +227,27 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	writeDeletion(row: DeletionRow) {
 		this.deletion = { ...row };
+	}
+	writeInlineRow(childId: string, key: string, body: string, publishAt: number | null) {
+		let rows = this.inline.get(childId);
+		if (!rows) this.inline.set(childId, (rows = new Map()));
+		rows.set(key, { key, body, publishAt });
+	}
+	readInlineRows(childId: string) {
+		return [...(this.inline.get(childId)?.values() ?? [])].map((row) => ({ ...row }));
+	}
+	deleteInline(childId: string) {
+		this.inline.delete(childId);
+	}
+	inlinePublishes() {
+		const due: { childId: string; publishAt: number }[] = [];
+		for (const [childId, rows] of this.inline) {
+			const publishAt = rows.get('')?.publishAt;
+			if (publishAt !== undefined && publishAt !== null) due.push({ childId, publishAt });
+		}
+		return due;
+	}
+	deleteUnpublishedInline() {
+		for (const [childId, rows] of this.inline) if ((rows.get('')?.publishAt ?? null) === null) this.inline.delete(childId);
 	}
 }

@@ -135,6 +135,15 @@ export interface DeletionRow {
 	nextAttemptAt: number | null;
 }
 
+/** One row an inline child's run left in its parent (see `InstanceStore.writeInlineRow`). */
+export interface InlineRow {
+	/** The child's step key, or '' for its header. */
+	key: string;
+	body: string;
+	/** A finished child's header: when its publishing is next tried; null otherwise. */
+	publishAt: number | null;
+}
+
 /**
  * The narrow, synchronous storage interface of one workflow instance.
  * Synchronous on purpose: Durable Object SQLite is synchronous, and writes with
@@ -246,6 +255,21 @@ export interface InstanceStore {
 	/** The deletion in progress, if any. */
 	readDeletion(): DeletionRow | undefined;
 	writeDeletion(row: DeletionRow): void;
+
+	/**
+	 * The children this instance runs inline (children/inline-child.ts) keep what their run wrote
+	 * here until each is published to its own object: one row per step (its key) and a header
+	 * (key ''). Inserts or replaces one row.
+	 */
+	writeInlineRow(childId: string, key: string, body: string, publishAt: number | null): void;
+	/** Every row one inline child left, header included (none: empty). */
+	readInlineRows(childId: string): InlineRow[];
+	/** Deletes every row of one inline child (it is published). */
+	deleteInline(childId: string): void;
+	/** The finished inline children awaiting publishing, and when each is next tried. */
+	inlinePublishes(): { childId: string; publishAt: number }[];
+	/** Deletes the rows of every inline child that is not awaiting publishing (no invoke of the parent owns it any more). */
+	deleteUnpublishedInline(): void;
 }
 
 /**

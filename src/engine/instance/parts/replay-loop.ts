@@ -17,7 +17,7 @@ import { StreamRate } from '../../streams/stream';
 import type { CutPasses, InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
-import { FINISHED_STATUSES, type WorkflowStatus } from '../../definition/types';
+import { FINISHED_STATUSES, type StepKind, type WorkflowStatus } from '../../definition/types';
 import type { InstancePart, PartKernel } from '../part';
 import type { PassFailures } from '../pass-failures';
 import { errorOf } from '../row-views';
@@ -318,6 +318,7 @@ export class ReplayLoop implements InstancePart {
 							parentType: start.type,
 							generation,
 							assertRegistered: (type: string) => void this.k.host.registry.get(type),
+							...(this.k.host.inlineChildren ? { inline: this.k.inline } : {}),
 						},
 					}
 				: {}),
@@ -327,6 +328,7 @@ export class ReplayLoop implements InstancePart {
 				if (row.status === 'terminated' || row.status === 'rolling_back') throw new AbortSignal_('terminated');
 				if (row.status === 'paused') throw new SuspendSignal('paused');
 			},
+			...(this.k.host.holdStep ? { holdStep: (kind: StepKind) => this.k.host.holdStep!(kind) } : {}),
 			issueWebhook: this.webhookIssuer(start, generation),
 			setAttributes: (update, stepRow, stepName) => this.setAttributes(entry, update, stepRow, stepName),
 			streams: {

@@ -1,0 +1,7 @@
+CREATE TABLE `inline_children` (
+	`child_id` text NOT NULL,
+	`key` text NOT NULL,
+	`body` text NOT NULL,
+	`publish_at` integer,
+	PRIMARY KEY(`child_id`, `key`)
+);

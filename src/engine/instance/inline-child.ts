@@ -1,0 +1,217 @@
+import type { ParentRef } from '../children/child-workflows';
+import { transplantHeader, type TransplantHeader } from '../children/transplant';
+import { FINISHED_STATUSES, type StepKind } from '../definition/types';
+import { MemoryInstanceStore } from '../storage/memory-store';
+import type { StepRow } from '../storage/store';
+import type { StepFunctionWrapper } from '../steps/step-function-wrapper';
+import { utf8Bytes } from '../support/json';
+import type { EngineHost } from './engine-host';
+import { InstanceEngine } from './instance-engine';
+import type { InvocationBudget } from './invocation-budget';
+import { PassFailures } from './pass-failures';
+
+/**
+ * What a child's run may do inline before it hands over (its pass then continues in the
+ * child's own object, from a continuation): I/O attempts and wall time, as an invocation's
+ * budget counts them (invocation-budget.ts). A step already under way finishes inline.
+ */
+export const INLINE_BUDGET: InvocationBudget = { steps: 25, ms: 1000 };
+/** Steps, and bytes of their results, an inline run keeps in its parent at most: past either, its next step hands over. */
+export const INLINE_MAX_STEPS = 100;
+export const INLINE_MAX_RESULT_BYTES = 1 << 20;
+/**
+ * Step kinds an inline run never takes: each makes the child reachable from outside (a webhook's
+ * URL) or the parent of another instance (a grandchild reports to the child's own object). The
+ * child hands over before such a step writes anything, and takes it in its own object.
+ */
+const HANDED_OVER_KINDS: ReadonlySet<StepKind> = new Set(['webhook', 'child']);
+
+/** The child an invoke runs inline. */
+export interface InlineRequest {
+	id: string;
+	type: string;
+	payload: unknown;
+	parent: ParentRef;
+}
+
+/** How an inline run ended: finished (its outcome is its row's), or handed over; what it left, to publish. */
+export interface InlineRunEnd {
+	finished: boolean;
+	header: TransplantHeader;
+	steps: StepRow[];
+}
+
+/**
+ * One child run inside its parent's object (`step.invoke` of a short child; docs/decisions.md
+ * "Short children run inside their parent"): the child's own engine over an in-memory store,
+ * in the parent's isolate, so the invoke costs no new object before it has its outcome. Every
+ * step row the child writes is also kept in the parent's storage (`mirror`, in the same turn,
+ * so it commits as the child's own write would), so a crash of the parent loses no finished
+ * step: the invoke's next pass hands the child over with them. The run ends finished (the
+ * parent's step completes; the child is published to its own object afterwards) or hands over
+ * (published now; its pass goes on there): at a step kind it does not take, past its budget, or
+ * when it would wait (a sleep, an event, a retry's delay). Nothing outside sees the child until
+ * it is published: no index entry, no status by id.
+ */
+export class InlineChildRun {
+	private readonly store: MirroredStore;
+	private readonly engine: InstanceEngine;
+	/** Attempts of the child's steps under way (a hold waits for them: a step never runs twice at once). */
+	private inFlight = 0;
+	private quiet: (() => void) | undefined;
+	/** Set once a step was held: the run hands over once its attempts settled. */
+	private held = false;
+	private onHeld: (() => void) | undefined;
+	private live = true;
+	/** Resolves when `run` returned (or threw). */
+	private readonly ended: Promise<void>;
+	private end!: () => void;
+
+	constructor(
+		private readonly parent: EngineHost,
+		private readonly request: InlineRequest,
+		mirror: (row: StepRow) => void,
+	) {
+		this.ended = new Promise<void>((resolve) => (this.end = resolve));
+		this.store = new MirroredStore((row) => {
+			if (this.live) mirror(row);
+		});
+		const wrap = parent.wrapStepFunction;
+		const counted: StepFunctionWrapper = (about, fn) => {
+			const inner = wrap ? wrap(about, fn) : fn;
+			return (attempt) => {
+				this.inFlight++;
+				let out: unknown;
+				try {
+					out = inner(attempt);
+				} catch (error) {
+					this.attemptSettled();
+					throw error;
+				}
+				if (!(out instanceof Promise)) {
+					this.attemptSettled();
+					return out;
+				}
+				return out.finally(() => this.attemptSettled());
+			};
+		};
+		this.engine = new InstanceEngine({
+			store: this.store,
+			registry: parent.registry,
+			env: parent.env,
+			now: () => parent.now(),
+			// Its wake-ups and index entry are its own object's business once published.
+			setAlarm: () => undefined,
+			ensureAlarmBy: () => undefined,
+			sendIndexEntry: async () => undefined,
+			// The parent keeps the child's work alive until the run ends, not longer: a held step's pass never settles.
+			background: (work) => parent.background(Promise.race([work, this.ended])),
+			yieldToEventLoop: () => parent.yieldToEventLoop(),
+			defer: (fn, ms) => parent.defer(fn, ms),
+			...(parent.log ? { log: parent.log } : {}),
+			...(parent.logStepCompletions !== undefined ? { logStepCompletions: parent.logStepCompletions } : {}),
+			invocationBudget: INLINE_BUDGET,
+			wrapStepFunction: counted,
+			// Its notice would wake the parent for nothing: the parent's invoke holds the outcome when the run ends.
+			...(parent.children ? { children: { ...parent.children, notifyParent: async () => undefined } } : {}),
+			passFailures: new PassFailures(1),
+			holdStep: (kind) => this.hold(kind),
+		});
+	}
+
+	/** Creates the child (its payload checked as any create's) and runs it until it finished or hands over. */
+	async run(): Promise<InlineRunEnd> {
+		try {
+			const { id, type, payload, parent } = this.request;
+			await this.engine.create(id, type, payload, parent);
+			this.engine.start();
+			const held = new Promise<void>((resolve) => (this.onHeld = resolve)).then(() => this.settled());
+			await Promise.race([this.engine.idle({ index: false }), held]);
+			const row = this.store.readInstance()!;
+			const steps = this.store.readSteps();
+			return { finished: !this.held && FINISHED_STATUSES.includes(row.status), header: transplantHeader(row, steps, this.store.wakeups, this.store.history), steps };
+		} finally {
+			this.end();
+		}
+	}
+
+	/** The parent's pass was cut (terminate, restart): nothing more is kept, and the child's attempts are aborted. */
+	abort(): void {
+		this.live = false;
+		try {
+			this.engine.terminate();
+		} catch {
+			// Not created, or finished already: nothing runs.
+		}
+	}
+
+	/** A new step of the child: one the run does not take, or past its caps, waits forever and the run hands over. */
+	private hold(kind: StepKind): Promise<never> | undefined {
+		if (!HANDED_OVER_KINDS.has(kind) && this.store.steps.size < INLINE_MAX_STEPS && this.store.resultBytes <= INLINE_MAX_RESULT_BYTES) return undefined;
+		this.held = true;
+		this.onHeld?.();
+		// One promise per held step (a shared one would keep every step's reactions for the isolate's life).
+		return new Promise<never>(() => {});
+	}
+
+	private attemptSettled(): void {
+		if (--this.inFlight === 0) this.quiet?.();
+	}
+
+	/** Resolves once no attempt is under way and the writes after the last one landed (a macrotask later). */
+	private async settled(): Promise<void> {
+		for (;;) {
+			if (this.inFlight > 0) await new Promise<void>((resolve) => (this.quiet = resolve));
+			await new Promise<void>((resolve) => this.parent.defer(resolve, 0));
+			if (this.inFlight === 0) return;
+		}
+	}
+}
+
+/**
+ * The inline child's store: memory, with every step row also handed to `mirror` when it is
+ * committed (a transaction's rows when it commits, none when it fails), and the sizes the
+ * run's caps read.
+ */
+class MirroredStore extends MemoryInstanceStore {
+	private depth = 0;
+	private pending = new Map<string, StepRow>();
+	private readonly bytes = new Map<string, number>();
+	resultBytes = 0;
+
+	constructor(private readonly mirror: (row: StepRow) => void) {
+		super();
+	}
+
+	override transaction<T>(fn: () => T): T {
+		const saved = this.depth > 0 ? new Map(this.pending) : undefined;
+		this.depth++;
+		let result: T;
+		try {
+			result = super.transaction(fn);
+		} catch (error) {
+			this.depth--;
+			this.pending = saved ?? new Map();
+			throw error;
+		}
+		if (--this.depth === 0) {
+			const rows = [...this.pending.values()];
+			this.pending.clear();
+			for (const row of rows) this.keep(row);
+		}
+		return result;
+	}
+
+	override writeStep(row: StepRow): void {
+		super.writeStep(row);
+		if (this.depth > 0) this.pending.set(row.key, { ...row });
+		else this.keep({ ...row });
+	}
+
+	private keep(row: StepRow): void {
+		const bytes = utf8Bytes(row.result);
+		this.resultBytes += bytes - (this.bytes.get(row.key) ?? 0);
+		this.bytes.set(row.key, bytes);
+		this.mirror(row);
+	}
+}

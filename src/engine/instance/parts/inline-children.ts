@@ -1,0 +1,156 @@
+import { isTransient, type ParentRef } from '../../children/child-workflows';
+import { transplantFromSteps, transplantOf, type ChildTransplant, type TransplantHeader } from '../../children/transplant';
+import { concurrencyOf } from '../../limiter/concurrency';
+import { FINISHED_STATUSES } from '../../definition/types';
+import type { InstanceRow, StepRow } from '../../storage/store';
+import { SingleFlight } from '../../support/single-flight';
+import { describeThrown } from '../../support/thrown-value';
+import { fromStoredJson, toStoredJson } from '../../support/json';
+import { InlineChildRun, type InlineRequest } from '../inline-child';
+import type { InstancePart, PartKernel } from '../part';
+import type { InlineChildHooks } from '../../steps/pass-hooks';
+import { outboxBackoffMs } from '../timing';
+
+/** An inline child's header as its parent keeps it: the transplant's, and the parent's step that invoked it. */
+type StoredHeader = TransplantHeader & { parent: ParentRef };
+
+/**
+ * The children this instance runs inline (inline-child.ts) and keeps until each is published to
+ * its own object. A `step.invoke` asks whether its child may run here and runs it; the rows the
+ * run writes stay here (a first-write table: an instance that never runs one has none). A
+ * finished child is published from here, in the background and retried from the alarm with
+ * backoff (its parent's step has completed already); a handed-over one by its invoke, which
+ * waits for it as for any child. When the parent finishes or restarts, a child it had not
+ * finished running or handed over never appears: its rows go.
+ */
+export class InlineChildren implements InstancePart, InlineChildHooks {
+	private readonly publishing: SingleFlight;
+	/** The earliest publishing due (undefined: none), as this part knows it; read from storage once. */
+	private nextAt: number | undefined | null = null;
+	/** Failed publishings per child since this engine started (their backoff). */
+	private readonly attempts = new Map<string, number>();
+
+	constructor(private readonly k: PartKernel) {
+		this.publishing = new SingleFlight({
+			background: (flight) => k.host.background(flight),
+			before: () => Promise.resolve(),
+			round: () => this.publishDue(),
+			after: () => k.rearm(),
+		});
+	}
+
+	get inFlight(): Promise<void> | undefined {
+		return this.publishing.inFlight;
+	}
+
+	/** Whether `step.invoke` may run a child of `type` here: the host allows it, and the type has no concurrency limit and did not opt out. */
+	eligible(type: string): boolean {
+		const host = this.k.host;
+		if (!host.inlineChildren || !host.children || !host.registry.has(type)) return false;
+		const workflow = host.registry.get(type).workflow as { inline?: unknown };
+		return workflow.inline !== false && concurrencyOf(host.registry, type) === undefined;
+	}
+
+	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
+	run(request: InlineRequest): InlineChildRun {
+		const store = this.k.host.store;
+		return new InlineChildRun(this.k.host, request, (row) => store.writeInlineRow(request.id, row.key, JSON.stringify(row), null));
+	}
+
+	/** What an earlier run of the child left here: its transplant once the run ended, else only the steps it wrote. */
+	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] } {
+		return transplantOf(this.k.host.store.readInlineRows(childId));
+	}
+
+	/**
+	 * The run ended (inside the caller's transaction): its header is kept; a finished child's is
+	 * published from here, starting once the transaction is stored (`publishSoon`).
+	 */
+	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void {
+		const now = this.k.host.now();
+		const stored: StoredHeader = { ...header, parent };
+		this.k.host.store.writeInlineRow(childId, '', JSON.stringify(stored), finished ? now : null);
+		if (finished && this.nextAt !== null && (this.nextAt === undefined || now < this.nextAt)) this.nextAt = now;
+	}
+
+	/** The transplant of a child whose run was cut short (this instance's isolate died), from the steps it wrote. */
+	fromSteps(request: InlineRequest, steps: readonly StepRow[]): ChildTransplant {
+		const { id, type, payload, parent } = request;
+		const codeVersion = this.k.host.registry.get(type).version;
+		return transplantFromSteps({ id, type, payloadJson: toStoredJson(payload, 'payload'), parentId: parent.id, parent, codeVersion }, steps, this.k.host.now());
+	}
+
+	/** The child is published (its object holds it now): its rows here go. */
+	forget(childId: string): void {
+		this.k.host.store.deleteInline(childId);
+	}
+
+	/** Publishes the finished children now, off the critical path. */
+	publishSoon(): void {
+		this.publishing.request();
+	}
+
+	dueAt(): number | undefined {
+		if (this.nextAt === null) this.nextAt = this.earliest();
+		return this.nextAt;
+	}
+
+	onAlarm(now: number): boolean {
+		const due = this.dueAt();
+		if (due !== undefined && due <= now) this.publishSoon();
+		return false;
+	}
+
+	/** A finished or restarted parent: the children it had not finished running or handed over never appear. */
+	duringTransition(row: InstanceRow): void {
+		const previous = this.k.row;
+		const ended = FINISHED_STATUSES.includes(row.status) && !(previous && FINISHED_STATUSES.includes(previous.status));
+		if (ended || (previous !== undefined && row.generation !== previous.generation)) this.k.host.store.deleteUnpublishedInline();
+	}
+
+	private earliest(): number | undefined {
+		let at: number | undefined;
+		for (const due of this.k.host.store.inlinePublishes()) if (at === undefined || due.publishAt < at) at = due.publishAt;
+		return at;
+	}
+
+	/** Sends every finished child that is due to its own object (an idempotent create with its transplant). */
+	private async publishDue(): Promise<void> {
+		const k = this.k;
+		const port = k.host.children;
+		if (!port || k.gone) return;
+		const now = k.host.now();
+		for (const { childId, publishAt } of k.host.store.inlinePublishes()) {
+			if (publishAt > now) continue;
+			const rows = k.host.store.readInlineRows(childId);
+			const header = rows.find((row) => row.key === '');
+			if (!header) continue;
+			const { parent } = JSON.parse(header.body) as StoredHeader;
+			const { transplant } = transplantOf(rows);
+			const { parent: _parent, ...sent } = transplant as ChildTransplant & { parent?: ParentRef };
+			try {
+				await port.start({ id: childId, type: sent.row.type, payload: fromStoredJson(sent.row.payload), parent, transplant: sent });
+				if (k.gone) return;
+				k.host.store.deleteInline(childId);
+				this.attempts.delete(childId);
+			} catch (error) {
+				if (k.gone) return;
+				const attempts = (this.attempts.get(childId) ?? 0) + 1;
+				const transient = isTransient(error);
+				k.host.log?.({
+					severity: transient ? 'warn' : 'error', event: 'child.publish_failed', instanceId: k.row?.id ?? '(none)', type: k.row?.type ?? '(none)',
+					childId, attempt: attempts, willRetry: transient, error: describeThrown(error),
+				});
+				// A refusal stays one (the child's type or payload no longer passes its checks): the child never appears.
+				if (!transient) {
+					k.host.store.deleteInline(childId);
+					this.attempts.delete(childId);
+				} else {
+					this.attempts.set(childId, attempts);
+					k.host.store.writeInlineRow(childId, '', header.body, now + outboxBackoffMs(attempts));
+				}
+			}
+		}
+		this.nextAt = this.earliest();
+	}
+}

@@ -1,0 +1,273 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ChildWorkflowError, ErrorCode, NotFoundError } from '../../src/engine/support/errors';
+import type { Step } from '../../src/engine/definition/types';
+import { Workflow } from '../../src/workflow';
+import { checkTransplant } from '../../src/engine/children/transplant';
+import { INLINE_MAX_STEPS } from '../../src/engine/instance/inline-child';
+import { registryOf } from './start-instance';
+import { World } from './child-world';
+
+// `step.invoke` of a short child runs it inside its parent first (src/engine/instance/inline-child.ts),
+// then publishes it to its own object; these run on virtual hosts that allow it.
+
+const calls = new Map<string, number>();
+const called = (key: string) => calls.set(key, (calls.get(key) ?? 0) + 1).get(key)!;
+const tick = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Lets a test stop a step midway: the step awaits `gate` when set. */
+let gate: Promise<void> | undefined;
+
+class Add extends Workflow<{ a: number; b: number }, number> {
+	static override readonly type = 'add';
+	static override payload = z.object({ a: z.number(), b: z.number() });
+	async run(step: Step, { a, b }: { a: number; b: number }) {
+		const sum = await step.do('sum', () => {
+			called(`sum:${this.ctx.id}`);
+			return a + b;
+		});
+		return step.do('io', async () => {
+			called(`io:${this.ctx.id}`);
+			await tick(1);
+			if (gate) await gate;
+			return sum * 10;
+		});
+	}
+}
+
+class Fails extends Workflow<{}, never> {
+	static override readonly type = 'fails';
+	async run(step: Step) {
+		await step.do('one', () => called(`one:${this.ctx.id}`));
+		throw new Error('no luck');
+	}
+}
+
+/** A step, a sleep (the inline run hands over there), another step. */
+class Sleeper extends Workflow<{}, string> {
+	static override readonly type = 'sleeper';
+	async run(step: Step) {
+		const before = await step.do('before', () => `b${called(`before:${this.ctx.id}`)}`);
+		await step.sleep('nap', 1000);
+		const after = await step.do('after', () => `a${called(`after:${this.ctx.id}`)}`);
+		return `${before}-${after}`;
+	}
+}
+
+/** A step, then a grandchild: the inline run hands over before the grandchild starts. */
+class Grand extends Workflow<{}, number> {
+	static override readonly type = 'grand';
+	async run(step: Step) {
+		const first = await step.do('first', () => called(`first:${this.ctx.id}`));
+		const added = await step.invoke('add', Add, { payload: { a: 1, b: 1 } });
+		return first + added;
+	}
+}
+
+/** Fails its first attempt with a one-second retry delay: the inline run hands over with the retry pending. */
+class Flaky extends Workflow<{}, number> {
+	static override readonly type = 'flaky';
+	async run(step: Step) {
+		return step.do(
+			'flaky',
+			() => {
+				if (called(`flaky:${this.ctx.id}`) === 1) throw new Error('first attempt fails');
+				return 5;
+			},
+			{ retries: { limit: 3, delay: 1000, backoff: 'constant' } },
+		);
+	}
+}
+
+class Many extends Workflow<{ n: number }, number> {
+	static override readonly type = 'many';
+	async run(step: Step, { n }: { n: number }) {
+		let total = 0;
+		for (let i = 0; i < n; i++) total += await step.do(`s${i}`, () => (called(`many:${i}`), 1));
+		return total;
+	}
+}
+
+class NeverInline extends Workflow<{}, number> {
+	static override readonly type = 'never-inline';
+	static override inline = false;
+	async run(step: Step) {
+		return step.do('x', () => 1);
+	}
+}
+
+class Parent extends Workflow<{ child: string; payload?: unknown; id?: string }, unknown> {
+	static override readonly type = 'parent';
+	async run(step: Step, { child, payload, id }: { child: string; payload?: unknown; id?: string }) {
+		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline }[child]!;
+		try {
+			return await step.invoke('child', Child, { payload: payload ?? {}, ...(id ? { id } : {}) });
+		} catch (error) {
+			if (error instanceof ChildWorkflowError) return `${error.childStatus}: ${error.childError?.message}`;
+			throw error;
+		}
+	}
+}
+
+const registry = registryOf(Add, Fails, Sleeper, Grand, Flaky, Many, NeverInline, Parent);
+let world: World;
+beforeEach(() => {
+	world = new World(registry, true);
+	calls.clear();
+	gate = undefined;
+});
+
+async function parentOf(child: string, payload?: unknown, id?: string) {
+	await world.engine('p').create('p', 'parent', { child, ...(payload ? { payload } : {}), ...(id ? { id } : {}) });
+	await world.idle();
+	return world.engine('p');
+}
+
+const historyKinds = (id: string) => world.engine(id).history().events.map((e) => ('step' in e && e.step ? `${e.kind} ${e.step}` : e.kind));
+
+describe('an invoked short child runs inside its parent first', () => {
+	it('gives the parent its output, then publishes the child to its own object with the same steps and history', async () => {
+		const parent = await parentOf('add', { a: 2, b: 3 });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 50 });
+		expect(world.transplanted).toEqual(['p::child']);
+		const child = world.engine('p::child');
+		expect(child.status()).toMatchObject({ status: 'completed', output: 50, parentId: 'p' });
+		expect(child.steps().items.map((s) => [s.name, s.status, s.result])).toEqual([['sum', 'completed', 5], ['io', 'completed', 50]]);
+		expect(historyKinds('p::child')).toEqual(['workflow.created', 'step.started sum', 'step.completed sum', 'step.started io', 'step.completed io', 'workflow.completed']);
+		expect(child.history().events.find((e) => e.kind === 'step.completed' && e.step === 'sum')).toMatchObject({ result: 5 });
+		// Each step ran once; the published child ran nothing again.
+		expect([calls.get('sum:p::child'), calls.get('io:p::child')]).toEqual([1, 1]);
+		expect(world.hosts.get('p::child')!.indexEntries.at(-1)).toMatchObject({ id: 'p::child', status: 'completed', parentId: 'p' });
+	});
+
+	it('sends the parent no notice for a child it published finished', async () => {
+		await parentOf('add', { a: 1, b: 1 });
+		expect(world.noticesFrom).toEqual([]);
+		expect(world.outcomeCalls).toBe(0);
+	});
+
+	it('completes the parent while the child cannot be published yet; the child appears once its object is reachable', async () => {
+		world.unreachable = true;
+		const parent = await parentOf('add', { a: 1, b: 2 });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 30 });
+		expect(() => world.engine('p::child').status()).toThrow(NotFoundError);
+		world.unreachable = false;
+		await world.advance(1_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 30 });
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+
+	it('fails the invoke with ChildWorkflowError when the child errors inline, and publishes the errored child', async () => {
+		const parent = await parentOf('fails');
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 'errored: no luck' });
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'errored', error: { message: 'no luck' } });
+		expect(calls.get('one:p::child')).toBe(1);
+	});
+
+	it('refuses a payload the child type rejects, as a create would, and publishes nothing', async () => {
+		const parent = await parentOf('add', { a: 'x', b: 1 });
+		expect(parent.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.StepFailed } });
+		expect(parent.history().events.find((e) => e.kind === 'child.failed')).toMatchObject({ status: 'refused', error: { code: ErrorCode.InvalidPayload } });
+		expect(world.transplanted).toEqual([]);
+		expect(() => world.engine('p::child').status()).toThrow(NotFoundError);
+	});
+});
+
+describe('an inline child hands over to its own object', () => {
+	it('at a sleep: the child goes on in its object from its finished steps, each step running once', async () => {
+		const parent = await parentOf('sleeper');
+		expect(parent.status().status).toBe('waiting');
+		expect(world.transplanted).toEqual(['p::child']);
+		expect(world.engine('p::child').status().status).toBe('sleeping');
+		await world.advance(1_000);
+		await world.advance(2_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 'b1-a1' });
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 'b1-a1' });
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+
+	it('before a grandchild starts: the grandchild is the child object\'s own', async () => {
+		const parent = await parentOf('grand');
+		await world.idle();
+		await world.advance(2_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 21 });
+		expect(world.engine('p::child::add').status()).toMatchObject({ status: 'completed', parentId: 'p::child' });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 21 });
+		expect(calls.get('first:p::child')).toBe(1);
+	});
+
+	it('with a retry pending: the retry runs in its object after its delay', async () => {
+		await parentOf('flaky');
+		expect(world.engine('p::child').steps().items[0]).toMatchObject({ name: 'flaky', status: 'retrying', attempts: 1 });
+		await world.advance(1_000);
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 5 });
+		expect(calls.get('flaky:p::child')).toBe(2);
+	});
+
+	it(`past ${INLINE_MAX_STEPS} steps, with the steps it took`, async () => {
+		const n = INLINE_MAX_STEPS + 20;
+		await parentOf('many', { n });
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: n });
+		expect([...calls.entries()].filter(([key]) => key.startsWith('many:')).every(([, count]) => count === 1)).toBe(true);
+		expect(world.transplanted).toEqual(['p::child']);
+	});
+
+	it("after its parent's isolate died mid-run: the finished steps go with it, and the one under way runs again", async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		expect(calls.get('io:p::child')).toBe(1);
+		const next = world.evict('p');
+		gate = undefined;
+		release();
+		next.alarm();
+		await world.advance(20_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 20 });
+		expect(world.transplanted).toEqual(['p::child']);
+		expect(calls.get('sum:p::child')).toBe(1);
+		expect(calls.get('io:p::child')).toBe(2);
+		expect(world.engine('p::child').steps().items.map((s) => s.attempts)).toEqual([1, 2]);
+	});
+});
+
+describe('children that do not run inline', () => {
+	it('a type with static inline = false starts in its own object at once', async () => {
+		await parentOf('never-inline');
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 1 });
+		expect(world.transplanted).toEqual([]);
+	});
+
+	it('a child given its own id starts in its own object at once', async () => {
+		await parentOf('add', { a: 1, b: 1 }, 'my-child');
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 20 });
+		expect(world.transplanted).toEqual([]);
+	});
+
+	it('a child still running inline when its parent is terminated never appears, and its rows go', async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		world.engine('p').terminate();
+		release();
+		await world.idle();
+		expect(world.engine('p').status().status).toBe('terminated');
+		expect(() => world.engine('p::child').status()).toThrow(NotFoundError);
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+});
+
+describe('a transplant sent with a create', () => {
+	const good = () => ({
+		row: { id: 'p::c', type: 'add', status: 'completed', payload: '{}', output: '1', errorName: null, errorMessage: null, errorStack: null, errorCode: null, createdAt: 1, updatedAt: 1, version: 2, generation: 0 },
+		steps: [], wakeups: [], history: [],
+	});
+	it('is checked before anything is stored', () => {
+		expect(checkTransplant(good(), 'p::c').row.status).toBe('completed');
+		for (const bad of [null, {}, { ...good(), row: { ...good().row, id: 'other' } }, { ...good(), row: { ...good().row, status: 'queued' } }, { ...good(), history: [{ kind: 'step.completed', generation: 0, at: 1, step: 's', attempt: 1, value: null, detail: null, resultOf: 'nope' }] }, { ...good(), steps: [{ key: 1 }] }]) {
+			expect(() => checkTransplant(bad, 'p::c')).toThrow(expect.objectContaining({ code: ErrorCode.InvalidOptions }));
+		}
+	});
+});
