@@ -3,6 +3,7 @@ import type { DeleteResult } from '../engine/lifecycle/deletion';
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { CreateResult } from '../engine/instance/create';
 import type { InstanceEngine } from '../engine/instance/instance-engine';
+import type { InlineRead } from '../engine/instance/inline-child';
 
 /** What an operation's engine code reaches on the instance it is sent to (the instance role). */
 export interface InstanceAccess {
@@ -13,8 +14,12 @@ export interface InstanceAccess {
 	currentIndexEntry(): IndexEntry | null;
 	/** Deletes the instance (or, when only its archive is left, erases that). `input` is unchecked: any caller's. */
 	delete(input: unknown): Promise<DeleteResult>;
-	/** The live instance's answer or, once it is deleted, its archive's (NOT_FOUND if neither exists). */
-	orArchived<T>(live: (engine: InstanceEngine) => T, archived: (archived: ArchivedInstance) => T | Promise<T>): Promise<T>;
+	/**
+	 * The live instance's answer; else, for a child its parent ran inline and has not published yet,
+	 * the parent's answer to `inline` (the same read); else, once it is deleted, its archive's
+	 * (NOT_FOUND if none exists).
+	 */
+	orArchived<T>(live: (engine: InstanceEngine) => T, archived: (archived: ArchivedInstance) => T | Promise<T>, inline?: InlineRead): Promise<T>;
 }
 
 /**

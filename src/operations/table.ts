@@ -5,6 +5,7 @@ import type { IndexEntry } from '../engine/index/index-entry';
 import { archivedHistoryPage } from '../engine/lifecycle/archive-reader';
 import type { ChildOutcome, ParentRef } from '../engine/children/child-workflows';
 import type { ChildTransplant } from '../engine/children/transplant';
+import type { InlineRead } from '../engine/instance/inline-child';
 import type { DeleteFilter, DeleteResult } from '../engine/lifecycle/deletion';
 import type { HistoryPage } from '../engine/history/history';
 import type { CreateResult } from '../engine/instance/create';
@@ -13,7 +14,7 @@ import type { InstanceEngine } from '../engine/instance/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import type { WebhookTarget } from '../engine/webhooks/webhook';
 import { operation } from './operation';
-import { ErrorCode, ValidationError } from '../engine/support/errors';
+import { ErrorCode, NotFoundError, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
 import { isReservedChildId } from '../engine/children/child-workflows';
 
@@ -80,6 +81,8 @@ export const operations = {
 		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef; attributes?: unknown }),
 	}),
 
+	// The reads of an instance: from its object, else (a child its parent ran inline and has not published yet) from its
+	// parent, else from its archive (see InstanceAccess.orArchived).
 	status: operation({
 		rpc: 'describe',
 		helper: (_type: string, id: string) => ({ id }),
@@ -87,14 +90,23 @@ export const operations = {
 			instance.orArchived(
 				(engine) => engine.status(),
 				(archived) => ({ ...archived.status, archived: true }),
+				{ kind: 'status' },
 			),
 	}),
 
 	steps: operation({
 		rpc: 'steps',
 		helper: (_type: string, id: string, options: { cursor?: string | null; limit?: number } = {}) => ({ id, ...options }),
-		run: (instance, input: { id: string; cursor?: string | null; limit?: number }): StepPage =>
-			instance.existing().steps({ cursor: input?.cursor ?? null, ...(input?.limit !== undefined ? { limit: input.limit } : {}) }),
+		run: (instance, input: { id: string; cursor?: string | null; limit?: number }): Promise<StepPage> => {
+			const query = { cursor: input?.cursor ?? null, ...(input?.limit !== undefined ? { limit: input.limit } : {}) };
+			return instance.orArchived(
+				(engine) => engine.steps(query),
+				() => {
+					throw new NotFoundError('no such workflow instance');
+				},
+				{ kind: 'steps', ...query },
+			);
+		},
 	}),
 
 	history: operation({
@@ -105,8 +117,15 @@ export const operations = {
 			return instance.orArchived(
 				(engine) => engine.history(query),
 				(archived) => archivedHistoryPage(archived, query),
+				{ kind: 'history', ...query },
 			);
 		},
+	}),
+
+	/** A parent's answer to a read of a child it runs (or ran) inline and has not published yet (see `status`). */
+	inlineChildView: operation({
+		rpc: 'inlineChildView',
+		run: (instance, input: { id: string; childId: string; read: InlineRead }): unknown => instance.existing().inlineChild(input?.childId, input?.read),
 	}),
 
 	pause: control('pause', (engine) => engine.pause()),

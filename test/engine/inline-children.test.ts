@@ -34,7 +34,7 @@ class Add extends Workflow<{ a: number; b: number }, number> {
 	}
 }
 
-class Fails extends Workflow<{}, never> {
+class Fails extends Workflow<{}, void> {
 	static override readonly type = 'fails';
 	async run(step: Step) {
 		await step.do('one', () => called(`one:${this.ctx.id}`));
@@ -229,6 +229,43 @@ describe('an inline child hands over to its own object', () => {
 		expect(calls.get('sum:p::child')).toBe(1);
 		expect(calls.get('io:p::child')).toBe(2);
 		expect(world.engine('p::child').steps().items.map((s) => s.attempts)).toEqual([1, 2]);
+	});
+});
+
+describe('a child that runs inline is read through its parent until it is published', () => {
+	it('while it runs: its status and steps so far', async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		const parent = world.engine('p');
+		expect(parent.inlineChild('p::child', { kind: 'status' })).toMatchObject({ id: 'p::child', status: 'running', parentId: 'p' });
+		expect(parent.inlineChild('p::child', { kind: 'steps' })).toMatchObject({ items: [{ name: 'sum', status: 'completed', result: 2 }, { name: 'io', status: 'running' }] });
+		release();
+		await world.idle();
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 20 });
+	});
+
+	it('once it finished: the same status and history its own object answers after publishing', async () => {
+		world.unreachable = true;
+		const parent = await parentOf('add', { a: 1, b: 2 });
+		const status = parent.inlineChild('p::child', { kind: 'status' });
+		const history = parent.inlineChild('p::child', { kind: 'history' });
+		expect(status).toMatchObject({ status: 'completed', output: 30 });
+		world.unreachable = false;
+		await world.advance(1_000);
+		expect(world.engine('p::child').status()).toEqual(status);
+		expect(world.engine('p::child').history()).toEqual(history);
+		expect(() => parent.inlineChild('p::child', { kind: 'status' })).toThrow(NotFoundError);
+	});
+
+	it('answers NOT_FOUND for a child it does not hold, and refuses a read it does not know', async () => {
+		const parent = await parentOf('add', { a: 1, b: 2 });
+		expect(() => parent.inlineChild('p::other', { kind: 'status' })).toThrow(NotFoundError);
+		world.unreachable = true;
+		await world.engine('q').create('q', 'parent', { child: 'add', payload: { a: 1, b: 2 } });
+		await world.idle();
+		expect(() => world.engine('q').inlineChild('q::child', { kind: 'drop' })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidOptions }));
 	});
 });
 

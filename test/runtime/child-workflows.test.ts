@@ -61,6 +61,8 @@ describe('step.invoke (workerd)', () => {
 			{ kind: 'child.completed', step: 'double', childId: `${id}::double`, output: 42 },
 		]);
 		expect((await api('GET', `/workflows/${id}::double/history`)).json.events[0]).toMatchObject({ kind: 'workflow.created', parent: { id, type: 'child-parent', step: 'double' } });
+		// The parent first: it publishes the child it ran inline (then the child's object delivers its entry).
+		await settle(id);
 		await Promise.all([settle(`${id}::double`), settle(`${id}::receipt`)]);
 		const listed = (await api('GET', `/workflows?parent=${id}`)).json.items;
 		expect(listed.map((e: { id: string }) => e.id).sort()).toEqual([`${id}::double`, `${id}::receipt`]);

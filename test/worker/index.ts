@@ -15,6 +15,8 @@ import { testClock } from './test-clock';
 import {
 	BigResultsWorkflow,
 	ChildDoublerWorkflow,
+	SlowChildWorkflow,
+	SlowParentWorkflow,
 	ChildParentWorkflow,
 	BudgetedWorkflow,
 	ChaosWorkflow,
@@ -70,6 +72,8 @@ export const testRegistry = defineRegistry({
 	'history-limited': { workflow: HistoryLimitedWorkflow, limits: { historyBytes: 2 * 1024 * 1024 } },
 	'child-double': { workflow: ChildDoublerWorkflow },
 	'child-parent': { workflow: ChildParentWorkflow },
+	'slow-child': { workflow: SlowChildWorkflow },
+	'slow-parent': { workflow: SlowParentWorkflow },
 	budgeted: { workflow: BudgetedWorkflow, limits: { stepsPerInvocation: 4 } },
 	fetcher: { workflow: FetcherWorkflow, limits: { stepsPerInvocation: 50 } },
 	searchable: { workflow: SearchableWorkflow, shards: 4 },

@@ -304,6 +304,23 @@ export class ChildDoublerWorkflow extends Workflow<{ n: number }, number> {
 	}
 }
 
+/** A child that takes a while: a step, then one awaiting a timer of `ms` (it runs inline in its parent all along). */
+export class SlowChildWorkflow extends Workflow<{ ms: number }, number> {
+	static override readonly type = 'slow-child';
+	async run(step: Step, { ms }: { ms: number }) {
+		await step.do('first', () => countExecution(`${this.ctx.id}:first`));
+		return step.do('wait', () => new Promise<number>((resolve) => setTimeout(() => resolve(countExecution(`${this.ctx.id}:wait`) * ms), ms)));
+	}
+}
+
+/** A parent that invokes one slow child. */
+export class SlowParentWorkflow extends Workflow<{ ms: number }, number> {
+	static override readonly type = 'slow-parent';
+	async run(step: Step, { ms }: { ms: number }) {
+		return step.invoke('slow', SlowChildWorkflow, { payload: { ms } });
+	}
+}
+
 /** A parent: starts a receipt child (fire and forget), then invokes a doubling child and reports. */
 export class ChildParentWorkflow extends Workflow<{ n: number; abandon?: boolean }, string> {
 	static override readonly type = 'child-parent';

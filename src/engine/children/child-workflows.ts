@@ -108,6 +108,19 @@ export function childIdFor(parentId: string, generation: number, step: string): 
 }
 
 /**
+ * The instances that may hold the child `childId` inline (instance/inline-child.ts), nearest
+ * first: the id before its last `::`, and before that a generation's `::g<n>` (see
+ * `childIdFor`). A read of a child not published yet asks them; none for an id without `::`.
+ */
+export function inlineParentsOf(childId: string): string[] {
+	const at = childId.lastIndexOf(CHILD_ID_SEPARATOR);
+	if (at <= 0) return [];
+	const head = childId.slice(0, at);
+	const generation = /^(.+)::g\d+$/.exec(head);
+	return generation ? [head, generation[1]!] : [head];
+}
+
+/**
  * Whether an id has the shape of a child's default id. Such ids are reserved: only a
  * parent's `step.invoke`/`step.start` creates one, and a create from the API, a helper
  * or a batch that names one is refused (as schedule tick ids are), so a caller cannot

@@ -1,7 +1,7 @@
 import { ErrorCode, ValidationError } from '../support/errors';
 import { historyError, historyRow, type HistoryKind, type NewHistoryRow } from '../history/history';
 import { WORKFLOW_STATUSES, type StepKind, type StepStatus, type WorkflowStatus } from '../definition/types';
-import type { InlineRow, InstanceRow, StepRow } from '../storage/store';
+import type { InlineRow, InstanceRow, InstanceStore, StepRow } from '../storage/store';
 import { REDACTED_STEP_OUTPUT_JSON } from '../steps/sensitive-output';
 
 /**
@@ -22,6 +22,14 @@ export interface ChildTransplant {
 }
 
 export type TransplantRecord = NewHistoryRow & { resultOf?: string };
+
+/** Writes a transplant's history (each step's result filled in from its row), steps and wake-ups; the caller writes its row. */
+export function writeTransplantRows(store: InstanceStore, transplant: ChildTransplant): void {
+	const results = new Map(transplant.steps.map((step) => [step.key, step.result]));
+	for (const { resultOf, ...record } of transplant.history) store.appendHistory(resultOf === undefined ? record : { ...record, value: results.get(resultOf) ?? null });
+	for (const step of transplant.steps) store.writeStep(step);
+	for (const { key, at } of transplant.wakeups) store.setWakeup(key, at);
+}
 
 /** The header of an inline child (its row '' in the parent): the transplant without its steps, which have rows of their own. */
 export type TransplantHeader = Omit<ChildTransplant, 'steps'>;

@@ -5,7 +5,7 @@ import type { Registry } from '../definition/registry';
 import { validateWith } from '../definition/schema-validation';
 import type { WorkflowStatus } from '../definition/types';
 import { checkParentRef, type ParentRef } from '../children/child-workflows';
-import { checkTransplant, type ChildTransplant } from '../children/transplant';
+import { checkTransplant, writeTransplantRows, type ChildTransplant } from '../children/transplant';
 import { FINISHED_STATUSES } from '../definition/types';
 import { outcomeOf } from './row-views';
 import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
@@ -113,8 +113,6 @@ export function storeCreate(k: InstanceKernel, prepared: PreparedCreate): { resu
  * finished one sends its parent no notice: the parent sent it, and holds its outcome already.
  */
 function storeTransplant(k: InstanceKernel, prepared: PreparedCreate, transplant: ChildTransplant): CreateResult {
-	const store = k.host.store;
-	const results = new Map(transplant.steps.map((step) => [step.key, step.result]));
 	const row: InstanceRow = {
 		...transplant.row,
 		id: prepared.id, type: prepared.type, payload: prepared.payloadJson, parentId: prepared.parent?.id ?? null, generation: 0, historyBytes: 0, historySeq: 0,
@@ -122,10 +120,8 @@ function storeTransplant(k: InstanceKernel, prepared: PreparedCreate, transplant
 	const finished = FINISHED_STATUSES.includes(row.status);
 	if (finished) k.children.parentAskBegan();
 	try {
-		store.transaction(() => {
-			for (const { resultOf, ...record } of transplant.history) store.appendHistory(resultOf === undefined ? record : { ...record, value: results.get(resultOf) ?? null });
-			for (const step of transplant.steps) store.writeStep(step);
-			for (const { key, at } of transplant.wakeups) store.setWakeup(key, at);
+		k.host.store.transaction(() => {
+			writeTransplantRows(k.host.store, transplant);
 			k.transition(row);
 		});
 	} finally {

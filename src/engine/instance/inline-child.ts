@@ -1,6 +1,9 @@
 import type { ParentRef } from '../children/child-workflows';
-import { transplantHeader, type TransplantHeader } from '../children/transplant';
-import { FINISHED_STATUSES, type StepKind } from '../definition/types';
+import { transplantHeader, writeTransplantRows, type ChildTransplant, type TransplantHeader } from '../children/transplant';
+import { FINISHED_STATUSES, type StepKind, type StepPage, type WorkflowStatusInfo } from '../definition/types';
+import type { Registry } from '../definition/registry';
+import type { HistoryPage } from '../history/history';
+import { ErrorCode, ValidationError } from '../support/errors';
 import { MemoryInstanceStore } from '../storage/memory-store';
 import type { StepRow } from '../storage/store';
 import type { StepFunctionWrapper } from '../steps/step-function-wrapper';
@@ -71,8 +74,11 @@ export class InlineChildRun {
 		private readonly parent: EngineHost,
 		private readonly request: InlineRequest,
 		mirror: (row: StepRow) => void,
+		/** Called once the run ended (returned or threw). */
+		onEnd?: () => void,
 	) {
 		this.ended = new Promise<void>((resolve) => (this.end = resolve));
+		if (onEnd) void this.ended.then(onEnd);
 		this.store = new MirroredStore((row) => {
 			if (this.live) mirror(row);
 		});
@@ -133,6 +139,11 @@ export class InlineChildRun {
 		} finally {
 			this.end();
 		}
+	}
+
+	/** The child as its run has it so far, for reads by its id before it is published. */
+	get view(): InstanceEngine {
+		return this.engine;
 	}
 
 	/** The parent's pass was cut (terminate, restart): nothing more is kept, and the child's attempts are aborted. */
@@ -214,4 +225,48 @@ class MirroredStore extends MemoryInstanceStore {
 		this.bytes.set(row.key, bytes);
 		this.mirror(row);
 	}
+}
+
+/** A read of a child by its id, which its parent answers while the child is not published (see `readInline`). */
+export type InlineRead =
+	| { kind: 'status' }
+	| { kind: 'steps'; cursor?: string | null; limit?: number }
+	| { kind: 'history'; after?: string | null; limit?: number; generation?: number };
+
+/** Checks a read that came over RPC (never trusted); INVALID_OPTIONS otherwise. */
+export function checkInlineRead(input: unknown): InlineRead {
+	const read = input as Partial<InlineRead> | null;
+	if (read?.kind === 'status') return { kind: 'status' };
+	if (read?.kind === 'steps') return { kind: 'steps', ...pick(read, ['cursor', 'limit']) };
+	if (read?.kind === 'history') return { kind: 'history', ...pick(read, ['after', 'limit', 'generation']) };
+	throw new ValidationError(ErrorCode.InvalidOptions, 'an inline read is {kind: status | steps | history, ...}');
+}
+
+function pick(from: object, keys: readonly string[]): Record<string, unknown> {
+	return Object.fromEntries(keys.filter((key) => (from as Record<string, unknown>)[key] !== undefined).map((key) => [key, (from as Record<string, unknown>)[key]]));
+}
+
+/** Answers a read on an instance's engine, as the operations of the same name do (the engine checks the query). */
+export function readInline(engine: InstanceEngine, read: InlineRead): WorkflowStatusInfo | StepPage | HistoryPage {
+	if (read.kind === 'status') return engine.status();
+	if (read.kind === 'steps') return engine.steps({ cursor: read.cursor ?? null, ...(read.limit !== undefined ? { limit: read.limit } : {}) });
+	const { kind: _kind, ...query } = read;
+	return engine.history(query);
+}
+
+/** An engine over a transplant in memory, for reads only: a child its parent keeps until it is published. */
+export function transplantView(transplant: ChildTransplant, registry: Registry, now: () => number): InstanceEngine {
+	const store = new MemoryInstanceStore();
+	writeTransplantRows(store, transplant);
+	const { bytes, lastSeq } = store.historySize(0);
+	// As its own object will hold it: publishing it is one more status change (create.ts `storeTransplant`).
+	const row = transplant.row;
+	store.writeInstance({ ...row, version: row.version + 1, updatedAt: Math.max(now(), row.updatedAt), historyBytes: bytes, historySeq: lastSeq });
+	const inert = () => undefined;
+	return new InstanceEngine({
+		store, registry, env: undefined, now,
+		setAlarm: inert, ensureAlarmBy: inert, background: inert, defer: inert,
+		sendIndexEntry: async () => undefined,
+		yieldToEventLoop: async () => undefined,
+	});
 }

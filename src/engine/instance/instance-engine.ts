@@ -1,4 +1,4 @@
-import { ErrorCode, InvalidStateError, ValidationError } from '../support/errors';
+import { ErrorCode, InvalidStateError, NotFoundError, ValidationError } from '../support/errors';
 import { historyPage, type HistoryPage, type HistoryQuery } from '../history/history';
 import { assertValidWorkflowId } from '../support/ids';
 import { toIndexEntry, type IndexEntry } from '../index/index-entry';
@@ -12,6 +12,7 @@ import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowSta
 import type { EngineHost } from './engine-host';
 import { InstanceKernel } from './kernel';
 import { RUNNABLE } from './parts/replay-loop';
+import { checkInlineRead, readInline } from './inline-child';
 import { outcomeOf } from './row-views';
 import { assertNotDeleting, assertSameType, prepareCreate, storeCreate, type CreateResult, type PreparedCreate } from './create';
 import { pause, restart, resume, terminate, type RestartOptions } from './controls';
@@ -183,6 +184,18 @@ export class InstanceEngine {
 		this.kick();
 	}
 
+	/**
+	 * A read of a child this instance runs (or ran) inline and has not published yet, answered as
+	 * the child's own object will once it holds it (instance/inline-child.ts); NOT_FOUND when this
+	 * instance holds no such child.
+	 */
+	inlineChild(childId: unknown, readInput: unknown): ReturnType<typeof readInline> {
+		this.require();
+		const view = typeof childId === 'string' ? this.k.inline.view(childId) : undefined;
+		if (!view) throw new NotFoundError('no such workflow instance');
+		return readInline(view, checkInlineRead(readInput));
+	}
+
 	/** Runs the instance again in a new generation, from the start or from a step (see controls.ts). */
 	restart(options: RestartOptions = {}): WorkflowStatus {
 		return restart(this.k, options);
@@ -245,7 +258,7 @@ export class InstanceEngine {
 		this.k.replay.kick();
 	}
 
-	/** Resolves once the replay loop (and, unless `index` is false, index delivery) has nothing left to do. */
+	/** Resolves once the replay loop (and, unless `index` is false, index delivery and the publishing of inline children) has nothing left to do. */
 	async idle(options: { index?: boolean } = {}): Promise<void> {
 		const index = options.index ?? true;
 		for (;;) {

@@ -132,10 +132,13 @@ export class InstanceKernel implements PartKernel {
 		else this.host.setAlarm(at);
 	}
 
-	/** The first work of the parts still under way (the index delivery only with `index`). */
+	/**
+	 * The first work of the parts still under way; the deliveries to other objects (the index
+	 * entry, the publishing of children that ran inline) only with `index`.
+	 */
 	inFlight(index: boolean): Promise<void> | undefined {
 		for (const part of this.parts) {
-			if (part === this.outbox && !index) continue;
+			if ((part === this.outbox || part === this.inline) && !index) continue;
 			if (part.inFlight) return part.inFlight;
 		}
 		return undefined;

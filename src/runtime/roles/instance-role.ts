@@ -1,4 +1,6 @@
-import type { ShardflowEnv } from '../../client/instance-client';
+import { callOperation, type ShardflowEnv } from '../../client/instance-client';
+import { inlineParentsOf } from '../../engine/children/child-workflows';
+import type { InlineRead } from '../../engine/instance/inline-child';
 import type { ArchivedInstance } from '../../engine/lifecycle/archive-reader';
 import { checkDeleteOptions, type DeleteResult } from '../../engine/lifecycle/deletion';
 import { ErrorCode, NotFoundError, ShardflowError, ValidationError } from '../../engine/support/errors';
@@ -105,16 +107,37 @@ export class InstanceRole {
 	 * exists). Opening the archive reads its manifest (the status); `archived` reads the history's
 	 * chunks it needs, if any.
 	 */
-	async orArchived<T>(live: (engine: InstanceEngine) => T, archived: (archived: ArchivedInstance) => T | Promise<T>): Promise<T> {
+	async orArchived<T>(live: (engine: InstanceEngine) => T, archived: (archived: ArchivedInstance) => T | Promise<T>, inline?: InlineRead): Promise<T> {
 		try {
 			return live(this.existing());
 		} catch (error) {
+			if (!isNotFound(error)) throw error;
+			// A child its parent ran inline is read from the parent until it is published here.
+			const fromParent = inline && !this.host.storage.hasSchema ? await this.readFromParent(inline) : undefined;
+			if (fromParent !== undefined) return fromParent as T;
 			const bucket = this.host.env.ARCHIVE;
-			if (!isNotFound(error) || !bucket) throw error;
+			if (!bucket) throw error;
 			const found = await readArchive(bucket, this.host.ctx.id.name!);
 			if (!found) throw error;
 			return archived(found);
 		}
+	}
+
+	/**
+	 * The answer of the parent that holds this child inline (engine/instance/inline-child.ts), or undefined
+	 * when no candidate parent holds it (`inlineParentsOf`: only ids with `::` have any).
+	 */
+	private async readFromParent(read: InlineRead): Promise<unknown> {
+		const id = this.host.ctx.id.name;
+		if (id === undefined) return undefined;
+		for (const parent of inlineParentsOf(id)) {
+			try {
+				return await callOperation(this.host.env, 'inlineChildView', { id: parent, childId: id, read });
+			} catch (error) {
+				if (!isNotFound(error)) throw error;
+			}
+		}
+		return undefined;
 	}
 
 	/** The entry the index should hold for this instance, or null if there is no such instance. Writes nothing. */

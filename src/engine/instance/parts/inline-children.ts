@@ -6,10 +6,11 @@ import type { InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { fromStoredJson, toStoredJson } from '../../support/json';
-import { InlineChildRun, type InlineRequest } from '../inline-child';
+import { InlineChildRun, transplantView, type InlineRequest } from '../inline-child';
+import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
-import { outboxBackoffMs } from '../timing';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
 
 /** An inline child's header as its parent keeps it: the transplant's, and the parent's step that invoked it. */
 type StoredHeader = TransplantHeader & { parent: ParentRef };
@@ -29,11 +30,17 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	private nextAt: number | undefined | null = null;
 	/** Failed publishings per child since this engine started (their backoff). */
 	private readonly attempts = new Map<string, number>();
+	/** Finished children this engine kept and has not tried to publish yet: published before their row's backstop time. */
+	private readonly fresh = new Set<string>();
+	/** The runs under way in this isolate, by child id (their engines answer reads of the child). */
+	private readonly running = new Map<string, InlineChildRun>();
 
 	constructor(private readonly k: PartKernel) {
 		this.publishing = new SingleFlight({
 			background: (flight) => k.host.background(flight),
-			before: () => Promise.resolve(),
+			// After the parent's pass has gone on: the child's new object must not take the thread from it
+			// (locally every object shares one), and children invoked one after another publish in one round.
+			before: () => new Promise<void>((resolve) => k.host.defer(resolve, INDEX_COALESCE_MS)),
 			round: () => this.publishDue(),
 			after: () => k.rearm(),
 		});
@@ -54,7 +61,22 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
 	run(request: InlineRequest): InlineChildRun {
 		const store = this.k.host.store;
-		return new InlineChildRun(this.k.host, request, (row) => store.writeInlineRow(request.id, row.key, JSON.stringify(row), null));
+		const run = new InlineChildRun(this.k.host, request, (row) => store.writeInlineRow(request.id, row.key, JSON.stringify(row), null), () => {
+			if (this.running.get(request.id) === run) this.running.delete(request.id);
+		});
+		this.running.set(request.id, run);
+		return run;
+	}
+
+	/**
+	 * The child as this instance has it while it is not published, for reads by its id: its run's
+	 * engine while it runs here, else an engine over what its run left; undefined when there is none.
+	 */
+	view(childId: string): InstanceEngine | undefined {
+		const running = this.running.get(childId);
+		if (running) return running.view;
+		const { transplant } = this.stored(childId);
+		return transplant ? transplantView(transplant, this.k.host.registry, () => this.k.host.now()) : undefined;
 	}
 
 	/** What an earlier run of the child left here: its transplant once the run ended, else only the steps it wrote. */
@@ -67,10 +89,13 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	 * published from here, starting once the transaction is stored (`publishSoon`).
 	 */
 	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void {
-		const now = this.k.host.now();
 		const stored: StoredHeader = { ...header, parent };
-		this.k.host.store.writeInlineRow(childId, '', JSON.stringify(stored), finished ? now : null);
-		if (finished && this.nextAt !== null && (this.nextAt === undefined || now < this.nextAt)) this.nextAt = now;
+		// Published from memory right after (`publishSoon`); the alarm is the backstop should this isolate die first.
+		const publishAt = finished ? this.k.host.now() + OUTBOX_GRACE_MS : null;
+		this.k.host.store.writeInlineRow(childId, '', JSON.stringify(stored), publishAt);
+		if (publishAt === null) return;
+		this.fresh.add(childId);
+		if (this.nextAt !== null && (this.nextAt === undefined || publishAt < this.nextAt)) this.nextAt = publishAt;
 	}
 
 	/** The transplant of a child whose run was cut short (this instance's isolate died), from the steps it wrote. */
@@ -121,7 +146,8 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		if (!port || k.gone) return;
 		const now = k.host.now();
 		for (const { childId, publishAt } of k.host.store.inlinePublishes()) {
-			if (publishAt > now) continue;
+			if (publishAt > now && !this.fresh.has(childId)) continue;
+			this.fresh.delete(childId);
 			const rows = k.host.store.readInlineRows(childId);
 			const header = rows.find((row) => row.key === '');
 			if (!header) continue;

@@ -1,0 +1,61 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { api } from '../api/helpers';
+import { settle, stub, testEnv, uniqueId, until } from '../helpers';
+import { executions } from '../worker/probes';
+import { ChildParentWorkflow, SlowChildWorkflow, SlowParentWorkflow } from '../worker/workflows';
+
+// step.invoke of a short child runs it inside its parent's object first, then publishes it to its own
+// (src/engine/instance/inline-child.ts); these drive the real runner in workerd over HTTP and RPC.
+
+const get = async (path: string) => api('GET', path);
+
+/** Whether the object of `id` holds an instance (a child its parent has published), and the inline rows the object keeps. */
+const objectOf = (id: string) =>
+	runInDurableObject(stub(id), (_, state) => {
+		const tables = new Set([...state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`)].map((t) => t.name));
+		const inlineRows = tables.has('inline_children') ? Number([...state.storage.sql.exec<{ n: number }>('SELECT count(*) AS n FROM inline_children')][0]!.n) : 0;
+		return { holdsInstance: tables.has('instance') && [...state.storage.sql.exec('SELECT 1 FROM instance')].length > 0, inlineRows };
+	});
+
+describe('inline children (workerd)', () => {
+	it("answers a child's status, steps and history by its id while it runs inside its parent, then from its own object", async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 400 } });
+		await until(async () => (await get(`/workflows/${child}`)).status === 200, 'the child to be readable');
+		const running = await get(`/workflows/${child}`);
+		expect(running.json).toMatchObject({ id: child, type: 'slow-child', status: 'running', parentId: id });
+		expect((await get(`/workflows/${child}/steps`)).json.items[0]).toMatchObject({ name: 'first', status: 'completed' });
+		expect((await get(`/workflows/${child}/history`)).json.events[0]).toMatchObject({ kind: 'workflow.created', parent: { id, step: 'slow' } });
+		expect(await objectOf(child)).toMatchObject({ holdsInstance: false });
+
+		await until(async () => (await SlowParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
+		expect(await SlowChildWorkflow.status(testEnv, child)).toMatchObject({ status: 'completed', output: 400 });
+		await settle(id);
+		expect(await objectOf(child)).toEqual({ holdsInstance: true, inlineRows: 0 });
+		expect(await objectOf(id)).toMatchObject({ inlineRows: 0 });
+		expect([executions.get(`${child}:first`), executions.get(`${child}:wait`)]).toEqual([1, 1]);
+		await settle(child); // the child's own index delivery
+		const listed = await get(`/workflows?type=slow-child&parent=${encodeURIComponent(id)}`);
+		expect(listed.json.items).toMatchObject([{ id: child, status: 'completed', parentId: id }]);
+	});
+
+	it('hands a child that waits for an event over to its own object, which takes the event', async () => {
+		const id = uniqueId('ip');
+		await ChildParentWorkflow.create(testEnv, { id, payload: { n: 0 } });
+		await until(async () => (await get(`/workflows/${id}::double`)).json?.status === 'waiting', 'the child to wait');
+		await settle(id);
+		expect(await objectOf(`${id}::double`)).toMatchObject({ holdsInstance: true });
+		expect((await api('POST', `/workflows/${id}::double/events/go`, {})).status).toBe(202);
+		await until(async () => (await ChildParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
+		expect((await ChildParentWorkflow.status(testEnv, id)).output).toBe(`0 (receipt ${id}::receipt)`);
+		expect(await objectOf(id)).toMatchObject({ inlineRows: 0 });
+	});
+
+	it('answers 404 for a child id no parent holds', async () => {
+		const missing = await get(`/workflows/${uniqueId('nobody')}::child`);
+		expect(missing.status).toBe(404);
+		expect(missing.json.error.code).toBe('NOT_FOUND');
+	});
+});
