@@ -1,6 +1,6 @@
 -- The schema drizzle/0000..0014_inline-children leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795771575746
+-- up-to: 1795772843110
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -223,6 +223,7 @@ CREATE TABLE `inline_children` (
 	`child_id` text NOT NULL,
 	`key` text NOT NULL,
 	`body` text NOT NULL,
+	`result` text,
 	`publish_at` integer,
 	PRIMARY KEY(`child_id`, `key`)
 );

@@ -387,12 +387,12 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 	it(`${name}: keeps an inline child's rows per child, replaced by key, lists the finished ones awaiting publishing, and rolls them back with their transaction`, () =>
 		withStore((store) => {
 			const byKey = (rows: { key: string }[]) => [...rows].sort((a, b) => a.key.localeCompare(b.key));
-			store.writeInlineRow('p::a', 'do:s', '{"v":1}', null);
-			store.writeInlineRow('p::a', 'do:s', '{"v":2}', null);
-			store.writeInlineRow('p::a', '', '{"h":1}', 7);
-			store.writeInlineRow('p::b', '', '{"h":2}', null);
-			store.writeInlineRow('p::c', 'do:t', '{}', null);
-			expect(byKey(store.readInlineRows('p::a'))).toEqual([{ key: '', body: '{"h":1}', publishAt: 7 }, { key: 'do:s', body: '{"v":2}', publishAt: null }]);
+			store.writeInlineRow('p::a', { key: 'do:s', body: '{"v":1}', result: '1', publishAt: null });
+			store.writeInlineRow('p::a', { key: 'do:s', body: '{"v":2}', result: '"two"', publishAt: null });
+			store.writeInlineRow('p::a', { key: '', body: '{"h":1}', result: null, publishAt: 7 });
+			store.writeInlineRow('p::b', { key: '', body: '{"h":2}', result: null, publishAt: null });
+			store.writeInlineRow('p::c', { key: 'do:t', body: '{}', result: null, publishAt: null });
+			expect(byKey(store.readInlineRows('p::a'))).toEqual([{ key: '', body: '{"h":1}', result: null, publishAt: 7 }, { key: 'do:s', body: '{"v":2}', result: '"two"', publishAt: null }]);
 			expect(store.inlinePublishes()).toEqual([{ childId: 'p::a', publishAt: 7 }]);
 			expect(() =>
 				store.transaction(() => {

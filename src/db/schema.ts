@@ -175,7 +175,7 @@ export const deletion = sqliteTable('deletion', {
 /**
  * The children this instance ran inline (engine/children/inline-child.ts), until each is
  * published to its own object: per child, one row per step it wrote (`key` the step's key,
- * `body` the step row as JSON) and, once its inline run ended, a header (`key` '', `body` the
+ * `body` the step row as JSON but its result, in `result`) and, once its inline run ended, a header (`key` '', `body` the
  * rest of what it left: instance row, wake-ups, history). A finished child's header has
  * `publish_at`, when its publishing is next tried; a handed-over child's has none (its
  * parent's invoke publishes it).
@@ -186,6 +186,8 @@ export const inlineChildren = sqliteTable(
 		childId: text('child_id').notNull(),
 		key: text('key').notNull(),
 		body: text('body').notNull(),
+		/** A step row's result, kept as the steps table keeps it (not escaped again inside `body`). */
+		result: text('result'),
 		publishAt: integer('publish_at'),
 	},
 	(t) => [primaryKey({ columns: [t.childId, t.key] })],

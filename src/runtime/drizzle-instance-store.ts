@@ -549,18 +549,18 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	// Inline children: rare (a parent's invokes of short children), so plain Drizzle queries, no prepared ones.
-	writeInlineRow(childId: string, key: string, body: string, publishAt: number | null): void {
+	writeInlineRow(childId: string, { key, body, result, publishAt }: InlineRow): void {
 		this.tables.ensure(INLINE_CHILDREN);
 		this.db
 			.insert(inlineChildren)
-			.values({ childId, key, body, publishAt })
-			.onConflictDoUpdate({ target: [inlineChildren.childId, inlineChildren.key], set: { body, publishAt } })
+			.values({ childId, key, body, result, publishAt })
+			.onConflictDoUpdate({ target: [inlineChildren.childId, inlineChildren.key], set: { body, result, publishAt } })
 			.run();
 	}
 
 	readInlineRows(childId: string): InlineRow[] {
 		if (!this.tables.has(INLINE_CHILDREN)) return [];
-		return this.db.select({ key: inlineChildren.key, body: inlineChildren.body, publishAt: inlineChildren.publishAt }).from(inlineChildren).where(eq(inlineChildren.childId, childId)).all();
+		return this.db.select({ key: inlineChildren.key, body: inlineChildren.body, result: inlineChildren.result, publishAt: inlineChildren.publishAt }).from(inlineChildren).where(eq(inlineChildren.childId, childId)).all();
 	}
 
 	deleteInline(childId: string): void {

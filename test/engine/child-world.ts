@@ -22,6 +22,8 @@ export class World {
 	forge: ((outcome: unknown) => unknown) | undefined;
 	/** Creates of a child that carried a transplant (it ran inline in its parent first), by child id. */
 	transplanted: string[] = [];
+	/** How many steps each transplant carried. */
+	transplantedSteps = new Map<string, number>();
 
 	constructor(
 		private readonly registry: Registry,
@@ -32,7 +34,10 @@ export class World {
 	port: ChildPort = {
 		start: async ({ id, type, payload, parent, waitMs, transplant }) => {
 			if (this.unreachable) throw new Error('network down');
-			if (transplant) this.transplanted.push(id);
+			if (transplant) {
+				this.transplanted.push(id);
+				this.transplantedSteps.set(id, transplant.steps.length);
+			}
 			await this.engine(id).create(id, type, payload, parent, undefined, transplant);
 			const outcome = await this.engine(id).childOutcome(waitMs, parent.id);
 			if (this.loseAnswers && waitMs !== undefined) throw new Error('connection lost');

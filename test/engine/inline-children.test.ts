@@ -4,7 +4,7 @@ import { ChildWorkflowError, ErrorCode, NotFoundError } from '../../src/engine/s
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { checkTransplant } from '../../src/engine/children/transplant';
-import { INLINE_MAX_STEPS } from '../../src/engine/instance/inline-child';
+import { INLINE_MAX_STEPS, MAX_INLINE_RUNS } from '../../src/engine/instance/inline-child';
 import { registryOf } from './start-instance';
 import { World } from './child-world';
 
@@ -95,10 +95,33 @@ class NeverInline extends Workflow<{}, number> {
 	}
 }
 
+/** Invokes `n` Add children at once. */
+class FanOut extends Workflow<{ n: number }, number[]> {
+	static override readonly type = 'fan-out';
+	async run(step: Step, { n }: { n: number }) {
+		return Promise.all(Array.from({ length: n }, (_, i) => step.invoke(`add-${i}`, Add, { payload: { a: i, b: 0 } })));
+	}
+}
+
+/** A quote and a backslash, JSON escapes each: 400,000 characters of them. */
+const QUOTES = '"\\'.repeat(200_000);
+/** One step whose result is QUOTES, then one that awaits I/O (and `gate`). */
+class Quotes extends Workflow<{}, boolean> {
+	static override readonly type = 'quotes';
+	async run(step: Step) {
+		const text = await step.do('text', () => (called(`text:${this.ctx.id}`), QUOTES));
+		await step.do('io', async () => {
+			await tick(1);
+			if (gate) await gate;
+		});
+		return text === QUOTES;
+	}
+}
+
 class Parent extends Workflow<{ child: string; payload?: unknown; id?: string }, unknown> {
 	static override readonly type = 'parent';
 	async run(step: Step, { child, payload, id }: { child: string; payload?: unknown; id?: string }) {
-		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline }[child]!;
+		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes }[child]!;
 		try {
 			return await step.invoke('child', Child, { payload: payload ?? {}, ...(id ? { id } : {}) });
 		} catch (error) {
@@ -108,7 +131,7 @@ class Parent extends Workflow<{ child: string; payload?: unknown; id?: string },
 	}
 }
 
-const registry = registryOf(Add, Fails, Sleeper, Grand, Flaky, Many, NeverInline, Parent);
+const registry = registryOf(Add, Fails, Sleeper, Grand, Flaky, Many, NeverInline, Quotes, FanOut, Parent);
 let world: World;
 beforeEach(() => {
 	world = new World(registry, true);
@@ -161,6 +184,42 @@ describe('an invoked short child runs inside its parent first', () => {
 		expect(parent.status()).toMatchObject({ status: 'completed', output: 'errored: no luck' });
 		expect(world.engine('p::child').status()).toMatchObject({ status: 'errored', error: { message: 'no luck' } });
 		expect(calls.get('one:p::child')).toBe(1);
+	});
+
+	it('publishes a finished child whose parent died before publishing it, from the alarm', async () => {
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 2 } });
+		for (let i = 0; i < 50 && world.engine('p').status().status !== 'completed'; i++) await tick(0);
+		expect(world.engine('p').status().status).toBe('completed');
+		world.evict('p');
+		await world.idle();
+		expect(world.transplanted).toEqual([]);
+		await world.advance(10_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 30 });
+		expect([calls.get('sum:p::child'), calls.get('io:p::child')]).toEqual([1, 1]);
+	});
+
+	it(`runs at most ${MAX_INLINE_RUNS} children of a fan-out at once; the others start in their own objects`, async () => {
+		await world.engine('f').create('f', 'fan-out', { n: MAX_INLINE_RUNS + 3 });
+		await world.idle();
+		expect(world.engine('f').status()).toMatchObject({ status: 'completed', output: Array.from({ length: MAX_INLINE_RUNS + 3 }, (_, i) => i * 10) });
+		const ranInline = [...world.transplantedSteps.values()].filter((steps) => steps > 0).length;
+		expect(ranInline).toBe(MAX_INLINE_RUNS);
+		for (let i = 0; i < MAX_INLINE_RUNS + 3; i++) expect([calls.get(`sum:f::add-${i}`), calls.get(`io:f::add-${i}`)]).toEqual([1, 1]);
+	});
+
+	it('keeps a large result with characters JSON escapes exactly, through a crash of the parent', async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'quotes' });
+		for (let i = 0; i < 50 && world.hosts.get('p')!.durable.store.inline.get('p::child')?.size !== 1; i++) await tick(1);
+		expect(world.hosts.get('p')!.durable.store.inline.get('p::child')?.get('do:text')?.result).toBe(JSON.stringify(QUOTES));
+		world.evict('p').alarm();
+		gate = undefined;
+		release();
+		await world.advance(20_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: true });
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: true });
+		expect(calls.get('text:p::child')).toBe(1);
 	});
 
 	it('refuses a payload the child type rejects, as a create would, and publishes nothing', async () => {

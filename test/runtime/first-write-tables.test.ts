@@ -108,10 +108,10 @@ describe('tables created on their first write', () => {
 			store.setWakeup('w', 5);
 			expect(store.earliestWakeup()).toBe(5);
 			expect(store.takeWakeup('w')).toBe(true);
-			store.writeInlineRow('c', 's', '{}', null);
-			store.writeInlineRow('c', '', '{"h":1}', 6);
-			store.writeInlineRow('d', '', '{}', null);
-			expect(store.readInlineRows('c')).toEqual([{ key: '', body: '{"h":1}', publishAt: 6 }, { key: 's', body: '{}', publishAt: null }]);
+			store.writeInlineRow('c', { key: 's', body: '{}', result: '1', publishAt: null });
+			store.writeInlineRow('c', { key: '', body: '{"h":1}', result: null, publishAt: 6 });
+			store.writeInlineRow('d', { key: '', body: '{}', result: null, publishAt: null });
+			expect(store.readInlineRows('c')).toEqual([{ key: '', body: '{"h":1}', result: null, publishAt: 6 }, { key: 's', body: '{}', result: '1', publishAt: null }]);
 			expect(store.inlinePublishes()).toEqual([{ childId: 'c', publishAt: 6 }]);
 			store.deleteUnpublishedInline();
 			expect(store.readInlineRows('d')).toEqual([]);

@@ -55,7 +55,7 @@ export function transplantOf(rows: readonly InlineRow[]): { transplant: ChildTra
 	let header: TransplantHeader | undefined;
 	for (const row of rows) {
 		if (row.key === '') header = JSON.parse(row.body) as TransplantHeader;
-		else steps.push(JSON.parse(row.body) as StepRow);
+		else steps.push({ ...(JSON.parse(row.body) as Omit<StepRow, 'result'>), result: row.result });
 	}
 	steps.sort((a, b) => a.seq - b.seq);
 	return { transplant: header ? { ...header, steps } : undefined, steps };

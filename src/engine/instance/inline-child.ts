@@ -19,6 +19,12 @@ import { PassFailures } from './pass-failures';
  * budget counts them (invocation-budget.ts). A step already under way finishes inline.
  */
 export const INLINE_BUDGET: InvocationBudget = { steps: 25, ms: 1000 };
+/**
+ * Children one parent runs inline at once; the next ones of a fan-out start in their own objects,
+ * which in production run on other machines (and an inline child's work shares its parent's
+ * invocation: its CPU and subrequests).
+ */
+export const MAX_INLINE_RUNS = 4;
 /** Steps, and bytes of their results, an inline run keeps in its parent at most: past either, its next step hands over. */
 export const INLINE_MAX_STEPS = 100;
 export const INLINE_MAX_RESULT_BYTES = 1 << 20;

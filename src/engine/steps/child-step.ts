@@ -120,7 +120,8 @@ export async function runChildStep(
 /**
  * An inline child's run (instance/inline-child.ts): its outcome, when it finished here; else
  * the transplant its own object takes it on from (handed over). A child an earlier pass already
- * ran here is not run again: what that run left is handed over, its finished steps with it.
+ * ran here is not run again: what that run left is handed over, its finished steps with it; nor
+ * is one beyond `MAX_INLINE_RUNS` at once (a fan-out): it starts in its own object.
  */
 async function runInline(
 	step: PassJournal,
@@ -130,7 +131,7 @@ async function runInline(
 ): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant }> {
 	const stored = inline.stored(request.id);
 	if (stored.transplant) return { transplant: stored.transplant };
-	if (stored.steps.length > 0) return { transplant: inline.fromSteps(request, stored.steps) };
+	if (stored.steps.length > 0 || inline.busy()) return { transplant: inline.fromSteps(request, stored.steps) };
 	const run = inline.run(request);
 	// A terminate or restart of the parent aborts the child's attempts too (and keeps nothing more of it).
 	const abort: AttemptAbort = () => run.abort();

@@ -99,6 +99,8 @@ export interface ChildStepHooks {
 export interface InlineChildHooks {
 	/** Whether an invoke of `type` may run its child here. */
 	eligible(type: string): boolean;
+	/** Whether as many children run here now as may at once (the next starts in its own object). */
+	busy(): boolean;
 	/** A run of the child here; every step row it writes is kept here as it is written. */
 	run(request: InlineRequest): InlineChildRun;
 	/** What an earlier run of the child left here: its transplant once that run ended, else the steps it wrote. */

@@ -228,10 +228,10 @@ export class MemoryInstanceStore implements InstanceStore {
 	writeDeletion(row: DeletionRow) {
 		this.deletion = { ...row };
 	}
-	writeInlineRow(childId: string, key: string, body: string, publishAt: number | null) {
+	writeInlineRow(childId: string, row: InlineRow) {
 		let rows = this.inline.get(childId);
 		if (!rows) this.inline.set(childId, (rows = new Map()));
-		rows.set(key, { key, body, publishAt });
+		rows.set(row.key, { ...row });
 	}
 	readInlineRows(childId: string) {
 		return [...(this.inline.get(childId)?.values() ?? [])].map((row) => ({ ...row }));

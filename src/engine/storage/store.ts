@@ -139,7 +139,10 @@ export interface DeletionRow {
 export interface InlineRow {
 	/** The child's step key, or '' for its header. */
 	key: string;
+	/** The step row (but its result) or the header, as JSON. */
 	body: string;
+	/** A step row's result; null for the header. */
+	result: string | null;
 	/** A finished child's header: when its publishing is next tried; null otherwise. */
 	publishAt: number | null;
 }
@@ -261,7 +264,7 @@ export interface InstanceStore {
 	 * here until each is published to its own object: one row per step (its key) and a header
 	 * (key ''). Inserts or replaces one row.
 	 */
-	writeInlineRow(childId: string, key: string, body: string, publishAt: number | null): void;
+	writeInlineRow(childId: string, row: InlineRow): void;
 	/** Every row one inline child left, header included (none: empty). */
 	readInlineRows(childId: string): InlineRow[];
 	/** Deletes every row of one inline child (it is published). */

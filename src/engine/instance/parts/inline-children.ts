@@ -6,7 +6,7 @@ import type { InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { fromStoredJson, toStoredJson } from '../../support/json';
-import { InlineChildRun, transplantView, type InlineRequest } from '../inline-child';
+import { InlineChildRun, MAX_INLINE_RUNS, transplantView, type InlineRequest } from '../inline-child';
 import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
@@ -50,6 +50,10 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		return this.publishing.inFlight;
 	}
 
+	busy(): boolean {
+		return this.running.size >= MAX_INLINE_RUNS;
+	}
+
 	/** Whether `step.invoke` may run a child of `type` here: the host allows it, and the type has no concurrency limit and did not opt out. */
 	eligible(type: string): boolean {
 		const host = this.k.host;
@@ -61,7 +65,7 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
 	run(request: InlineRequest): InlineChildRun {
 		const store = this.k.host.store;
-		const run = new InlineChildRun(this.k.host, request, (row) => store.writeInlineRow(request.id, row.key, JSON.stringify(row), null), () => {
+		const run = new InlineChildRun(this.k.host, request, ({ result, ...row }) => store.writeInlineRow(request.id, { key: row.key, body: JSON.stringify(row), result, publishAt: null }), () => {
 			if (this.running.get(request.id) === run) this.running.delete(request.id);
 		});
 		this.running.set(request.id, run);
@@ -92,7 +96,7 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		const stored: StoredHeader = { ...header, parent };
 		// Published from memory right after (`publishSoon`); the alarm is the backstop should this isolate die first.
 		const publishAt = finished ? this.k.host.now() + OUTBOX_GRACE_MS : null;
-		this.k.host.store.writeInlineRow(childId, '', JSON.stringify(stored), publishAt);
+		this.k.host.store.writeInlineRow(childId, { key: '', body: JSON.stringify(stored), result: null, publishAt });
 		if (publishAt === null) return;
 		this.fresh.add(childId);
 		if (this.nextAt !== null && (this.nextAt === undefined || publishAt < this.nextAt)) this.nextAt = publishAt;
@@ -173,7 +177,7 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 					this.attempts.delete(childId);
 				} else {
 					this.attempts.set(childId, attempts);
-					k.host.store.writeInlineRow(childId, '', header.body, now + outboxBackoffMs(attempts));
+					k.host.store.writeInlineRow(childId, { ...header, publishAt: now + outboxBackoffMs(attempts) });
 				}
 			}
 		}
