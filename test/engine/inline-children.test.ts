@@ -63,6 +63,14 @@ class Grand extends Workflow<{}, number> {
 	}
 }
 
+/** A grandchild before anything else: the inline run hands over before it writes a thing. */
+class GrandFirst extends Workflow<{}, number> {
+	static override readonly type = 'grand-first';
+	async run(step: Step) {
+		return step.invoke('add', Add, { payload: { a: 2, b: 2 } });
+	}
+}
+
 /** Fails its first attempt with a one-second retry delay: the inline run hands over with the retry pending. */
 class Flaky extends Workflow<{}, number> {
 	static override readonly type = 'flaky';
@@ -121,7 +129,7 @@ class Quotes extends Workflow<{}, boolean> {
 class Parent extends Workflow<{ child: string; payload?: unknown; id?: string }, unknown> {
 	static override readonly type = 'parent';
 	async run(step: Step, { child, payload, id }: { child: string; payload?: unknown; id?: string }) {
-		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes }[child]!;
+		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst }[child]!;
 		try {
 			return await step.invoke('child', Child, { payload: payload ?? {}, ...(id ? { id } : {}) });
 		} catch (error) {
@@ -131,7 +139,7 @@ class Parent extends Workflow<{ child: string; payload?: unknown; id?: string },
 	}
 }
 
-const registry = registryOf(Add, Fails, Sleeper, Grand, Flaky, Many, NeverInline, Quotes, FanOut, Parent);
+const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Parent);
 let world: World;
 beforeEach(() => {
 	world = new World(registry, true);
@@ -252,6 +260,14 @@ describe('an inline child hands over to its own object', () => {
 		expect(world.engine('p::child::add').status()).toMatchObject({ status: 'completed', parentId: 'p::child' });
 		expect(parent.status()).toMatchObject({ status: 'completed', output: 21 });
 		expect(calls.get('first:p::child')).toBe(1);
+	});
+
+	it('at once when its first step is a grandchild', async () => {
+		await parentOf('grand-first');
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 40 });
+		expect(world.transplantedSteps.get('p::child')).toBe(0);
+		expect(world.engine('p::child::add').status()).toMatchObject({ status: 'completed', parentId: 'p::child' });
 	});
 
 	it('with a retry pending: the retry runs in its object after its delay', async () => {

@@ -136,8 +136,9 @@ export class InlineChildRun {
 		try {
 			const { id, type, payload, parent } = this.request;
 			await this.engine.create(id, type, payload, parent);
-			this.engine.start();
+			// Listening before the first pass starts: its first step may be held at once.
 			const held = new Promise<void>((resolve) => (this.onHeld = resolve)).then(() => this.settled());
+			this.engine.start();
 			await Promise.race([this.engine.idle({ index: false }), held]);
 			const row = this.store.readInstance()!;
 			const steps = this.store.readSteps();
