@@ -136,6 +136,8 @@ export class InlineChildRun {
 		try {
 			const { id, type, payload, parent } = this.request;
 			await this.engine.create(id, type, payload, parent);
+			// The parent's pass was cut while the payload was checked: no step of the child runs.
+			if (!this.live) throw new Error('the inline run was aborted before it started');
 			// Listening before the first pass starts: its first step may be held at once.
 			const held = new Promise<void>((resolve) => (this.onHeld = resolve)).then(() => this.settled());
 			this.engine.start();
