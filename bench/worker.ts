@@ -29,6 +29,7 @@ import {
 	CostedFetchWorkflow,
 	CostedSleepWorkflow,
 	CostedChildrenWorkflow,
+	InlineParentWorkflow,
 	CapacityRun,
 	CapacityHotKey,
 	CapacityTick,
@@ -70,6 +71,8 @@ const registry = defineRegistry({
 	'costed-fetch': { workflow: CostedFetchWorkflow },
 	'costed-sleep': { workflow: CostedSleepWorkflow },
 	'costed-children': { workflow: CostedChildrenWorkflow },
+	// Children run inline in their parent, under kill -9 (test/tooling/hard-crash.test.ts).
+	'inline-parent': { workflow: InlineParentWorkflow },
 	// Capacity (bench/capacity.mjs): a type on one shard overloaded, a hot key, a per-second schedule, listing at scale.
 	cap1: { workflow: CapacityRun, shards: 1 },
 	'cap-hot': { workflow: CapacityHotKey, shards: 1 },
@@ -319,8 +322,8 @@ app.post('/streams/go/:id', async (c) => {
 
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{
-		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher' | 'burst';
-		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number };
+		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher' | 'burst' | 'inline-parent';
+		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number } | { n: number; steps: number; awaitMs: number };
 	}>();
 	const { id } = await instances.create(c.env, { type, id: newId(type === 'fetcher' ? 'lim' : 'o'), payload: params });
 	return c.json({ id });

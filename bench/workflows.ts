@@ -75,6 +75,19 @@ export class CostedChildrenWorkflow extends Workflow<{ n: number }, number> {
 	}
 }
 
+/**
+ * `n` children one after another, each `steps` steps awaiting a timer of `awaitMs` (they run
+ * inline in the parent: the hard-crash test kills the runtime while they do).
+ */
+export class InlineParentWorkflow extends Workflow<{ n: number; steps: number; awaitMs: number }, number> {
+	static override readonly type = 'inline-parent';
+	async run(step: Step, { n, steps, awaitMs }: { n: number; steps: number; awaitMs: number }) {
+		let total = 0;
+		for (let i = 0; i < n; i++) total += await step.invoke(`child-${i}`, BenchWorkflow, { payload: { steps, awaitMs } });
+		return total;
+	}
+}
+
 /** Index-only types: one per shard count measured. */
 export class IndexOnly1 extends Workflow<{}, void> {
 	static override readonly type = 'ix1';

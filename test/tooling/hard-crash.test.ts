@@ -88,6 +88,55 @@ describe('a hard crash in the middle of a long run', () => {
 	}, 180_000);
 });
 
+describe('a hard crash while children run inside their parents', () => {
+	it('loses and repeats no finished child step: after kill -9 every parent completes, every child appears once with the outcome its parent got', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-inline-'));
+		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
+		const json = async (url: string, init?: RequestInit) => (await fetch(url, init)).json() as Promise<any>;
+		try {
+			// 12 parents, each 4 children one after another, each child 3 steps awaiting 40 ms: ~0.5 s a parent.
+			const params = { n: 4, steps: 3, awaitMs: 40 };
+			const parents: string[] = [];
+			for (let i = 0; i < 12; i++) {
+				const { id } = await json(`${bench.url}/ours/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'inline-parent', params }) });
+				parents.push(id);
+			}
+			await new Promise((r) => setTimeout(r, 250)); // children run inline in every parent
+			const before = await Promise.all(parents.map(async (id) => (await json(`${bench.url}/ours/status/${id}`)).status as string));
+			await bench.crash();
+			expect(before.filter((status) => status === 'running').length).toBeGreaterThan(0); // the crash hit children in flight
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars: {} });
+			const url = bench.url;
+			for (const id of parents) {
+				const status = await until(`${id} completes`, async () => {
+					const body = await json(`${url}/ours/status/${id}`);
+					return body.status === 'completed' ? body : undefined;
+				}, 60_000);
+				expect(status.output).toBe(params.n * 3); // each child: 0 + 1 + 2
+			}
+			let retried = 0;
+			for (const id of parents) {
+				for (let i = 0; i < params.n; i++) {
+					const child = `${id}::child-${i}`;
+					const status = await until(`${child} is published`, async () => {
+						const body = await json(`${url}/ours/status/${child}`);
+						return body.status === 'completed' ? body : undefined;
+					});
+					expect(status).toMatchObject({ output: 3, parentId: id, stepCounts: { total: 3, completed: 3 } });
+					const summary = (await json(`${url}/ours/steps-summary/${child}`)) as { total: number; retried: number };
+					expect(summary.total).toBe(3);
+					retried += summary.retried;
+				}
+			}
+			// Only a step in flight at the moment of the crash ran twice: at most one per parent.
+			expect(retried).toBeLessThanOrEqual(parents.length);
+		} finally {
+			await bench.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});
+
 describe('a hard crash during a step longer than the watchdog interval', () => {
 	it('resumes the instance after kill -9 at 12-14 s of a 20 s step: the watchdog stays armed for the whole step', async () => {
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-hold-'));
