@@ -4,7 +4,7 @@ import { ChildWorkflowError, ErrorCode, NotFoundError } from '../../src/engine/s
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { checkTransplant } from '../../src/engine/children/transplant';
-import { INLINE_MAX_STEPS, MAX_INLINE_RUNS } from '../../src/engine/instance/inline-child';
+import { INLINE_BUDGET, INLINE_MAX_STEPS, MAX_INLINE_RUNS } from '../../src/engine/instance/inline-child';
 import { registryOf } from './start-instance';
 import { World } from './child-world';
 
@@ -113,6 +113,16 @@ class FanOut extends Workflow<{ n: number }, number[]> {
 
 /** A quote and a backslash, JSON escapes each: 400,000 characters of them. */
 const QUOTES = '"\\'.repeat(200_000);
+/** Invokes `n` Add children one after another. */
+class Sequence extends Workflow<{ n: number }, number> {
+	static override readonly type = 'sequence';
+	async run(step: Step, { n }: { n: number }) {
+		let total = 0;
+		for (let i = 0; i < n; i++) total += await step.invoke(`add-${i}`, Add, { payload: { a: 1, b: 0 } });
+		return total;
+	}
+}
+
 /** One step whose result is QUOTES, then one that awaits I/O (and `gate`). */
 class Quotes extends Workflow<{}, boolean> {
 	static override readonly type = 'quotes';
@@ -139,7 +149,7 @@ class Parent extends Workflow<{ child: string; payload?: unknown; id?: string },
 	}
 }
 
-const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Parent);
+const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Sequence, Parent);
 let world: World;
 beforeEach(() => {
 	world = new World(registry, true);
@@ -204,6 +214,26 @@ describe('an invoked short child runs inside its parent first', () => {
 		await world.advance(10_000);
 		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 30 });
 		expect([calls.get('sum:p::child'), calls.get('io:p::child')]).toEqual([1, 1]);
+	});
+
+	it("starts a child in its own object when its parent's invocation has less budget left than an inline run takes", async () => {
+		world.host('p').invocationBudget = { steps: INLINE_BUDGET.steps - 1, ms: 60_000 };
+		const parent = await parentOf('add', { a: 1, b: 1 });
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 20 });
+		expect(world.transplantedSteps.get('p::child')).toBe(0);
+		world.host('q').invocationBudget = { steps: INLINE_BUDGET.steps, ms: 60_000 };
+		await world.engine('q').create('q', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		await world.idle();
+		expect(world.transplantedSteps.get('q::child')).toBe(2);
+	});
+
+	it('gives back what an inline run did not use of its parent\'s budget: 60 children in a row, 1 I/O step each, in a budget of 100', async () => {
+		world.host('s').invocationBudget = { steps: 100, ms: 60_000 };
+		await world.engine('s').create('s', 'sequence', { n: 60 });
+		await world.idle();
+		expect(world.engine('s').status()).toMatchObject({ status: 'completed', output: 600 });
+		expect([...world.transplantedSteps.values()].every((steps) => steps === 2)).toBe(true);
+		expect(world.transplantedSteps.size).toBe(60);
 	});
 
 	it(`runs at most ${MAX_INLINE_RUNS} children of a fan-out at once; the others start in their own objects`, async () => {

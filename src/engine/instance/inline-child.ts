@@ -67,6 +67,8 @@ export class InlineChildRun {
 	private readonly engine: InstanceEngine;
 	/** Attempts of the child's steps under way (a hold waits for them: a step never runs twice at once). */
 	private inFlight = 0;
+	/** Attempts of the child's steps that awaited something (their function returned a promise): what its parent's invocation paid for. */
+	awaitingAttempts = 0;
 	private quiet: (() => void) | undefined;
 	/** Set once a step was held: the run hands over once its attempts settled. */
 	private held = false;
@@ -104,6 +106,7 @@ export class InlineChildRun {
 					this.attemptSettled();
 					return out;
 				}
+				this.awaitingAttempts++;
 				return out.finally(() => this.attemptSettled());
 			};
 		};

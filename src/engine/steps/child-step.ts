@@ -18,7 +18,7 @@ import type { PassJournal } from './pass-journal';
 import type { ChildStepHooks, InlineChildHooks } from './pass-hooks';
 import type { AttemptAbort } from './attempt';
 import type { ChildTransplant, TransplantHeader } from '../children/transplant';
-import type { InlineRequest, InlineRunEnd } from '../instance/inline-child';
+import { INLINE_BUDGET, type InlineRequest, type InlineRunEnd } from '../instance/inline-child';
 import { outcomeOf } from '../instance/row-views';
 import { describeThrown } from '../support/thrown-value';
 
@@ -131,7 +131,8 @@ async function runInline(
 ): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant }> {
 	const stored = inline.stored(request.id);
 	if (stored.transplant) return { transplant: stored.transplant };
-	if (stored.steps.length > 0 || inline.busy()) return { transplant: inline.fromSteps(request, stored.steps) };
+	const reserved = stored.steps.length > 0 || inline.busy() ? 0 : reserveAttempts(step, INLINE_BUDGET.steps);
+	if (reserved === 0) return { transplant: inline.fromSteps(request, stored.steps) };
 	const run = inline.run(request);
 	// A terminate or restart of the parent aborts the child's attempts too (and keeps nothing more of it).
 	const abort: AttemptAbort = () => run.abort();
@@ -141,12 +142,36 @@ async function runInline(
 		end = await run.run();
 	} finally {
 		live.delete(abort);
+		refundAttempts(step, reserved - Math.min(reserved, run.awaitingAttempts));
 	}
 	step.checkAbort();
 	const outcome = end.finished ? outcomeOf(end.header.row) : null;
 	if (outcome) return { outcome, header: end.header };
 	step.transact(() => inline.keep(request.id, request.parent, end.header, false));
 	return { transplant: { ...end.header, steps: end.steps } };
+}
+
+/**
+ * An inline child's attempts run in its parent's invocation: its run takes its budget of attempts
+ * that await I/O out of the parent's pass first (invocation-budget.ts), all of it or nothing (0:
+ * the parent's invocation has too little left, and the child starts in its own object).
+ */
+function reserveAttempts(step: PassJournal, count: number): number {
+	const spent = step.hooks.invocationSpent;
+	if (!spent) return count;
+	const now = step.hooks.now();
+	for (let taken = 0; taken < count; taken++) {
+		if (spent(now)) {
+			refundAttempts(step, taken);
+			return 0;
+		}
+	}
+	return count;
+}
+
+/** Gives back reserved attempts the inline run did not use. */
+function refundAttempts(step: PassJournal, count: number): void {
+	for (let i = 0; i < count; i++) step.hooks.attemptSettledAtOnce?.();
 }
 
 /** An invoke whose child was created: its outcome if it has finished, else the wait goes on. */
