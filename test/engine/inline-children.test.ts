@@ -220,7 +220,8 @@ describe('an invoked short child runs inside its parent first', () => {
 		world.host('p').invocationBudget = { steps: INLINE_BUDGET.steps - 1, ms: 60_000 };
 		const parent = await parentOf('add', { a: 1, b: 1 });
 		expect(parent.status()).toMatchObject({ status: 'completed', output: 20 });
-		expect(world.transplantedSteps.get('p::child')).toBe(0);
+		// A plain create: its step no longer says inline, so a retried start cannot run it here.
+		expect(world.transplanted).not.toContain('p::child');
 		world.host('q').invocationBudget = { steps: INLINE_BUDGET.steps, ms: 60_000 };
 		await world.engine('q').create('q', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
 		await world.idle();
@@ -243,6 +244,19 @@ describe('an invoked short child runs inside its parent first', () => {
 		const ranInline = [...world.transplantedSteps.values()].filter((steps) => steps > 0).length;
 		expect(ranInline).toBe(MAX_INLINE_RUNS);
 		for (let i = 0; i < MAX_INLINE_RUNS + 3; i++) expect([calls.get(`sum:f::add-${i}`), calls.get(`io:f::add-${i}`)]).toEqual([1, 1]);
+	});
+
+	it('never runs inline a child of a fan-out that started in its own object, when its start is retried', async () => {
+		// The last child starts in its own object (the others run inline); its answer is lost, so the invoke retries its start.
+		world.loseAnswers = true;
+		await world.engine('f').create('f', 'fan-out', { n: MAX_INLINE_RUNS + 1 });
+		await world.idle();
+		world.loseAnswers = false;
+		await world.advance(20_000);
+		expect(world.engine('f').status()).toMatchObject({ status: 'completed', output: Array.from({ length: MAX_INLINE_RUNS + 1 }, (_, i) => i * 10) });
+		// The retry asked the child's object again (a create of an existing id): its steps ran once, in that object.
+		for (let i = 0; i <= MAX_INLINE_RUNS; i++) expect([calls.get(`sum:f::add-${i}`), calls.get(`io:f::add-${i}`)]).toEqual([1, 1]);
+		expect(world.transplanted).not.toContain(`f::add-${MAX_INLINE_RUNS}`);
 	});
 
 	it('keeps a large result with characters JSON escapes exactly, through a crash of the parent', async () => {

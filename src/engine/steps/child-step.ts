@@ -58,7 +58,7 @@ export async function runChildStep(
 	if (row.status === 'running' || row.status === 'retrying') {
 		if (row.wakeAt !== null && row.wakeAt > now) throw step.suspend('sleeping');
 		const parent = { id: children.parentId, type: children.parentType, step: name };
-		const inline = ref.inline ? children.inline : undefined;
+		let inline = ref.inline ? children.inline : undefined;
 		let transplant: ChildTransplant | undefined;
 		if (inline) {
 			let inlined: Awaited<ReturnType<typeof runInline>>;
@@ -72,13 +72,20 @@ export async function runChildStep(
 			if ('outcome' in inlined) {
 				// Finished inline: the step completes with the child kept here, published to its own object afterwards.
 				const { outcome, header } = inlined;
+				const kept = inline;
 				try {
-					return settle(step, row, ref, outcome, step.hooks.now(), () => inline.keep(ref.childId, parent, header, true));
+					return settle(step, row, ref, outcome, step.hooks.now(), () => kept.keep(ref.childId, parent, header, true));
 				} finally {
-					inline.publishSoon();
+					kept.publishSoon();
 				}
 			}
-			transplant = inlined.transplant;
+			if ('ownObject' in inlined) {
+				// It starts in its own object, for good: a start retried after a lost answer or a crash must not run it here too.
+				row = { ...row, result: JSON.stringify({ ...ref, inline: undefined }) };
+				const own = row;
+				step.transact(() => step.write(own));
+				inline = undefined;
+			} else transplant = inlined.transplant;
 		}
 		let outcome: ChildOutcome | null;
 		try {
@@ -121,18 +128,21 @@ export async function runChildStep(
  * An inline child's run (instance/inline-child.ts): its outcome, when it finished here; else
  * the transplant its own object takes it on from (handed over). A child an earlier pass already
  * ran here is not run again: what that run left is handed over, its finished steps with it; nor
- * is one beyond `MAX_INLINE_RUNS` at once (a fan-out): it starts in its own object.
+ * is one beyond `MAX_INLINE_RUNS` at once (a fan-out), or one its parent's invocation has too little
+ * budget left for: it starts in its own object (`ownObject`), and its step says so before the create
+ * is sent.
  */
 async function runInline(
 	step: PassJournal,
 	inline: InlineChildHooks,
 	request: InlineRequest,
 	live: Set<AttemptAbort>,
-): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant }> {
+): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant } | { ownObject: true }> {
 	const stored = inline.stored(request.id);
 	if (stored.transplant) return { transplant: stored.transplant };
-	const reserved = stored.steps.length > 0 || inline.busy() ? 0 : reserveAttempts(step, INLINE_BUDGET.steps);
-	if (reserved === 0) return { transplant: inline.fromSteps(request, stored.steps) };
+	if (stored.steps.length > 0) return { transplant: inline.fromSteps(request, stored.steps) };
+	const reserved = inline.busy() ? 0 : reserveAttempts(step, INLINE_BUDGET.steps);
+	if (reserved === 0) return { ownObject: true };
 	const run = inline.run(request);
 	// A terminate or restart of the parent aborts the child's attempts too (and keeps nothing more of it).
 	const abort: AttemptAbort = () => run.abort();
