@@ -136,12 +136,12 @@ class Quotes extends Workflow<{}, boolean> {
 	}
 }
 
-class Parent extends Workflow<{ child: string; payload?: unknown; id?: string }, unknown> {
+class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; step?: string }, unknown> {
 	static override readonly type = 'parent';
-	async run(step: Step, { child, payload, id }: { child: string; payload?: unknown; id?: string }) {
+	async run(step: Step, { child, payload, id, step: name }: { child: string; payload?: unknown; id?: string; step?: string }) {
 		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst }[child]!;
 		try {
-			return await step.invoke('child', Child, { payload: payload ?? {}, ...(id ? { id } : {}) });
+			return await step.invoke(name ?? 'child', Child, { payload: payload ?? {}, ...(id ? { id } : {}) });
 		} catch (error) {
 			if (error instanceof ChildWorkflowError) return `${error.childStatus}: ${error.childError?.message}`;
 			throw error;
@@ -398,6 +398,16 @@ describe('children that do not run inline', () => {
 	it('a child given its own id starts in its own object at once', async () => {
 		await parentOf('add', { a: 1, b: 1 }, 'my-child');
 		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 20 });
+		expect(world.transplanted).toEqual([]);
+	});
+
+	it.each([
+		['a step name with ::', 'p', 'x::y'],
+		['a hashed id of a long parent id', `p${'x'.repeat(90)}`, 'n'.repeat(120)],
+	])('a child whose id does not name its parent (%s) starts in its own object at once: a read by its id could not find it inline', async (_case, parentId, name) => {
+		await world.engine(parentId).create(parentId, 'parent', { child: 'add', payload: { a: 1, b: 1 }, step: name });
+		await world.idle();
+		expect(world.engine(parentId).status()).toMatchObject({ status: 'completed', output: 20 });
 		expect(world.transplanted).toEqual([]);
 	});
 

@@ -2,6 +2,7 @@ import {
 	checkChildRequest,
 	childPollDelayMs,
 	FIRST_OUTCOME_WAIT_MS,
+	inlineParentsOf,
 	isTransient,
 	readChildRef,
 	type ChildClass,
@@ -46,8 +47,11 @@ export async function runChildStep(
 	let now = step.hooks.now();
 	if (!row) {
 		const checked = checkChildRequest(children, mode, name, Child, options);
-		// The short child of an invoke, under its default id, runs inside this instance first (instance/inline-child.ts).
-		const ref: ChildRef = mode === 'invoke' && options.id === undefined && children.inline?.eligible(checked.childType) ? { ...checked, inline: true } : checked;
+		// The short child of an invoke, under its default id, runs inside this instance first (instance/inline-child.ts),
+		// when that id names this instance: a read by the id asks the instances it names (a step name with `::`, or a
+		// hashed id that keeps only the start of a long parent id, names another).
+		const inline = mode === 'invoke' && options.id === undefined && children.inline?.eligible(checked.childType) && inlineParentsOf(checked.childId).includes(children.parentId);
+		const ref: ChildRef = inline ? { ...checked, inline: true } : checked;
 		step.transact(() => {
 			step.write({ ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
 			step.hooks.record({ kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode } });
