@@ -136,12 +136,12 @@ class Quotes extends Workflow<{}, boolean> {
 	}
 }
 
-class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; step?: string }, unknown> {
+class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; step?: string; abandon?: boolean }, unknown> {
 	static override readonly type = 'parent';
-	async run(step: Step, { child, payload, id, step: name }: { child: string; payload?: unknown; id?: string; step?: string }) {
+	async run(step: Step, { child, payload, id, step: name, abandon }: { child: string; payload?: unknown; id?: string; step?: string; abandon?: boolean }) {
 		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst }[child]!;
 		try {
-			return await step.invoke(name ?? 'child', Child, { payload: payload ?? {}, ...(id ? { id } : {}) });
+			return await step.invoke(name ?? 'child', Child, { payload: payload ?? {}, ...(id ? { id } : {}), ...(abandon ? { onParentTerminate: 'abandon' as const } : {}) });
 		} catch (error) {
 			if (error instanceof ChildWorkflowError) return `${error.childStatus}: ${error.childError?.message}`;
 			throw error;
@@ -422,6 +422,19 @@ describe('children that do not run inline', () => {
 		expect(world.engine('p').status().status).toBe('terminated');
 		expect(() => world.engine('p::child').status()).toThrow(NotFoundError);
 		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+
+	it("a child its parent abandons on terminate (onParentTerminate: 'abandon') starts in its own object, and runs on when the parent is terminated", async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 }, abandon: true });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		world.engine('p').terminate();
+		release();
+		await world.idle();
+		expect(world.engine('p').status().status).toBe('terminated');
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 20, parentId: 'p' });
+		expect(world.transplanted).toEqual([]);
 	});
 });
 

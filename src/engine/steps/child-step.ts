@@ -48,9 +48,11 @@ export async function runChildStep(
 	if (!row) {
 		const checked = checkChildRequest(children, mode, name, Child, options);
 		// The short child of an invoke, under its default id, runs inside this instance first (instance/inline-child.ts),
-		// when that id names this instance: a read by the id asks the instances it names (a step name with `::`, or a
-		// hashed id that keeps only the start of a long parent id, names another).
-		const inline = mode === 'invoke' && options.id === undefined && children.inline?.eligible(checked.childType) && inlineParentsOf(checked.childId).includes(children.parentId);
+		// when that id names this instance (a read by the id asks the instances it names: a step name with `::`, or a
+		// hashed id that keeps only the start of a long parent id, names another) and it is to end with this instance
+		// (an inline run ends with its parent's pass: an abandoned child must run on after a terminate).
+		const inline = mode === 'invoke' && options.id === undefined && checked.onParentTerminate === 'terminate' && children.inline?.eligible(checked.childType)
+			&& inlineParentsOf(checked.childId).includes(children.parentId);
 		const ref: ChildRef = inline ? { ...checked, inline: true } : checked;
 		step.transact(() => {
 			step.write({ ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
