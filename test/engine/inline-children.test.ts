@@ -274,6 +274,34 @@ describe('an invoked short child runs inside its parent first', () => {
 		expect(calls.get('text:p::child')).toBe(1);
 	});
 
+	it("refuses to publish a child under an id an earlier incarnation's child holds (a parent re-created after its deletion), and says so", async () => {
+		const logs: unknown[] = [];
+		await parentOf('add', { a: 1, b: 1 });
+		await world.engine('p').delete();
+		await world.advance(10); // the storage goes once the clock passed the instance's creation
+		expect(world.hosts.get('p')!.destroyed).toBe(1);
+		world.evict('p');
+		world.host('p').log = (record) => void logs.push(record);
+		calls.clear();
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 20 });
+		expect(logs).toContainEqual(expect.objectContaining({ event: 'child.publish_failed', childId: 'p::child', willRetry: false, error: expect.objectContaining({ code: ErrorCode.InvalidState }) }));
+		// The earlier child is left as it was; the rows of the refused one are gone.
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 20, version: 4 });
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+
+	it('publishes the same child again as a no-op when the answer to its publishing was lost', async () => {
+		world.loseAnswers = true;
+		await parentOf('sleeper');
+		world.loseAnswers = false;
+		await world.advance(2_000);
+		await world.advance(2_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 'b1-a1' });
+		expect(calls.get('before:p::child')).toBe(1);
+	});
+
 	it('refuses a payload the child type rejects, as a create would, and publishes nothing', async () => {
 		const parent = await parentOf('add', { a: 'x', b: 1 });
 		expect(parent.status()).toMatchObject({ status: 'errored', error: { code: ErrorCode.StepFailed } });

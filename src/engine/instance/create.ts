@@ -75,7 +75,10 @@ export function storeCreate(k: InstanceKernel, prepared: PreparedCreate): { resu
 	const { id, type, payloadJson, concurrencyKey: key, parent, attributesJson: attributes } = prepared;
 	assertNotDeleting(k, id);
 	// An existing id (or a concurrent create that won while the schema validated).
-	if (k.row) return { result: existingCreate(k, type, payloadJson), queued: false };
+	if (k.row) {
+		if (prepared.transplant) assertOwnTransplant(k.row, prepared.transplant);
+		return { result: existingCreate(k, type, payloadJson), queued: false };
+	}
 	if (prepared.transplant) return { result: storeTransplant(k, prepared, prepared.transplant), queued: false };
 	const host = k.host;
 	const now = host.now();
@@ -128,6 +131,19 @@ function storeTransplant(k: InstanceKernel, prepared: PreparedCreate, transplant
 		if (finished) k.children.parentAskEnded(k.row ? outcomeOf(k.row) : null);
 	}
 	return { id: row.id, type: row.type, status: row.status, created: true };
+}
+
+/**
+ * A transplant for an id that exists already is the same publishing again (its answer was lost)
+ * when the instance began with that run; else the id is another run's (an earlier incarnation of a
+ * parent re-created under the id of a deleted one): refused, so that the parent's run is not taken
+ * for that one (docs/writing-workflows.md "Child workflows").
+ */
+function assertOwnTransplant(row: InstanceRow, transplant: ChildTransplant): void {
+	if (row.createdAt === transplant.row.createdAt && row.parentId === transplant.row.parentId) return;
+	throw new InvalidStateError(
+		`workflow id "${row.id}" is taken by an instance created ${new Date(row.createdAt).toISOString()}, before this run of its parent's step: a parent re-created under a deleted one's id meets its children; give its children their own ids (step.invoke's id) or turn inline children off for the type (static inline = false)`,
+	);
 }
 
 /** A create of an existing id: the same type and payload get the instance, anything else a 409. */
