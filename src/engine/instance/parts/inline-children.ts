@@ -10,7 +10,7 @@ import { InlineChildRun, MAX_INLINE_RUNS, transplantView, type InlineRequest } f
 import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
-import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from '../timing';
 
 /** An inline child's header as its parent keeps it: the transplant's, and the parent's step that invoked it. */
 type StoredHeader = TransplantHeader & { parent: ParentRef };
@@ -50,6 +50,7 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		return this.publishing.inFlight;
 	}
 
+	/** Whether as many children run here now as may at once (`MAX_INLINE_RUNS`): the next one starts in its own object. */
 	busy(): boolean {
 		return this.running.size >= MAX_INLINE_RUNS;
 	}
@@ -119,13 +120,15 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		this.publishing.request();
 	}
 
-	dueAt(): number | undefined {
+	/** The earliest publishing due; while a round is under way, the watchdog's time (the round re-arms when it ends). */
+	dueAt(now: number): number | undefined {
 		if (this.nextAt === null) this.nextAt = this.earliest();
-		return this.nextAt;
+		if (this.nextAt === undefined) return undefined;
+		return this.publishing.inFlight ? Math.max(this.nextAt, now + WATCHDOG_MS) : this.nextAt;
 	}
 
 	onAlarm(now: number): boolean {
-		const due = this.dueAt();
+		const due = this.dueAt(now);
 		if (due !== undefined && due <= now) this.publishSoon();
 		return false;
 	}
