@@ -10,6 +10,11 @@ export interface InstanceAccess {
 	create(request: { id: string; type: string; payload: unknown; parent?: unknown; transplant?: unknown }): Promise<CreateResult>;
 	/** The engine of an instance that exists; NOT_FOUND otherwise (and nothing is written). */
 	existing(): InstanceEngine;
+	/**
+	 * `existing()`, for an event or a control: a child its parent runs inline and has not published
+	 * yet is published first (its parent hands it over: engine/instance/parts/inline-children.ts).
+	 */
+	published(): Promise<InstanceEngine>;
 	/** The entry the index should hold, or null when there is no such instance. Writes nothing. */
 	currentIndexEntry(): IndexEntry | null;
 	/** Deletes the instance (or, when only its archive is left, erases that). `input` is unchecked: any caller's. */

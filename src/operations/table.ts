@@ -53,7 +53,7 @@ function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceE
 	return operation({
 		rpc: action,
 		helper: (_type: string, id: string) => ({ id }),
-		run: (instance, _input: { id: string }): WorkflowStatus => run(instance.existing()),
+		run: async (instance, _input: { id: string }): Promise<WorkflowStatus> => run(await instance.published()),
 	});
 }
 
@@ -122,6 +122,12 @@ export const operations = {
 		},
 	}),
 
+	/** A parent publishes a child it runs (or ran) inline now, for an event or a control sent to the child (see `InstanceAccess.published`). */
+	publishInlineChild: operation({
+		rpc: 'publishInlineChild',
+		run: (instance, input: { id: string; childId: string }): Promise<boolean> => instance.existing().publishInlineChild(input?.childId),
+	}),
+
 	/** A parent's answer to a read of a child it runs (or ran) inline and has not published yet (see `status`). */
 	inlineChildView: operation({
 		rpc: 'inlineChildView',
@@ -134,7 +140,7 @@ export const operations = {
 	terminate: operation({
 		rpc: 'terminate',
 		helper: (_type: string, id: string, options: { rollback?: boolean } = {}) => ({ id, ...options }),
-		run: (instance, input: { id: string; rollback?: boolean }): WorkflowStatus => instance.existing().terminate({ rollback: input?.rollback === true }),
+		run: async (instance, input: { id: string; rollback?: boolean }): Promise<WorkflowStatus> => (await instance.published()).terminate({ rollback: input?.rollback === true }),
 	}),
 	/**
 	 * Reruns a completed, errored, terminated or diverged instance in a new generation: from
@@ -158,7 +164,7 @@ export const operations = {
 		},
 		run: async (instance, input): Promise<null> => {
 			const key = input?.idempotencyKey;
-			await instance.existing().sendEvent(input?.event, input?.payload, key === undefined ? {} : { idempotencyKey: key });
+			await (await instance.published()).sendEvent(input?.event, input?.payload, key === undefined ? {} : { idempotencyKey: key });
 			return null;
 		},
 	}),

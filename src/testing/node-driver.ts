@@ -111,6 +111,8 @@ export class NodeInstanceDriver implements InstanceDriver {
 		return {
 			create: (request) => this.engine.create(request.id, request.type, request.payload, request.parent),
 			existing,
+			// The Node kit runs no child inline (its driver reaches no other instance).
+			published: async () => existing(),
 			currentIndexEntry: () => (this.engine.exists ? this.engine.currentIndexEntry() : null),
 			delete: (input) => existing().delete(checkDeleteOptions(input)),
 			// The Node kit has no archive: a deleted instance is gone.

@@ -113,6 +113,21 @@ class FanOut extends Workflow<{ n: number }, number[]> {
 
 /** A quote and a backslash, JSON escapes each: 400,000 characters of them. */
 const QUOTES = '"\\'.repeat(200_000);
+/** A step that awaits `gate`, then another. */
+class TwoSteps extends Workflow<{}, string> {
+	static override readonly type = 'two-steps';
+	async run(step: Step) {
+		const one = await step.do('one', async () => {
+			called(`one:${this.ctx.id}`);
+			await tick(1);
+			if (gate) await gate;
+			return 'a';
+		});
+		const two = await step.do('two', () => (called(`two:${this.ctx.id}`), 'b'));
+		return one + two;
+	}
+}
+
 /** Invokes `n` Add children one after another. */
 class Sequence extends Workflow<{ n: number }, number> {
 	static override readonly type = 'sequence';
@@ -139,7 +154,7 @@ class Quotes extends Workflow<{}, boolean> {
 class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; step?: string; abandon?: boolean }, unknown> {
 	static override readonly type = 'parent';
 	async run(step: Step, { child, payload, id, step: name, abandon }: { child: string; payload?: unknown; id?: string; step?: string; abandon?: boolean }) {
-		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst }[child]!;
+		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst, 'two-steps': TwoSteps }[child]!;
 		try {
 			return await step.invoke(name ?? 'child', Child, { payload: payload ?? {}, ...(id ? { id } : {}), ...(abandon ? { onParentTerminate: 'abandon' as const } : {}) });
 		} catch (error) {
@@ -149,7 +164,7 @@ class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; s
 	}
 }
 
-const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Sequence, Parent);
+const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Sequence, TwoSteps, Parent);
 let world: World;
 beforeEach(() => {
 	world = new World(registry, true);
@@ -413,6 +428,32 @@ describe('a child that runs inline is read through its parent until it is publis
 		await world.engine('q').create('q', 'parent', { child: 'add', payload: { a: 1, b: 2 } });
 		await world.idle();
 		expect(() => world.engine('q').inlineChild('q::child', { kind: 'drop' })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidOptions }));
+	});
+});
+
+describe('a child that runs inline is published at once when someone outside wants it (an event, a control)', () => {
+	it('hands a run under way over before its next step, with the step in flight finished', async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'two-steps' });
+		for (let i = 0; i < 50 && calls.get('one:p::child') !== 1; i++) await tick(1);
+		const published = world.engine('p').publishInlineChild('p::child');
+		gate = undefined;
+		release();
+		expect(await published).toBe(true);
+		expect(world.transplantedSteps.get('p::child')).toBe(1);
+		await world.idle();
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 'ab' });
+		expect([calls.get('one:p::child'), calls.get('two:p::child')]).toEqual([1, 1]);
+	});
+
+	it('publishes a finished child without waiting for its turn, and answers false for a child it never held', async () => {
+		world.unreachable = true;
+		await parentOf('add', { a: 1, b: 2 });
+		world.unreachable = false;
+		expect(await world.engine('p').publishInlineChild('p::child')).toBe(true);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 30 });
+		expect(await world.engine('p').publishInlineChild('p::other')).toBe(false);
 	});
 });
 

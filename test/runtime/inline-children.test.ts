@@ -41,6 +41,34 @@ describe('inline children (workerd)', () => {
 		expect(listed.json.items).toMatchObject([{ id: child, status: 'completed', parentId: id }]);
 	});
 
+	it('takes an event sent to a child while it runs inside its parent: the parent hands it over, and the child consumes the event', async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 300, wait: true } });
+		await until(async () => (await get(`/workflows/${child}`)).json?.status === 'running', 'the child to run inline');
+		expect(await objectOf(child)).toMatchObject({ holdsInstance: false });
+		const sent = await api('POST', `/workflows/${child}/events/go`, { n: 7 });
+		expect(sent.status).toBe(202);
+		expect(await objectOf(child)).toMatchObject({ holdsInstance: true });
+		await until(async () => (await SlowParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
+		expect((await SlowParentWorkflow.status(testEnv, id)).output).toBe(7);
+		expect([executions.get(`${child}:first`), executions.get(`${child}:wait`)]).toEqual([1, 1]);
+	});
+
+	it('pauses a child while it runs inside its parent, and resumes it in its own object', async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 300, wait: true } });
+		await until(async () => (await get(`/workflows/${child}`)).json?.status === 'running', 'the child to run inline');
+		const paused = await api('POST', `/workflows/${child}/pause`);
+		expect(paused.status).toBe(200);
+		expect(paused.json.status).toBe('paused');
+		expect((await api('POST', `/workflows/${child}/resume`)).status).toBe(200);
+		expect((await api('POST', `/workflows/${child}/events/go`, { n: 3 })).status).toBe(202);
+		await until(async () => (await SlowParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
+		expect((await SlowParentWorkflow.status(testEnv, id)).output).toBe(3);
+	});
+
 	it('hands a child that waits for an event over to its own object, which takes the event', async () => {
 		const id = uniqueId('ip');
 		await ChildParentWorkflow.create(testEnv, { id, payload: { n: 0 } });

@@ -304,20 +304,25 @@ export class ChildDoublerWorkflow extends Workflow<{ n: number }, number> {
 	}
 }
 
-/** A child that takes a while: a step, then one awaiting a timer of `ms` (it runs inline in its parent all along). */
-export class SlowChildWorkflow extends Workflow<{ ms: number }, number> {
+/**
+ * A child that takes a while: a step, then one awaiting a timer of `ms` (it runs inline in its parent all along);
+ * with `wait`, then an event "go", whose `n` it returns.
+ */
+export class SlowChildWorkflow extends Workflow<{ ms: number; wait?: boolean }, number> {
 	static override readonly type = 'slow-child';
-	async run(step: Step, { ms }: { ms: number }) {
+	static override events = { go: {} as { n: number } };
+	async run(step: Step<typeof SlowChildWorkflow.events>, { ms, wait }: { ms: number; wait?: boolean }) {
 		await step.do('first', () => countExecution(`${this.ctx.id}:first`));
-		return step.do('wait', () => new Promise<number>((resolve) => setTimeout(() => resolve(countExecution(`${this.ctx.id}:wait`) * ms), ms)));
+		const waited = await step.do('wait', () => new Promise<number>((resolve) => setTimeout(() => resolve(countExecution(`${this.ctx.id}:wait`) * ms), ms)));
+		return wait ? (await step.waitForEvent('go')).n : waited;
 	}
 }
 
 /** A parent that invokes one slow child. */
-export class SlowParentWorkflow extends Workflow<{ ms: number }, number> {
+export class SlowParentWorkflow extends Workflow<{ ms: number; wait?: boolean }, number> {
 	static override readonly type = 'slow-parent';
-	async run(step: Step, { ms }: { ms: number }) {
-		return step.invoke('slow', SlowChildWorkflow, { payload: { ms } });
+	async run(step: Step, { ms, wait }: { ms: number; wait?: boolean }) {
+		return step.invoke('slow', SlowChildWorkflow, { payload: { ms, ...(wait ? { wait } : {}) } });
 	}
 }
 

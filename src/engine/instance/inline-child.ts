@@ -74,6 +74,8 @@ export class InlineChildRun {
 	private held = false;
 	private onHeld: (() => void) | undefined;
 	private live = true;
+	/** Set by `handOverSoon`: every new step is held. */
+	private forced = false;
 	/** Resolves when `run` returned (or threw). */
 	private readonly ended: Promise<void>;
 	private end!: () => void;
@@ -158,6 +160,14 @@ export class InlineChildRun {
 		return this.engine;
 	}
 
+	/**
+	 * Someone outside wants the child (an event, a control): the run takes no new step, so it hands
+	 * over once its attempts in flight settled, and the child is published with what it did.
+	 */
+	handOverSoon(): void {
+		this.forced = true;
+	}
+
 	/** The parent's pass was cut (terminate, restart): nothing more is kept, and the child's attempts are aborted. */
 	abort(): void {
 		this.live = false;
@@ -170,7 +180,7 @@ export class InlineChildRun {
 
 	/** A new step of the child: one the run does not take, or past its caps, waits forever and the run hands over. */
 	private hold(kind: StepKind): Promise<never> | undefined {
-		if (!HANDED_OVER_KINDS.has(kind) && this.store.steps.size < INLINE_MAX_STEPS && this.store.resultBytes <= INLINE_MAX_RESULT_BYTES) return undefined;
+		if (!this.forced && !HANDED_OVER_KINDS.has(kind) && this.store.steps.size < INLINE_MAX_STEPS && this.store.resultBytes <= INLINE_MAX_RESULT_BYTES) return undefined;
 		this.held = true;
 		this.onHeld?.();
 		// One promise per held step (a shared one would keep every step's reactions for the isolate's life).

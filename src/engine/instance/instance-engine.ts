@@ -196,6 +196,12 @@ export class InstanceEngine {
 		return readInline(view, checkInlineRead(readInput));
 	}
 
+	/** Publishes a child this instance runs (or ran) inline now, for an event or a control sent to it (parts/inline-children.ts `publishNow`). */
+	publishInlineChild(childId: unknown): Promise<boolean> {
+		this.require();
+		return typeof childId === 'string' ? this.k.inline.publishNow(childId) : Promise.resolve(false);
+	}
+
 	/** Runs the instance again in a new generation, from the start or from a step (see controls.ts). */
 	restart(options: RestartOptions = {}): WorkflowStatus {
 		return restart(this.k, options);

@@ -123,6 +123,21 @@ export class InstanceRole {
 		}
 	}
 
+	/** See `InstanceAccess.published`: the parent that holds this child inline publishes it, then it is read here. */
+	async published(): Promise<InstanceEngine> {
+		const id = this.host.ctx.id.name;
+		if (!this.host.storage.hasSchema && id !== undefined) {
+			for (const parent of inlineParentsOf(id)) {
+				try {
+					if (await callOperation(this.host.env, 'publishInlineChild', { id: parent, childId: id })) break;
+				} catch (error) {
+					if (!isNotFound(error)) throw error;
+				}
+			}
+		}
+		return this.existing();
+	}
+
 	/**
 	 * The answer of the parent that holds this child inline (engine/instance/inline-child.ts), or undefined
 	 * when no candidate parent holds it (`inlineParentsOf`: only ids with `::` have any).

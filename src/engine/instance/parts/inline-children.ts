@@ -1,4 +1,5 @@
 import { isTransient, type ParentRef } from '../../children/child-workflows';
+import { InvalidStateError } from '../../support/errors';
 import { transplantFromSteps, transplantOf, type ChildTransplant, type TransplantHeader } from '../../children/transplant';
 import { concurrencyOf } from '../../limiter/concurrency';
 import { FINISHED_STATUSES } from '../../definition/types';
@@ -11,6 +12,10 @@ import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
 import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from '../timing';
+
+/** How long `publishNow` waits for a child to be published, and how often it looks. */
+const PUBLISH_WAIT_MS = 5_000;
+const PUBLISH_POLL_MS = 5;
 
 /** An inline child's header as its parent keeps it: the transplant's, and the parent's step that invoked it. */
 type StoredHeader = TransplantHeader & { parent: ParentRef };
@@ -108,6 +113,32 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		const { id, type, payload, parent } = request;
 		const codeVersion = this.k.host.registry.get(type).version;
 		return transplantFromSteps({ id, type, payloadJson: toStoredJson(payload, 'payload'), parentId: parent.id, parent, codeVersion }, steps, this.k.host.now());
+	}
+
+	/**
+	 * Publishes the child now, for someone outside who wants it (an event, a control sent to its id):
+	 * a run under way takes no new step and hands over once its attempts in flight settled; a
+	 * finished one is published at once. Resolves true once the child's object holds it (or this
+	 * instance no longer does), false when this instance never held it; throws INVALID_STATE when
+	 * the run still holds it after `PUBLISH_WAIT_MS` (a long step in flight: try again).
+	 */
+	async publishNow(childId: string): Promise<boolean> {
+		const k = this.k;
+		if (!this.running.has(childId) && k.host.store.readInlineRows(childId).length === 0) return false;
+		const deadline = k.host.now() + PUBLISH_WAIT_MS;
+		for (;;) {
+			const running = this.running.get(childId);
+			running?.handOverSoon();
+			const rows = k.host.store.readInlineRows(childId);
+			if (!running && rows.length === 0) return true;
+			const header = rows.find((row) => row.key === '');
+			if (!running && header?.publishAt !== null && header?.publishAt !== undefined) {
+				this.fresh.add(childId);
+				this.publishSoon();
+			}
+			if (k.host.now() >= deadline) throw new InvalidStateError(`workflow "${childId}" is still running inside its parent "${k.row?.id}" (a step of it is under way); try again`);
+			await new Promise<void>((resolve) => k.host.defer(resolve, PUBLISH_POLL_MS));
+		}
 	}
 
 	/** The child is published (its object holds it now): its rows here go. */
