@@ -219,6 +219,18 @@ describe('an invoked short child runs inside its parent first', () => {
 		expect(calls.get('one:p::child')).toBe(1);
 	});
 
+	it('publishes a finished child before its deleted parent\'s storage goes', async () => {
+		world.unreachable = true;
+		await parentOf('add', { a: 1, b: 2 });
+		await world.engine('p').delete();
+		await world.advance(10);
+		expect(world.hosts.get('p')!.destroyed).toBe(0); // the child is not published yet: the storage stays
+		world.unreachable = false;
+		await world.advance(5_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 30 });
+		expect(world.hosts.get('p')!.destroyed).toBe(1);
+	});
+
 	it('publishes a finished child whose parent died before publishing it, from the alarm', async () => {
 		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 2 } });
 		for (let i = 0; i < 50 && world.engine('p').status().status !== 'completed'; i++) await tick(0);

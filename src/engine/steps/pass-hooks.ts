@@ -113,4 +113,6 @@ export interface InlineChildHooks {
 	forget(childId: string): void;
 	/** Publishes the finished children now, off the critical path. */
 	publishSoon(): void;
+	/** Publishes every finished child now (a deletion, before the storage goes); false while one is left (retried from the alarm). */
+	publishPending(): Promise<boolean>;
 }

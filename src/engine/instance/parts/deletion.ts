@@ -85,6 +85,8 @@ export class Deletion implements InstancePart {
 			await k.outbox.deliverNow();
 			if (k.host.store.readOutbox()) return;
 		}
+		// Children that finished inline are published before the storage (and their rows with it) goes.
+		if (!(await k.inline.publishPending())) return;
 		// The concurrency slot goes back before the storage (and the slot row with it) goes.
 		if (k.slot.present) {
 			await k.slot.syncNow();

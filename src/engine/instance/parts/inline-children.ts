@@ -151,6 +151,15 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		this.publishing.request();
 	}
 
+	async publishPending(): Promise<boolean> {
+		const pending = this.k.host.store.inlinePublishes();
+		if (pending.length === 0) return true;
+		for (const { childId } of pending) this.fresh.add(childId);
+		this.publishSoon();
+		while (this.publishing.inFlight) await this.publishing.inFlight;
+		return this.k.host.store.inlinePublishes().length === 0;
+	}
+
 	/** The earliest publishing due; while a round is under way, the watchdog's time (the round re-arms when it ends). */
 	dueAt(now: number): number | undefined {
 		if (this.nextAt === null) this.nextAt = this.earliest();
