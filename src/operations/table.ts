@@ -150,8 +150,8 @@ export const operations = {
 	restart: operation({
 		rpc: 'restart',
 		helper: (_type: string, id: string, options: RestartOptions = {}) => ({ id, ...(options.from !== undefined ? { from: options.from } : {}) }),
-		run: (instance, input: { id: string } & RestartOptions): WorkflowStatus =>
-			instance.existing().restart(input?.from === undefined ? {} : { from: input.from }),
+		run: async (instance, input: { id: string } & RestartOptions): Promise<WorkflowStatus> =>
+			(await instance.published()).restart(input?.from === undefined ? {} : { from: input.from }),
 	}),
 
 	sendEvent: operation({

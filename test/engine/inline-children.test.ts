@@ -459,6 +459,20 @@ describe('a child that runs inline is published at once when someone outside wan
 		expect([calls.get('one:p::child'), calls.get('two:p::child')]).toEqual([1, 1]);
 	});
 
+	it("hands over at once a child whose parent's isolate died mid-run, without waiting for the parent's alarm", async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'two-steps' });
+		for (let i = 0; i < 50 && calls.get('one:p::child') !== 1; i++) await tick(1);
+		const next = world.evict('p');
+		gate = undefined;
+		release();
+		expect(await next.publishInlineChild('p::child')).toBe(true);
+		expect(world.transplanted).toEqual(['p::child']);
+		await world.idle();
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 'ab' });
+	});
+
 	it('publishes a finished child without waiting for its turn, and answers false for a child it never held', async () => {
 		world.unreachable = true;
 		await parentOf('add', { a: 1, b: 2 });

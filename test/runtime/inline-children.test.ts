@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { api } from '../api/helpers';
 import { settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { executions } from '../worker/probes';
-import { ChildParentWorkflow, SlowChildWorkflow, SlowParentWorkflow } from '../worker/workflows';
+import { ChildParentWorkflow, SlowChildWorkflow, SlowParentWorkflow, StepsParentWorkflow } from '../worker/workflows';
 
 // step.invoke of a short child runs it inside its parent's object first, then publishes it to its own
 // (src/engine/instance/inline-child.ts); these drive the real runner in workerd over HTTP and RPC.
@@ -53,6 +53,24 @@ describe('inline children (workerd)', () => {
 		await until(async () => (await SlowParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
 		expect((await SlowParentWorkflow.status(testEnv, id)).output).toBe(7);
 		expect([executions.get(`${child}:first`), executions.get(`${child}:wait`)]).toEqual([1, 1]);
+	});
+
+	it('stops an inline run at its next step when the child is paused, and hands it over paused to its own object', async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::steps`;
+		const done = () => [0, 1, 2, 3, 4, 5].filter((i) => executions.get(`${child}:s${i}`) !== undefined).length;
+		await StepsParentWorkflow.create(testEnv, { id, payload: { n: 6, ms: 150 } });
+		await until(async () => (await get(`/workflows/${child}`)).status === 200, 'the child to run inline');
+		const paused = await api('POST', `/workflows/${child}/pause`);
+		expect(paused.json.status).toBe('paused');
+		// The step in flight when the pause came finishes inline; the hand-over may begin the next one in the
+		// child's own object before the pause reaches it; none after that.
+		await new Promise((r) => setTimeout(r, 500));
+		expect(done()).toBeLessThanOrEqual(2);
+		expect((await get(`/workflows/${child}`)).json.status).toBe('paused');
+		expect((await api('POST', `/workflows/${child}/resume`)).status).toBe(200);
+		await until(async () => (await StepsParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
+		expect([0, 1, 2, 3, 4, 5].map((i) => executions.get(`${child}:s${i}`))).toEqual([1, 1, 1, 1, 1, 1]);
 	});
 
 	it('pauses a child while it runs inside its parent, and resumes it in its own object', async () => {

@@ -318,6 +318,23 @@ export class SlowChildWorkflow extends Workflow<{ ms: number; wait?: boolean }, 
 	}
 }
 
+/** A child of `n` steps, each awaiting a timer of `ms`, counted. */
+export class StepsChildWorkflow extends Workflow<{ n: number; ms: number }, number> {
+	static override readonly type = 'steps-child';
+	async run(step: Step, { n, ms }: { n: number; ms: number }) {
+		for (let i = 0; i < n; i++) await step.do(`s${i}`, () => new Promise<number>((resolve) => setTimeout(() => resolve(countExecution(`${this.ctx.id}:s${i}`)), ms)));
+		return n;
+	}
+}
+
+/** A parent that invokes one StepsChild. */
+export class StepsParentWorkflow extends Workflow<{ n: number; ms: number }, number> {
+	static override readonly type = 'steps-parent';
+	async run(step: Step, payload: { n: number; ms: number }) {
+		return step.invoke('steps', StepsChildWorkflow, { payload });
+	}
+}
+
 /** A parent that invokes one slow child. */
 export class SlowParentWorkflow extends Workflow<{ ms: number; wait?: boolean }, number> {
 	static override readonly type = 'slow-parent';

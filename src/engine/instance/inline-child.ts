@@ -168,6 +168,11 @@ export class InlineChildRun {
 		this.forced = true;
 	}
 
+	/** Whether someone outside asked for the child (`handOverSoon`): its hand-over should not wait for the child's outcome. */
+	get wanted(): boolean {
+		return this.forced;
+	}
+
 	/** The parent's pass was cut (terminate, restart): nothing more is kept, and the child's attempts are aborted. */
 	abort(): void {
 		this.live = false;

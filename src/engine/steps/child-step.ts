@@ -66,6 +66,8 @@ export async function runChildStep(
 		const parent = { id: children.parentId, type: children.parentType, step: name };
 		let inline = ref.inline ? children.inline : undefined;
 		let transplant: ChildTransplant | undefined;
+		// Handed over because an event or a control waits for the child: its create must not also wait for its outcome.
+		let wanted = false;
 		if (inline) {
 			let inlined: Awaited<ReturnType<typeof runInline>>;
 			try {
@@ -91,14 +93,17 @@ export async function runChildStep(
 				const own = row;
 				step.transact(() => step.write(own));
 				inline = undefined;
-			} else transplant = inlined.transplant;
+			} else {
+				transplant = inlined.transplant;
+				wanted = 'wanted' in inlined && inlined.wanted === true;
+			}
 		}
 		let outcome: ChildOutcome | null;
 		try {
 			// Just created, a child may well finish in its first pass: an invoke's create lets it run (bounded) and answers its outcome.
 			outcome = await children.port.start({
 				id: ref.childId, type: ref.childType, payload: options?.payload, parent,
-				...(mode === 'invoke' ? { waitMs: FIRST_OUTCOME_WAIT_MS } : {}),
+				...(mode === 'invoke' && !wanted ? { waitMs: FIRST_OUTCOME_WAIT_MS } : {}),
 				...(transplant ? { transplant } : {}),
 			});
 		} catch (error) {
@@ -143,7 +148,7 @@ async function runInline(
 	inline: InlineChildHooks,
 	request: InlineRequest,
 	live: Set<AttemptAbort>,
-): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant } | { ownObject: true }> {
+): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant; wanted?: boolean } | { ownObject: true }> {
 	const stored = inline.stored(request.id);
 	if (stored.transplant) return { transplant: stored.transplant };
 	if (stored.steps.length > 0) return { transplant: inline.fromSteps(request, stored.steps) };
@@ -164,7 +169,7 @@ async function runInline(
 	const outcome = end.finished ? outcomeOf(end.header.row) : null;
 	if (outcome) return { outcome, header: end.header };
 	step.transact(() => inline.keep(request.id, request.parent, end.header, false));
-	return { transplant: { ...end.header, steps: end.steps } };
+	return { transplant: { ...end.header, steps: end.steps }, wanted: run.wanted };
 }
 
 /**

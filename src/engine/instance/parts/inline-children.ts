@@ -126,6 +126,7 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		const k = this.k;
 		if (!this.running.has(childId) && k.host.store.readInlineRows(childId).length === 0) return false;
 		const deadline = k.host.now() + PUBLISH_WAIT_MS;
+		let kicked = false;
 		for (;;) {
 			const running = this.running.get(childId);
 			running?.handOverSoon();
@@ -135,6 +136,11 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 			if (!running && header?.publishAt !== null && header?.publishAt !== undefined) {
 				this.fresh.add(childId);
 				this.publishSoon();
+			}
+			// Rows of a run this isolate does not have (it died mid-run): the invoke's next pass, now, hands the child over.
+			if (!running && header === undefined && !kicked) {
+				kicked = true;
+				this.k.replay.kick();
 			}
 			if (k.host.now() >= deadline) throw new InvalidStateError(`workflow "${childId}" is still running inside its parent "${k.row?.id}" (a step of it is under way); try again`);
 			await new Promise<void>((resolve) => k.host.defer(resolve, PUBLISH_POLL_MS));
