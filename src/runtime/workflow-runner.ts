@@ -132,7 +132,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	override async fetch(request: Request): Promise<Response> {
 		workBegan();
 		if (this.role?.kind === 'index' && this.role.live) return this.role.live.accept(request);
-		if (this.role?.kind === 'instance') return this.role.stream.accept(request);
+		if (this.role?.kind === 'instance') return this.role.openStream(request);
 		return new Response('not found', { status: 404 });
 	}
 

@@ -99,6 +99,34 @@ describe('inline children (workerd)', () => {
 		expect(await objectOf(id)).toMatchObject({ inlineRows: 0 });
 	});
 
+	it("opens the stream of a child running inside its parent: the parent publishes it, and the stream carries the child's run from its creation to its end", async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 400 } });
+		await until(async () => (await get(`/workflows/${child}`)).json?.status === 'running', 'the child to run inline');
+		expect(await objectOf(child)).toMatchObject({ holdsInstance: false });
+		// Server-Sent Events to the end of the child's run (the body ends with it).
+		const sse = await get(`/workflows/${child}/stream`);
+		expect(sse.status).toBe(200);
+		const events = sse.text
+			.split('\n\n')
+			.filter((block) => block.includes('data: '))
+			.map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6).split('\n')[0]!) as { kind: string; step?: string; status?: string });
+		expect(events[0]).toMatchObject({ kind: 'workflow.created' });
+		expect(events.filter((e) => e.kind === 'step.completed').map((e) => e.step)).toEqual(['first', 'wait']);
+		expect(events.at(-2)).toMatchObject({ kind: 'workflow.completed' });
+		expect(events.at(-1)).toMatchObject({ kind: 'end', status: 'completed' });
+		await until(async () => (await SlowParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
+		expect((await SlowParentWorkflow.status(testEnv, id)).output).toBe(400);
+		expect([executions.get(`${child}:first`), executions.get(`${child}:wait`)]).toEqual([1, 1]);
+	});
+
+	it('answers 404 for the stream of a child id no parent holds', async () => {
+		const stream = await get(`/workflows/${uniqueId('ip')}::nobody/stream`);
+		expect(stream.status).toBe(404);
+		expect(stream.json.error.code).toBe('NOT_FOUND');
+	});
+
 	it('answers 404 for a child id no parent holds', async () => {
 		const missing = await get(`/workflows/${uniqueId('nobody')}::child`);
 		expect(missing.status).toBe(404);

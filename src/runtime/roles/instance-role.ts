@@ -139,6 +139,26 @@ export class InstanceRole {
 	}
 
 	/**
+	 * Opens a subscriber's stream (instance-stream-feed.ts). A child its parent runs (or ran) inline
+	 * and has not published yet is published first, as for an event or a control (`published`): its
+	 * stream is its own object's, which then holds the run from its first record on. A step of the
+	 * child still running after 5 s answers 409 INVALID_STATE, to be opened again.
+	 */
+	async openStream(request: Request): Promise<Response> {
+		if (!this.host.storage.hasSchema && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+			try {
+				await this.published();
+			} catch (error) {
+				if (!isNotFound(error)) {
+					if (error instanceof ShardflowError && error.code === ErrorCode.InvalidState) return Response.json({ error: { code: error.code, message: error.message } }, { status: 409 });
+					throw error;
+				}
+			}
+		}
+		return this.stream.accept(request);
+	}
+
+	/**
 	 * The answer of the parent that holds this child inline (engine/instance/inline-child.ts), or undefined
 	 * when no candidate parent holds it (`inlineParentsOf`: only ids with `::` have any).
 	 */
