@@ -30,7 +30,12 @@ export default defineConfig({
 						main: './test/worker/index.ts',
 						wrangler: { configPath: './wrangler.jsonc' },
 						// The test Worker binds an archive bucket (local R2); the product config does not need one.
-						miniflare: { bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' }, r2Buckets: ['ARCHIVE'] },
+						// KV_RUNNER: the runner declared without SQLite storage, as a misconfigured deployment would (test/runtime/misconfiguration.test.ts).
+						miniflare: {
+							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' },
+							r2Buckets: ['ARCHIVE'],
+							durableObjects: { WORKFLOW_RUNNER: { className: 'WorkflowRunner', useSQLite: true }, KV_RUNNER: { className: 'KvWorkflowRunner', useSQLite: false } },
+						},
 					}),
 				],
 				// css: the dashboard's stylesheet is imported as text (`?raw`, src/dashboard/assets.ts), which vitest empties unless told.

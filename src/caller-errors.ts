@@ -2,6 +2,7 @@
 // a webhook): exported by both `shardflow/client` and `shardflow/workflow`, written once here.
 export {
 	ChildWorkflowError,
+	ConfigurationError,
 	ErrorCode,
 	EventBufferFullError,
 	IdempotencyKeyReusedError,

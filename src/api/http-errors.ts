@@ -30,6 +30,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.Determinism]: 500,
 	// The deployment's own registry is wrong (src/engine/definition/registry.ts): no request can fix it.
 	[ErrorCode.InvalidRegistry]: 500,
+	// The deployment's wrangler.jsonc lacks the binding or its SQLite class: no request can fix it either.
+	[ErrorCode.Misconfigured]: 500,
 	// Stored on a diverged instance, never thrown to a caller; 409 if it ever is.
 	[ErrorCode.Diverged]: 409,
 	[ErrorCode.StepFailed]: 500,

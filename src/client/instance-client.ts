@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../engine/support/errors';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
 import { unwrap, type InstanceRpc, type RpcResult } from './rpc';
@@ -36,7 +37,8 @@ type NamedNamespace = { getByName(name: string): unknown };
  * call, no id object) where it has one, `get(idFromName(name))` otherwise.
  */
 export function namespace(env: ShardflowEnv): NamedNamespace {
-	const ns = env.WORKFLOW_RUNNER;
+	const ns = env?.WORKFLOW_RUNNER;
+	if (!ns || typeof ns.get !== 'function' || typeof ns.idFromName !== 'function') throw missingBinding(ns);
 	return typeof ns.getByName === 'function' ? (ns as NamedNamespace) : { getByName: (name) => ns.get(ns.idFromName(name)) };
 }
 
@@ -56,6 +58,22 @@ export async function callOperation<K extends OperationName>(env: ShardflowEnv, 
 	const prepared = op.prepare ? op.prepare(input) : (input as { id: string });
 	const stub = instanceStub(env, prepared.id) as unknown as Record<string, (input: unknown) => Promise<RpcResult<OutputOf<K>>>>;
 	return unwrap(stub[op.rpc]!(prepared));
+}
+
+let missingBindingLogged = false;
+
+/** A Worker without the `WORKFLOW_RUNNER` binding (or with something else under that name): logged once per isolate. */
+function missingBinding(found: unknown): ConfigurationError {
+	const error = new ConfigurationError(
+		found === undefined
+			? 'this Worker has no WORKFLOW_RUNNER binding: add {"durable_objects": {"bindings": [{"name": "WORKFLOW_RUNNER", "class_name": "WorkflowRunner"}]}} to its wrangler.jsonc (a Worker that only calls workflows also needs "script_name" of the Worker that runs them; docs/installing.md)'
+			: 'the WORKFLOW_RUNNER binding of this Worker is not a Durable Object namespace: bind it under "durable_objects" to the WorkflowRunner class (docs/installing.md)',
+	);
+	if (!missingBindingLogged) {
+		missingBindingLogged = true;
+		console.error(`shardflow: ${error.message}`);
+	}
+	return error;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ErrorBody } from '../engine/support/errors';
-import { errorFromBody, toErrorBody, ShardflowError } from '../engine/support/errors';
+import { ConfigurationError, errorFromBody, toErrorBody, ShardflowError } from '../engine/support/errors';
 import type { CallArgs, CallOutput, CallRole, RoleCallName, RoleCalls } from '../operations/role-calls';
 import type { InputOf, OperationName, Operations, OutputOf } from '../operations/table';
 
@@ -19,9 +19,27 @@ export type InstanceRpc = {
 
 /** Turns an RPC envelope back into a value or a typed error. */
 export async function unwrap<T>(result: Promise<RpcResult<T>> | RpcResult<T>): Promise<T> {
-	const settled = await result;
+	let settled: RpcResult<T>;
+	try {
+		settled = await result;
+	} catch (error) {
+		throw deploymentError(error);
+	}
 	if (!settled.ok) throw errorFromBody(settled.error);
 	return settled.value;
+}
+
+/**
+ * The runtime's refusal of a `WorkflowRunner` class deployed without SQLite storage (declared under
+ * `new_classes`): it breaks the object before any shardflow code can answer, so the caller turns it
+ * into a typed error that says what to change. Anything else is passed on as it is.
+ */
+function deploymentError(error: unknown): unknown {
+	if (!(error instanceof Error) || !error.message.includes('SQL is not enabled for this Durable Object class')) return error;
+	return new ConfigurationError(
+		'the WorkflowRunner Durable Object class has no SQLite storage: declare it in a migration of wrangler.jsonc with "new_sqlite_classes": ["WorkflowRunner"], not "new_classes" (a class deployed with key-value storage cannot be converted: deploy the runner under a new class name); docs/installing.md',
+		{ cause: error },
+	);
 }
 
 /** Runs `fn` and wraps its outcome for RPC; unexpected errors are logged and reported as INTERNAL. */

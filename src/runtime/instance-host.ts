@@ -1,9 +1,9 @@
 import { DEFAULT_INVOCATION_BUDGET, invocationBudgetOf, type InvocationBudget } from '../engine/instance/invocation-budget';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import { routeIndexEntry } from '../client/index-client';
-import { callOperation, type ShardflowEnv } from '../client/instance-client';
-import type { ChildPort } from '../engine/children/child-workflows';
-import { ErrorCode, ShardflowError } from '../engine/support/errors';
+import type { ShardflowEnv } from '../client/instance-client';
+import { childPortOver } from '../client/child-port';
+import { withTimeout } from '../engine/support/with-timeout';
 
 import { consoleLogger, parseLogLevel } from '../engine/support/engine-log';
 import type { BacklogPort } from '../engine/index/index-backlog';
@@ -79,7 +79,7 @@ export function instanceHost(
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
 		},
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
-		children: childPort(env),
+		children: childPortOver(env, CHILD_CALL_TIMEOUT_MS),
 		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
 		destroy,
 		slots: new DrizzleSlotStore(db, start?.tables),
@@ -96,27 +96,6 @@ function limiterPort(env: ShardflowEnv): LimiterPort {
 	};
 }
 
-/** Child workflows over the namespace: each call is one operation of the table on the other instance. */
-function childPort(env: ShardflowEnv): ChildPort {
-	const call = <T>(work: Promise<T>) => withTimeout(work, CHILD_CALL_TIMEOUT_MS);
-	return {
-		start: (request) => call(request.transplant ? callOperation(env, 'transplantChild', { ...request, transplant: request.transplant }) : callOperation(env, 'startChild', request)),
-		outcome: (id, waitMs) => call(callOperation(env, 'childOutcome', { id, ...(waitMs !== undefined ? { waitMs } : {}) })),
-		terminate: async (id) => {
-			try {
-				await call(callOperation(env, 'terminate', { id }));
-			} catch (error) {
-				// Finished or gone already: nothing left to stop.
-				if (error instanceof ShardflowError && (error.code === ErrorCode.InvalidState || error.code === ErrorCode.NotFound)) return;
-				throw error;
-			}
-		},
-		notifyParent: async (parentId, childId, outcome) => {
-			await call(callOperation(env, 'childFinished', { id: parentId, childId, outcome }));
-		},
-	};
-}
-
 function backlogPort(env: ShardflowEnv): BacklogPort {
 	return {
 		add: async (entry, since) => {
@@ -126,16 +105,6 @@ function backlogPort(env: ShardflowEnv): BacklogPort {
 			await withTimeout(callRole(env, 'backlogRemove', [entry.type], { id: entry.id }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 	};
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-	let timer: ReturnType<typeof setTimeout>;
-	return Promise.race([
-		work,
-		new Promise<never>((_, reject) => {
-			timer = setTimeout(() => reject(new Error(`call timed out after ${ms} ms`)), ms);
-		}),
-	]).finally(() => clearTimeout(timer));
 }
 
 /** The deployment's invocation budget (SHARDFLOW_INVOCATION_STEPS/_MS); a malformed value is logged and the default used. */

@@ -3,6 +3,7 @@ import type { RestartFrom } from '../engine/steps/restart-from';
 import { InstanceEngine } from '../engine/instance/instance-engine';
 import { MemoryInstanceStore } from '../engine/storage/memory-store';
 import type { Registry } from '../engine/definition/registry';
+import type { ChildPort } from '../engine/children/child-workflows';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import { allPages } from './all-pages';
@@ -21,6 +22,8 @@ export interface NodeDriverOptions {
 	env: unknown;
 	clock: VirtualClock;
 	wrapStepFunction: StepFunctionWrapper;
+	/** How `step.invoke` / `step.start` reach other instances (the Node namespace's); without it they are refused. */
+	children?: ChildPort;
 }
 
 /** One instance on the pure engine over `MemoryInstanceStore`, in this process (see `InstanceDriver`). */
@@ -121,7 +124,9 @@ export class NodeInstanceDriver implements InstanceDriver {
 	}
 
 	private newHost(): VirtualHost {
-		const { registry, env, clock, wrapStepFunction } = this.options;
-		return new VirtualHost({ durable: this.durable, registry, env, clock, wrapStepFunction });
+		const { registry, env, clock, wrapStepFunction, children } = this.options;
+		const host = new VirtualHost({ durable: this.durable, registry, env, clock, wrapStepFunction });
+		if (children) host.children = children;
+		return host;
 	}
 }

@@ -1,5 +1,6 @@
 import type { WorkflowRunnerNamespace } from '../client/instance-client';
 import { wrap } from '../client/rpc';
+import { childPortOver } from '../client/child-port';
 import { defineRegistry, type Registry } from '../engine/definition/registry';
 import type { AnyOperation, InstanceAccess } from '../operations/operation';
 import { operations } from '../operations/table';
@@ -12,6 +13,9 @@ import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import type { VirtualClock } from './virtual-clock';
 import type { TestableWorkflow } from './workflow-test-kit';
 
+/** Longest a call to a child or parent instance may take before it fails (and is retried), as in a runner. */
+const CHILD_CALL_TIMEOUT_MS = 10_000;
+
 type Adopt = (driverFor: (modifiers: InstanceModifiers) => InstanceDriver) => void;
 
 /**
@@ -21,7 +25,8 @@ type Adopt = (driverFor: (modifiers: InstanceModifiers) => InstanceDriver) => vo
  * as a runner does. So the Worker's own code (`PaymentWorkflow.create(env, ...)`,
  * `instances.status(env, ...)`, a workflow's `this.env`) runs unchanged against
  * it, and the introspectors (`introspectWorkflow`) adopt the instances it creates.
- * Only instance objects exist here: the index, schedules and limiters are workerd's.
+ * Only instance objects exist here (a parent's children among them): the index, schedules and
+ * limiters are workerd's.
  */
 export class NodeWorkflowNamespace implements WorkflowRunnerNamespace {
 	private readonly drivers = new Map<string, NodeInstanceDriver>();
@@ -104,6 +109,8 @@ export class NodeWorkflowNamespace implements WorkflowRunnerNamespace {
 			env: this.env,
 			clock: this.clock,
 			wrapStepFunction: (step, fn) => this.mocks.get(id)?.wrapper(step, fn) ?? fn,
+			// A parent's step.invoke / step.start creates its child here too, as a runner's would in its namespace.
+			children: childPortOver({ WORKFLOW_RUNNER: this }, CHILD_CALL_TIMEOUT_MS),
 		});
 	}
 }

@@ -20,7 +20,7 @@ describe('error codes over HTTP', () => {
 		expect(await res.json()).toEqual({ error: { code, message: `thrown ${code}` } });
 	});
 
-	it('only errors raised inside a running workflow, a registry that cannot run (the deployment is wrong) or internal ones map to 5xx', () => {
+	it('only errors raised inside a running workflow, a registry or a wrangler.jsonc that cannot run (the deployment is wrong) or internal ones map to 5xx', () => {
 		const serverSide = Object.entries(STATUS_BY_CODE).filter(([, status]) => status >= 500).map(([code]) => code).sort();
 		expect(serverSide).toEqual(
 			[
@@ -31,6 +31,7 @@ describe('error codes over HTTP', () => {
 				ErrorCode.EventTimeout,
 				ErrorCode.NonRetryable,
 				ErrorCode.InvalidRegistry,
+				ErrorCode.Misconfigured,
 				ErrorCode.StepLimitExceeded,
 				ErrorCode.HistoryLimitExceeded,
 				ErrorCode.ChildWorkflowFailed,

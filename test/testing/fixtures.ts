@@ -148,3 +148,22 @@ export class CarefulChargeWorkflow extends Workflow<{}, { chargeNumber: number }
 		return { chargeNumber };
 	}
 }
+
+/** A child that prices a sku in one step (its function counted as `quote`). */
+export class QuoteWorkflow extends Workflow<{ sku: string }, number> {
+	static override readonly type = 'quote';
+	async run(step: Step, { sku }: { sku: string }) {
+		return step.do('quote', () => ran('quote') * 0 + sku.length * 10);
+	}
+}
+
+/** A parent that invokes a QuoteWorkflow child and starts one it does not wait for. */
+export class BasketWorkflow extends Workflow<{ skus: string[] }, number> {
+	static override readonly type = 'basket';
+	async run(step: Step, { skus }: { skus: string[] }) {
+		await step.start('receipt', QuoteWorkflow, { payload: { sku: 'receipt' } });
+		let total = 0;
+		for (const sku of skus) total += await step.invoke(`quote-${sku}`, QuoteWorkflow, { payload: { sku } });
+		return total;
+	}
+}

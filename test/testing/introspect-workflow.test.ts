@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import { defineRegistry } from '../../src/engine/definition/registry';
 import { introspectWorkflow, TestKitErrorCode } from '../../src/testing';
-import { calls, NoTimeoutWorkflow, OrderWorkflow } from './fixtures';
+import { BasketWorkflow, calls, NoTimeoutWorkflow, OrderWorkflow, QuoteWorkflow } from './fixtures';
 
 beforeEach(() => calls.clear());
 
@@ -109,5 +109,24 @@ describe('introspectWorkflow on Node: instances the Worker\'s code creates', () 
 		await orders.dispose();
 		expect(env.WORKFLOW_RUNNER).toBe(own);
 		expect(await orders.get()).toEqual([]);
+	});
+});
+
+describe("introspectWorkflow on Node: a parent's children", () => {
+	it('runs the children a parent invokes and starts on the pure engine, with their own mocks, and the parent takes their outputs', async () => {
+		const baskets = await introspectWorkflow(BasketWorkflow);
+		const quotes = await introspectWorkflow(QuoteWorkflow, { env: baskets.env });
+		await quotes.modifyAll((m) => m.mockStepResult('quote', 7));
+		const { id } = await BasketWorkflow.create(baskets.env, { payload: { skus: ['book', 'pen'] } });
+		const [basket] = await baskets.get();
+		expect(basket!.id).toBe(id);
+		await basket!.waitForStatus('completed');
+		expect(await basket!.output()).toBe(14);
+		const children = await quotes.get();
+		expect(children.map((c) => c.id).sort()).toEqual([`${id}::quote-book`, `${id}::quote-pen`, `${id}::receipt`]);
+		for (const child of children) expect(await child.output()).toBe(7);
+		expect(calls.get('quote')).toBeUndefined();
+		await quotes.dispose();
+		await baskets.dispose();
 	});
 });

@@ -83,6 +83,9 @@ export const testRegistry = defineRegistry({
 	searchable: { workflow: SearchableWorkflow, shards: 4 },
 });
 
+/** The runner as a deployment that declared it without SQLite storage (`KV_RUNNER` in vitest.config.ts): the runtime refuses it. */
+export class KvWorkflowRunner extends createWorkflowRunner(testRegistry) {}
+
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
 export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRunnerOptions) {
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */

@@ -37,6 +37,8 @@ export const ErrorCode = {
 	IdempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
 	ArchiveNotConfigured: 'ARCHIVE_NOT_CONFIGURED',
 	InvalidRegistry: 'INVALID_REGISTRY',
+	/** The deployment lacks what shardflow needs: the `WORKFLOW_RUNNER` binding, or a SQLite-backed class for it. */
+	Misconfigured: 'MISCONFIGURED',
 	WebhookInvalid: 'WEBHOOK_INVALID',
 	WebhookNotFound: 'WEBHOOK_NOT_FOUND',
 	WebhookUsed: 'WEBHOOK_USED',
@@ -255,6 +257,12 @@ export class ChildWorkflowError extends ShardflowError {
 	}
 }
 
+/**
+ * The deployment lacks what shardflow needs (its `wrangler.jsonc`, not a request, is wrong): no
+ * `WORKFLOW_RUNNER` Durable Object binding, or a `WorkflowRunner` class that is not SQLite-backed.
+ */
+export class ConfigurationError extends codedError('ConfigurationError', ErrorCode.Misconfigured) {}
+
 /** An index-shard call reached a workflow instance, or the other way round. */
 export class WrongRoleError extends codedError('WrongRoleError', ErrorCode.WrongRole) {}
 
@@ -269,6 +277,7 @@ const classesByCode: Partial<Record<string, new (message: string) => ShardflowEr
 	[ErrorCode.EventBufferFull]: EventBufferFullError,
 	[ErrorCode.IdempotencyKeyReused]: IdempotencyKeyReusedError,
 	[ErrorCode.InvalidRegistry]: RegistryError,
+	[ErrorCode.Misconfigured]: ConfigurationError,
 	[ErrorCode.WebhookInvalid]: WebhookInvalidError,
 	[ErrorCode.WebhookNotFound]: WebhookNotFoundError,
 	[ErrorCode.WebhookUsed]: WebhookUsedError,

@@ -16,6 +16,9 @@ const ROLE_NAMES: Record<RoleKind, string> = {
 
 /** The typed error for a call meant for another role. */
 export function wrongRole(actual: RoleKind | undefined, expected: RoleKind): WrongRoleError {
-	const what = actual === undefined ? 'an object without a name (shardflow reaches its objects with idFromName)' : ROLE_NAMES[actual];
+	const what =
+		actual === undefined
+			? "an object without a name (shardflow reaches its objects with idFromName; under `wrangler dev`, a Worker served by another wrangler process reaches them without their names, cloudflare/workers-sdk#15496: serve both Workers in one `wrangler dev -c caller/wrangler.jsonc -c wrangler.jsonc`, docs/installing.md)"
+			: ROLE_NAMES[actual];
 	return new WrongRoleError(`this object is ${what}, not ${ROLE_NAMES[expected]}`);
 }
