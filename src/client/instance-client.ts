@@ -38,8 +38,9 @@ type NamedNamespace = { getByName(name: string): unknown };
  */
 export function namespace(env: ShardflowEnv): NamedNamespace {
 	const ns = env?.WORKFLOW_RUNNER;
+	if (typeof ns?.getByName === 'function') return ns as NamedNamespace;
 	if (!ns || typeof ns.get !== 'function' || typeof ns.idFromName !== 'function') throw missingBinding(ns);
-	return typeof ns.getByName === 'function' ? (ns as NamedNamespace) : { getByName: (name) => ns.get(ns.idFromName(name)) };
+	return { getByName: (name) => ns.get(ns.idFromName(name)) };
 }
 
 /** The stub of a workflow instance. Refuses reserved and malformed ids before any object is touched. */
