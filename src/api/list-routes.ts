@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
 import type { ListOrder } from '../engine/index/index-query';
 import { attributeParams, listOrderParam } from './attribute-query';
-import { refuseUnknownParams } from './query-params';
+import { refuseUnknownParams, statusParam } from './query-params';
 import { parseDatetimeText } from '../engine/index/attribute-text';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
@@ -34,7 +34,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 			const order = listOrderParam(q.order);
 			const page = await index(c).list({
 				...(q.type !== undefined ? { type: q.type } : {}),
-				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
+				...defined({ status: statusParam<WorkflowStatus>(q.status) }),
 				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
 				...(order !== undefined ? { order: order as ListOrder } : {}),
 				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
@@ -95,7 +95,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 			const counts = await index(c).countBy({
 				type,
 				attribute,
-				...(q.status ? { status: q.status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}),
+				...defined({ status: statusParam<WorkflowStatus>(q.status) }),
 				...defined({ createdAfter: q.createdAfter === undefined ? undefined : parseDatetimeText(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : parseDatetimeText(q.createdBefore) }),
 				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
 			});

@@ -27,3 +27,14 @@ export function refuseParamsOtherThan(queries: Record<string, string[]>, known: 
 		);
 	}
 }
+
+/**
+ * A `status` query parameter: one status or several separated by commas (each checked where the
+ * query is run). Absent: no filter. Present but empty (`status=`) is refused rather than read as
+ * "every status": a filter the caller meant to give is never dropped without a word.
+ */
+export function statusParam<S extends string>(value: string | undefined): S[] | undefined {
+	if (value === undefined) return undefined;
+	if (value.trim() === '') throw new ValidationError(ErrorCode.InvalidQuery, 'status is empty: give one status or several separated by commas, or leave status out for every status');
+	return value.split(',').map((s) => s.trim()) as S[];
+}

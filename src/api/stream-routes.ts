@@ -11,7 +11,7 @@ import type { StreamEvent } from '../engine/streams/stream';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors } from './openapi-responses';
-import { refuseParamsOtherThan } from './query-params';
+import { refuseParamsOtherThan, statusParam } from './query-params';
 
 /** How often an idle SSE response sends a comment line, so proxies and browsers keep it open. */
 const SSE_KEEPALIVE_MS = 20_000;
@@ -35,7 +35,10 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 		const id = c.req.param('id');
 		assertValidWorkflowId(id);
 		refuseParamsOtherThan(c.req.queries(), ['after'], { once: true, what: 'a stream' });
-		const given = c.req.query('after') ?? c.req.header('last-event-id');
+		// An EventSource reconnecting sends the URL it opened (with its `after`) and the last id it got:
+		// that id is where it stands, so it wins over the URL's `after`.
+		const lastEventId = c.req.header('last-event-id');
+		const given = lastEventId !== undefined && lastEventId !== '' ? lastEventId : c.req.query('after');
 		const after = given === undefined || given === '' ? undefined : parseHistoryAfter(given);
 		if (c.req.header('upgrade')?.toLowerCase() === 'websocket') {
 			const stub = namespace(c.env).getByName(id) as { fetch(request: Request): Promise<Response> };
@@ -55,10 +58,10 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 	app.get('/types/:type/stream', async (c) => {
 		const type = c.req.param('type');
 		refuseParamsOtherThan(c.req.queries(), ['status'], { once: true, what: "a type's stream" });
-		const status = c.req.query('status');
+		const statuses = statusParam<WorkflowStatus>(c.req.query('status'));
 		const abort = new AbortController();
 		// Every shard's socket is open before the response starts: a refusal (unknown type or status, too many watchers) is answered as an error.
-		const events = await openIndexWatch(c.env, layout, { type, signal: abort.signal, ...(status ? { status: status.split(',').map((s) => s.trim()) as WorkflowStatus[] } : {}) });
+		const events = await openIndexWatch(c.env, layout, { type, signal: abort.signal, ...(statuses ? { status: statuses } : {}) });
 		return relay(c, events, abort, (event) => `event: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`);
 	});
 	return app;

@@ -163,6 +163,7 @@ describe('GET /workflows', () => {
 
 	it.for([
 		['status=bogus', 'INVALID_QUERY'],
+		['type=payment&status=', 'INVALID_QUERY'],
 		['limit=0', 'INVALID_QUERY'],
 		['limit=1001', 'INVALID_QUERY'],
 		['limit=abc', 'INVALID_QUERY'],

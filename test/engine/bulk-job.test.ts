@@ -13,7 +13,7 @@ import {
 	type BulkSpec,
 	type BulkStore,
 } from '../../src/engine/bulk/bulk-job';
-import { ErrorCode, InvalidStateError } from '../../src/engine/support/errors';
+import { ErrorCode, InvalidStateError, NotFoundError } from '../../src/engine/support/errors';
 import type { IndexEntry } from '../../src/engine/index/index-entry';
 
 /** The job's storage in memory; `failAfter` throws from the n-th settle on, like a kill -9 between two writes. */
@@ -186,6 +186,19 @@ describe('bulk job', () => {
 		startJob(w.host, spec());
 		await drain(w);
 		expect(jobProgress(w.host)).toMatchObject({ matched: 3, done: 1, skipped: { INVALID_STATE: 1 }, failed: 1, errors: [{ id: 'inv-004', code: 'INTERNAL' }] });
+	});
+
+	it('counts an instance deleted while its action was sent under not_found, the same key as one gone before', async () => {
+		const w = world(6);
+		const act = w.host.act;
+		w.host.act = async (id, action, job) => {
+			if (id === 'inv-002') throw new NotFoundError('no such workflow instance');
+			return act(id, action, job);
+		};
+		startJob(w.host, spec());
+		await drain(w);
+		expect(jobProgress(w.host)).toMatchObject({ matched: 3, done: 2, skipped: { not_found: 1 } });
+		expect(jobProgress(w.host).skipped).not.toHaveProperty('NOT_FOUND');
 	});
 
 	it('answers the same job when started twice', () => {

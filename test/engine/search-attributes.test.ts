@@ -97,3 +97,23 @@ describe('reserved attribute names', () => {
 		expect(keepReservedAttributeNames(undefined, undefined)).toBeUndefined();
 	});
 });
+
+describe('attribute values a query could never find', () => {
+	const declared = { customer: 'keyword', dueAt: 'datetime' } as const;
+
+	it('refuses a keyword with a lone UTF-16 surrogate (it has no UTF-8 form) and keeps a well-formed pair', () => {
+		for (const value of ['\ud800', 'a\udc00b', 'x\ud83d']) {
+			expect(() => applyAttributeUpdate('t', declared, {}, { customer: value })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidSearchAttributes, message: expect.stringContaining('lone UTF-16 surrogate') }));
+		}
+		expect(applyAttributeUpdate('t', declared, {}, { customer: 'caf\u00e9 \ud83d\ude00' })).toEqual({ customer: 'caf\u00e9 \ud83d\ude00' });
+	});
+
+	it('reads a datetime given as text (a JSON body) by the rule queries read times with, and refuses text that rule refuses', () => {
+		expect(applyAttributeUpdate('t', declared, {}, { dueAt: '2024-05-01T10:00Z' })).toEqual({ dueAt: Date.UTC(2024, 4, 1, 10) });
+		expect(applyAttributeUpdate('t', declared, {}, { dueAt: '2024-05-01' })).toEqual({ dueAt: Date.UTC(2024, 4, 1) });
+		expect(applyAttributeUpdate('t', declared, {}, { dueAt: String(Date.UTC(2024, 4, 1)) })).toEqual({ dueAt: Date.UTC(2024, 4, 1) });
+		for (const text of ['2024', 'tomorrow', '2024-13-01']) {
+			expect(() => applyAttributeUpdate('t', declared, {}, { dueAt: text })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidSearchAttributes }));
+		}
+	});
+});

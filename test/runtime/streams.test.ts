@@ -97,6 +97,22 @@ describe('GET /workflows/:id/stream', () => {
 		expect(rest).toEqual(all.slice(3));
 	});
 
+	it('resumes from Last-Event-ID over the after of the URL it opened, as a reconnecting EventSource sends both', async () => {
+		const { id } = await progress().create({ payload: { parts: 3, partMs: 0 } });
+		await settle(id);
+		const all = parseSse(await (await worker().fetch(`http://shardflow.test/workflows/${id}/stream`)).text());
+		const opened = all[0]!.id!;
+		const cut = all[3]!.id!;
+		const rest = parseSse(await (await worker().fetch(`http://shardflow.test/workflows/${id}/stream?after=${opened}`, { headers: { 'last-event-id': cut } })).text());
+		expect(rest).toEqual(all.slice(4));
+	});
+
+	it("refuses an empty status filter on a type's stream with 400 INVALID_QUERY instead of following every status", async () => {
+		const response = await worker().fetch('http://shardflow.test/types/progress/stream?status=');
+		expect(response.status).toBe(400);
+		expect(((await response.json()) as { error: { code: string } }).error.code).toBe('INVALID_QUERY');
+	});
+
 	it('accepts a WebSocket upgrade and sends the records as JSON messages', async () => {
 		const { id } = await progress().create({ payload: { parts: 2, partMs: 0 } });
 		await settle(id);

@@ -317,7 +317,9 @@ async function settleOne(host: BulkHost, spec: BulkSpec, id: string, errors: Bul
 		host.store.settle(id, { state: 'done' }, ['done']);
 	} catch (error) {
 		const code = error instanceof ShardflowError ? error.code : (error as { code?: string })?.code;
-		if (code === ErrorCode.InvalidState || code === ErrorCode.NotFound) return host.store.settle(id, { state: 'skipped', reason: code }, [`skipped:${code}`]);
+		// Gone meanwhile (deleted by someone else) is the same reason as gone before the action: one key.
+		if (code === ErrorCode.NotFound) return host.store.settle(id, { state: 'skipped', reason: 'not_found' }, ['skipped:not_found']);
+		if (code === ErrorCode.InvalidState) return host.store.settle(id, { state: 'skipped', reason: code }, [`skipped:${code}`]);
 		errors.push({ id, code: code ?? ErrorCode.Internal, message: String((error as Error)?.message ?? error).slice(0, 300) });
 		host.store.settle(id, { state: 'failed' }, ['failed']);
 	}

@@ -150,6 +150,7 @@ export function checkAttributeDeclaration(type: string, declared: unknown): Attr
 }
 
 const utf8 = new TextEncoder();
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** One value checked against its kind, as stored; `what` names it in the error. */
 function storedValue(kind: AttributeKind, value: unknown, what: string, code: ErrorCode): StoredAttributeValue {
@@ -157,6 +158,8 @@ function storedValue(kind: AttributeKind, value: unknown, what: string, code: Er
 	switch (kind) {
 		case 'keyword':
 			if (typeof value !== 'string') throw fail('a string (keyword)');
+			// A lone UTF-16 surrogate has no UTF-8 form: stored, no query could ever name it.
+			if (LONE_SURROGATE.test(value)) throw fail('well-formed Unicode (it has a lone UTF-16 surrogate, which no query could match)');
 			if (utf8.encode(value).length > ATTRIBUTE_LIMITS.keywordBytes) throw fail(`a string of at most ${ATTRIBUTE_LIMITS.keywordBytes} UTF-8 bytes`);
 			return value;
 		case 'number':
@@ -166,8 +169,9 @@ function storedValue(kind: AttributeKind, value: unknown, what: string, code: Er
 			if (typeof value !== 'boolean') throw fail('true or false');
 			return value;
 		case 'datetime': {
-			const ms = value instanceof Date ? value.getTime() : value;
-			if (typeof ms !== 'number' || !Number.isSafeInteger(ms)) throw fail('a Date or whole milliseconds since the epoch');
+			// Text (a JSON body's only way to write a time) by the rule queries read times with: ISO 8601, or ms of 12 digits or more.
+			const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? (parseDatetimeText(value) ?? value) : value;
+			if (typeof ms !== 'number' || !Number.isSafeInteger(ms)) throw fail(`a Date, a number of whole milliseconds since the epoch, or text: ${DATETIME_TEXT}`);
 			if (Math.abs(ms) > MAX_DATETIME_MS) throw fail(`a time JavaScript's Date can hold (at most ${MAX_DATETIME_MS} ms either side of the epoch)`);
 			return ms;
 		}
