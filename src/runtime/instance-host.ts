@@ -22,8 +22,6 @@ import { callRole } from '../client/stubs';
 
 /** Longest an index delivery (or backlog call) may take before it counts as failed and waits for a retry. */
 const INDEX_DELIVERY_TIMEOUT_MS = 10_000;
-/** Longest a call to a child or parent instance may take before it counts as failed (and is retried). */
-const CHILD_CALL_TIMEOUT_MS = 10_000;
 
 /**
  * The alarm time this object last set (null: none), shared with the Durable
@@ -79,7 +77,7 @@ export function instanceHost(
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
 		},
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
-		children: childPortOver(env, CHILD_CALL_TIMEOUT_MS),
+		children: childPortOver(env),
 		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
 		destroy,
 		slots: new DrizzleSlotStore(db, start?.tables),

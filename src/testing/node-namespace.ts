@@ -13,9 +13,6 @@ import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import type { VirtualClock } from './virtual-clock';
 import type { TestableWorkflow } from './workflow-test-kit';
 
-/** Longest a call to a child or parent instance may take before it fails (and is retried), as in a runner. */
-const CHILD_CALL_TIMEOUT_MS = 10_000;
-
 type Adopt = (driverFor: (modifiers: InstanceModifiers) => InstanceDriver) => void;
 
 /**
@@ -110,7 +107,7 @@ export class NodeWorkflowNamespace implements WorkflowRunnerNamespace {
 			clock: this.clock,
 			wrapStepFunction: (step, fn) => this.mocks.get(id)?.wrapper(step, fn) ?? fn,
 			// A parent's step.invoke / step.start creates its child here too, as a runner's would in its namespace.
-			children: childPortOver({ WORKFLOW_RUNNER: this }, CHILD_CALL_TIMEOUT_MS),
+			children: childPortOver({ WORKFLOW_RUNNER: this }),
 		});
 	}
 }

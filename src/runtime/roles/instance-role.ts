@@ -11,7 +11,7 @@ import type { Registry } from '../../engine/definition/registry';
 import type { StepFunctionWrapper } from '../../engine/steps/step-function-wrapper';
 import type { StoreStart } from '../drizzle-instance-store';
 import type { InstanceStore } from '../../engine/storage/store';
-import { InstanceStreamFeed } from './instance-stream-feed';
+import { InstanceStreamFeed, refuse } from './instance-stream-feed';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
 import { eraseArchive, readArchive, type ArchiveEnv } from '../r2-archive';
@@ -150,7 +150,7 @@ export class InstanceRole {
 				await this.published();
 			} catch (error) {
 				if (!isNotFound(error)) {
-					if (error instanceof ShardflowError && error.code === ErrorCode.InvalidState) return Response.json({ error: { code: error.code, message: error.message } }, { status: 409 });
+					if (error instanceof ShardflowError && error.code === ErrorCode.InvalidState) return refuse(409, error.code, error.message);
 					throw error;
 				}
 			}

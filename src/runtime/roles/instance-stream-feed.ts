@@ -188,6 +188,7 @@ function close(ws: WebSocket, code: number, reason: string): void {
 	}
 }
 
-function refuse(status: number, code: string, message: string): Response {
+/** A stream refused before it opened: its status and `{error: {code, message}}`, as the Worker's routes answer. */
+export function refuse(status: number, code: string, message: string): Response {
 	return Response.json({ error: { code, message } }, { status });
 }
