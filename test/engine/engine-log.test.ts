@@ -18,6 +18,13 @@ class Flaky extends Workflow<{ failures: number; thenThrow: boolean }, string> {
 		return value;
 	}
 }
+class Waits extends Workflow<{}, string> {
+	static override readonly type = 'waits-log';
+	static override events = { go: {} as { n: number } };
+	async run(step: Step<typeof Waits.events>) {
+		return String((await step.waitForEvent('go')).n);
+	}
+}
 const registry = registryOf(Flaky);
 
 afterEach(() => vi.restoreAllMocks());
@@ -30,6 +37,32 @@ describe('structured log records', () => {
 		const errored = logs.find((r) => r.status === 'errored')!;
 		expect(errored).toMatchObject({ severity: 'error', instanceId: 'wf-1', type: 'flaky-log', error: { name: 'RangeError', message: 'amount out of range' } });
 		expect((errored.error as { stack: string }).stack).toContain('RangeError');
+	});
+
+	it('say nothing at info level about a run that completes, and log a terminate at info', async () => {
+		const { logs } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: false });
+		expect(logs.filter((r) => r.event === 'workflow.status').map((r) => [r.status, r.severity])).toEqual([['created', 'debug'], ['running', 'debug'], ['completed', 'debug']]);
+		const printed = vi.spyOn(console, 'log').mockImplementation(() => {});
+		for (const record of logs) consoleLogger('info')(record);
+		expect(printed).not.toHaveBeenCalled();
+
+		const waiting = await startInstance(registryOf(Waits), 'waits-log');
+		waiting.engine.terminate();
+		await waiting.host.idle();
+		expect(waiting.logs.filter((r) => r.event === 'workflow.status').at(-1)).toMatchObject({ status: 'terminated', severity: 'info' });
+	});
+
+	it('log a deletion through the API at info and one by retention at debug', async () => {
+		const deleted = await startInstance(registryOf(Waits), 'waits-log');
+		deleted.host.advance(1);
+		await deleted.engine.delete({ terminate: true });
+		await deleted.host.idle();
+		expect(deleted.logs.filter((r) => r.event.startsWith('workflow.delet')).map((r) => [r.event, r.severity])).toEqual([['workflow.deleting', 'info'], ['workflow.deleted', 'info']]);
+
+		const expired = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: false });
+		await expired.host.fireAlarm(expired.engine);
+		expect(expired.host.destroyed).toBe(1);
+		expect(expired.logs.filter((r) => r.event.startsWith('workflow.delet')).map((r) => [r.event, r.severity, r.reason])).toEqual([['workflow.deleting', 'debug', 'retention'], ['workflow.deleted', 'debug', 'retention']]);
 	});
 
 	it('record each failed attempt with the step, the attempt, whether it retries and when', async () => {

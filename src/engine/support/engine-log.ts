@@ -5,9 +5,10 @@
  *
  * Levels (the `SHARDFLOW_LOG` variable): `off`; `error` (workflows that
  * errored or diverged, steps that failed for good); `info`, the default (adds
- * completions, terminations, pauses, resumes and restarts, and every failed
- * attempt that will be retried); `debug` (adds the status changes a run makes
- * on its own — created, running, sleeping, waiting — and every completed step).
+ * operator actions — terminations, pauses, resumes, restarts, deletions — and
+ * every failed attempt that will be retried); `debug` (adds what a run does on
+ * its own — created, running, sleeping, waiting, completed, deleted when its
+ * retention ran out — and every completed step).
  */
 export type LogLevel = 'off' | 'error' | 'info' | 'debug';
 export const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'info', 'debug'];

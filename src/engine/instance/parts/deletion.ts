@@ -46,7 +46,7 @@ export class Deletion implements InstancePart {
 			return k.outbox.stage(removalEntry(row), now);
 		});
 		this.row = deletion;
-		k.host.log?.({ severity: 'info', event: 'workflow.deleting', instanceId: row.id, type: row.type, status: row.status, reason, archive });
+		k.host.log?.({ severity: reason === 'retention' ? 'debug' : 'info', event: 'workflow.deleting', instanceId: row.id, type: row.type, status: row.status, reason, archive });
 		k.outbox.afterStaged(staged);
 	}
 
@@ -98,7 +98,7 @@ export class Deletion implements InstancePart {
 		if (!k.host.destroy) throw new Error('this engine host cannot free storage (EngineHost.destroy)');
 		await k.host.destroy();
 		k.gone = true;
-		k.host.log?.({ severity: 'info', event: 'workflow.deleted', instanceId: row.id, type: row.type, reason: deletion.reason, archivedKey: this.row?.archivedKey ?? null });
+		k.host.log?.({ severity: deletion.reason === 'retention' ? 'debug' : 'info', event: 'workflow.deleted', instanceId: row.id, type: row.type, reason: deletion.reason, archivedKey: this.row?.archivedKey ?? null });
 	}
 
 	/** Writes the archive (in bounded parts, see archive-writer.ts); false (and a retry scheduled with backoff) if it could not. */
