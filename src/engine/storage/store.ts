@@ -73,9 +73,6 @@ export interface EventRow {
  * `SMALL_RESULT_BYTES` comes along as `smallResult` (one query, not two, for a
  * window of small results); a larger one is read by `readStepResults`.
  */
-/** A step as `readStepResults` finds it: its key, and its row's `seq`. */
-export type StepRef = Pick<StepRow, 'key' | 'seq'>;
-
 export type StepMeta = Omit<StepRow, 'result'> & { resultBytes: number; smallResult?: string | null };
 
 /** How many steps there are of one kind in one status (`countSteps`). */
@@ -185,11 +182,8 @@ export interface InstanceStore {
 	keepStepsBefore(seq: number): void;
 	/** Step rows without results, for the status window and step pages. */
 	readStepMeta(range: StepRange): StepMeta[];
-	/**
-	 * Results of the given steps in one query (a status or a page reads its window at once), by key;
-	 * steps without a row are absent. Read by `seq`, the rowid: the table has no index on `key`.
-	 */
-	readStepResults(steps: readonly StepRef[]): Map<string, string | null>;
+	/** Results of the given steps in one query (a status or a page reads its window at once); missing keys are absent. */
+	readStepResults(keys: string[]): Map<string, string | null>;
 	/** Number of steps per kind and status (kinds or statuses without steps are absent). */
 	countSteps(): StepCount[];
 	/** One step row by key, result included. */

@@ -1,1 +1,0 @@
-DROP INDEX `steps_key`;
