@@ -73,6 +73,89 @@ describe('a pass that fails outside run() (storage, a registry that cannot run, 
 	});
 });
 
+/** What the saga's steps did, in order, across passes. */
+const effects: string[] = [];
+class Saga extends Workflow<{}, string> {
+	static override readonly type = 'saga-storage';
+	async run(step: Step) {
+		await step.do('reserve', async () => void effects.push('reserve'), { rollback: async () => void effects.push('release') });
+		try {
+			await step.do('charge', async () => {
+				effects.push('charge');
+				await new Promise((resolve) => setTimeout(resolve, 1));
+				return 'charged';
+			});
+		} catch {
+			// The workflow's own fallback, for a charge that failed: never for a storage failure.
+			await step.do('fallback', async () => void effects.push('fallback'));
+			return 'fell back';
+		}
+		return step.do('ship', async () => {
+			effects.push('ship');
+			return 'shipped';
+		});
+	}
+}
+
+describe('a storage failure inside run() (an SQL error under a step\'s write)', () => {
+	it('fails the pass, not the run: no catch of the workflow runs, no rollback, and the retried pass completes it', async () => {
+		effects.length = 0;
+		const host = new VirtualHost({ registry: registryOf(Saga) });
+		const engine = host.engine();
+		// The charge's completion is the write that fails, once, as an older build meeting a newer schema would.
+		let failing = true;
+		const writeStepWithRecord = host.store.writeStepWithRecord.bind(host.store);
+		host.store.writeStepWithRecord = (row, record) => {
+			if (failing && row.name === 'charge' && row.status === 'completed') {
+				failing = false;
+				throw new Error('ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint: SQLITE_ERROR');
+			}
+			writeStepWithRecord(row, record);
+		};
+		const failures: unknown[] = [];
+		host.log = (record) => void (record.event === 'pass.failed' && failures.push(record));
+		await engine.create('wf-1', 'saga-storage', {});
+		await host.idle();
+
+		expect(failures).toEqual([expect.objectContaining({ instanceId: 'wf-1', failures: 1, error: expect.objectContaining({ message: expect.stringContaining('SQLITE_ERROR') }) })]);
+		expect(engine.status().status).toBe('running');
+		expect(effects).toEqual(['reserve', 'charge']);
+
+		await host.fireAlarm(engine);
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'shipped' });
+		// The charge ran again (its completion was never stored, as after a crash); nothing else twice, no fallback, no release.
+		expect(effects).toEqual(['reserve', 'charge', 'charge', 'ship']);
+		const kinds = engine.history().events.map((r) => r.kind);
+		expect(kinds).not.toContain('workflow.errored');
+		expect(kinds).not.toContain('workflow.rolling_back');
+	});
+
+	it('stops the steps after it: a later step called in the same pass runs nothing', async () => {
+		effects.length = 0;
+		const host = new VirtualHost({ registry: registryOf(Saga) });
+		const engine = host.engine();
+		let failing = true;
+		const insertStep = host.store.insertStep.bind(host.store);
+		host.store.insertStep = (row, records) => {
+			if (failing && row.name === 'reserve') {
+				failing = false;
+				throw new Error('SQLITE_FULL: database or disk is full');
+			}
+			insertStep(row, records);
+		};
+		host.log = () => {};
+		await engine.create('wf-2', 'saga-storage', {});
+		await host.idle();
+		expect(effects).toEqual(['reserve']);
+		expect(engine.status().status).toBe('running');
+		await host.fireAlarm(engine);
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'shipped' });
+		expect(effects).toEqual(['reserve', 'reserve', 'charge', 'ship']);
+	});
+});
+
 /** A step that never settles while `hanging` is set: the pass it is in is cut short when the isolate dies. */
 let hanging = true;
 let attempts = 0;

@@ -15,11 +15,12 @@ export class SuspendSignal {
 
 /**
  * The pass must stop without changing the status (terminated or restarted
- * meanwhile), a step was called after `run()` had already settled, or the code
- * diverged from the recorded steps (the engine then stores `diverged`).
+ * meanwhile), a step was called after `run()` had already settled, the code
+ * diverged from the recorded steps (the engine then stores `diverged`), or the
+ * storage failed under the pass (pass-storage.ts: the pass fails and is retried).
  */
 export class AbortSignal_ {
-	constructor(readonly reason: 'terminated' | 'restarted' | 'finished' | 'diverged') {}
+	constructor(readonly reason: 'terminated' | 'restarted' | 'finished' | 'diverged' | 'storage') {}
 }
 
 export function isSignal(value: unknown): value is SuspendSignal | AbortSignal_ {

@@ -11,6 +11,7 @@ import {
 import { MAX_DURATION_MS } from '../support/duration';
 import { runChildStep } from './child-step';
 import type { PassHooks } from './pass-hooks';
+import type { PassStorage } from './pass-storage';
 import { ReplayFrontier, type Divergence } from './divergence';
 import { PassJournal } from './pass-journal';
 import { childFailure, readChildRef, type ChildClass, type ChildOptions, type ChildRef } from '../children/child-workflows';
@@ -103,7 +104,10 @@ export class StepContext implements Step<any, any> {
 		private readonly rows: StepRows,
 		private readonly entry: ResolvedEntry,
 		private readonly hooks: PassHooks,
+		/** The pass's guarded storage (pass-storage.ts), whose failure ends the pass, not the run. */
+		private readonly storage?: PassStorage,
 	) {
+		storage?.listen((signal) => (this.journal.signal ??= signal));
 		this.gate = new StartGate(hooks, () => this.signal !== undefined || this.closed);
 		this.frontier = new ReplayFrontier(rows.values(), () => hooks.yieldToEventLoop());
 		this.journal = new PassJournal(store, rows, hooks, entry.limits, this.frontier.recordedCount);
@@ -113,6 +117,11 @@ export class StepContext implements Step<any, any> {
 	/** A suspension or abort already signalled in this pass; sticks even if `run()` catches it. */
 	get signal(): SuspendSignal | AbortSignal_ | undefined {
 		return this.journal.signal;
+	}
+
+	/** A failure of the storage under this pass: the pass fails (and is retried), whatever `run()` did. */
+	get storageFailure(): unknown {
+		return this.storage?.failure;
 	}
 
 	/** A determinism error or an exceeded limit; fails the workflow even if `run()` catches it. */

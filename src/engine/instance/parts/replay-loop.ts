@@ -7,6 +7,7 @@ import { MAX_INSTANCE_ROW_BYTES } from '../../support/limits';
 import { rollbackOrder, RollbackRunner } from '../../steps/rollback-runner';
 import { readRollbackState, storedRollbackState, type RollbackState } from '../../steps/rollback-state';
 import { AbortSignal_, SuspendSignal, isSignal } from '../../steps/signals';
+import { PassStorage } from '../../steps/pass-storage';
 import { StepContext } from '../../steps/step-context';
 import type { PassHooks } from '../../steps/pass-hooks';
 import type { Divergence } from '../../steps/divergence';
@@ -301,7 +302,8 @@ export class ReplayLoop implements InstancePart {
 			this.k.uncountedHistoryBytes += historyRecordBytes(row);
 			return row;
 		};
-		const step = new StepContext(this.k.host.store, rows, entry, {
+		const storage = new PassStorage();
+		const step = new StepContext(storage.store(this.k.host.store), rows, entry, storage.hooks({
 			...this.commonHooks(start, wakeups, counted),
 			willWrite: markRunning,
 			// A pass after one cut short writes each attempt's start first (see PassHooks.startsFirst).
@@ -335,7 +337,7 @@ export class ReplayLoop implements InstancePart {
 				recordedBefore: () => this.k.host.store.lastStreamMessageIndex(generation),
 				take: (at, topic) => this.streamRate.take(at, topic),
 			},
-		});
+		}), storage);
 
 		this.activeStep = step;
 		// A terminate or restart ends the pass at once, even while run() awaits an attempt that
@@ -370,6 +372,9 @@ export class ReplayLoop implements InstancePart {
 		// so the next pass never starts them again; a terminate or restart stops the wait.
 		await Promise.race([step.settle(), interrupted]);
 		if (this.activeStep === step) this.activeStep = undefined;
+		// The storage failed under the pass: the pass fails (drivePass backs off and the alarm retries
+		// it), whatever run() made of the signal it got instead of the error.
+		if (step.storageFailure !== undefined) throw step.storageFailure;
 		// A run() that settled short of its recorded steps dropped one (a divergence too).
 		const divergence = step.divergence ?? (outcome.ok || !isSignal(outcome.error) ? await step.unreachedAtEnd() : undefined);
 
