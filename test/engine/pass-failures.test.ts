@@ -3,6 +3,7 @@ import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf } from './start-instance';
 import { VirtualHost } from '../../src/testing/virtual-host';
+import type { StepRow } from '../../src/engine/storage/store';
 
 class Napper extends Workflow<{}, string> {
 	static override readonly type = 'napper';
@@ -97,21 +98,26 @@ class Saga extends Workflow<{}, string> {
 	}
 }
 
+/** The store's `method` throws `message` once, for the first step row `matches`, as SQLite would. */
+function failStepWriteOnce(host: VirtualHost, method: 'writeStepWithRecord' | 'insertStep', matches: (row: StepRow) => boolean, message: string): void {
+	const write = host.store[method].bind(host.store) as (row: StepRow, more: never) => void;
+	let failing = true;
+	host.store[method] = ((row: StepRow, more: never) => {
+		if (failing && matches(row)) {
+			failing = false;
+			throw new Error(message);
+		}
+		write(row, more);
+	}) as never;
+}
+
 describe('a storage failure inside run() (an SQL error under a step\'s write)', () => {
 	it('fails the pass, not the run: no catch of the workflow runs, no rollback, and the retried pass completes it', async () => {
 		effects.length = 0;
 		const host = new VirtualHost({ registry: registryOf(Saga) });
 		const engine = host.engine();
 		// The charge's completion is the write that fails, once, as an older build meeting a newer schema would.
-		let failing = true;
-		const writeStepWithRecord = host.store.writeStepWithRecord.bind(host.store);
-		host.store.writeStepWithRecord = (row, record) => {
-			if (failing && row.name === 'charge' && row.status === 'completed') {
-				failing = false;
-				throw new Error('ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint: SQLITE_ERROR');
-			}
-			writeStepWithRecord(row, record);
-		};
+		failStepWriteOnce(host, 'writeStepWithRecord', (row) => row.name === 'charge' && row.status === 'completed', 'ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint: SQLITE_ERROR');
 		const failures: unknown[] = [];
 		host.log = (record) => void (record.event === 'pass.failed' && failures.push(record));
 		await engine.create('wf-1', 'saga-storage', {});
@@ -135,15 +141,7 @@ describe('a storage failure inside run() (an SQL error under a step\'s write)', 
 		effects.length = 0;
 		const host = new VirtualHost({ registry: registryOf(Saga) });
 		const engine = host.engine();
-		let failing = true;
-		const insertStep = host.store.insertStep.bind(host.store);
-		host.store.insertStep = (row, records) => {
-			if (failing && row.name === 'reserve') {
-				failing = false;
-				throw new Error('SQLITE_FULL: database or disk is full');
-			}
-			insertStep(row, records);
-		};
+		failStepWriteOnce(host, 'insertStep', (row) => row.name === 'reserve', 'SQLITE_FULL: database or disk is full');
 		host.log = () => {};
 		await engine.create('wf-2', 'saga-storage', {});
 		await host.idle();
