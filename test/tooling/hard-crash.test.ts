@@ -56,8 +56,14 @@ describe('a hard crash in the middle of a long run', () => {
 				body: JSON.stringify({ params: { steps } }),
 			});
 			const { id } = (await res.json()) as { id: string };
-			await new Promise((r) => setTimeout(r, 400)); // some thousands of steps in
-			const before = (await (await fetch(`${bench.url}/ours/status/${id}`)).json()) as { status: string; stepCounts: { total: number } };
+			// Crash once the run is a thousand steps in: at ~0.02 ms a step, 20,000 take ~0.4 s, so a fixed
+			// wait could find it finished (it did once); a status read every 10 ms catches it in flight.
+			let before: { status: string; stepCounts: { total: number } };
+			for (;;) {
+				before = (await (await fetch(`${bench.url}/ours/status/${id}`)).json()) as typeof before;
+				if (before.stepCounts.total >= 1000 || !['created', 'running'].includes(before.status)) break;
+				await new Promise((r) => setTimeout(r, 10));
+			}
 			await bench.crash();
 			expect(before.status).toBe('running'); // the crash hit a run in flight
 			expect(before.stepCounts.total).toBeLessThan(steps);
