@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
+import { NonRetryableError } from '../../src/engine/support/errors';
 import { registryOf } from './start-instance';
 import { VirtualHost } from '../../src/testing/virtual-host';
 import type { StepRow } from '../../src/engine/storage/store';
@@ -221,5 +222,87 @@ describe('a pass cut short again and again (the isolate dies mid-pass: a crash, 
 		while (engine.status().status !== 'completed' && (await fire()));
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
 		expect(host.store.readCutPasses()).toBeUndefined();
+	});
+});
+
+/** What the rolling-back saga's compensations were given, in order, across passes. */
+const released: string[] = [];
+/** A reservation too large to stay beside its row: a replay or a rollback reads it from storage. */
+const bigReservation = 'r'.repeat(4096);
+class BigSaga extends Workflow<{}, string> {
+	static override readonly type = 'big-saga-storage';
+	async run(step: Step) {
+		await step.do('reserve', async () => bigReservation, { rollback: async (reservation) => void released.push(String(reservation).slice(0, 3)) });
+		return step.do('charge', async (): Promise<string> => {
+			throw new NonRetryableError('card declined');
+		});
+	}
+}
+
+/** The store's step-result reads throw (as SQLite would) at the calls numbered in `failing` (1-based, counted from now). */
+function failResultReads(host: VirtualHost, failing: number[]): void {
+	const read = host.store.readStepResults.bind(host.store);
+	let calls = 0;
+	host.store.readStepResults = (keys) => {
+		calls++;
+		if (failing.includes(calls)) throw new Error('SQLITE_IOERR: disk I/O error');
+		return read(keys);
+	};
+}
+
+describe('a storage failure while a run rolls back (an SQL error under a compensation\'s pass)', () => {
+	for (const [where, call] of [['replaying the steps whose rollbacks it learns', 1], ['reading the result a compensation is given', 2]] as const) {
+		it(`fails the pass when it comes ${where}: every compensation runs once, with its step's result, and the run ends rolled back`, async () => {
+			released.length = 0;
+			const host = new VirtualHost({ registry: registryOf(BigSaga) });
+			const engine = host.engine();
+			const failures: unknown[] = [];
+			host.log = (record) => void (record.event === 'pass.failed' && failures.push(record));
+			// The first pass stores the reservation and fails the charge; the rollback pass reads the reservation twice.
+			failResultReads(host, [call]);
+			await engine.create('wf-1', 'big-saga-storage', {});
+			await host.idle();
+			while (engine.status().status === 'rolling_back' && host.alarmAt !== undefined) {
+				await host.fireAlarm(engine);
+				await host.idle();
+			}
+			expect(failures).toEqual([expect.objectContaining({ instanceId: 'wf-1', error: expect.objectContaining({ message: expect.stringContaining('SQLITE_IOERR') }) })]);
+			expect(released).toEqual(['rrr']);
+			const status = engine.status();
+			expect(status).toMatchObject({ status: 'errored', rollback: { state: 'completed' } });
+			const kinds = engine.history().events.map((r) => r.kind);
+			expect(kinds.filter((k) => k === 'rollback.completed')).toHaveLength(1);
+			expect(kinds).not.toContain('rollback.attempt_failed');
+			expect(kinds).not.toContain('rollback.failed');
+		});
+	}
+});
+
+class BigNapper extends Workflow<{}, number> {
+	static override readonly type = 'big-napper';
+	async run(step: Step) {
+		const big = await step.do('big', async () => 'b'.repeat(4096));
+		await step.sleep('nap', '1 minute');
+		return step.do('length', async () => big.length);
+	}
+}
+
+describe('a storage failure while a pass replays a large result (read from storage, not kept beside its row)', () => {
+	it('fails the pass, not the step: the run is not errored, and the retried pass replays the result', async () => {
+		const host = new VirtualHost({ registry: registryOf(BigNapper) });
+		const engine = host.engine();
+		const failures: unknown[] = [];
+		host.log = (record) => void (record.event === 'pass.failed' && failures.push(record));
+		await engine.create('wf-1', 'big-napper', {});
+		await host.idle();
+		failResultReads(host, [1]);
+		host.advance(60_000); // the nap is due: the pass replays 'big', whose read fails
+		await host.fireAlarm(engine);
+		await host.idle();
+		expect(failures).toHaveLength(1);
+		expect(engine.status().status).toBe('sleeping');
+		await host.fireAlarm(engine); // the backoff's retry
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 4096 });
 	});
 });

@@ -115,6 +115,8 @@ export class RollbackRunner {
 			timeout: rollback.timeout ?? DEFAULT_STEP_TIMEOUT,
 		});
 		const about = { step: { name: rollback.name, count: 1 }, config };
+		// Read before the attempt, not inside it: a storage failure here fails the pass, not the compensation.
+		const result = fromStoredJson(rollback.result());
 		const running: StepRow = { ...(row ?? this.newRow(key, rollback.name)), status: 'running', attempts: attempt, startedAt: row?.startedAt ?? now, wakeAt: null };
 		this.store.transaction(() => {
 			this.write(running);
@@ -122,7 +124,7 @@ export class RollbackRunner {
 			this.hooks.record({ kind: 'rollback.started', step: rollback.name, attempt });
 		});
 		try {
-			await runAttempt((context) => rollback.fn(fromStoredJson(rollback.result()), context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about);
+			await runAttempt((context) => rollback.fn(result, context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about);
 		} catch (error) {
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 			return this.attemptFailed(running, error, attempt, policy, about);

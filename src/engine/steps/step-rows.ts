@@ -31,7 +31,13 @@ export class StepRows {
 	private readonly stored = new Set<string>();
 	private keptBytes = 0;
 
-	constructor(private readonly store: StepReader) {}
+	constructor(private store: StepReader) {}
+
+	/** Reads large results through `store` from now on: a pass's guarded store (pass-storage.ts). */
+	readThrough(store: StepReader): this {
+		this.store = store;
+		return this;
+	}
 
 	/** Every step row of the instance, its small results with it, read page by page. */
 	static load(store: StepReader): StepRows {

@@ -303,7 +303,9 @@ export class ReplayLoop implements InstancePart {
 			return row;
 		};
 		const storage = new PassStorage();
-		const step = new StepContext(storage.store(this.k.host.store), rows, entry, storage.hooks({
+		const store = storage.store(this.k.host.store);
+		rows.readThrough(store);
+		const step = new StepContext(store, rows, entry, storage.hooks({
 			...this.commonHooks(start, wakeups, counted),
 			willWrite: markRunning,
 			// A pass after one cut short writes each attempt's start first (see PassHooks.startsFirst).
@@ -494,11 +496,13 @@ export class ReplayLoop implements InstancePart {
 		this.k.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
 		const wakeups = this.passWakeups();
 		const stillRollingBack = () => this.k.row?.status === 'rolling_back' && this.k.row.generation === generation;
-		const rows = StepRows.load(this.k.host.store);
-		const hooks = this.commonHooks(start, wakeups, (r) => historyRow(r, generation, this.k.host.now()));
-		const { record, log } = hooks;
-		const step = new StepContext(this.k.host.store, rows, entry, {
-			...hooks,
+		// Guarded as a forward pass's storage is: a storage failure fails this pass (and it is retried),
+		// never a compensation, and never the replay that learns which compensations there are.
+		const storage = new PassStorage();
+		const store = storage.store(this.k.host.store);
+		const rows = StepRows.load(this.k.host.store).readThrough(store);
+		const hooks = storage.hooks({
+			...this.commonHooks(start, wakeups, (r) => historyRow(r, generation, this.k.host.now())),
 			willWrite: () => {},
 			logsStepCompletions: false,
 			wrapStepFunction: undefined,
@@ -507,6 +511,8 @@ export class ReplayLoop implements InstancePart {
 			},
 			replayOnly: true,
 		});
+		const { record, log } = hooks;
+		const step = new StepContext(store, rows, entry, hooks, storage);
 		try {
 			const workflow = new entry.workflow({ id: start.id, type: start.type, env: this.k.host.env });
 			const run = Promise.resolve().then(() => workflow.run(step, fromStoredJson(start.payload)));
@@ -514,12 +520,16 @@ export class ReplayLoop implements InstancePart {
 		} catch {
 			// The constructor threw: no closures to learn; the recorded ones are all there is.
 		}
+		// A replay the storage cut short learned only some of the rollbacks: running those would skip the others for good.
+		if (storage.failure !== undefined) throw storage.failure;
 		if (!stillRollingBack()) return;
-		const runner = new RollbackRunner(this.k.host.store, rows, { now: () => this.k.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log });
+		const runner = new RollbackRunner(store, rows, { now: () => this.k.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log });
 		this.activeRollback = runner;
 		let outcome;
 		try {
 			outcome = await runner.run(rollbackOrder(this.k.host.store, generation, step.rollbacks.values()));
+		} catch (error) {
+			throw storage.failure ?? error;
 		} finally {
 			this.activeRollback = undefined;
 		}
