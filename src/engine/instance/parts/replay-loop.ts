@@ -336,7 +336,7 @@ export class ReplayLoop implements InstancePart {
 			issueWebhook: this.webhookIssuer(start, generation),
 			setAttributes: (update, stepRow, stepName) => this.setAttributes(entry, update, stepRow, stepName),
 			streams: {
-				recordedBefore: () => this.k.host.store.lastStreamMessageIndex(generation),
+				recordedBefore: () => store.lastStreamMessageIndex(generation),
 				take: (at, topic) => this.streamRate.take(at, topic),
 			},
 		}), storage);
