@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
+import { inTurn } from './lib/turns.mjs';
 import { median, quantile, timed } from './lib/stats.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -58,11 +59,11 @@ const run = (steps) => ({ params: { steps } });
 
 /** @type {{ name: string, unit: string, better: 'lower' | 'higher', head: number[], base: number[] }[]} */
 const rows = [];
-/** One figure, `reps` times per side, sides alternated within each repetition. */
+/** One figure, `reps` times per side, which side goes first alternating every repetition (bench/lib/turns.mjs). */
 async function measure(name, unit, better, fn) {
 	const row = { name, unit, better, head: /** @type {number[]} */ ([]), base: /** @type {number[]} */ ([]) };
 	for (let rep = 0; rep < reps; rep++) {
-		for (const side of /** @type {const} */ (['head', 'base'])) row[side].push(await fn(side));
+		for (const side of inTurn(/** @type {const} */ (['head', 'base']), rep)) row[side].push(await fn(side));
 	}
 	rows.push(row);
 	console.error(`  ${name}: head ${median(row.head).toFixed(3)} base ${median(row.base).toFixed(3)}`);

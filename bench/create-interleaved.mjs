@@ -1,8 +1,8 @@
 // `npm run bench:create`: create latency only, ours against Cloudflare's local engine and the floor, in one
 // `wrangler dev` (collector off), interleaved in small blocks whose order reverses every other block.
 //
-// The full bench measures each engine's 200 creates in one block per repetition, always in the order ours, cf,
-// floor. Whichever kind runs first after a pause comes out a few per cent slower (measured with two copies of ours:
+// The full bench measures each engine's 200 creates in one block per repetition (until 2026-11-27 always in the order ours, cf,
+// floor; now rotated, bench/lib/turns.mjs). Whichever kind runs first after a pause comes out a few per cent slower (measured with two copies of ours:
 // each was ~5% slower whenever it went first), so a long comparison of a small difference alternates the order.
 //
 //   npm run bench:create [-- --blocks 30] [--per 20] [--out FILE.md] [--smoke]

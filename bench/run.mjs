@@ -24,6 +24,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
+import { inTurn } from './lib/turns.mjs';
 import { jsonClient } from './lib/json-client.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 import { fanOut } from './lib/stream-bench.mjs';
@@ -104,13 +105,13 @@ const quantile = (values, q) => {
 };
 const median = (values) => quantile(values, 0.5);
 
-/** One figure measured `reps` times per engine, engines alternated within each repetition. */
+/** One figure measured `reps` times per engine, the engines' order rotated every repetition (bench/lib/turns.mjs). */
 const results = [];
 async function measure(name, unit, engines, better = 'lower') {
 	/** @type {Record<string, number[]>} */
 	const samples = Object.fromEntries(Object.keys(engines).map((k) => [k, []]));
 	for (let rep = 0; rep < size.reps; rep++) {
-		for (const [engine, fn] of Object.entries(engines)) samples[engine].push(await fn());
+		for (const [engine, fn] of inTurn(Object.entries(engines), rep)) samples[engine].push(await fn());
 	}
 	const row = { name, unit, better };
 	for (const [engine, values] of Object.entries(samples)) {
@@ -243,7 +244,7 @@ try {
 		/** @type {Record<'ours' | 'cf', { first: number[], p50: number[], p99: number[], mean: number[] }>} */
 		const stampFigures = { ours: { first: [], p50: [], p99: [], mean: [] }, cf: { first: [], p50: [], p99: [], mean: [] } };
 		for (let rep = 0; rep < size.reps; rep++) {
-			for (const engine of /** @type {const} */ (['ours', 'cf'])) {
+			for (const engine of inTurn(/** @type {const} */ (['ours', 'cf']), rep)) {
 				const { sentAt, stamps } = await post(`/${engine}/stamps`, { steps: size.stampSteps });
 				if (!Array.isArray(stamps) || stamps.length !== size.stampSteps) throw new Error(`${engine} stamps run answered ${JSON.stringify(stamps).slice(0, 200)}`);
 				const gaps = stamps.slice(1).map((t, i) => t - stamps[i]);
@@ -285,7 +286,7 @@ try {
 		/** @type {Record<'invoke' | 'manual', { inParent: number[], endToEnd: number[] }>} */
 		const trips = { invoke: { inParent: [], endToEnd: [] }, manual: { inParent: [], endToEnd: [] } };
 		for (let rep = 0; rep < size.reps; rep++) {
-			for (const how of /** @type {const} */ (['invoke', 'manual'])) {
+			for (const how of inTurn(/** @type {const} */ (['invoke', 'manual']), rep)) {
 				const inParent = [];
 				const endToEnd = [];
 				for (let i = 0; i < size.events; i++) {
