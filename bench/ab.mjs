@@ -189,7 +189,7 @@ try {
 	const table = [
 		`# A/B: head against ${options.base} (${new Date().toISOString()})`,
 		'',
-		`head ${headRev}, base ${baseRev}; wrangler's local trace collector ${options.collector}; ${reps} repetitions alternated head, base; medians (min-max).`,
+		`head ${headRev}, base ${baseRev}; wrangler's local trace collector ${options.collector}; ${reps} repetitions, which side goes first alternating (bench/lib/turns.mjs); medians (min-max).`,
 		'',
 		'| measurement | unit | head | base | head vs base (above 1: head better) |',
 		'|---|---|---|---|---|',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench`: our engine, Cloudflare Workflows' local engine and the
-// storage floor, side by side in one wrangler dev, alternated A B A B so
+// storage floor, side by side in one wrangler dev, alternated A B C, B C A, C A B so
 // machine drift hits all of them. Prints one table of medians (min-max) and
 // ratios measured in the same run, and writes JSON and Markdown results.
 //
