@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0014_inline-children leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0015_partial-parent-index leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795772843110
+-- up-to: 1795796675255
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -146,8 +146,6 @@ CREATE TABLE `schedule_state` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`);
---> statement-breakpoint
 CREATE TABLE `index_metric_durations` (
 	`minute` integer NOT NULL,
 	`bucket` integer NOT NULL,
@@ -227,3 +225,5 @@ CREATE TABLE `inline_children` (
 	`publish_at` integer,
 	PRIMARY KEY(`child_id`, `key`)
 );
+--> statement-breakpoint
+CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`) WHERE "index_entries"."parent_id" IS NOT NULL;

@@ -359,6 +359,34 @@ describe('shard queries', () => {
 		expect(plan.join('\n')).toMatch(new RegExp(`USING (COVERING )?INDEX index_entries_${index}\\b`));
 		expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
 	});
+
+	it("answer a parent's children from the parent index, never a scan and sort; an entry without a parent writes no row of that index", async () => {
+		const shard = stub(shardName('payment', 0));
+		await shard.indexWrite([
+			{ id: 'plan-root', type: 'payment', status: 'running', createdAt: 1, updatedAt: 1, version: 1 },
+			{ id: 'plan-child', type: 'payment', status: 'running', createdAt: 2, updatedAt: 2, version: 1, parentId: 'plan-root' },
+		]);
+		const { plan, written } = await runInDurableObject(shard, (_, state) => {
+			const db = drizzle(state.storage);
+			const { sql: text, params } = listQuery(db, { order: 'createdAt', limit: 50, parent: 'plan-root' } as never, {}).toSQL();
+			return {
+				plan: state.storage.sql.exec(`EXPLAIN QUERY PLAN ${text}`, ...params).toArray().map((row) => String(row.detail)),
+				// Rows an entry's insert writes (each billed): an entry without a parent writes no row of the parent index.
+				written: Object.fromEntries(
+					(['root', 'child'] as const).map((kind) => [
+						kind,
+						state.storage.sql.exec(
+							'INSERT INTO index_entries (id, type, status, created_at, updated_at, version, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+							`plan-written-${kind}`, 'payment', 'running', 3, 3, 1, kind === 'child' ? 'plan-root' : null,
+						).rowsWritten,
+					]),
+				),
+			};
+		});
+		expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX index_entries_parent_created\b/);
+		expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+		expect(written.child).toBe(written.root! + 1);
+	});
 });
 
 describe('paging over a changing set', () => {

@@ -1,0 +1,2 @@
+DROP INDEX `index_entries_parent_created`;--> statement-breakpoint
+CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`) WHERE "index_entries"."parent_id" IS NOT NULL;
