@@ -5,6 +5,8 @@ import type { HttpRequestView, HttpRoute } from '../operations/http';
 import type { ApiEnv } from './env';
 import type { ApiRoutes } from './routes';
 import { hasBody } from './has-body';
+import { refuseParamsOtherThan } from './query-params';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
 import { errors, json } from './openapi-responses';
 
 /**
@@ -35,6 +37,14 @@ export function registerDeclaredRoute(
 	});
 	// The route's types are its declaration's; the handler is generic over every declaration.
 	app.openapi(route as any, async (c: Context<{ Bindings: ApiEnv }>) => {
+		// A parameter or a body the route does not take is refused, not ignored: ignored, a terminate's
+		// `{"rollback": true}` or a restart's `?from=` would answer as if they had not been asked.
+		const route = `${http.method.toUpperCase()} ${http.path}`;
+		const known = query ? Object.keys(query.shape) : [];
+		refuseParamsOtherThan(c.req.queries(), known, { once: true, what: route });
+		if (!body && hasBody(c)) {
+			throw new ValidationError(ErrorCode.InvalidRequest, `${route} takes no body${known.length ? `; its options are query parameters (${known.map((name) => `?${name}=`).join(', ')}${known.includes('rollback') ? ': ?rollback=true runs the rollbacks' : ''})` : ''}`);
+		}
 		const valid = (target: string) => (c.req.valid as (target: string) => unknown)(target);
 		const request: HttpRequestView = {
 			param: params ? valid('param') : {},

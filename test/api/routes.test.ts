@@ -87,6 +87,31 @@ describe('control routes', () => {
 		expect(await api('POST', `/workflows/${id}/restart`, '{"from":', json)).toMatchObject({ status: 400, json: { error: { code: 'MALFORMED_JSON' } } });
 	});
 
+	it('refuses a body or a query parameter a route does not take with a 400, and changes nothing (a terminate never drops its rollback silently)', async () => {
+		const id = uniqueId('ctl-strict');
+		await api('POST', '/workflows', payment(id));
+		await settle(id);
+		const before = (await api('GET', `/workflows/${id}`)).json.status;
+		// Options of a terminate are query parameters: a body that looks like one is refused, not ignored.
+		const body = await api('POST', `/workflows/${id}/terminate`, { rollback: true });
+		expect(body).toMatchObject({ status: 400, json: { error: { code: 'INVALID_REQUEST', message: expect.stringContaining('rollback=true') } } });
+		for (const [method, path, code] of [
+			['POST', `/workflows/${id}/terminate?rolback=true`, 'INVALID_QUERY'],
+			['POST', `/workflows/${id}/terminate?rollback=true&rollback=false`, 'INVALID_QUERY'],
+			['POST', `/workflows/${id}/restart?from=nap`, 'INVALID_QUERY'],
+			['POST', `/workflows/${id}/pause?force=true`, 'INVALID_QUERY'],
+			['DELETE', `/workflows/${id}?terminat=true`, 'INVALID_QUERY'],
+		] as const) {
+			expect(await api(method, path), `${method} ${path}`).toMatchObject({ status: 400, json: { error: { code } } });
+		}
+		expect(await api('POST', `/workflows/${id}/pause`, [1, 2])).toMatchObject({ status: 400, json: { error: { code: 'INVALID_REQUEST' } } });
+		expect(await api('GET', `/workflows/${id}/steps?limit=5&sort=desc`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY' } } });
+		expect((await api('GET', `/workflows/${id}`)).json.status).toBe(before);
+		// What the routes take still works.
+		expect(await api('GET', `/workflows/${id}/steps?limit=5`)).toMatchObject({ status: 200 });
+		expect(await api('POST', `/workflows/${id}/terminate?rollback=false`)).toMatchObject({ status: 200, json: { id, status: 'terminated' } });
+	});
+
 	it.for(['pause', 'resume', 'terminate', 'restart'])('answers 404 to %s on an unknown instance', async (action) => {
 		expect(await api('POST', `/workflows/${uniqueId('ghost')}/${action}`)).toMatchObject({ status: 404 });
 	});
