@@ -54,6 +54,26 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.readStep('do:a')?.result).toBe(big);
 		}));
 
+	it(`${name}: cancels the steps a terminate interrupted (running, retrying, sleeping, waiting) and leaves the finished ones`, () =>
+		withStore((store) => {
+			store.writeStep(step('do:a', 1));
+			store.writeStep(step('do:b', 2, { status: 'retrying', wakeAt: 900 }));
+			store.writeStep(step('sleep:c', 3, { kind: 'sleep', status: 'sleeping', wakeAt: 900 }));
+			store.writeStep(step('wait:d', 4, { kind: 'wait', status: 'waiting' }));
+			store.writeStep(step('do:e', 5, { status: 'failed' }));
+			store.writeStep(step('rollback:a', 6, { kind: 'rollback', status: 'running' }));
+			store.cancelUnfinishedSteps(1000);
+			expect(store.readSteps().map((s) => [s.key, s.status, s.wakeAt])).toEqual([
+				['do:a', 'completed', null],
+				['do:b', 'cancelled', null],
+				['sleep:c', 'cancelled', null],
+				['wait:d', 'cancelled', null],
+				['do:e', 'failed', null],
+				['rollback:a', 'cancelled', null],
+			]);
+			expect(store.readStep('sleep:c')?.finishedAt).toBe(1000);
+		}));
+
 	it(`${name}: reads one step by key, and the steps of one kind (and status) in first-reached order`, () =>
 		withStore((store) => {
 			store.writeStep(step('webhook:b', 3, { kind: 'webhook', status: 'waiting', result: '{"url":"/webhooks/t"}' }));

@@ -6,7 +6,7 @@ import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../eng
 import { historyRecordBytes } from '../engine/instance/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
-import type { StepKind, StepStatus } from '../engine/definition/types';
+import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
 import { EVERY_TABLE, type TablePresence } from './first-write-tables';
 import { HISTORY_TAIL_SQL, INSERT_COMPLETED_DO_STEP_SQL, INSERT_STEP_SQL, isPlainCompletedDoStep, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
@@ -266,6 +266,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 		this.db.delete(steps).run();
 		this.noSteps = true;
 		this.lastStepSeq = 0;
+	}
+
+	cancelUnfinishedSteps(at: number): void {
+		if (this.noSteps) return;
+		this.db.update(steps).set({ status: 'cancelled', finishedAt: at, wakeAt: null }).where(inArray(steps.status, [...UNFINISHED_STEP_STATUSES])).run();
 	}
 
 	keepStepsBefore(seq: number): void {

@@ -111,3 +111,42 @@ describe('an attempt that ignores its signal', () => {
 		expect(engine.history().generation).toBe(1);
 	});
 });
+
+class Napping extends Workflow<{}, string> {
+	static override readonly type = 'napping-cancel';
+	async run(step: Step) {
+		await step.do('before', () => 1);
+		await step.sleep('nap', '1 hour');
+		return 'woke';
+	}
+}
+
+describe('what a terminate leaves of the steps it interrupted', () => {
+	it('marks the attempt in flight cancelled, not running for good, and counts it so', async () => {
+		const { host, engine } = await startAndWait('listening');
+		// The step's start is written once its attempt awaits I/O (a step that settles at once writes one row, at the end).
+		for (let turn = 0; turn < 100 && engine.status().steps.length === 0; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+		expect(engine.status().steps).toEqual([expect.objectContaining({ name: 'call', status: 'running' })]);
+		engine.terminate();
+		await host.idle();
+		const status = engine.status();
+		expect(status.status).toBe('terminated');
+		expect(status.steps).toEqual([expect.objectContaining({ name: 'call', status: 'cancelled', finishedAt: expect.any(Number) })]);
+		expect(status.stepCounts).toEqual({ total: 1, cancelled: 1 });
+	});
+
+	it('marks a sleep cancelled without its wake-up time, and leaves the finished steps as they were', async () => {
+		const host = new VirtualHost({ registry: registryOf(Napping) });
+		const engine = host.engine();
+		await engine.create('wf-nap', 'napping-cancel', {});
+		await host.idle();
+		expect(engine.status().status).toBe('sleeping');
+		engine.terminate();
+		await host.idle();
+		const steps = engine.status().steps;
+		expect(steps).toEqual([
+			expect.objectContaining({ name: 'before', status: 'completed' }),
+			expect.objectContaining({ name: 'nap', status: 'cancelled', wakeAt: null }),
+		]);
+	});
+});

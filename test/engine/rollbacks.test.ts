@@ -157,6 +157,20 @@ describe('rollbacks after run() fails for good', () => {
 		expect(engine.history({ generation: 1, limit: 1000 }).events.find((e) => e.kind === 'workflow.restarted')).toMatchObject({ from: 'pay', keptSteps: 0 });
 	});
 
+	it('a restart from a step keeps a step whose rollback failed for good (its effect is still in place) and does not run it twice', async () => {
+		undoFailures.car = Infinity;
+		const { host, engine } = await startInstance(registry, 'trip', { fail: true });
+		await host.fireAlarm(engine); // the car refund's retry, which fails for good
+		expect(engine.status().rollback).toMatchObject({ state: 'failed', failedStep: 'car' });
+		undoFailures.car = 0;
+		ran = [];
+		expect(engine.restart({ from: 'pay' })).toBe('created');
+		await host.idle();
+		// flight (never undone), hotel and car (its refund never happened) are kept: only pay runs, and fails again.
+		expect(ran).toEqual(['do:pay', 'undo:car:"C1"', 'undo:flight:{"booking":"F1"}']);
+		expect(engine.history({ generation: 1, limit: 1000 }).events.find((e) => e.kind === 'workflow.restarted')).toMatchObject({ from: 'pay', keptSteps: 3 });
+	});
+
 	it('rolls kept steps back after the steps of the new generation, newest completion first, after a restart from a step', async () => {
 		const { host, engine } = await startInstance(registry, 'trip', { fail: false });
 		expect(engine.status().status).toBe('completed');
@@ -290,6 +304,10 @@ describe('terminate with rollback', () => {
 		await host.idle();
 		expect(undoSignal?.aborted).toBe(true);
 		expect(engine.status()).toMatchObject({ status: 'terminated', rollback: { reason: 'failed', state: 'abandoned', completed: 1 } });
+		// The rollback it aborted says so: cancelled, not running for good.
+		const rollbacks = engine.status().steps.filter((s) => s.kind === 'rollback');
+		expect(rollbacks.map((s) => s.status)).toContain('cancelled');
+		expect(engine.status().stepCounts.running ?? 0).toBe(0);
 	});
 
 	it('refuses a second terminate with rollback while one runs', async () => {

@@ -106,7 +106,7 @@ export function transplantFromSteps(
 }
 
 const STEP_KINDS: readonly StepKind[] = ['do', 'sleep', 'wait', 'patch', 'rollback', 'webhook', 'child', 'attributes'];
-const STEP_STATUSES: readonly StepStatus[] = ['running', 'retrying', 'completed', 'failed', 'sleeping', 'waiting', 'timed_out'];
+const STEP_STATUSES: readonly StepStatus[] = ['running', 'retrying', 'completed', 'failed', 'sleeping', 'waiting', 'timed_out', 'cancelled'];
 /** What a transplant can hold at most: an inline run is bounded far below (inline-child.ts). */
 const MAX_TRANSPLANT_ROWS = 10_000;
 

@@ -271,7 +271,10 @@ export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'error
 
 /** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`; `rollback`: the rollback of a `do` step of the same name; `webhook`: `step.webhook`; `child`: `step.invoke` / `step.start`. */
 export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook' | 'child' | 'attributes';
-export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out';
+/** `cancelled`: the instance was terminated (or its rollbacks abandoned) while the step ran, slept, waited or waited for its retry. */
+export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out' | 'cancelled';
+/** Step statuses a step leaves on its own: a terminate cancels a step in one of them. */
+export const UNFINISHED_STEP_STATUSES: readonly StepStatus[] = ['running', 'retrying', 'sleeping', 'waiting'];
 
 /** One entry of a status's step history. */
 export interface StepSummary {

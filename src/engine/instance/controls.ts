@@ -59,6 +59,8 @@ export function terminate(k: InstanceKernel, options: { rollback?: boolean } = {
 	const children = k.children.toTerminate();
 	k.host.store.transaction(() => {
 		k.host.store.deleteAllWakeups();
+		// A step (or a rollback) the terminate interrupts never finishes: it says so, instead of `running` for good.
+		k.host.store.cancelUnfinishedSteps(k.host.now());
 		// Durable before the children are told: the alarm retries the cascade until every one answered.
 		k.children.arm(children);
 		k.transition(

@@ -68,8 +68,11 @@ export function restartPoint(steps: readonly StepRow[], given: unknown): Restart
 		);
 	}
 	// A step whose rollback ran (or began) was undone: it runs again rather than answering a result
-	// the compensation took back (and its rollback would otherwise run a second time).
-	const undone = new Set(steps.filter((row) => row.kind === 'rollback').map((row) => row.name));
+	// the compensation took back (and its rollback would otherwise run a second time). A rollback that
+	// failed for good undid nothing as far as the engine knows: its step's effect is in place, so the
+	// step is kept (running it again would repeat the effect, a second charge), and a new failure of
+	// the run tries its rollback again.
+	const undone = new Set(steps.filter((row) => row.kind === 'rollback' && row.status !== 'failed').map((row) => row.name));
 	// The kept steps are a prefix of the record (patch markers included: they were reached on that
 	// branch): a gap would leave recorded steps the new run reaches out of order, a divergence. The
 	// first step before the point that did not complete, or was undone, ends the prefix; it and

@@ -2,7 +2,7 @@ import type { HistoryKind, HistoryRow, NewHistoryRow } from '../history/history'
 import { utf8Bytes } from '../support/json';
 import { SMALL_RESULT_BYTES } from '../support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
-import type { StepKind, StepStatus } from '../definition/types';
+import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../definition/types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
 export class MemoryInstanceStore implements InstanceStore {
@@ -107,6 +107,11 @@ export class MemoryInstanceStore implements InstanceStore {
 	}
 	deleteWakeupsDue(now: number, spare: ReadonlySet<string>) {
 		for (const [key, at] of this.wakeups) if (at <= now && !spare.has(key)) this.wakeups.delete(key);
+	}
+	cancelUnfinishedSteps(at: number) {
+		for (const [key, row] of this.steps) {
+			if (UNFINISHED_STEP_STATUSES.includes(row.status)) this.steps.set(key, { ...row, status: 'cancelled', finishedAt: at, wakeAt: null });
+		}
 	}
 	deleteAllWakeups() {
 		this.wakeups.clear();

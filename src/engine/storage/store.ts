@@ -178,6 +178,8 @@ export interface InstanceStore {
 	insertStep(row: StepRow, records: readonly NewHistoryRow[]): void;
 	/** Deletes every step; the history keeps their records. */
 	deleteSteps(): void;
+	/** Marks every step that has not finished (`UNFINISHED_STEP_STATUSES`) `cancelled` at `at`, without a wake-up: the instance was terminated. */
+	cancelUnfinishedSteps(at: number): void;
 	/** Deletes every step except those, other than rollbacks, recorded before `seq` (a restart from a step keeps them in place). */
 	keepStepsBefore(seq: number): void;
 	/** Step rows without results, for the status window and step pages. */

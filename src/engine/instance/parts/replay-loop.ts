@@ -546,6 +546,8 @@ export class ReplayLoop implements InstancePart {
 			const children = this.k.children.toTerminate();
 			this.k.host.store.transaction(() => {
 				this.k.children.arm(children);
+				// The steps in flight when the terminate came were aborted, not rolled back: they never finish.
+				this.k.host.store.cancelUnfinishedSteps(this.k.host.now());
 				this.k.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });
 			});
 			this.k.children.start(children);
