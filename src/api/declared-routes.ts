@@ -42,7 +42,7 @@ export function registerDeclaredRoute(
 		const route = `${http.method.toUpperCase()} ${http.path}`;
 		const known = query ? Object.keys(query.shape) : [];
 		refuseParamsOtherThan(c.req.queries(), known, { once: true, what: route });
-		if (!body && hasBody(c)) {
+		if (!body && hasBody(c) && !(await isEmptyObject(c))) {
 			throw new ValidationError(ErrorCode.InvalidRequest, `${route} takes no body${known.length ? `; its options are query parameters (${known.map((name) => `?${name}=`).join(', ')}${known.includes('rollback') ? ': ?rollback=true runs the rollbacks' : ''})` : ''}`);
 		}
 		const valid = (target: string) => (c.req.valid as (target: string) => unknown)(target);
@@ -57,4 +57,16 @@ export function registerDeclaredRoute(
 		const reply = await handle(request, c.env);
 		return c.json(reply.body, reply.status as ContentfulStatusCode);
 	});
+}
+
+/** A body of `{}` (or whitespace) carries nothing: clients that always send one are not refused. */
+async function isEmptyObject(c: Context): Promise<boolean> {
+	const text = (await c.req.text()).trim();
+	if (text === '' || text === '{}') return true;
+	try {
+		const value: unknown = JSON.parse(text);
+		return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+	} catch {
+		return false;
+	}
 }

@@ -94,6 +94,7 @@ describe('control routes', () => {
 		const before = (await api('GET', `/workflows/${id}`)).json.status;
 		// Options of a terminate are query parameters: a body that looks like one is refused, not ignored.
 		const body = await api('POST', `/workflows/${id}/terminate`, { rollback: true });
+		expect((await api('GET', `/workflows/${id}`)).json.status).toBe(before);
 		expect(body).toMatchObject({ status: 400, json: { error: { code: 'INVALID_REQUEST', message: expect.stringContaining('rollback=true') } } });
 		for (const [method, path, code] of [
 			['POST', `/workflows/${id}/terminate?rolback=true`, 'INVALID_QUERY'],
@@ -107,6 +108,9 @@ describe('control routes', () => {
 		expect(await api('POST', `/workflows/${id}/pause`, [1, 2])).toMatchObject({ status: 400, json: { error: { code: 'INVALID_REQUEST' } } });
 		expect(await api('GET', `/workflows/${id}/steps?limit=5&sort=desc`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY' } } });
 		expect((await api('GET', `/workflows/${id}`)).json.status).toBe(before);
+		// An empty object carries nothing: clients that always send a body are not refused.
+		expect(await api('POST', `/workflows/${id}/pause`, {})).toMatchObject({ status: 200, json: { status: 'paused' } });
+		expect(await api('POST', `/workflows/${id}/resume`, ' { } ')).toMatchObject({ status: 200 });
 		// What the routes take still works.
 		expect(await api('GET', `/workflows/${id}/steps?limit=5`)).toMatchObject({ status: 200 });
 		expect(await api('POST', `/workflows/${id}/terminate?rollback=false`)).toMatchObject({ status: 200, json: { id, status: 'terminated' } });
