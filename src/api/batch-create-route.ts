@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { createBatch, MAX_BATCH_CREATE } from '../client/create-batch';
 import type { ErrorCode } from '../engine/support/errors';
 import type { Registry } from '../engine/definition/registry';
@@ -34,7 +35,7 @@ export const BatchCreatedSchema = z.object({ items: z.array(BatchItemSchema) }).
 export function batchCreateRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'post',
 			path: '/workflows/batch',
 			summary: `Start up to ${MAX_BATCH_CREATE} instances (each idempotent by id), answered per item`,

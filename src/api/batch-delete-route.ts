@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { deleteBatch, MAX_BATCH_DELETE } from '../client/delete-batch';
 import type { ErrorCode } from '../engine/support/errors';
 import { apiRoutes, type ApiRoutes } from './routes';
@@ -35,7 +36,7 @@ export const BatchDeletedSchema = z.object({ items: z.array(BatchDeleteItemSchem
 export function batchDeleteRoutes(): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'post',
 			path: '/workflows/batch-delete',
 			summary: `Delete up to ${MAX_BATCH_DELETE} instances by id, answered per id`,

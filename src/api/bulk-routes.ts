@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { bulk } from '../client/bulk-client';
 import type { ListQuery } from '../client/index-client';
 import { MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
@@ -79,7 +80,7 @@ const BulkBody = z
 export function bulkRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'post',
 			path: '/workflows/bulk',
 			summary: 'Apply an action to every instance a query matches, as a durable job (202 with its progress)',

@@ -1,11 +1,10 @@
-import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { HttpRequestView, HttpRoute } from '../operations/http';
 import type { ApiEnv } from './env';
 import type { ApiRoutes } from './routes';
 import { hasBody } from './has-body';
-import { refuseParamsOtherThan } from './query-params';
+import { strictRoute } from './strict-route';
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import { errors, json } from './openapi-responses';
 
@@ -20,7 +19,8 @@ export function registerDeclaredRoute(
 	handle: (request: HttpRequestView, env: ApiEnv) => Promise<{ status: number; body: unknown }>,
 ): void {
 	const { params, query, headers, body } = http.request ?? {};
-	const route = createRoute({
+	// Strict: a query parameter the declaration does not take is refused (strict-route.ts).
+	const route = strictRoute({
 		method: http.method,
 		path: http.path,
 		summary: http.summary,
@@ -37,13 +37,11 @@ export function registerDeclaredRoute(
 	});
 	// The route's types are its declaration's; the handler is generic over every declaration.
 	app.openapi(route as any, async (c: Context<{ Bindings: ApiEnv }>) => {
-		// A parameter or a body the route does not take is refused, not ignored: ignored, a terminate's
-		// `{"rollback": true}` or a restart's `?from=` would answer as if they had not been asked.
-		const route = `${http.method.toUpperCase()} ${http.path}`;
-		const known = query ? Object.keys(query.shape) : [];
-		refuseParamsOtherThan(c.req.queries(), known, { once: true, what: route });
+		// A body the route does not take is refused, not ignored: ignored, a terminate's `{"rollback": true}`
+		// would answer as if it had not been asked (its query parameters, by strictRoute, likewise).
 		if (!body && hasBody(c) && !(await isEmptyObject(c))) {
-			throw new ValidationError(ErrorCode.InvalidRequest, `${route} takes no body${known.length ? `; its options are query parameters (${known.map((name) => `?${name}=`).join(', ')}${known.includes('rollback') ? ': ?rollback=true runs the rollbacks' : ''})` : ''}`);
+			const known = query ? Object.keys(query.shape) : [];
+			throw new ValidationError(ErrorCode.InvalidRequest, `${http.method.toUpperCase()} ${http.path} takes no body${known.length ? `; its options are query parameters (${known.map((name) => `?${name}=`).join(', ')}${known.includes('rollback') ? ': ?rollback=true runs the rollbacks' : ''})` : ''}`);
 		}
 		const valid = (target: string) => (c.req.valid as (target: string) => unknown)(target);
 		const request: HttpRequestView = {

@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { rebalance } from '../client/rebalance';
 import { reconcile } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
@@ -35,7 +36,7 @@ export const ReconcileSchema = z
 export function indexAdminRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'post',
 			path: '/admin/types/{type}/reconcile',
 			summary: "Check listed index entries against their instances and repair stale or orphaned ones (one resumable batch per call)",
@@ -56,7 +57,7 @@ export function indexAdminRoutes(registry: Registry): ApiRoutes {
 	);
 
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'post',
 			path: '/admin/types/{type}/rebalance',
 			summary: 'Move index entries into their shards under the current layout (one resumable batch per call)',

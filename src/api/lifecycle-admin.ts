@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { purge } from '../client/purge';
 import type { Registry } from '../engine/definition/registry';
 import { FINISHED_STATUSES } from '../engine/definition/types';
@@ -42,7 +43,7 @@ export const PurgeSchema = z
 export function lifecycleAdminRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'post',
 			path: '/admin/types/{type}/purge',
 			summary: 'Delete the finished instances of a type that match a filter (one resumable batch per call)',

@@ -4,6 +4,7 @@ import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-c
 import type { ListOrder } from '../engine/index/index-query';
 import { attributeParams, listOrderParam } from './attribute-query';
 import { refuseUnknownParams, statusParam } from './query-params';
+import { strictRoute } from './strict-route';
 import { parseDatetimeText } from '../engine/index/attribute-text';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
@@ -58,7 +59,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 	);
 
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'get',
 			path: '/types',
 			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog',

@@ -1,6 +1,9 @@
 import type { z } from '@hono/zod-openapi';
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 
+/** The one parameter every route takes and ignores. */
+const CACHE_BUSTER = '_';
+
 /**
  * Refuses a query parameter a listing does not take (`?stauts=waiting`, `?sort=...`): ignored,
  * it would answer a different question than the one asked (every status, the default order)
@@ -17,6 +20,8 @@ export function refuseUnknownParams(queries: Record<string, string[]>, schema: z
  */
 export function refuseParamsOtherThan(queries: Record<string, string[]>, known: readonly string[], options: { attributes?: boolean; once?: boolean; what: string }): void {
 	for (const [name, values] of Object.entries(queries)) {
+		// `_`: the cache-buster HTTP clients append (jQuery's `cache: false`, monitors); it asks nothing.
+		if (name === CACHE_BUSTER) continue;
 		if (known.includes(name) || (options.attributes && name.startsWith('attr.'))) {
 			if (options.once && values.length > 1) throw new ValidationError(ErrorCode.InvalidQuery, `${name} is given ${values.length} times; give it once`);
 			continue;

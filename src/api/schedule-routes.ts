@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { instances } from '../client/instance-client';
 import { wakeSchedules } from '../client/schedule-client';
 import type { Registry } from '../engine/definition/registry';
@@ -13,7 +14,7 @@ import { addRoleCallRoutes } from './role-call-routes';
 export function scheduleRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'get',
 			path: '/schedules',
 			summary: "Each scheduled type's cron, state, next run and last runs (reading a schedule also wakes it with the deployed code)",

@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import { IndexClient } from '../client/index-client';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
@@ -39,7 +40,7 @@ export const TypeMetricsSchema = z
 export function typeMetricsRoutes(registry: Registry, now: () => number): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'get',
 			path: '/types/{type}/metrics',
 			summary: "A type's runs per minute and run duration percentiles (last hour and day), and its delivery backlog",

@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { strictRoute } from './strict-route';
 import type { Registry } from '../engine/definition/registry';
 import { ATTRIBUTE_KINDS } from '../engine/index/search-attributes';
 import { documentAttributes } from './attribute-query';
@@ -35,7 +36,7 @@ export function registrySchemas(registry: Registry): Promise<TypeSchemas[]> {
 export function typeSchemaRoutes(registry: Registry): ApiRoutes {
 	const app = apiRoutes();
 	app.openapi(
-		createRoute({
+		strictRoute({
 			method: 'get',
 			path: '/types/{type}',
 			summary: "A workflow type's payload schema and the schema of each declared event, as JSON Schema",

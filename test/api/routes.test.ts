@@ -116,6 +116,27 @@ describe('control routes', () => {
 		expect(await api('POST', `/workflows/${id}/terminate?rollback=false`)).toMatchObject({ status: 200, json: { id, status: 'terminated' } });
 	});
 
+	it('refuses a parameter the batch, admin and type routes do not take (batch-delete?archive=true deletes nothing), takes the cache-buster _ everywhere, and says when a parameter is given twice', async () => {
+		const id = uniqueId('strict-batch');
+		await api('POST', '/workflows', payment(id));
+		await settle(id);
+		await api('POST', `/workflows/${id}/terminate`);
+		for (const [method, path, body] of [
+			['POST', '/workflows/batch-delete?archive=true', { ids: [id] }],
+			['POST', '/admin/types/payment/purge?archive=true', { status: ['terminated'], updatedBefore: Date.now() + 60_000, batchSize: 5 }],
+			['POST', '/admin/types/payment/reconcile?batchSize=5', undefined],
+			['GET', '/types?verbose=1', undefined],
+			['GET', '/types/payment/metrics?window=day', undefined],
+		] as const) {
+			expect(await api(method, path, body), `${method} ${path}`).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY', message: expect.stringContaining('unknown query parameter') } } });
+		}
+		expect(await api('GET', `/workflows/${id}`)).toMatchObject({ status: 200, json: { status: 'terminated' } });
+		expect(await api('GET', `/workflows/${id}?_=1764259200000`)).toMatchObject({ status: 200 });
+		expect(await api('GET', `/types?_=1`)).toMatchObject({ status: 200 });
+		expect(await api('POST', `/workflows/${id}/restart?rollback=true&rollback=false`)).toMatchObject({ status: 400, json: { error: { code: 'INVALID_QUERY' } } });
+		expect(await api('GET', `/workflows/${id}/steps?limit=1&limit=2`)).toMatchObject({ status: 400, json: { error: { message: 'limit is given 2 times; give it once' } } });
+	});
+
 	it.for(['pause', 'resume', 'terminate', 'restart'])('answers 404 to %s on an unknown instance', async (action) => {
 		expect(await api('POST', `/workflows/${uniqueId('ghost')}/${action}`)).toMatchObject({ status: 404 });
 	});

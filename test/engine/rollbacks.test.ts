@@ -295,6 +295,19 @@ describe('terminate with rollback', () => {
 		expect(events.at(-1)).toMatchObject({ kind: 'workflow.terminated', rollback: { state: 'completed', completed: 1 } });
 	});
 
+	it('cancels the step the terminate interrupted at once, not when the rollbacks end', async () => {
+		hangUndo = 'reserve';
+		const hanging = new Promise<void>((r) => (undoStarted = r));
+		const { engine } = await startInstance(registry, 'approval');
+		expect(engine.status().steps.find((s) => s.kind === 'wait')).toMatchObject({ status: 'waiting' });
+		engine.terminate({ rollback: true });
+		await hanging;
+		const status = engine.status();
+		expect(status.status).toBe('rolling_back');
+		expect(status.steps.find((s) => s.kind === 'wait')).toMatchObject({ status: 'cancelled' });
+		expect(status.stepCounts.waiting ?? 0).toBe(0);
+	});
+
 	it('a plain terminate while rolling back abandons the rest and aborts the rollback in flight', async () => {
 		hangUndo = 'flight';
 		const hanging = new Promise<void>((r) => (undoStarted = r));

@@ -186,6 +186,8 @@ export class ReplayLoop implements InstancePart {
 		this.k.host.store.transaction(() => {
 			// Pending sleeps, retries and timeouts of the run are over; rollback retries set their own.
 			this.k.host.store.deleteAllWakeups();
+			// So are its steps that had not finished (an attempt a terminate aborted, a sleep, a wait): cancelled, not rolled back.
+			this.k.host.store.cancelUnfinishedSteps(this.k.host.now());
 			this.k.transition(
 				{ ...row, ...error, status: 'rolling_back', rollback: storedRollbackState(state) },
 				{ kind: 'workflow.rolling_back', detail: { reason: state.reason, ...(failure ? { error: historyError(failure) } : {}) } },
@@ -546,8 +548,6 @@ export class ReplayLoop implements InstancePart {
 			const children = this.k.children.toTerminate();
 			this.k.host.store.transaction(() => {
 				this.k.children.arm(children);
-				// The steps in flight when the terminate came were aborted, not rolled back: they never finish.
-				this.k.host.store.cancelUnfinishedSteps(this.k.host.now());
 				this.k.transition({ ...now, status: 'terminated', rollback }, { kind: 'workflow.terminated', detail: { rollback: summary } });
 			});
 			this.k.children.start(children);
