@@ -172,6 +172,22 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.close();
 	});
 
+	it('shows the wait a terminate cut short as cancelled on the timeline', async () => {
+		const id = newId('cancelled');
+		await createPayment(id);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		expect((await call('POST', `/workflows/${id}/terminate`)).status).toBe(200);
+		const page = await openPage(`/dashboard/instances/${id}`);
+		await page.waitForSelector('#instance-status .badge.status-terminated');
+		const wait = page.locator('.tl-row[data-row^="wait:"]');
+		await wait.first().waitFor();
+		expect(await wait.first().locator('.tl-took').textContent()).toContain('cancelled');
+		expect(await wait.first().locator('.seg.cancelled').count()).toBe(1);
+		await shot(page, 'instance-cancelled');
+		noPageErrors(page);
+		await page.close();
+	});
+
 	it('shows the expected shape of an event, refuses a bad payload with its error, then completes a waiting payment', async () => {
 		const id = newId('evt');
 		await createPayment(id, 12);

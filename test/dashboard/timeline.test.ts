@@ -56,6 +56,18 @@ describe('buildTimeline', () => {
 		expect(rows[0]!.segments.map((s) => 'state' in s && s.state)).toEqual(['interrupted', 'running']);
 	});
 
+	it('marks the rows a terminate cut short as cancelled, and no row of a run that ended on its own', () => {
+		const started = [rec(0, 'step.started', { step: 'a', attempt: 1 }), rec(5, 'step.completed', { step: 'a', attempt: 1, result: 1 }), rec(10, 'sleep.started', { step: 'nap', until: at(10_000) })];
+		const terminated = buildTimeline([...started, rec(40, 'workflow.terminated')], at(50));
+		expect(terminated.rows.map((r) => [r.key, r.cancelled ?? false])).toEqual([
+			['do:a', false],
+			['sleep:nap', true],
+		]);
+		expect(terminated.rows[1]!.segments).toEqual([expect.objectContaining({ type: 'sleep', end: at(40) })]);
+		const errored = buildTimeline([...started, rec(40, 'workflow.errored', { error: { name: 'Error', message: 'x' } })], at(50));
+		expect(errored.rows.some((r) => r.cancelled)).toBe(false);
+	});
+
 	it('closes what was open when the instance ended, and marks pauses and received events', () => {
 		const { rows, markers } = buildTimeline(
 			[

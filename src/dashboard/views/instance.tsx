@@ -155,7 +155,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 				<div class="section-head">
 					<h2>Timeline</h2>
 					<span class="legend">
-						<span><i class="seg attempt ok" /> step</span> <span><i class="seg attempt failed" /> failed attempt</span> <span><i class="seg retry" /> retry wait</span>{' '}
+						<span><i class="seg attempt ok" /> step</span> <span><i class="seg attempt failed" /> failed attempt</span> <span><i class="seg attempt interrupted cancelled" /> cancelled by a terminate</span> <span><i class="seg retry" /> retry wait</span>{' '}
 						<span><i class="seg sleep" /> sleep</span> <span><i class="seg wait" /> event wait</span> <span><b class="mark-key">‖</b> paused</span>{' '}
 						<span><b class="mark-key">▶</b> resumed</span> <span><b class="mark-key">✉</b> event received</span> <span><b class="mark-key">↻</b> restarted</span>{' '}
 						<span><b class="mark-key">■</b> finished</span>

@@ -9,7 +9,7 @@
  *   | { type: 'sleep', start: number, end: number | null, until: number }
  *   | { type: 'wait', start: number, end: number | null, event: string, outcome: 'received' | 'timed_out' | null, timeoutAt: number | null }
  *   | { type: 'child', start: number, end: number | null, childId: string, outcome: 'started' | 'completed' | 'failed' | null }} Segment
- * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait' | 'rollback' | 'child', name: string, segments: Segment[] }} Row
+ * @typedef {{ key: string, kind: 'do' | 'sleep' | 'wait' | 'rollback' | 'child', name: string, segments: Segment[], cancelled?: true }} Row
  * @typedef {{ at: number, kind: string, label: string }} Marker
  * @typedef {{ start: number, end: number, finishedAt: number | null, rows: Row[], markers: Marker[] }} Timeline
  */
@@ -27,6 +27,7 @@ export function buildTimeline(events, now) {
 	/** @type {Marker[]} */
 	const markers = [];
 	let finishedAt = null;
+	let terminated = false;
 	/**
 	 * @param {Row['kind']} kind
 	 * @param {string} name
@@ -118,6 +119,7 @@ export function buildTimeline(events, now) {
 			default:
 				if (FINISH_KINDS.includes(e.kind)) {
 					finishedAt = e.at;
+					terminated = e.kind === 'workflow.terminated';
 					markers.push({ at: e.at, kind: e.kind, label: e.kind.slice('workflow.'.length) });
 				}
 		}
@@ -132,6 +134,8 @@ export function buildTimeline(events, now) {
 				if (s.end !== null) continue;
 				s.end = finishedAt;
 				if (s.type === 'attempt') s.state = 'interrupted';
+				// A terminate cancels what it interrupts (the step's status says `cancelled` too).
+				if (terminated) r.cancelled = true;
 			}
 		}
 	}
@@ -212,6 +216,7 @@ function rowSummary(r, end, duration) {
 	const took = duration((last.end ?? end) - first.start);
 	const attempts = r.segments.filter((s) => s.type === 'attempt').length;
 	const open = last.end === null;
+	if (r.cancelled) return `${took} · cancelled`;
 	if (r.kind === 'do' || r.kind === 'rollback') {
 		const failed = r.segments.some((s) => s.type === 'attempt' && s.state === 'failed');
 		return `${open ? 'running ' : ''}${took}${attempts > 1 ? ` · ${attempts} attempts` : failed ? ' · failed' : ''}`;
@@ -316,7 +321,7 @@ export function renderTimeline(container, timeline, duration) {
 		for (const s of r.segments) {
 			const bar = doc.createElement('div');
 			const to = s.end ?? end;
-			bar.className = `seg ${s.type}${s.type === 'attempt' ? ` ${s.state}` : ''}${s.type === 'child' && s.outcome === 'failed' ? ' failed' : ''}${s.end === null ? ' open' : ''}`;
+			bar.className = `seg ${s.type}${s.type === 'attempt' ? ` ${s.state}` : ''}${s.type === 'child' && s.outcome === 'failed' ? ' failed' : ''}${s.end === null ? ' open' : ''}${r.cancelled && s === r.segments[r.segments.length - 1] ? ' cancelled' : ''}`;
 			bar.style.left = pct(s.start);
 			bar.style.width = `calc(${pct(to)} - ${pct(s.start)})`;
 			bar.dataset.segment = s.type;
