@@ -145,7 +145,7 @@ function restartChoice() {
 	select.id = 'restart-from';
 	select.append(new Option('the beginning (every step runs again)', ''));
 	const points = restartPoints(currentRunEvents());
-	for (const p of points) select.append(new Option(`${p.label}: steps before it keep their results`, JSON.stringify({ name: p.name, type: p.type })));
+	for (const p of points) select.append(new Option(`${p.label}: the steps completed before it keep their results`, JSON.stringify({ name: p.name, type: p.type })));
 	label.append(span, select);
 	return { element: label, from: () => (select.value ? JSON.parse(select.value) : undefined) };
 }
