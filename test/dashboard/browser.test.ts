@@ -172,6 +172,23 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.close();
 	});
 
+	it('terminates with the rollbacks of the completed steps run first when the dialog asks for them', async () => {
+		const id = newId('term-rb');
+		await createPayment(id);
+		await until(() => statusOf(id), (s) => s === 'waiting', 'the payment to wait');
+		const page = await openPage(`/dashboard/instances/${id}`);
+		await page.click('button[data-action="terminate"]');
+		await page.waitForSelector('dialog#confirm[open]');
+		expect(await page.isChecked('#terminate-rollback')).toBe(false);
+		await page.check('#terminate-rollback');
+		await shot(page, 'instance-terminate-rollback');
+		await page.click('#confirm-ok');
+		await page.waitForSelector('#instance-status .badge.status-terminated', { timeout: 15_000 });
+		expect((await call('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'terminated', rollback: { reason: 'terminated', state: 'completed' } });
+		noPageErrors(page);
+		await page.close();
+	});
+
 	it('shows the wait a terminate cut short as cancelled on the timeline', async () => {
 		const id = newId('cancelled');
 		await createPayment(id);

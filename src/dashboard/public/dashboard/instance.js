@@ -150,6 +150,20 @@ function restartChoice() {
 	return { element: label, from: () => (select.value ? JSON.parse(select.value) : undefined) };
 }
 
+/** The terminate dialog's choice: run the rollbacks of the completed steps first (not while they already run: a terminate then abandons them). */
+function terminateChoice() {
+	const box = document.createElement('div');
+	box.className = 'dialog-field';
+	const rollback = Object.assign(document.createElement('input'), { type: 'checkbox', id: 'terminate-rollback', checked: false });
+	if (status !== 'rolling_back') {
+		const l = document.createElement('label');
+		l.className = 'check';
+		l.append(rollback, ' Run the rollbacks (compensations) of its completed steps first');
+		box.append(l);
+	}
+	return { element: box, rollback: () => status !== 'rolling_back' && rollback.checked };
+}
+
 /** The delete dialog's choices: archive first (when a bucket is bound), and terminate first (an unfinished instance). */
 function deleteChoice() {
 	const box = document.createElement('div');
@@ -175,7 +189,7 @@ document.querySelectorAll('button[data-action]').forEach((node) =>
 	node.addEventListener('click', async () => {
 		const button = /** @type {HTMLButtonElement} */ (node);
 		const action = button.dataset.action;
-		const choice = action === 'restart' ? restartChoice() : action === 'delete' ? deleteChoice() : null;
+		const choice = action === 'restart' ? restartChoice() : action === 'delete' ? deleteChoice() : action === 'terminate' ? terminateChoice() : null;
 		if (!(await confirmAction(button.dataset.confirm ?? `${action}?`, button.classList.contains('danger'), choice?.element))) return;
 		button.disabled = true;
 		let res;
@@ -196,7 +210,8 @@ document.querySelectorAll('button[data-action]').forEach((node) =>
 			}
 		} else {
 			const from = action === 'restart' ? /** @type {ReturnType<typeof restartChoice>} */ (choice).from() : undefined;
-			res = await api(`${path}/${action}`, { method: 'POST', ...(from ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from }) } : {}) });
+			const rollback = action === 'terminate' && /** @type {ReturnType<typeof terminateChoice>} */ (choice).rollback();
+			res = await api(`${path}/${action}${rollback ? '?rollback=true' : ''}`, { method: 'POST', ...(from ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from }) } : {}) });
 		}
 		await refresh(true);
 		// The status the page shows now, not the one the control answered (a resumed instance is running only until its pass suspends again).
