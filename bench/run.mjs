@@ -28,7 +28,7 @@ import { inTurn } from './lib/turns.mjs';
 import { jsonClient } from './lib/json-client.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 import { fanOut } from './lib/stream-bench.mjs';
-import { costModel } from './lib/cost-model.mjs';
+import { costModel, SCENARIOS } from './lib/cost-model.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string, only?: string }} */
@@ -36,13 +36,24 @@ let options;
 /** The Cost section (docs/cost.md); `--only cost` runs just these. */
 async function costRows() {
 	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
-	/** @type {Record<string, { wallMs: number, statements: number, rowsRead: number, rowsWritten: number, requests: number, bytes: number, bytesWhileSleeping?: number }>} */
+	/** @type {Record<string, import('./lib/cost-model.mjs').Measured>} */
 	const costInputs = {};
-	for (const scenario of ['trivial', 'fetch', 'sleep', 'children']) {
+	for (const { key: scenario } of SCENARIOS) {
 		const runs = [];
 		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario }));
 		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
-		costInputs[scenario] = { wallMs: m('wallMs'), statements: m('statements'), rowsRead: m('rowsRead'), rowsWritten: m('rowsWritten'), requests: m('requests'), bytes: m('bytes'), ...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}) };
+		costInputs[scenario] = {
+			wallMs: m('wallMs'),
+			idleMs: m('idleMs'),
+			statements: m('statements'),
+			rowsRead: m('rowsRead'),
+			sqlRowsWritten: m('rowsWritten'),
+			alarmsSet: m('alarmsSet'),
+			alarmsDeleted: m('alarmsDeleted'),
+			requests: m('requests'),
+			bytes: m('bytes'),
+			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),
+		};
 		console.error(`  cost ${scenario}: ${JSON.stringify(costInputs[scenario])}`);
 	}
 	return costModel(costInputs);
@@ -610,7 +621,7 @@ function report(storage, cost) {
 	console.log(`\n${md}\n\n${notes.join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`);
 	mkdirSync(outDir, { recursive: true });
 	const stamp = new Date().toISOString();
-	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, cost: cost?.figures, results }, null, 2));
+	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, cost: cost?.figures, costTargets: cost?.targets, results }, null, 2));
 	writeFileSync(
 		join(outDir, `${resultName}.md`),
 		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}\n`,
