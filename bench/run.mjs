@@ -601,7 +601,8 @@ function report(storage, cost) {
 	const ratio = (a, b, better) => (a && b && a.median > 0 && b.median > 0 ? `${fmt(better === 'higher' ? a.median / b.median : b.median / a.median)}x` : '-');
 	const header = ['measurement', 'unit', 'ours', 'cf workflows', 'floor', 'ours vs cf', 'ours vs floor'];
 	const rows = results.map((r) => [r.name, r.unit, cell(r.ours), cell(r.cf), cell(r.floor), ratio(r.ours, r.cf, r.better), r.floor && r.floor.median > 0 ? `${fmt(r.ours.median / r.floor.median)}x of floor` : '-']);
-	const md = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+	// `--only cost` measures no row of this table: none is printed.
+	const md = results.length === 0 ? '' : [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 	const versions = {
 		node: process.version,
 		wrangler: JSON.parse(readFileSync(join(root, 'node_modules/wrangler/package.json'), 'utf8')).version,
@@ -614,6 +615,7 @@ function report(storage, cost) {
 		'"ours vs cf" is how many times better ours is (higher is better for us); medians of the repetitions, (min-max) in brackets.',
 		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
 	];
+	if (results.length === 0) notes.length = 0; // `--only cost`: notes on a table not printed
 	if (storage) notes.push(
 		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention: ${fmt(storage.schemaObjectsLeftAfterRetention)} tables and no rows; databaseSize ${fmt(storage.bytesLeftAfterRetention)} B, an empty SQLite database's first page (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B; see docs/decisions.md "Bytes left after a deletion"); cf: ${storage.cf}.`,
 	);

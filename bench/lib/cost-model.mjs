@@ -229,7 +229,7 @@ function markdown(/** @type {any[]} */ figures, /** @type {any[]} */ targets) {
 		figures.map((f) => [f.label, usd(f.bill.oursTotal), usd(f.bill.cfTotal), f.bill.cfTotal > 0 ? `${(f.bill.oursTotal / f.bill.cfTotal).toFixed(2)}x` : '-']),
 	);
 	const targetRows = table(
-		['target (issue 44)', 'measured', ''],
+		['target (issue 44)', 'measured', 'status'],
 		targets.map((t) => [t.target, t.value, t.met ? 'met' : '**NOT met**']),
 	);
 	return [
