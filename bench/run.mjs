@@ -620,12 +620,15 @@ function report(storage, cost) {
 		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention: ${fmt(storage.schemaObjectsLeftAfterRetention)} tables and no rows; databaseSize ${fmt(storage.bytesLeftAfterRetention)} B, an empty SQLite database's first page (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B; see docs/decisions.md "Bytes left after a deletion"); cf: ${storage.cf}.`,
 	);
 	const costMd = cost?.markdown ?? '';
-	console.log(`\n${md}\n\n${notes.join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`);
+	const machine = `node ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`;
+	// Parts a run did not measure (`--only cost` has no table above its Cost section) are left out, not printed empty.
+	const parts = (/** @type {string[]} */ ...xs) => xs.filter((x) => x !== '').join('\n\n');
+	console.log(`\n${parts(md, notes.join('\n'), costMd, machine)}`);
 	mkdirSync(outDir, { recursive: true });
 	const stamp = new Date().toISOString();
 	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, cost: cost?.figures, costTargets: cost?.targets, results }, null, 2));
 	writeFileSync(
 		join(outDir, `${resultName}.md`),
-		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}\n`,
+		`${parts(`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})`, md, notes.map((n) => `- ${n}`).join('\n'), costMd, machine)}\n`,
 	);
 }
