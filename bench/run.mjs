@@ -50,6 +50,8 @@ async function costRows() {
 			sqlRowsWritten: m('rowsWritten'),
 			alarmsSet: m('alarmsSet'),
 			alarmsDeleted: m('alarmsDeleted'),
+			indexAlarmsSet: m('indexAlarmsSet'),
+			indexAlarmsDeleted: m('indexAlarmsDeleted'),
 			requests: m('requests'),
 			bytes: m('bytes'),
 			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),

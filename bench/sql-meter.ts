@@ -105,10 +105,11 @@ type AlarmStorage = Pick<DurableObjectStorage, 'setAlarm' | 'deleteAlarm'>;
 
 const alarmMeters = new Set<AlarmMeter>();
 
-/** Alarm writes of every metered object so far: a run's cost is the difference over it. */
-export function totalAlarmReading(): AlarmMeterReading {
+/** Alarm writes of every metered object so far (of those labelled `label`, if given): a run's cost is the difference over it. */
+export function totalAlarmReading(label?: string): AlarmMeterReading {
 	const total = { set: 0, deleted: 0 };
 	for (const meter of alarmMeters) {
+		if (label !== undefined && meter.label !== label) continue;
 		total.set += meter.reading().set;
 		total.deleted += meter.reading().deleted;
 	}
@@ -119,8 +120,14 @@ export class AlarmMeter {
 	private set = 0;
 	private deleted = 0;
 
-	/** Wraps `storage.setAlarm` / `deleteAlarm` on this object; every later call through `ctx.storage` is counted. */
-	constructor(storage: AlarmStorage) {
+	/**
+	 * Wraps `storage.setAlarm` / `deleteAlarm` on this object; every later call through `ctx.storage` is counted.
+	 * `label`: what kind of object this is (the bench splits a run's alarm writes by it).
+	 */
+	constructor(
+		storage: AlarmStorage,
+		readonly label = '',
+	) {
 		const setAlarm = storage.setAlarm.bind(storage);
 		const deleteAlarm = storage.deleteAlarm.bind(storage);
 		const meter = this;

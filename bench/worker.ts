@@ -111,7 +111,7 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// before the storage layer captures `exec`: every statement of the engine is counted.
 		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql) : undefined;
 		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
-		if (sqlMeter) new AlarmMeter(ctx.storage);
+		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
 		super(ctx, env as never);
 		this.sqlMeter = sqlMeter;
 	}
@@ -418,7 +418,8 @@ app.post('/cost/run', async (c) => {
 	const reading = () => {
 		const sql = totalSqlReading();
 		const alarms = totalAlarmReading();
-		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, requests: meteredRequests };
+		const onIndex = totalAlarmReading('index');
+		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests };
 	};
 	const before = reading();
 	const startedAt = Date.now();
@@ -461,6 +462,9 @@ app.post('/cost/run', async (c) => {
 		rowsWritten: diff('rowsWritten'),
 		alarmsSet: diff('alarmsSet'),
 		alarmsDeleted: diff('alarmsDeleted'),
+		// Of those, the index shard's (the rest are the instance's and its children's).
+		indexAlarmsSet: diff('indexAlarmsSet'),
+		indexAlarmsDeleted: diff('indexAlarmsDeleted'),
 		requests: diff('requests'),
 		bytes: await stub.databaseSize(),
 		bytesWhileSleeping,
