@@ -28,7 +28,7 @@ import { inTurn } from './lib/turns.mjs';
 import { jsonClient } from './lib/json-client.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 import { fanOut } from './lib/stream-bench.mjs';
-import { costModel } from './lib/cost-model.mjs';
+import { costModel, SCENARIOS } from './lib/cost-model.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string, only?: string }} */
@@ -36,13 +36,26 @@ let options;
 /** The Cost section (docs/cost.md); `--only cost` runs just these. */
 async function costRows() {
 	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
-	/** @type {Record<string, { wallMs: number, statements: number, rowsRead: number, rowsWritten: number, requests: number, bytes: number, bytesWhileSleeping?: number }>} */
+	/** @type {Record<string, import('./lib/cost-model.mjs').Measured>} */
 	const costInputs = {};
-	for (const scenario of ['trivial', 'fetch', 'sleep', 'children']) {
+	for (const { key: scenario } of SCENARIOS) {
 		const runs = [];
 		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario }));
 		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
-		costInputs[scenario] = { wallMs: m('wallMs'), statements: m('statements'), rowsRead: m('rowsRead'), rowsWritten: m('rowsWritten'), requests: m('requests'), bytes: m('bytes'), ...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}) };
+		costInputs[scenario] = {
+			wallMs: m('wallMs'),
+			idleMs: m('idleMs'),
+			statements: m('statements'),
+			rowsRead: m('rowsRead'),
+			sqlRowsWritten: m('rowsWritten'),
+			alarmsSet: m('alarmsSet'),
+			alarmsDeleted: m('alarmsDeleted'),
+			indexAlarmsSet: m('indexAlarmsSet'),
+			indexAlarmsDeleted: m('indexAlarmsDeleted'),
+			requests: m('requests'),
+			bytes: m('bytes'),
+			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),
+		};
 		console.error(`  cost ${scenario}: ${JSON.stringify(costInputs[scenario])}`);
 	}
 	return costModel(costInputs);
@@ -590,7 +603,8 @@ function report(storage, cost) {
 	const ratio = (a, b, better) => (a && b && a.median > 0 && b.median > 0 ? `${fmt(better === 'higher' ? a.median / b.median : b.median / a.median)}x` : '-');
 	const header = ['measurement', 'unit', 'ours', 'cf workflows', 'floor', 'ours vs cf', 'ours vs floor'];
 	const rows = results.map((r) => [r.name, r.unit, cell(r.ours), cell(r.cf), cell(r.floor), ratio(r.ours, r.cf, r.better), r.floor && r.floor.median > 0 ? `${fmt(r.ours.median / r.floor.median)}x of floor` : '-']);
-	const md = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+	// `--only cost` measures no row of this table: none is printed.
+	const md = results.length === 0 ? '' : [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 	const versions = {
 		node: process.version,
 		wrangler: JSON.parse(readFileSync(join(root, 'node_modules/wrangler/package.json'), 'utf8')).version,
@@ -603,16 +617,20 @@ function report(storage, cost) {
 		'"ours vs cf" is how many times better ours is (higher is better for us); medians of the repetitions, (min-max) in brackets.',
 		'Index rows reuse the columns: see each row name for what ours / cf / floor mean there.',
 	];
+	if (results.length === 0) notes.length = 0; // `--only cost`: notes on a table not printed
 	if (storage) notes.push(
 		`Storage: ours ${fmt(storage.oursBytesPerStep)} B/step, floor ${fmt(storage.floorBytesPerStep)} B/step, index ${fmt(storage.indexBytesPerEntry)} B/entry; left per finished instance after retention: ${fmt(storage.schemaObjectsLeftAfterRetention)} tables and no rows; databaseSize ${fmt(storage.bytesLeftAfterRetention)} B, an empty SQLite database's first page (of ${fmt(storage.bytesBeforeRetention)} B before; an object never written reports ${fmt(storage.bytesOfNeverWrittenObject)} B; see docs/decisions.md "Bytes left after a deletion"); cf: ${storage.cf}.`,
 	);
 	const costMd = cost?.markdown ?? '';
-	console.log(`\n${md}\n\n${notes.join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`);
+	const machine = `node ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}`;
+	// Parts a run did not measure (`--only cost` has no table above its Cost section) are left out, not printed empty.
+	const parts = (/** @type {string[]} */ ...xs) => xs.filter((x) => x !== '').join('\n\n');
+	console.log(`\n${parts(md, notes.join('\n'), costMd, machine)}`);
 	mkdirSync(outDir, { recursive: true });
 	const stamp = new Date().toISOString();
-	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, cost: cost?.figures, results }, null, 2));
+	writeFileSync(join(outDir, `${resultName}.json`), JSON.stringify({ stamp, smoke, size, versions, storage, cost: cost?.figures, costTargets: cost?.targets, results }, null, 2));
 	writeFileSync(
 		join(outDir, `${resultName}.md`),
-		`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})\n\n${md}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n\n${costMd}\n\nnode ${versions.node}, wrangler ${versions.wrangler}, workerd ${versions.workerd}, ${versions.cpus} CPUs (${versions.cpuModel}), wrangler's local trace collector ${collector}\n`,
+		`${parts(`# Benchmark results (${stamp}${smoke ? ', smoke' : ''})`, md, notes.map((n) => `- ${n}`).join('\n'), costMd, machine)}\n`,
 	);
 }

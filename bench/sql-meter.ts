@@ -1,8 +1,9 @@
 /**
- * Counts what an object's SQLite does, as Cloudflare bills it: statements, and the
+ * Counts what an object's storage does, as Cloudflare bills it: statements, and the
  * cursors' `rowsRead` / `rowsWritten` (which include the rows a trigger writes and
- * the index entries a write updates). Installed on `ctx.storage.sql` before the
- * object's storage layer captures `exec`, so every statement of the engine is seen.
+ * the index entries a write updates), installed on `ctx.storage.sql` before the
+ * object's storage layer captures `exec`, so every statement of the engine is seen;
+ * and the alarm writes beside them (`AlarmMeter`), which no cursor reports.
  * Benchmark Worker only.
  */
 export interface SqlMeterReading {
@@ -84,5 +85,72 @@ export class SqlMeter {
 	reading(): SqlMeterReading {
 		this.fold();
 		return { statements: this.statements, rowsRead: this.rowsRead, rowsWritten: this.rowsWritten };
+	}
+}
+
+/**
+ * Alarm writes of one object: "Each `setAlarm()` is billed as a single row written" (Durable Objects pricing,
+ * SQLite storage backend, footnote 3; docs/cost.md "What counts as a row written"). `deleteAlarm()` is not named
+ * there; on a SQLite-backed object the alarm is a stored value and "deletes are counted as rows written" (footnote
+ * 4), so the bench counts it too, apart, as the upper bound (docs/decisions.md "Alarm writes are metered").
+ */
+export interface AlarmMeterReading {
+	/** `setAlarm()` calls. */
+	set: number;
+	/** `deleteAlarm()` calls. */
+	deleted: number;
+}
+
+type AlarmStorage = Pick<DurableObjectStorage, 'setAlarm' | 'deleteAlarm'>;
+
+const alarmMeters = new Set<AlarmMeter>();
+
+/** Alarm writes of every metered object so far (of those labelled `label`, if given): a run's cost is the difference over it. */
+export function totalAlarmReading(label?: string): AlarmMeterReading {
+	const total = { set: 0, deleted: 0 };
+	for (const meter of alarmMeters) {
+		if (label !== undefined && meter.label !== label) continue;
+		total.set += meter.reading().set;
+		total.deleted += meter.reading().deleted;
+	}
+	return total;
+}
+
+export class AlarmMeter {
+	private set = 0;
+	private deleted = 0;
+
+	/**
+	 * Wraps `storage.setAlarm` / `deleteAlarm` on this object; every later call through `ctx.storage` is counted.
+	 * `label`: what kind of object this is (the bench splits a run's alarm writes by it).
+	 */
+	constructor(
+		storage: AlarmStorage,
+		readonly label = '',
+	) {
+		const setAlarm = storage.setAlarm.bind(storage);
+		const deleteAlarm = storage.deleteAlarm.bind(storage);
+		const meter = this;
+		alarmMeters.add(this);
+		Object.defineProperty(storage, 'setAlarm', {
+			value(...args: Parameters<AlarmStorage['setAlarm']>) {
+				meter.set++;
+				return setAlarm(...args);
+			},
+			configurable: true,
+			writable: true,
+		});
+		Object.defineProperty(storage, 'deleteAlarm', {
+			value(...args: Parameters<AlarmStorage['deleteAlarm']>) {
+				meter.deleted++;
+				return deleteAlarm(...args);
+			},
+			configurable: true,
+			writable: true,
+		});
+	}
+
+	reading(): AlarmMeterReading {
+		return { set: this.set, deleted: this.deleted };
 	}
 }

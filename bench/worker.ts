@@ -7,7 +7,7 @@ import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
-import { SqlMeter, totalSqlReading, type SqlMeterReading } from './sql-meter';
+import { AlarmMeter, SqlMeter, totalAlarmReading, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
 	BenchWorkflow,
 	BenchWorkflow16,
@@ -29,6 +29,8 @@ import {
 	CostedFetchWorkflow,
 	CostedSleepWorkflow,
 	CostedChildrenWorkflow,
+	CostedEventWorkflow,
+	CostedRetryWorkflow,
 	InlineParentWorkflow,
 	CapacityRun,
 	CapacityHotKey,
@@ -71,6 +73,8 @@ const registry = defineRegistry({
 	'costed-fetch': { workflow: CostedFetchWorkflow },
 	'costed-sleep': { workflow: CostedSleepWorkflow },
 	'costed-children': { workflow: CostedChildrenWorkflow },
+	'costed-event': { workflow: CostedEventWorkflow },
+	'costed-retry': { workflow: CostedRetryWorkflow },
 	// Children run inline in their parent, under kill -9 (test/tooling/hard-crash.test.ts).
 	'inline-parent': { workflow: InlineParentWorkflow },
 	// Capacity (bench/capacity.mjs): a type on one shard overloaded, a hot key, a per-second schedule, listing at scale.
@@ -106,6 +110,8 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// Only the instances of the SQL-cost rows (ids "q-..."), so no other figure pays for the counting. Installed
 		// before the storage layer captures `exec`: every statement of the engine is counted.
 		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql) : undefined;
+		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
+		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
 		super(ctx, env as never);
 		this.sqlMeter = sqlMeter;
 	}
@@ -397,24 +403,44 @@ app.post('/ours/sql-cost', async (c) => {
 });
 
 // Cost figures: one run of a scenario on the metered types, to completion (index delivery included); what it cost in
-// statements, rows, requests to objects, wall time, and the bytes its instance keeps.
+// statements, rows (SQL, and alarm writes beside them), requests to objects, wall time, the time it spent idle (asleep,
+// waiting for its event or for a retry, an alarm due: no duration billed), and the bytes its instance keeps.
 app.post('/cost/run', async (c) => {
-	const { scenario, sleepMs = 1000 } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children'; sleepMs?: number }>();
+	const { scenario, sleepMs = 1000, retryDelayMs = 1000 } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry'; sleepMs?: number; retryDelayMs?: number }>();
 	const plan = {
 		trivial: { type: 'costed', payload: { steps: 10 } },
 		fetch: { type: 'costed-fetch', payload: { n: 10, ms: 200 } },
 		sleep: { type: 'costed-sleep', payload: { sleepMs } },
 		children: { type: 'costed-children', payload: { n: 10 } },
+		event: { type: 'costed-event', payload: {} },
+		retry: { type: 'costed-retry', payload: { delayMs: retryDelayMs } },
 	}[scenario];
-	const before = { ...totalSqlReading(), requests: meteredRequests };
+	const reading = () => {
+		const sql = totalSqlReading();
+		const alarms = totalAlarmReading();
+		const onIndex = totalAlarmReading('index');
+		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests };
+	};
+	const before = reading();
 	const startedAt = Date.now();
 	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId('q'), payload: plan.payload });
 	let bytesWhileSleeping: number | undefined;
+	let idleMs = 0;
 	const stub = instanceStub(c.env, id) as unknown as { settle(options?: { index: boolean }): Promise<void>; databaseSize(): Promise<number> };
 	if (scenario === 'sleep') {
 		await oursDone(c.env, id, (s) => s === 'sleeping' || FINISHED.has(s), 100);
 		bytesWhileSleeping = await stub.databaseSize();
+		idleMs = sleepMs;
 	}
+	if (scenario === 'event') {
+		// Waiting, the object is idle until the event: from the moment the bench sees it waiting to the event sent.
+		await oursDone(c.env, id, (s) => s === 'waiting' || FINISHED.has(s), 100);
+		const waitingAt = Date.now();
+		await pause(100);
+		idleMs = Date.now() - waitingAt;
+		await instances.sendEvent(c.env, { id, event: 'go', payload: { n: 1 } });
+	}
+	if (scenario === 'retry') idleMs = 2 * retryDelayMs;
 	// Polled every 100 ms: a status read costs rows read too, and the polls are the bench's, not the run's.
 	const status = await oursDone(c.env, id, undefined, 100);
 	const wallMs = Date.now() - startedAt;
@@ -422,16 +448,24 @@ app.post('/cost/run', async (c) => {
 	await stub.settle(); // index delivery included
 	// The children's index deliveries too: a child that answered its parent delivers its entry after the parent may have finished.
 	if (scenario === 'children') {
-		for (let i = 0; i < plan.payload.n!; i++) await (instanceStub(c.env, `${id}::child-${i}`) as unknown as typeof stub).settle();
+		for (let i = 0; i < 10; i++) await (instanceStub(c.env, `${id}::child-${i}`) as unknown as typeof stub).settle();
 	}
-	const after = { ...totalSqlReading(), requests: meteredRequests };
+	const after = reading();
+	const diff = (key: keyof typeof after) => after[key] - before[key];
 	return c.json({
 		id,
 		wallMs,
-		statements: after.statements - before.statements,
-		rowsRead: after.rowsRead - before.rowsRead,
-		rowsWritten: after.rowsWritten - before.rowsWritten,
-		requests: after.requests - before.requests,
+		idleMs,
+		statements: diff('statements'),
+		rowsRead: diff('rowsRead'),
+		// The SQL cursors' rows (its meaning before alarms were metered, so an A/B against an older build compares like with like).
+		rowsWritten: diff('rowsWritten'),
+		alarmsSet: diff('alarmsSet'),
+		alarmsDeleted: diff('alarmsDeleted'),
+		// Of those, the index shard's (the rest are the instance's and its children's).
+		indexAlarmsSet: diff('indexAlarmsSet'),
+		indexAlarmsDeleted: diff('indexAlarmsDeleted'),
+		requests: diff('requests'),
 		bytes: await stub.databaseSize(),
 		bytesWhileSleeping,
 		byMethod: Object.fromEntries(meteredByMethod),

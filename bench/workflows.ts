@@ -65,6 +65,34 @@ export class CostedSleepWorkflow extends Workflow<{ sleepMs: number }, number> {
 	}
 }
 
+/** A step, a wait for the event "go" (sent by the bench once the run waits), a step. */
+export class CostedEventWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'costed-event';
+	static override events = { go: {} as { n: number } };
+	async run(step: Step<typeof CostedEventWorkflow.events>) {
+		const a = await step.do('before', async () => 1);
+		const { n } = await step.waitForEvent('go');
+		return a + n + (await step.do('after', async () => 1));
+	}
+}
+
+/** Three steps; the middle one fails its first two attempts and succeeds on the third (retries 1 s apart). */
+export class CostedRetryWorkflow extends Workflow<{ delayMs: number }, number> {
+	static override readonly type = 'costed-retry';
+	async run(step: Step, { delayMs }: { delayMs: number }) {
+		const a = await step.do('before', async () => 1);
+		const b = await step.do(
+			'flaky',
+			async ({ attempt }) => {
+				if (attempt <= 2) throw new Error(`attempt ${attempt} fails, as an outside API may`);
+				return attempt;
+			},
+			{ retries: { limit: 2, delay: delayMs, backoff: 'constant' } },
+		);
+		return a + b + (await step.do('after', async () => 1));
+	}
+}
+
 /** `n` steps that each run a one-step child workflow (`step.invoke`). */
 export class CostedChildrenWorkflow extends Workflow<{ n: number }, number> {
 	static override readonly type = 'costed-children';

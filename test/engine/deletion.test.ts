@@ -198,6 +198,17 @@ describe('retention', () => {
 		expect(host.indexEntries.at(-1)).toMatchObject({ id: 'wf-1', removed: true });
 	});
 
+	it("keeps a completed instance 7 days by default, as Cloudflare Workflows' paid plan does, and an errored one 90 days", async () => {
+		const host = new VirtualHost({ registry });
+		const engine = host.engine();
+		await engine.create('wf-1', 'greet', { name: 'Ada' });
+		await host.idle();
+		const { status, updatedAt } = engine.status();
+		expect(status).toBe('completed');
+		expect(host.alarmAt).toBe(updatedAt + 7 * DAY);
+		expect(DEFAULT_RETENTION).toEqual({ completed: '7 days', errored: '90 days', terminated: '7 days' });
+	});
+
 	it('does nothing on an early alarm', async () => {
 		const { host, engine } = await finished();
 		const expiry = host.alarmAt!;
@@ -219,7 +230,7 @@ describe('retention', () => {
 
 	it('starts again when the instance is restarted: a running instance does not expire', async () => {
 		const { host, engine } = await finished();
-		host.advance(29 * DAY);
+		host.advance(6 * DAY);
 		engine.restart();
 		await host.idle();
 		const { updatedAt } = engine.status();

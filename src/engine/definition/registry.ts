@@ -33,7 +33,7 @@ export type RetentionOptions = Partial<Record<FinishedStatus, Duration | 'foreve
 };
 
 /** What a type keeps unless its `retention` says otherwise (docs/operations.md "Retention and deletion"). */
-export const DEFAULT_RETENTION = { completed: '30 days', errored: '90 days', terminated: '7 days' } as const satisfies Record<FinishedStatus, Duration>;
+export const DEFAULT_RETENTION = { completed: '7 days', errored: '90 days', terminated: '7 days' } as const satisfies Record<FinishedStatus, Duration>;
 
 /** A type's retention in milliseconds (null: forever). */
 export type ResolvedRetention = Record<FinishedStatus, number | null> & { archive: boolean };
