@@ -73,9 +73,7 @@ export const steps = sqliteTable('steps', {
 	errorMessage: text('error_message'),
 	errorStack: text('error_stack'),
 	errorCode: text('error_code'),
-}, (t) => [
-	uniqueIndex('steps_key').on(t.key),
-]);
+});
 
 /**
  * The instance history (engine/history/history.ts): append-only, one row per thing that
