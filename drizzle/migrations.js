@@ -16,6 +16,7 @@ import m0013 from './0013_steps-records-in-row.sql';
 import m0014 from './0014_inline-children.sql';
 import m0015 from './0015_partial-parent-index.sql';
 import m0016 from './0016_steps-rowid-only.sql';
+import m0017 from './0017_metrics-durations-in-minute.sql';
 
   export default {
     journal,
@@ -36,7 +37,8 @@ m0012,
 m0013,
 m0014,
 m0015,
-m0016
+m0016,
+m0017
     }
   }
   

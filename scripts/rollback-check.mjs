@@ -82,6 +82,10 @@ try {
 	let url = await serve('old');
 	const wakeA = Date.now() + 45_000;
 	const a = await createSet(url, 'A', wakeA);
+	// Set C: a sleeper of the old build that the new one never starts: it finishes on the rolled-back build, whose
+	// index delivery then writes the run metrics the old way on a shard the new build migrated.
+	const c = `C-rc-sleeper`;
+	check((await post(`${url}/workflows`, { type: 'rc-sleeper', id: c, payload: { wakeAt: wakeA } })).status === 201, `C: created ${c}`);
 	await sleep(1500);
 	console.log('   A on old:', await statuses(url, [a]));
 	await stop();
@@ -109,7 +113,9 @@ try {
 		if (Object.values(seen).some((s) => s === 'errored' || s === 'terminated')) break;
 		await sleep(1000);
 	}
-	console.log('   A, B on old again:', seen);
+	seen[c] = (await json(`${url}/workflows/${c}`)).body?.status;
+	console.log('   A, B, C on old again:', seen);
+	check(seen[c] === 'completed', 'C: the old build finished its own sleeper');
 	check(Object.values(seen).every((s) => s !== 'errored' && s !== 'terminated'), 'nothing errored on the rolled-back build');
 	const oldLog = await stop();
 	const failedPasses = (oldLog.match(/pass\.failed/g) ?? []).length;
@@ -138,6 +144,13 @@ try {
 		const catcherHistory = await history(url, ids['rc-catcher']);
 		check(final[ids['rc-catcher']] === 'completed' && (await output('rc-catcher')) === 'primary', `${set}: the catcher took its primary path`);
 		check(!catcherHistory.some((e) => e.step === 'fallback'), `${set}: no fallback step ran`);
+	}
+	// The run metrics of each type (the index shards went through the same deploys): every run started and
+	// completed, and every duration in the histogram, whichever build recorded it (C's: the old build, the old way).
+	for (const type of Object.keys(a)) {
+		const metrics = (await json(`${url}/types/${type}/metrics`)).body;
+		const runs = type === 'rc-sleeper' ? 3 : 2;
+		check(metrics?.hour?.started === runs && metrics?.hour?.completed === runs && metrics?.hour?.durationMs?.runs === runs, `${type}: metrics count its ${runs} runs, with their durations (${JSON.stringify({ started: metrics?.hour?.started, completed: metrics?.hour?.completed, durations: metrics?.hour?.durationMs?.runs })})`);
 	}
 	await stop();
 } catch (error) {
