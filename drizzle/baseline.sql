@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0015_partial-parent-index leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0017_metrics-durations-in-minute leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1795796675255
+-- up-to: 1796588106657
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -159,7 +159,7 @@ CREATE TABLE `index_metric_minutes` (
 	`completed` integer DEFAULT 0 NOT NULL,
 	`errored` integer DEFAULT 0 NOT NULL,
 	`terminated` integer DEFAULT 0 NOT NULL
-);
+, `durations` text);
 --> statement-breakpoint
 CREATE TABLE `index_attributes` (
 	`entry_id` text NOT NULL,
@@ -214,8 +214,6 @@ CREATE TABLE "steps" (
 	`error_stack` text,
 	`error_code` text
 );
---> statement-breakpoint
-CREATE UNIQUE INDEX `steps_key` ON `steps` (`key`);
 --> statement-breakpoint
 CREATE TABLE `inline_children` (
 	`child_id` text NOT NULL,

@@ -15,6 +15,8 @@ import m0012 from './0012_step-record-tagged.sql';
 import m0013 from './0013_steps-records-in-row.sql';
 import m0014 from './0014_inline-children.sql';
 import m0015 from './0015_partial-parent-index.sql';
+import m0016 from './0016_steps-rowid-only.sql';
+import m0017 from './0017_metrics-durations-in-minute.sql';
 
   export default {
     journal,
@@ -34,7 +36,9 @@ m0011,
 m0012,
 m0013,
 m0014,
-m0015
+m0015,
+m0016,
+m0017
     }
   }
   

@@ -134,7 +134,7 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			store.writeStep(step('do:s6', 6, { result: '"é"' }));
 			store.writeStep(step('do:s7', 7, { result: null, status: 'failed' }));
 			expect(store.readStepMeta({ last: 2 }).map((s) => s.resultBytes)).toEqual([4, 0]);
-			expect(store.readStepResults(['do:s2', 'do:s7', 'do:none'])).toEqual(new Map([['do:s2', '"r2"'], ['do:s7', null]]));
+			expect(store.readStepResults([{ key: 'do:s2', seq: 2 }, { key: 'do:s7', seq: 7 }, { key: 'do:none', seq: 99 }])).toEqual(new Map([['do:s2', '"r2"'], ['do:s7', null]]));
 			expect(store.readStepResults([]).size).toBe(0);
 			const byKindAndStatus = (counts: StepCount[]) => counts.map(({ kind, status, n }) => `${kind} ${status} ${n}`).sort();
 			expect(byKindAndStatus(store.countSteps())).toEqual(['do completed 5', 'do failed 1', 'do running 1']);
@@ -155,7 +155,7 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(second!.smallResult).toBeUndefined();
 			expect(third).toMatchObject({ key: 'do:none', resultBytes: 0, smallResult: null });
 			expect(store.readStepMeta({ last: 2 }).map((s) => s.smallResult)).toEqual([undefined, null]);
-			expect(store.readStepResults(['do:large'])).toEqual(new Map([['do:large', large]]));
+			expect(store.readStepResults([second!])).toEqual(new Map([['do:large', large]]));
 		}));
 
 	it(`${name}: sums the buffered events and their UTF-8 bytes`, () =>
@@ -357,6 +357,15 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 			expect(store.historySize(3)).toEqual({ bytes: 0, lastSeq: 3 });
 		}));
 
+	it(`${name}: writes a step's later changes into the row its seq holds, and refuses a seq that holds another step`, () =>
+		withStore((store) => {
+			store.writeStep(step('do:a', 1, { result: null, status: 'running' }));
+			store.writeStep(step('do:a', 1, { result: '"done"', status: 'completed' }));
+			expect(store.readSteps().map((s) => [s.key, s.seq, s.status, s.result])).toEqual([['do:a', 1, 'completed', '"done"']]);
+			expect(() => store.writeStep(step('do:b', 1, { result: '"other"' }))).toThrow(/seq 1/);
+			expect(store.readSteps().map((s) => [s.key, s.result])).toEqual([['do:a', '"done"']]);
+		}));
+
 	it(`${name}: answers the last seq of the history, of any generation, and 0 for none`, () =>
 		withStore((store) => {
 			expect(store.historyLastSeq()).toBe(0);
@@ -369,7 +378,7 @@ export function storeContract(name: string, withStore: (fn: (store: InstanceStor
 		withStore((store) => {
 			const keys = Array.from({ length: 1000 }, (_, i) => `do:k${i}`);
 			store.transaction(() => keys.forEach((key, i) => store.writeStep(step(key, i + 1, { result: String(i) }))));
-			const results = store.readStepResults(keys);
+			const results = store.readStepResults(keys.map((key, i) => ({ key, seq: i + 1 })));
 			expect(results.size).toBe(1000);
 			expect(results.get('do:k999')).toBe('999');
 			store.transaction(() => keys.forEach((key, i) => store.setWakeup(key, 1000 + i)));

@@ -73,9 +73,7 @@ export const steps = sqliteTable('steps', {
 	errorMessage: text('error_message'),
 	errorStack: text('error_stack'),
 	errorCode: text('error_code'),
-}, (t) => [
-	uniqueIndex('steps_key').on(t.key),
-]);
+});
 
 /**
  * The instance history (engine/history/history.ts): append-only, one row per thing that
@@ -238,9 +236,20 @@ export const indexMetricMinutes = sqliteTable('index_metric_minutes', {
 	completed: integer('completed').notNull().default(0),
 	errored: integer('errored').notNull().default(0),
 	terminated: integer('terminated').notNull().default(0),
+	/**
+	 * The durations of the runs that finished in this minute, as a JSON histogram `{"<bucket>": runs}`
+	 * (drizzle/0017): the counters and the histogram of a run are one row written. Minutes recorded
+	 * before it keep their histogram in `index_metric_durations`, which reads add in.
+	 */
+	durations: text('durations'),
 });
 
-/** Run durations (creation to completed or errored) per minute of finishing, as a log-scaled histogram (engine/index/run-metrics.ts). */
+/**
+ * Run durations (creation to completed or errored) per minute of finishing, as a log-scaled histogram
+ * (engine/index/run-metrics.ts), as written before drizzle/0017 (and by a build before it, after a rollback):
+ * read, no longer written (`index_metric_minutes.durations` holds them now; its composite key cost each new
+ * bucket 2 rows written).
+ */
 export const indexMetricDurations = sqliteTable(
 	'index_metric_durations',
 	{

@@ -5,7 +5,7 @@ import type { IndexEntry } from '../engine/index/index-entry';
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/instance/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from '../engine/storage/store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
 import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../engine/definition/types';
 import { checkStatement } from './sql-limits';
 import { EVERY_TABLE, type TablePresence } from './first-write-tables';
@@ -23,10 +23,10 @@ const instanceColumns = getTableColumns(instance);
  */
 const UPSERT_STEP_SQL =
 	'INSERT INTO steps (seq, key, name, kind, status, attempts, result, error_name, error_message, error_stack, error_code, started_at, finished_at, wake_at, sensitive) ' +
-	'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+	'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (seq) DO UPDATE SET ' +
 	'status = excluded.status, attempts = excluded.attempts, result = excluded.result, error_name = excluded.error_name, error_message = excluded.error_message, ' +
 	'error_stack = excluded.error_stack, error_code = excluded.error_code, started_at = excluded.started_at, finished_at = excluded.finished_at, wake_at = excluded.wake_at, ' +
-	'sensitive = excluded.sensitive';
+	'sensitive = excluded.sensitive WHERE steps.key = excluded.key';
 const p = sql.placeholder;
 const OUTBOX_SLOT = 1;
 const UNREAD = Symbol('unread');
@@ -160,12 +160,12 @@ export class DrizzleInstanceStore implements InstanceStore {
 					.delete(wakeups)
 					.where(and(lte(wakeups.at, p('now')), sql`${wakeups.key} NOT IN (SELECT value FROM json_each(${p('spare')}))`))
 					.prepare(),
-			// One bound statement for any number of keys: they travel as one JSON array.
+			// One bound statement for any number of steps: their seqs (the rowid; no index on key) travel as one JSON array.
 			stepResults: () =>
 				db
 					.select({ key: steps.key, result: steps.result })
 					.from(steps)
-					.where(sql`${steps.key} IN (SELECT value FROM json_each(${p('keys')}))`)
+					.where(sql`${steps.seq} IN (SELECT value FROM json_each(${p('seqs')}))`)
 					.prepare(),
 			bufferedEvents: () => db.select({ buffered: count() }).from(events).prepare(),
 			droppedEvents: () => db.select({ dropped: sql<number>`coalesce(max(${droppedEvents.count}), 0)` }).from(droppedEvents).prepare(),
@@ -251,7 +251,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 	 * production's SQL limits like every other statement.
 	 */
 	private upsertStep(row: StepRow): void {
-		this.exec(UPSERT_STEP_SQL, stepBindings(row));
+		// A row is keyed by its seq (the rowid: no index on key since drizzle/0016); a seq that holds another
+		// step's row writes nothing, and is a bug to fail on, not a row to overwrite.
+		if (this.exec(UPSERT_STEP_SQL, stepBindings(row)).rowsWritten === 0) {
+			throw new Error(`step "${row.key}" was given seq ${row.seq}, which holds another step's row`);
+		}
 		this.stepWritten(row);
 	}
 
@@ -285,10 +289,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 		return rows.map(toStepMeta);
 	}
 
-	readStepResults(keys: string[]): Map<string, string | null> {
+	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
 		const results = new Map<string, string | null>();
-		if (keys.length === 0) return results;
-		for (const row of this.q.stepResults.all({ keys: JSON.stringify(keys) })) results.set(row.key, row.result);
+		if (refs.length === 0) return results;
+		const wanted = new Set(refs.map((ref) => ref.key));
+		for (const row of this.q.stepResults.all({ seqs: JSON.stringify(refs.map((ref) => ref.seq)) })) if (wanted.has(row.key)) results.set(row.key, row.result);
 		return results;
 	}
 

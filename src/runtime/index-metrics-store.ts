@@ -10,19 +10,29 @@ const PRUNE_EVERY_MS = 60_000;
 
 /**
  * The SQL side of one index shard's run metrics (engine/index/run-metrics.ts): a row of counters
- * per minute and a duration histogram per minute, added to as entries land. A read sums at
- * most a day of minutes, whatever the number of entries.
+ * per minute with its duration histogram (JSON), added to as entries land, one row written per
+ * upsert. A read sums at most a day of minutes, whatever the number of entries.
  */
 export class IndexMetricsStore {
 	private readonly addCounts;
-	private readonly addDuration;
 	private prunedAt = -Infinity;
 
 	constructor(private readonly db: DrizzleSqliteDODatabase) {
 		const p = sql.placeholder;
+		// A finished run's duration goes into its minute's row with its counters (`bucket` its histogram key, or
+		// null for a write that finishes nothing): one row written per upsert, where a row of `index_metric_durations`
+		// (a composite key: the row and its index) made it 2 or 3 (drizzle/0017).
+		const path = sql`'$."' || ${p('bucket')} || '"'`;
 		this.addCounts = db
 			.insert(m)
-			.values({ minute: p('minute'), started: p('started'), completed: p('completed'), errored: p('errored'), terminated: p('terminated') } as never)
+			.values({
+				minute: p('minute'),
+				started: p('started'),
+				completed: p('completed'),
+				errored: p('errored'),
+				terminated: p('terminated'),
+				durations: sql`CASE WHEN ${p('bucket')} IS NULL THEN NULL ELSE json_object(${p('bucket')}, 1) END`,
+			} as never)
 			.onConflictDoUpdate({
 				target: m.minute,
 				set: {
@@ -30,13 +40,9 @@ export class IndexMetricsStore {
 					completed: sql`${m.completed} + excluded.completed`,
 					errored: sql`${m.errored} + excluded.errored`,
 					terminated: sql`${m.terminated} + excluded.terminated`,
+					durations: sql`CASE WHEN ${p('bucket')} IS NULL THEN ${m.durations} ELSE json_set(coalesce(${m.durations}, '{}'), ${path}, coalesce(json_extract(${m.durations}, ${path}), 0) + 1) END`,
 				},
 			})
-			.prepare();
-		this.addDuration = db
-			.insert(d)
-			.values({ minute: p('minute'), bucket: p('bucket'), runs: 1 } as never)
-			.onConflictDoUpdate({ target: [d.minute, d.bucket], set: { runs: sql`${d.runs} + 1` } })
 			.prepare();
 	}
 
@@ -47,14 +53,15 @@ export class IndexMetricsStore {
 	 */
 	record(delta: MetricsDelta): void {
 		const { startedMinute, finished } = delta;
-		const zero = { started: 0, completed: 0, errored: 0, terminated: 0 };
+		const zero = { started: 0, completed: 0, errored: 0, terminated: 0, bucket: null };
+		// A terminated run's duration is not a run time: it has no bucket.
+		const bucket = finished && finished.status !== 'terminated' ? String(durationBucket(finished.durationMs)) : null;
 		if (startedMinute !== undefined && finished && finished.minute === startedMinute) {
-			this.addCounts.run({ minute: startedMinute, ...zero, started: 1, [finished.status]: 1 });
+			this.addCounts.run({ minute: startedMinute, ...zero, started: 1, [finished.status]: 1, bucket });
 		} else {
 			if (startedMinute !== undefined) this.addCounts.run({ minute: startedMinute, ...zero, started: 1 });
-			if (finished) this.addCounts.run({ minute: finished.minute, ...zero, [finished.status]: 1 });
+			if (finished) this.addCounts.run({ minute: finished.minute, ...zero, [finished.status]: 1, bucket });
 		}
-		if (finished && finished.status !== 'terminated') this.addDuration.run({ minute: finished.minute, bucket: durationBucket(finished.durationMs) });
 	}
 
 	/** Drops minutes older than the retention, at most once a minute of the shard's clock. */
@@ -86,16 +93,25 @@ export class IndexMetricsStore {
 			.from(m)
 			.where(and(gte(m.minute, dayFrom), lt(m.minute, current + 1)))
 			.get()!;
-		const histogram = (from: number) =>
-			Object.fromEntries(
-				this.db
-					.select({ bucket: d.bucket, runs: sql<number>`sum(${d.runs})` })
-					.from(d)
-					.where(and(gte(d.minute, from), lt(d.minute, current + 1)))
-					.groupBy(d.bucket)
-					.all()
-					.map((r) => [r.bucket, r.runs]),
-			) as Record<number, number>;
+		// The minutes' own histograms, plus the rows of `index_metric_durations` (minutes written before drizzle/0017,
+		// or by an older build while a deploy was rolled back): a minute may have both.
+		const histogram = (from: number) => {
+			const sums: Record<number, number> = {};
+			const add = (bucket: number, runs: number) => (sums[bucket] = (sums[bucket] ?? 0) + runs);
+			for (const r of this.db
+				.select({ bucket: sql<string>`j.key`, runs: sql<number>`sum(j.value)` })
+				.from(sql`${m}, json_each(${m.durations}) AS j`)
+				.where(and(gte(m.minute, from), lt(m.minute, current + 1)))
+				.groupBy(sql`j.key`)
+				.all()) add(Number(r.bucket), Number(r.runs));
+			for (const r of this.db
+				.select({ bucket: d.bucket, runs: sql<number>`sum(${d.runs})` })
+				.from(d)
+				.where(and(gte(d.minute, from), lt(d.minute, current + 1)))
+				.groupBy(d.bucket)
+				.all()) add(r.bucket, Number(r.runs));
+			return sums;
+		};
 		return { minutes, day, durations: { hour: histogram(hourFrom), day: histogram(dayFrom) } };
 	}
 }

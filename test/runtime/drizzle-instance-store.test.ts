@@ -149,19 +149,40 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 		return rows;
 	};
 
-	it('writes 2 SQLite rows for a step that settled at once, its history complete (the row and its key index entry)', () =>
+	it('writes 1 SQLite row for a step that settled at once, its history complete (the table has no index on key)', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const db = drizzle(state.storage);
 			await migrate(db, migrations);
 			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
 			store.writeInstance(instanceRow);
 			const written = [1, 2, 3].map((seq) => rowsWritten(state, () => store.insertStep(done(`s${seq}`, seq), recordsOf(done(`s${seq}`, seq)))));
-			expect(written).toEqual([2, 2, 2]);
+			expect(written).toEqual([1, 1, 1]);
 			expect(store.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.seq, r.kind, r.step, r.attempt, r.at, r.value])).toEqual([
 				[1, 'step.started', 's1', 1, 10, null], [2, 'step.completed', 's1', 1, 11, '"s1!"'],
 				[3, 'step.started', 's2', 1, 20, null], [4, 'step.completed', 's2', 1, 21, '"s2!"'],
 				[5, 'step.started', 's3', 1, 30, null], [6, 'step.completed', 's3', 1, 31, '"s3!"'],
 			]);
+		}));
+
+	it('takes an instance created before drizzle/0016 (steps indexed by key) on: the index goes, its running step completes in its own row', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage);
+			const chain = migrations as unknown as { journal: { entries: { tag: string }[] }; migrations: Record<string, string> };
+			const before = chain.journal.entries.findIndex((e) => e.tag.startsWith('0016_'));
+			expect(before).toBeGreaterThan(0);
+			await migrate(db, { journal: { entries: chain.journal.entries.slice(0, before) }, migrations: chain.migrations } as never);
+			const indexes = () => state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'steps'`).toArray().map((r) => r.name);
+			expect(indexes()).toEqual(['steps_key']);
+			const old = new DrizzleInstanceStore(db, state.storage);
+			old.writeInstance(instanceRow);
+			old.writeStep({ ...done('slow', 1), status: 'running', result: null, finishedAt: null });
+			await migrate(db, migrations);
+			expect(indexes()).toEqual([]);
+			const store = new DrizzleInstanceStore(db, state.storage);
+			expect(rowsWritten(state, () => store.writeStep(done('slow', 1)))).toBe(1);
+			store.insertStep(done('next', 2), recordsOf(done('next', 2)));
+			expect(store.readSteps().map((r) => [r.seq, r.key, r.status, r.result])).toEqual([[1, 'do:slow', 'completed', '"slow!"'], [2, 'do:next', 'completed', '"next!"']]);
+			expect(store.readStepResults([{ key: 'do:slow', seq: 1 }])).toEqual(new Map([['do:slow', '"slow!"']]));
 		}));
 
 	it('keeps the records of deleted steps in their generation, at their seqs, when a restart deletes or keeps steps', () =>

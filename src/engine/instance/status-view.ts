@@ -118,10 +118,10 @@ function decodeStepCursor(cursor: string): number {
 /** The results of these steps: the small ones came with their rows, the others take one query. */
 function readResults(store: InstanceStore, metas: StepMeta[]): Map<string, string | null> {
 	const results = new Map<string, string | null>();
-	const missing: string[] = [];
+	const missing: StepMeta[] = [];
 	for (const meta of metas) {
 		if (meta.smallResult !== undefined) results.set(meta.key, meta.smallResult);
-		else missing.push(meta.key);
+		else missing.push(meta);
 	}
 	for (const [key, result] of store.readStepResults(missing)) results.set(key, result);
 	return results;

@@ -63,7 +63,7 @@ export class StepRows {
 	get(key: string): StepRow | undefined {
 		const row = this.rows.get(key);
 		if (!row || !this.stored.has(key)) return row;
-		return { ...row, result: this.store.readStepResults([key]).get(key) ?? null };
+		return { ...row, result: this.store.readStepResults([row]).get(key) ?? null };
 	}
 
 	/** Remembers a row the pass wrote; a large result is left to storage, where the row's write put it. */

@@ -1,7 +1,7 @@
 import type { HistoryKind, HistoryRow, NewHistoryRow } from '../history/history';
 import { utf8Bytes } from '../support/json';
 import { SMALL_RESULT_BYTES } from '../support/limits';
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRow } from './store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from './store';
 import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../definition/types';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
@@ -18,6 +18,8 @@ export class MemoryInstanceStore implements InstanceStore {
 	/** Inline children's rows: child id, then key ('' the header). */
 	inline = new Map<string, Map<string, InlineRow>>();
 	private nextEventSeq = 1;
+	/** At least the highest seq a step row has had (a rolled-back transaction or a deletion may leave it higher). */
+	private highestStepSeq = 0;
 
 	transaction<T>(fn: () => T): T {
 		const snapshot = structuredClone({
@@ -52,6 +54,13 @@ export class MemoryInstanceStore implements InstanceStore {
 		return [...this.steps.values()].map((r) => ({ ...r })).sort((a, b) => a.seq - b.seq);
 	}
 	writeStep(row: StepRow) {
+		// As in SQLite, where a row is its seq (drizzle/0016): a step keeps the seq its first write gave it,
+		// and a seq holds one step. A new step above every seq so far (the usual one) needs no search.
+		const existing = this.steps.get(row.key);
+		if (existing ? existing.seq !== row.seq : row.seq <= this.highestStepSeq && [...this.steps.values()].some((other) => other.seq === row.seq)) {
+			throw new Error(`step "${row.key}" was given seq ${row.seq}, which holds another step's row`);
+		}
+		this.highestStepSeq = Math.max(this.highestStepSeq, row.seq);
 		this.steps.set(row.key, { ...row });
 	}
 	deleteSteps() {
@@ -67,11 +76,11 @@ export class MemoryInstanceStore implements InstanceStore {
 		});
 		return 'last' in range ? all.slice(Math.max(0, all.length - range.last)) : all.filter((s) => s.seq > range.afterSeq).slice(0, range.limit);
 	}
-	readStepResults(keys: string[]) {
+	readStepResults(steps: readonly StepRef[]) {
 		const results = new Map<string, string | null>();
-		for (const key of keys) {
+		for (const { key, seq } of steps) {
 			const row = this.steps.get(key);
-			if (row) results.set(key, row.result);
+			if (row && row.seq === seq) results.set(key, row.result);
 		}
 		return results;
 	}

@@ -67,6 +67,9 @@ export interface EventRow {
 	receivedAt: number;
 }
 
+/** A step as `readStepResults` finds it: its key, and its row's `seq`. */
+export type StepRef = Pick<StepRow, 'key' | 'seq'>;
+
 /**
  * A step row without its result but with the result's UTF-8 size, for status
  * pages: results are read only when they fit the byte budget. A result of at most
@@ -184,8 +187,11 @@ export interface InstanceStore {
 	keepStepsBefore(seq: number): void;
 	/** Step rows without results, for the status window and step pages. */
 	readStepMeta(range: StepRange): StepMeta[];
-	/** Results of the given steps in one query (a status or a page reads its window at once); missing keys are absent. */
-	readStepResults(keys: string[]): Map<string, string | null>;
+	/**
+	 * Results of the given steps in one query (a status or a page reads its window at once), by key;
+	 * steps without a row are absent. Read by `seq`, the rowid: the table has no index on `key`.
+	 */
+	readStepResults(steps: readonly StepRef[]): Map<string, string | null>;
 	/** Number of steps per kind and status (kinds or statuses without steps are absent). */
 	countSteps(): StepCount[];
 	/** One step row by key, result included. */

@@ -1,0 +1,1 @@
+ALTER TABLE `index_metric_minutes` ADD `durations` text;
