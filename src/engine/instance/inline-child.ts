@@ -173,6 +173,21 @@ export class InlineChildRun {
 		return this.forced;
 	}
 
+	/**
+	 * The parent ended (terminated) or restarted while this run was under way: the child is
+	 * terminated as a child in its own object would be (its unfinished steps cancelled, its
+	 * attempts aborted), and what it holds now is returned for its parent to publish, so a child
+	 * anyone could read as running ends with a record. Undefined when the child was not created
+	 * yet (its payload was being checked: nobody could read it).
+	 */
+	endWithParent(): (InlineRunEnd & { request: InlineRequest }) | undefined {
+		this.abort();
+		const row = this.store.readInstance();
+		if (!row) return undefined;
+		const steps = this.store.readSteps();
+		return { finished: true, header: transplantHeader(row, steps, this.store.wakeups, this.store.history), steps, request: this.request };
+	}
+
 	/** The parent's pass was cut (terminate, restart): nothing more is kept, and the child's attempts are aborted. */
 	abort(): void {
 		this.live = false;

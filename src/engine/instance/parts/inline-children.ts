@@ -26,8 +26,8 @@ type StoredHeader = TransplantHeader & { parent: ParentRef };
  * run writes stay here (a first-write table: an instance that never runs one has none). A
  * finished child is published from here, in the background and retried from the alarm with
  * backoff (its parent's step has completed already); a handed-over one by its invoke, which
- * waits for it as for any child. When the parent finishes or restarts, a child it had not
- * finished running or handed over never appears: its rows go.
+ * waits for it as for any child. When the parent is terminated (or restarts) while a child runs
+ * here, the child ends terminated and is published so (`duringTransition`).
  */
 export class InlineChildren implements InstancePart, InlineChildHooks {
 	private readonly publishing: SingleFlight;
@@ -39,6 +39,8 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	private readonly fresh = new Set<string>();
 	/** The runs under way in this isolate, by child id (their engines answer reads of the child). */
 	private readonly running = new Map<string, InlineChildRun>();
+	/** Set by a transition that ended children with their parent: they are published after it. */
+	private endedWithParent = false;
 
 	constructor(private readonly k: PartKernel) {
 		this.publishing = new SingleFlight({
@@ -70,8 +72,7 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 
 	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
 	run(request: InlineRequest): InlineChildRun {
-		const store = this.k.host.store;
-		const run = new InlineChildRun(this.k.host, request, ({ result, ...row }) => store.writeInlineRow(request.id, { key: row.key, body: JSON.stringify(row), result, publishAt: null }), () => {
+		const run = new InlineChildRun(this.k.host, request, (row) => this.keepStep(request.id, row), () => {
 			if (this.running.get(request.id) === run) this.running.delete(request.id);
 		});
 		this.running.set(request.id, run);
@@ -179,11 +180,36 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		return false;
 	}
 
-	/** A finished or restarted parent: the children it had not finished running or handed over never appear. */
+	/**
+	 * A finished (terminated) or restarted parent: a child still running here ends with it,
+	 * terminated, and is published like a finished child (a client may have read it as running:
+	 * it must not vanish); the rows of a run no longer under way (this isolate died mid-run, so
+	 * nobody could read it since) go. Inside the parent's transaction: the child's final rows are
+	 * durable with the parent's status, and the alarm publishes them should this isolate die first.
+	 */
 	duringTransition(row: InstanceRow): void {
 		const previous = this.k.row;
 		const ended = FINISHED_STATUSES.includes(row.status) && !(previous && FINISHED_STATUSES.includes(previous.status));
-		if (ended || (previous !== undefined && row.generation !== previous.generation)) this.k.host.store.deleteUnpublishedInline();
+		if (!ended && !(previous !== undefined && row.generation !== previous.generation)) return;
+		const cut = [...this.running.values()].map((run) => run.endWithParent());
+		this.k.host.store.deleteUnpublishedInline();
+		for (const end of cut) {
+			if (!end) continue;
+			for (const step of end.steps) this.keepStep(end.request.id, step);
+			this.keep(end.request.id, end.request.parent, end.header, true);
+			this.endedWithParent = true;
+		}
+	}
+
+	afterTransition(): void {
+		if (!this.endedWithParent) return;
+		this.endedWithParent = false;
+		this.publishSoon();
+	}
+
+	/** A step row of a child run here, kept in this instance's storage (its result in a column of its own). */
+	private keepStep(childId: string, { result, ...row }: StepRow): void {
+		this.k.host.store.writeInlineRow(childId, { key: row.key, body: JSON.stringify(row), result, publishAt: null });
 	}
 
 	private earliest(): number | undefined {
