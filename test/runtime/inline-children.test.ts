@@ -121,6 +121,28 @@ describe('inline children (workerd)', () => {
 		expect([executions.get(`${child}:first`), executions.get(`${child}:wait`)]).toEqual([1, 1]);
 	});
 
+	it('ends a child read as running inside its parent terminated, with its history, when the parent is terminated: its id never answers 404', async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 400 } });
+		await until(async () => (await get(`/workflows/${child}`)).json?.status === 'running', 'the child to run inline');
+		expect((await api('POST', `/workflows/${id}/terminate`)).status).toBe(200);
+		// Every read from now on finds the child: first through its parent, then in its own object.
+		let last: Awaited<ReturnType<typeof get>> | undefined;
+		await until(async () => {
+			last = await get(`/workflows/${child}`);
+			expect(last.status).toBe(200);
+			return last.json.status === 'terminated' && (await objectOf(child)).holdsInstance;
+		}, 'the child to be published terminated');
+		expect(last!.json).toMatchObject({ id: child, status: 'terminated', parentId: id });
+		const steps = (await get(`/workflows/${child}/steps`)).json.items;
+		expect(steps).toMatchObject([{ name: 'first', status: 'completed' }, { name: 'wait', status: 'cancelled' }]);
+		expect((await get(`/workflows/${child}/history`)).json.events.at(-1)).toMatchObject({ kind: 'workflow.terminated' });
+		await settle(id);
+		expect(await objectOf(id)).toMatchObject({ inlineRows: 0 });
+		expect(executions.get(`${child}:first`)).toBe(1);
+	});
+
 	it('answers 404 for the stream of a child id no parent holds', async () => {
 		const stream = await get(`/workflows/${uniqueId('ip')}::nobody/stream`);
 		expect(stream.status).toBe(404);
