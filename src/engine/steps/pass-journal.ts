@@ -138,6 +138,16 @@ export class PassJournal {
 		this.hooks.willWrite();
 	}
 
+	/**
+	 * A terminate is about to be stored: attempts begun and not yet written (their function ran,
+	 * or runs) are written now, before it, so the terminate finds them and cancels them: an
+	 * attempt that ran always has its record, even when the terminate came within its first
+	 * microtask turns (issue 49).
+	 */
+	writeUnwrittenStarts(): void {
+		if (this.unwrittenStarts.length > 0) this.willWrite();
+	}
+
 	/** The pass suspends (sleeping or waiting); the signal sticks even if `run()` catches it. */
 	suspend(status: SuspendSignal['status']): SuspendSignal {
 		this.signal = new SuspendSignal(status);
