@@ -298,6 +298,21 @@ export function readInline(engine: InstanceEngine, read: InlineRead): WorkflowSt
 
 /** An engine over a transplant in memory, for reads only: a child its parent keeps until it is published. */
 export function transplantView(transplant: ChildTransplant, registry: Registry, now: () => number): InstanceEngine {
+	return transplantEngine(transplant, registry, now).engine;
+}
+
+/**
+ * A run its parent's isolate lost (a crash mid-run), ended with its terminated parent: terminated as
+ * its own object would terminate it (its unfinished steps cancelled), and what it then holds, to publish.
+ */
+export function terminatedTransplant(transplant: ChildTransplant, registry: Registry, now: () => number): InlineRunEnd {
+	const { engine, store } = transplantEngine(transplant, registry, now);
+	engine.terminate();
+	const steps = store.readSteps();
+	return { finished: true, header: transplantHeader(store.readInstance()!, steps, store.wakeups, store.history), steps };
+}
+
+function transplantEngine(transplant: ChildTransplant, registry: Registry, now: () => number): { engine: InstanceEngine; store: MemoryInstanceStore } {
 	const store = new MemoryInstanceStore();
 	writeTransplantRows(store, transplant);
 	const { bytes, lastSeq } = store.historySize(0);
@@ -305,10 +320,11 @@ export function transplantView(transplant: ChildTransplant, registry: Registry, 
 	const row = transplant.row;
 	store.writeInstance({ ...row, version: row.version + 1, updatedAt: Math.max(now(), row.updatedAt), historyBytes: bytes, historySeq: lastSeq });
 	const inert = () => undefined;
-	return new InstanceEngine({
+	const engine = new InstanceEngine({
 		store, registry, env: undefined, now,
 		setAlarm: inert, ensureAlarmBy: inert, background: inert, defer: inert,
 		sendIndexEntry: async () => undefined,
 		yieldToEventLoop: async () => undefined,
 	});
+	return { engine, store };
 }
