@@ -145,7 +145,13 @@ export class PassJournal {
 	 * microtask turns (issue 49).
 	 */
 	writeUnwrittenStarts(): void {
-		if (this.unwrittenStarts.length > 0) this.willWrite();
+		if (this.unwrittenStarts.length === 0) return;
+		try {
+			this.willWrite();
+		} catch (signal) {
+			// An earlier terminate or restart cut this pass already: its attempts were not this terminate's to record.
+			if (!(signal instanceof AbortSignal_)) throw signal;
+		}
 	}
 
 	/** The pass suspends (sleeping or waiting); the signal sticks even if `run()` catches it. */
