@@ -13,6 +13,7 @@ import type { RestartOptions } from '../engine/instance/controls';
 import type { InstanceEngine } from '../engine/instance/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import type { WebhookTarget } from '../engine/webhooks/webhook';
+import type { GrantAnswer } from '../engine/limiter/concurrency-slot';
 import { operation } from './operation';
 import { ErrorCode, NotFoundError, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
@@ -182,10 +183,10 @@ export const operations = {
 			instance.delete(input),
 	}),
 
-	/** From the instance's limiter: a slot is free for this queued instance, which starts (no-op if it no longer waits). */
+	/** From the instance's limiter: a slot is free for this queued instance, which starts; `declined` if it no longer waits (the slot passes on). */
 	slotGranted: operation({
 		rpc: 'slotGranted',
-		run: (instance, _input: { id: string }): null => (instance.existing().slotGranted(), null),
+		run: (instance, _input: { id: string }): GrantAnswer => instance.existing().slotGranted(),
 	}),
 
 	/**

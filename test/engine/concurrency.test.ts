@@ -9,11 +9,15 @@ import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import { registryOf } from './start-instance';
 import { VirtualHost } from '../../src/testing/virtual-host';
 
+/** The ids whose first step ran, once per run of it: a terminated instance must never add itself. */
+const entered: string[] = [];
+
 class Limited extends Workflow<{ tenant: string }, string> {
 	static override readonly type = 'limited';
 	static override concurrency = { limit: 1, key: (p: { tenant: string }) => p.tenant };
 	static override events = { finish: {} };
 	async run(step: Step<{ finish: {} }>) {
+		await step.do('enter', () => void entered.push(this.ctx.id));
 		await step.waitForEvent('finish');
 		return this.ctx.id;
 	}
@@ -43,16 +47,24 @@ function world(limit = 1) {
 			if (faults.grant > 0 && faults.grant--) throw new Error('instance unreachable');
 			const engine = engines.get(id);
 			if (!engine?.exists) throw new NotFoundError('no such workflow instance');
-			engine.slotGranted();
+			return engine.slotGranted();
 		},
 	};
 	const limiter = new LimiterEngine(limiterHost);
+	/** Slot requests that time out at the instance although the limiter takes them later (after anything the instance sends next). */
+	const lateAcquires = new Set<string>();
+	const landLate = new Map<string, () => unknown>();
 	const create = async (id: string, tenant = 't1') => {
 		const host = new VirtualHost({ registry });
 		host.slots = new MemorySlotStore();
 		host.limiter = {
 			acquire: async () => {
 				if (faults.acquire > 0 && faults.acquire--) throw new Error('limiter unreachable');
+				if (lateAcquires.delete(id)) {
+					// The request reaches the limiter when the test says so, after the instance gave up on it.
+					landLate.set(id, () => limiter.acquire(id));
+					throw new Error('the slot request timed out');
+				}
 				return limiter.acquire(id);
 			},
 			release: async () => {
@@ -75,7 +87,7 @@ function world(limit = 1) {
 		}
 	};
 	const status = (id: string) => engines.get(id)!.status().status;
-	return { create, settle, status, limiter, faults, hosts, engines, clock, alarm: () => alarm, idleCalls };
+	return { create, settle, status, limiter, faults, lateAcquires, landLate, hosts, engines, clock, alarm: () => alarm, idleCalls };
 }
 
 describe('concurrency keys (pure engine)', () => {
@@ -205,5 +217,75 @@ describe('concurrency declarations', () => {
 			}
 		}
 		expect(() => concurrencyOf(registryOf(Bad), 'bad')).toThrow(/^bad: static concurrency/);
+	});
+});
+
+describe('a terminate racing the limiter (issue 49)', () => {
+	const stepsOf = (engine: InstanceEngine) => engine.history().events.filter((e) => e.kind === 'step.started');
+
+	it('a grant that reaches a terminated queued instance goes to the next in line, although its release never reached the limiter', async () => {
+		const w = world(1);
+		for (const id of ['a', 'b', 'c']) await w.create(id);
+		w.faults.release = 1_000; // b's release is refused for as long as this test runs
+		expect(w.engines.get('b')!.terminate()).toBe('terminated');
+		await w.settle();
+		expect(w.limiter.info().waiting).toEqual(['b', 'c']);
+		await w.engines.get('a')!.sendEvent('finish', {});
+		w.faults.release = 0; // a's release lands; b is granted the slot first
+		await w.settle();
+		expect(w.status('b')).toBe('terminated');
+		expect(stepsOf(w.engines.get('b')!)).toEqual([]);
+		expect(w.status('c')).toBe('waiting');
+		expect(w.limiter.info()).toMatchObject({ holders: ['c'], waiting: [] });
+	});
+
+	it('a slot request the limiter takes after the release of a terminated instance does not keep the slot from the next in line', async () => {
+		const w = world(1);
+		await w.create('a');
+		w.lateAcquires.add('b');
+		await w.create('b'); // its request times out here but is still on its way
+		expect(w.engines.get('b')!.terminate()).toBe('terminated');
+		await w.settle(); // b's release reaches the limiter, which does not know b yet
+		w.landLate.get('b')!(); // then b's old request does: b waits
+		await w.create('c');
+		expect(w.limiter.info().waiting).toEqual(['b', 'c']);
+		await w.engines.get('a')!.sendEvent('finish', {});
+		await w.settle();
+		expect(stepsOf(w.engines.get('b')!)).toEqual([]);
+		expect(w.status('c')).toBe('waiting');
+		expect(w.limiter.info()).toMatchObject({ holders: ['c'], waiting: [] });
+	});
+
+	it('a queued instance terminated just before its process died declines the grant in its next isolate, and the slot passes on', async () => {
+		const w = world(1);
+		for (const id of ['a', 'b', 'c']) await w.create(id);
+		w.faults.release = 1; // b's release does not reach the limiter before the crash
+		const host = w.hosts.get('b')!;
+		expect(w.engines.get('b')!.terminate()).toBe('terminated');
+		host.crash();
+		const next = host.nextIsolate();
+		const after = next.engine();
+		w.hosts.set('b', next);
+		w.engines.set('b', after);
+		await w.engines.get('a')!.sendEvent('finish', {});
+		await w.settle(); // the grant reaches b's next isolate before its alarm retried the release
+		expect(after.status().status).toBe('terminated');
+		expect(stepsOf(after)).toEqual([]);
+		expect(w.status('c')).toBe('waiting');
+		expect(w.limiter.info()).toMatchObject({ holders: ['c'], waiting: [] });
+		// b's release, retried from its alarm, changes nothing at the limiter any more.
+		await next.fireAlarm(after);
+		await w.settle();
+		expect(w.limiter.info()).toMatchObject({ holders: ['c'], waiting: [] });
+		expect(after.history().events.at(-1)).toMatchObject({ kind: 'slot.released' });
+	});
+
+	it('a grant delivered twice (its first answer lost) is accepted again by the instance that holds the slot', async () => {
+		const w = world(1);
+		await w.create('once');
+		expect(w.engines.get('once')!.slotGranted()).toBe('accepted');
+		await w.settle();
+		expect(w.status('once')).toBe('waiting');
+		expect(entered.filter((id) => id === 'once')).toHaveLength(1);
 	});
 });

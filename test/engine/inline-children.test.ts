@@ -506,17 +506,71 @@ describe('children that do not run inline', () => {
 		expect(world.transplanted).toEqual([]);
 	});
 
-	it('a child still running inline when its parent is terminated never appears, and its rows go', async () => {
+	it('a child read as running inline when its parent is terminated ends terminated, published with its history', async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		expect(world.engine('p').inlineChild('p::child', { kind: 'status' })).toMatchObject({ status: 'running' });
+		world.engine('p').terminate();
+		release();
+		await world.idle();
+		expect(world.engine('p').status().status).toBe('terminated');
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'terminated', parentId: 'p' });
+		expect(world.engine('p::child').steps().items).toMatchObject([{ name: 'sum', status: 'completed', result: 2 }, { name: 'io', status: 'cancelled' }]);
+		expect(historyKinds('p::child')).toEqual(expect.arrayContaining(['workflow.created', 'step.completed sum', 'step.started io']));
+		expect(historyKinds('p::child').at(-1)).toBe('workflow.terminated');
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+		// Its step ran once, and nothing of it runs again.
+		expect(calls.get('io:p::child')).toBe(1);
+	});
+
+	it("a child read as running inline is published terminated from the alarm when its parent's isolate dies right after the terminate", async () => {
 		let release!: () => void;
 		gate = new Promise<void>((resolve) => (release = resolve));
 		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
 		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
 		world.engine('p').terminate();
+		const parent = world.evict('p'); // before the publishing's first round
 		release();
 		await world.idle();
-		expect(world.engine('p').status().status).toBe('terminated');
 		expect(() => world.engine('p::child').status()).toThrow(NotFoundError);
+		// Read by its id meanwhile, the parent answers for it: terminated, not gone.
+		expect(parent.inlineChild('p::child', { kind: 'status' })).toMatchObject({ status: 'terminated' });
+		// The parent's alarms: the cascade's (its terminate of the child, which is not published yet, fails and backs off), then the publishing.
+		for (let i = 0; i < 3 && world.hosts.get('p')!.durable.store.inline.size > 0; i++) await world.advance(10_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'terminated', parentId: 'p' });
 		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+		expect(calls.get('io:p::child')).toBe(1);
+	});
+
+	it("a child read as running inline stays readable through its parent after the parent's isolate died mid-run", async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		expect(world.engine('p').inlineChild('p::child', { kind: 'status' })).toMatchObject({ status: 'running' });
+		const next = world.evict('p');
+		release();
+		expect(next.inlineChild('p::child', { kind: 'status' })).toMatchObject({ id: 'p::child', status: 'running', parentId: 'p' });
+		expect(next.inlineChild('p::child', { kind: 'steps' })).toMatchObject({ items: [{ name: 'sum', status: 'completed', result: 2 }, { name: 'io', status: 'running' }] });
+	});
+
+	it("a child whose run its parent's isolate lost mid-way ends terminated and published when the parent is terminated before its next pass", async () => {
+		let release!: () => void;
+		gate = new Promise<void>((resolve) => (release = resolve));
+		await world.engine('p').create('p', 'parent', { child: 'add', payload: { a: 1, b: 1 } });
+		for (let i = 0; i < 20 && calls.get('io:p::child') !== 1; i++) await tick(1);
+		const next = world.evict('p');
+		release();
+		next.terminate();
+		expect(next.inlineChild('p::child', { kind: 'status' })).toMatchObject({ status: 'terminated' });
+		for (let i = 0; i < 3 && world.hosts.get('p')!.durable.store.inline.size > 0; i++) await world.advance(10_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'terminated', parentId: 'p', payload: { a: 1, b: 1 } });
+		expect(world.engine('p::child').steps().items).toMatchObject([{ name: 'sum', status: 'completed', result: 2 }, { name: 'io', status: 'cancelled' }]);
+		expect(historyKinds('p::child').at(-1)).toBe('workflow.terminated');
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+		expect([calls.get('sum:p::child'), calls.get('io:p::child')]).toEqual([1, 1]);
 	});
 
 	it("a child its parent abandons on terminate (onParentTerminate: 'abandon') starts in its own object, and runs on when the parent is terminated", async () => {

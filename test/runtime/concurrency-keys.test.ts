@@ -141,6 +141,24 @@ describe('concurrency keys', () => {
 		expect((await instances.steps(testEnv, { id: c! })).items).toEqual([]);
 	});
 
+	it('gives the slot to the next waiter when it is granted to a terminated instance whose release has not reached the limiter', async () => {
+		advanceClock(86_400_000); // every alarm set from here on is a day away: only the grant can move the slot
+		const tenant = uniqueId('declined');
+		const [a, , c, d] = await createInOrder(tenant, 4);
+		limiterFaults.failReleases = 1; // c's release is refused; its retry waits for its alarm
+		const terminated = await api('POST', `/workflows/${c}/terminate`);
+		expect([terminated.status, terminated.json.status]).toEqual([200, 'terminated']);
+		await settle(c!);
+		expect(limiterFaults.failReleases).toBe(0);
+		expect((await limiterInfo(testEnv, 'limited', tenant)).waiting).toEqual([c!, d!]);
+		await finish(a!); // a's slot is granted to c, which declines it
+		await settle(a!);
+		await until(() => running(d!), 'the next waiter to start');
+		expect(await statusOf(c!)).toBe('terminated');
+		expect((await instances.steps(testEnv, { id: c! })).items).toEqual([]);
+		expect((await limiterInfo(testEnv, 'limited', tenant)).holders).not.toContain(c!);
+	});
+
 	it('refuses to pause a queued instance (terminate takes it out of the queue)', async () => {
 		const [, , c] = await createInOrder(uniqueId('pause'), 3);
 		await expect(instances.pause(testEnv, { id: c! })).rejects.toMatchObject({ code: ErrorCode.InvalidState });

@@ -1,7 +1,7 @@
-import { runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
 import { api } from '../api/helpers';
-import { settle, stub, testEnv, uniqueId, until } from '../helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { executions } from '../worker/probes';
 import { ChildParentWorkflow, SlowChildWorkflow, SlowParentWorkflow, StepsParentWorkflow } from '../worker/workflows';
 
@@ -17,6 +17,8 @@ const objectOf = (id: string) =>
 		const inlineRows = tables.has('inline_children') ? Number([...state.storage.sql.exec<{ n: number }>('SELECT count(*) AS n FROM inline_children')][0]!.n) : 0;
 		return { holdsInstance: tables.has('instance') && [...state.storage.sql.exec('SELECT 1 FROM instance')].length > 0, inlineRows };
 	});
+
+afterEach(() => resetClock());
 
 describe('inline children (workerd)', () => {
 	it("answers a child's status, steps and history by its id while it runs inside its parent, then from its own object", async () => {
@@ -119,6 +121,46 @@ describe('inline children (workerd)', () => {
 		await until(async () => (await SlowParentWorkflow.status(testEnv, id)).status === 'completed', 'the parent to complete');
 		expect((await SlowParentWorkflow.status(testEnv, id)).output).toBe(400);
 		expect([executions.get(`${child}:first`), executions.get(`${child}:wait`)]).toEqual([1, 1]);
+	});
+
+	it('ends a child read as running inside its parent terminated, with its history, when the parent is terminated: its id never answers 404', async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 400 } });
+		await until(async () => (await get(`/workflows/${child}`)).json?.status === 'running', 'the child to run inline');
+		expect((await api('POST', `/workflows/${id}/terminate`)).status).toBe(200);
+		// Every read from now on finds the child: first through its parent, then in its own object.
+		let last: Awaited<ReturnType<typeof get>> | undefined;
+		await until(async () => {
+			last = await get(`/workflows/${child}`);
+			expect(last.status).toBe(200);
+			return last.json.status === 'terminated' && (await objectOf(child)).holdsInstance;
+		}, 'the child to be published terminated');
+		expect(last!.json).toMatchObject({ id: child, status: 'terminated', parentId: id });
+		const steps = (await get(`/workflows/${child}/steps`)).json.items;
+		expect(steps).toMatchObject([{ name: 'first', status: 'completed' }, { name: 'wait', status: 'cancelled' }]);
+		expect((await get(`/workflows/${child}/history`)).json.events.at(-1)).toMatchObject({ kind: 'workflow.terminated' });
+		await settle(id);
+		expect(await objectOf(id)).toMatchObject({ inlineRows: 0 });
+		expect(executions.get(`${child}:first`)).toBe(1);
+	});
+
+	it('publishes a child read as running inside its parent terminated from the alarm when every object died right after the terminate', async () => {
+		const id = uniqueId('ip');
+		const child = `${id}::slow`;
+		await SlowParentWorkflow.create(testEnv, { id, payload: { ms: 2_000 } });
+		await until(async () => (await get(`/workflows/${child}`)).json?.status === 'running', 'the child to run inline');
+		expect((await api('POST', `/workflows/${id}/terminate`)).status).toBe(200);
+		await abortAllDurableObjects(); // within the 20 ms before the publishing starts
+		const read = await get(`/workflows/${child}`);
+		expect(read.status).toBe(200);
+		expect(read.json).toMatchObject({ id: child, status: 'terminated', parentId: id });
+		advanceClock(10_000);
+		await fireAlarm(id);
+		await until(async () => (await objectOf(child)).holdsInstance, 'the child to be published');
+		expect(await SlowChildWorkflow.status(testEnv, child)).toMatchObject({ status: 'terminated', parentId: id });
+		expect((await get(`/workflows/${child}/steps`)).json.items).toMatchObject([{ name: 'first', status: 'completed' }, { name: 'wait', status: 'cancelled' }]);
+		expect(executions.get(`${child}:first`)).toBe(1);
 	});
 
 	it('answers 404 for the stream of a child id no parent holds', async () => {

@@ -49,16 +49,32 @@ export function transplantHeader(row: InstanceRow, steps: readonly StepRow[], wa
 	};
 }
 
-/** A transplant from an inline child's rows in its parent: its header and one row per step. */
-export function transplantOf(rows: readonly InlineRow[]): { transplant: ChildTransplant | undefined; steps: StepRow[] } {
+/**
+ * What an inline run's first step row carries beside the row in its parent (`inlineRequest` in its
+ * body): the child's type and payload, so that the parent can rebuild a run its isolate lost without
+ * the code that invoked it (a terminate before the next pass; a read by the child's id). In a row the
+ * run writes anyway: no row more.
+ */
+export interface StoredInlineRequest {
+	type: string;
+	payload: unknown;
+}
+
+/** A transplant from an inline child's rows in its parent: its header, one row per step, and the run's request if a row carries it. */
+export function transplantOf(rows: readonly InlineRow[]): { transplant: ChildTransplant | undefined; steps: StepRow[]; request?: StoredInlineRequest } {
 	const steps: StepRow[] = [];
 	let header: TransplantHeader | undefined;
+	let request: StoredInlineRequest | undefined;
 	for (const row of rows) {
 		if (row.key === '') header = JSON.parse(row.body) as TransplantHeader;
-		else steps.push({ ...(JSON.parse(row.body) as Omit<StepRow, 'result'>), result: row.result });
+		else {
+			const { inlineRequest, ...step } = JSON.parse(row.body) as Omit<StepRow, 'result'> & { inlineRequest?: StoredInlineRequest };
+			if (inlineRequest) request = inlineRequest;
+			steps.push({ ...step, result: row.result });
+		}
 	}
 	steps.sort((a, b) => a.seq - b.seq);
-	return { transplant: header ? { ...header, steps } : undefined, steps };
+	return { transplant: header ? { ...header, steps } : undefined, steps, ...(request ? { request } : {}) };
 }
 
 /**

@@ -48,9 +48,11 @@ export function terminate(k: InstanceKernel, options: { rollback?: boolean } = {
 	if (FINISHED_STATUSES.includes(row.status)) throw new InvalidStateError(`cannot terminate workflow "${row.id}": it is already ${row.status}`);
 	const rollingBack = readRollbackState(row);
 	const replay = k.replay;
+	if (options.rollback === true && row.status === 'rolling_back') throw new InvalidStateError(`workflow "${row.id}" is already rolling back`);
+	// An attempt whose function ran but whose row the pass had not written yet is recorded first, and cancelled below.
+	replay.recordBegunAttempts();
 	if (options.rollback === true) {
-		if (row.status === 'rolling_back') throw new InvalidStateError(`workflow "${row.id}" is already rolling back`);
-		replay.beginRollback(row, { reason: 'terminated', state: 'running' });
+		replay.beginRollback(k.row!, { reason: 'terminated', state: 'running' });
 		replay.interrupt('terminated');
 		k.replay.kick();
 		return 'rolling_back';
@@ -64,7 +66,7 @@ export function terminate(k: InstanceKernel, options: { rollback?: boolean } = {
 		// Durable before the children are told: the alarm retries the cascade until every one answered.
 		k.children.arm(children);
 		k.transition(
-			{ ...row, status: 'terminated', ...(abandoned ? { rollback: storedRollbackState(abandoned) } : {}) },
+			{ ...k.row!, status: 'terminated', ...(abandoned ? { rollback: storedRollbackState(abandoned) } : {}) },
 			{ kind: 'workflow.terminated', ...(abandoned ? { detail: { rollback: replay.rollbackSummary(abandoned) } } : {}) },
 		);
 	});

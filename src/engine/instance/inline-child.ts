@@ -173,6 +173,21 @@ export class InlineChildRun {
 		return this.forced;
 	}
 
+	/**
+	 * The parent ended (terminated) or restarted while this run was under way: the child is
+	 * terminated as a child in its own object would be (its unfinished steps cancelled, its
+	 * attempts aborted), and what it holds now is returned for its parent to publish, so a child
+	 * anyone could read as running ends with a record. Undefined when the child was not created
+	 * yet (its payload was being checked: nobody could read it).
+	 */
+	endWithParent(): (InlineRunEnd & { request: InlineRequest }) | undefined {
+		this.abort();
+		const row = this.store.readInstance();
+		if (!row) return undefined;
+		const steps = this.store.readSteps();
+		return { finished: true, header: transplantHeader(row, steps, this.store.wakeups, this.store.history), steps, request: this.request };
+	}
+
 	/** The parent's pass was cut (terminate, restart): nothing more is kept, and the child's attempts are aborted. */
 	abort(): void {
 		this.live = false;
@@ -283,6 +298,21 @@ export function readInline(engine: InstanceEngine, read: InlineRead): WorkflowSt
 
 /** An engine over a transplant in memory, for reads only: a child its parent keeps until it is published. */
 export function transplantView(transplant: ChildTransplant, registry: Registry, now: () => number): InstanceEngine {
+	return transplantEngine(transplant, registry, now).engine;
+}
+
+/**
+ * A run its parent's isolate lost (a crash mid-run), ended with its terminated parent: terminated as
+ * its own object would terminate it (its unfinished steps cancelled), and what it then holds, to publish.
+ */
+export function terminatedTransplant(transplant: ChildTransplant, registry: Registry, now: () => number): InlineRunEnd {
+	const { engine, store } = transplantEngine(transplant, registry, now);
+	engine.terminate();
+	const steps = store.readSteps();
+	return { finished: true, header: transplantHeader(store.readInstance()!, steps, store.wakeups, store.history), steps };
+}
+
+function transplantEngine(transplant: ChildTransplant, registry: Registry, now: () => number): { engine: InstanceEngine; store: MemoryInstanceStore } {
 	const store = new MemoryInstanceStore();
 	writeTransplantRows(store, transplant);
 	const { bytes, lastSeq } = store.historySize(0);
@@ -290,10 +320,11 @@ export function transplantView(transplant: ChildTransplant, registry: Registry, 
 	const row = transplant.row;
 	store.writeInstance({ ...row, version: row.version + 1, updatedAt: Math.max(now(), row.updatedAt), historyBytes: bytes, historySeq: lastSeq });
 	const inert = () => undefined;
-	return new InstanceEngine({
+	const engine = new InstanceEngine({
 		store, registry, env: undefined, now,
 		setAlarm: inert, ensureAlarmBy: inert, background: inert, defer: inert,
 		sendIndexEntry: async () => undefined,
 		yieldToEventLoop: async () => undefined,
 	});
+	return { engine, store };
 }

@@ -14,6 +14,7 @@ import { InstanceKernel } from './kernel';
 import { RUNNABLE } from './parts/replay-loop';
 import { checkInlineRead, readInline } from './inline-child';
 import { outcomeOf } from './row-views';
+import type { GrantAnswer } from '../limiter/concurrency-slot';
 import { assertNotDeleting, assertSameType, prepareCreate, storeCreate, type CreateResult, type PreparedCreate } from './create';
 import { pause, restart, resume, terminate, type RestartOptions } from './controls';
 import { sendEvent } from './send-event';
@@ -85,12 +86,12 @@ export class InstanceEngine {
 	}
 
 	/**
-	 * The limiter granted this queued instance a slot (RPC `slotGranted`): it starts.
-	 * A grant for an instance that no longer waits (terminated meanwhile) changes nothing.
+	 * The limiter granted this queued instance a slot (RPC `slotGranted`): it starts. An instance
+	 * that no longer waits (terminated meanwhile) declines, and starts nothing (see `ConcurrencySlot.granted`).
 	 */
-	slotGranted(): void {
+	slotGranted(): GrantAnswer {
 		this.require();
-		this.k.slot.granted();
+		return this.k.slot.granted();
 	}
 
 	/** The instance's status, bounded in size (see `statusView`). */

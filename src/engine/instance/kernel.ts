@@ -51,7 +51,10 @@ export class InstanceKernel implements PartKernel {
 		this.children = new ChildCascade(this);
 		this.retention = new Retention(this);
 		this.inline = new InlineChildren(this);
-		this.parts = [this.outbox, this.slot, this.deletion, this.replay, this.children, this.retention, this.inline];
+		// The inline children's publishing never takes the alarm: it comes before the child cascade, which
+		// takes every alarm while its retries are due, so that a child its terminated parent must publish
+		// is not held back behind the cascade that waits for it (issue 49).
+		this.parts = [this.outbox, this.slot, this.deletion, this.replay, this.inline, this.children, this.retention];
 	}
 
 	/** An instance lives here (not one being deleted, nor one deleted). */

@@ -22,6 +22,14 @@ export interface SlotRow {
 	nextAttemptAt: number | null;
 }
 
+/**
+ * How an instance answers its limiter's grant. `declined`: it no longer wants the slot (terminated,
+ * or finished, while the grant was on its way, or it never asked in this run): the limiter gives
+ * the slot to the next in line at once instead of waiting for the instance's release, which may
+ * be late or lost (a crash) or may even have reached the limiter before a late request.
+ */
+export type GrantAnswer = 'accepted' | 'declined';
+
 /** Where the instance keeps its slot row. Synchronous, and inside the instance store's transactions. */
 export interface SlotStore {
 	readSlot(): SlotRow | undefined;

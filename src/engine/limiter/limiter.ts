@@ -1,6 +1,7 @@
 import { ErrorCode, ShardflowError } from '../support/errors';
 import { outboxBackoffMs } from '../instance/timing';
 import { SingleFlight } from '../support/single-flight';
+import type { GrantAnswer } from './concurrency-slot';
 
 /** One instance known to a limiter: a holder of a slot, or a waiter in arrival order (`seq`). */
 export interface LimiterRow {
@@ -35,8 +36,12 @@ export interface LimiterHost {
 	/** The type's limit in the deployed code. */
 	limit(): number;
 	setAlarm(at: number | undefined): void;
-	/** Tells the instance it holds a slot now (it starts). NOT_FOUND: the instance is gone. */
-	grant(id: string): Promise<void>;
+	/**
+	 * Tells the instance it holds a slot now (it starts). NOT_FOUND: the instance is gone; `declined`:
+	 * it no longer wants the slot (terminated meanwhile). Either way the slot goes to the next in line.
+	 * An instance of an older build answers nothing, which counts as accepted.
+	 */
+	grant(id: string): Promise<GrantAnswer | void | null>;
 	background(work: Promise<unknown>): void;
 	/** Called when nobody holds or waits and no grant is in flight: the limiter's storage can be freed. */
 	idle(): void;
@@ -127,24 +132,28 @@ export class LimiterEngine {
 
 	private async grant(row: LimiterRow): Promise<void> {
 		try {
-			await this.host.grant(row.id);
+			const answer = await this.host.grant(row.id);
+			// A terminated instance declines: its place goes now, so the slot never waits on its release.
+			if (answer === 'declined') return this.passOn(row.id);
 			const current = this.host.store.get(row.id);
 			if (current?.state === 'holding') this.host.store.put({ ...current, notifyAt: null });
 		} catch (error) {
-			if (error instanceof ShardflowError && error.code === ErrorCode.NotFound) {
-				// The instance is gone (deleted): its place goes, and the slot to the next waiter.
-				this.host.store.transaction(() => {
-					this.host.store.remove(row.id);
-					this.promote();
-				});
-				this.deliver();
-				return;
-			}
+			// The instance is gone (deleted): its place goes, and the slot to the next waiter.
+			if (error instanceof ShardflowError && error.code === ErrorCode.NotFound) return this.passOn(row.id);
 			const current = this.host.store.get(row.id);
 			if (current?.state !== 'holding') return;
 			const attempts = current.notifyAttempts + 1;
 			this.host.store.put({ ...current, notifyAttempts: attempts, notifyAt: this.host.now() + outboxBackoffMs(attempts) });
 		}
+	}
+
+	/** The instance that was granted the slot does not take it: its place goes, and the slot to the oldest waiter. */
+	private passOn(id: string): void {
+		this.host.store.transaction(() => {
+			this.host.store.remove(id);
+			this.promote();
+		});
+		this.deliver();
 	}
 
 	private rearm(): void {

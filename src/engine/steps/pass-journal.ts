@@ -138,6 +138,22 @@ export class PassJournal {
 		this.hooks.willWrite();
 	}
 
+	/**
+	 * A terminate is about to be stored: attempts begun and not yet written (their function ran,
+	 * or runs) are written now, before it, so the terminate finds them and cancels them: an
+	 * attempt that ran always has its record, even when the terminate came within its first
+	 * microtask turns (issue 49).
+	 */
+	writeUnwrittenStarts(): void {
+		if (this.unwrittenStarts.length === 0) return;
+		try {
+			this.willWrite();
+		} catch (signal) {
+			// An earlier terminate or restart cut this pass already: its attempts were not this terminate's to record.
+			if (!(signal instanceof AbortSignal_)) throw signal;
+		}
+	}
+
 	/** The pass suspends (sleeping or waiting); the signal sticks even if `run()` catches it. */
 	suspend(status: SuspendSignal['status']): SuspendSignal {
 		this.signal = new SuspendSignal(status);

@@ -183,6 +183,11 @@ export class StepContext implements Step<any, any> {
 	 * the same step again. Completions that arrive after a terminate or restart
 	 * are dropped by the boundary check, so the engine need not wait for them.
 	 */
+	/** Before a terminate is stored: the attempts begun and not yet written get their rows and records (see `PassJournal.writeUnwrittenStarts`). */
+	recordBegunAttempts(): void {
+		this.journal.writeUnwrittenStarts();
+	}
+
 	async settle(): Promise<void> {
 		this.closed = true;
 		if (this.running > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));

@@ -62,9 +62,7 @@ export class LimiterRole implements LimiterAccess {
 			now,
 			limit: () => this.limit(),
 			setAlarm: (at) => void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at)),
-			grant: async (id) => {
-				await instances.slotGranted(env, { id });
-			},
+			grant: (id) => instances.slotGranted(env, { id }),
 			background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: limiter background work failed', error))),
 			idle: () => ctx.waitUntil(this.clear().catch((error) => console.error('shardflow: clearing an idle limiter failed', error))),
 		}));

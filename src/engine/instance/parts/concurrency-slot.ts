@@ -1,5 +1,5 @@
 import { concurrencyKey, concurrencyOf } from '../../limiter/concurrency';
-import type { SlotRow } from '../../limiter/concurrency-slot';
+import type { GrantAnswer, SlotRow } from '../../limiter/concurrency-slot';
 import { historyRow } from '../../history/history';
 import { fromStoredJson } from '../../support/json';
 import type { InstanceRow } from '../../storage/store';
@@ -55,12 +55,19 @@ export class ConcurrencySlot implements InstancePart {
 	}
 
 	/**
-	 * The limiter granted this queued instance a slot (RPC `slotGranted`): it starts.
-	 * A grant for an instance that no longer waits (terminated meanwhile) changes nothing.
+	 * The limiter granted this queued instance a slot (RPC `slotGranted`): it starts, and accepts.
+	 * A grant repeated after its answer was lost is accepted again (the slot is held). An instance
+	 * that no longer waits for the slot (terminated, or finished, before the grant arrived; or
+	 * terminated with its rollbacks while queued) declines: it never starts a step, and the
+	 * limiter gives the slot to the next in line without waiting for the release, which may be
+	 * late, lost with a crash, or may even have reached the limiter before a late request did.
 	 */
-	granted(): void {
+	granted(): GrantAnswer {
 		const slot = this.slot;
-		if (slot && (slot.state === 'requested' || slot.state === 'waiting')) this.startWith(slot);
+		if (slot?.state === 'held') return 'accepted';
+		if (!slot || slot.state === 'releasing' || this.k.row?.status !== 'queued') return 'declined';
+		this.startWith(slot);
+		return 'accepted';
 	}
 
 	/** Delivers the slot's pending request or release to the limiter; a failure waits for the alarm, with backoff. */
@@ -101,6 +108,7 @@ export class ConcurrencySlot implements InstancePart {
 	private startWith(slot: SlotRow): void {
 		const k = this.k;
 		const row = k.row!;
+		// Only a queued instance starts: a terminated one (or one rolling back) never takes a step again.
 		if (row.status !== 'queued') return;
 		const now = k.host.now();
 		k.host.store.transaction(() => {

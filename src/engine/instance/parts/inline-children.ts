@@ -1,13 +1,14 @@
-import { isTransient, type ParentRef } from '../../children/child-workflows';
+import { isTransient, readChildRef, type ParentRef } from '../../children/child-workflows';
+import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { InvalidStateError } from '../../support/errors';
-import { transplantFromSteps, transplantOf, type ChildTransplant, type TransplantHeader } from '../../children/transplant';
+import { transplantFromSteps, transplantOf, type ChildTransplant, type StoredInlineRequest, type TransplantHeader } from '../../children/transplant';
 import { concurrencyOf } from '../../limiter/concurrency';
 import { FINISHED_STATUSES } from '../../definition/types';
 import type { InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { fromStoredJson, toStoredJson } from '../../support/json';
-import { InlineChildRun, MAX_INLINE_RUNS, transplantView, type InlineRequest } from '../inline-child';
+import { InlineChildRun, MAX_INLINE_RUNS, terminatedTransplant, transplantView, type InlineRequest } from '../inline-child';
 import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
@@ -26,8 +27,8 @@ type StoredHeader = TransplantHeader & { parent: ParentRef };
  * run writes stay here (a first-write table: an instance that never runs one has none). A
  * finished child is published from here, in the background and retried from the alarm with
  * backoff (its parent's step has completed already); a handed-over one by its invoke, which
- * waits for it as for any child. When the parent finishes or restarts, a child it had not
- * finished running or handed over never appears: its rows go.
+ * waits for it as for any child. When the parent is terminated (or restarts) while a child runs
+ * here, the child ends terminated and is published so (`duringTransition`).
  */
 export class InlineChildren implements InstancePart, InlineChildHooks {
 	private readonly publishing: SingleFlight;
@@ -39,6 +40,8 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	private readonly fresh = new Set<string>();
 	/** The runs under way in this isolate, by child id (their engines answer reads of the child). */
 	private readonly running = new Map<string, InlineChildRun>();
+	/** Set by a transition that ended children with their parent: they are published after it. */
+	private endedWithParent = false;
 
 	constructor(private readonly k: PartKernel) {
 		this.publishing = new SingleFlight({
@@ -70,8 +73,10 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 
 	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
 	run(request: InlineRequest): InlineChildRun {
-		const store = this.k.host.store;
-		const run = new InlineChildRun(this.k.host, request, ({ result, ...row }) => store.writeInlineRow(request.id, { key: row.key, body: JSON.stringify(row), result, publishAt: null }), () => {
+		// The run's first step row carries its request (transplant.ts `StoredInlineRequest`), in every write of it.
+		let first: string | undefined;
+		const stored: StoredInlineRequest = { type: request.type, payload: request.payload };
+		const run = new InlineChildRun(this.k.host, request, (row) => this.keepStep(request.id, row, (first ??= row.key) === row.key ? stored : undefined), () => {
 			if (this.running.get(request.id) === run) this.running.delete(request.id);
 		});
 		this.running.set(request.id, run);
@@ -85,12 +90,45 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	view(childId: string): InstanceEngine | undefined {
 		const running = this.running.get(childId);
 		if (running) return running.view;
-		const { transplant } = this.stored(childId);
+		const transplant = this.stored(childId).transplant ?? this.lost(childId)?.transplant;
 		return transplant ? transplantView(transplant, this.k.host.registry, () => this.k.host.now()) : undefined;
 	}
 
-	/** What an earlier run of the child left here: its transplant once the run ended, else only the steps it wrote. */
-	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] } {
+	/**
+	 * A run this isolate no longer has and that left no header (the isolate died mid-run): rebuilt
+	 * from its step rows and the request its first one carries, as its next pass would hand it over.
+	 */
+	private lost(childId: string): { transplant: ChildTransplant; request: InlineRequest } | undefined {
+		const row = this.k.row;
+		if (!row || this.running.has(childId)) return undefined;
+		const { transplant, steps, request: stored } = this.stored(childId);
+		if (transplant || !stored || steps.length === 0) return undefined;
+		const step = this.inlineInvokes().get(childId);
+		if (step === undefined) return undefined;
+		const request: InlineRequest = { id: childId, type: stored.type, payload: stored.payload, parent: { id: row.id, type: row.type, step } };
+		return { transplant: this.fromSteps(request, steps), request };
+	}
+
+	/**
+	 * This instance's unfinished invokes of children it runs inline: the child's id, and the invoking
+	 * step's name (`cancelled` too: a terminate's transaction cancels them before the children end).
+	 */
+	private inlineInvokes(): Map<string, string> {
+		const invokes = new Map<string, string>();
+		for (const step of stepRowsWithSmallResults(this.k.host.store)) {
+			if (step.kind !== 'child' || step.result === null || !['running', 'retrying', 'cancelled'].includes(step.status)) continue;
+			try {
+				const ref = readChildRef(step);
+				if (ref?.inline) invokes.set(ref.childId, step.name);
+			} catch {
+				// Not a ref: no child of this step.
+			}
+		}
+		return invokes;
+	}
+
+	/** What an earlier run of the child left here: its transplant once the run ended, else only the steps it wrote (and its request). */
+	stored(childId: string): ReturnType<typeof transplantOf> {
 		return transplantOf(this.k.host.store.readInlineRows(childId));
 	}
 
@@ -179,11 +217,47 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 		return false;
 	}
 
-	/** A finished or restarted parent: the children it had not finished running or handed over never appear. */
+	/**
+	 * A finished (terminated) or restarted parent: a child still running here ends with it,
+	 * terminated, and is published like a finished child (a client may have read it as running:
+	 * it must not vanish); so does, at a terminate, a run this isolate lost mid-way (a crash), rebuilt
+	 * from its rows. Inside the parent's transaction: the child's final rows are durable with the
+	 * parent's status, and the alarm publishes them should this isolate die first.
+	 */
 	duringTransition(row: InstanceRow): void {
 		const previous = this.k.row;
 		const ended = FINISHED_STATUSES.includes(row.status) && !(previous && FINISHED_STATUSES.includes(previous.status));
-		if (ended || (previous !== undefined && row.generation !== previous.generation)) this.k.host.store.deleteUnpublishedInline();
+		if (!ended && !(previous !== undefined && row.generation !== previous.generation)) return;
+		const registry = this.k.host.registry;
+		const now = () => this.k.host.now();
+		// The runs under way here, and those this isolate lost (it died mid-run) that a client could read through this instance.
+		const cut = [...this.running.values()].map((run) => run.endWithParent());
+		// Only a terminate reads the steps for them: every other end of a run has no invoke unfinished.
+		if (row.status === 'terminated') {
+			for (const childId of this.inlineInvokes().keys()) {
+				const lost = this.lost(childId);
+				if (lost) cut.push({ ...terminatedTransplant(lost.transplant, registry, now), request: lost.request });
+			}
+		}
+		this.k.host.store.deleteUnpublishedInline();
+		for (const end of cut) {
+			if (!end) continue;
+			// Written again after the delete above, which takes every unpublished child's rows.
+			for (const step of end.steps) this.keepStep(end.request.id, step);
+			this.keep(end.request.id, end.request.parent, end.header, true);
+			this.endedWithParent = true;
+		}
+	}
+
+	afterTransition(): void {
+		if (!this.endedWithParent) return;
+		this.endedWithParent = false;
+		this.publishSoon();
+	}
+
+	/** A step row of a child run here, kept in this instance's storage (its result in a column of its own; the run's request with its first). */
+	private keepStep(childId: string, { result, ...row }: StepRow, inlineRequest?: StoredInlineRequest): void {
+		this.k.host.store.writeInlineRow(childId, { key: row.key, body: JSON.stringify(inlineRequest ? { ...row, inlineRequest } : row), result, publishAt: null });
 	}
 
 	private earliest(): number | undefined {

@@ -247,6 +247,11 @@ export class ReplayLoop implements InstancePart {
 		return this.k.host.store.eventBuffer().count > 0;
 	}
 
+	/** Before a terminate is stored: the pass in flight writes the attempts it began and has not written yet, so the terminate cancels them. */
+	recordBegunAttempts(): void {
+		this.activeStep?.recordBegunAttempts();
+	}
+
 	/** A terminate or restart: the pass in flight stops at once, its running attempts aborted. */
 	interrupt(reason: 'terminated' | 'restarted'): void {
 		// A running step's signal aborts, so its fetch (or anything that listens) stops now.
