@@ -8,6 +8,7 @@ import { stepKey } from './step-key';
 import type { InstanceStore, PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
 import { describeThrown } from '../support/thrown-value';
+import { ErrorCode, ValidationError } from '../support/errors';
 import type { RollbackFunction, StepAttempt, StepConfig } from '../definition/types';
 
 /** The rollback of one completed step, as `step.do` registered it in the pass that reached the step. */
@@ -103,6 +104,8 @@ export class RollbackRunner {
 		try {
 			policy = resolveRetryPolicy(rollback.retries);
 			timeoutMs = parseDuration(rollback.timeout ?? DEFAULT_STEP_TIMEOUT);
+			// As a step's `timeout` of 0 is refused: an attempt with no time to run always times out.
+			if (timeoutMs === 0) throw new ValidationError(ErrorCode.InvalidOptions, `step "${rollback.name}": option "rollbackTimeout" must be more than 0 (a rollback attempt with no time to run always times out)`);
 		} catch (error) {
 			// Bad rollbackRetries or rollbackTimeout: this rollback can never run, so it fails for good (a retry would not help).
 			const { name, message, code } = describeThrown(error);
