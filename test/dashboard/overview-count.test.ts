@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Overview, type TypeSummary } from '../../src/dashboard/views/overview';
-import { countText } from '../../src/dashboard/public/dashboard/count-text.js';
+import { plural } from '../../src/dashboard/public/dashboard/plural.js';
 
 const summary = (type: string, counts: Record<string, number>): TypeSummary => ({ type, shards: 1, counts, backlog: { pending: 0, oldestAgeMs: null, oldest: [] } });
 
-/** The overview page's text of each type's total (what overview.js redraws with the same `countText`). */
+/** The overview page's text of each type's total (what overview.js redraws with the same `plural`). */
 async function totals(types: TypeSummary[]): Promise<string[]> {
 	const html = String(await Overview({ types, metrics: {}, scheduled: [] })!.toString());
 	return [...html.matchAll(/data-field="total">([^<]*)</g)].map((m) => m[1]!);
@@ -21,6 +21,6 @@ describe('the overview counts instances in words', () => {
 	});
 
 	it('is what the live scripts write too (overview.js, bulk.js)', () => {
-		expect([countText(1, 'instance'), countText(3, 'instance'), countText(1, 'payment instance')]).toEqual(['1 instance', '3 instances', '1 payment instance']);
+		expect([plural(1, 'instance'), plural(3, 'instance'), plural(1, 'payment instance')]).toEqual(['1 instance', '3 instances', '1 payment instance']);
 	});
 });

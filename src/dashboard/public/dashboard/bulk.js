@@ -4,7 +4,7 @@
 // follows one job the same way.
 import { api, base, wireEventEditor } from './common.js';
 import { confirmAction } from './confirm.js';
-import { countText } from './count-text.js';
+import { plural } from './plural.js';
 
 const card = /** @type {HTMLElement | null} */ (document.getElementById('bulk-progress'));
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (card?.querySelector(selector));
@@ -83,7 +83,7 @@ export function showProgress(p) {
 		...Object.entries(p.skipped ?? {}).map(([reason, n]) => {
 			const li = document.createElement('li');
 			li.dataset.reason = reason;
-			li.textContent = `${countText(Number(n), 'instance')} skipped: ${REASONS[reason] ?? reason}`;
+			li.textContent = `${plural(Number(n), 'instance')} skipped: ${REASONS[reason] ?? reason}`;
 			return li;
 		}),
 	);
@@ -231,7 +231,7 @@ if (start && listConfigEl && form) {
 			note.textContent = '';
 			if (counted.matched === 0) return void (note.textContent = `No ${config.filter.type} instance matches this filter: nothing to ${choice.value}.`);
 			const ok = await confirmAction(
-				`${words} ${countText(counted.matched, `${config.filter.type} instance`)} matching this filter? (Counted now by a dry run. Instances that no longer match when the job reaches them are skipped; what is done stays done if you cancel.)`,
+				`${words} ${plural(counted.matched, `${config.filter.type} instance`)} matching this filter? (Counted now by a dry run. Instances that no longer match when the job reaches them are skipped; what is done stays done if you cancel.)`,
 				true,
 			);
 			if (!ok) return;

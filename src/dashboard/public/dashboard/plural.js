@@ -8,6 +8,6 @@
  * @param {string} [many] the noun for any other count (default: `one` + "s")
  * @returns {string}
  */
-export function countText(n, one, many = `${one}s`) {
+export function plural(n, one, many = `${one}s`) {
 	return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
 }
