@@ -1,4 +1,5 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Two projects: the pure engine core on plain Node (no workerd), and
@@ -38,6 +39,15 @@ export default defineConfig({
 						},
 					}),
 				],
+				// The package's own entries, as the examples import them (package.json `exports` points at dist/; tsconfig.json `paths` alike):
+				// test/api/doc-auth-samples.test.ts runs examples/host-worker, the Worker docs/installing.md shows.
+				resolve: {
+					alias: [
+						{ find: /^shardflow$/, replacement: fileURLToPath(new URL('./src/host.ts', import.meta.url)) },
+						{ find: /^shardflow\/workflow$/, replacement: fileURLToPath(new URL('./src/authoring.ts', import.meta.url)) },
+						{ find: /^shardflow\/client$/, replacement: fileURLToPath(new URL('./src/client.ts', import.meta.url)) },
+					],
+				},
 				// css: the dashboard's stylesheet is imported as text (`?raw`, src/dashboard/assets.ts), which vitest empties unless told.
 				test: { name: 'workers', css: { include: [/dashboard\.css/] }, include: ['test/runtime/**/*.test.ts', 'test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/testing/workerd/*.test.ts', 'test/examples/*.workerd.test.ts'], testTimeout: 60_000 },
 			},

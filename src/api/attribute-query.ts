@@ -69,7 +69,8 @@ export function listOrderParam(order: string | undefined): ListOrder | undefined
 export const ORDER_PARAM = /^(created|updated|-?attr\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
 
 const KIND_SCHEMA: Record<AttributeKind, Record<string, unknown>> = {
-	keyword: { type: 'string', maxLength: 256 },
+	// maxLength counts characters; the limit is UTF-8 bytes (a character is 1 to 4), which no JSON Schema keyword counts, so the description says it.
+	keyword: { type: 'string', maxLength: 256, description: 'at most 256 UTF-8 bytes' },
 	number: { type: 'number' },
 	boolean: { type: 'boolean' },
 	datetime: { type: 'integer', description: 'milliseconds since the epoch' },

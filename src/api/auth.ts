@@ -13,6 +13,18 @@ export function authMode(env: ApiEnv): 'token' | 'open' | 'unconfigured' {
 }
 
 /**
+ * What a 403 `AUTH_NOT_CONFIGURED` says (the API and the dashboard alike): the production options,
+ * and the local one, since `wrangler dev` of a Worker that mounts the API answers it too
+ * until its `.dev.vars` says development (`npm run dev` of the starter and this repository set it).
+ */
+export function authNotConfigured(openPurpose: string): string {
+	return (
+		`this deployment has no API_TOKEN: set one with \`wrangler secret put API_TOKEN\`, or set ALLOW_UNAUTHENTICATED=true to ${openPurpose}; ` +
+		'locally under `wrangler dev`, put SHARDFLOW_ENV=development in .dev.vars to serve without a token'
+	);
+}
+
+/**
  * With `API_TOKEN` set, every route needs `Authorization: Bearer <token>`
  * (compared in constant time). Without it, nothing that reveals or changes
  * data is served (reads included: payloads and outputs are data) unless in
@@ -25,11 +37,7 @@ export const requireAuth: MiddlewareHandler<{ Bindings: ApiEnv }> = async (c, ne
 	if (token) {
 		await checkBearer(c, token);
 	} else if (c.env.SHARDFLOW_ENV !== 'development' && c.env.ALLOW_UNAUTHENTICATED !== 'true') {
-		throw new ApiError(
-			403,
-			'AUTH_NOT_CONFIGURED',
-			'this deployment has no API_TOKEN: set one with `wrangler secret put API_TOKEN`, or set ALLOW_UNAUTHENTICATED=true to serve without authentication on purpose',
-		);
+		throw new ApiError(403, 'AUTH_NOT_CONFIGURED', authNotConfigured('serve without authentication on purpose'));
 	}
 	await next();
 };

@@ -6,6 +6,7 @@
 import bulkJs from './public/dashboard/bulk.js?raw';
 import commonJs from './public/dashboard/common.js?raw';
 import confirmJs from './public/dashboard/confirm.js?raw';
+import pluralJs from './public/dashboard/plural.js?raw';
 import dashboardCss from './public/dashboard/dashboard.css?raw';
 import instanceJs from './public/dashboard/instance.js?raw';
 import listJs from './public/dashboard/list.js?raw';
@@ -21,6 +22,7 @@ const FILES: Record<string, { body: string; type: string }> = {
 	'bulk.js': { body: bulkJs, type: JS },
 	'common.js': { body: commonJs, type: JS },
 	'confirm.js': { body: confirmJs, type: JS },
+	'plural.js': { body: pluralJs, type: JS },
 	'dashboard.css': { body: dashboardCss, type: CSS },
 	'instance.js': { body: instanceJs, type: JS },
 	'list.js': { body: listJs, type: JS },

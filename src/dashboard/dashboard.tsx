@@ -4,6 +4,7 @@ import type { ApiEnv } from '../api/env';
 import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
 import { countFailedCredential, refuseIfBlocked } from '../api/failed-credentials';
 import { ApiError } from '../api/http-errors';
+import { authNotConfigured } from '../api/auth';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import { namespace } from '../client/instance-client';
 import type { Registry } from '../engine/definition/registry';
@@ -122,7 +123,7 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 	app.use('*', async (c, next) => {
 		const mode = authMode(c.env);
 		if (mode === 'unconfigured') {
-			return refuse(c, 403, 'AUTH_NOT_CONFIGURED', 'this deployment has no API_TOKEN: set one with `wrangler secret put API_TOKEN` (or ALLOW_UNAUTHENTICATED=true on purpose) to use the dashboard');
+			return refuse(c, 403, 'AUTH_NOT_CONFIGURED', authNotConfigured('open the dashboard without signing in, on purpose'));
 		}
 		const mutating = c.req.method !== 'GET' && c.req.method !== 'HEAD';
 		const upgrade = c.req.header('upgrade')?.toLowerCase() === 'websocket';

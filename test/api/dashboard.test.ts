@@ -234,6 +234,8 @@ describe('dashboard sign-in and cross-site protection', () => {
 		const res = await page(readmeDeployment, method, path, { headers });
 		expect(res.status).toBe(403);
 		expect(res.text).toContain('AUTH_NOT_CONFIGURED');
+		// The way in under `wrangler dev`, not only production's.
+		expect(res.text).toContain('SHARDFLOW_ENV=development in .dev.vars');
 	});
 
 	it('is closed on a deployment without a token, unless unauthenticated access is chosen', async () => {

@@ -148,6 +148,13 @@ describe('a deployment without API_TOKEN', () => {
 		},
 	);
 
+	it('names the local option in the 403 AUTH_NOT_CONFIGURED message (SHARDFLOW_ENV=development in .dev.vars), beside the production ones', async () => {
+		const res = await call({ API_TOKEN: undefined, ALLOW_UNAUTHENTICATED: undefined, SHARDFLOW_ENV: undefined }, 'GET', '/workflows', undefined);
+		expect(res.status).toBe(403);
+		const { message } = (res.json as { error: { message: string } }).error;
+		for (const option of ['wrangler secret put API_TOKEN', 'ALLOW_UNAUTHENTICATED=true', 'SHARDFLOW_ENV=development', '.dev.vars']) expect(message).toContain(option);
+	});
+
 	// The README's deployment: no API_TOKEN secret, no ALLOW_UNAUTHENTICATED, no
 	// SHARDFLOW_ENV (its documented default is production). The test Worker runs
 	// with SHARDFLOW_ENV=development, so the three are unset here explicitly.

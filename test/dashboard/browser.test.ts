@@ -479,6 +479,30 @@ describe('the dashboard in a browser', { timeout: 20_000 }, () => {
 		await page.close();
 	});
 
+	it('shows whole step names on the desktop timeline, wrapped within the name column, with the time beside them', async () => {
+		const id = newId('long-names');
+		await call('POST', '/workflows', { type: 'long-step-names', id, payload: {} });
+		await until(() => statusOf(id), (s) => s === 'completed', 'the run to complete');
+		const page = await openPage(`/dashboard/instances/${id}`);
+		await page.waitForSelector('.tl-row[data-row="do:ok"]');
+		const long = 'reserve-the-warehouse-stock-for-every-line-of-the-order-and-tell-the-customer';
+		const unbroken = 'averyveryverylongstepnamewithoutanyplacetobreakitatallwhatsoever';
+		for (const name of [long, unbroken]) {
+			const row = page.locator(`.tl-row[data-row="do:${name}"]`);
+			expect(await row.locator('.tl-label').textContent()).toBe(name);
+			// Nothing of the name is cut off: neither the label nor the column it sits in hides any of it.
+			for (const part of ['.tl-label', '.tl-name']) {
+				expect(await row.locator(part).evaluate((el) => el.scrollWidth <= el.clientWidth + 1 && el.scrollHeight <= el.clientHeight + 1), `${name} ${part}`).toBe(true);
+			}
+			expect(await row.locator('.tl-took').isVisible()).toBe(true);
+			// The bars keep their width beside the name column.
+			expect((await row.locator('.tl-track').boundingBox())!.width).toBeGreaterThan(600);
+		}
+		await shot(page, 'desktop-long-step-names');
+		noPageErrors(page);
+		await page.close();
+	});
+
 	it('reads at phone width: folded filters, ticks apart, whole step names, durations and markers without hover, history details on their own line', async () => {
 		const id = newId('phone-with-a-long-name');
 		await createPayment(id);

@@ -283,6 +283,29 @@ describe("a child's outcome is delivered once per invoke", () => {
 		},
 	);
 
+	it("forgets a child's notice after the parent's next pass: a restarted parent polling the same child id waits for the child's new run", async () => {
+		await world.engine('q').create('q', 'reinvoker', {});
+		await world.idle();
+		await world.engine('shared-double').sendEvent('go', {});
+		await world.idle();
+		// The notice answered the parent's invoke in the pass that completed it.
+		expect(world.engine('q').status()).toMatchObject({ status: 'completed', output: 0 });
+		world.engine('shared-double').restart();
+		await world.idle();
+		world.engine('q').restart();
+		await world.idle();
+		expect(world.engine('q').status().status).toBe('waiting');
+		// The parent's alarm polls its waiting invoke: the child runs again, so the answer is "not yet",
+		// never the outcome of the child's earlier run that the old notice carried.
+		for (let i = 0; i < 3; i++) await world.advance(2_000);
+		expect(world.engine('shared-double').status().status).toBe('waiting');
+		expect(world.engine('q').status().status).toBe('waiting');
+		expect(world.engine('q').history().events.filter((e) => e.kind === 'child.completed')).toHaveLength(0);
+		await world.engine('shared-double').sendEvent('go', {});
+		await world.idle();
+		expect(world.engine('q').status()).toMatchObject({ status: 'completed', output: 0 });
+	});
+
 	it('keeps at most 4 MiB of notices for its next pass: a fan-out of 1 MiB outputs past that asks its children, and every invoke gets its own output', async () => {
 		await world.engine('f').create('f', 'fan-out', { n: 8 });
 		await world.idle();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NonRetryableError } from '../../src/engine/support/errors';
 import { CONTINUE_WAKEUP, invocationBudgetOf } from '../../src/engine/instance/invocation-budget';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
@@ -136,5 +137,137 @@ describe('a pass and its invocation budget', () => {
 		expect(invocationBudgetOf({ SHARDFLOW_INVOCATION_STEPS: '40', SHARDFLOW_INVOCATION_MS: '5000' })).toEqual({ steps: 40, ms: 5000 });
 		expect(() => invocationBudgetOf({ SHARDFLOW_INVOCATION_STEPS: '0' })).toThrow(/SHARDFLOW_INVOCATION_STEPS must be a whole number from 1/);
 		expect(() => invocationBudgetOf({ SHARDFLOW_INVOCATION_MS: 'soon' })).toThrow(/SHARDFLOW_INVOCATION_MS/);
+	});
+});
+
+/** `n` steps that await I/O, each with a rollback that awaits I/O too (a refund that calls an outside API); then the run fails for good. */
+const undone: string[] = [];
+let hangUndoOf: string | undefined;
+let undoHanging: () => void = () => {};
+class Compensated extends Workflow<{ n: number; cpuOnlyUndo?: boolean }, never> {
+	static override readonly type = 'compensated';
+	async run(step: Step, { n, cpuOnlyUndo = false }: { n: number; cpuOnlyUndo?: boolean }): Promise<never> {
+		for (let i = 0; i < n; i++) {
+			await step.do(`s${i}`, async () => (ran.push(`s${i}`), await io(), i), {
+				rollback: async () => {
+					undone.push(`s${i}`);
+					if (hangUndoOf === `s${i}`) {
+						hangUndoOf = undefined;
+						undoHanging();
+						await new Promise<never>(() => {});
+					}
+					if (!cpuOnlyUndo) await io();
+				},
+			});
+		}
+		await step.do('fail', () => Promise.reject(new NonRetryableError('declined')));
+		throw new Error('unreachable');
+	}
+}
+
+describe('rollbacks and the invocation budget', () => {
+	async function startCompensated(n: number, steps: number, cpuOnlyUndo = false) {
+		ran.length = 0;
+		undone.length = 0;
+		host = new VirtualHost({ registry: registryOf(Compensated) });
+		host.invocationBudget = { steps, ms: 1e9 };
+		const engine = host.engine();
+		await engine.create('wf-c', 'compensated', { n, cpuOnlyUndo });
+		await host.idle();
+		return engine;
+	}
+
+	/** Fires the alarm until the instance is finished; counts the rollback attempts each invocation started. */
+	async function drive(engine: ReturnType<VirtualHost['engine']>, perInvocation: number[]) {
+		for (let guard = 0; guard < 1000 && !['errored', 'terminated'].includes(engine.status().status); guard++) {
+			const before = undone.length;
+			if (!(await host.fireAlarm(engine))) break;
+			perInvocation.push(undone.length - before);
+		}
+	}
+
+	it('counts compensations against the same per-invocation budget as forward steps and continues them from the alarm, each once', async () => {
+		const engine = await startCompensated(12, 5);
+		const perInvocation: number[] = [undone.length];
+		await drive(engine, perInvocation);
+		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed', completed: 12 } });
+		// Every compensation ran exactly once, newest first.
+		expect(undone).toEqual(Array.from({ length: 12 }, (_, i) => `s${11 - i}`));
+		// No invocation started more than 5 attempts, forward steps and compensations together.
+		expect(Math.max(...perInvocation)).toBeLessThanOrEqual(5);
+		expect(host.store.readStepsOfKind('rollback', 'completed').every((row) => row.attempts === 1)).toBe(true);
+		expect(host.store.earliestWakeup()).toBeUndefined();
+	});
+
+	it('shares the budget of the invocation whose forward pass failed: its rollbacks start only with what that pass left', async () => {
+		// 3 steps take 3 of 5 attempts (the failing one awaits no I/O: refunded): two compensations start in that invocation, the third later.
+		const engine = await startCompensated(3, 5);
+		expect(ran).toEqual(['s0', 's1', 's2']);
+		expect(undone).toEqual(['s2', 's1']);
+		expect(engine.status().status).toBe('rolling_back');
+		expect(host.alarmAt).toBe(host.now());
+		await drive(engine, []);
+		expect(undone).toEqual(['s2', 's1', 's0']);
+		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed', completed: 3 } });
+		expect(host.store.earliestWakeup()).toBeUndefined();
+	});
+
+	it('does not count compensations that await no I/O against the step budget', async () => {
+		// The forward steps leave one attempt of 4: all three compensations run in it, none awaiting I/O.
+		const engine = await startCompensated(3, 4, true);
+		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed', completed: 3 } });
+		expect(undone).toEqual(['s2', 's1', 's0']);
+	});
+
+	it('after a crash in a continued rollback, runs each remaining compensation once and skips none', async () => {
+		hangUndoOf = 's5';
+		const hanging = new Promise<boolean>((resolve) => (undoHanging = () => resolve(true)));
+		let engine = await startCompensated(12, 5);
+		// Alarms until s5's compensation is under way (a continuation, past the first invocation), then the isolate dies in it.
+		for (let guard = 0; guard < 20; guard++) {
+			const fired = host.fireAlarm(engine);
+			if (await Promise.race([fired.then(() => false), hanging])) break;
+		}
+		expect(undone.at(-1)).toBe('s5');
+		host.crash();
+		host = host.nextIsolate();
+		engine = host.engine();
+		expect(engine.status().status).toBe('rolling_back');
+		await drive(engine, []);
+		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed', completed: 12 } });
+		// s5's attempt began before the crash, so it runs a second attempt (as any interrupted attempt does); every other one once, none skipped.
+		const newestFirst = Array.from({ length: 12 }, (_, i) => `s${11 - i}`);
+		expect(undone).toEqual(newestFirst.flatMap((s) => (s === 's5' ? ['s5', 's5'] : [s])));
+		const rows = host.store.readStepsOfKind('rollback', 'completed');
+		expect(rows.map((row) => [row.name, row.attempts]).sort()).toEqual(newestFirst.map((s) => [s, s === 's5' ? 2 : 1]).sort());
+	});
+
+	it('continues a terminate-with-rollback past the budget from the alarm as well', async () => {
+		ran.length = 0;
+		undone.length = 0;
+		class Waits extends Workflow<{}, void> {
+			static override readonly type = 'waits';
+			static override events = { go: {} as { ok: boolean } };
+			async run(step: Step<{ go: { ok: boolean } }>) {
+				for (let i = 0; i < 7; i++) await step.do(`s${i}`, async () => (await io(), i), { rollback: async () => (undone.push(`s${i}`), await io()) });
+				await step.waitForEvent('go');
+			}
+		}
+		host = new VirtualHost({ registry: registryOf(Waits) });
+		host.invocationBudget = { steps: 3, ms: 1e9 };
+		const engine = host.engine();
+		await engine.create('wf-t', 'waits', {});
+		await host.idle();
+		const perInvocation: number[] = [];
+		await drive(engine, perInvocation);
+		expect(engine.status().status).toBe('waiting');
+		engine.terminate({ rollback: true });
+		await host.idle();
+		expect(undone).toEqual(['s6', 's5', 's4']);
+		perInvocation.length = 0;
+		await drive(engine, perInvocation);
+		expect(engine.status()).toMatchObject({ status: 'terminated', rollback: { state: 'completed', completed: 7 } });
+		expect(undone).toEqual(['s6', 's5', 's4', 's3', 's2', 's1', 's0']);
+		expect(Math.max(...perInvocation)).toBeLessThanOrEqual(3);
 	});
 });

@@ -345,7 +345,27 @@ class BadRollbackOptions extends Workflow<{}, void> {
 	}
 }
 
+/** A rollback given no time to run: it could never finish an attempt that awaits anything. */
+class ZeroRollbackTimeout extends Workflow<{}, void> {
+	static override readonly type = 'zero-rollback-timeout';
+	async run(step: Step) {
+		await step.do('a', () => 1, { rollback: undo('a'), rollbackTimeout: 0 });
+		await step.do('b', () => {
+			throw new NonRetryableError('nope');
+		});
+	}
+}
+
 describe('rollback options', () => {
+	it('a rollbackTimeout of 0 fails that rollback for good with INVALID_OPTIONS, as a step timeout of 0 is refused', async () => {
+		const { engine } = await startInstance(registryOf(ZeroRollbackTimeout), 'zero-rollback-timeout');
+		expect(engine.status()).toMatchObject({
+			status: 'errored',
+			rollback: { state: 'failed', failedStep: 'a', error: { code: 'INVALID_OPTIONS', message: expect.stringContaining('rollbackTimeout') } },
+		});
+		expect(ran).toEqual([]);
+	});
+
 	it('an invalid rollbackTimeout fails that rollback for good with INVALID_DURATION instead of retrying forever', async () => {
 		const { engine } = await startInstance(registryOf(BadRollbackOptions), 'bad-rollback-options');
 		expect(engine.status()).toMatchObject({

@@ -108,6 +108,17 @@ describe('attribute values a query could never find', () => {
 		expect(applyAttributeUpdate('t', declared, {}, { customer: 'caf\u00e9 \ud83d\ude00' })).toEqual({ customer: 'caf\u00e9 \ud83d\ude00' });
 	});
 
+	it('limits a keyword to 256 UTF-8 bytes, not 256 characters: 128 two-byte letters fit, 129 do not', () => {
+		const refused = expect.objectContaining({ code: ErrorCode.InvalidSearchAttributes, message: expect.stringContaining('at most 256 UTF-8 bytes') });
+		expect(applyAttributeUpdate('t', declared, {}, { customer: 'a'.repeat(256) })).toEqual({ customer: 'a'.repeat(256) });
+		expect(() => applyAttributeUpdate('t', declared, {}, { customer: 'a'.repeat(257) })).toThrow(refused);
+		// 'é' is 1 UTF-16 unit and 2 UTF-8 bytes; '😀' is 2 units and 4 bytes.
+		expect(applyAttributeUpdate('t', declared, {}, { customer: '\u00e9'.repeat(128) })).toEqual({ customer: '\u00e9'.repeat(128) });
+		expect(() => applyAttributeUpdate('t', declared, {}, { customer: '\u00e9'.repeat(129) })).toThrow(refused);
+		expect(() => applyAttributeUpdate('t', declared, {}, { customer: '\ud83d\ude00'.repeat(65) })).toThrow(refused);
+		expect(() => applyAttributeUpdate('t', declared, {}, { customer: `${'a'.repeat(255)}\u00e9` })).toThrow(refused);
+	});
+
 	it('reads a datetime given as text (a JSON body) by the rule queries read times with, and refuses text that rule refuses', () => {
 		expect(applyAttributeUpdate('t', declared, {}, { dueAt: '2024-05-01T10:00Z' })).toEqual({ dueAt: Date.UTC(2024, 4, 1, 10) });
 		expect(applyAttributeUpdate('t', declared, {}, { dueAt: '2024-05-01' })).toEqual({ dueAt: Date.UTC(2024, 4, 1) });

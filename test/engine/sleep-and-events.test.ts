@@ -188,6 +188,19 @@ describe('step.waitForEvent', () => {
 		expect(host.store.wakeups.size).toBe(0);
 	});
 
+	it("waits without a timeout for as long as it takes (Cloudflare's 24 hours do not apply): no wake-up, still waiting after 400 days, then the event completes it", async () => {
+		const { host, engine } = await start('collector', { count: 1 });
+		expect(engine.status()).toMatchObject({ status: 'waiting', steps: [{ name: 'item-0', status: 'waiting', wakeAt: null }] });
+		expect(host.store.wakeups.size).toBe(0);
+		host.advance(400 * DAY);
+		engine.alarm();
+		await host.idle();
+		expect(engine.status().status).toBe('waiting');
+		await engine.sendEvent('item', { n: 7 });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: [7] });
+	});
+
 	it('resolves at once when the event arrives, not on the alarm', async () => {
 		const { host, engine } = await start('timeouts');
 		await engine.sendEvent('stop', { reason: 'done' });

@@ -43,3 +43,20 @@ describe('subrequests per invocation (the harness counts every fetch an invocati
 		expect(counted.filter((inv) => inv.subrequests > 0).length).toBeGreaterThanOrEqual(6);
 	});
 });
+
+describe('compensations per invocation (the same harness: a counter of subrequests per invocation)', () => {
+	it('keeps 120 fetch steps and their 120 fetching compensations at 50 subrequests per invocation, each compensation once', async () => {
+		const id = uniqueId('comp-fetcher');
+		await instances.create(testEnv, { type: 'compensating-fetcher', id, payload: { n: 120 } });
+		for (let i = 0; i < 300; i++) {
+			await settle(id);
+			if ((await instances.status(testEnv, { id })).status === 'errored') break;
+			await new Promise((r) => setTimeout(r, 10));
+		}
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'errored', rollback: { state: 'completed', completed: 120 } });
+		for (let i = 0; i < 120; i++) expect(executions.get(`${id}:refund-${i}`), `refund-${i}`).toBe(1);
+		const perInvocation = (invocations.get(id) ?? []).map((inv) => inv.subrequests);
+		expect(perInvocation.reduce((a, b) => a + b, 0)).toBe(240);
+		expect(Math.max(...perInvocation)).toBeLessThanOrEqual(50);
+	});
+});

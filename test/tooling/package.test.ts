@@ -301,6 +301,8 @@ describe('npx shardflow init, from the tarball', () => {
 		expect(files(app).filter((f) => f !== 'package-lock.json').sort()).toEqual(
 			['.dev.vars', '.gitignore', 'README.md', 'package.json', 'src/env.d.ts', 'src/index.ts', 'src/registry.ts', 'src/workflows/signup.ts', 'test/signup.test.ts', 'test/signup.workerd.test.ts', 'test/worker.ts', 'tsconfig.json', 'vitest.config.ts', 'wrangler.jsonc'].sort(),
 		);
+		// A tarball installed from (the README's way until shardflow is on npm) is not committed.
+		expect(readFileSync(join(app, '.gitignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['node_modules', '.wrangler/', '.dev.vars', '*.tgz']));
 		const wrangler = readFileSync(join(app, 'wrangler.jsonc'), 'utf8');
 		expect(wrangler).toContain('"name": "my-signups"');
 		expect(wrangler).toContain('{ "name": "WORKFLOW_RUNNER", "class_name": "WorkflowRunner" }');

@@ -47,6 +47,16 @@ export class OrderWorkflow extends Workflow<{ orderId: string }, string> {
 	}
 }
 
+/** Steps with names longer than the timeline's name column: the desktop timeline shows them whole (docs/dashboard.md). */
+export class LongStepNamesWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'long-step-names';
+	async run(step: Step) {
+		await step.do('reserve-the-warehouse-stock-for-every-line-of-the-order-and-tell-the-customer', () => 1);
+		await step.do('averyveryverylongstepnamewithoutanyplacetobreakitatallwhatsoever', () => 2);
+		return step.do('ok', () => 3);
+	}
+}
+
 export const registry = defineRegistry({
 	test: { workflow: TestWorkflow },
 	payment: { workflow: PaymentWorkflow, shards: 4, version: '2026-11-26.2' },
@@ -54,6 +64,7 @@ export const registry = defineRegistry({
 	order: { workflow: OrderWorkflow },
 	shipping: { workflow: ShippingWorkflow, shards: 2 },
 	receipt: { workflow: ReceiptWorkflow },
+	'long-step-names': { workflow: LongStepNamesWorkflow },
 });
 
 export class WorkflowRunner extends createWorkflowRunner(registry) {}

@@ -9,7 +9,7 @@ import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
 import { asInvocation } from '../harness/invocations';
 import { FetcherWorkflow } from '../../bench/workflows';
-import { SagaWorkflow } from './saga-workflows';
+import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
 import {
@@ -80,6 +80,7 @@ export const testRegistry = defineRegistry({
 	'steps-parent': { workflow: StepsParentWorkflow },
 	budgeted: { workflow: BudgetedWorkflow, limits: { stepsPerInvocation: 4 } },
 	fetcher: { workflow: FetcherWorkflow, limits: { stepsPerInvocation: 50 } },
+	'compensating-fetcher': { workflow: CompensatingFetcherWorkflow, limits: { stepsPerInvocation: 50 } },
 	searchable: { workflow: SearchableWorkflow, shards: 4 },
 });
 

@@ -27,3 +27,23 @@ export class SagaWorkflow extends Workflow<{ fail?: boolean; hangUndo?: string; 
 		return 'booked';
 	}
 }
+
+/**
+ * `n` steps that each call an outside API once, each with a compensation that calls it once
+ * more (a refund), then a step that fails for good: the compensations' subrequests per invocation.
+ */
+export class CompensatingFetcherWorkflow extends Workflow<{ n: number }, never> {
+	static override readonly type = 'compensating-fetcher';
+	async run(step: Step, { n }: { n: number }): Promise<never> {
+		for (let i = 0; i < n; i++) {
+			await step.do(`call-${i}`, async () => ((await fetch(`http://outside.test/${i}`)).ok ? i : -1), {
+				rollback: async () => {
+					countExecution(`${this.ctx.id}:refund-${i}`);
+					await fetch(`http://outside.test/refund/${i}`);
+				},
+			});
+		}
+		await step.do('fail', () => Promise.reject(new NonRetryableError('the last call was refused')));
+		throw new Error('unreachable');
+	}
+}

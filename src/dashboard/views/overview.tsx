@@ -4,6 +4,7 @@ import { WORKFLOW_STATUSES } from '../../engine/definition/types';
 import { StatusBadge } from './layout';
 import { safeJson } from './safe-json';
 import { dashboardHref } from './paths';
+import { plural } from '../public/dashboard/plural.js';
 
 export interface TypeSummary {
 	type: string;
@@ -41,7 +42,7 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 								<h2>
 									<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}`)}>{t.type}</a>
 								</h2>
-								<span class="total" data-field="total">{total.toLocaleString('en')} instances</span>
+								<span class="total" data-field="total">{plural(total, 'instance')}</span>
 							</header>
 							<ul class="counts">
 								{WORKFLOW_STATUSES.map((status) => (

@@ -77,7 +77,7 @@ export interface StepDoOptions<T = any> {
 	rollback?: RollbackFunction<T>;
 	/** Retries of the rollback; defaults to the type's `defaults.retries` (not the step's: a step that must not be retried still needs its compensation retried, also after a crash). */
 	rollbackRetries?: RetryPolicy;
-	/** Longest a single rollback attempt may take (default 10 minutes, like a step's). */
+	/** Longest a single rollback attempt may take (default 10 minutes, like a step's). More than 0. */
 	rollbackTimeout?: Duration;
 	/**
 	 * `'output'`: the result is stored for replay but shown as `'[REDACTED]'` in the status,

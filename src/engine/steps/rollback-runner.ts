@@ -8,6 +8,7 @@ import { stepKey } from './step-key';
 import type { InstanceStore, PassStore, StepRow } from '../storage/store';
 import { StepRows } from './step-rows';
 import { describeThrown } from '../support/thrown-value';
+import { ErrorCode, ValidationError } from '../support/errors';
 import type { RollbackFunction, StepAttempt, StepConfig } from '../definition/types';
 
 /** The rollback of one completed step, as `step.do` registered it in the pass that reached the step. */
@@ -25,6 +26,8 @@ export type RollbackOutcome =
 	| { kind: 'completed' }
 	/** A rollback waits for its retry (a wake-up is set). */
 	| { kind: 'suspended' }
+	/** The invocation's budget is spent before the next attempt: the rollbacks continue in a new invocation. */
+	| { kind: 'continue' }
 	/** A rollback failed for good: the ones after it did not run. */
 	| { kind: 'failed'; step: string; error: { name: string; message: string; code?: string } }
 	/** The instance stopped rolling back meanwhile (a plain terminate): nothing more was written. */
@@ -37,6 +40,13 @@ export interface RollbackHooks {
 	setWakeup(key: string, at: number): void;
 	/** False once a terminate abandoned the rollbacks (or a restart or deletion came): stop without writing. */
 	stillRollingBack(): boolean;
+	/**
+	 * Counts a rollback attempt about to start against the invocation's budget, the one forward
+	 * steps count against (invocation-budget.ts); true when it must start in a new invocation.
+	 */
+	invocationSpent(now: number): boolean;
+	/** The attempt counted by `invocationSpent` settled without awaiting I/O: it does not count against the step budget. */
+	attemptSettledAtOnce(): void;
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
 }
 
@@ -94,6 +104,8 @@ export class RollbackRunner {
 		try {
 			policy = resolveRetryPolicy(rollback.retries);
 			timeoutMs = parseDuration(rollback.timeout ?? DEFAULT_STEP_TIMEOUT);
+			// As a step's `timeout` of 0 is refused: an attempt with no time to run always times out.
+			if (timeoutMs === 0) throw new ValidationError(ErrorCode.InvalidOptions, `step "${rollback.name}": option "rollbackTimeout" must be more than 0 (a rollback attempt with no time to run always times out)`);
 		} catch (error) {
 			// Bad rollbackRetries or rollbackTimeout: this rollback can never run, so it fails for good (a retry would not help).
 			const { name, message, code } = describeThrown(error);
@@ -108,6 +120,9 @@ export class RollbackRunner {
 			this.fail(row, attempts, error, now);
 			return { kind: 'failed', step: rollback.name, error };
 		}
+		// The invocation's budget, as for a step: checked before the attempt's row is written, so a
+		// compensation that waits for the next invocation has not begun (nothing to count twice after a crash).
+		if (this.hooks.invocationSpent(now)) return { kind: 'continue' };
 		const attempt = attempts + 1;
 		const { delay } = rollback.retries;
 		const config: StepConfig = Object.freeze({
@@ -123,9 +138,16 @@ export class RollbackRunner {
 			this.store.deleteWakeup(key);
 			this.hooks.record({ kind: 'rollback.started', step: rollback.name, attempt });
 		});
+		// Counted from its start; refunded once if it settles within its first microtask turns (it awaited no I/O).
+		let pending = false;
+		const refundIfAtOnce = () => {
+			if (!pending) this.hooks.attemptSettledAtOnce();
+		};
 		try {
-			await runAttempt((context) => rollback.fn(result, context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about);
+			await runAttempt((context) => rollback.fn(result, context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about, () => (pending = true));
+			refundIfAtOnce();
 		} catch (error) {
+			refundIfAtOnce();
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
 			return this.attemptFailed(running, error, attempt, policy, about);
 		}

@@ -4,6 +4,7 @@
 // follows one job the same way.
 import { api, base, wireEventEditor } from './common.js';
 import { confirmAction } from './confirm.js';
+import { plural } from './plural.js';
 
 const card = /** @type {HTMLElement | null} */ (document.getElementById('bulk-progress'));
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (card?.querySelector(selector));
@@ -47,7 +48,6 @@ const REASONS = {
 	not_found: 'gone when reached',
 	INVALID_STATE: 'INVALID_STATE (the action does not apply in its status)',
 };
-const plural = (/** @type {number} */ n, /** @type {string} */ one, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 const skippedTotal = (/** @type {BulkProgress} */ p) => Object.values(p.skipped ?? {}).reduce((a, b) => a + Number(b), 0);
 
 /**

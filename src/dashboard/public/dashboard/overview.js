@@ -4,6 +4,7 @@
 // The metrics come from counters the index shards keep (docs/dashboard.md): reading
 // them costs the same for a hundred instances as for millions.
 import { api, duration } from './common.js';
+import { plural } from './plural.js';
 
 const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('overview-config')).textContent ?? '{}');
 const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
@@ -96,7 +97,7 @@ function drawCounts(t) {
 		el.closest('li')?.classList.toggle('zero', n === 0);
 	});
 	const totalEl = card.querySelector('[data-field="total"]');
-	if (totalEl) totalEl.textContent = `${fmt(total)} instances`;
+	if (totalEl) totalEl.textContent = plural(total, 'instance');
 	drawBacklog(t.type, t.backlog);
 }
 

@@ -73,6 +73,11 @@ export class ReplayLoop implements InstancePart {
 	private activeStep: StepContext | undefined;
 	/** The rollbacks running now, so a terminate that abandons them aborts the attempt in flight. */
 	private activeRollback: RollbackRunner | undefined;
+	/**
+	 * The budget a failed forward pass leaves to the rollbacks it begins: they run in the next round
+	 * of the loop, in the same invocation, so they spend what is left of it, not a budget of their own.
+	 */
+	private budgetLeft: InvocationMeter | undefined;
 	/** Passes cut short in a row, as stored (see `cutPassBackoffMs`); read once when the engine starts. */
 	private cutPasses: CutPasses | undefined;
 	/** The instance's publishing rate for `step.emit` (see stream.ts), across passes. */
@@ -271,7 +276,10 @@ export class ReplayLoop implements InstancePart {
 		// Every pass takes the notices that came before it, even one that returns at once: none outlives the next pass.
 		const childPort = this.k.children.portForPass();
 		const start = this.k.row;
-		if (start?.status === 'rolling_back') return this.rollbackPass(start);
+		// Only the round right after the failed pass that left it may use it.
+		const budgetLeft = this.budgetLeft;
+		this.budgetLeft = undefined;
+		if (start?.status === 'rolling_back') return this.rollbackPass(start, budgetLeft);
 		if (!start || !RUNNABLE.includes(start.status)) return;
 		const entry = this.k.entryOf(start);
 		const generation = start.generation;
@@ -299,8 +307,7 @@ export class ReplayLoop implements InstancePart {
 		if (start.status === 'created' && !markWhenPending) markRunning();
 
 		const rows = StepRows.load(this.k.host.store);
-		const budget = this.k.host.invocationBudget ?? DEFAULT_INVOCATION_BUDGET;
-		const meter = new InvocationMeter({ ...budget, steps: entry.limits.stepsPerInvocation ?? budget.steps }, this.k.host.now());
+		const meter = this.newMeter(entry);
 		// Records since the last status change (an event, or a pass a crash cut short): usually none.
 		this.k.uncountedHistoryBytes = this.k.host.store.historySize(this.k.row!.historySeq ?? 0).bytes;
 		/** A record of this pass as a history row, its bytes added to the running total. */
@@ -420,12 +427,19 @@ export class ReplayLoop implements InstancePart {
 			}
 			this.k.transition({ ...now, status: 'completed', output }, { kind: 'workflow.completed', value: output });
 		} else if (step.rollbacks.size > 0) {
-			// run() failed for good and completed steps have rollbacks: the next pass runs them.
+			// run() failed for good and completed steps have rollbacks: the next pass runs them, in this invocation's budget.
 			this.beginRollback(now, { reason: 'failed', state: 'running' }, describeThrown(outcome.error));
+			this.budgetLeft = meter;
 			this.kick();
 		} else {
 			this.fail(now, outcome.error);
 		}
+	}
+
+	/** A pass's meter of a fresh invocation's budget: the host's, with the type's own step budget if it declares one. */
+	private newMeter(entry: ResolvedEntry): InvocationMeter {
+		const budget = this.k.host.invocationBudget ?? DEFAULT_INVOCATION_BUDGET;
+		return new InvocationMeter({ ...budget, steps: entry.limits.stepsPerInvocation ?? budget.steps }, this.k.host.now());
 	}
 
 	/**
@@ -492,12 +506,16 @@ export class ReplayLoop implements InstancePart {
 	 * new runs or is written. Then the rollbacks run, newest completion first,
 	 * each checkpointed (see rollback-runner.ts); completed ones are skipped, so a
 	 * crash anywhere resumes where it stopped. The same pass serves the first run
-	 * of the rollbacks and every resumption (alarm, retry, eviction).
+	 * of the rollbacks and every resumption (alarm, retry, eviction, continuation).
+	 * Compensations count against the invocation's budget as steps do (`budgetLeft`:
+	 * what the failed pass before it in this invocation left); once it is spent the
+	 * pass ends and its alarm, due now, continues the rollbacks in a new invocation.
 	 */
-	private async rollbackPass(start: InstanceRow): Promise<void> {
+	private async rollbackPass(start: InstanceRow, budgetLeft: InvocationMeter | undefined): Promise<void> {
 		const state = readRollbackState(start);
 		if (!state) return;
 		const entry = this.k.entryOf(start);
+		const meter = budgetLeft ?? this.newMeter(entry);
 		const generation = start.generation;
 		const startedAt = this.k.host.now();
 		this.k.host.ensureAlarmBy(startedAt + WATCHDOG_MS);
@@ -530,7 +548,11 @@ export class ReplayLoop implements InstancePart {
 		// A replay the storage cut short learned only some of the rollbacks: running those would skip the others for good.
 		if (storage.failure !== undefined) throw storage.failure;
 		if (!stillRollingBack()) return;
-		const runner = new RollbackRunner(store, rows, { now: () => this.k.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log });
+		const runner = new RollbackRunner(store, rows, {
+			now: () => this.k.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log,
+			invocationSpent: (at) => meter.spentBefore(at),
+			attemptSettledAtOnce: () => meter.settledAtOnce(),
+		});
 		this.activeRollback = runner;
 		let outcome;
 		try {
@@ -544,6 +566,8 @@ export class ReplayLoop implements InstancePart {
 		if (!stillRollingBack() || outcome.kind === 'aborted') return;
 		this.k.host.store.deleteWakeupsDue(startedAt, wakeups.keys);
 		if (outcome.kind === 'suspended') return;
+		// The invocation's budget is spent: the instance stays `rolling_back` and its alarm, due now, continues in a new invocation.
+		if (outcome.kind === 'continue') return this.k.host.store.transaction(() => wakeups.set(CONTINUE_WAKEUP, this.k.host.now()));
 		const done: RollbackState =
 			outcome.kind === 'completed' ? { ...state, state: 'completed' } : { ...state, state: 'failed', failedStep: outcome.step, error: outcome.error };
 		const rollback = storedRollbackState(done);
