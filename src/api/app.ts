@@ -1,3 +1,5 @@
+import { logFormOf, printLog } from '../engine/support/engine-log';
+import { describeThrown } from '../engine/support/thrown-value';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { ErrorCode, RegistryError } from '../engine/support/errors';
 import type { Registry } from '../engine/definition/registry';
@@ -52,7 +54,7 @@ export interface AppOptions {
  * `wrangler dev` keeps running, shows what to fix, and reloads once it is.
  */
 function brokenRegistryApp(problem: RegistryError) {
-	console.error(problem.message);
+	printLog({ severity: 'error', event: 'registry.invalid', error: describeThrown(problem) });
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>();
 	app.all('*', (c) => errorJson(c, 500, problem.code, problem.message));
 	return app;
@@ -92,7 +94,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		workBegan();
 		if (!schedulesWoken) {
 			schedulesWoken = true;
-			const waking = wakeSchedules(c.env, registry).catch((error) => console.error('shardflow: waking the schedules failed', error));
+			const waking = wakeSchedules(c.env, registry).catch((error) => printLog({ severity: 'error', event: 'schedule.wake_failed', error: describeThrown(error) }, logFormOf(c.env)));
 			try {
 				c.executionCtx.waitUntil(waking);
 			} catch {

@@ -1,3 +1,5 @@
+import { printLog } from '../engine/support/engine-log';
+import { describeThrown } from '../engine/support/thrown-value';
 import { ConfigurationError } from '../engine/support/errors';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
@@ -72,7 +74,7 @@ function missingBinding(found: unknown): ConfigurationError {
 	);
 	if (!missingBindingLogged) {
 		missingBindingLogged = true;
-		console.error(`shardflow: ${error.message}`);
+		printLog({ severity: 'error', event: 'config.invalid', setting: 'WORKFLOW_RUNNER', error: describeThrown(error) });
 	}
 	return error;
 }

@@ -1,3 +1,5 @@
+import { printLog } from '../engine/support/engine-log';
+import { describeThrown } from '../engine/support/thrown-value';
 import type { ErrorBody } from '../engine/support/errors';
 import { ConfigurationError, errorFromBody, toErrorBody, ShardflowError } from '../engine/support/errors';
 import type { CallArgs, CallOutput, CallRole, RoleCallName, RoleCalls } from '../operations/role-calls';
@@ -47,7 +49,7 @@ export async function wrap<T>(fn: () => T | Promise<T>): Promise<RpcResult<T>> {
 	try {
 		return { ok: true, value: await fn() };
 	} catch (error) {
-		if (!(error instanceof ShardflowError)) console.error('shardflow: unexpected error', error);
+		if (!(error instanceof ShardflowError)) printLog({ severity: 'error', event: 'rpc.unexpected_error', error: describeThrown(error) });
 		return { ok: false, error: toErrorBody(error) };
 	}
 }

@@ -406,6 +406,7 @@ export class StepContext implements Step<any, any> {
 				this.journal.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"`, errorCode: ErrorCode.EventTimeout });
 				this.hooks.record({ kind: 'wait.timed_out', step: stepName, detail: { event } });
 			});
+			this.hooks.log({ severity: 'info', event: 'wait.timed_out', step: stepName, eventName: event, error: { name: 'EventTimeoutError', message: `timed out waiting for "${event}"`, code: ErrorCode.EventTimeout } });
 			throw new EventTimeoutError(stepName, event);
 		}
 		throw this.journal.suspend('waiting');
