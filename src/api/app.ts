@@ -24,6 +24,7 @@ import { streamRoutes } from './stream-routes';
 import { bulkRoutes } from './bulk-routes';
 import { createDashboard } from '../dashboard/dashboard';
 import { typeMetricsRoutes } from './type-metrics-route';
+import { metricsRoutes } from './metrics-route';
 import { typeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 import { workBegan } from '../runtime/isolate-activity';
 export type { ApiEnv } from './env';
@@ -155,6 +156,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	app.route('/', indexAdminRoutes(registry));
 	app.route('/', typeSchemaRoutes(registry));
 	app.route('/', typeMetricsRoutes(registry, now));
+	app.route('/', metricsRoutes(registry, now));
 	app.route('/', lifecycleAdminRoutes(registry));
 	app.route('/', scheduleRoutes(registry));
 	documentWebhookRoute(app);
