@@ -7,6 +7,7 @@ import { withTimeout } from '../engine/support/with-timeout';
 
 import { consoleLogger, logFormOf, parseLogLevel, printLog } from '../engine/support/engine-log';
 import { describeThrown } from '../engine/support/thrown-value';
+import { runtimeTracer } from './runtime-tracer';
 import type { BacklogPort } from '../engine/index/index-backlog';
 import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
@@ -72,6 +73,7 @@ export function instanceHost(
 		yieldToEventLoop: yieldToOtherWork,
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		log: consoleLogger(level, form),
+		...(runtimeTracer ? { tracer: runtimeTracer } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),
