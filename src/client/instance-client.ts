@@ -1,5 +1,3 @@
-import { printLog } from '../engine/support/engine-log';
-import { describeThrown } from '../engine/support/thrown-value';
 import { ConfigurationError } from '../engine/support/errors';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
@@ -74,7 +72,8 @@ function missingBinding(found: unknown): ConfigurationError {
 	);
 	if (!missingBindingLogged) {
 		missingBindingLogged = true;
-		printLog({ severity: 'error', event: 'config.invalid', setting: 'WORKFLOW_RUNNER', error: describeThrown(error) });
+		// The shape of engine-log.ts's lines, written here: the caller's bundle stays without the logger.
+		console.error({ source: 'shardflow', level: 'error', msg: `config.invalid: ${error.message}`, event: 'config.invalid', setting: 'WORKFLOW_RUNNER', errorCode: error.code, error: { name: error.name, message: error.message, code: error.code } });
 	}
 	return error;
 }

@@ -1,5 +1,3 @@
-import { printLog } from '../engine/support/engine-log';
-import { describeThrown } from '../engine/support/thrown-value';
 import type { ErrorBody } from '../engine/support/errors';
 import { ConfigurationError, errorFromBody, toErrorBody, ShardflowError } from '../engine/support/errors';
 import type { CallArgs, CallOutput, CallRole, RoleCallName, RoleCalls } from '../operations/role-calls';
@@ -49,7 +47,11 @@ export async function wrap<T>(fn: () => T | Promise<T>): Promise<RpcResult<T>> {
 	try {
 		return { ok: true, value: await fn() };
 	} catch (error) {
-		if (!(error instanceof ShardflowError)) printLog({ severity: 'error', event: 'rpc.unexpected_error', error: describeThrown(error) });
+		// The shape of engine-log.ts's lines, written here: the caller's bundle stays without the logger.
+		if (!(error instanceof ShardflowError)) {
+			const { name, message, stack } = error instanceof Error ? error : { name: 'Error', message: 'a thrown value that is no Error', stack: undefined };
+			console.error({ source: 'shardflow', level: 'error', msg: `rpc.unexpected_error: ${name}: ${message}`, event: 'rpc.unexpected_error', error: { name, message, stack } });
+		}
 		return { ok: false, error: toErrorBody(error) };
 	}
 }

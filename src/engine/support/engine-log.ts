@@ -120,3 +120,4 @@ export function consoleLogger(level: LogLevel, form: LogForm = 'object'): Engine
 		if (logs(level, record.severity)) printLog(record, form);
 	};
 }
+
