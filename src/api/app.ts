@@ -1,3 +1,5 @@
+import { logFormOf, printLog } from '../engine/support/engine-log';
+import { describeThrown } from '../engine/support/thrown-value';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { ErrorCode, RegistryError } from '../engine/support/errors';
 import type { Registry } from '../engine/definition/registry';
@@ -22,6 +24,7 @@ import { streamRoutes } from './stream-routes';
 import { bulkRoutes } from './bulk-routes';
 import { createDashboard } from '../dashboard/dashboard';
 import { typeMetricsRoutes } from './type-metrics-route';
+import { metricsRoutes } from './metrics-route';
 import { typeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 import { workBegan } from '../runtime/isolate-activity';
 export type { ApiEnv } from './env';
@@ -52,7 +55,7 @@ export interface AppOptions {
  * `wrangler dev` keeps running, shows what to fix, and reloads once it is.
  */
 function brokenRegistryApp(problem: RegistryError) {
-	console.error(problem.message);
+	printLog({ severity: 'error', event: 'registry.invalid', error: describeThrown(problem) });
 	const app = new OpenAPIHono<{ Bindings: ApiEnv }>();
 	app.all('*', (c) => errorJson(c, 500, problem.code, problem.message));
 	return app;
@@ -92,7 +95,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 		workBegan();
 		if (!schedulesWoken) {
 			schedulesWoken = true;
-			const waking = wakeSchedules(c.env, registry).catch((error) => console.error('shardflow: waking the schedules failed', error));
+			const waking = wakeSchedules(c.env, registry).catch((error) => printLog({ severity: 'error', event: 'schedule.wake_failed', error: describeThrown(error) }, logFormOf(c.env)));
 			try {
 				c.executionCtx.waitUntil(waking);
 			} catch {
@@ -153,6 +156,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	app.route('/', indexAdminRoutes(registry));
 	app.route('/', typeSchemaRoutes(registry));
 	app.route('/', typeMetricsRoutes(registry, now));
+	app.route('/', metricsRoutes(registry, now));
 	app.route('/', lifecycleAdminRoutes(registry));
 	app.route('/', scheduleRoutes(registry));
 	documentWebhookRoute(app);

@@ -1,3 +1,5 @@
+import { logFormOf, printLog } from '../engine/support/engine-log';
+import { describeThrown } from '../engine/support/thrown-value';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -111,6 +113,6 @@ export function handleError(error: unknown, c: Context) {
 		const code = status === 400 && malformedJson.has(c.req.raw) ? 'MALFORMED_JSON' : status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST';
 		return errorJson(c, status, code, error.message || 'bad request');
 	}
-	console.error('shardflow api: unexpected error', error);
+	printLog({ severity: 'error', event: 'api.unexpected_error', method: c.req.method, path: c.req.path, error: describeThrown(error) }, logFormOf(c.env));
 	return errorJson(c, 500, ErrorCode.Internal, 'internal error');
 }

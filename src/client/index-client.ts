@@ -30,7 +30,7 @@ import type { IndexLayout, Registry, ResolvedEntry } from '../engine/definition/
 import { readShards, shardIndex } from '../engine/index/shard';
 import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
-import { summarizeMetrics, type TypeMetrics } from '../engine/index/run-metrics';
+import { summarizeMetrics, type ShardMetrics, type TypeMetrics } from '../engine/index/run-metrics';
 import { cursorKey } from './cursor-key';
 import type { ShardflowEnv } from './instance-client';
 import { callRole } from './stubs';
@@ -251,9 +251,13 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 	 * cost is a day of minutes per shard, whatever the number of instances.
 	 */
 	async metrics(type: string, now: number): Promise<TypeMetrics> {
+		return summarizeMetrics(type, now, await this.shardMetrics(type, now));
+	}
+
+	/** Each shard's own answer, histograms whole (what `GET /metrics` turns into buckets). */
+	async shardMetrics(type: string, now: number): Promise<ShardMetrics[]> {
 		const entry = this.registry.get(type);
-		const perShard = await Promise.all(readShards(entry).map((n) => callRole(this.env, 'indexMetrics', [type, n], { now })));
-		return summarizeMetrics(type, now, perShard);
+		return Promise.all(readShards(entry).map((n) => callRole(this.env, 'indexMetrics', [type, n], { now })));
 	}
 
 	/**

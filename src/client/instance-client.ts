@@ -72,7 +72,8 @@ function missingBinding(found: unknown): ConfigurationError {
 	);
 	if (!missingBindingLogged) {
 		missingBindingLogged = true;
-		console.error(`shardflow: ${error.message}`);
+		// The shape of engine-log.ts's lines, written here: the caller's bundle stays without the logger.
+		console.error({ source: 'shardflow', level: 'error', msg: `config.invalid: ${error.message}`, event: 'config.invalid', setting: 'WORKFLOW_RUNNER', errorCode: error.code, error: { name: error.name, message: error.message, code: error.code } });
 	}
 	return error;
 }

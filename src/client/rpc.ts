@@ -47,7 +47,11 @@ export async function wrap<T>(fn: () => T | Promise<T>): Promise<RpcResult<T>> {
 	try {
 		return { ok: true, value: await fn() };
 	} catch (error) {
-		if (!(error instanceof ShardflowError)) console.error('shardflow: unexpected error', error);
+		// The shape of engine-log.ts's lines, written here: the caller's bundle stays without the logger.
+		if (!(error instanceof ShardflowError)) {
+			const { name, message, stack } = error instanceof Error ? error : { name: 'Error', message: 'a thrown value that is no Error', stack: undefined };
+			console.error({ source: 'shardflow', level: 'error', msg: `rpc.unexpected_error: ${name}: ${message}`, event: 'rpc.unexpected_error', error: { name, message, stack } });
+		}
 		return { ok: false, error: toErrorBody(error) };
 	}
 }

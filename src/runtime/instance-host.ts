@@ -5,7 +5,9 @@ import type { ShardflowEnv } from '../client/instance-client';
 import { childPortOver } from '../client/child-port';
 import { withTimeout } from '../engine/support/with-timeout';
 
-import { consoleLogger, parseLogLevel } from '../engine/support/engine-log';
+import { consoleLogger, logFormOf, parseLogLevel, printLog } from '../engine/support/engine-log';
+import { describeThrown } from '../engine/support/thrown-value';
+import { runtimeTracer } from './runtime-tracer';
 import type { BacklogPort } from '../engine/index/index-backlog';
 import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
@@ -50,6 +52,7 @@ export function instanceHost(
 	historyAppended?: () => void,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
+	const form = logFormOf(env);
 	return {
 		store: historyAppended ? new NotifyingInstanceStore(db, ctx.storage, start, historyAppended) : new DrizzleInstanceStore(db, ctx.storage, start),
 		registry,
@@ -65,11 +68,12 @@ export function instanceHost(
 			alarm.at = at;
 			void ctx.storage.setAlarm(at);
 		},
-		background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: background work failed', error))),
+		background: (work) => ctx.waitUntil(work.catch((error) => printLog({ severity: 'error', event: 'background.failed', instanceId: ctx.id.name, error: describeThrown(error) }, form))),
 		sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
 		yieldToEventLoop: yieldToOtherWork,
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
-		log: consoleLogger(level),
+		log: consoleLogger(level, form),
+		...(runtimeTracer ? { tracer: runtimeTracer } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),
@@ -110,7 +114,7 @@ function deploymentBudget(env: unknown): InvocationBudget {
 	try {
 		return invocationBudgetOf(env as Parameters<typeof invocationBudgetOf>[0]);
 	} catch (error) {
-		console.error(`shardflow: ${(error as Error).message}; using the default invocation budget`);
+		printLog({ severity: 'error', event: 'config.invalid', setting: 'SHARDFLOW_INVOCATION_STEPS/_MS', error: describeThrown(error), fallback: 'the default invocation budget' }, logFormOf(env));
 		return DEFAULT_INVOCATION_BUDGET;
 	}
 }

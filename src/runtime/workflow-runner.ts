@@ -7,6 +7,8 @@ import { operations } from '../operations/table';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { workBegan } from './isolate-activity';
+import { runtimeTracer } from './runtime-tracer';
+import { tracedCall } from './traced-call';
 import { eagerTablesOf, ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
@@ -97,7 +99,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		for (const op of Object.values(operations) as AnyOperation[]) {
 			Object.defineProperty(WorkflowRunnerBase.prototype, op.rpc, {
 				value(this: WorkflowRunnerBase, input: unknown) {
-					return this.call('instance', (instance) => op.run(instance, input));
+					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), runtimeTracer));
 				},
 				writable: true,
 				configurable: true,

@@ -9,6 +9,7 @@ import { MemoryInstanceStore } from '../engine/storage/memory-store';
 import type { ArchiveBucket } from '../engine/lifecycle/archive';
 import type { ChildPort } from '../engine/children/child-workflows';
 import type { EngineLogger } from '../engine/support/engine-log';
+import type { Tracer } from '../engine/support/tracer';
 import type { InvocationBudget } from '../engine/instance/invocation-budget';
 import type { LimiterPort, SlotStore } from '../engine/limiter/concurrency-slot';
 import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhooks/webhook';
@@ -65,6 +66,8 @@ export class VirtualHost implements EngineHost {
 	// What the kit does not lend by default; a test sets the ones it exercises.
 	log?: EngineLogger;
 	logStepCompletions?: boolean;
+	/** Spans of passes and step attempts (engine/support/tracer.ts); unset, nothing is traced. */
+	tracer?: Tracer;
 	invocationBudget?: InvocationBudget;
 	children?: ChildPort;
 	inlineChildren?: boolean;
@@ -190,8 +193,8 @@ export class VirtualHost implements EngineHost {
 		const next = new VirtualHost({ ...this.options, durable: this.durable, clock: this.clock });
 		next.indexEntries = this.indexEntries;
 		next.failDeliveries = this.failDeliveries;
-		const { log, logStepCompletions, invocationBudget, children, inlineChildren, archive, slots, limiter } = this;
-		const lent = { log, logStepCompletions, invocationBudget, children, inlineChildren, archive, slots, limiter };
+		const { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter } = this;
+		const lent = { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter };
 		return Object.assign(next, Object.fromEntries(Object.entries(lent).filter(([, port]) => port !== undefined)));
 	}
 

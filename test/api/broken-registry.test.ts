@@ -9,7 +9,7 @@ describe('the API of a registry that cannot run', () => {
 		const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
 		// A key that differs from the class's static type ("test"), as JavaScript or a cast can write it.
 		const app = createApp(defineRegistry({ greeting: { workflow: TestWorkflow } } as never));
-		expect(logged).toHaveBeenCalledWith(expect.stringContaining('registry key "greeting" holds class TestWorkflow, whose static type is "test"'));
+		expect(logged).toHaveBeenCalledWith(expect.objectContaining({ level: 'error', event: 'registry.invalid', errorCode: 'INVALID_REGISTRY', msg: expect.stringContaining('registry key "greeting" holds class TestWorkflow, whose static type is "test"') }));
 		logged.mockRestore();
 		for (const [method, path] of [['GET', '/workflows'], ['POST', '/workflows'], ['GET', '/openapi.json'], ['GET', '/types']] as const) {
 			const response = await app.request(path, { method }, env as unknown as ApiEnv);

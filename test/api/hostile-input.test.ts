@@ -76,6 +76,7 @@ const routes: [string, string, unknown?][] = [
 	['GET', '/types'],
 	['GET', '/types/payment'],
 	['GET', '/types/payment/metrics'],
+	['GET', '/metrics'],
 	['POST', '/admin/types/payment/rebalance', {}],
 	['DELETE', '/workflows/some-id'],
 	['POST', '/admin/types/payment/purge', { status: 'completed', createdBefore: 1 }],

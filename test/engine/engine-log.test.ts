@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { consoleLogger, parseLogLevel } from '../../src/engine/support/engine-log';
+import { consoleLogger, logFormOf, parseLogLevel, type EngineLogRecord, type LogForm } from '../../src/engine/support/engine-log';
+import { wrap } from '../../src/client/rpc';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './start-instance';
@@ -29,6 +30,38 @@ const registry = registryOf(Flaky);
 
 afterEach(() => vi.restoreAllMocks());
 
+/** Everything the console was handed, whatever its method: [method, the printed value]. */
+function captureConsole() {
+	const printed: [string, unknown][] = [];
+	for (const method of ['log', 'info', 'debug', 'warn', 'error'] as const) {
+		vi.spyOn(console, method).mockImplementation((value: unknown) => void printed.push([method, value]));
+	}
+	return printed;
+}
+
+/** What `consoleLogger(level, form)` prints for these records: the objects it handed the console. */
+function printedAt(level: Parameters<typeof consoleLogger>[0], records: EngineLogRecord[], form: LogForm = 'object') {
+	const printed = captureConsole();
+	for (const record of records) consoleLogger(level, form)(record);
+	vi.restoreAllMocks();
+	return printed.map(([, value]) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>);
+}
+
+class Coded extends Workflow<{}, string> {
+	static override readonly type = 'coded-log';
+	static override events = { approved: {} as { by: string } };
+	async run(step: Step<typeof Coded.events>) {
+		try {
+			await step.waitForEvent('approved', { name: 'approval', timeout: '1 hour' });
+		} catch {
+			// The timeout is the case under test: go on to the failing step.
+		}
+		return step.do('charge', () => {
+			throw Object.assign(new Error('card declined'), { code: 'CARD_DECLINED' });
+		}, { retries: { limit: 0, delay: 0 } });
+	}
+}
+
 describe('structured log records', () => {
 	it('record every status change (the routine ones at debug), and an errored workflow with its error and stack', async () => {
 		const { logs } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: true });
@@ -42,9 +75,7 @@ describe('structured log records', () => {
 	it('say nothing at info level about a run that completes, and log a terminate at info', async () => {
 		const { logs } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: false });
 		expect(logs.filter((r) => r.event === 'workflow.status').map((r) => [r.status, r.severity])).toEqual([['created', 'debug'], ['running', 'debug'], ['completed', 'debug']]);
-		const printed = vi.spyOn(console, 'log').mockImplementation(() => {});
-		for (const record of logs) consoleLogger('info')(record);
-		expect(printed).not.toHaveBeenCalled();
+		expect(printedAt('info', logs)).toEqual([]);
 
 		const waiting = await startInstance(registryOf(Waits), 'waits-log');
 		waiting.engine.terminate();
@@ -79,24 +110,50 @@ describe('structured log records', () => {
 		const { logs } = await startInstance(registry, 'flaky-log', { failures: 0, thenThrow: false });
 		const completions = logs.filter((r) => r.event === 'step.completed');
 		expect(completions).toHaveLength(2);
-		const printed = vi.spyOn(console, 'log').mockImplementation(() => {});
-		for (const record of logs) consoleLogger('info')(record);
-		expect(printed.mock.calls.map(([line]) => JSON.parse(line as string).event)).not.toContain('step.completed');
-		printed.mockClear();
-		for (const record of logs) consoleLogger('debug')(record);
-		expect(printed.mock.calls.map(([line]) => JSON.parse(line as string).event)).toContain('step.completed');
+		expect(printedAt('info', logs).map((line) => line.event)).not.toContain('step.completed');
+		expect(printedAt('debug', logs).map((line) => line.event)).toContain('step.completed');
 	});
 
-	it('print one JSON line per record, errors on stderr, nothing when off', () => {
-		const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+	it('print one JSON line per record under wrangler dev, errors on stderr, nothing when off', () => {
+		const printed = captureConsole();
 		const record = { severity: 'error' as const, event: 'workflow.status', instanceId: 'a', type: 't', status: 'errored', error: { name: 'E', message: 'multi\nline' } };
-		consoleLogger('error')(record);
-		expect(err).toHaveBeenCalledTimes(1);
-		const line = err.mock.calls[0]![0] as string;
-		expect(line).not.toContain('\n');
-		expect(JSON.parse(line)).toMatchObject({ source: 'shardflow', event: 'workflow.status', instanceId: 'a' });
+		consoleLogger('error', logFormOf({ SHARDFLOW_ENV: 'development' }))(record);
+		expect(printed).toHaveLength(1);
+		const [method, line] = printed[0]!;
+		expect(method).toBe('error');
+		expect(typeof line === 'string' && !line.includes('\n')).toBe(true);
+		expect(JSON.parse(line as string)).toMatchObject({ source: 'shardflow', level: 'error', event: 'workflow.status', instanceId: 'a' });
 		consoleLogger('off')(record);
-		expect(err).toHaveBeenCalledTimes(1);
+		expect(printed).toHaveLength(1);
+	});
+
+	it('hand Workers Logs one object per record in production, its fields filterable: level, msg, event, type, instanceId, step, eventName, errorCode', async () => {
+		expect(logFormOf({})).toBe('object');
+		const { host, engine, logs } = await startInstance(registryOf(Coded), 'coded-log');
+		host.advance(3_600_000);
+		await host.fireAlarm(engine);
+		const printed = captureConsole();
+		for (const record of logs) consoleLogger('info')(record);
+		const byEvent = Object.fromEntries(printed.map(([method, value]) => [(value as { event: string }).event, { method, value }]));
+		expect(byEvent['wait.timed_out']).toEqual({
+			method: 'info',
+			value: expect.objectContaining({ source: 'shardflow', level: 'info', event: 'wait.timed_out', type: 'coded-log', instanceId: 'wf-1', step: 'approval', eventName: 'approved', errorCode: 'EVENT_TIMEOUT' }),
+		});
+		expect(byEvent['step.failed']).toEqual({
+			method: 'error',
+			value: expect.objectContaining({ level: 'error', event: 'step.failed', type: 'coded-log', instanceId: 'wf-1', step: 'charge', errorCode: 'CARD_DECLINED', msg: 'step.failed coded-log/wf-1 step "charge" attempt 1: Error: card declined' }),
+		});
+		expect(byEvent['workflow.status']?.value).toMatchObject({ level: 'error', status: 'errored', msg: expect.stringContaining('workflow.status coded-log/wf-1 errored') });
+		// Every line is a plain object (no string for Workers Logs to keep opaque) that survives JSON.
+		for (const [, value] of printed) expect(JSON.parse(JSON.stringify(value))).toEqual(value);
+	});
+
+	it('log an unexpected error behind an RPC as one object with its name, message and stack, not as console arguments', async () => {
+		const printed = captureConsole();
+		await wrap(() => {
+			throw new TypeError('cannot read x');
+		});
+		expect(printed).toEqual([['error', expect.objectContaining({ source: 'shardflow', level: 'error', event: 'rpc.unexpected_error', error: expect.objectContaining({ name: 'TypeError', message: 'cannot read x', stack: expect.any(String) }) })]]);
 	});
 
 	it.for([

@@ -75,3 +75,19 @@ describe('a registry that cannot run', () => {
 		expect(registry.types()).toEqual(['greeter', 'good-defaults']);
 	});
 });
+
+describe('stuckAfter: when a running or waiting instance counts as stuck in GET /metrics', () => {
+	it('defaults to an hour running and a week waiting, takes durations per status, and turns a check off with never', () => {
+		const registry = defineRegistry({ greeter: { workflow: Greeter } });
+		expect(registry.get('greeter').stuckAfter).toEqual({ running: 3_600_000, waiting: 7 * 86_400_000 });
+		const tuned = defineRegistry({ greeter: { workflow: Greeter, stuckAfter: { running: '15 minutes', waiting: 'never' } } });
+		expect(tuned.get('greeter').stuckAfter).toEqual({ running: 900_000, waiting: null });
+	});
+
+	it('refuses a threshold that is no duration, naming the type and the status', () => {
+		const registry = unchecked({ greeter: { workflow: Greeter, stuckAfter: { waiting: 'soon' } } });
+		expect(registry.problem?.code).toBe(ErrorCode.InvalidRegistry);
+		expect(registry.problem?.message).toContain("greeter.stuckAfter.waiting: ");
+		expect(registry.problem?.message).toContain("(or 'never')");
+	});
+});

@@ -143,7 +143,7 @@ describe('tables created on their first write', () => {
 			expect(eagerTablesOf({ SHARDFLOW_EAGER_TABLES: 'false' })).toBe(false);
 			expect(errors).not.toHaveBeenCalled();
 			expect(eagerTablesOf({ SHARDFLOW_EAGER_TABLES: 'yes' })).toBe(false);
-			expect(errors).toHaveBeenCalledWith(expect.stringContaining('SHARDFLOW_EAGER_TABLES must be "true" or "false"'));
+			expect(errors).toHaveBeenCalledWith(expect.objectContaining({ level: 'error', event: 'config.invalid', setting: 'SHARDFLOW_EAGER_TABLES', msg: expect.stringContaining('SHARDFLOW_EAGER_TABLES must be "true" or "false"') }));
 		} finally {
 			errors.mockRestore();
 		}

@@ -52,7 +52,7 @@ export const testRegistry = defineRegistry({
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
 	'short-lived': { workflow: ShortLivedWorkflow, shards: 2, retention: { completed: '1 hour', errored: '2 hours', terminated: 'forever' } },
 	purgeable: { workflow: PurgeableWorkflow, shards: 3, retention: { completed: 'forever', errored: 'forever' } },
-	inbox: { workflow: InboxWorkflow },
+	inbox: { workflow: InboxWorkflow, stuckAfter: { running: 'never', waiting: '1 hour' } },
 	'slow-retry': { workflow: SlowRetryWorkflow },
 	parallel: { workflow: ParallelWorkflow },
 	throws: { workflow: ThrowsWorkflow },

@@ -4,6 +4,7 @@ import { ErrorCode, RegistryError, ValidationError } from '../support/errors';
 import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from '../instance/instance-limits';
 import { checkWorkflowDefaults } from '../steps/step-options';
 import { checkAttributeDeclaration, type AttributeDeclaration } from '../index/search-attributes';
+import { resolveStuckAfter, type ResolvedStuckAfter, type StuckAfterOptions } from '../index/stuck-after';
 import type { DeclaredWorkflowDefaults, EventMap, Step, StreamMap, WorkflowContext } from './types';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
@@ -58,6 +59,8 @@ export interface TypeOptions {
 	 * pass one fails with STEP_LIMIT_EXCEEDED or HISTORY_LIMIT_EXCEEDED.
 	 */
 	limits?: InstanceLimits;
+	/** When a `running` or `waiting` instance counts as stuck in `GET /metrics` (index/stuck-after.ts). */
+	stuckAfter?: StuckAfterOptions;
 }
 
 export interface RegistryEntry extends TypeOptions {
@@ -73,6 +76,7 @@ export interface ResolvedEntry {
 	/** The type's code version, or null when the registry gives none. */
 	version: string | null;
 	limits: ResolvedInstanceLimits;
+	stuckAfter: ResolvedStuckAfter;
 	/** The class's search attributes (`{}` when it declares none). */
 	attributes: AttributeDeclaration;
 }
@@ -172,6 +176,7 @@ function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
 		retention: resolveRetention(type, entry.retention),
 		version: entry.version ?? null,
 		limits: resolveInstanceLimits(type, entry.limits),
+		stuckAfter: resolveStuckAfter(type, entry.stuckAfter),
 		attributes: checkAttributeDeclaration(type, entry.workflow.attributes),
 	};
 }

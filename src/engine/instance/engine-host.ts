@@ -2,6 +2,7 @@ import type { ArchiveBucket } from '../lifecycle/archive';
 import type { ChildPort } from '../children/child-workflows';
 import type { LimiterPort, SlotStore } from '../limiter/concurrency-slot';
 import type { EngineLogger } from '../support/engine-log';
+import type { Tracer } from '../support/tracer';
 import type { BacklogPort } from '../index/index-backlog';
 import type { IndexEntry } from '../index/index-entry';
 import type { InvocationBudget } from './invocation-budget';
@@ -33,6 +34,8 @@ export interface EngineHost {
 	defer(fn: () => void, ms?: number): void;
 	/** Structured log records (status changes, step failures); the host filters by level. */
 	log?: EngineLogger;
+	/** Spans for passes, step attempts and calls (support/tracer.ts); absent, nothing is traced. */
+	tracer?: Tracer;
 	/** Also log every completed step (debug level); off, the replay loop builds no record per step. */
 	logStepCompletions?: boolean;
 	/** What one pass may do in one invocation before it continues in a new one (invocation-budget.ts); the default when unset. */

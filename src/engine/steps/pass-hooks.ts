@@ -1,3 +1,4 @@
+import type { Tracer } from '../support/tracer';
 import type { ChildPort, ParentRef } from '../children/child-workflows';
 import type { ChildTransplant, TransplantHeader } from '../children/transplant';
 import type { InlineChildRun, InlineRequest } from '../instance/inline-child';
@@ -50,6 +51,8 @@ export interface PassHooks {
 	attemptSettledAtOnce?(): void;
 	/** The host's test seam (see step-function-wrapper.ts); undefined outside the test kit. */
 	readonly wrapStepFunction: StepFunctionWrapper | undefined;
+	/** Spans for step attempts (support/tracer.ts); absent or answering none, nothing is traced. */
+	readonly tracer?: Tracer;
 	/** Whether completed steps are logged (debug level): checked first, so the hot path builds no record. */
 	readonly logsStepCompletions: boolean;
 	/** A step's failed attempt, final failure or (at debug level) completion; the engine adds the instance's id and type. */

@@ -1,3 +1,4 @@
+import { SPAN, type TraceSpan, type Tracer } from '../support/tracer';
 import { parseDuration, type Duration } from '../support/duration';
 import { historyError, type HistoryRecord } from '../history/history';
 import { fromStoredJson } from '../support/json';
@@ -48,6 +49,8 @@ export interface RollbackHooks {
 	/** The attempt counted by `invocationSpent` settled without awaiting I/O: it does not count against the step budget. */
 	attemptSettledAtOnce(): void;
 	log(record: { severity: 'error' | 'warn' | 'info' | 'debug'; event: string; [field: string]: unknown }): void;
+	/** Spans for rollback attempts (support/tracer.ts); absent or answering none, nothing is traced. */
+	readonly tracer?: Tracer;
 }
 
 /**
@@ -143,20 +146,32 @@ export class RollbackRunner {
 		const refundIfAtOnce = () => {
 			if (!pending) this.hooks.attemptSettledAtOnce();
 		};
+		let span: TraceSpan | undefined;
+		const tracer = this.hooks.tracer;
+		const attrs = { [SPAN.step]: rollback.name, [SPAN.kind]: 'rollback', [SPAN.attempt]: attempt, [SPAN.rollback]: true };
 		try {
-			await runAttempt((context) => rollback.fn(result, context), attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about, () => (pending = true));
-			refundIfAtOnce();
-		} catch (error) {
-			refundIfAtOnce();
+			try {
+				const fn = (context: Parameters<typeof rollback.fn>[1]) => rollback.fn(result, context);
+				await runAttempt(tracer ? (context) => tracer.run('shardflow.step', attrs, (s) => ((span = s), fn(context))) : fn, attempt, timeoutMs, `rollback of ${rollback.name}`, this.live, this.cancelled, about, () => (pending = true));
+				refundIfAtOnce();
+			} catch (error) {
+				refundIfAtOnce();
+				span?.fail(describeThrown(error));
+				if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
+				const outcome = await this.attemptFailed(running, error, attempt, policy, about);
+				span?.set({ [SPAN.outcome]: outcome.kind === 'suspended' ? 'retrying' : outcome.kind });
+				return outcome;
+			}
 			if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
-			return this.attemptFailed(running, error, attempt, policy, about);
+			this.store.transaction(() => {
+				this.write({ ...running, status: 'completed', errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
+				this.hooks.record({ kind: 'rollback.completed', step: rollback.name, attempt });
+			});
+			span?.set({ [SPAN.outcome]: 'completed' });
+			return undefined;
+		} finally {
+			span?.end();
 		}
-		if (!this.hooks.stillRollingBack()) return { kind: 'aborted' };
-		this.store.transaction(() => {
-			this.write({ ...running, status: 'completed', errorName: null, errorMessage: null, errorStack: null, errorCode: null, finishedAt: this.hooks.now() });
-			this.hooks.record({ kind: 'rollback.completed', step: rollback.name, attempt });
-		});
-		return undefined;
 	}
 
 	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<RollbackOutcome> {

@@ -1,3 +1,4 @@
+import { SPAN, type TraceSpan } from '../support/tracer';
 import { parseDuration } from '../support/duration';
 import {
 	DeterminismError,
@@ -255,10 +256,15 @@ export class StepContext implements Step<any, any> {
 
 		// Only started attempts are counted: a replayed step returns above without this cost.
 		this.running++;
+		// The attempt's span (none when this invocation is not traced): the function runs inside it, so its own spans nest.
+		let span: TraceSpan | undefined;
+		const tracer = this.hooks.tracer;
 		let json: string | null;
 		try {
 			try {
-				const run = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
+				const wrapped = this.hooks.wrapStepFunction === undefined ? fn : (this.hooks.wrapStepFunction({ name, attempt, timeoutMs }, fn) as typeof fn);
+				const attrs = { [SPAN.step]: name, [SPAN.kind]: 'do', [SPAN.attempt]: attempt };
+				const run: typeof fn = tracer ? (ctx) => tracer.run('shardflow.step', attrs, (s) => ((span = s), wrapped(ctx))) : wrapped;
 				const value = await runAttempt(run, attempt, timeoutMs, name, this.liveAttempts, this.cancelled, { step: { name, count: 1 }, config }, onPending);
 				if (!budgetSettled) {
 					budgetSettled = true;
@@ -273,8 +279,11 @@ export class StepContext implements Step<any, any> {
 				}
 				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome.
 				writeStart();
-				if (isSignal(error)) throw error;
-				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config });
+				if (isSignal(error)) {
+					span?.set({ [SPAN.outcome]: 'interrupted' });
+					throw error;
+				}
+				return await this.attemptFailed(running, error, attempt, policy, { step: { name, count: 1 }, config }, span);
 			}
 			this.journal.checkAbort();
 			const tooBig = resultExceedsHistoryLimit(this.entry.limits, this.hooks.historyBytes(), json, name);
@@ -292,7 +301,9 @@ export class StepContext implements Step<any, any> {
 					: [{ ...completed, sensitive: true }, { kind: 'step.completed', step: name, attempt, value: REDACTED_STEP_OUTPUT_JSON, detail: { redacted: true }, at: finishedAt }];
 			this.journal.completeAttempt(start, done, record);
 			this.registerRollback(name, key, options);
+			span?.set({ [SPAN.outcome]: 'completed' });
 		} finally {
+			span?.end();
 			if (--this.running === 0) this.whenIdle?.();
 		}
 		if (this.hooks.logsStepCompletions) this.hooks.log({ severity: 'debug', event: 'step.completed', step: name, attempt });
@@ -411,6 +422,7 @@ export class StepContext implements Step<any, any> {
 				this.journal.write({ ...row, status: 'timed_out', finishedAt: now, errorName: 'EventTimeoutError', errorMessage: `timed out waiting for "${event}"`, errorCode: ErrorCode.EventTimeout });
 				this.hooks.record({ kind: 'wait.timed_out', step: stepName, detail: { event } });
 			});
+			this.hooks.log({ severity: 'info', event: 'wait.timed_out', step: stepName, eventName: event, error: { name: 'EventTimeoutError', message: `timed out waiting for "${event}"`, code: ErrorCode.EventTimeout } });
 			throw new EventTimeoutError(stepName, event);
 		}
 		throw this.journal.suspend('waiting');
@@ -656,7 +668,7 @@ export class StepContext implements Step<any, any> {
 		}
 	}
 
-	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>): Promise<never> {
+	private async attemptFailed(running: StepRow, error: unknown, attempt: number, policy: ResolvedRetryPolicy, about: Pick<StepAttempt, 'step' | 'config'>, span?: TraceSpan): Promise<never> {
 		this.journal.checkAbort();
 		// A result too large for the history fails for good too; a delay function that fails schedules no retry.
 		const { failure, delayMs } = await failedAttemptOutcome(policy, { attempt, error, ctx: { attempt, ...about } }, [ErrorCode.TooLarge]);
@@ -667,6 +679,8 @@ export class StepContext implements Step<any, any> {
 		const errorCode = code ?? null;
 		const now = this.hooks.now();
 		const described = { name: errorName, message, ...(code ? { code } : {}), ...(stack ? { stack } : {}) };
+		span?.fail(described);
+		span?.set(delayMs === undefined ? { [SPAN.outcome]: 'failed' } : { [SPAN.outcome]: 'retrying', [SPAN.retryDelayMs]: delayMs });
 		if (delayMs === undefined) {
 			this.hooks.log({ severity: 'error', event: 'step.failed', step: running.name, attempt, willRetry: false, error: described });
 			this.journal.transact(() => {

@@ -1,3 +1,5 @@
+import { logFormOf, printLog } from '../../engine/support/engine-log';
+import { describeThrown } from '../../engine/support/thrown-value';
 import type { BulkAccess } from '../../operations/role-calls';
 import { IndexClient, type ListQuery } from '../../client/index-client';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
@@ -56,7 +58,7 @@ export class BulkRole implements BulkAccess {
 			await runTick(this.bulk());
 		} catch (error) {
 			// A tick that failed (a shard or the index unreachable) is tried again in a few seconds from where it stood.
-			console.error(JSON.stringify({ source: 'shardflow', severity: 'warn', event: 'bulk.tick_failed', job: this.context.ctx.id.name, error: (error as Error)?.message ?? String(error) }));
+			printLog({ severity: 'warn', event: 'bulk.tick_failed', job: this.context.ctx.id.name, error: describeThrown(error) }, logFormOf(this.context.env));
 			await this.context.ctx.storage.setAlarm(this.context.now() + 5_000);
 		}
 	}

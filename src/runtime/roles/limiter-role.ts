@@ -1,3 +1,5 @@
+import { logFormOf, printLog } from '../../engine/support/engine-log';
+import { describeThrown } from '../../engine/support/thrown-value';
 import type { LimiterAccess } from '../../operations/role-calls';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
 import { concurrencyOf } from '../../engine/limiter/concurrency';
@@ -63,8 +65,8 @@ export class LimiterRole implements LimiterAccess {
 			limit: () => this.limit(),
 			setAlarm: (at) => void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at)),
 			grant: (id) => instances.slotGranted(env, { id }),
-			background: (work) => ctx.waitUntil(work.catch((error) => console.error('shardflow: limiter background work failed', error))),
-			idle: () => ctx.waitUntil(this.clear().catch((error) => console.error('shardflow: clearing an idle limiter failed', error))),
+			background: (work) => ctx.waitUntil(work.catch((error) => printLog({ severity: 'error', event: 'limiter.background_failed', limiter: ctx.id.name, error: describeThrown(error) }, logFormOf(env)))),
+			idle: () => ctx.waitUntil(this.clear().catch((error) => printLog({ severity: 'error', event: 'limiter.clear_failed', limiter: ctx.id.name, error: describeThrown(error) }, logFormOf(env)))),
 		}));
 	}
 

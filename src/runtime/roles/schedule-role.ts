@@ -1,3 +1,5 @@
+import { logFormOf, printLog } from '../../engine/support/engine-log';
+import { describeThrown } from '../../engine/support/thrown-value';
 import type { ScheduleAccess } from '../../operations/role-calls';
 import type { ShardflowEnv } from '../../client/instance-client';
 import { instances } from '../../client/instance-client';
@@ -50,7 +52,7 @@ export class ScheduleRole implements ScheduleAccess {
 			// A schedule this code cannot run (a registry or cron the deploy broke): say so once per alarm
 			// and look again in a minute, instead of failing the alarm into the runtime's retries.
 			const type = scheduleTypeOf(this.host.ctx.id.name!);
-			console.error(JSON.stringify({ source: 'shardflow', severity: 'error', event: 'schedule.failed', type, error: (error as Error)?.message ?? String(error) }));
+			printLog({ severity: 'error', event: 'schedule.failed', type, error: describeThrown(error) }, logFormOf(this.host.env));
 			await this.host.ctx.storage.setAlarm(this.host.now() + 60_000);
 		}
 	}

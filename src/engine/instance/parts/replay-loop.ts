@@ -1,3 +1,4 @@
+import { SPAN, type TraceSpan } from '../../support/tracer';
 import { ErrorCode, ValidationError } from '../../support/errors';
 import { historyError, historyRow, type HistoryRecord, type NewHistoryRow } from '../../history/history';
 import { historyRecordBytes } from '../instance-limits';
@@ -161,8 +162,22 @@ export class ReplayLoop implements InstancePart {
 
 	/** One round of the loop: a pass, and what its end means for the backoffs. */
 	private async drivePass(): Promise<void> {
+		// The pass's span (none when this invocation is not traced): the step attempts' spans are its children.
+		// Its attributes name the instance, so a pass after a crash is found beside the one it cut short.
+		const before = this.k.row;
+		const tracer = this.k.host.tracer;
+		let span: TraceSpan | undefined;
 		try {
-			await this.pass();
+			if (tracer && before) {
+				const attrs = {
+					[SPAN.type]: before.type, [SPAN.instanceId]: before.id, [SPAN.generation]: before.generation, [SPAN.status]: before.status,
+					...(before.status === 'rolling_back' ? { [SPAN.rollback]: true } : {}),
+				};
+				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), this.pass()));
+			} else {
+				await this.pass();
+			}
+			span?.set({ [SPAN.outcome]: this.k.gone ? 'deleted' : (this.k.row?.status ?? 'unknown') });
 			if (this.k.row) this.failures.clear(this.k.row.id);
 			// A pass that ended (however) ends the run of cut passes.
 			if (this.cutPasses && !this.k.gone) {
@@ -176,11 +191,15 @@ export class ReplayLoop implements InstancePart {
 			const row = this.k.row;
 			const failures = this.passFailures + 1;
 			this.failures.note(row?.id ?? '', failures, this.k.host.now() + outboxBackoffMs(failures));
+			const described = describeThrown(error);
+			span?.fail(described);
+			span?.set({ [SPAN.outcome]: 'pass_failed' });
 			this.k.host.log?.({
 				severity: 'error', event: 'pass.failed', instanceId: row?.id ?? '(none)', type: row?.type ?? '(none)', failures: this.passFailures,
-				retryAt: new Date(this.passRetryAt).toISOString(), error: describeThrown(error),
+				retryAt: new Date(this.passRetryAt).toISOString(), error: described,
 			});
 		} finally {
+			span?.end();
 			this.cutPass = undefined;
 		}
 	}
@@ -459,6 +478,7 @@ export class ReplayLoop implements InstancePart {
 			insertStep: (stepRow: StepRow, records: readonly HistoryRecord[]) => host.store.insertStep(stepRow, records.map(toRow)),
 			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
 			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
+			...(host.tracer ? { tracer: host.tracer } : {}),
 		};
 	}
 
@@ -552,6 +572,7 @@ export class ReplayLoop implements InstancePart {
 			now: () => this.k.host.now(), record, setWakeup: wakeups.set, stillRollingBack, log,
 			invocationSpent: (at) => meter.spentBefore(at),
 			attemptSettledAtOnce: () => meter.settledAtOnce(),
+			...(hooks.tracer ? { tracer: hooks.tracer } : {}),
 		});
 		this.activeRollback = runner;
 		let outcome;

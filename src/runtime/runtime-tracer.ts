@@ -1,0 +1,10 @@
+import * as workers from 'cloudflare:workers';
+import type { Tracer } from '../engine/support/tracer';
+import { workersTracer } from './workers-tracer';
+
+/**
+ * This runtime's tracer: Workers tracing where the runtime has custom spans, else none.
+ * Read through the module namespace, not a named import, so a runtime without `tracing`
+ * loads this module and traces nothing instead of failing to link it.
+ */
+export const runtimeTracer: Tracer | undefined = workersTracer((workers as unknown as { tracing?: unknown }).tracing);

@@ -1,0 +1,53 @@
+import type { SpanAttributes, TraceSpan, Tracer } from '../engine/support/tracer';
+
+/**
+ * The part of Workers tracing (`import { tracing } from 'cloudflare:workers'`, custom spans:
+ * changelog 2026-06-16, 2026-07-28 and 2026-09-25) that shardflow uses. Declared here rather than
+ * taken from workers-types so that a runtime without it, or a fake in tests, fits the same shape.
+ * `startActiveSpan` rather than `startSpan` + `withActiveSpan`: the pinned workerd has no
+ * `withActiveSpan` yet, and a span must be active for what it covers to nest under it.
+ */
+export interface WorkersTracing {
+	startActiveSpan<T>(name: string, callback: (span: WorkersSpan) => T): T;
+	getActiveSpan(): WorkersSpan | undefined;
+}
+
+export interface WorkersSpan {
+	readonly isTraced: boolean;
+	setAttributes(attributes: SpanAttributes): unknown;
+	recordException(exception: { name: string; message: string; code?: string; stack?: string }): void;
+	setStatus(status: { code: 'unset' | 'ok' | 'error'; message?: string }): unknown;
+	end(): void;
+}
+
+/**
+ * The engine's Tracer over Workers tracing, or undefined when the runtime has no custom spans
+ * (an older workerd, Node): the engine then skips tracing altogether. A span is started only when
+ * the invocation is sampled (its active span `isTraced`); otherwise the work runs as it would
+ * untraced, after one check.
+ */
+export function workersTracer(tracing: unknown): Tracer | undefined {
+	const t = tracing as Partial<WorkersTracing> | undefined;
+	if (!t || typeof t.startActiveSpan !== 'function' || typeof t.getActiveSpan !== 'function') return undefined;
+	const api = t as WorkersTracing;
+	return {
+		run(name, attributes, fn) {
+			if (api.getActiveSpan()?.isTraced !== true) return fn(undefined);
+			return api.startActiveSpan(name, (span) => {
+				span.setAttributes(attributes);
+				return fn(workersSpan(span));
+			});
+		},
+	};
+}
+
+function workersSpan(span: WorkersSpan): TraceSpan {
+	return {
+		set: (attributes) => void span.setAttributes(attributes),
+		fail: (error) => {
+			span.recordException({ name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}), ...(error.stack ? { stack: error.stack } : {}) });
+			span.setStatus({ code: 'error', message: error.message });
+		},
+		end: () => span.end(),
+	};
+}
