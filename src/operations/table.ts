@@ -14,6 +14,7 @@ import type { InstanceEngine } from '../engine/instance/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import type { WebhookTarget } from '../engine/webhooks/webhook';
 import { operation } from './operation';
+import type { BulkAction } from '../engine/bulk/bulk-job';
 import { ErrorCode, NotFoundError, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
 import { isReservedChildId } from '../engine/children/child-workflows';
@@ -260,6 +261,29 @@ export const operations = {
 			instance.existing().childFinished(input?.childId, input?.outcome);
 			return null;
 		},
+	}),
+
+	/**
+	 * A bulk job's action (engine/bulk/bulk-job.ts), applied at most once per job: the instance
+	 * stores the job's receipt with the action's effect and answers `already` when asked again
+	 * (engine/instance/bulk-receipt.ts). A delete is the instance's delete (it leaves nothing).
+	 */
+	bulkAct: operation({
+		rpc: 'bulkAct',
+		run: async (instance, input: { id: string; job: string; action: BulkAction }): Promise<'applied' | 'already'> => {
+			if ((input?.action as { kind?: unknown } | undefined)?.kind === 'delete') {
+				const { kind: _kind, ...options } = input.action as { kind: 'delete'; archive?: boolean; terminate?: boolean };
+				await instance.delete({ id: input.id, ...options });
+				return 'applied';
+			}
+			return (await instance.published()).applyBulkAction(input?.job, input?.action);
+		},
+	}),
+
+	/** Whether bulk job `job`'s action reached the instance (its receipt): what a job resumed after a crash asks. A read. */
+	bulkReceipt: operation({
+		rpc: 'bulkReceipt',
+		run: (instance, input: { id: string; job: string; action: BulkAction }): boolean => instance.existing().bulkReceipt(input?.job, input?.action),
 	}),
 
 	/** For reconcile: a read that writes nothing. */

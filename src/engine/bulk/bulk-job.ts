@@ -78,8 +78,11 @@ export interface BulkProgress {
 	finishedAt: number | null;
 }
 
-/** One instance's bookkeeping: `acting` is written before the action is sent, with the version seen. */
-export type BulkItem = { state: 'acting'; version: number } | { state: 'done' | 'failed' } | { state: 'skipped'; reason: string };
+/**
+ * One instance's bookkeeping: `acting` is written before the action is sent. After a crash, an
+ * instance left `acting` is asked whether the action reached it (`BulkHost.reached`).
+ */
+export type BulkItem = { state: 'acting' } | { state: 'done' | 'failed' } | { state: 'skipped'; reason: string };
 
 /** The job row: what was asked, where the walk stands, and how it ended. */
 export interface BulkJobRow {
@@ -209,8 +212,16 @@ export interface BulkHost {
 	list(query: BulkSpec['query'], cursor: string | null, limit: number): Promise<{ items: IndexEntry[]; nextCursor: string | null }>;
 	/** The instance's current entry, or null when it is gone (NOT_FOUND). */
 	current(id: string): Promise<IndexEntry | null>;
-	/** Applies the action to one instance; throws the instance's typed error. */
+	/**
+	 * Applies the action to one instance, at most once per job: the instance stores the job's
+	 * receipt with the action's effect, and a second call changes nothing. Throws the instance's typed error.
+	 */
 	act(id: string, action: BulkAction, jobId: string): Promise<void>;
+	/**
+	 * Whether job `jobId`'s action reached the instance (its receipt is stored); null when the
+	 * instance is gone (NOT_FOUND), which keeps nothing to ask.
+	 */
+	reached(id: string, action: BulkAction, jobId: string): Promise<boolean | null>;
 	setAlarm(at: number | null): void;
 }
 
@@ -258,8 +269,9 @@ function requireJob(host: BulkHost): BulkJobRow {
  * it, at most `BULK_CONCURRENCY` at a time, then saves the cursor and sets the next alarm so
  * the job keeps to its rate. A crash anywhere resumes from the last saved cursor: instances of
  * the page already settled are recognised by their item row and neither counted nor acted on
- * again; one caught between `acting` and its outcome is counted done if its version moved (or
- * it is gone, for a delete), and acted on otherwise.
+ * again; one caught between `acting` and its outcome is asked whether the action reached it
+ * (its receipt): counted done if it did (or it is gone, for a delete), checked and acted on
+ * otherwise. Never from its version, which the run moves by itself (a sleep, a retry).
  */
 export async function runTick(host: BulkHost): Promise<void> {
 	const job = host.store.readJob();
@@ -304,14 +316,16 @@ async function settleOne(host: BulkHost, spec: BulkSpec, id: string, errors: Bul
 	// `matched` is counted with the instance's first item row, whatever it is.
 	const first = item ? [] : ['matched'];
 	const skip = (reason: string) => host.store.settle(id, { state: 'skipped', reason }, [...first, `skipped:${reason}`]);
-	const current = await host.current(id);
 	if (item?.state === 'acting') {
-		// The action was sent before a crash: its effect shows as a newer version (or the instance gone).
-		if (current === null ? spec.action.kind === 'delete' : current.version > item.version) return host.store.settle(id, { state: 'done' }, ['done']);
+		// A crash came between the action and its record: the instance knows whether the action
+		// reached it. A deleted instance keeps nothing to ask; gone is what a delete does.
+		const reached = await host.reached(id, spec.action, spec.id);
+		if (reached === true || (reached === null && spec.action.kind === 'delete')) return host.store.settle(id, { state: 'done' }, ['done']);
 	}
+	const current = await host.current(id);
 	if (current === null) return skip('not_found');
 	if (!entryMatches(current, spec.filters)) return skip('no_longer_matches');
-	host.store.settle(id, { state: 'acting', version: current.version }, first);
+	host.store.settle(id, { state: 'acting' }, first);
 	try {
 		await host.act(id, spec.action, spec.id);
 		host.store.settle(id, { state: 'done' }, ['done']);
