@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+	BULK_RETENTION_MS,
 	cancelJob,
+	deleteJob,
 	entryMatches,
 	jobProgress,
 	runTick,
@@ -93,6 +95,12 @@ function world(n: number, status: IndexEntry['status'] = 'waiting', jobSpec = sp
 		},
 		setAlarm(at) {
 			alarm = at;
+		},
+		async erase() {
+			store.job = undefined;
+			store.items.clear();
+			store.counters.clear();
+			alarm = null;
 		},
 	};
 	/** What instances that sleep in a loop (or retry) do by themselves: a status change, a new version, no action of the job's. */
@@ -255,7 +263,37 @@ describe('bulk job', () => {
 		expect(progress).toMatchObject({ state: 'cancelled', done: 5 });
 		await runTick(w.host);
 		expect(w.acted).toHaveLength(5);
+		// What stays armed is its retention, not another tick.
+		expect(w.alarm()).toBe(progress.finishedAt! + BULK_RETENTION_MS);
+	});
+
+	it('keeps a finished job for its retention (7 days after it finished), then erases it from its alarm', async () => {
+		const w = world(4);
+		startJob(w.host, spec());
+		await drain(w, 3);
+		const { finishedAt, state } = jobProgress(w.host);
+		expect(state).toBe('completed');
+		expect(w.alarm()).toBe(finishedAt! + BULK_RETENTION_MS);
+		// An alarm before then (a restart of the object, say) arms it again and keeps everything.
+		await runTick(w.host);
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', done: 2 });
+		expect(w.alarm()).toBe(finishedAt! + BULK_RETENTION_MS);
+		w.advance(BULK_RETENTION_MS);
+		await runTick(w.host);
+		expect(() => jobProgress(w.host)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
 		expect(w.alarm()).toBeNull();
+	});
+
+	it('deletes a finished job on request, and refuses to delete a running one (INVALID_STATE: cancel it first)', async () => {
+		const w = world(40);
+		startJob(w.host, spec({ ratePerSecond: 5 }));
+		await runTick(w.host);
+		await expect(deleteJob(w.host)).rejects.toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('cancel it first') });
+		expect(jobProgress(w.host).state).toBe('running');
+		cancelJob(w.host);
+		expect(await deleteJob(w.host)).toEqual({ id: 'job-1', deleted: true });
+		expect(() => jobProgress(w.host)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+		await expect(deleteJob(w.host)).rejects.toMatchObject({ code: 'NOT_FOUND' });
 	});
 
 	it('reports an instance the action refuses as skipped with its code, and another failure as failed', async () => {

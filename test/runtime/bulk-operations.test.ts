@@ -5,11 +5,11 @@ import { executions } from '../worker/probes';
 import { describe, expect, it } from 'vitest';
 import { bulk } from '../../src/client/bulk-client';
 import { instances } from '../../src/client/instance-client';
-import { checkBulkAction, type BulkProgress, type BulkSpec } from '../../src/engine/bulk/bulk-job';
+import { BULK_RETENTION_MS, checkBulkAction, type BulkProgress, type BulkSpec } from '../../src/engine/bulk/bulk-job';
 import { IndexClient } from '../../src/client/index-client';
 import { BULK_PREFIX } from '../../src/engine/object-names';
 import { ErrorCode } from '../../src/engine/support/errors';
-import { settle, stub, testEnv, uniqueId } from '../helpers';
+import { advanceClock, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { api } from '../api/helpers';
 import { drizzle } from 'drizzle-orm/durable-sqlite';
@@ -309,5 +309,46 @@ describe('bulk operations over HTTP', () => {
 	it('answers 404 for a job that does not exist and 400 for an id that cannot be one', async () => {
 		expect((await api('GET', '/bulk/01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f')).status).toBe(404);
 		expect((await api('GET', '/bulk/not-a-job')).status).toBe(400);
+	});
+
+	it('DELETE /bulk/{id} refuses a running job with 409 INVALID_STATE, deletes it once cancelled, then answers 404', async () => {
+		const customer = uniqueId('bulk-delete');
+		await seed(customer, 9);
+		// One instance a second: the job runs for seconds.
+		const { json: job } = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'pause' }, ratePerSecond: 1 });
+		const running = await api('DELETE', `/bulk/${job.id}`);
+		expect(running.status).toBe(409);
+		expect(running.json.error).toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('cancel it first') });
+		expect((await api('GET', `/bulk/${job.id}`)).json.state).toBe('running');
+		expect((await api('POST', `/bulk/${job.id}/cancel`)).json.state).toBe('cancelled');
+		const deleted = await api('DELETE', `/bulk/${job.id}`);
+		expect([deleted.status, deleted.json]).toEqual([200, { id: job.id, deleted: true }]);
+		// The object is empty: no progress, no alarm, nothing to delete again.
+		expect((await api('GET', `/bulk/${job.id}`)).json.error.code).toBe('NOT_FOUND');
+		const again = await api('DELETE', `/bulk/${job.id}`);
+		expect([again.status, again.json.error.code]).toEqual([404, 'NOT_FOUND']);
+		expect(await runInDurableObject(stub(`${BULK_PREFIX}${job.id}`), async (_, state) => [await state.storage.getAlarm(), state.storage.sql.exec(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).one().n])).toEqual([null, 0]);
+		expect((await api('DELETE', '/bulk/01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f')).json.error.code).toBe('NOT_FOUND');
+		expect((await api('DELETE', '/bulk/not-a-job')).status).toBe(400);
+	});
+
+	it('erases a finished job from its alarm 7 days after it finished, and keeps it until then', async () => {
+		const customer = uniqueId('bulk-retention');
+		await seed(customer, 3);
+		const { json: job } = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'reindex' }, ratePerSecond: 1000 });
+		const done = await runJob(job.id);
+		expect(done.state).toBe('completed');
+		const jobStub = stub(`${BULK_PREFIX}${job.id}`);
+		expect(await runInDurableObject(jobStub, (_, state) => state.storage.getAlarm())).toBe(done.finishedAt! + BULK_RETENTION_MS);
+		try {
+			advanceClock(BULK_RETENTION_MS - 60_000);
+			await runDurableObjectAlarm(jobStub);
+			expect((await api('GET', `/bulk/${job.id}`)).json.state).toBe('completed');
+			advanceClock(60_000);
+			expect(await runDurableObjectAlarm(jobStub)).toBe(true);
+			expect((await api('GET', `/bulk/${job.id}`)).status).toBe(404);
+		} finally {
+			resetClock();
+		}
 	});
 });

@@ -1,4 +1,4 @@
-import { ErrorCode, ShardflowError, ValidationError } from '../support/errors';
+import { ErrorCode, InvalidStateError, ShardflowError, ValidationError } from '../support/errors';
 import type { IndexEntry } from '../index/index-entry';
 import type { ListFilters } from '../index/index-query';
 import type { RestartFrom } from '../steps/restart-from';
@@ -110,6 +110,12 @@ export const BULK_BATCH = 100;
 /** Actions in flight at once within a tick: no shard or instance sees a burst. */
 export const BULK_CONCURRENCY = 8;
 const MAX_ERRORS_KEPT = 20;
+/**
+ * How long a finished job (completed or cancelled) keeps its progress before its object erases
+ * itself: long enough to read the outcome after a weekend, short enough that jobs do not pile up
+ * for good (one job object and one row per instance it listed).
+ */
+export const BULK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * Checks the action of a request: an unknown kind or a malformed option is INVALID_REQUEST, as
@@ -223,6 +229,8 @@ export interface BulkHost {
 	 */
 	reached(id: string, action: BulkAction, jobId: string): Promise<boolean | null>;
 	setAlarm(at: number | null): void;
+	/** Deletes the job's whole storage and its alarm: the job no longer exists (NOT_FOUND), and its id can never start again. */
+	erase(): Promise<void>;
 }
 
 function progressOf(job: BulkJobRow, counts: BulkCounts): BulkProgress {
@@ -250,8 +258,22 @@ export function cancelJob(host: BulkHost): BulkProgress {
 	const now = host.now();
 	const cancelled: BulkJobRow = { ...job, state: 'cancelled', updatedAt: now, finishedAt: now };
 	host.store.writeJob(cancelled);
-	host.setAlarm(null);
+	host.setAlarm(now + BULK_RETENTION_MS);
 	return progressOf(cancelled, host.store.counts());
+}
+
+/**
+ * Deletes a finished job (completed or cancelled) and everything it kept. A running one is
+ * refused with INVALID_STATE, as a running instance's delete is: cancel it first, so that a
+ * delete never stops work as a side effect.
+ */
+export async function deleteJob(host: BulkHost): Promise<{ id: string; deleted: true }> {
+	const job = requireJob(host);
+	if (job.state === 'running') {
+		throw new InvalidStateError(`bulk operation ${job.spec.id} is running: cancel it first (POST /bulk/${job.spec.id}/cancel), then delete it`);
+	}
+	await host.erase();
+	return { id: job.spec.id, deleted: true };
 }
 
 export function jobProgress(host: BulkHost): BulkProgress {
@@ -275,7 +297,14 @@ function requireJob(host: BulkHost): BulkJobRow {
  */
 export async function runTick(host: BulkHost): Promise<void> {
 	const job = host.store.readJob();
-	if (!job || job.state !== 'running') return;
+	if (!job) return;
+	// A finished job's alarm is its retention running out.
+	if (job.state !== 'running') {
+		const expires = (job.finishedAt ?? job.updatedAt) + BULK_RETENTION_MS;
+		if (host.now() >= expires) await host.erase();
+		else host.setAlarm(expires);
+		return;
+	}
 	const { spec } = job;
 	const started = host.now();
 	const batch = spec.dryRun ? 1000 : Math.min(BULK_BATCH, Math.max(1, spec.ratePerSecond));
@@ -305,7 +334,7 @@ export async function runTick(host: BulkHost): Promise<void> {
 		updatedAt: now,
 		finishedAt: state === 'running' ? null : (latest.finishedAt ?? now),
 	});
-	if (state !== 'running') return host.setAlarm(null);
+	if (state !== 'running') return host.setAlarm((latest.finishedAt ?? now) + BULK_RETENTION_MS);
 	const spacing = spec.dryRun ? 0 : Math.ceil((page.items.length * 1000) / spec.ratePerSecond);
 	host.setAlarm(Math.max(now, started + spacing));
 }

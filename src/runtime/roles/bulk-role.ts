@@ -3,6 +3,7 @@ import { IndexClient, type ListQuery } from '../../client/index-client';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
 import {
 	cancelJob,
+	deleteJob,
 	jobProgress,
 	runTick,
 	startJob,
@@ -48,6 +49,12 @@ export class BulkRole implements BulkAccess {
 		return cancelJob(this.bulk());
 	}
 
+	/** Deletes a finished job (engine/bulk/bulk-job.ts `deleteJob`). */
+	delete(): Promise<{ id: string; deleted: true }> {
+		if (!this.context.storage.hasSchema) throw new ShardflowError(ErrorCode.NotFound, 'no such bulk operation');
+		return deleteJob(this.bulk());
+	}
+
 	async alarm(): Promise<void> {
 		if (!this.context.storage.hasSchema) return;
 		try {
@@ -71,6 +78,13 @@ export class BulkRole implements BulkAccess {
 			act: async (id, action, jobId) => void (await instances.bulkAct(env, { id, job: jobId, action })),
 			reached: (id, action, jobId) => orGone(instances.bulkReceipt(env, { id, job: jobId, action })),
 			setAlarm: (at) => void (at === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at)),
+			// Nothing else runs on the object meanwhile; after it, the object is empty and answers NOT_FOUND.
+			erase: () =>
+				ctx.blockConcurrencyWhile(async () => {
+					await ctx.storage.deleteAlarm();
+					await ctx.storage.deleteAll();
+					storage.forget();
+				}),
 		});
 	}
 }
