@@ -14,7 +14,7 @@ import type { InstanceEngine } from '../engine/instance/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import type { WebhookTarget } from '../engine/webhooks/webhook';
 import { operation } from './operation';
-import type { BulkAction } from '../engine/bulk/bulk-job';
+import { checkBulkAction, type BulkAction } from '../engine/bulk/bulk-job';
 import { ErrorCode, NotFoundError, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
 import { isReservedChildId } from '../engine/children/child-workflows';
@@ -271,9 +271,10 @@ export const operations = {
 	bulkAct: operation({
 		rpc: 'bulkAct',
 		run: async (instance, input: { id: string; job: string; action: BulkAction }): Promise<'applied' | 'already'> => {
-			if ((input?.action as { kind?: unknown } | undefined)?.kind === 'delete') {
-				const { kind: _kind, ...options } = input.action as { kind: 'delete'; archive?: boolean; terminate?: boolean };
-				await instance.delete({ id: input.id, ...options });
+			// Checked like the job's own request: a delete takes `archive` and `terminate` and nothing else (no purge's `only`).
+			const action = checkBulkAction(input?.action);
+			if (action.kind === 'delete') {
+				await instance.delete({ id: input.id, ...(action.archive !== undefined ? { archive: action.archive } : {}), ...(action.terminate ? { terminate: true } : {}) });
 				return 'applied';
 			}
 			return (await instance.published()).applyBulkAction(input?.job, input?.action);

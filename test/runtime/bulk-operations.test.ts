@@ -332,6 +332,16 @@ describe('bulk operations over HTTP', () => {
 		expect((await api('DELETE', '/bulk/not-a-job')).status).toBe(400);
 	});
 
+	it('bulk.delete (the typed client) deletes a finished job and refuses a running one with INVALID_STATE', async () => {
+		const customer = uniqueId('bulk-client-delete');
+		await seed(customer, 9);
+		const job = await bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'pause' }, ratePerSecond: 1 });
+		await expect(bulk.delete(testEnv, job.id)).rejects.toMatchObject({ code: ErrorCode.InvalidState });
+		await bulk.cancel(testEnv, job.id);
+		expect(await bulk.delete(testEnv, job.id)).toEqual({ id: job.id, deleted: true });
+		await expect(bulk.progress(testEnv, job.id)).rejects.toMatchObject({ code: ErrorCode.NotFound });
+	});
+
 	it('erases a finished job from its alarm 7 days after it finished, and keeps it until then', async () => {
 		const customer = uniqueId('bulk-retention');
 		await seed(customer, 3);
