@@ -62,6 +62,7 @@ export interface BulkAccess {
 	start(spec: BulkSpec): Promise<BulkProgress>;
 	progress(): BulkProgress;
 	cancel(): BulkProgress;
+	/** Deletes a finished job and what it kept; a running one is refused (INVALID_STATE: cancel it first). */
 	delete(): Promise<{ id: string; deleted: true }>;
 }
 
@@ -184,7 +185,6 @@ export const roleCalls = {
 	bulkStart: call({ role: 'bulk', run: (bulk, spec: BulkSpec): Promise<BulkProgress> => bulk.start(spec) }),
 	bulkProgress: call({ role: 'bulk', helper: 'progress', run: (bulk): BulkProgress => bulk.progress() }),
 	bulkCancel: call({ role: 'bulk', helper: 'cancel', run: (bulk): BulkProgress => bulk.cancel() }),
-	/** Deletes a finished job and what it kept; a running one is refused (INVALID_STATE: cancel it first). */
 	bulkDelete: call({ role: 'bulk', helper: 'delete', run: (bulk): Promise<{ id: string; deleted: true }> => bulk.delete() }),
 };
 

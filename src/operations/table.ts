@@ -14,7 +14,7 @@ import type { InstanceEngine } from '../engine/instance/instance-engine';
 import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
 import type { WebhookTarget } from '../engine/webhooks/webhook';
 import { operation } from './operation';
-import { checkBulkAction, type BulkAction } from '../engine/bulk/bulk-job';
+import type { BulkAction } from '../engine/bulk/bulk-job';
 import { ErrorCode, NotFoundError, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
 import { isReservedChildId } from '../engine/children/child-workflows';
@@ -263,25 +263,11 @@ export const operations = {
 		},
 	}),
 
-	/**
-	 * A bulk job's action (engine/bulk/bulk-job.ts), applied at most once per job: the instance
-	 * stores the job's receipt with the action's effect and answers `already` when asked again
-	 * (engine/instance/bulk-receipt.ts). A delete is the instance's delete (it leaves nothing).
-	 */
+	// A bulk job's action, once per job, and its receipt (engine/instance/bulk-receipt.ts).
 	bulkAct: operation({
 		rpc: 'bulkAct',
-		run: async (instance, input: { id: string; job: string; action: BulkAction }): Promise<'applied' | 'already'> => {
-			// Checked like the job's own request: a delete takes `archive` and `terminate` and nothing else (no purge's `only`).
-			const action = checkBulkAction(input?.action);
-			if (action.kind === 'delete') {
-				await instance.delete({ id: input.id, ...(action.archive !== undefined ? { archive: action.archive } : {}), ...(action.terminate ? { terminate: true } : {}) });
-				return 'applied';
-			}
-			return (await instance.published()).applyBulkAction(input?.job, input?.action);
-		},
+		run: (instance, input: { id: string; job: string; action: BulkAction }): Promise<'applied' | 'already'> => instance.bulkAct(input),
 	}),
-
-	/** Whether bulk job `job`'s action reached the instance (its receipt): what a job resumed after a crash asks. A read. */
 	bulkReceipt: operation({
 		rpc: 'bulkReceipt',
 		run: (instance, input: { id: string; job: string; action: BulkAction }): boolean => instance.existing().bulkReceipt(input?.job, input?.action),

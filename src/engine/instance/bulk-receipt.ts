@@ -2,6 +2,7 @@ import { bulkEventKey, checkBulkAction, type BulkAction } from '../bulk/bulk-job
 import { ErrorCode, ValidationError } from '../support/errors';
 import { MAX_EVENT_KEYS } from '../support/limits';
 import { pause, restart, resume, terminate } from './controls';
+import type { InstanceEngine } from './instance-engine';
 import type { InstanceKernel } from './kernel';
 import { sendEvent } from './send-event';
 
@@ -78,4 +79,21 @@ export async function applyBulkAction(k: InstanceKernel, jobId: string, action: 
 		}
 	});
 	return 'applied';
+}
+
+/**
+ * The `bulkAct` operation on an instance's object, whatever hosts it (the Durable Object, the Node
+ * kit): the action checked like the job's own request, so a delete takes `archive` and `terminate`
+ * and nothing else (no purge's `only`); a delete is the object's delete, which leaves no receipt,
+ * and the other actions are applied with the job's receipt. Outside the operation table, so that
+ * the callers' bundle (shardflow/client) carries none of it.
+ */
+export async function bulkActOn(object: { delete(input: unknown): Promise<unknown>; published(): Promise<InstanceEngine> }, input: unknown): Promise<'applied' | 'already'> {
+	const { id, job, action: given } = (input ?? {}) as { id?: unknown; job?: unknown; action?: unknown };
+	const action = checkBulkAction(given);
+	if (action.kind === 'delete') {
+		await object.delete({ id, ...(action.archive !== undefined ? { archive: action.archive } : {}), ...(action.terminate ? { terminate: true } : {}) });
+		return 'applied';
+	}
+	return (await object.published()).applyBulkAction(job, action);
 }
