@@ -83,7 +83,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 		createRoute({
 			method: 'get',
 			path: '/types/{type}/counts',
-			summary: 'Instances of a type per value of one of its search attributes (?by=attr.<name>), under status, time and attribute filters',
+			summary: 'Instances of a type per value of one of its search attributes (?by=attr.<name>), under status, createdAfter/Before, updatedAfter/Before and attribute filters',
 			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }), query: AttributeCountsQuery },
 			responses: { 200: json(AttributeCountsSchema, 'Counts per value'), ...errors(400, 401) },
 		}),
@@ -97,7 +97,12 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 				type,
 				attribute,
 				...defined({ status: statusParam<WorkflowStatus>(q.status) }),
-				...defined({ createdAfter: q.createdAfter === undefined ? undefined : parseDatetimeText(q.createdAfter), createdBefore: q.createdBefore === undefined ? undefined : parseDatetimeText(q.createdBefore) }),
+				...defined({
+					createdAfter: q.createdAfter === undefined ? undefined : parseDatetimeText(q.createdAfter),
+					createdBefore: q.createdBefore === undefined ? undefined : parseDatetimeText(q.createdBefore),
+					updatedAfter: q.updatedAfter === undefined ? undefined : parseDatetimeText(q.updatedAfter),
+					updatedBefore: q.updatedBefore === undefined ? undefined : parseDatetimeText(q.updatedBefore),
+				}),
 				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
 			});
 			return c.json({ type, attribute, ...counts }, 200);

@@ -105,6 +105,9 @@ export const AttributeCountsQuery = z.object({
 	status: z.string().max(200).optional().openapi({ description: 'One status, or several separated by commas.', example: 'running' }),
 	createdAfter: epochMs.optional(),
 	createdBefore: epochMs.optional(),
+	// Answered by each shard on the entry row its attribute index leads to, as createdAfter/Before are.
+	updatedAfter: epochMs.optional(),
+	updatedBefore: epochMs.optional(),
 });
 
 export const AttributeCountsSchema = z

@@ -388,6 +388,7 @@ export const bulkItems = sqliteTable('bulk_items', {
 	id: text('id').primaryKey(),
 	state: text('state').notNull(),
 	reason: text('reason'),
+	/** Unused since a resumed job asks the instance for its receipt (engine/instance/bulk-receipt.ts); kept, since dropping a column is a migration. */
 	version: integer('version'),
 });
 

@@ -17,6 +17,8 @@ export interface InstanceAccess {
 	published(): Promise<InstanceEngine>;
 	/** The entry the index should hold, or null when there is no such instance. Writes nothing. */
 	currentIndexEntry(): IndexEntry | null;
+	/** A bulk job's action, applied at most once per job (`delete`: the instance's delete). `input` is unchecked: any caller's. */
+	bulkAct(input: unknown): Promise<'applied' | 'already'>;
 	/** Deletes the instance (or, when only its archive is left, erases that). `input` is unchecked: any caller's. */
 	delete(input: unknown): Promise<DeleteResult>;
 	/**

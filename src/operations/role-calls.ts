@@ -62,6 +62,8 @@ export interface BulkAccess {
 	start(spec: BulkSpec): Promise<BulkProgress>;
 	progress(): BulkProgress;
 	cancel(): BulkProgress;
+	/** Deletes a finished job and what it kept; a running one is refused (INVALID_STATE: cancel it first). */
+	delete(): Promise<{ id: string; deleted: true }>;
 }
 
 /** The module of each non-instance role, as its calls see it (instances have the operation table, ./table.ts). */
@@ -183,6 +185,7 @@ export const roleCalls = {
 	bulkStart: call({ role: 'bulk', run: (bulk, spec: BulkSpec): Promise<BulkProgress> => bulk.start(spec) }),
 	bulkProgress: call({ role: 'bulk', helper: 'progress', run: (bulk): BulkProgress => bulk.progress() }),
 	bulkCancel: call({ role: 'bulk', helper: 'cancel', run: (bulk): BulkProgress => bulk.cancel() }),
+	bulkDelete: call({ role: 'bulk', helper: 'delete', run: (bulk): Promise<{ id: string; deleted: true }> => bulk.delete() }),
 };
 
 export type RoleCalls = typeof roleCalls;

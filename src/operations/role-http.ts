@@ -104,4 +104,14 @@ export const roleHttpBindings: RoleHttpBindings = {
 	scheduleResume: scheduleRoute('resume'),
 	bulkProgress: jobRoute('get', '/bulk/{id}', "A bulk operation's progress: matched, done, skipped per reason, failed"),
 	bulkCancel: jobRoute('post', '/bulk/{id}/cancel', 'Cancel a bulk operation: no instance is acted on after the tick in progress'),
+	bulkDelete: {
+		method: 'delete',
+		path: '/bulk/{id}',
+		summary: 'Delete a finished bulk operation and its progress (409 INVALID_STATE while it runs: cancel it first)',
+		request: { params: JobParam },
+		responses: { 200: { schema: z.object({ id: z.string(), deleted: z.literal(true) }).openapi('BulkDeleted'), description: 'Deleted' } },
+		errors: [400, 401, 404, 409],
+		call: ({ param }) => ({ address: [param.id], args: [] }),
+		reply: (deleted) => ({ status: 200, body: deleted }),
+	},
 };

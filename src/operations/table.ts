@@ -15,6 +15,7 @@ import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/def
 import type { WebhookTarget } from '../engine/webhooks/webhook';
 import type { GrantAnswer } from '../engine/limiter/concurrency-slot';
 import { operation } from './operation';
+import type { BulkAction } from '../engine/bulk/bulk-job';
 import { ErrorCode, NotFoundError, ValidationError } from '../engine/support/errors';
 import { isScheduledInstanceId } from '../engine/schedule/schedule-name';
 import { isReservedChildId } from '../engine/children/child-workflows';
@@ -261,6 +262,16 @@ export const operations = {
 			instance.existing().childFinished(input?.childId, input?.outcome);
 			return null;
 		},
+	}),
+
+	// A bulk job's action, once per job, and its receipt (engine/instance/bulk-receipt.ts).
+	bulkAct: operation({
+		rpc: 'bulkAct',
+		run: (instance, input: { id: string; job: string; action: BulkAction }): Promise<'applied' | 'already'> => instance.bulkAct(input),
+	}),
+	bulkReceipt: operation({
+		rpc: 'bulkReceipt',
+		run: (instance, input: { id: string; job: string; action: BulkAction }): boolean => instance.existing().bulkReceipt(input?.job, input?.action),
 	}),
 
 	/** For reconcile: a read that writes nothing. */

@@ -42,7 +42,7 @@ export class DrizzleBulkStore implements BulkStore {
 	readItem(id: string): BulkItem | undefined {
 		const row = this.db.select().from(items).where(eq(items.id, id)).get();
 		if (!row) return undefined;
-		if (row.state === 'acting') return { state: 'acting', version: row.version ?? 0 };
+		if (row.state === 'acting') return { state: 'acting' };
 		if (row.state === 'skipped') return { state: 'skipped', reason: row.reason ?? '' };
 		return { state: row.state as 'done' | 'failed' };
 	}
@@ -53,7 +53,7 @@ export class DrizzleBulkStore implements BulkStore {
 
 	settle(id: string, item: BulkItem, counters: string[]): void {
 		this.storage.transactionSync(() => {
-			const values = { id, state: item.state, reason: item.state === 'skipped' ? item.reason : null, version: item.state === 'acting' ? item.version : null };
+			const values = { id, state: item.state, reason: item.state === 'skipped' ? item.reason : null, version: null };
 			this.db.insert(items).values(values).onConflictDoUpdate({ target: items.id, set: values }).run();
 			for (const counter of counters) this.add(counter, 1);
 		});

@@ -14,6 +14,7 @@ import { decodeWebhookToken, webhookToken } from '../engine/webhooks/webhook';
 import { checkDeleteOptions } from '../engine/lifecycle/deletion';
 import { NotFoundError } from '../engine/support/errors';
 import type { InstanceAccess } from '../operations/operation';
+import { bulkActOn } from '../engine/instance/bulk-receipt';
 
 export interface NodeDriverOptions {
 	registry: Registry;
@@ -111,16 +112,18 @@ export class NodeInstanceDriver implements InstanceDriver {
 			if (!this.engine.exists) throw new NotFoundError('no such workflow instance');
 			return this.engine;
 		};
-		return {
+		const access: InstanceAccess = {
 			create: (request) => this.engine.create(request.id, request.type, request.payload, request.parent),
 			existing,
 			// The Node kit runs no child inline (its driver reaches no other instance).
 			published: async () => existing(),
 			currentIndexEntry: () => (this.engine.exists ? this.engine.currentIndexEntry() : null),
 			delete: (input) => existing().delete(checkDeleteOptions(input)),
+			bulkAct: (input) => bulkActOn(access, input),
 			// The Node kit has no archive: a deleted instance is gone.
 			orArchived: async (live) => live(existing()),
 		};
+		return access;
 	}
 
 	private newHost(): VirtualHost {

@@ -356,6 +356,7 @@ describe('OpenAPI', () => {
 				test: '#/components/schemas/CreateWorkflow.test',
 				payment: '#/components/schemas/CreateWorkflow.payment',
 				progress: '#/components/schemas/CreateWorkflow.progress',
+				heartbeat: '#/components/schemas/CreateWorkflow.heartbeat',
 			},
 		});
 		expect(components.schemas['CreateWorkflow.payment'].properties.payload).toMatchObject({

@@ -149,6 +149,26 @@ describe('GET /types/{type}/counts', () => {
 		expect((await api('GET', '/types/searchable/counts?by=attr.nope')).status).toBe(400);
 	});
 
+	it('counts under updatedAfter and updatedBefore, as the docs promise (ms of 12 digits or more, or ISO 8601)', async () => {
+		const customer = uniqueId('http-count-upd');
+		const ids = [0, 1, 2].map((i) => `${customer}-${i}`);
+		await Promise.all(ids.map((id, i) => createSearchable(id, { customerId: customer, vip: i > 0 })));
+		const listed = await api('GET', `/workflows?type=searchable&attr.customerId=${customer}`);
+		const mark = Math.max(...listed.json.items.map((e: { updatedAt: number }) => e.updatedAt));
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		// One instance moves on (it takes an event): only its entry is updated after the mark.
+		expect((await api('POST', `/workflows/${ids[1]}/events/advance`, { stage: 'later' })).status).toBeLessThan(300);
+		await settle(ids[1]!);
+		const after = await api('GET', `/types/searchable/counts?by=attr.vip&attr.customerId=${customer}&updatedAfter=${mark}`);
+		expect([after.status, after.json.groups]).toEqual([200, [{ value: true, count: 1 }]]);
+		const before = await api('GET', `/types/searchable/counts?by=attr.vip&attr.customerId=${customer}&updatedBefore=${mark + 1}`);
+		expect(before.json.groups).toEqual([{ value: false, count: 1 }, { value: true, count: 1 }]);
+		const iso = await api('GET', `/types/searchable/counts?by=attr.vip&attr.customerId=${customer}&updatedAfter=${new Date(mark).toISOString()}`);
+		expect(iso.json.groups).toEqual([{ value: true, count: 1 }]);
+		const year = await api('GET', `/types/searchable/counts?by=attr.vip&updatedAfter=2024`);
+		expect([year.status, year.json.error.code]).toEqual([400, 'INVALID_QUERY']);
+	});
+
 	it('refuses a parameter it does not take with 400 INVALID_QUERY naming it', async () => {
 		const res = await api('GET', '/types/searchable/counts?by=attr.vip&limit=5');
 		expect(res.status).toBe(400);

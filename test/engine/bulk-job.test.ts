@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+	BULK_RETENTION_MS,
 	cancelJob,
+	deleteJob,
 	entryMatches,
 	jobProgress,
 	runTick,
@@ -54,13 +56,15 @@ class MemoryBulkStore implements BulkStore {
 }
 
 /** Instances and an index over them: the listing pages by keyset (its cursor), `current` reads the instance as it is now. */
-function world(n: number) {
+function world(n: number, status: IndexEntry['status'] = 'waiting', jobSpec = spec()) {
 	const instances = new Map<string, IndexEntry>();
 	for (let i = 0; i < n; i++) {
 		const id = `inv-${String(i).padStart(3, '0')}`;
-		instances.set(id, { id, type: 'invoice', status: 'waiting', createdAt: 1000 - i, updatedAt: 1, version: 1, attributes: { customerId: i % 2 ? 'odd' : 'even' } });
+		instances.set(id, { id, type: 'invoice', status, createdAt: 1000 - i, updatedAt: 1, version: 1, attributes: { customerId: i % 2 ? 'odd' : 'even' } });
 	}
 	const acted: string[] = [];
+	/** `<job> <id>`: the receipts the instances store with each action they apply (engine/instance/bulk-receipt.ts). */
+	const receipts = new Set<string>();
 	const store = new MemoryBulkStore();
 	let alarm: number | null = null;
 	let now = 10_000;
@@ -68,7 +72,7 @@ function world(n: number) {
 		now: () => now,
 		store,
 		async list(query, cursor, limit) {
-			const all = [...instances.values()].filter((e) => entryMatches(e, spec().filters) && query.type === e.type).sort((a, b) => b.createdAt - a.createdAt);
+			const all = [...instances.values()].filter((e) => entryMatches(e, jobSpec.filters) && query.type === e.type).sort((a, b) => b.createdAt - a.createdAt);
 			// Keyset, as the index pages: after the last createdAt seen, whatever changed since.
 			const rest = cursor ? all.filter((e) => e.createdAt < Number(cursor)) : all;
 			const items = rest.slice(0, limit).map((e) => ({ ...e }));
@@ -78,17 +82,34 @@ function world(n: number) {
 			const e = instances.get(id);
 			return e ? { ...e } : null;
 		},
-		async act(id, action) {
+		async act(id, action, job) {
 			const e = instances.get(id)!;
+			if (receipts.has(`${job} ${id}`)) return;
 			if (e.status === 'terminated') throw new InvalidStateError('already terminated');
 			acted.push(id);
+			receipts.add(`${job} ${id}`);
 			if (action.kind === 'terminate') instances.set(id, { ...e, status: 'terminated', version: e.version + 1 });
+		},
+		async reached(id, _action, job) {
+			return instances.has(id) ? receipts.has(`${job} ${id}`) : null;
 		},
 		setAlarm(at) {
 			alarm = at;
 		},
+		async erase() {
+			store.job = undefined;
+			store.items.clear();
+			store.counters.clear();
+			alarm = null;
+		},
 	};
-	return { instances, acted, store, host, alarm: () => alarm, advance: (ms: number) => (now += ms) };
+	/** What instances that sleep in a loop (or retry) do by themselves: a status change, a new version, no action of the job's. */
+	const drift = () => {
+		for (const [id, e] of instances) {
+			if (e.status === 'sleeping' || e.status === 'running') instances.set(id, { ...e, status: e.status === 'sleeping' ? 'running' : 'sleeping', version: e.version + 1, updatedAt: e.updatedAt + 1 });
+		}
+	};
+	return { instances, acted, receipts, store, host, drift, alarm: () => alarm, advance: (ms: number) => (now += ms) };
 }
 
 const spec = (over: Partial<BulkSpec> = {}): BulkSpec => ({
@@ -156,6 +177,76 @@ describe('bulk job', () => {
 		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 15, done: 15, failed: 0, skipped: {} });
 	});
 
+	// Instances that sleep in a loop move their version by themselves: a job resumed after a crash
+	// must not read a moved version as its action's effect (issue 45 item 1), nor an unmoved one.
+	it.for([
+		{ instances: 'sleep in a loop (their versions move by themselves)', drift: true },
+		{ instances: 'stay as they were (their versions unchanged)', drift: false },
+	])('after a crash between its actions and its records, acts on every instance its action never reached when they $instances, once each', async ({ drift }) => {
+		const sleepers = spec({
+			ratePerSecond: 100,
+			query: { type: 'invoice', status: ['sleeping', 'running'], attributes: { customerId: 'even' } },
+			filters: { type: 'invoice', status: ['sleeping', 'running'], attributes: { customerId: { op: 'eq', value: 'even' } } },
+		});
+		const w = world(30, 'sleeping', sleepers);
+		startJob(w.host, sleepers);
+		// kill -9 as the fourth action is about to leave: the three sent have landed, their records
+		// are never written, and the actions not yet sent never leave (their items stay `acting`).
+		let dead = false;
+		let calls = 0;
+		const act = w.host.act;
+		w.host.act = async (id, action, job) => {
+			if (!dead && ++calls === 4) {
+				dead = true;
+				w.store.failAfter = 0;
+			}
+			if (dead) throw new Error('killed');
+			await act(id, action, job);
+		};
+		await expect(runTick(w.host)).rejects.toThrow('killed');
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		dead = false;
+		w.store.failAfter = Number.POSITIVE_INFINITY;
+		// The crash left instances `acting` that the action reached and instances `acting` it never reached.
+		const acting = w.store.actingItems();
+		expect(acting.filter((id) => w.receipts.has(`job-1 ${id}`)).length).toBeGreaterThan(0);
+		const untouched = acting.filter((id) => !w.receipts.has(`job-1 ${id}`));
+		expect(untouched.length).toBeGreaterThan(0);
+		if (drift) w.drift();
+		await drain(w);
+		const even = [...w.instances.values()].filter((e) => e.attributes!.customerId === 'even');
+		// Each matching instance terminated, by exactly one action; none counted done that the job never touched.
+		expect(even.filter((e) => e.status !== 'terminated').map((e) => e.id)).toEqual([]);
+		expect([...w.acted].sort()).toEqual(even.map((e) => e.id).sort());
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 15, done: 15, failed: 0, skipped: {} });
+	});
+
+	// The re-check holds an instance to the query's bounds as the shards' SQL does: gte/lte take the bound itself, gt/lt do not.
+	it.for([
+		{ bound: { lte: 100 }, amount: 100, matches: true },
+		{ bound: { lte: 100 }, amount: 100.5, matches: false },
+		{ bound: { lt: 100 }, amount: 100, matches: false },
+		{ bound: { lt: 100 }, amount: 99, matches: true },
+		{ bound: { gte: 100 }, amount: 100, matches: true },
+		{ bound: { gte: 100 }, amount: 99.5, matches: false },
+		{ bound: { gt: 100 }, amount: 100, matches: false },
+		{ bound: { gt: 100 }, amount: 101, matches: true },
+		{ bound: { gte: 10, lte: 100 }, amount: 100, matches: true },
+		{ bound: { gte: 10, lte: 100 }, amount: 10, matches: true },
+	])('the re-check holds amount $amount to $bound: matches $matches', ({ bound, amount, matches }) => {
+		const entry: IndexEntry = { id: 'inv-1', type: 'invoice', status: 'waiting', createdAt: 1, updatedAt: 1, version: 1, attributes: { amount } };
+		expect(entryMatches(entry, { type: 'invoice', attributes: { amount: { op: 'range', ...bound } } })).toBe(matches);
+	});
+
+	it('acts on an instance whose attribute sits exactly on the lte bound, not skipping it as no longer matching', async () => {
+		const onBound = spec({ query: { type: 'invoice', attributes: { amount: { lte: 100 } } }, filters: { type: 'invoice', attributes: { amount: { op: 'range', lte: 100 } } } });
+		const w = world(4, 'waiting', onBound);
+		for (const [id, e] of w.instances) w.instances.set(id, { ...e, attributes: { amount: 100 } });
+		startJob(w.host, onBound);
+		await drain(w);
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', matched: 4, done: 4, skipped: {} });
+	});
+
 	it('counts without acting on a dry run', async () => {
 		const w = world(40);
 		startJob(w.host, spec({ dryRun: true }));
@@ -172,7 +263,37 @@ describe('bulk job', () => {
 		expect(progress).toMatchObject({ state: 'cancelled', done: 5 });
 		await runTick(w.host);
 		expect(w.acted).toHaveLength(5);
+		// What stays armed is its retention, not another tick.
+		expect(w.alarm()).toBe(progress.finishedAt! + BULK_RETENTION_MS);
+	});
+
+	it('keeps a finished job for its retention (7 days after it finished), then erases it from its alarm', async () => {
+		const w = world(4);
+		startJob(w.host, spec());
+		await drain(w, 3);
+		const { finishedAt, state } = jobProgress(w.host);
+		expect(state).toBe('completed');
+		expect(w.alarm()).toBe(finishedAt! + BULK_RETENTION_MS);
+		// An alarm before then (a restart of the object, say) arms it again and keeps everything.
+		await runTick(w.host);
+		expect(jobProgress(w.host)).toMatchObject({ state: 'completed', done: 2 });
+		expect(w.alarm()).toBe(finishedAt! + BULK_RETENTION_MS);
+		w.advance(BULK_RETENTION_MS);
+		await runTick(w.host);
+		expect(() => jobProgress(w.host)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
 		expect(w.alarm()).toBeNull();
+	});
+
+	it('deletes a finished job on request, and refuses to delete a running one (INVALID_STATE: cancel it first)', async () => {
+		const w = world(40);
+		startJob(w.host, spec({ ratePerSecond: 5 }));
+		await runTick(w.host);
+		await expect(deleteJob(w.host)).rejects.toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('cancel it first') });
+		expect(jobProgress(w.host).state).toBe('running');
+		cancelJob(w.host);
+		expect(await deleteJob(w.host)).toEqual({ id: 'job-1', deleted: true });
+		expect(() => jobProgress(w.host)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+		await expect(deleteJob(w.host)).rejects.toMatchObject({ code: 'NOT_FOUND' });
 	});
 
 	it('reports an instance the action refuses as skipped with its code, and another failure as failed', async () => {

@@ -1,16 +1,22 @@
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { archivePointerKey } from '../../src/engine/lifecycle/archive';
 import { executions } from '../worker/probes';
 import { describe, expect, it } from 'vitest';
 import { bulk } from '../../src/client/bulk-client';
 import { instances } from '../../src/client/instance-client';
-import { checkBulkAction, type BulkProgress } from '../../src/engine/bulk/bulk-job';
+import { BULK_RETENTION_MS, checkBulkAction, type BulkProgress, type BulkSpec } from '../../src/engine/bulk/bulk-job';
+import { IndexClient } from '../../src/client/index-client';
 import { BULK_PREFIX } from '../../src/engine/object-names';
 import { ErrorCode } from '../../src/engine/support/errors';
-import { settle, stub, testEnv, uniqueId } from '../helpers';
+import { advanceClock, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testRegistry } from '../worker/index';
 import { api } from '../api/helpers';
+import { drizzle } from 'drizzle-orm/durable-sqlite';
+import { bulkReceiptKey } from '../../src/engine/instance/bulk-receipt';
+import { MAX_EVENT_KEYS } from '../../src/engine/support/limits';
+import { DrizzleInstanceStore } from '../../src/runtime/drizzle-instance-store';
+import { ObjectStorage } from '../../src/runtime/object-storage';
 
 async function seed(customer: string, n: number, matchingEvery = 3) {
 	const ids = Array.from({ length: n }, (_, i) => `${customer}-${String(i).padStart(2, '0')}`);
@@ -78,6 +84,66 @@ describe('bulk operations', () => {
 		expect(refused).toMatchObject({ done: 0, failed: matching.length });
 		expect(refused.errors.map((e) => e.code)).toEqual(matching.map(() => 'IDEMPOTENCY_KEY_REUSED'));
 	});
+
+	// Issue 45 item 1: after a crash the job asks each instance it caught `acting` whether its action arrived (the
+	// instance's receipt), never guesses from a version that the run itself moves (here: an event it takes by itself).
+	it('after a crash between its actions and its records, acts on the instances its action never reached, even when their versions moved, and never twice', async () => {
+		const customer = uniqueId('bulk-receipt');
+		const { matching } = await seed(customer, 6, 100);
+		const [reached, missed, untouched] = matching as [string, string, string];
+		const job = crypto.randomUUID();
+		const action = checkBulkAction({ kind: 'terminate' });
+		const query = { type: 'searchable', attributes: { customerId: customer } };
+		const spec: BulkSpec = { id: job, query, filters: { ...new IndexClient(testEnv, testRegistry).checkFilters(query), type: 'searchable' }, action, dryRun: false, ratePerSecond: 1000 };
+		// The state a kill -9 leaves: `reached` got the action (and stored the job's receipt), `missed` never did; both
+		// items `acting`, counted matched. The job's record of neither outcome was written.
+		// (With the version each had when the job reached it, as the job wrote before it asked instances for receipts.)
+		const seen = Object.fromEntries(await Promise.all([reached, missed].map(async (id) => [id, (await instances.currentIndexEntry(testEnv, { id }))!.version])));
+		expect(await instances.bulkAct(testEnv, { id: reached, job, action })).toBe('applied');
+		await runInDurableObject(stub(`${BULK_PREFIX}${job}`), async (runner, state) => {
+			await (runner as unknown as { bulkStart(spec: BulkSpec): Promise<unknown> }).bulkStart(spec);
+			// The job ticks when the test says so, not on its own meanwhile.
+			await state.storage.setAlarm(Date.now() + 3_600_000);
+			for (const id of [reached, missed]) state.storage.sql.exec(`INSERT INTO bulk_items (id, state, version) VALUES (?, 'acting', ?)`, id, seen[id]);
+			state.storage.sql.exec(`INSERT INTO bulk_counts (counter, n) VALUES ('matched', 2)`);
+		});
+		// Meanwhile the runs move by themselves: each takes an event and waits again (a new version, no action of the job's).
+		for (const id of [missed, untouched]) await instances.sendEvent(testEnv, { id, event: 'advance', payload: { stage: 'moved' } });
+		await Promise.all(matching.map(settle));
+		expect(await instances.bulkReceipt(testEnv, { id: missed, job, action })).toBe(false);
+		expect(await instances.bulkReceipt(testEnv, { id: reached, job, action })).toBe(true);
+
+		const progress = await runJob(job);
+		expect(progress).toMatchObject({ state: 'completed', matched: matching.length, done: matching.length, failed: 0, skipped: {} });
+		const terminations = async (id: string) => (await instances.history(testEnv, { id })).events.filter((e) => e.kind === 'workflow.terminated').length;
+		for (const id of matching) expect([id, (await instances.status(testEnv, { id })).status, await terminations(id)]).toEqual([id, 'terminated', 1]);
+		// Asked again (a job resumed once more), an instance that has the receipt changes nothing.
+		expect(await instances.bulkAct(testEnv, { id: reached, job, action })).toBe('already');
+		expect(await terminations(reached)).toBe(1);
+	});
+
+	it("stores a job's receipt in 3 SQLite rows (its key row, its unique index entry, the AUTOINCREMENT counter), 4 as an instance's first key", () =>
+		runInDurableObject(stub(uniqueId('bulk-rows')), async (_, state) => {
+			const storage = new ObjectStorage(state.storage, 'instance');
+			await storage.open();
+			await storage.ensureSchema();
+			// Drizzle over the bare storage, so that every statement goes through the counting `exec` below.
+			const store = new DrizzleInstanceStore(drizzle(state.storage), state.storage, { empty: true, tables: storage.firstWrite });
+			const rowsWritten = (fn: () => void) => {
+				const exec = state.storage.sql.exec.bind(state.storage.sql);
+				const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+				Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)), configurable: true, writable: true });
+				try {
+					fn();
+				} finally {
+					Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+				}
+				return cursors.reduce((n, c) => n + c.rowsWritten, 0);
+			};
+			// The writes applyBulkAction adds to the action's own (engine/instance/bulk-receipt.ts).
+			const receipt = (job: string) => rowsWritten(() => store.writeEventKey({ key: bulkReceiptKey(job, { kind: 'terminate' }), name: 'bulk.terminate', digest: '' }, 1, MAX_EVENT_KEYS));
+			expect([receipt('job-a'), receipt('job-b'), receipt('job-c')]).toEqual([4, 3, 3]);
+		}));
 
 	it('counts on a dry run and acts on nothing', async () => {
 		const customer = uniqueId('bulk-dry');
@@ -243,5 +309,56 @@ describe('bulk operations over HTTP', () => {
 	it('answers 404 for a job that does not exist and 400 for an id that cannot be one', async () => {
 		expect((await api('GET', '/bulk/01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f')).status).toBe(404);
 		expect((await api('GET', '/bulk/not-a-job')).status).toBe(400);
+	});
+
+	it('DELETE /bulk/{id} refuses a running job with 409 INVALID_STATE, deletes it once cancelled, then answers 404', async () => {
+		const customer = uniqueId('bulk-delete');
+		await seed(customer, 9);
+		// One instance a second: the job runs for seconds.
+		const { json: job } = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'pause' }, ratePerSecond: 1 });
+		const running = await api('DELETE', `/bulk/${job.id}`);
+		expect(running.status).toBe(409);
+		expect(running.json.error).toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('cancel it first') });
+		expect((await api('GET', `/bulk/${job.id}`)).json.state).toBe('running');
+		expect((await api('POST', `/bulk/${job.id}/cancel`)).json.state).toBe('cancelled');
+		const deleted = await api('DELETE', `/bulk/${job.id}`);
+		expect([deleted.status, deleted.json]).toEqual([200, { id: job.id, deleted: true }]);
+		// The object is empty: no progress, no alarm, nothing to delete again.
+		expect((await api('GET', `/bulk/${job.id}`)).json.error.code).toBe('NOT_FOUND');
+		const again = await api('DELETE', `/bulk/${job.id}`);
+		expect([again.status, again.json.error.code]).toEqual([404, 'NOT_FOUND']);
+		expect(await runInDurableObject(stub(`${BULK_PREFIX}${job.id}`), async (_, state) => [await state.storage.getAlarm(), state.storage.sql.exec(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).one().n])).toEqual([null, 0]);
+		expect((await api('DELETE', '/bulk/01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f')).json.error.code).toBe('NOT_FOUND');
+		expect((await api('DELETE', '/bulk/not-a-job')).status).toBe(400);
+	});
+
+	it('bulk.delete (the typed client) deletes a finished job and refuses a running one with INVALID_STATE', async () => {
+		const customer = uniqueId('bulk-client-delete');
+		await seed(customer, 9);
+		const job = await bulk.start(testEnv, testRegistry, { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'pause' }, ratePerSecond: 1 });
+		await expect(bulk.delete(testEnv, job.id)).rejects.toMatchObject({ code: ErrorCode.InvalidState });
+		await bulk.cancel(testEnv, job.id);
+		expect(await bulk.delete(testEnv, job.id)).toEqual({ id: job.id, deleted: true });
+		await expect(bulk.progress(testEnv, job.id)).rejects.toMatchObject({ code: ErrorCode.NotFound });
+	});
+
+	it('erases a finished job from its alarm 7 days after it finished, and keeps it until then', async () => {
+		const customer = uniqueId('bulk-retention');
+		await seed(customer, 3);
+		const { json: job } = await api('POST', '/workflows/bulk', { query: { type: 'searchable', attributes: { customerId: customer } }, action: { kind: 'reindex' }, ratePerSecond: 1000 });
+		const done = await runJob(job.id);
+		expect(done.state).toBe('completed');
+		const jobStub = stub(`${BULK_PREFIX}${job.id}`);
+		expect(await runInDurableObject(jobStub, (_, state) => state.storage.getAlarm())).toBe(done.finishedAt! + BULK_RETENTION_MS);
+		try {
+			advanceClock(BULK_RETENTION_MS - 60_000);
+			await runDurableObjectAlarm(jobStub);
+			expect((await api('GET', `/bulk/${job.id}`)).json.state).toBe('completed');
+			advanceClock(60_000);
+			expect(await runDurableObjectAlarm(jobStub)).toBe(true);
+			expect((await api('GET', `/bulk/${job.id}`)).status).toBe(404);
+		} finally {
+			resetClock();
+		}
 	});
 });

@@ -179,8 +179,9 @@ describe('shardflow installed from its tarball into a fresh project', () => {
 		const { inputs, code, bytes } = bundles.caller;
 		expect(inputs.filter((path) => /node_modules\/(drizzle-orm|hono|@hono|zod|@asteasolutions)\//.test(path))).toEqual([]);
 		// The typed client, the index client, the operation and role-call tables and the error classes:
-		// ~71 KiB unminified (zod alone was 764 KiB).
-		expect(bytes).toBeLessThan(80 * 1024);
+		// 80.1 KiB unminified (82,009 bytes, measured after the bulk receipt and delete calls added 0.4 KiB;
+		// zod alone was 764 KiB). A tripwire for growth; what must stay out is asserted on its own.
+		expect(bytes).toBeLessThan(81 * 1024);
 		expect(inputs.filter((path) => path.includes('greeter'))).toEqual([]);
 		expect(code).not.toMatch(ENGINE);
 		for (const marker of ['CREATE TABLE', 'drizzle']) expect(code).not.toContain(marker);

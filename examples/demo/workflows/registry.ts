@@ -1,4 +1,5 @@
 import { defineRegistry } from '../../../src/authoring'; // in your own Worker: 'shardflow'
+import { HeartbeatWorkflow } from './heartbeat-workflow';
 import { PaymentWorkflow } from './payment-workflow';
 import { ProgressWorkflow } from './progress-workflow';
 import { TestWorkflow } from './test-workflow';
@@ -11,6 +12,7 @@ export const registry = defineRegistry({
 	test: { workflow: TestWorkflow },
 	payment: { workflow: PaymentWorkflow, shards: 4 },
 	progress: { workflow: ProgressWorkflow, shards: 2 },
+	heartbeat: { workflow: HeartbeatWorkflow, shards: 2 },
 });
 
 export type WorkflowType = keyof typeof registry.definitions;

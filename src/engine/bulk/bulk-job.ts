@@ -1,4 +1,4 @@
-import { ErrorCode, ShardflowError, ValidationError } from '../support/errors';
+import { ErrorCode, InvalidStateError, ShardflowError, ValidationError } from '../support/errors';
 import type { IndexEntry } from '../index/index-entry';
 import type { ListFilters } from '../index/index-query';
 import type { RestartFrom } from '../steps/restart-from';
@@ -78,8 +78,11 @@ export interface BulkProgress {
 	finishedAt: number | null;
 }
 
-/** One instance's bookkeeping: `acting` is written before the action is sent, with the version seen. */
-export type BulkItem = { state: 'acting'; version: number } | { state: 'done' | 'failed' } | { state: 'skipped'; reason: string };
+/**
+ * One instance's bookkeeping: `acting` is written before the action is sent. After a crash, an
+ * instance left `acting` is asked whether the action reached it (`BulkHost.reached`).
+ */
+export type BulkItem = { state: 'acting' } | { state: 'done' | 'failed' } | { state: 'skipped'; reason: string };
 
 /** The job row: what was asked, where the walk stands, and how it ended. */
 export interface BulkJobRow {
@@ -107,6 +110,12 @@ export const BULK_BATCH = 100;
 /** Actions in flight at once within a tick: no shard or instance sees a burst. */
 export const BULK_CONCURRENCY = 8;
 const MAX_ERRORS_KEPT = 20;
+/**
+ * How long a finished job (completed or cancelled) keeps its progress before its object erases
+ * itself: long enough to read the outcome after a weekend, short enough that jobs do not pile up
+ * for good (one job object and one row per instance it listed).
+ */
+export const BULK_RETENTION_MS = 604_800_000; // 7 days
 
 /**
  * Checks the action of a request: an unknown kind or a malformed option is INVALID_REQUEST, as
@@ -209,9 +218,19 @@ export interface BulkHost {
 	list(query: BulkSpec['query'], cursor: string | null, limit: number): Promise<{ items: IndexEntry[]; nextCursor: string | null }>;
 	/** The instance's current entry, or null when it is gone (NOT_FOUND). */
 	current(id: string): Promise<IndexEntry | null>;
-	/** Applies the action to one instance; throws the instance's typed error. */
+	/**
+	 * Applies the action to one instance, at most once per job: the instance stores the job's
+	 * receipt with the action's effect, and a second call changes nothing. Throws the instance's typed error.
+	 */
 	act(id: string, action: BulkAction, jobId: string): Promise<void>;
+	/**
+	 * Whether job `jobId`'s action reached the instance (its receipt is stored); null when the
+	 * instance is gone (NOT_FOUND), which keeps nothing to ask.
+	 */
+	reached(id: string, action: BulkAction, jobId: string): Promise<boolean | null>;
 	setAlarm(at: number | null): void;
+	/** Deletes the job's whole storage and its alarm: the job no longer exists (NOT_FOUND), and its id can never start again. */
+	erase(): Promise<void>;
 }
 
 function progressOf(job: BulkJobRow, counts: BulkCounts): BulkProgress {
@@ -239,8 +258,22 @@ export function cancelJob(host: BulkHost): BulkProgress {
 	const now = host.now();
 	const cancelled: BulkJobRow = { ...job, state: 'cancelled', updatedAt: now, finishedAt: now };
 	host.store.writeJob(cancelled);
-	host.setAlarm(null);
+	host.setAlarm(now + BULK_RETENTION_MS);
 	return progressOf(cancelled, host.store.counts());
+}
+
+/**
+ * Deletes a finished job (completed or cancelled) and everything it kept. A running one is
+ * refused with INVALID_STATE, as a running instance's delete is: cancel it first, so that a
+ * delete never stops work as a side effect.
+ */
+export async function deleteJob(host: BulkHost): Promise<{ id: string; deleted: true }> {
+	const job = requireJob(host);
+	if (job.state === 'running') {
+		throw new InvalidStateError(`bulk operation ${job.spec.id} is running: cancel it first (POST /bulk/${job.spec.id}/cancel), then delete it`);
+	}
+	await host.erase();
+	return { id: job.spec.id, deleted: true };
 }
 
 export function jobProgress(host: BulkHost): BulkProgress {
@@ -258,12 +291,20 @@ function requireJob(host: BulkHost): BulkJobRow {
  * it, at most `BULK_CONCURRENCY` at a time, then saves the cursor and sets the next alarm so
  * the job keeps to its rate. A crash anywhere resumes from the last saved cursor: instances of
  * the page already settled are recognised by their item row and neither counted nor acted on
- * again; one caught between `acting` and its outcome is counted done if its version moved (or
- * it is gone, for a delete), and acted on otherwise.
+ * again; one caught between `acting` and its outcome is asked whether the action reached it
+ * (its receipt): counted done if it did (or it is gone, for a delete), checked and acted on
+ * otherwise. Never from its version, which the run moves by itself (a sleep, a retry).
  */
 export async function runTick(host: BulkHost): Promise<void> {
 	const job = host.store.readJob();
-	if (!job || job.state !== 'running') return;
+	if (!job) return;
+	// A finished job's alarm is its retention running out.
+	if (job.state !== 'running') {
+		const expires = (job.finishedAt ?? job.updatedAt) + BULK_RETENTION_MS;
+		if (host.now() >= expires) await host.erase();
+		else host.setAlarm(expires);
+		return;
+	}
 	const { spec } = job;
 	const started = host.now();
 	const batch = spec.dryRun ? 1000 : Math.min(BULK_BATCH, Math.max(1, spec.ratePerSecond));
@@ -293,7 +334,7 @@ export async function runTick(host: BulkHost): Promise<void> {
 		updatedAt: now,
 		finishedAt: state === 'running' ? null : (latest.finishedAt ?? now),
 	});
-	if (state !== 'running') return host.setAlarm(null);
+	if (state !== 'running') return host.setAlarm((latest.finishedAt ?? now) + BULK_RETENTION_MS);
 	const spacing = spec.dryRun ? 0 : Math.ceil((page.items.length * 1000) / spec.ratePerSecond);
 	host.setAlarm(Math.max(now, started + spacing));
 }
@@ -304,14 +345,16 @@ async function settleOne(host: BulkHost, spec: BulkSpec, id: string, errors: Bul
 	// `matched` is counted with the instance's first item row, whatever it is.
 	const first = item ? [] : ['matched'];
 	const skip = (reason: string) => host.store.settle(id, { state: 'skipped', reason }, [...first, `skipped:${reason}`]);
-	const current = await host.current(id);
 	if (item?.state === 'acting') {
-		// The action was sent before a crash: its effect shows as a newer version (or the instance gone).
-		if (current === null ? spec.action.kind === 'delete' : current.version > item.version) return host.store.settle(id, { state: 'done' }, ['done']);
+		// A crash came between the action and its record: the instance knows whether the action
+		// reached it. A deleted instance keeps nothing to ask; gone is what a delete does.
+		const reached = await host.reached(id, spec.action, spec.id);
+		if (reached === true || (reached === null && spec.action.kind === 'delete')) return host.store.settle(id, { state: 'done' }, ['done']);
 	}
+	const current = await host.current(id);
 	if (current === null) return skip('not_found');
 	if (!entryMatches(current, spec.filters)) return skip('no_longer_matches');
-	host.store.settle(id, { state: 'acting', version: current.version }, first);
+	host.store.settle(id, { state: 'acting' }, first);
 	try {
 		await host.act(id, spec.action, spec.id);
 		host.store.settle(id, { state: 'done' }, ['done']);

@@ -19,6 +19,7 @@ import { assertNotDeleting, assertSameType, prepareCreate, storeCreate, type Cre
 import { pause, restart, resume, terminate, type RestartOptions } from './controls';
 import { sendEvent } from './send-event';
 import { completeWebhook } from './webhook-call';
+import { applyBulkAction, checkBulkCall, hasBulkReceipt } from './bulk-receipt';
 
 /**
  * One workflow instance: the operations the Durable Object serves (src/operations/
@@ -131,6 +132,18 @@ export class InstanceEngine {
 	/** Ends the instance, with `rollback` after running its rollbacks (see controls.ts). */
 	terminate(options: { rollback?: boolean } = {}): WorkflowStatus {
 		return terminate(this.k, options);
+	}
+
+	/** A bulk job's action, applied at most once per job with its receipt (see bulk-receipt.ts); `already` when it was. */
+	applyBulkAction(jobId: unknown, action: unknown): Promise<'applied' | 'already'> {
+		const call = checkBulkCall(jobId, action);
+		return applyBulkAction(this.k, call.jobId, call.action);
+	}
+
+	/** Whether job `jobId`'s action reached this instance: the question a job resumed after a crash asks. Reads only. */
+	bulkReceipt(jobId: unknown, action: unknown): boolean {
+		const call = checkBulkCall(jobId, action);
+		return hasBulkReceipt(this.k, call.jobId, call.action);
 	}
 
 	/**

@@ -4,12 +4,11 @@ import type { BulkAccess } from '../../operations/role-calls';
 import { IndexClient, type ListQuery } from '../../client/index-client';
 import { instances, type ShardflowEnv } from '../../client/instance-client';
 import {
-	bulkEventKey,
 	cancelJob,
+	deleteJob,
 	jobProgress,
 	runTick,
 	startJob,
-	type BulkAction,
 	type BulkHost,
 	type BulkProgress,
 	type BulkSpec,
@@ -52,6 +51,12 @@ export class BulkRole implements BulkAccess {
 		return cancelJob(this.bulk());
 	}
 
+	/** Deletes a finished job (engine/bulk/bulk-job.ts `deleteJob`). */
+	delete(): Promise<{ id: string; deleted: true }> {
+		if (!this.context.storage.hasSchema) throw new ShardflowError(ErrorCode.NotFound, 'no such bulk operation');
+		return deleteJob(this.bulk());
+	}
+
 	async alarm(): Promise<void> {
 		if (!this.context.storage.hasSchema) return;
 		try {
@@ -70,42 +75,28 @@ export class BulkRole implements BulkAccess {
 			now,
 			store: new DrizzleBulkStore(storage.db, ctx.storage),
 			list: async (query, cursor, limit) => index.list({ ...(query as ListQuery), cursor, limit }),
-			current: async (id) => {
-				try {
-					return await instances.currentIndexEntry(env, { id });
-				} catch (error) {
-					if (error instanceof ShardflowError && error.code === ErrorCode.NotFound) return null;
-					throw error;
-				}
-			},
-			act: (id, action, jobId) => act(env, id, action, jobId),
+			current: (id) => orGone(instances.currentIndexEntry(env, { id })),
+			// One call per instance, whatever the action: the instance applies it with the job's receipt (engine/instance/bulk-receipt.ts).
+			act: async (id, action, jobId) => void (await instances.bulkAct(env, { id, job: jobId, action })),
+			reached: (id, action, jobId) => orGone(instances.bulkReceipt(env, { id, job: jobId, action })),
 			setAlarm: (at) => void (at === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at)),
+			// Nothing else runs on the object meanwhile; after it, the object is empty and answers NOT_FOUND.
+			erase: () =>
+				ctx.blockConcurrencyWhile(async () => {
+					await ctx.storage.deleteAlarm();
+					await ctx.storage.deleteAll();
+					storage.forget();
+				}),
 		});
 	}
 }
 
-async function act(env: ShardflowEnv, id: string, action: BulkAction, jobId: string): Promise<void> {
-	switch (action.kind) {
-		case 'terminate':
-			await instances.terminate(env, { id, ...(action.rollback ? { rollback: true } : {}) });
-			return;
-		case 'pause':
-			await instances.pause(env, { id });
-			return;
-		case 'resume':
-			await instances.resume(env, { id });
-			return;
-		case 'restart':
-			await instances.restart(env, { id, ...(action.from !== undefined ? { from: action.from } : {}) });
-			return;
-		case 'delete':
-			await instances.delete(env, { id, ...(action.archive !== undefined ? { archive: action.archive } : {}), ...(action.terminate ? { terminate: true } : {}) });
-			return;
-		case 'sendEvent':
-			await instances.sendEvent(env, { id, event: action.event, payload: action.payload, idempotencyKey: bulkEventKey(jobId, action) });
-			return;
-		case 'reindex':
-			await instances.reindex(env, { id });
-			return;
+/** An instance's NOT_FOUND as null. */
+async function orGone<T>(read: Promise<T>): Promise<T | null> {
+	try {
+		return await read;
+	} catch (error) {
+		if (error instanceof ShardflowError && error.code === ErrorCode.NotFound) return null;
+		throw error;
 	}
 }

@@ -6,6 +6,7 @@ import { checkDeleteOptions, type DeleteResult } from '../../engine/lifecycle/de
 import { ErrorCode, NotFoundError, ShardflowError, ValidationError } from '../../engine/support/errors';
 import type { IndexEntry } from '../../engine/index/index-entry';
 import { InstanceEngine } from '../../engine/instance/instance-engine';
+import { bulkActOn } from '../../engine/instance/bulk-receipt';
 import { prepareCreate, type CreateResult } from '../../engine/instance/create';
 import type { Registry } from '../../engine/definition/registry';
 import type { StepFunctionWrapper } from '../../engine/steps/step-function-wrapper';
@@ -100,6 +101,11 @@ export class InstanceRole {
 		const id = this.host.ctx.id.name;
 		if (bucket && id !== undefined && !options.only && !options.archive && (await eraseArchive(bucket, id))) return { id, deleted: true };
 		throw new NotFoundError('no such workflow instance');
+	}
+
+	/** A bulk job's action (engine/instance/bulk-receipt.ts `bulkActOn`). */
+	bulkAct(input: unknown): Promise<'applied' | 'already'> {
+		return bulkActOn(this, input);
 	}
 
 	/**
