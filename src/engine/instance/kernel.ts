@@ -129,9 +129,11 @@ export class InstanceKernel implements PartKernel {
 			if (until !== undefined && (hold === undefined || until > hold)) hold = until;
 		}
 		const at = next !== undefined && hold !== undefined ? Math.max(next, hold) : next;
-		// A delivery in flight re-arms when it ends: until then an earlier alarm may stay (it would
-		// only look early), which saves moving it twice at the end of every short run.
-		if (this.outbox.inFlight && at !== undefined) this.host.ensureAlarmBy(at);
+		// A delivery or a pass in flight re-arms when it ends: until then an earlier alarm may stay
+		// (it would only look early: its handler re-arms), which saves moving it twice at the end of
+		// every short run, and moving the watchdog later when a delivery ends mid-pass (each
+		// setAlarm is a row written: docs/decisions.md "Alarm writes of a run").
+		if ((this.outbox.inFlight || this.replay.inFlight) && at !== undefined) this.host.ensureAlarmBy(at);
 		else this.host.setAlarm(at);
 	}
 
