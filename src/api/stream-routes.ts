@@ -89,7 +89,10 @@ function documentStreamRoutes(app: ApiRoutes): void {
 				"Follow an instance live (docs/streams.md): its status changes, step completions and step.emit messages in history order, then an `end` event. Server-Sent Events whose ids are the records' seqs (resumes from Last-Event-ID), or a WebSocket with Upgrade: websocket",
 			request: {
 				params: z.object({ id: z.string() }),
-				query: z.object({ after: z.string().optional().openapi({ description: 'Start after this record (a seq); default: the start of the current run' }) }),
+				query: z.object({
+					after: z.string().optional().openapi({ description: 'Start after this record (a seq); default: the start of the current run' }),
+					ack: z.string().optional().openapi({ description: 'WebSocket only, 1: this subscriber acknowledges what it took (answers {"kind":"ack","seq":S} with {"ack":S}) and is paced at its 1 MiB window instead of closed with 4008' }),
+				}),
 				headers: z.object({ 'last-event-id': z.string().optional() }),
 			},
 			responses: { 200: events('The stream, until the instance finishes'), 101: { description: 'Switching to a WebSocket (Upgrade: websocket)' }, ...errors(400, 401, 404, 429) },

@@ -27,9 +27,12 @@ export const STREAM_END_CLOSE = 1000;
  * it is durable.
  *
  * Bounds: at most `STREAM_SUBSCRIBERS_MAX` sockets; a flush reads one page of
- * `STREAM_CATCH_UP_PAGE` records and sends each subscriber at most those, then
- * yields before the next page, so a subscriber far behind catches up page by
- * page instead of in one unbounded burst.
+ * `STREAM_CATCH_UP_PAGE` records (no more bytes than the roomiest window takes)
+ * and sends each subscriber at most those, then yields before the next page.
+ * What a subscriber was sent and has not acknowledged never passes its window
+ * (engine/streams/stream-window.ts): one that acknowledges (`ack=1`) is paced,
+ * one that does not is closed with `STREAM_BEHIND_CLOSE` and where to resume,
+ * so a subscriber that never reads costs the runtime its window, not the stream.
  */
 export class InstanceStreamFeed {
 	private timer: ReturnType<typeof setTimeout> | undefined;
