@@ -159,7 +159,7 @@ function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, vo
 					stop();
 					controller.close();
 				} finally {
-					clearTimeout(timer);
+					if (timer !== undefined) clearTimeout(timer);
 				}
 			},
 			cancel() {
