@@ -7,6 +7,7 @@ import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
+import { createApp } from '../src/host';
 import { AlarmMeter, SqlMeter, totalAlarmReading, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
 	BenchWorkflow,
@@ -25,6 +26,7 @@ import {
 	FetcherWorkflow,
 	BurstWorkflow,
 	StreamerWorkflow,
+	BigStreamWorkflow,
 	CostedWorkflow,
 	CostedFetchWorkflow,
 	CostedSleepWorkflow,
@@ -68,6 +70,8 @@ const registry = defineRegistry({
 	burst: { workflow: BurstWorkflow },
 	// Live streams: fan-out to many subscribers of one instance, emit-to-receive latency.
 	streamer: { workflow: StreamerWorkflow },
+	// Slow subscribers of a large stream (test/tooling/stream-backpressure.test.ts): its history is tens of MB.
+	'big-stream': { workflow: BigStreamWorkflow, limits: { historyBytes: 256 * 1024 * 1024 } },
 	// The cost figures (bench/run.mjs "cost"): their instances ("q-...") and index shards count their SQL and requests.
 	costed: { workflow: CostedWorkflow },
 	'costed-fetch': { workflow: CostedFetchWorkflow },
@@ -321,6 +325,9 @@ app.get('/streams/subscribe/:id', (c) => {
 	const stub = c.env.WORKFLOW_RUNNER.get(c.env.WORKFLOW_RUNNER.idFromName(c.req.param('id')));
 	return stub.fetch(new Request('https://instance/stream', { headers: { upgrade: 'websocket' } }));
 });
+// The API's stream route as a user gets it (SSE, or a WebSocket with Upgrade), for the slow-subscriber test.
+const api = createApp(registry);
+app.get('/workflows/:id/stream', (c) => api.fetch(c.req.raw, c.env, c.executionCtx));
 app.post('/streams/go/:id', async (c) => {
 	await instances.sendEvent(c.env, { id: c.req.param('id'), event: 'go', payload: { n: 1 } });
 	return c.json({ ok: true });

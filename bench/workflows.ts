@@ -1,4 +1,5 @@
 import { Workflow, type Step } from '../src/authoring';
+import { STREAM_MESSAGE_BURST, STREAM_MESSAGES_PER_SECOND } from '../src/engine/streams/stream';
 
 /** The benchmark workload shape, shared by our engine and Cloudflare Workflows. */
 export interface BenchParams {
@@ -238,6 +239,26 @@ export class BurstWorkflow extends Workflow<{ n: number }, number> {
 	async run(step: Step, { n }: { n: number }) {
 		const oks = await Promise.all(Array.from({ length: n }, (_, i) => step.do(`f${i}`, async () => ((await fetch(`http://outside.test/${i}`)).ok ? 1 : 0))));
 		return oks.reduce<number>((a, b) => a + b, 0);
+	}
+}
+
+/**
+ * A large stream (test/tooling/stream-backpressure.test.ts): `messages` messages of about `bytes`
+ * each, at the most an instance may publish (a burst, then 50 a second, paced by a one-second
+ * step after each 50, so no emit is refused).
+ */
+export class BigStreamWorkflow extends Workflow<{ messages: number; bytes: number }, number> {
+	static override readonly type = 'big-stream';
+	static override streams = { chunk: {} as { i: number; fill: string } };
+	async run(step: Step<{}, typeof BigStreamWorkflow.streams>, { messages, bytes }: { messages: number; bytes: number }) {
+		const fill = 'x'.repeat(bytes);
+		for (let i = 1; i <= messages; i++) {
+			if (i > STREAM_MESSAGE_BURST && (i - STREAM_MESSAGE_BURST) % STREAM_MESSAGES_PER_SECOND === 1) {
+				await step.do(`pace-${i}`, () => new Promise<number>((resolve) => setTimeout(() => resolve(i), 1_000)));
+			}
+			await step.emit('chunk', { i, fill });
+		}
+		return messages;
 	}
 }
 

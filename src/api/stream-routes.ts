@@ -7,6 +7,7 @@ import type { IndexLayout } from '../engine/definition/registry';
 import type { WorkflowStatus } from '../engine/definition/types';
 import { parseHistoryAfter } from '../engine/history/history';
 import { assertValidWorkflowId } from '../engine/support/ids';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { StreamEvent } from '../engine/streams/stream';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
@@ -34,15 +35,23 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 	app.get('/workflows/:id/stream', async (c) => {
 		const id = c.req.param('id');
 		assertValidWorkflowId(id);
-		refuseParamsOtherThan(c.req.queries(), ['after'], { once: true, what: 'a stream' });
+		refuseParamsOtherThan(c.req.queries(), ['after', 'ack'], { once: true, what: 'a stream' });
+		const websocket = c.req.header('upgrade')?.toLowerCase() === 'websocket';
+		// `ack=1`: a WebSocket subscriber that acknowledges what it took (docs/streams.md "Slow subscribers");
+		// over SSE the relay acknowledges for the browser, as the browser reads.
+		const ack = c.req.query('ack');
+		if (ack !== undefined && (ack !== '1' || !websocket)) {
+			throw new ValidationError(ErrorCode.InvalidQuery, websocket ? `ack=${JSON.stringify(ack.slice(0, 20))}: give ack=1 (this subscriber acknowledges) or leave it out` : 'ack is for WebSocket subscribers; over Server-Sent Events the relay acknowledges as the client reads');
+		}
 		// An EventSource reconnecting sends the URL it opened (with its `after`) and the last id it got:
 		// that id is where it stands, so it wins over the URL's `after`.
 		const lastEventId = c.req.header('last-event-id');
 		const given = lastEventId !== undefined && lastEventId !== '' ? lastEventId : c.req.query('after');
 		const after = given === undefined || given === '' ? undefined : parseHistoryAfter(given);
-		if (c.req.header('upgrade')?.toLowerCase() === 'websocket') {
+		if (websocket) {
 			const stub = namespace(c.env).getByName(id) as { fetch(request: Request): Promise<Response> };
-			return stub.fetch(new Request(`https://instance/stream${after === undefined ? '' : `?after=${after}`}`, { headers: { upgrade: 'websocket' } }));
+			const query = new URLSearchParams({ ...(after === undefined ? {} : { after: String(after) }), ...(ack ? { ack } : {}) }).toString();
+			return stub.fetch(new Request(`https://instance/stream${query ? `?${query}` : ''}`, { headers: { upgrade: 'websocket' } }));
 		}
 		const abort = new AbortController();
 		// A refusal (no such instance, too many subscribers) is answered with its status before any event.
@@ -80,7 +89,10 @@ function documentStreamRoutes(app: ApiRoutes): void {
 				"Follow an instance live (docs/streams.md): its status changes, step completions and step.emit messages in history order, then an `end` event. Server-Sent Events whose ids are the records' seqs (resumes from Last-Event-ID), or a WebSocket with Upgrade: websocket",
 			request: {
 				params: z.object({ id: z.string() }),
-				query: z.object({ after: z.string().optional().openapi({ description: 'Start after this record (a seq); default: the start of the current run' }) }),
+				query: z.object({
+					after: z.string().optional().openapi({ description: 'Start after this record (a seq); default: the start of the current run' }),
+					ack: z.string().optional().openapi({ description: 'WebSocket only, 1: this subscriber acknowledges what it took (answers {"kind":"ack","seq":S} with {"ack":S}) and is paced at its 1 MiB window instead of closed with 4008' }),
+				}),
 				headers: z.object({ 'last-event-id': z.string().optional() }),
 			},
 			responses: { 200: events('The stream, until the instance finishes'), 101: { description: 'Switching to a WebSocket (Upgrade: websocket)' }, ...errors(400, 401, 404, 429) },
@@ -102,14 +114,15 @@ function documentStreamRoutes(app: ApiRoutes): void {
 
 /**
  * Relays an iterator as Server-Sent Events. The response is held for as long as the client
- * listens (SSE's cost in a Worker); a client that goes away stops the iterator, which closes
- * its sockets.
+ * listens (SSE's cost in a Worker). Its body is pulled, not pushed: the next event is taken from
+ * the iterator only when the runtime asks for more of the body, which it does once the client
+ * read what it was sent. A client that stops reading therefore stops the iterator (which stops
+ * acknowledging, so the instance stops sending: engine/streams/stream-window.ts), and the Worker
+ * holds at most the iterator's window for it. A client that goes away cancels the body, which
+ * stops the iterator and closes its sockets.
  */
 function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, void, undefined>, abort: AbortController, format: (event: T) => string): Response {
-	const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-	const writer = writable.getWriter();
 	const encoder = new TextEncoder();
-	const write = (text: string) => writer.write(encoder.encode(text));
 	let stopped = false;
 	const stop = () => {
 		if (stopped) return;
@@ -117,26 +130,46 @@ function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, vo
 		// The iterator may be waiting for its next message: the signal ends that wait.
 		abort.abort();
 	};
-	const keepalive = setInterval(() => void write(': keep-alive\n\n').catch(stop), SSE_KEEPALIVE_MS);
 	c.req.raw.signal?.addEventListener('abort', stop);
-	const done = (async () => {
-		try {
-			await write(`retry: ${SSE_RETRY_MS}\n\n`);
-			for await (const event of events) await write(format(event));
-		} catch {
-			// The client went away (a write failed) or the stream gave up: end the response.
-		} finally {
-			clearInterval(keepalive);
-			stop();
-			await writer.close().catch(() => undefined);
-		}
-	})();
-	try {
-		c.executionCtx.waitUntil(done);
-	} catch {
-		// No execution context (app.fetch without one): the relay runs on its own while the response is read.
-	}
-	return new Response(readable, {
+	let started = false;
+	/** The iterator's next event, asked for and not yet relayed (a keep-alive may have gone out while it was awaited). */
+	let pending: Promise<IteratorResult<T, void>> | undefined;
+	const body = new ReadableStream<Uint8Array>(
+		{
+			async pull(controller) {
+				if (!started) {
+					started = true;
+					controller.enqueue(encoder.encode(`retry: ${SSE_RETRY_MS}\n\n`));
+					return;
+				}
+				let timer: ReturnType<typeof setTimeout> | undefined;
+				try {
+					pending ??= events.next();
+					const idle = new Promise<'idle'>((resolve) => (timer = setTimeout(() => resolve('idle'), SSE_KEEPALIVE_MS)));
+					const next = await Promise.race([pending, idle]);
+					if (next === 'idle') return controller.enqueue(encoder.encode(': keep-alive\n\n'));
+					pending = undefined;
+					if (next.done) {
+						stop();
+						return controller.close();
+					}
+					controller.enqueue(encoder.encode(format(next.value)));
+				} catch {
+					// The stream gave up (its instance was deleted, its object kept failing): end the response.
+					stop();
+					controller.close();
+				} finally {
+					if (timer !== undefined) clearTimeout(timer);
+				}
+			},
+			cancel() {
+				stop();
+			},
+		},
+		// Nothing read ahead of the client: an event is taken from the iterator only when the body is read.
+		{ highWaterMark: 0 },
+	);
+	return new Response(body, {
 		headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
 	});
 }

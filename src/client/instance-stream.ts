@@ -17,10 +17,13 @@ export interface StreamOptions {
 
 type Socket = {
 	accept(): void;
+	send(message: string): void;
 	close(code?: number, reason?: string): void;
 	addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
 	addEventListener(type: 'close' | 'error', listener: () => void): void;
 };
+/** The instance asks for an acknowledgement once the consumer took every event before it (engine/streams/stream-window.ts). */
+type AckRequest = { kind: 'ack'; seq: number };
 type StreamStub = { fetch(request: Request): Promise<Response & { webSocket?: Socket | null }> };
 
 /**
@@ -97,7 +100,9 @@ type Connection = Awaited<ReturnType<typeof connect>>;
 /** One WebSocket to the instance, as a bounded queue of events. */
 async function connect(env: ShardflowEnv, id: string, after: number | undefined, signal: AbortSignal | undefined) {
 	const stub = namespace(env).getByName(id) as StreamStub;
-	const query = after === undefined ? '' : `?after=${after}`;
+	// ack=1: this subscriber acknowledges what its consumer took (engine/streams/stream-window.ts), so the
+	// instance paces it by its window instead of sending whether or not it was read.
+	const query = `?${after === undefined ? '' : `after=${after}&`}ack=1`;
 	const response = await stub.fetch(new Request(`https://instance/stream${query}`, { headers: { upgrade: 'websocket' } }));
 	const ws = response.webSocket;
 	if (response.status !== 101 || !ws) {
@@ -105,7 +110,8 @@ async function connect(env: ShardflowEnv, id: string, after: number | undefined,
 		throw errorFromBody(body?.error ?? { code: ErrorCode.Internal, message: `the stream of workflow "${id}" answered ${response.status}` });
 	}
 	ws.accept();
-	const queue: StreamEvent[] = [];
+	/** Events not yet taken, and the instance's requests for an acknowledgement where they came. */
+	const queue: (StreamEvent | AckRequest)[] = [];
 	let done = false;
 	let wake: (() => void) | undefined;
 	const finish = () => {
@@ -114,7 +120,7 @@ async function connect(env: ShardflowEnv, id: string, after: number | undefined,
 	};
 	ws.addEventListener('message', ({ data }) => {
 		if (done) return;
-		queue.push(JSON.parse(String(data)) as StreamEvent);
+		queue.push(JSON.parse(String(data)) as StreamEvent | AckRequest);
 		// A consumer this far behind: let go of the socket, so the runtime buffers nothing more for it.
 		// The iterator drains what it holds and reconnects after the last record it yielded.
 		if (queue.length >= STREAM_CLIENT_BUFFER && queue.at(-1)?.kind !== 'end') {
@@ -128,10 +134,19 @@ async function connect(env: ShardflowEnv, id: string, after: number | undefined,
 	signal?.addEventListener('abort', finish);
 	return {
 		async next(): Promise<StreamEvent | undefined> {
-			while (queue.length === 0 && !done) await new Promise<void>((resolve) => (wake = resolve));
-			wake = undefined;
-			if (signal?.aborted) return undefined;
-			return queue.shift();
+			for (;;) {
+				while (queue.length === 0 && !done) await new Promise<void>((resolve) => (wake = resolve));
+				wake = undefined;
+				if (signal?.aborted) return undefined;
+				const event = queue.shift();
+				if (event?.kind !== 'ack') return event;
+				// The consumer asks for more, so it took every event before this request: say so.
+				try {
+					ws.send(JSON.stringify({ ack: event.seq }));
+				} catch {
+					// The socket is closing: the iterator reconnects after the last record it yielded.
+				}
+			}
 		},
 		close() {
 			done = true;

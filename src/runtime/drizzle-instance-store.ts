@@ -3,6 +3,7 @@ import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
+import { takeWithinBytes } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/instance/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
@@ -454,10 +455,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 		return this.exec(query, bindings).toArray().map(toHistoryRow);
 	}
 
-	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }): HistoryRow[] {
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[]; maxBytes?: number }): HistoryRow[] {
 		// A walk of the rowid from `afterSeq`: a subscriber's cursor is near the end, so it reads few rows.
 		const { sql: statement, bindings } = recordsQuery(query);
-		return this.exec(statement, bindings).toArray().map(toHistoryRow);
+		// Rows are taken from the cursor one at a time, so a byte budget stops the read itself (a slow subscriber's window holds few large records).
+		return takeWithinBytes(this.exec(statement, bindings) as Iterable<Record<string, SqlStorageValue>> as Iterable<HistoryRow>, query.maxBytes);
 	}
 
 	lastStreamMessageIndex(generation: number): number {

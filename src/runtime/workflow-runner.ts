@@ -138,6 +138,11 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		return new Response('not found', { status: 404 });
 	}
 
+	/** A stream subscriber's acknowledgement (runtime/roles/instance-stream-feed.ts); index feeds take no messages. */
+	override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+		if (this.role?.kind === 'instance') this.role.stream.message(ws, message);
+	}
+
 	override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
 		if (this.role?.kind === 'index') this.role.live?.closed(ws, code);
 		if (this.role?.kind === 'instance') this.role.stream.closed(ws, code);

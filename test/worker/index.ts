@@ -8,7 +8,7 @@ import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
 import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
 import { asInvocation } from '../harness/invocations';
-import { FetcherWorkflow } from '../../bench/workflows';
+import { BigStreamWorkflow, FetcherWorkflow } from '../../bench/workflows';
 import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
@@ -47,6 +47,8 @@ export const testRegistry = defineRegistry({
 	test: { workflow: TestWorkflow },
 	payment: { workflow: PaymentWorkflow, shards: 4 },
 	progress: { workflow: ProgressWorkflow, shards: 2 },
+	// Stream messages of 16 KB, many windows of a subscriber (test/runtime/stream-window.test.ts).
+	'big-stream': { workflow: BigStreamWorkflow },
 	'hang-once': { workflow: HangOnceWorkflow },
 	chaos: { workflow: ChaosWorkflow, shards: 8 },
 	many: { workflow: ManyStepsWorkflow, shards: 16 },

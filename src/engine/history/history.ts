@@ -161,6 +161,27 @@ export interface HistoryRow {
 	detail: string | null;
 }
 export type NewHistoryRow = Omit<HistoryRow, 'seq'>;
+
+/** Characters of a record's `value` and `detail`: what a read bounded by bytes counts. */
+export function historyRowChars(row: Pick<HistoryRow, 'value' | 'detail'>): number {
+	return (row.value?.length ?? 0) + (row.detail?.length ?? 0);
+}
+
+/**
+ * The first of `rows` until they hold `maxBytes` characters of `value` and `detail` (the record
+ * that reaches it included, and always the first): a read bounded by bytes as well as by count,
+ * taken lazily so that a cursor is read no further.
+ */
+export function takeWithinBytes<R extends Pick<HistoryRow, 'value' | 'detail'>>(rows: Iterable<R>, maxBytes: number | undefined): R[] {
+	const taken: R[] = [];
+	let chars = 0;
+	for (const row of rows) {
+		if (maxBytes !== undefined && taken.length > 0 && chars >= maxBytes) break;
+		taken.push(row);
+		chars += historyRowChars(row);
+	}
+	return taken;
+}
 /** A record's size, for paging within a byte budget. */
 export interface HistoryMeta {
 	seq: number;

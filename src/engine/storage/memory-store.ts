@@ -1,4 +1,5 @@
 import type { HistoryKind, HistoryRow, NewHistoryRow } from '../history/history';
+import { takeWithinBytes } from '../history/history';
 import { utf8Bytes } from '../support/json';
 import { SMALL_RESULT_BYTES } from '../support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from './store';
@@ -200,11 +201,11 @@ export class MemoryInstanceStore implements InstanceStore {
 	readHistory(range: HistoryRange) {
 		return this.historyRange(range).map((r) => ({ ...r }));
 	}
-	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }) {
-		return this.history
-			.filter((r) => r.seq > query.afterSeq && query.kinds.includes(r.kind))
-			.slice(0, query.limit)
-			.map((r) => ({ ...r }));
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[]; maxBytes?: number }) {
+		return takeWithinBytes(
+			this.history.filter((r) => r.seq > query.afterSeq && query.kinds.includes(r.kind)).slice(0, query.limit),
+			query.maxBytes,
+		).map((r) => ({ ...r }));
 	}
 	lastStreamMessageIndex(generation: number) {
 		for (let i = this.history.length - 1; i >= 0; i--) {

@@ -234,8 +234,11 @@ export interface InstanceStore {
 	readHistoryMeta(query: HistoryRange): HistoryMeta[];
 	/** The records of one generation after `afterSeq`, in seq order, in one query. */
 	readHistory(query: HistoryRange): HistoryRow[];
-	/** The records of the kinds in `kinds` after `afterSeq`, of any generation, in seq order (an instance's stream, engine/streams/stream.ts). */
-	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[] }): HistoryRow[];
+	/**
+	 * The records of the kinds in `kinds` after `afterSeq`, of any generation, in seq order (an instance's stream, engine/streams/stream.ts).
+	 * `maxBytes`: stop once the records read hold that many characters of `value` and `detail` (at least one record is read).
+	 */
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[]; maxBytes?: number }): HistoryRow[];
 	/** The `index` of the last `stream.message` of `generation` (0: none), so a replay publishes none twice. */
 	lastStreamMessageIndex(generation: number): number;
 	/**

@@ -1,3 +1,5 @@
+import type { StoredWindow } from './stream-window';
+
 /**
  * Where each subscriber of an instance's stream stands, kept so that following a stream costs no
  * storage write per subscriber and message (runtime/roles/instance-stream-feed.ts).
@@ -24,6 +26,8 @@ export interface SubscriberPlace {
 export interface SubscriberAttachment {
 	sub: string;
 	after?: number;
+	/** Its window (engine/streams/stream-window.ts), when it has anything to keep. */
+	w?: StoredWindow;
 }
 
 /** A subscriber's place when the object wakes with its socket: its own cursor, or the head. */
@@ -32,17 +36,20 @@ export function placeOf(attachment: SubscriberAttachment, head: number): Subscri
 }
 
 /**
- * Moves every subscriber past a page of records that ends at `pageEnd` (each was sent what it
- * lacked of the page), and answers the new head and the attachments to rewrite: a subscriber
- * that reaches the head lets go of its own cursor (once), one that is not at the head carries
- * its new cursor. The places are updated in place.
+ * Moves every subscriber to the last record it was sent of a page (`reached(sub)`; undefined: it
+ * was sent none of it, say its window was full), and answers the new head and the attachments to
+ * rewrite: a subscriber that reaches the head lets go of its own cursor (once), one that is not at
+ * the head carries its new cursor. The places are updated in place.
  */
-export function advanceCursors(places: Iterable<[string, SubscriberPlace]>, head: number, pageEnd: number): { head: number; rewrite: SubscriberAttachment[] } {
-	const next = Math.max(head, pageEnd);
+export function advanceCursors(places: Iterable<[string, SubscriberPlace]>, head: number, reached: (sub: string) => number | undefined): { head: number; rewrite: SubscriberAttachment[] } {
+	const entries = [...places];
+	let next = head;
+	for (const [sub] of entries) next = Math.max(next, reached(sub) ?? next);
 	const rewrite: SubscriberAttachment[] = [];
-	for (const [sub, place] of places) {
-		const moved = place.cursor < pageEnd;
-		if (moved) place.cursor = pageEnd;
+	for (const [sub, place] of entries) {
+		const to = reached(sub);
+		const moved = to !== undefined && place.cursor < to;
+		if (moved) place.cursor = to;
 		const attached = place.cursor !== next;
 		if (attached !== place.attached || (attached && moved)) rewrite.push(attached ? { sub, after: place.cursor } : { sub });
 		place.attached = attached;

@@ -20,8 +20,8 @@ export const STREAM_MESSAGE_BURST = 200;
 /** Subscribers one instance accepts at once (WebSockets, SSE relays and client iterators alike). */
 export const STREAM_SUBSCRIBERS_MAX = 2_000;
 /**
- * Records one subscriber receives per catch-up read; a subscriber further behind gets
- * the next page once the runtime has sent this one (see runtime/roles/instance-stream-feed.ts).
+ * Records one subscriber receives per catch-up read; a subscriber further behind gets the next
+ * page on a later turn, as far as its window allows (engine/streams/stream-window.ts).
  */
 export const STREAM_CATCH_UP_PAGE = 100;
 

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { acknowledged, askIfPaced, fits, openWindow, parseAck, recordSent, STREAM_SUBSCRIBER_WINDOW, storedWindow, windowOf } from '../../src/engine/streams/stream-window';
+
+const KiB = 1024;
+
+describe("a stream subscriber's window", () => {
+	it('lets no more than the window be sent unacknowledged', () => {
+		const window = openWindow(true);
+		let seq = 0;
+		while (fits(window, 16 * KiB)) recordSent(window, ++seq, 16 * KiB);
+		expect(window.unacked).toBeLessThanOrEqual(STREAM_SUBSCRIBER_WINDOW);
+		expect(window.unacked + 16 * KiB).toBeGreaterThan(STREAM_SUBSCRIBER_WINDOW);
+	});
+
+	it('asks a subscriber that acknowledges for an answer once half the window is out, and the answer frees what came before the request', () => {
+		const window = openWindow(true);
+		const asks: number[] = [];
+		for (let seq = 1; fits(window, 16 * KiB); seq++) if (recordSent(window, seq, 16 * KiB).ask) asks.push(seq);
+		expect(asks).toEqual([32]); // 32 x 16 KiB = half of 1 MiB
+		const before = window.unacked;
+		expect(acknowledged(window, 32)).toBe(true);
+		expect(window.unacked).toBe(before - 32 * 16 * KiB);
+	});
+
+	it('frees nothing for an answer to another request, or twice for the same one', () => {
+		const window = openWindow(true);
+		for (let seq = 1; seq <= 40; seq++) recordSent(window, seq, 16 * KiB);
+		expect(acknowledged(window, 31)).toBe(false);
+		expect(acknowledged(window, 32)).toBe(true);
+		expect(acknowledged(window, 32)).toBe(false);
+	});
+
+	it('never asks one that does not acknowledge', () => {
+		const window = openWindow(false);
+		for (let seq = 1; fits(window, 16 * KiB); seq++) expect(recordSent(window, seq, 16 * KiB).ask).toBe(false);
+		expect(askIfPaced(window, 64)).toBe(false);
+	});
+
+	it('stores its bound once per eighth of the window sent, not per record, and a woken window assumes that bound', () => {
+		const window = openWindow(true);
+		let stores = 0;
+		for (let seq = 1; seq <= 1000; seq++) if (recordSent(window, seq, 200).store) stores++;
+		// 200 KB sent: past the first bound (0) and then each 128 KiB step.
+		expect(stores).toBe(2);
+		const woken = windowOf(storedWindow(window));
+		expect(woken.unacked).toBeGreaterThanOrEqual(window.unacked);
+		expect(woken.unacked - window.unacked).toBeLessThanOrEqual(STREAM_SUBSCRIBER_WINDOW / 8);
+		expect(woken.acks).toBe(true);
+	});
+
+	it('keeps a request across a wake, so its answer still frees the window', () => {
+		const window = openWindow(true);
+		for (let seq = 1; seq <= 40; seq++) recordSent(window, seq, 16 * KiB);
+		const woken = windowOf(storedWindow(window));
+		expect(woken.asked).toEqual({ seq: 32, bytes: 32 * 16 * KiB });
+		expect(acknowledged(woken, 32)).toBe(true);
+		expect(woken.unacked).toBeLessThanOrEqual(STREAM_SUBSCRIBER_WINDOW / 2);
+	});
+
+	it('reads an acknowledgement only from {"ack":<seq>}', () => {
+		expect(parseAck('{"ack":12}')).toBe(12);
+		for (const other of ['ping', '{"ack":-1}', '{"ack":"12"}', '{"ack":1.5}', '12', 'null', `{"ack":1,"x":"${'a'.repeat(100)}"}`]) expect(parseAck(other)).toBeUndefined();
+		expect(parseAck(new ArrayBuffer(4))).toBeUndefined();
+	});
+});

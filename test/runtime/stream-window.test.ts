@@ -1,0 +1,177 @@
+import { exports } from 'cloudflare:workers';
+import { evictDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import type { StreamEvent } from '../../src/engine/streams/stream';
+import { STREAM_BEHIND_CLOSE, STREAM_SUBSCRIBER_WINDOW } from '../../src/engine/streams/stream-window';
+import { api } from '../api/helpers';
+import { settle, stub, uniqueId } from '../helpers';
+
+// A subscriber's window (docs/streams.md "Slow subscribers"): what an instance sends one subscriber
+// that has not taken it is bounded, whether it acknowledges (paced) or not (dropped with where to resume).
+
+const worker = () => (exports as unknown as { default: Fetcher }).default;
+/** 200 messages of 16,000 bytes (one burst: published at once), about 3 windows. */
+const MESSAGES = 200;
+
+type Received = { kind: string; seq: number; data?: { i: number }; status?: string };
+
+/** A WebSocket to an instance's stream that records every message and close, and lets the test wait for either. */
+async function subscribe(id: string, query = '') {
+	const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream${query}`, { headers: { upgrade: 'websocket' } });
+	expect(response.status).toBe(101);
+	const ws = response.webSocket!;
+	const messages: Received[] = [];
+	let bytes = 0;
+	let closed: { code: number; reason: string } | undefined;
+	let changed: () => void = () => {};
+	ws.addEventListener('message', (e) => {
+		bytes += new TextEncoder().encode(String(e.data)).byteLength;
+		messages.push(JSON.parse(String(e.data)));
+		changed();
+	});
+	ws.addEventListener('close', (e) => {
+		closed = { code: e.code, reason: e.reason };
+		changed();
+	});
+	ws.accept();
+	const until = async (ok: () => boolean) => {
+		while (!ok()) await new Promise<void>((resolve) => (changed = resolve));
+	};
+	/** Waits until nothing more came for a few turns of the object (it has sent all it would). */
+	const quiet = async () => {
+		for (let seen = -1; seen !== messages.length; ) {
+			seen = messages.length;
+			await settle(id);
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+	};
+	return {
+		ws,
+		messages,
+		records: () => messages.filter((m) => m.kind !== 'ack'),
+		indexes: () => messages.filter((m) => m.kind === 'stream.message').map((m) => m.data!.i),
+		bytes: () => bytes,
+		closed: () => closed,
+		until,
+		quiet,
+	};
+}
+
+async function bigStream(): Promise<string> {
+	const id = uniqueId('big');
+	const created = await api('POST', '/workflows', { type: 'big-stream', id, payload: { messages: MESSAGES, bytes: 16_000 } });
+	expect(created.status).toBe(201);
+	await settle(id);
+	return id;
+}
+
+const every = Array.from({ length: MESSAGES }, (_, i) => i + 1);
+
+describe("an instance's stream to a subscriber that acknowledges (ack=1)", () => {
+	it('sends no more than its window until it answers, asks for an answer, and then sends the rest: every record once, in order', async () => {
+		const id = await bigStream();
+		const sub = await subscribe(id, '?after=0&ack=1');
+		await sub.until(() => sub.messages.some((m) => m.kind === 'ack'));
+		await sub.quiet();
+		// Paced, not dropped: open, a window's worth at most, and a request to answer.
+		expect(sub.closed()).toBeUndefined();
+		expect(sub.bytes()).toBeLessThanOrEqual(STREAM_SUBSCRIBER_WINDOW + 64);
+		expect(sub.indexes().length).toBeLessThan(MESSAGES);
+		const paused = sub.indexes().length;
+		// The answers free the window, request by request, until the end.
+		let answered = 0;
+		while (!sub.messages.some((m) => m.kind === 'end')) {
+			const requests = sub.messages.filter((m) => m.kind === 'ack');
+			if (requests.length > answered) sub.ws.send(JSON.stringify({ ack: requests[answered++]!.seq }));
+			else await sub.until(() => sub.messages.filter((m) => m.kind === 'ack').length > answered || sub.messages.some((m) => m.kind === 'end'));
+		}
+		expect(sub.indexes().length).toBeGreaterThan(paused);
+		expect(sub.indexes()).toEqual(every);
+		const seqs = sub.records().map((m) => m.seq);
+		expect(seqs.slice(0, -1)).toEqual([...seqs.slice(0, -1)].sort((a, b) => a - b));
+		expect(new Set(seqs.slice(0, -1)).size).toBe(seqs.length - 1);
+		expect(sub.messages.at(-1)).toMatchObject({ kind: 'end', status: 'completed' });
+	});
+
+	it('frees nothing for an answer to a request it was not sent', async () => {
+		const id = await bigStream();
+		const sub = await subscribe(id, '?after=0&ack=1');
+		await sub.until(() => sub.messages.some((m) => m.kind === 'ack'));
+		await sub.quiet();
+		const before = sub.messages.length;
+		sub.ws.send(JSON.stringify({ ack: 999_999 }));
+		sub.ws.send('not an ack');
+		await sub.quiet();
+		expect(sub.messages.length).toBe(before);
+		expect(sub.closed()).toBeUndefined();
+	});
+
+	it('keeps its window across an eviction of the instance: no more is sent for the wake, and the answer still counts', async () => {
+		const id = await bigStream();
+		const sub = await subscribe(id, '?after=0&ack=1');
+		await sub.until(() => sub.messages.some((m) => m.kind === 'ack'));
+		await sub.quiet();
+		const before = sub.bytes();
+		await evictDurableObject(stub(id));
+		// A request to the woken object (a second subscriber that finishes) makes it flush again.
+		const other = await subscribe(id, `?after=${sub.records().at(-1)!.seq}&ack=1`);
+		await other.quiet();
+		expect(sub.bytes()).toBe(before);
+		// Answering every request (the one from before the eviction first) brings the rest.
+		let answered = 0;
+		while (!sub.messages.some((m) => m.kind === 'end')) {
+			const requests = sub.messages.filter((m) => m.kind === 'ack');
+			if (requests.length > answered) sub.ws.send(JSON.stringify({ ack: requests[answered++]!.seq }));
+			else await sub.until(() => sub.messages.filter((m) => m.kind === 'ack').length > answered || sub.messages.some((m) => m.kind === 'end'));
+		}
+		expect(sub.indexes()).toEqual(every);
+		other.ws.close();
+	});
+});
+
+describe("an instance's stream to a WebSocket that does not acknowledge", () => {
+	it('closes it with 4008 once it is a window behind, saying where to resume; resuming there misses nothing', async () => {
+		const id = await bigStream();
+		const first = await subscribe(id, '?after=0');
+		await first.until(() => first.closed() !== undefined);
+		expect(first.closed()!.code).toBe(STREAM_BEHIND_CLOSE);
+		expect(first.bytes()).toBeLessThanOrEqual(STREAM_SUBSCRIBER_WINDOW);
+		const after = Number(/after=(\d+)/.exec(first.closed()!.reason)?.[1]);
+		expect(after).toBe(first.records().at(-1)!.seq);
+		// Resumed as often as it takes: the whole stream, once and in order.
+		const indexes = [...first.indexes()];
+		let from = after;
+		for (;;) {
+			const next = await subscribe(id, `?after=${from}`);
+			await next.until(() => next.closed() !== undefined);
+			indexes.push(...next.indexes());
+			if (next.closed()!.code === 1000) break;
+			expect(next.closed()!.code).toBe(STREAM_BEHIND_CLOSE);
+			from = next.records().at(-1)!.seq;
+		}
+		expect(indexes).toEqual(every);
+	});
+});
+
+describe('a second subscriber joining', () => {
+	it('sends the first nothing again: not the record it stands at, nor any before', async () => {
+		const id = uniqueId('joined');
+		await api('POST', '/workflows', { type: 'payment', id, payload: { amount: 5, currency: 'EUR' } });
+		await settle(id);
+		const first = await subscribe(id);
+		await first.until(() => first.messages.some((m) => m.kind === 'step.completed'));
+		await first.quiet();
+		const before = first.messages.length;
+		// The second starts from the beginning: the object reads the history from there for it.
+		const second = await subscribe(id, '?after=0');
+		await second.until(() => second.messages.some((m) => m.kind === 'step.completed'));
+		await second.quiet();
+		expect(first.messages.length).toBe(before);
+		await api('POST', `/workflows/${id}/events/approval`, { approved: true, reviewer: 'eve' });
+		await first.until(() => first.closed() !== undefined);
+		await second.until(() => second.closed() !== undefined);
+		const seqs = first.messages.filter((m) => m.kind !== 'end').map((m) => m.seq);
+		expect(new Set(seqs).size).toBe(seqs.length);
+		expect(first.messages.map((m) => m.kind)).toEqual(second.messages.map((m) => m.kind));
+	});
+});
