@@ -367,7 +367,7 @@ function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, stat
  * The SQL of one part of a shard listing (see `listPlan`): keyset, filters, LIMIT.
  * Each time order has its own index, `(status, <order>, id)`, so SQLite walks it backwards for
  * one status and never sorts (a part without a status is a parent's children, through the
- * parent index); an attribute drives through
+ * parent index, or an id prefix, through the primary key); an attribute drives through
  * `(name, value, created_at, entry_id)`.
  */
 export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart) {
