@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0017_metrics-durations-in-minute leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0018_index-status-only leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796588106657
+-- up-to: 1796593460446
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -20,8 +20,6 @@ CREATE TABLE `index_entries` (
 , `code_version` text, `parent_id` text, `attributes` text);
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_updated` ON `index_entries` (`status`,`updated_at`,`id`);
---> statement-breakpoint
-CREATE INDEX `index_entries_updated` ON `index_entries` (`updated_at`,`id`);
 --> statement-breakpoint
 CREATE TABLE `instance` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -80,8 +78,6 @@ CREATE TABLE `index_backlog` (
 CREATE INDEX `index_backlog_since` ON `index_backlog` (`since`,`id`);
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
---> statement-breakpoint
-CREATE INDEX `index_entries_created` ON `index_entries` (`created_at`,`id`);
 --> statement-breakpoint
 CREATE TABLE `history` (
 	`seq` integer PRIMARY KEY NOT NULL,

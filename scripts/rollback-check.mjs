@@ -76,6 +76,36 @@ async function history(url, id) {
 	} while (cursor);
 	return events;
 }
+// Every live status listed (no status filter), by pages of 2 in both orders: each instance exactly once, with the
+// status its own object reports. drizzle/0018 dropped the status-less listing indexes, which an older build
+// used for this listing: it must still answer it (by a scan and sort), and the new build by one walk per status.
+// Instances still running may change status during a walk (the index follows within moments): a walk is retried
+// until the statuses before and after it agree, up to 10 times.
+async function listsEveryInstance(url, build, ids) {
+	const want = ids.flatMap((set) => Object.values(set));
+	for (const order of ['created', 'updated']) {
+		let ok = false;
+		let told = '';
+		for (let attempt = 0; attempt < 10 && !ok; attempt++) {
+			if (attempt > 0) await sleep(1000);
+			const known = await statuses(url, ids);
+			const seen = {};
+			let cursor = null;
+			let pages = 0;
+			do {
+				const page = (await json(`${url}/workflows?limit=2&order=${order}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
+				for (const item of page?.items ?? []) seen[item.id] = [...(seen[item.id] ?? []), item.status];
+				cursor = page?.nextCursor ?? null;
+			} while (cursor && ++pages < 100);
+			const after = await statuses(url, ids);
+			if (want.some((id) => known[id] !== after[id])) continue;
+			const once = want.every((id) => seen[id]?.length === 1) && Object.keys(seen).length === want.length;
+			ok = once && want.every((id) => seen[id]?.[0] === known[id]);
+			told = JSON.stringify(seen);
+		}
+		check(ok, `${build}: lists every instance once with its status, every live status by ${order}${ok ? '' : ` (${told})`}`);
+	}
+}
 
 try {
 	// OLD 1: set A is created by the previous build; each reaches its sleep, wait or retry.
@@ -117,6 +147,8 @@ try {
 	console.log('   A, B, C on old again:', seen);
 	check(seen[c] === 'completed', 'C: the old build finished its own sleeper');
 	check(Object.values(seen).every((s) => s !== 'errored' && s !== 'terminated'), 'nothing errored on the rolled-back build');
+	await sleep(1500);
+	await listsEveryInstance(url, 'old build after the rollback', [a, b, { c }]);
 	const oldLog = await stop();
 	const failedPasses = (oldLog.match(/pass\.failed/g) ?? []).length;
 	console.log(`   the rolled-back build logged ${failedPasses} failed passes (retried with backoff)`);
@@ -132,6 +164,8 @@ try {
 		await sleep(1000);
 	}
 	console.log('   final:', final);
+	await sleep(1500);
+	await listsEveryInstance(url, 'new build', [a, b, { c }]);
 	for (const [set, ids] of [['A', a], ['B', b]]) {
 		const output = async (type) => (await json(`${url}/workflows/${ids[type]}`)).body?.output;
 		check(final[ids['rc-sleeper']] === 'completed' && JSON.stringify(await output('rc-sleeper')) === '["a","b","c"]', `${set}: the sleeper completed with every step`);

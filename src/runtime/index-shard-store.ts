@@ -5,7 +5,7 @@ import * as schema from '../db/schema';
 import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index/index-query';
 import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/index/search-attributes';
-import type { WorkflowStatus } from '../engine/definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
 import { metricsDelta } from '../engine/index/run-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 
@@ -299,8 +299,14 @@ export function listPlan(query: ShardListQuery): ListPart[] {
 		driver = names.find((n) => conditions[n]!.op === 'eq') ?? names.find((n) => conditions[n]!.op === 'in');
 	}
 	if (driver === undefined) {
-		const statuses: (WorkflowStatus | undefined)[] = query.status?.length ? [...new Set(query.status)] : [undefined];
-		return statuses.map((status) => (status ? { status } : {}));
+		// A parent's children walk the partial parent index, and an id prefix a range of the primary
+		// key (both few rows, sorted): every live status at once.
+		if (!query.status?.length && (query.parent !== undefined || query.idPrefix !== undefined)) return [{}];
+		// Every live status is one walk per status: the entries keep only the `(status, <order>, id)`
+		// indexes (drizzle/0018 dropped the status-less ones, a row per new entry each). Each walk
+		// reads at most `limit` rows, so a page reads at most one `limit` per status, merged in code.
+		const statuses = query.status?.length ? [...new Set(query.status)] : WORKFLOW_STATUSES;
+		return statuses.map((status) => ({ status }));
 	}
 	const condition = conditions[driver];
 	if (condition?.op === 'in') return condition.values.map((value) => ({ driver: { name: driver, condition: { op: 'eq', value } } }));
@@ -359,8 +365,9 @@ function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, stat
 
 /**
  * The SQL of one part of a shard listing (see `listPlan`): keyset, filters, LIMIT.
- * Each time order has its own pair of indexes, `(status, <order>, id)` and `(<order>, id)`,
- * so SQLite walks one backwards and never sorts; an attribute drives through
+ * Each time order has its own index, `(status, <order>, id)`, so SQLite walks it backwards for
+ * one status and never sorts (a part without a status is a parent's children, through the
+ * parent index, or an id prefix, through the primary key); an attribute drives through
  * `(name, value, created_at, entry_id)`.
  */
 export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart) {

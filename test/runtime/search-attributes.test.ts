@@ -271,13 +271,15 @@ describe('attribute query plans', () => {
 
 	it.for([
 		['with a status', ['running'], 'index_entries_status_created'],
-		['over every live status', undefined, 'index_entries_created'],
+		['over every live status (one walk per status)', undefined, 'index_entries_status_created'],
 	] as const)('answers a range in the default order %s from the entries index, checking the attribute by primary key, without sorting', async ([, status, expected]) => {
-		const [text] = await plan({ order: 'createdAt', limit: 50, ...(status ? { status } : {}), attributes: { amount: { op: 'range', gte: 3 } } } as never);
-		expect(text).toMatch(new RegExp(`INDEX ${expected}\\b`));
-		// Not a range of the value index per entry: that scans every entry's row in the range for each one.
-		expect(text).toMatch(/SEARCH other EXISTS USING INDEX sqlite_autoindex_index_attributes_1 \(entry_id=\? AND name=\?\)/);
-		expect(text).not.toMatch(/TEMP B-TREE/);
+		const texts = await plan({ order: 'createdAt', limit: 50, ...(status ? { status } : {}), attributes: { amount: { op: 'range', gte: 3 } } } as never);
+		for (const text of texts) {
+			expect(text).toMatch(new RegExp(`INDEX ${expected}\\b`));
+			// Not a range of the value index per entry: that scans every entry's row in the range for each one.
+			expect(text).toMatch(/SEARCH other EXISTS USING INDEX sqlite_autoindex_index_attributes_1 \(entry_id=\? AND name=\?\)/);
+			expect(text).not.toMatch(/TEMP B-TREE/);
+		}
 	});
 
 	it('answers an id prefix from a range of the primary key (sorting only the ids under the prefix)', async () => {
