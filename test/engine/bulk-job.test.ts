@@ -296,6 +296,29 @@ describe('bulk job', () => {
 		await expect(deleteJob(w.host)).rejects.toMatchObject({ code: 'NOT_FOUND' });
 	});
 
+	it('refuses to delete a job cancelled while its batch is still being acted on, so no instance is changed by a job that no longer exists (found from outside)', async () => {
+		const w = world(40);
+		startJob(w.host, spec({ ratePerSecond: 5 }));
+		// The batch's actions are held in flight until released: a cancel and a delete arrive meanwhile.
+		let release!: () => void;
+		const held = new Promise<void>((resolve) => (release = resolve));
+		const act = w.host.act;
+		w.host.act = async (...args) => {
+			await held;
+			return act(...args);
+		};
+		const tick = runTick(w.host);
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		expect(cancelJob(w.host).state).toBe('cancelled');
+		await expect(deleteJob(w.host)).rejects.toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('still acting') });
+		release();
+		await tick;
+		// The batch it had begun is kept and counted; then the job can go.
+		expect(jobProgress(w.host)).toMatchObject({ state: 'cancelled', done: 5 });
+		expect(w.acted).toHaveLength(5);
+		expect(await deleteJob(w.host)).toEqual({ id: 'job-1', deleted: true });
+	});
+
 	it('reports an instance the action refuses as skipped with its code, and another failure as failed', async () => {
 		const w = world(6);
 		const act = w.host.act;

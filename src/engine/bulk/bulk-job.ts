@@ -272,6 +272,11 @@ export async function deleteJob(host: BulkHost): Promise<{ id: string; deleted: 
 	if (job.state === 'running') {
 		throw new InvalidStateError(`bulk operation ${job.spec.id} is running: cancel it first (POST /bulk/${job.spec.id}/cancel), then delete it`);
 	}
+	// A cancel lets the batch in progress finish: deleting now would leave its actions landing
+	// on instances for a job that no longer exists, with no record of them.
+	if (ticking.has(host)) {
+		throw new InvalidStateError(`bulk operation ${job.spec.id} is still acting on the batch it began before it was cancelled: try again in a moment`);
+	}
 	await host.erase();
 	return { id: job.spec.id, deleted: true };
 }
@@ -296,6 +301,21 @@ function requireJob(host: BulkHost): BulkJobRow {
  * otherwise. Never from its version, which the run moves by itself (a sleep, a retry).
  */
 export async function runTick(host: BulkHost): Promise<void> {
+	ticking.add(host);
+	try {
+		await tick(host);
+	} finally {
+		ticking.delete(host);
+	}
+}
+
+/**
+ * The hosts (one per job object) whose tick is running now. In memory on purpose: after a crash
+ * no tick runs, and the next one settles what the lost one left `acting`.
+ */
+const ticking = new WeakSet<BulkHost>();
+
+async function tick(host: BulkHost): Promise<void> {
 	const job = host.store.readJob();
 	if (!job) return;
 	// A finished job's alarm is its retention running out.
