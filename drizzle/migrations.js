@@ -17,6 +17,7 @@ import m0014 from './0014_inline-children.sql';
 import m0015 from './0015_partial-parent-index.sql';
 import m0016 from './0016_steps-rowid-only.sql';
 import m0017 from './0017_metrics-durations-in-minute.sql';
+import m0018 from './0018_outbox-in-instance-row.sql';
 
   export default {
     journal,
@@ -38,7 +39,8 @@ m0013,
 m0014,
 m0015,
 m0016,
-m0017
+m0017,
+m0018
     }
   }
   
