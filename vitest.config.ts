@@ -33,7 +33,8 @@ export default defineConfig({
 						// The test Worker binds an archive bucket (local R2); the product config does not need one.
 						// KV_RUNNER: the runner declared without SQLite storage, as a misconfigured deployment would (test/runtime/misconfiguration.test.ts).
 						miniflare: {
-							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off' },
+							// SHARDFLOW_OUTBOX_IN_ROW=true npx vitest ...: the same tests with the outbox in the instance row (docs/decisions.md).
+							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off', ...(process.env.SHARDFLOW_OUTBOX_IN_ROW ? { SHARDFLOW_OUTBOX_IN_ROW: process.env.SHARDFLOW_OUTBOX_IN_ROW } : {}) },
 							r2Buckets: ['ARCHIVE'],
 							durableObjects: { WORKFLOW_RUNNER: { className: 'WorkflowRunner', useSQLite: true }, KV_RUNNER: { className: 'KvWorkflowRunner', useSQLite: false } },
 						},

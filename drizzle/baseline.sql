@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0018_index-status-only leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0019_outbox-in-instance-row leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796593460446
+-- up-to: 1796594913800
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -33,7 +33,7 @@ CREATE TABLE `instance` (
 	`updated_at` integer NOT NULL,
 	`version` integer NOT NULL,
 	`generation` integer DEFAULT 0 NOT NULL
-, `error_stack` text, `error_code` text, `code_version` text, `last_code_version` text, `rollback` text, `history_bytes` integer DEFAULT 0 NOT NULL, `history_seq` integer DEFAULT 0 NOT NULL, `parent_id` text, `attributes` text);
+, `error_stack` text, `error_code` text, `code_version` text, `last_code_version` text, `rollback` text, `history_bytes` integer DEFAULT 0 NOT NULL, `history_seq` integer DEFAULT 0 NOT NULL, `parent_id` text, `attributes` text, `pending` text);
 --> statement-breakpoint
 CREATE TABLE `outbox` (
 	`slot` integer PRIMARY KEY NOT NULL,

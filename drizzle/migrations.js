@@ -18,6 +18,7 @@ import m0015 from './0015_partial-parent-index.sql';
 import m0016 from './0016_steps-rowid-only.sql';
 import m0017 from './0017_metrics-durations-in-minute.sql';
 import m0018 from './0018_index-status-only.sql';
+import m0019 from './0019_outbox-in-instance-row.sql';
 
   export default {
     journal,
@@ -40,7 +41,8 @@ m0014,
 m0015,
 m0016,
 m0017,
-m0018
+m0018,
+m0019
     }
   }
   

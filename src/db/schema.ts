@@ -37,6 +37,13 @@ export const instance = sqliteTable('instance', {
 	parentId: text('parent_id'),
 	/** The search attributes set (engine/index/search-attributes.ts) as sorted JSON; null while none is. */
 	attributes: text('attributes'),
+	/**
+	 * The index entry waiting for its delivery, when a status change writes it into this row
+	 * (`SHARDFLOW_OUTBOX_IN_ROW`): the outbox's JSON `{entry, attempts, nextAttemptAt,
+	 * backloggedSince}`; null when nothing waits. Not part of `InstanceRow`: only the store
+	 * reads and writes it (docs/decisions.md "The outbox in the instance row").
+	 */
+	pending: text('pending'),
 });
 
 /**

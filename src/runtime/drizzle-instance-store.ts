@@ -16,7 +16,8 @@ const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEve
 const { result: _result, recordSeq: _recordSeq, recordCount: _recordCount, recordGeneration: _recordGeneration, ...stepColumns } = getTableColumns(steps);
 /** A step row as the engine knows it: the records it stands for are the history's (step-records.ts). */
 const stepRowColumns = { ...stepColumns, result: steps.result };
-const instanceColumns = getTableColumns(instance);
+// `pending` is the store's own (the outbox in the row, see `outboxInRow`), never part of an `InstanceRow`.
+const { pending: _pending, ...instanceColumns } = getTableColumns(instance);
 /**
  * A step's upsert, by hand (see `upsertStep`): the columns of `steps` the engine writes. The
  * records a row stands for (`record_*`) are set by its first write only (`INSERT_STEP_SQL`) and
@@ -51,7 +52,24 @@ const WRITE_OUTBOX_SQL =
 	`INSERT INTO outbox (slot, entry, version, attempts, next_attempt_at) VALUES (${OUTBOX_SLOT}, ?, ?, ?, ?) ` +
 	'ON CONFLICT (slot) DO UPDATE SET entry = excluded.entry, version = excluded.version, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at';
 const READ_OUTBOX_SQL = `SELECT entry, attempts, next_attempt_at, backlogged_since FROM outbox WHERE slot = ${OUTBOX_SLOT}`;
-const ACK_OUTBOX_SQL = `DELETE FROM outbox WHERE slot = ${OUTBOX_SLOT} AND version = ?`;
+// `<=`: an entry acknowledged supersedes an older one pending in the other place (see `readOutbox`).
+const ACK_OUTBOX_SQL = `DELETE FROM outbox WHERE slot = ${OUTBOX_SLOT} AND version <= ?`;
+/**
+ * The outbox in the instance row (`outboxInRow`): the pending entry is the row's `pending` JSON,
+ * written by the same upsert as the row on a status change (1 row written, not 2). The backlog
+ * mark survives a newer entry here too: the update keeps the old JSON's `backloggedSince`.
+ */
+const KEEP_BACKLOG = `json_set(?, '$.backloggedSince', json_extract(instance.pending, '$.backloggedSince'))`;
+const WRITE_INSTANCE_PENDING_SQL =
+	`INSERT INTO instance (${instanceKeys.map(instanceColumn).join(', ')}, pending) VALUES (${instanceKeys.map(() => '?').join(', ')}, ?) ` +
+	`ON CONFLICT (id) DO UPDATE SET ${instanceKeys.filter((key) => key !== 'id').map((key) => `${instanceColumn(key)} = excluded.${instanceColumn(key)}`).join(', ')}, ` +
+	`pending = ${KEEP_BACKLOG.replace('?', 'excluded.pending')}`;
+const WRITE_PENDING_SQL = `UPDATE instance SET pending = ${KEEP_BACKLOG}`;
+const READ_PENDING_SQL = 'SELECT pending FROM instance';
+const ACK_PENDING_SQL = "UPDATE instance SET pending = NULL WHERE pending IS NOT NULL AND json_extract(pending, '$.entry.version') <= ?";
+const DEFER_PENDING_SQL =
+	"UPDATE instance SET pending = json_set(pending, '$.attempts', ?, '$.nextAttemptAt', ?) WHERE pending IS NOT NULL AND json_extract(pending, '$.entry.version') = ?";
+const MARK_PENDING_SQL = "UPDATE instance SET pending = json_set(pending, '$.backloggedSince', ?) WHERE pending IS NOT NULL";
 /**
  * What a status and a pass read of the steps, by hand too: a status reads them on every call, and a
  * prepared Drizzle select costs a new object its building and every call its row mapping. A step's
@@ -86,6 +104,14 @@ export interface StoreStart {
 	empty?: boolean;
 	/** Which tables created on their first write exist (default: every table does). */
 	tables?: TablePresence;
+	/**
+	 * A status change writes its index entry into the instance row instead of the outbox table
+	 * (`SHARDFLOW_OUTBOX_IN_ROW`): 1 row written per change, not 2. Off by default: a build
+	 * before drizzle/0019 reads only the outbox table, so only once no deploy can roll back to
+	 * one may it be on (docs/decisions.md "The outbox in the instance row"). Either way the
+	 * store reads, acknowledges and retries an entry from both places.
+	 */
+	outboxInRow?: boolean;
 }
 
 /** The instance's tables created on their first write (db/role-tables.ts `FIRST_WRITE_TABLES`). */
@@ -133,6 +159,17 @@ export class DrizzleInstanceStore implements InstanceStore {
 	 * time. Forgotten when a transaction fails (its writes may be gone).
 	 */
 	private outboxRow: OutboxRow | undefined | typeof UNREAD = UNREAD;
+	/** The pending entry in each place (the outbox table, the instance row), as last read or written; `outboxRow` is the newer. */
+	private tableOutbox: OutboxRow | undefined | typeof UNREAD = UNREAD;
+	private rowOutbox: OutboxRow | undefined | typeof UNREAD = UNREAD;
+	private readonly outboxInRow: boolean;
+	/**
+	 * In a transaction, with the outbox in the row: the instance row written and not yet sent,
+	 * so that the entry the same change stages goes into the same statement. Sent at the
+	 * transaction's end, or before anything reads the row.
+	 */
+	private heldInstance: InstanceRow | undefined;
+	private transactionDepth = 0;
 	/** The tables created on their first write that exist: a read of one that does not finds nothing, a write creates it. */
 	private readonly tables: TablePresence;
 
@@ -143,8 +180,11 @@ export class DrizzleInstanceStore implements InstanceStore {
 	) {
 		this.tables = start.tables ?? EVERY_TABLE;
 		this.instanceAbsent = start.empty === true;
+		this.outboxInRow = start.outboxInRow === true;
 		if (start.empty) {
 			this.outboxRow = undefined;
+			this.tableOutbox = undefined;
+			this.rowOutbox = undefined;
 			this.lastHistorySeq = 0;
 			this.earliest = undefined;
 			this.noSteps = true;
@@ -154,7 +194,7 @@ export class DrizzleInstanceStore implements InstanceStore {
 		}
 		this.q = preparedOnce({
 			readSteps: () => db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
-			readInstance: () => db.select().from(instance).prepare(),
+			readInstance: () => db.select(instanceColumns).from(instance).prepare(),
 			earliestWakeup: () => db.select({ at: min(wakeups.at) }).from(wakeups).prepare(),
 			deleteWakeupsDue: () =>
 				db
@@ -175,11 +215,23 @@ export class DrizzleInstanceStore implements InstanceStore {
 
 	transaction<T>(fn: () => T): T {
 		try {
-			return this.storage.transactionSync(fn);
+			return this.storage.transactionSync(() => {
+				this.transactionDepth++;
+				try {
+					const result = fn();
+					if (this.transactionDepth === 1) this.sendHeldInstance();
+					return result;
+				} finally {
+					this.transactionDepth--;
+					if (this.transactionDepth === 0) this.heldInstance = undefined;
+				}
+			});
 		} catch (error) {
 			// What this store remembers of rows written inside may have been rolled back.
 			this.instanceAbsent = false;
 			this.outboxRow = UNREAD;
+			this.tableOutbox = UNREAD;
+			this.rowOutbox = UNREAD;
 			this.lastHistorySeq = undefined;
 			this.earliest = UNREAD;
 			this.noSteps = false;
@@ -192,13 +244,23 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	readInstance(): InstanceRow | undefined {
+		this.sendHeldInstance();
 		return this.instanceAbsent ? undefined : (this.q.readInstance.get() as InstanceRow | undefined);
 	}
 
 	writeInstance(row: InstanceRow): void {
 		this.instanceAbsent = false;
 		const full: InstanceRow = { ...row, historyBytes: row.historyBytes ?? 0, historySeq: row.historySeq ?? 0 };
-		this.exec(WRITE_INSTANCE_SQL, instanceKeys.map((key) => full[key] ?? null));
+		if (this.outboxInRow && this.transactionDepth > 0) this.heldInstance = full;
+		else this.exec(WRITE_INSTANCE_SQL, instanceKeys.map((key) => full[key] ?? null));
+	}
+
+	/** Writes the instance row held back for its entry (see `heldInstance`), without one. */
+	private sendHeldInstance(): void {
+		const held = this.heldInstance;
+		if (!held) return;
+		this.heldInstance = undefined;
+		this.exec(WRITE_INSTANCE_SQL, instanceKeys.map((key) => held[key] ?? null));
 	}
 
 	readSteps(): StepRow[] {
@@ -502,38 +564,99 @@ export class DrizzleInstanceStore implements InstanceStore {
 	}
 
 	writeOutbox(row: OutboxRow): void {
+		if (this.outboxInRow) {
+			const pending = JSON.stringify({ entry: row.entry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: null });
+			const held = this.heldInstance;
+			this.heldInstance = undefined;
+			if (held) this.exec(WRITE_INSTANCE_PENDING_SQL, [...instanceKeys.map((key) => held[key] ?? null), pending]);
+			// Without a row to hold it (the engine always writes the row first), the entry goes to the table.
+			if (held || (!this.instanceAbsent && this.exec(WRITE_PENDING_SQL, [pending]).rowsWritten > 0)) {
+				this.rowOutbox = this.keepBacklog(this.rowOutbox, row);
+				this.outboxRow = UNREAD;
+				return;
+			}
+		}
 		this.exec(WRITE_OUTBOX_SQL, [JSON.stringify(row.entry), row.entry.version, row.attempts, row.nextAttemptAt]);
-		// The backlog mark survives a newer entry (see OutboxRow).
-		const before = this.outboxRow;
-		this.outboxRow = before === UNREAD ? UNREAD : { entry: row.entry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: before?.backloggedSince ?? null };
+		this.tableOutbox = this.keepBacklog(this.tableOutbox, row);
+		this.outboxRow = UNREAD;
 	}
 
+	/** `row` as its place now holds it: the backlog mark survives a newer entry (see OutboxRow). */
+	private keepBacklog(before: OutboxRow | undefined | typeof UNREAD, row: OutboxRow): OutboxRow | typeof UNREAD {
+		return before === UNREAD ? UNREAD : { entry: row.entry, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, backloggedSince: before?.backloggedSince ?? null };
+	}
+
+	/**
+	 * The newer of the entries pending in the outbox table and in the instance row. Both can hold
+	 * one across a deploy that turns `outboxInRow` on or off (or rolls back): the newer supersedes
+	 * the older (the shard keeps the highest version), and its acknowledgement clears both.
+	 */
 	readOutbox(): OutboxRow | undefined {
 		if (this.outboxRow === UNREAD) {
-			const row = this.exec(READ_OUTBOX_SQL, []).toArray()[0];
-			this.outboxRow = row && {
-				entry: JSON.parse(row.entry as string) as IndexEntry,
-				attempts: Number(row.attempts),
-				nextAttemptAt: Number(row.next_attempt_at),
-				backloggedSince: row.backlogged_since === null ? null : Number(row.backlogged_since),
-			};
+			if (this.tableOutbox === UNREAD) {
+				const row = this.exec(READ_OUTBOX_SQL, []).toArray()[0];
+				this.tableOutbox = row && {
+					entry: JSON.parse(row.entry as string) as IndexEntry,
+					attempts: row.attempts as number,
+					nextAttemptAt: row.next_attempt_at as number,
+					backloggedSince: (row.backlogged_since as number | null) ?? null,
+				};
+			}
+			if (this.rowOutbox === UNREAD) {
+				// A row held back (see `heldInstance`) is not needed here: writing it leaves `pending` as it is.
+				const raw = this.instanceAbsent ? undefined : this.exec(READ_PENDING_SQL, []).toArray()[0]?.pending;
+				const parsed = typeof raw === 'string' ? (JSON.parse(raw) as OutboxRow) : undefined;
+				this.rowOutbox = parsed && { ...parsed, backloggedSince: parsed.backloggedSince ?? null };
+			}
+			const [table, row] = [this.tableOutbox, this.rowOutbox];
+			const newer = table && row ? (row.entry.version > table.entry.version ? row : table) : (table ?? row);
+			// A mark on either place means this instance is registered in the backlog.
+			this.outboxRow = newer && { ...newer, backloggedSince: table?.backloggedSince ?? row?.backloggedSince ?? null };
 		}
 		return this.outboxRow && { ...this.outboxRow };
 	}
 
 	ackOutbox(version: number): void {
-		this.exec(ACK_OUTBOX_SQL, [version]);
-		if (this.outboxRow !== UNREAD && this.outboxRow?.entry.version === version) this.outboxRow = undefined;
+		if (this.tableOutbox === UNREAD || (this.tableOutbox && this.tableOutbox.entry.version <= version)) {
+			this.exec(ACK_OUTBOX_SQL, [version]);
+			this.tableOutbox = this.tableOutbox === UNREAD ? UNREAD : undefined;
+		}
+		if (this.rowOutbox === UNREAD || (this.rowOutbox && this.rowOutbox.entry.version <= version)) {
+			this.sendHeldInstance();
+			if (!this.instanceAbsent) this.exec(ACK_PENDING_SQL, [version]);
+			this.rowOutbox = this.rowOutbox === UNREAD ? UNREAD : undefined;
+		}
+		this.outboxRow = UNREAD;
 	}
 
 	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void {
-		this.db.update(outbox).set({ attempts, nextAttemptAt }).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
-		if (this.outboxRow !== UNREAD && this.outboxRow?.entry.version === version) this.outboxRow = { ...this.outboxRow, attempts, nextAttemptAt };
+		const table = this.tableOutbox;
+		if (table === UNREAD || table?.entry.version === version) {
+			this.db.update(outbox).set({ attempts, nextAttemptAt }).where(and(eq(outbox.slot, OUTBOX_SLOT), eq(outbox.version, version))).run();
+			if (table !== UNREAD && table) this.tableOutbox = { ...table, attempts, nextAttemptAt };
+		}
+		const row = this.rowOutbox;
+		if (row === UNREAD || row?.entry.version === version) {
+			this.sendHeldInstance();
+			if (!this.instanceAbsent) this.exec(DEFER_PENDING_SQL, [attempts, nextAttemptAt, version]);
+			if (row !== UNREAD && row) this.rowOutbox = { ...row, attempts, nextAttemptAt };
+		}
+		this.outboxRow = UNREAD;
 	}
 
 	markOutboxBacklogged(since: number | null): void {
-		this.db.update(outbox).set({ backloggedSince: since }).where(eq(outbox.slot, OUTBOX_SLOT)).run();
-		if (this.outboxRow !== UNREAD && this.outboxRow) this.outboxRow = { ...this.outboxRow, backloggedSince: since };
+		const table = this.tableOutbox;
+		if (table === UNREAD || table) {
+			this.db.update(outbox).set({ backloggedSince: since }).where(eq(outbox.slot, OUTBOX_SLOT)).run();
+			if (table !== UNREAD && table) this.tableOutbox = { ...table, backloggedSince: since };
+		}
+		const row = this.rowOutbox;
+		if (row === UNREAD || row) {
+			this.sendHeldInstance();
+			if (!this.instanceAbsent) this.exec(MARK_PENDING_SQL, [since]);
+			if (row !== UNREAD && row) this.rowOutbox = { ...row, backloggedSince: since };
+		}
+		this.outboxRow = UNREAD;
 	}
 
 	/** Kept in the object's key-value storage: one small value, read once when the engine starts and written only when a pass was cut short. */

@@ -53,8 +53,9 @@ export function instanceHost(
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	const form = logFormOf(env);
+	const storeStart: StoreStart = { ...start, outboxInRow: outboxInRowOf(env as { SHARDFLOW_OUTBOX_IN_ROW?: unknown }) };
 	return {
-		store: historyAppended ? new NotifyingInstanceStore(db, ctx.storage, start, historyAppended) : new DrizzleInstanceStore(db, ctx.storage, start),
+		store: historyAppended ? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended) : new DrizzleInstanceStore(db, ctx.storage, storeStart),
 		registry,
 		env,
 		now,
@@ -117,6 +118,18 @@ function deploymentBudget(env: unknown): InvocationBudget {
 		printLog({ severity: 'error', event: 'config.invalid', setting: 'SHARDFLOW_INVOCATION_STEPS/_MS', error: describeThrown(error), fallback: 'the default invocation budget' }, logFormOf(env));
 		return DEFAULT_INVOCATION_BUDGET;
 	}
+}
+
+/**
+ * `SHARDFLOW_OUTBOX_IN_ROW=true`: a status change writes its index entry into the instance row
+ * (1 row written) instead of the outbox table (2). Off unless set: a build before drizzle/0019
+ * reads only the outbox table and would never deliver an entry pending in the row, so turn it
+ * on only once no deploy can roll back to such a build (docs/decisions.md "The outbox in the
+ * instance row"). Turning it off again is safe: this build reads both places.
+ */
+export function outboxInRowOf(env: { SHARDFLOW_OUTBOX_IN_ROW?: unknown }): boolean {
+	const value = env.SHARDFLOW_OUTBOX_IN_ROW;
+	return value === 'true' || value === true;
 }
 
 /**

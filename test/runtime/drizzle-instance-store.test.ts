@@ -35,11 +35,25 @@ describe('DrizzleInstanceStore', () => {
 		}),
 	);
 
-	it('answers from what it kept (outbox, history tail, wake-ups, instance, steps, events) exactly what a store that kept nothing reads', () =>
+	storeContract('drizzle with the outbox in the instance row', (fn) =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const db = drizzle(state.storage);
 			await migrate(db, migrations);
-			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
+			await fn(new DrizzleInstanceStore(db, state.storage, { outboxInRow: true }));
+		}),
+	);
+
+	// `switches`: the outbox goes between the table and the instance row now and then, as deploys that turn SHARDFLOW_OUTBOX_IN_ROW on and off do.
+	it.each([
+		['the outbox in its table', false, false],
+		['the outbox in the instance row', true, false],
+		['the outbox switching place', false, true],
+	])('answers from what it kept (outbox, history tail, wake-ups, instance, steps, events) exactly what a store that kept nothing reads: %s', (_name, inRow, switches) =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			let outboxInRow = inRow;
+			let store = new DrizzleInstanceStore(db, state.storage, { empty: true, outboxInRow });
 			const reads = (s: DrizzleInstanceStore, afterSeqs: number[]) => ({
 				instance: s.readInstance(),
 				outbox: s.readOutbox(),
@@ -84,6 +98,18 @@ describe('DrizzleInstanceStore', () => {
 				() => store.deleteAllWakeups(),
 				() => store.writeOutbox({ entry: entry(), attempts: 0, nextAttemptAt: 5 }),
 				() => store.ackOutbox(version - random(2)),
+				// A status change: the row and its entry in one transaction (one statement with the outbox in the row).
+				() => store.transaction(() => {
+					store.writeInstance(instanceRow());
+					store.writeOutbox({ entry: entry(), attempts: 0, nextAttemptAt: 7 });
+				}),
+				() => store.deferOutbox(version - random(2), 1 + random(3), 50 + random(50)),
+				() => store.markOutboxBacklogged(random(2) ? null : 3),
+				() => {
+					if (!switches) return;
+					outboxInRow = !outboxInRow;
+					store = new DrizzleInstanceStore(db, state.storage, { outboxInRow });
+				},
 				() => generation++,
 				() => store.deleteSteps(),
 				() => store.appendEvent(`e${random(2)}`, `${random(100)}`, 1),
@@ -98,6 +124,7 @@ describe('DrizzleInstanceStore', () => {
 						store.transaction(() => {
 							store.appendHistory({ generation, at: 1, kind: 'workflow.paused', step: null, attempt: null, value: null, detail: null });
 							store.setWakeup('w9', 1);
+							store.writeInstance(instanceRow());
 							store.writeOutbox({ entry: entry(), attempts: 0, nextAttemptAt: 5 });
 							store.appendEvent('e0', '1', 1);
 							store.dropEvents();
@@ -247,5 +274,81 @@ describe('the records a step row stands for (drizzle/0013)', () => {
 				[1, 'workflow.created', null], [2, 'step.started', 'a'], [3, 'step.completed', 'a'], [4, 'step.started', 'b'],
 				[5, 'step.completed', 'b'], [6, 'step.started', 'c'], [7, 'step.completed', 'c'],
 			]);
+		}));
+});
+
+describe('the outbox in the instance row (drizzle/0019)', () => {
+	const row = (version: number) => ({
+		id: 'wf-1', type: 't', status: 'running' as const, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+		createdAt: 1, updatedAt: 1, version, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null,
+	});
+	const entry = (version: number) => ({ id: 'wf-1', type: 't', status: 'running' as const, createdAt: 1, updatedAt: 1, version });
+	const rowsWritten = (state: DurableObjectState, fn: () => void) => {
+		const exec = state.storage.sql.exec.bind(state.storage.sql);
+		const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+		Object.defineProperty(state.storage.sql, 'exec', { value: (query: string, ...b: SqlStorageValue[]) => (cursors.push(exec(query, ...b)), cursors.at(-1)!), configurable: true, writable: true });
+		try {
+			fn();
+		} finally {
+			Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+		}
+		return cursors.reduce((rows, cursor) => rows + cursor.rowsWritten, 0);
+	};
+	const transition = (store: DrizzleInstanceStore, version: number) =>
+		store.transaction(() => {
+			store.writeInstance(row(version));
+			store.writeOutbox({ entry: entry(version), attempts: 0, nextAttemptAt: 100 });
+		});
+
+	it('writes a status change and its pending index entry as 1 row, and its acknowledgement as 1', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage, { empty: true, outboxInRow: true });
+			// The first one inserts the row: +1 for its TEXT key's index entry.
+			expect([1, 2, 3].map((version) => rowsWritten(state, () => transition(store, version)))).toEqual([2, 1, 1]);
+			expect(rowsWritten(state, () => store.ackOutbox(3))).toBe(1);
+			// What a store that kept nothing reads: the row as written, nothing pending, no outbox table row.
+			const fresh = new DrizzleInstanceStore(db, state.storage);
+			expect(fresh.readInstance()).toMatchObject({ version: 3 });
+			expect(fresh.readOutbox()).toBeUndefined();
+			expect(state.storage.sql.exec('SELECT count(*) AS n FROM outbox').one().n).toBe(0);
+		}));
+
+	it('keeps the outbox table as builds before 0019 read it while SHARDFLOW_OUTBOX_IN_ROW is off (a rollback stays possible)', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			const store = new DrizzleInstanceStore(db, state.storage, { empty: true });
+			expect([1, 2].map((version) => rowsWritten(state, () => transition(store, version)))).toEqual([3, 2]);
+			expect(state.storage.sql.exec('SELECT version FROM outbox').toArray()).toEqual([{ version: 2 }]);
+			expect(state.storage.sql.exec('SELECT pending FROM instance').one().pending).toBeNull();
+		}));
+
+	it('delivers an entry left in the outbox table after the outbox moves into the row, and one left in the row after it moves back', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			// Written by a build that keeps the outbox in its table (before 0019, or with the flag off), backing off.
+			const inTable = new DrizzleInstanceStore(db, state.storage, { empty: true });
+			transition(inTable, 5);
+			inTable.deferOutbox(5, 2, 900);
+			inTable.markOutboxBacklogged(40);
+			const inRow = new DrizzleInstanceStore(db, state.storage, { outboxInRow: true });
+			expect(inRow.readOutbox()).toEqual({ entry: entry(5), attempts: 2, nextAttemptAt: 900, backloggedSince: 40 });
+			// A newer change goes into the row and supersedes the table's; its acknowledgement clears both.
+			transition(inRow, 6);
+			expect(new DrizzleInstanceStore(db, state.storage, { outboxInRow: true }).readOutbox()).toEqual({ entry: entry(6), attempts: 0, nextAttemptAt: 100, backloggedSince: 40 });
+			inRow.ackOutbox(6);
+			expect(new DrizzleInstanceStore(db, state.storage).readOutbox()).toBeUndefined();
+			// Rolled back to a build with the flag off: the entry pending in the row is retried and acknowledged from there.
+			transition(inRow, 7);
+			expect(state.storage.sql.exec('SELECT count(*) AS n FROM outbox').one().n).toBe(0);
+			const back = new DrizzleInstanceStore(db, state.storage);
+			expect(back.readOutbox()).toMatchObject({ entry: entry(7) });
+			back.deferOutbox(7, 1, 300);
+			expect(new DrizzleInstanceStore(db, state.storage).readOutbox()).toMatchObject({ entry: entry(7), attempts: 1, nextAttemptAt: 300 });
+			back.ackOutbox(7);
+			expect(new DrizzleInstanceStore(db, state.storage).readOutbox()).toBeUndefined();
 		}));
 });
