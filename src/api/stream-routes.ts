@@ -91,7 +91,7 @@ function documentStreamRoutes(app: ApiRoutes): void {
 				params: z.object({ id: z.string() }),
 				query: z.object({
 					after: z.string().optional().openapi({ description: 'Start after this record (a seq); default: the start of the current run' }),
-					ack: z.string().optional().openapi({ description: 'WebSocket only, 1: this subscriber acknowledges what it took (answers {"kind":"ack","seq":S} with {"ack":S}) and is paced at its 1 MiB window instead of closed with 4008' }),
+					ack: z.string().optional().openapi({ description: 'WebSocket only, 1: this subscriber acknowledges what it took (answers {"kind":"ack","seq":S,"token":T} with {"ack":S,"token":T}) and is paced at its 1 MiB window instead of closed with 4008' }),
 				}),
 				headers: z.object({ 'last-event-id': z.string().optional() }),
 			},

@@ -23,7 +23,7 @@ type Socket = {
 	addEventListener(type: 'close' | 'error', listener: () => void): void;
 };
 /** The instance asks for an acknowledgement once the consumer took every event before it (engine/streams/stream-window.ts). */
-type AckRequest = { kind: 'ack'; seq: number };
+type AckRequest = { kind: 'ack'; seq: number; token: string };
 type StreamStub = { fetch(request: Request): Promise<Response & { webSocket?: Socket | null }> };
 
 /**
@@ -142,7 +142,7 @@ async function connect(env: ShardflowEnv, id: string, after: number | undefined,
 				if (event?.kind !== 'ack') return event;
 				// The consumer asks for more, so it took every event before this request: say so.
 				try {
-					ws.send(JSON.stringify({ ack: event.seq }));
+					ws.send(JSON.stringify({ ack: event.seq, token: event.token }));
 				} catch {
 					// The socket is closing: the iterator reconnects after the last record it yielded.
 				}

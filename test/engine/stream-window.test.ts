@@ -18,16 +18,31 @@ describe("a stream subscriber's window", () => {
 		for (let seq = 1; fits(window, 16 * KiB); seq++) if (recordSent(window, seq, 16 * KiB).ask) asks.push(seq);
 		expect(asks).toEqual([32]); // 32 x 16 KiB = half of 1 MiB
 		const before = window.unacked;
-		expect(acknowledged(window, 32)).toBe(true);
+		expect(acknowledged(window, { seq: 32, token: window.asked!.token })).toBe(true);
 		expect(window.unacked).toBe(before - 32 * 16 * KiB);
 	});
 
 	it('frees nothing for an answer to another request, or twice for the same one', () => {
 		const window = openWindow(true);
 		for (let seq = 1; seq <= 40; seq++) recordSent(window, seq, 16 * KiB);
-		expect(acknowledged(window, 31)).toBe(false);
-		expect(acknowledged(window, 32)).toBe(true);
-		expect(acknowledged(window, 32)).toBe(false);
+		const { token } = window.asked!;
+		expect(acknowledged(window, { seq: 31, token })).toBe(false);
+		expect(acknowledged(window, { seq: 32, token })).toBe(true);
+		expect(acknowledged(window, { seq: 32, token })).toBe(false);
+	});
+
+	it('frees nothing for an answer that guesses the seq without the request\'s token (a subscriber that never read it; found from outside)', () => {
+		const window = openWindow(true);
+		for (let seq = 1; seq <= 40; seq++) recordSent(window, seq, 16 * KiB);
+		const before = window.unacked;
+		for (const token of ['', 'x', '0000000000000000']) expect(acknowledged(window, { seq: 32, token })).toBe(false);
+		expect(window.unacked).toBe(before);
+		// Each request has its own token: the answer to one never frees the next.
+		const first = window.asked!.token;
+		expect(acknowledged(window, { seq: 32, token: first })).toBe(true);
+		for (let seq = 41; seq <= 80; seq++) recordSent(window, seq, 16 * KiB);
+		expect(window.asked!.token).not.toBe(first);
+		expect(acknowledged(window, { seq: window.asked!.seq, token: first })).toBe(false);
 	});
 
 	it('never asks one that does not acknowledge', () => {
@@ -52,14 +67,14 @@ describe("a stream subscriber's window", () => {
 		const window = openWindow(true);
 		for (let seq = 1; seq <= 40; seq++) recordSent(window, seq, 16 * KiB);
 		const woken = windowOf(storedWindow(window));
-		expect(woken.asked).toEqual({ seq: 32, bytes: 32 * 16 * KiB });
-		expect(acknowledged(woken, 32)).toBe(true);
+		expect(woken.asked).toEqual({ seq: 32, bytes: 32 * 16 * KiB, token: window.asked!.token });
+		expect(acknowledged(woken, { seq: 32, token: window.asked!.token })).toBe(true);
 		expect(woken.unacked).toBeLessThanOrEqual(STREAM_SUBSCRIBER_WINDOW / 2);
 	});
 
-	it('reads an acknowledgement only from {"ack":<seq>}', () => {
-		expect(parseAck('{"ack":12}')).toBe(12);
-		for (const other of ['ping', '{"ack":-1}', '{"ack":"12"}', '{"ack":1.5}', '12', 'null', `{"ack":1,"x":"${'a'.repeat(100)}"}`]) expect(parseAck(other)).toBeUndefined();
+	it('reads an acknowledgement only from {"ack":<seq>,"token":"<token>"}', () => {
+		expect(parseAck('{"ack":12,"token":"ab12"}')).toEqual({ seq: 12, token: 'ab12' });
+		for (const other of ['ping', '{"ack":12}', '{"ack":-1,"token":"a"}', '{"ack":"12","token":"a"}', '{"ack":1.5,"token":"a"}', '{"ack":1,"token":1}', '12', 'null', `{"ack":1,"token":"${'a'.repeat(100)}"}`]) expect(parseAck(other)).toBeUndefined();
 		expect(parseAck(new ArrayBuffer(4))).toBeUndefined();
 	});
 });

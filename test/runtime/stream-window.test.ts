@@ -13,7 +13,7 @@ const worker = () => (exports as unknown as { default: Fetcher }).default;
 /** 200 messages of 16,000 bytes (one burst: published at once), about 3 windows. */
 const MESSAGES = 200;
 
-type Received = { kind: string; seq: number; data?: { i: number }; status?: string };
+type Received = { kind: string; seq: number; token?: string; data?: { i: number }; status?: string };
 
 /** A WebSocket to an instance's stream that records every message and close, and lets the test wait for either. */
 async function subscribe(id: string, query = '') {
@@ -82,7 +82,7 @@ describe("an instance's stream to a subscriber that acknowledges (ack=1)", () =>
 		let answered = 0;
 		while (!sub.messages.some((m) => m.kind === 'end')) {
 			const requests = sub.messages.filter((m) => m.kind === 'ack');
-			if (requests.length > answered) sub.ws.send(JSON.stringify({ ack: requests[answered++]!.seq }));
+			if (requests.length > answered) { const request = requests[answered++]!; sub.ws.send(JSON.stringify({ ack: request.seq, token: request.token })); }
 			else await sub.until(() => sub.messages.filter((m) => m.kind === 'ack').length > answered || sub.messages.some((m) => m.kind === 'end'));
 		}
 		expect(sub.indexes().length).toBeGreaterThan(paused);
@@ -93,7 +93,7 @@ describe("an instance's stream to a subscriber that acknowledges (ack=1)", () =>
 		expect(sub.messages.at(-1)).toMatchObject({ kind: 'end', status: 'completed' });
 	});
 
-	it('frees nothing for an answer to a request it was not sent', async () => {
+	it('frees nothing for an answer to a request it was not sent, nor for the right seq without the request\'s token', async () => {
 		const id = await bigStream();
 		const sub = await subscribe(id, '?after=0&ack=1');
 		await sub.until(() => sub.messages.some((m) => m.kind === 'ack'));
@@ -101,6 +101,10 @@ describe("an instance's stream to a subscriber that acknowledges (ack=1)", () =>
 		const before = sub.messages.length;
 		sub.ws.send(JSON.stringify({ ack: 999_999 }));
 		sub.ws.send('not an ack');
+		// The right seq without the request's token: what a subscriber that never read the request sends (found from outside).
+		const request = sub.messages.find((m) => m.kind === 'ack')!;
+		sub.ws.send(JSON.stringify({ ack: request.seq }));
+		sub.ws.send(JSON.stringify({ ack: request.seq, token: '0000000000000000' }));
 		await sub.quiet();
 		expect(sub.messages.length).toBe(before);
 		expect(sub.closed()).toBeUndefined();
@@ -121,7 +125,7 @@ describe("an instance's stream to a subscriber that acknowledges (ack=1)", () =>
 		let answered = 0;
 		while (!sub.messages.some((m) => m.kind === 'end')) {
 			const requests = sub.messages.filter((m) => m.kind === 'ack');
-			if (requests.length > answered) sub.ws.send(JSON.stringify({ ack: requests[answered++]!.seq }));
+			if (requests.length > answered) { const request = requests[answered++]!; sub.ws.send(JSON.stringify({ ack: request.seq, token: request.token })); }
 			else await sub.until(() => sub.messages.filter((m) => m.kind === 'ack').length > answered || sub.messages.some((m) => m.kind === 'end'));
 		}
 		expect(sub.indexes()).toEqual(every);

@@ -119,8 +119,8 @@ describe('subscribers that never read a large stream', () => {
 		await new Promise<void>((resolve, reject) => {
 			const ws = new WebSocket(`ws://127.0.0.1:${server.port}/workflows/${id}/stream?ack=1`);
 			ws.onmessage = (m) => {
-				const event = JSON.parse(String(m.data)) as { kind: string; seq: number; data?: { i: number } };
-				if (event.kind === 'ack') return ws.send(JSON.stringify({ ack: event.seq }));
+				const event = JSON.parse(String(m.data)) as { kind: string; seq: number; token?: string; data?: { i: number } };
+				if (event.kind === 'ack') return ws.send(JSON.stringify({ ack: event.seq, token: event.token }));
 				last = event;
 				if (event.kind === 'stream.message') received.push(event.data!.i);
 				if (event.kind === 'end') resolve();

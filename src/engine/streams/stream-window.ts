@@ -10,8 +10,11 @@
  *
  * - A subscriber that acknowledges (it opened the stream with `ack=1`: the client iterator and
  *   the SSE relay do) is asked for an acknowledgement once half its window is in flight: the
- *   feed sends `{"kind":"ack","seq":S}` after the record `S`, and the subscriber answers
- *   `{"ack":S}` once its consumer has taken every record up to that request. The answer frees
+ *   feed sends `{"kind":"ack","seq":S,"token":T}` after the record `S`, and the subscriber answers
+ *   `{"ack":S,"token":T}` once its consumer has taken every record up to that request. `T` is
+ *   random, so only a subscriber that read the request can answer it: seqs are predictable, and
+ *   a subscriber that answered every seq unread would free its window without reading (found
+ *   from outside). The answer frees
  *   the bytes sent before the request. When the window is full the feed waits for it: a slow
  *   reader is paced, never dropped, and one that never reads costs at most the window.
  * - A subscriber that does not acknowledge (a WebSocket opened without `ack=1`, as before) has
@@ -39,8 +42,8 @@ export interface StreamWindow {
 	unacked: number;
 	/** The bound stored with the socket (`unacked` never passes it without a rewrite). */
 	bound: number;
-	/** The acknowledgement asked for and not yet answered: after record `seq`, covering `bytes` of `unacked`. */
-	asked?: { seq: number; bytes: number };
+	/** The acknowledgement asked for and not yet answered: after record `seq`, covering `bytes` of `unacked`; the answer must echo `token`. */
+	asked?: { seq: number; bytes: number; token: string };
 }
 
 /** What a socket's attachment keeps of its window (short names: an attachment holds at most 2 KiB). */
@@ -49,8 +52,8 @@ export interface StoredWindow {
 	k?: 1;
 	/** The bound of its unacknowledged bytes. */
 	u?: number;
-	/** The seq and bytes of the acknowledgement asked for. */
-	q?: [number, number];
+	/** The seq, bytes and token of the acknowledgement asked for. */
+	q?: [number, number, string];
 }
 
 /** A new subscriber's window. */
@@ -61,12 +64,12 @@ export function openWindow(acks: boolean): StreamWindow {
 /** A woken socket's window, from its attachment: as many bytes in flight as it may have had. */
 export function windowOf(stored: StoredWindow | undefined): StreamWindow {
 	const unacked = stored?.u ?? 0;
-	return { acks: stored?.k === 1, unacked, bound: unacked, ...(stored?.q ? { asked: { seq: stored.q[0], bytes: stored.q[1] } } : {}) };
+	return { acks: stored?.k === 1, unacked, bound: unacked, ...(stored?.q ? { asked: { seq: stored.q[0], bytes: stored.q[1], token: String(stored.q[2] ?? '') } } : {}) };
 }
 
 /** The window as its attachment keeps it. */
 export function storedWindow(window: StreamWindow): StoredWindow {
-	return { ...(window.acks ? { k: 1 as const } : {}), ...(window.bound > 0 ? { u: window.bound } : {}), ...(window.asked ? { q: [window.asked.seq, window.asked.bytes] as [number, number] } : {}) };
+	return { ...(window.acks ? { k: 1 as const } : {}), ...(window.bound > 0 ? { u: window.bound } : {}), ...(window.asked ? { q: [window.asked.seq, window.asked.bytes, window.asked.token] as [number, number, string] } : {}) };
 }
 
 /** Whether a record of `bytes` may be sent now without passing the window. */
@@ -87,7 +90,7 @@ export function recordSent(window: StreamWindow, seq: number, bytes: number): { 
 		store = true;
 	}
 	const ask = window.acks && !window.asked && window.unacked >= STREAM_SUBSCRIBER_WINDOW / 2;
-	if (ask) window.asked = { seq, bytes: window.unacked };
+	if (ask) window.asked = { seq, bytes: window.unacked, token: newToken() };
 	return { ask, store: store || ask };
 }
 
@@ -97,37 +100,50 @@ export function recordSent(window: StreamWindow, seq: number, bytes: number): { 
  */
 export function askIfPaced(window: StreamWindow, seq: number): boolean {
 	if (!window.acks || window.asked || window.unacked === 0) return false;
-	window.asked = { seq, bytes: window.unacked };
+	window.asked = { seq, bytes: window.unacked, token: newToken() };
 	return true;
 }
 
 /**
- * An acknowledgement came: `{"ack":seq}`. Only the answer to the request in flight counts (an
- * old or a made-up one frees nothing). Answers whether it freed bytes (the attachment is then
- * rewritten, and a paced subscriber may get more).
+ * An acknowledgement came: `{"ack":seq,"token":token}`. Only the answer to the request in flight
+ * counts, with its token (an old, a made-up or a guessed one frees nothing). Answers whether it
+ * freed bytes (the attachment is then rewritten, and a paced subscriber may get more).
  */
-export function acknowledged(window: StreamWindow, seq: number): boolean {
-	if (!window.asked || window.asked.seq !== seq) return false;
+export function acknowledged(window: StreamWindow, ack: Acknowledgement): boolean {
+	if (!window.asked || window.asked.seq !== ack.seq || !window.asked.token || window.asked.token !== ack.token) return false;
 	window.unacked = Math.max(0, window.unacked - window.asked.bytes);
 	window.bound = window.unacked;
 	delete window.asked;
 	return true;
 }
 
-/** The request a subscriber that acknowledges is sent (a text message of its own, not a record). */
-export function ackRequest(seq: number): string {
-	return JSON.stringify({ kind: 'ack', seq });
+/** A subscriber's answer to a request for an acknowledgement. */
+export interface Acknowledgement {
+	seq: number;
+	token: string;
 }
 
-/** The seq of a subscriber's acknowledgement (`{"ack":<seq>}`), or undefined for any other message. */
-export function parseAck(message: unknown): number | undefined {
-	if (typeof message !== 'string' || message.length > 64) return undefined;
+/** The request a subscriber that acknowledges is sent (a text message of its own, not a record). */
+export function ackRequest(asked: { seq: number; token: string }): string {
+	return JSON.stringify({ kind: 'ack', seq: asked.seq, token: asked.token });
+}
+
+/** A subscriber's acknowledgement (`{"ack":<seq>,"token":"<token>"}`), or undefined for any other message. */
+export function parseAck(message: unknown): Acknowledgement | undefined {
+	if (typeof message !== 'string' || message.length > 96) return undefined;
 	try {
-		const parsed = JSON.parse(message) as { ack?: unknown };
-		return typeof parsed?.ack === 'number' && Number.isSafeInteger(parsed.ack) && parsed.ack >= 0 ? parsed.ack : undefined;
+		const parsed = JSON.parse(message) as { ack?: unknown; token?: unknown };
+		if (typeof parsed?.ack !== 'number' || !Number.isSafeInteger(parsed.ack) || parsed.ack < 0 || typeof parsed.token !== 'string') return undefined;
+		return { seq: parsed.ack, token: parsed.token };
 	} catch {
 		return undefined;
 	}
+}
+
+/** A request's token: 64 random bits, which a subscriber that did not read the request cannot guess. */
+function newToken(): string {
+	const bytes = crypto.getRandomValues(new Uint8Array(8));
+	return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** The close reason of a subscriber a window behind: where to resume (`after=<seq>`). */

@@ -163,7 +163,7 @@ export class InstanceStreamFeed {
 				last = seq;
 				reached.set(sub, seq);
 				const counted = recordSent(window, seq, bytes);
-				if (counted.ask) send(ws, ackRequest(seq));
+				if (counted.ask && window.asked) send(ws, ackRequest(window.asked));
 				if (counted.store) windowChanged.add(sub);
 			}
 			if (full && !window.acks) {
@@ -172,8 +172,8 @@ export class InstanceStreamFeed {
 				gone.add(sub);
 			} else if (full) {
 				place.paced = true;
-				if (askIfPaced(window, last)) {
-					send(ws, ackRequest(last));
+				if (askIfPaced(window, last) && window.asked) {
+					send(ws, ackRequest(window.asked));
 					windowChanged.add(sub);
 				}
 			} else if (finished) {
@@ -200,15 +200,15 @@ export class InstanceStreamFeed {
 	}
 
 	/**
-	 * A subscriber sent a message: an acknowledgement (`{"ack":<seq>}`) frees its window, and a
+	 * A subscriber sent a message: an acknowledgement (`{"ack":<seq>,"token":<token>}`) frees its window, and a
 	 * subscriber that was paced gets what it lacks on the next turn. Anything else is ignored (a
 	 * `ping` is answered by the runtime without waking the object).
 	 */
 	message(ws: WebSocket, message: string | ArrayBuffer): void {
-		const seq = parseAck(message);
-		if (seq === undefined || !this.store()) return;
+		const ack = parseAck(message);
+		if (ack === undefined || !this.store()) return;
 		const { sub, place } = this.placeOfSocket(ws, this.readHead());
-		if (!acknowledged(place.window, seq)) return;
+		if (!acknowledged(place.window, ack)) return;
 		ws.serializeAttachment(attachmentOf(sub, place));
 		if (place.paced) {
 			place.paced = false;
