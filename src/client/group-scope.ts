@@ -1,0 +1,37 @@
+import { inPlace, type GroupPlace } from '../engine/groups/group-id';
+import { KEYS_OBJECT } from '../engine/object-names';
+import { namespace, type ShardflowEnv, type WorkflowRunnerNamespace } from './instance-client';
+
+/**
+ * An env whose engine objects are a group's (docs/residency.md): every name of an engine
+ * object (`__index:...`, `__backlog:...`, `__limit:...`, `__bulk:...`, `__schedule:...`) gets the
+ * group's tag, so the index shards, backlog, limiters and bulk jobs of a group live in its
+ * jurisdiction, with names of their own. Instance ids carry their own group and pass unchanged;
+ * `__keys` (the engine's signing keys, no instance data) is the one object every group shares.
+ * The default group's env is the env itself: nothing changes for it.
+ *
+ * `archive`: the group's archive bucket (its `archive` binding), or null to hide `ARCHIVE`, so
+ * nothing of the group is archived outside its jurisdiction unless the registry says where.
+ */
+export function groupScoped<E extends ShardflowEnv>(env: E, place: GroupPlace, archive?: { bucket: unknown } | null): E {
+	if (place.tag === null) return env;
+	const routed = namespace(env);
+	const scoped: WorkflowRunnerNamespace = {
+		idFromName: (name) => env.WORKFLOW_RUNNER.idFromName(name),
+		get: (id, options) => env.WORKFLOW_RUNNER.get(id, options),
+		getByName: (name: string, options?: { locationHint?: string }) => routed.getByName(scopedName(place, name), options),
+	};
+	const out = { ...env, WORKFLOW_RUNNER: scoped } as unknown as Record<string, unknown>;
+	if (archive !== undefined) {
+		if (archive === null) delete out.ARCHIVE;
+		else out.ARCHIVE = archive.bucket;
+	}
+	return out as E;
+}
+
+/** The name of an engine object in `place`; instance ids, `__keys` and names already in a group are left as they are. */
+export function scopedName(place: GroupPlace, name: string): string {
+	// A name in a group starts with its tag, never with `__` (a group name starts with a letter or digit).
+	if (!name.startsWith('__') || name === KEYS_OBJECT) return name;
+	return inPlace(place, name);
+}
