@@ -1,4 +1,4 @@
-import { ErrorCode, InvalidStateError, PayloadMismatchError, TypeMismatchError } from '../support/errors';
+import { ErrorCode, InvalidStateError, PayloadMismatchError, TypeMismatchError, ValidationError } from '../support/errors';
 import { assertValidWorkflowId } from '../support/ids';
 import { assertJsonDepth, canonicalJson, toStoredJson } from '../support/json';
 import type { Registry } from '../definition/registry';
@@ -53,7 +53,7 @@ export async function prepareCreate(
 	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-	const placement = placeInGroup(registry, id, type, payload, groupInput);
+	const placement = placeInGroup(registry, id, type, payload, groupInput, parent !== undefined);
 	const concurrency = concurrencyOf(registry, type);
 	const payloadJson = toStoredJson(payload, 'payload');
 	return {
@@ -71,14 +71,24 @@ export async function prepareCreate(
  * else the group the create asks for or its id names, else the default group. Undefined for a
  * registry without groups and an id without a group part: nothing to check, nothing to say.
  */
-function placeInGroup(registry: Registry, id: string, type: string, payload: unknown, groupInput: unknown): Placement | undefined {
+function placeInGroup(registry: Registry, id: string, type: string, payload: unknown, groupInput: unknown, child: boolean): Placement | undefined {
 	const idPlace = placeOf(id);
 	const entry = registry.get(type);
-	if (!registry.groups.declared && idPlace.tag === null && entry.group === undefined && groupInput === undefined) return undefined;
+	// A create of the default group for a type that does not choose: as before groups (its answer unchanged).
+	if (idPlace.tag === null && entry.group === undefined && groupInput === undefined) return undefined;
 	const requested = groupInput ?? idPlace.group ?? undefined;
-	const placement = placeCreate(registry.groups, type, entry.group, payload, requested as string | undefined);
-	assertIdInPlace(id, idPlace, placement, type);
-	return placement;
+	try {
+		const placement = placeCreate(registry.groups, type, entry.group, payload, requested as string | undefined);
+		assertIdInPlace(id, idPlace, placement, type);
+		return placement;
+	} catch (error) {
+		// A child's id is its parent's, in its parent's group: a type placed elsewhere would be a child in another group.
+		if (!child || (error as { code?: string }).code !== ErrorCode.GroupMismatch) throw error;
+		throw new ValidationError(
+			ErrorCode.CrossGroup,
+			`child workflow "${id}" of type "${type}" would live in another group than its parent (${idPlace.group ?? registry.groups.defaultGroup.name}): a child in another group is refused (docs/residency.md "Across groups"); ${(error as Error).message}`,
+		);
+	}
 }
 
 export interface CreateResult {
@@ -86,7 +96,7 @@ export interface CreateResult {
 	type: string;
 	status: WorkflowStatus;
 	created: boolean;
-	/** The group it lives in; only when the registry declares groups (docs/residency.md). */
+	/** The group it lives in; set when the create chose one (its type, its id or its `group`), docs/residency.md. */
 	group?: string;
 	/** The group the create chose, when it does not exist or is not deployed: the instance went to the default group. */
 	groupFallback?: GroupFallback;
