@@ -15,11 +15,11 @@ import { namespace, type ShardflowEnv, type WorkflowRunnerNamespace } from './in
  */
 export function groupScoped<E extends ShardflowEnv>(env: E, place: GroupPlace, archive?: { bucket: unknown } | null): E {
 	if (place.tag === null) return env;
-	const routed = namespace(env);
 	const scoped: WorkflowRunnerNamespace = {
 		idFromName: (name) => env.WORKFLOW_RUNNER.idFromName(name),
 		get: (id, options) => env.WORKFLOW_RUNNER.get(id, options),
-		getByName: (name: string, options?: { locationHint?: string }) => routed.getByName(scopedName(place, name), options),
+		// Resolved at the call, as `namespace(env)` is everywhere: a missing binding is reported where it is used.
+		getByName: (name: string, options?: { locationHint?: string }) => namespace(env).getByName(scopedName(place, name), options),
 	};
 	const out = { ...env, WORKFLOW_RUNNER: scoped } as unknown as Record<string, unknown>;
 	if (archive !== undefined) {

@@ -63,7 +63,7 @@ export const CreatedSchema = z
 		id: z.string(),
 		type: z.string(),
 		status: StatusSchema,
-		group: z.string().optional().meta({ description: 'The group it lives in (only when the registry declares groups).' }),
+		group: z.string().optional().meta({ description: 'The group it lives in, when the create chose one (its type, its id or its group).' }),
 		groupFallback: z
 			.object({ requested: z.string(), reason: z.enum(['unknown', 'undeployed']) })
 			.optional()

@@ -44,6 +44,8 @@ export async function prepareCreate(
 	attributesInput?: unknown,
 	transplantInput?: unknown,
 	groupInput?: unknown,
+	/** The id already holds an instance: a repeated create answers it wherever it lives (one created before its type chose a group). */
+	existing = false,
 ): Promise<PreparedCreate> {
 	assertValidWorkflowId(id);
 	const entry = registry.get(type);
@@ -53,7 +55,7 @@ export async function prepareCreate(
 	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-	const placement = placeInGroup(registry, id, type, payload, groupInput, parent !== undefined);
+	const placement = existing ? undefined : placeInGroup(registry, id, type, payload, groupInput, parent !== undefined);
 	const concurrency = concurrencyOf(registry, type);
 	const payloadJson = toStoredJson(payload, 'payload');
 	return {

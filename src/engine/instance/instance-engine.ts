@@ -50,7 +50,7 @@ export class InstanceEngine {
 		this.host.registry.get(type);
 		assertNotDeleting(this.k, id);
 		if (this.k.row) assertSameType(this.k, type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant, group));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant, group, this.k.row !== undefined));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked (see create.ts). */
