@@ -72,6 +72,7 @@ const BulkBody = z
 		action: BulkActionSchema,
 		dryRun: z.boolean().optional().openapi({ description: 'Count what the query matches; act on nothing.' }),
 		ratePerSecond: z.number().int().min(1).max(MAX_BULK_RATE).optional().openapi({ description: 'Instances acted on per second at most (default 50).' }),
+		group: z.string().max(32).optional().openapi({ description: "The group whose instances it acts on (default: the default group): the job lives in the group's jurisdiction and walks its index only; its id carries the group. A job never spans groups (docs/residency.md).", example: 'eu' }),
 	})
 	.strict()
 	.openapi('BulkOperation');
@@ -97,6 +98,7 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 				action: body.action as BulkAction,
 				...(body.dryRun !== undefined ? { dryRun: body.dryRun } : {}),
 				...(body.ratePerSecond !== undefined ? { ratePerSecond: body.ratePerSecond } : {}),
+				...(body.group !== undefined ? { group: body.group } : {}),
 			});
 			return c.json(progress as never, 202);
 		},

@@ -57,15 +57,27 @@ export class LongStepNamesWorkflow extends Workflow<{}, number> {
 	}
 }
 
+/** Pinned to the eu group (test/dashboard/groups-browser.test.ts): a shipment of an EU customer, waiting to be shipped. */
+export class EuShipmentWorkflow extends Workflow<{ orderId: string }, string> {
+	static override readonly type = 'eu-shipment';
+	static override payload = z.object({ orderId: z.string() });
+	static override events = { ship: z.object({ carrier: z.string() }) };
+	async run(step: Step<typeof EuShipmentWorkflow.events>, { orderId }: { orderId: string }) {
+		const { carrier } = await step.waitForEvent('ship', { timeout: '1 day' });
+		return step.do('label', () => `${carrier} label for ${orderId}`);
+	}
+}
+
 export const registry = defineRegistry({
 	test: { workflow: TestWorkflow },
+	'eu-shipment': { workflow: EuShipmentWorkflow, group: 'eu' },
 	payment: { workflow: PaymentWorkflow, shards: 4, version: '2026-11-26.2' },
 	heartbeat: { workflow: HeartbeatWorkflow },
 	order: { workflow: OrderWorkflow },
 	shipping: { workflow: ShippingWorkflow, shards: 2 },
 	receipt: { workflow: ReceiptWorkflow },
 	'long-step-names': { workflow: LongStepNamesWorkflow },
-});
+}, { groups: { default: 'global', groups: { eu: { jurisdiction: 'eu', locationHint: 'weur' } } } });
 
 export class WorkflowRunner extends createWorkflowRunner(registry) {}
 export default createApp(registry);
