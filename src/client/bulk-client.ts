@@ -54,4 +54,24 @@ export const bulk = {
 		const spec: BulkSpec = { id, query: rest as BulkSpec['query'], filters: { ...filters, type: query.type }, action, dryRun: request.dryRun === true, ratePerSecond: rate };
 		return callRole(env, 'bulkStart', [id], spec);
 	},
+
+	/**
+	 * The same operation in several groups: one job per group, each in its group (docs/residency.md
+	 * "Across groups"). Refused (CROSS_GROUP) unless `allowCrossGroup` says the caller knows it is
+	 * not atomic: each job runs, fails or is cancelled on its own, and a group whose start fails
+	 * is named in `failed` while the others' jobs run on.
+	 */
+	async startInGroups(env: ShardflowEnv, layout: IndexLayout, request: Omit<BulkRequest, 'group'>, options: { groups: string[]; allowCrossGroup?: boolean }): Promise<{ jobs: BulkProgress[]; failed: { group: string; error: { code?: string; message: string } }[] }> {
+		if (options.allowCrossGroup !== true) {
+			throw new ValidationError(ErrorCode.CrossGroup, 'a bulk operation acts on one group; to act on several, pass allowCrossGroup: true (one job per group, not atomic: docs/residency.md "Across groups")');
+		}
+		const settled = await Promise.allSettled(options.groups.map((group) => bulk.start(env, layout, { ...request, group })));
+		const jobs: BulkProgress[] = [];
+		const failed: { group: string; error: { code?: string; message: string } }[] = [];
+		settled.forEach((result, i) => {
+			if (result.status === 'fulfilled') jobs.push(result.value);
+			else failed.push({ group: options.groups[i]!, error: { ...((result.reason as { code?: string })?.code ? { code: (result.reason as { code: string }).code } : {}), message: String((result.reason as Error)?.message ?? result.reason) } });
+		});
+		return { jobs, failed };
+	},
 };

@@ -1,11 +1,14 @@
-import { abortAllDurableObjects } from 'cloudflare:test';
+import { abortAllDurableObjects, runDurableObjectAlarm } from 'cloudflare:test';
+import { bulk } from '../../src/client/bulk-client';
+import { bulkName } from '../../src/engine/object-names';
+import { inPlace, placeOf } from '../../src/engine/groups/group-id';
 import { describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances, type ShardflowEnv } from '../../src/client/instance-client';
 import { workflowClient } from '../../src/client/workflow-client';
 import { listAcrossGroups } from '../../src/client/group-listing';
 import { ErrorCode } from '../../src/engine/support/errors';
-import { settle, testEnv, uniqueId, until } from '../helpers';
+import { settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { api } from '../api/helpers';
 import { testRegistry } from '../worker/index';
 import { ResidentOrderWorkflow } from '../worker/residency-workflows';
@@ -171,6 +174,38 @@ describe('a crash', () => {
 		const inEu = await new IndexClient(testEnv, testRegistry, { group: 'eu' }).list({ type: 'resident-order', attributes: { customerId: 'c-crash' } });
 		expect(inEu.items.map((e) => [e.id, e.status])).toEqual([[eu.id, 'completed']]);
 		expect((await new IndexClient(testEnv, testRegistry).list({ type: 'inbox', idPrefix: home })).items.map((e) => [e.id, e.status])).toEqual([[home, 'completed']]);
+	});
+});
+
+describe('a bulk operation', () => {
+	it("acts on one group only: the job lives in the group, walks the group's index and carries the group in its id", async () => {
+		const customer = uniqueId('bulk-eu');
+		const ids: string[] = [];
+		for (let i = 0; i < 3; i++) ids.push((await ResidentOrderWorkflow.create(testEnv, { payload: { customerId: customer, amount: i } })).id);
+		for (const id of ids) await settle(id);
+		// In the default group the query matches nothing: the eu instances are not in its index.
+		const home = await bulk.start(testEnv, testRegistry, { query: { type: 'resident-order', attributes: { customerId: customer } }, action: { kind: 'terminate' }, dryRun: true });
+		expect(home.id).not.toContain('~');
+		const started = await bulk.start(testEnv, testRegistry, { group: 'eu', query: { type: 'resident-order', attributes: { customerId: customer } }, action: { kind: 'terminate' } });
+		expect(started.id).toMatch(/^eu\.eu~/);
+		for (let i = 0; i < 50; i++) {
+			const ran = await runDurableObjectAlarm(stub(inPlace(placeOf(started.id), bulkName(started.id.split('~')[1]!))));
+			if (!ran || (await bulk.progress(testEnv, started.id)).state !== 'running') break;
+		}
+		expect(await bulk.progress(testEnv, started.id)).toMatchObject({ state: 'completed', matched: 3, done: 3 });
+		for (const id of ids) expect((await instances.status(testEnv, { id })).status).toBe('terminated');
+		for (let i = 0; i < 50; i++) {
+			if (!(await runDurableObjectAlarm(stub(bulkName(home.id)))) || (await bulk.progress(testEnv, home.id)).state !== 'running') break;
+		}
+		expect(await bulk.progress(testEnv, home.id)).toMatchObject({ matched: 0 });
+	});
+
+	it('refuses to span groups unless the call opts in, then starts one job per group', async () => {
+		const request = { query: { type: 'resident-order' }, action: { kind: 'terminate' as const }, dryRun: true };
+		await expect(bulk.startInGroups(testEnv, testRegistry, request, { groups: ['global', 'eu'] })).rejects.toMatchObject({ code: ErrorCode.CrossGroup });
+		const { jobs, failed } = await bulk.startInGroups(testEnv, testRegistry, request, { groups: ['global', 'eu', 'mars'], allowCrossGroup: true });
+		expect(jobs.map((job) => placeOf(job.id).group)).toEqual([null, 'eu']);
+		expect(failed).toEqual([{ group: 'mars', error: expect.objectContaining({ code: ErrorCode.InvalidGroup }) }]);
 	});
 });
 
