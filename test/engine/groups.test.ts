@@ -141,3 +141,15 @@ describe('instances created before groups', () => {
 		expect(fresh.durable.store.readInstance()).toBeUndefined();
 	});
 });
+
+describe('the test kit', () => {
+	it('runs a type pinned to a group under an id in that group', async () => {
+		const { testWorkflow } = await import('../../src/testing/index');
+		const registry = defineRegistry({ 'grouped-waiter': { workflow: GroupedWaiter, group: 'eu' } }, { groups: GROUPS });
+		const kit = testWorkflow(GroupedWaiter, { registry });
+		await kit.start({ country: 'DE' });
+		await kit.sendEvent('go', {});
+		expect(await kit.output()).toBe('done:DE');
+		expect((await kit.status()).id).toBe('eu.eu~test-grouped-waiter');
+	});
+});
