@@ -12,6 +12,7 @@ import { settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { api } from '../api/helpers';
 import { testRegistry } from '../worker/index';
 import { ResidentOrderWorkflow } from '../worker/residency-workflows';
+import type { InboxWorkflow } from '../worker/workflows';
 
 // Groups and residency (docs/residency.md). workerd does not implement jurisdictions: under
 // SHARDFLOW_ENV=development (the pool's binding) a jurisdiction's objects are reached through the
@@ -135,7 +136,7 @@ describe('creating in a group', () => {
 	});
 
 	it('creates a type without a group of its own in the group the create asks for, with its own index there', async () => {
-		const created = await instances.create(testEnv, { type: 'inbox', group: 'tenant', payload: { expect: 1 } });
+		const created = await workflowClient<typeof InboxWorkflow>(testEnv, 'inbox').create({ group: 'tenant', payload: { expect: 1 } });
 		expect(created).toMatchObject({ group: 'tenant' });
 		expect(created.id).toMatch(/^tenant~/);
 		await settle(created.id);
