@@ -22,6 +22,16 @@ interface NamespaceLike {
 
 /** The namespaces where workerd refused a jurisdiction and the emulation took over (locally only, see `inJurisdiction`). */
 const emulated = new WeakSet<object>();
+/** Each namespace's jurisdiction namespaces, made once. */
+const restricted = new WeakMap<object, Map<string, NamespaceLike>>();
+
+function jurisdictionOf(ns: NamespaceLike, jurisdiction: Jurisdiction): NamespaceLike {
+	let byJurisdiction = restricted.get(ns);
+	if (!byJurisdiction) restricted.set(ns, (byJurisdiction = new Map()));
+	let sub = byJurisdiction.get(jurisdiction);
+	if (!sub) byJurisdiction.set(jurisdiction, (sub = ns.jurisdiction!(jurisdiction)));
+	return sub;
+}
 let emulationLogged = false;
 
 /** Reaches names by group over one namespace. `development`: `SHARDFLOW_ENV=development` (wrangler dev, the test pool). */
@@ -53,7 +63,7 @@ function byName(ns: NamespaceLike, name: string, options?: { locationHint?: stri
 function inJurisdiction(ns: NamespaceLike, jurisdiction: Jurisdiction, name: string, options: { locationHint?: string } | undefined, development: boolean): unknown {
 	if (typeof ns.jurisdiction !== 'function' || emulated.has(ns)) return byName(ns, name, options);
 	try {
-		return byName(ns.jurisdiction(jurisdiction), name, options);
+		return byName(jurisdictionOf(ns, jurisdiction), name, options);
 	} catch (error) {
 		if (!development || !/not implemented in workerd/i.test(String((error as Error)?.message))) throw error;
 		emulated.add(ns);

@@ -75,6 +75,8 @@ describe('an instance of a group with a jurisdiction', () => {
 		expect((await home.list({ limit: 1000 })).items.map((e) => e.id)).not.toContain(id);
 		expect((await home.counts('resident-order')).waiting).toBe(0);
 		expect((await home.inGroup('eu').counts('resident-order')).waiting).toBeGreaterThanOrEqual(1);
+		// An id prefix with the group part finds it in its group (the dashboard's exact-id search with conditions uses one).
+		expect((await home.inGroup('eu').list({ type: 'resident-order', idPrefix: id })).items.map((e) => e.id)).toEqual([id]);
 		const across = await listAcrossGroups(testEnv, testRegistry, { type: 'resident-order', attributes: { customerId: 'c-only-eu' } });
 		expect(across.items.map((e) => [e.id, e.group])).toEqual([[id, 'eu']]);
 		expect(across.answered).toEqual(['global', 'eu', 'tenant', 'later']);
