@@ -1,4 +1,5 @@
 import { abortAllDurableObjects, runDurableObjectAlarm } from 'cloudflare:test';
+import { exports } from 'cloudflare:workers';
 import { bulk } from '../../src/client/bulk-client';
 import { bulkName } from '../../src/engine/object-names';
 import { inPlace, placeOf } from '../../src/engine/groups/group-id';
@@ -233,6 +234,24 @@ describe('over HTTP', () => {
 		const types = await api('GET', '/types?group=eu');
 		expect(types.json.types.find((t: { type: string }) => t.type === 'resident-order').counts.completed).toBeGreaterThanOrEqual(1);
 		expect((await api('GET', '/types/resident-order/metrics?group=eu')).status).toBe(200);
+	});
+
+	it("follows a group's changes at GET /types/:type/stream?group=, from the group's own shards", async () => {
+		const worker = (exports as unknown as { default: Fetcher }).default;
+		const response = await worker.fetch('http://shardflow.test/types/resident-order/stream?status=waiting&group=eu');
+		expect(response.status).toBe(200);
+		const { id } = await ResidentOrderWorkflow.create(testEnv, { payload: { customerId: 'c-stream', amount: 1 } });
+		const reader = response.body!.getReader();
+		const decoder = new TextDecoder();
+		let text = '';
+		while (!text.includes(`"id":"${id}"`)) {
+			const { value, done } = await reader.read();
+			if (done) break;
+			text += decoder.decode(value, { stream: true });
+		}
+		await reader.cancel();
+		expect(text).toContain(`"id":"${id}"`);
+		expect((await worker.fetch('http://shardflow.test/types/resident-order/stream?group=mars')).status).toBe(400);
 	});
 
 	it('refuses an id in the wrong group, an undeclared group to read, and a cursor with groups= (400)', async () => {
