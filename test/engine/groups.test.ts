@@ -153,3 +153,16 @@ describe('the test kit', () => {
 		expect((await kit.status()).id).toBe('eu.eu~test-grouped-waiter');
 	});
 });
+
+describe('a create that falls back', () => {
+	it('lands in the default group, answers which group it asked for and why, and logs group.fallback', async () => {
+		const registry = defineRegistry({ 'grouped-waiter': { workflow: GroupedWaiter, group: byCountry } }, { groups: GROUPS });
+		const host = new VirtualHost({ registry });
+		const logs: Record<string, unknown>[] = [];
+		host.log = (record) => void logs.push(record);
+		expect(await host.engine().create('order-au', 'grouped-waiter', { country: 'AU' })).toEqual({
+			id: 'order-au', type: 'grouped-waiter', status: 'created', created: true, group: 'global', groupFallback: { requested: 'au', reason: 'unknown' },
+		});
+		expect(logs.filter((r) => r.event === 'group.fallback')).toEqual([expect.objectContaining({ severity: 'warn', instanceId: 'order-au', group: 'global', requestedGroup: 'au', reason: 'unknown' })]);
+	});
+});
