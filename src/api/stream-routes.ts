@@ -122,10 +122,12 @@ function documentStreamRoutes(app: ApiRoutes): void {
 /**
  * Relays an iterator as Server-Sent Events. The response is held for as long as the client
  * listens (SSE's cost in a Worker). Its body is pulled, not pushed: the next event is taken from
- * the iterator only when the runtime asks for more of the body, which it does once the client
- * read what it was sent. A client that stops reading therefore stops the iterator (which stops
- * acknowledging, so the instance stops sending: engine/streams/stream-window.ts), and the Worker
- * holds at most the iterator's window for it. A client that goes away cancels the body, which
+ * the iterator only when the runtime asks for more of the body, which it does when the connection
+ * takes a write; the iterator acknowledges only what was taken, so the instance sends at most its
+ * window ahead (engine/streams/stream-window.ts). A write is taken whenever the socket buffers
+ * between have room, not when the client read (megabytes per client under `wrangler dev`), so an
+ * instance's stream also has a `budget`: past it the response ends with `event: behind`, saying
+ * where to resume (engine/streams/sse-budget.ts). A client that goes away cancels the body, which
  * stops the iterator and closes its sockets.
  */
 /** What one response may hand to its body (an instance's stream: engine/streams/sse-budget.ts); none for a type's live notices. */
