@@ -117,7 +117,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 				const names = registry.has(type) ? Object.keys(registry.get(type).attributes) : [];
 				const given = c.req.query('by');
 				const choose = names.length ? `one of ${type}'s search attributes: ${names.join(', ')}` : `a declared search attribute of the type`;
-				return errorJson(c, 400, ErrorCode.InvalidQuery, `${given === undefined ? 'by is required' : `by=${JSON.stringify(given.slice(0, 80))} is not one`}: give by=attr.<name>, <name> ${choose}`) as never;
+				return errorJson(c, 400, ErrorCode.InvalidQuery, `${given === undefined ? 'by is required' : `by=${JSON.stringify(given.slice(0, 80))} is not attr.<name>`}: give by=attr.<name>, <name> ${choose}`) as never;
 			}
 			return schemaFailure(result as never, c) as never;
 		},

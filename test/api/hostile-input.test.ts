@@ -214,6 +214,13 @@ describe('bulk routes and counts name what was wrong', () => {
 		expect(res.json.error.message).not.toMatch(/expected string|received undefined|Invalid input/i);
 	});
 
+	it('counts with a by= that is not attr.<name> answers 400 INVALID_QUERY saying what by takes', async () => {
+		const res = await api('GET', '/types/searchable/counts?by=customerId');
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: expect.stringContaining('by="customerId" is not attr.<name>') });
+		expect(res.json.error.message).toContain('customerId, amount');
+	});
+
 	it.for([1e308, 0, 1.5, -1, 1001])('a bulk ratePerSecond of %s is refused naming the allowed range', async (rate) => {
 		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable' }, action: { kind: 'pause' }, ratePerSecond: rate });
 		expect(res.status).toBe(400);
