@@ -105,6 +105,7 @@ export const RebalanceBody = z
 	.object({
 		cursor: z.string().max(600).nullable().optional(),
 		batchSize: z.number().int().min(1).max(1000).optional(),
+		group: z.string().max(32).optional().openapi({ description: "The group whose index to walk (docs/residency.md); default: the default group.", example: 'eu' }),
 	})
 	.openapi('RebalanceRequest');
 

@@ -1,6 +1,7 @@
 import { inPlace, type GroupPlace } from '../engine/groups/group-id';
 import { KEYS_OBJECT } from '../engine/object-names';
 import { namespace, type ShardflowEnv, type WorkflowRunnerNamespace } from './instance-client';
+import { groupOfLayout, type LayoutGroups } from './index-group';
 
 /**
  * An env whose engine objects are a group's (docs/residency.md): every name of an engine
@@ -27,6 +28,23 @@ export function groupScoped<E extends ShardflowEnv>(env: E, place: GroupPlace, a
 		else out.ARCHIVE = archive.bucket;
 	}
 	return out as E;
+}
+
+/**
+ * The env of a read or walk of one group by name (the admin walks, docs/residency.md): its
+ * engine objects and its own archive bucket (none for a jurisdiction group that names none).
+ * An undeclared group is refused (INVALID_GROUP); none: the env itself (the default group).
+ */
+export function groupEnv<E extends ShardflowEnv>(env: E, layout: LayoutGroups, name: string | undefined): E {
+	if (name === undefined) return env;
+	const group = groupOfLayout(layout, name);
+	return groupScoped(env, group.place, archiveOf(env, group));
+}
+
+/** A group's archive bucket in `env` (null: none, so `ARCHIVE` is hidden from its objects). */
+export function archiveOf(env: ShardflowEnv, group: { archive: string | null }): { bucket: unknown } | null {
+	const bucket = group.archive === null ? undefined : (env as unknown as Record<string, unknown>)[group.archive];
+	return bucket === undefined ? null : { bucket };
 }
 
 /** The name of an engine object in `place`; instance ids, `__keys` and names already in a group are left as they are. */

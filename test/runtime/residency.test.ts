@@ -254,6 +254,33 @@ describe('over HTTP', () => {
 		expect((await worker.fetch('http://shardflow.test/types/resident-order/stream?group=mars')).status).toBe(400);
 	});
 
+	it("walks a group's index in the admin routes: reconcile checks its entries, purge deletes its finished instances", async () => {
+		const { id } = await ResidentOrderWorkflow.create(testEnv, { payload: { customerId: 'c-purge', amount: 1 } });
+		await settle(id);
+		await instances.terminate(testEnv, { id });
+		await settle(id);
+		const walk = async (path: string, body: Record<string, unknown>) => {
+			const totals: Record<string, number> = {};
+			let cursor: string | null = null;
+			for (let i = 0; i < 50; i++) {
+				const { status, json } = await api('POST', path, { ...body, ...(cursor ? { cursor } : {}) });
+				expect(status).toBe(200);
+				for (const [k, v] of Object.entries(json)) if (typeof v === 'number') totals[k] = (totals[k] ?? 0) + v;
+				if (json.done) return totals;
+				cursor = json.cursor;
+			}
+			throw new Error('the walk did not end');
+		};
+		expect((await walk('/admin/types/resident-order/reconcile', { group: 'eu' })).scanned).toBeGreaterThanOrEqual(1);
+		const purge = { status: 'terminated', updatedBefore: Date.now() + 60_000 };
+		// The default group's walk never reaches it; the eu group's deletes it.
+		await walk('/admin/types/resident-order/purge', purge);
+		expect((await instances.status(testEnv, { id })).status).toBe('terminated');
+		expect((await walk('/admin/types/resident-order/purge', { ...purge, group: 'eu' })).deleted).toBeGreaterThanOrEqual(1);
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
+		expect((await api('POST', '/admin/types/resident-order/reconcile', { group: 'mars' })).json.error.code).toBe('INVALID_GROUP');
+	});
+
 	it('refuses an id in the wrong group, an undeclared group to read, and a cursor with groups= (400)', async () => {
 		const wrong = await api('POST', '/workflows', { type: 'resident-order', id: uniqueId('plain'), payload: { customerId: 'x', amount: 1 } });
 		expect(wrong.status).toBe(400);
