@@ -89,10 +89,16 @@ const registry = defineRegistry({
 	'cap-list64': { workflow: CapacityList64, shards: 64 },
 	'cap-list256': { workflow: CapacityList256, shards: 256 },
 	'cap-writes': { workflow: CapacityWrites, shards: 1 },
-});
+	// The eu group: the cost runs with SHARDFLOW_BENCH_GROUP=eu (docs/residency.md "Cost").
+}, { groups: { groups: { eu: { jurisdiction: 'eu' } } } });
 
 /** Objects whose SQL and requests the cost figures count: their instances ("q-...") and the costed types' index shards. */
-const metered = (name: string | undefined) => name !== undefined && (name.startsWith('q-') || name.startsWith('__index:costed') || name.startsWith('__index:cap-writes:'));
+const metered = (full: string | undefined) => {
+	if (full === undefined) return false;
+	// In a group (SHARDFLOW_BENCH_GROUP), the same objects with the group's part before their names.
+	const name = full.startsWith('eu.eu~') ? full.slice('eu.eu~'.length) : full;
+	return name.startsWith('q-') || name.startsWith('__index:costed') || name.startsWith('__index:cap-writes:');
+};
 /**
  * Objects whose invocations count their subrequests (the production-limits rows' fetch runs, ids "lim-..."): only
  * they run inside the counter's AsyncLocalStorage context, which every other figure (a create's latency) would pay for.
@@ -413,7 +419,7 @@ app.post('/ours/sql-cost', async (c) => {
 // statements, rows (SQL, and alarm writes beside them), requests to objects, wall time, the time it spent idle (asleep,
 // waiting for its event or for a retry, an alarm due: no duration billed), and the bytes its instance keeps.
 app.post('/cost/run', async (c) => {
-	const { scenario, sleepMs = 1000, retryDelayMs = 1000 } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry'; sleepMs?: number; retryDelayMs?: number }>();
+	const { scenario, sleepMs = 1000, retryDelayMs = 1000, group } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry'; sleepMs?: number; retryDelayMs?: number; group?: 'eu' }>();
 	const plan = {
 		trivial: { type: 'costed', payload: { steps: 10 } },
 		fetch: { type: 'costed-fetch', payload: { n: 10, ms: 200 } },
@@ -430,7 +436,7 @@ app.post('/cost/run', async (c) => {
 	};
 	const before = reading();
 	const startedAt = Date.now();
-	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId('q'), payload: plan.payload });
+	const { id } = await instances.create(c.env, { type: plan.type as never, id: group === 'eu' ? `eu.eu~${newId('q')}` : newId('q'), payload: plan.payload });
 	let bytesWhileSleeping: number | undefined;
 	let idleMs = 0;
 	const stub = instanceStub(c.env, id) as unknown as { settle(options?: { index: boolean }): Promise<void>; databaseSize(): Promise<number> };
