@@ -22,7 +22,7 @@ export interface GroupsListing {
  * does not fail the listing; the answer names it, so an empty result never hides an outage.
  */
 export async function listAcrossGroups(env: ShardflowEnv, layout: IndexLayout, query: Omit<ListQuery, 'cursor' | 'order'> & { order?: TimeOrder }, groups?: string[]): Promise<GroupsListing> {
-	const names = groups ?? groupNames(layout as unknown as LayoutGroups);
+	const names = [...new Set(groups ?? groupNames(layout as unknown as LayoutGroups))];
 	for (const name of names) groupOfLayout(layout as unknown as LayoutGroups, name); // refuses an unknown one before any read
 	const limit = query.limit ?? DEFAULT_LIMIT;
 	const order: TimeOrder = query.order ?? 'createdAt';
