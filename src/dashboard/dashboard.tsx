@@ -212,14 +212,18 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 
 	// ---- pages ----
 	app.get('/', async (c) => {
+		// ?group=: the group whose counts and metrics to show (docs/residency.md); the API refuses an undeclared one.
+		const group = c.req.query('group')?.trim() || undefined;
+		const inGroup = group ? `?group=${encodeURIComponent(group)}` : '';
 		const [res, ...metrics] = await Promise.all([
-			callApi<{ types: TypeSummary[] }>(c, '/types'),
-			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics`)),
+			callApi<{ types: TypeSummary[] }>(c, `/types${inGroup}`),
+			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics${inGroup}`)),
 		]);
 		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
 		const byType = Object.fromEntries(registry.types().map((type, i) => [type, metrics[i]!.ok ? (metrics[i] as { body: TypeMetrics }).body : null]));
 		const scheduled = scheduledTypes(registry).map((s) => s.type);
-		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} />, { nav: 'overview' });
+		const groups = registry.groups.list().map((g) => ({ name: g.name, jurisdiction: g.jurisdiction }));
+		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} groups={groups} group={group} />, { nav: 'overview' });
 	});
 
 	app.get('/instances', async (c) => {

@@ -41,6 +41,18 @@ describe('groups in the dashboard', { timeout: 30_000 }, () => {
 		expectNoPageErrors(page);
 		await page.close();
 
+		// The overview: the default group's counts leave the eu instance out; the eu group's count it, and link to the eu list.
+		const home = await openPage('/dashboard');
+		expect(await home.locator('[data-type="eu-shipment"] [data-count="completed"]').textContent()).toBe('0');
+		await Promise.all([home.waitForURL(/group=eu/), home.locator('#group-switch a').nth(1).click()]);
+		expect(await home.locator('#group-switch [aria-current="page"]').textContent()).toBe('eu · eu');
+		const euCount = Number(await home.locator('[data-type="eu-shipment"] [data-count="completed"]').textContent());
+		expect(euCount).toBeGreaterThanOrEqual(1);
+		expect(await home.locator('[data-type="eu-shipment"] h2 a').getAttribute('href')).toMatch(/group=eu/);
+		await screenshot(home, 'overview-group-eu');
+		expectNoPageErrors(home);
+		await home.close();
+
 		const detail = await openPage(`/dashboard/instances/${encodeURIComponent(euId)}`);
 		expect((await detail.locator('#group').textContent())?.trim()).toBe('eu · jurisdiction eu');
 		await screenshot(detail, 'instance-group-eu');

@@ -126,7 +126,9 @@ const COUNTS_EVERY = 6;
 let round = 0;
 async function refresh() {
 	const withCounts = ++round % COUNTS_EVERY === 0;
-	const [types, ...metrics] = await Promise.all([withCounts ? api('/types') : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics`))]);
+	// The group shown (docs/residency.md): its counts and metrics come from its own shards.
+	const inGroup = config.group ? `?group=${encodeURIComponent(config.group)}` : '';
+	const [types, ...metrics] = await Promise.all([withCounts ? api(`/types${inGroup}`) : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics${inGroup}`))]);
 	const ok = (types === null || types.ok) && metrics.every((r) => r.ok);
 	if (types?.ok) types.body.types.forEach(drawCounts);
 	// The backlog comes with the metrics too: it stays current between two readings of the counts.
