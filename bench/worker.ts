@@ -113,7 +113,7 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	constructor(ctx: DurableObjectState, env: Env) {
 		// Only the instances of the SQL-cost rows (ids "q-..."), so no other figure pays for the counting. Installed
 		// before the storage layer captures `exec`: every statement of the engine is counted.
-		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql) : undefined;
+		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql, ctx.storage) : undefined;
 		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
 		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
 		super(ctx, env as never);

@@ -37,3 +37,7 @@ export function storedCount(storage: DurableObjectStorage, table: string): numbe
 	if (!part) return 0;
 	return part[0].endsWith(':') ? [...storage.kv.list({ prefix: part[0] })].length : storage.kv.get(part[0]) === undefined ? 0 : 1;
 }
+
+export function hasTable(storage: DurableObjectStorage, table: string): boolean {
+	return [...storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, table)].length > 0;
+}
