@@ -506,11 +506,17 @@ export class CompactInstanceStore implements InstanceStore {
 		return newer && { ...newer, backloggedSince: newer.backloggedSince ?? null };
 	}
 
+	/**
+	 * An acknowledgement outside a transaction (a delivery's) is not written on its own: the record's next put
+	 * carries it (a status change, a deferral). An object that stops before then reads the entry as pending
+	 * when it starts again and delivers it once more, which the shard's keep-the-highest-version makes
+	 * harmless: a row written fewer per delivery (docs/decisions.md "The compact instance layout").
+	 */
 	ackOutbox(version: number): void {
 		const record = this.readRecord();
 		if (record?.pending && record.pending.entry.version <= version) {
 			record.pending = null;
-			this.changed();
+			if (this.depth > 0) this.dirty = true;
 		}
 		const loose = this.loose();
 		if (loose && loose.entry.version <= version) this.dropLoose();
