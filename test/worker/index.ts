@@ -6,7 +6,7 @@ import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 import { ProgressWorkflow } from '../../examples/demo/workflows/progress-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
-import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
+import { alarmInvocations, childNotices, indexFaults, layoutSettings, limiterFaults } from './probes';
 import { asInvocation } from '../harness/invocations';
 import { BigStreamWorkflow, FetcherWorkflow } from '../../bench/workflows';
 import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
@@ -99,7 +99,7 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	constructor(ctx: DurableObjectState, env: ShardflowEnv) {
 		// Test hook (this test Worker only): an id "layout-compact-…" or "layout-table-…" (and its children) takes that storage
 		// layout whatever the Worker's setting, and counts its rows written as the bench does, from before its storage is used.
-		const layout = layoutOfTestId(ctx.id.name);
+		const layout = layoutSettings.get(ctx.id.name ?? '') ?? layoutOfTestId(ctx.id.name);
 		const meters = layout ? { sql: new SqlMeter(ctx.storage.sql, ctx.storage), alarms: new AlarmMeter(ctx.storage) } : undefined;
 		super(ctx, layout ? ({ ...env, SHARDFLOW_STORAGE_LAYOUT: layout } as ShardflowEnv) : env);
 		this.meters = meters;
