@@ -41,10 +41,11 @@ function matches(record: StoredRecord, query: RecordQuery): boolean {
 
 /**
  * The records `query` asks for, in seq order, at most `limit`. Each source is walked in seq order and
- * stops at `limit` (a step's records ascend with its seq: the store puts records only in a step above
- * every other, as the table layout does).
+ * stops at `limit`: `steps` are the steps whose records end after `afterSeq`, in seq order (a step's
+ * records ascend with its seq: the store puts records only in a step above every other, as the table
+ * layout does), read one by one only as far as the page needs them.
  */
-export function findRecords(kv: SyncKvStorage, inline: readonly StoredRecord[], query: RecordQuery): StoredRecord[] {
+export function findRecords(kv: SyncKvStorage, inline: readonly StoredRecord[], query: RecordQuery, steps: Iterable<StoredStep>): StoredRecord[] {
 	const found: StoredRecord[] = [];
 	let fromKeys = 0;
 	for (const [, record] of kv.list<StoredRecord>({ prefix: KV.history, start: seqKey(KV.history, query.afterSeq + 1) })) {
@@ -55,7 +56,7 @@ export function findRecords(kv: SyncKvStorage, inline: readonly StoredRecord[], 
 		}
 	}
 	let fromSteps = 0;
-	for (const [, step] of kv.list<StoredStep>({ prefix: KV.step })) {
+	for (const step of steps) {
 		if (fromSteps >= query.limit) break;
 		for (const record of stepRecords(step)) {
 			if (!matches(record, query)) continue;
@@ -75,8 +76,11 @@ export function toHistoryMeta(record: StoredRecord): HistoryMeta {
 	return { seq: record.seq, bytes: packedBytes(record.value) + packedBytes(record.detail) };
 }
 
-/** The UTF-8 bytes of every record after `afterSeq` and the history's last seq (`afterSeq` when none is later). */
-export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], afterSeq: number): { bytes: number; lastSeq: number } {
+/**
+ * The UTF-8 bytes of every record after `afterSeq` and the history's last seq (`afterSeq` when none is later):
+ * `steps` are those whose records end after `afterSeq`, `stepsLastSeq` the last seq any step's records take.
+ */
+export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], afterSeq: number, steps: Iterable<StoredStep>, stepsLastSeq: number): { bytes: number; lastSeq: number } {
 	let bytes = 0;
 	let lastSeq = afterSeq;
 	const add = (record: StoredRecord) => {
@@ -85,7 +89,8 @@ export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], 
 	};
 	for (const [, record] of kv.list<StoredRecord>({ prefix: KV.history, start: seqKey(KV.history, afterSeq + 1) })) add(record);
 	for (const [key] of kv.list({ prefix: KV.history, reverse: true, limit: 1 })) lastSeq = Math.max(lastSeq, seqOf(key, KV.history));
-	for (const [, step] of kv.list<StoredStep>({ prefix: KV.step })) for (const record of stepRecords(step)) add(record);
+	lastSeq = Math.max(lastSeq, stepsLastSeq);
+	for (const step of steps) for (const record of stepRecords(step)) add(record);
 	for (const record of inline) add(record);
 	return { bytes, lastSeq };
 }
