@@ -62,6 +62,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	transaction<T>(fn: () => T): T {
+		// Nested: what the outer transaction changed is written first, so that a rollback of this one forgets only its own.
+		if (this.depth > 0) this.endTransaction();
 		try {
 			return this.storage.transactionSync(() => {
 				this.depth++;
@@ -85,6 +87,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			this.wakeups.forget();
 			this.steps = undefined;
 			this.events.forget();
+			this.held = [];
+			this.dirty = false;
 			throw error;
 		}
 	}

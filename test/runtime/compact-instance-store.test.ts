@@ -10,6 +10,34 @@ describe('CompactInstanceStore', () => {
 	// A store told that its object is new answers its first reads without a storage call.
 	storeContract('compact on a new object', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage, { empty: true }))));
 
+	it('keeps what an outer transaction wrote when a transaction inside it fails and the outer one goes on', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true });
+			const row = {
+				id: 'wf-1', type: 't', status: 'running' as const, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+				createdAt: 1, updatedAt: 1, version: 1, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null, attributes: null,
+			};
+			const record = { generation: 0, at: 1, step: null, attempt: null, value: null, detail: null };
+			store.transaction(() => {
+				store.writeInstance(row);
+				store.appendHistory({ ...record, kind: 'workflow.created' });
+				try {
+					store.transaction(() => {
+						store.writeInstance({ ...row, status: 'errored', version: 2 });
+						store.appendHistory({ ...record, kind: 'workflow.errored' });
+						throw new Error('refused');
+					});
+				} catch {
+					// the inner one is rolled back; the outer one goes on
+				}
+				store.writeInstance({ ...row, version: 3 });
+			});
+			for (const reader of [store, new CompactInstanceStore(state.storage)]) {
+				expect(reader.readInstance()).toMatchObject({ status: 'running', version: 3 });
+				expect(reader.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => r.kind)).toEqual(['workflow.created']);
+			}
+		}));
+
 	it('answers from what it kept (record, outbox, history tail, wake-ups, steps, events) what a store that kept nothing reads, but an acknowledgement not yet written', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			let store = new CompactInstanceStore(state.storage, { empty: true });
