@@ -217,12 +217,15 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
-		const listed = 'last' in range ? [...this.kv.list<StoredStep>({ prefix: KV.step, reverse: true, limit: range.last })].reverse() : [...this.kv.list<StoredStep>({ prefix: KV.step, start: seqKey(KV.step, range.afterSeq + 1), limit: range.limit })];
-		return listed.map(([, step]) => {
+		// One step's value at a time: a status's window of 100 steps may hold results of up to 1 MiB each, of which it keeps sizes only.
+		const listed = 'last' in range ? this.kv.list<StoredStep>({ prefix: KV.step, reverse: true, limit: range.last }) : this.kv.list<StoredStep>({ prefix: KV.step, start: seqKey(KV.step, range.afterSeq + 1), limit: range.limit });
+		const metas: StepMeta[] = [];
+		for (const [, step] of listed) {
 			const { result, rec: _rec, ...rest } = step;
 			const resultBytes = packedBytes(result);
-			return { ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) };
-		});
+			metas.push({ ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) });
+		}
+		return 'last' in range ? metas.reverse() : metas;
 	}
 
 	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
