@@ -62,8 +62,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	transaction<T>(fn: () => T): T {
-		// Nested: what the outer transaction changed is written first, so that a rollback of this one forgets only its own.
-		if (this.depth > 0) this.endTransaction();
+		// Nested: what the outer transaction changed of the record and has not written yet is kept aside, so that a
+		// rollback of this one forgets only its own changes (the outer one's are written at its end, as usual).
+		const record = this.record;
+		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean } | undefined =
+			this.depth > 0 ? { record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs] }, held: [...this.held], dirty: this.dirty } : undefined;
 		try {
 			return this.storage.transactionSync(() => {
 				this.depth++;
@@ -81,14 +84,14 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			});
 		} catch (error) {
 			// What this store remembers of what was written inside may have been rolled back.
-			this.record = UNREAD;
 			this.outbox.forget();
 			this.lastHistorySeq = undefined;
 			this.wakeups.forget();
 			this.steps = undefined;
 			this.events.forget();
-			this.held = [];
-			this.dirty = false;
+			this.record = outer ? outer.record : UNREAD;
+			this.held = outer ? outer.held : [];
+			this.dirty = outer ? outer.dirty : false;
 			throw error;
 		}
 	}
