@@ -14,7 +14,6 @@ import { recordsInRow } from './step-records';
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
 
-
 /** What the compact store knows of its object before reading it. */
 export interface CompactStart {
 	/** A new object: nothing is stored, so the first reads need no storage call. */
