@@ -194,6 +194,17 @@ describe('oversized cursors', () => {
 	});
 });
 
+describe('a refused cursor is not echoed whole (found from outside: a 60,000-character after came back in the 400)', () => {
+	it.for(['history after=', 'stream after='] as const)('a 60,000-character %s answers a short 400 INVALID_CURSOR', async (which) => {
+		const { id } = await existingPayment();
+		const path = which === 'history after=' ? `/workflows/${id}/history?after=` : `/workflows/${id}/stream?after=`;
+		const res = await api('GET', `${path}${'9'.repeat(60_000)}`);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_CURSOR');
+		expect(JSON.stringify(res.json).length).toBeLessThan(1_000);
+	});
+});
+
 describe('bulk routes and counts name what was wrong', () => {
 	it.for([
 		['GET', '/bulk/'],
