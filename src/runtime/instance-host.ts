@@ -9,6 +9,7 @@ import { consoleLogger, logFormOf, parseLogLevel, printLog } from '../engine/sup
 import { describeThrown } from '../engine/support/thrown-value';
 import { runtimeTracer } from './runtime-tracer';
 import type { BacklogPort } from '../engine/index/index-backlog';
+import type { FailingPassesPort } from '../engine/instance/failing-passes';
 import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
 import { webhookKey } from '../client/webhook-key';
@@ -78,6 +79,7 @@ export function instanceHost(
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),
+		failingPasses: failingPassesPort(env),
 		webhooks: {
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
 		},
@@ -106,6 +108,17 @@ function backlogPort(env: ShardflowEnv): BacklogPort {
 		},
 		remove: async (entry) => {
 			await withTimeout(callRole(env, 'backlogRemove', [entry.type], { id: entry.id }), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+	};
+}
+
+function failingPassesPort(env: ShardflowEnv): FailingPassesPort {
+	return {
+		report: async (type, report) => {
+			await withTimeout(callRole(env, 'failingReport', [type], report), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+		withdraw: async (type, id) => {
+			await withTimeout(callRole(env, 'failingWithdraw', [type], { id }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 	};
 }
