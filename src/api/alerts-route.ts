@@ -14,7 +14,7 @@ const AlertSchema = z.object({
 	message: z.string(),
 	since: z.number().int().optional().openapi({ description: 'Since when it holds, where known (ms since the epoch).' }),
 	list: z
-		.object({ type: z.string(), status: z.string(), updatedBefore: z.string(), order: z.literal('updated') })
+		.object({ type: z.string(), status: z.string(), updatedBefore: z.number().int(), order: z.literal('updated') })
 		.optional()
 		.openapi({ description: 'The GET /workflows query that lists the instances, where the index can answer it.' }),
 	ids: z.array(z.string()).optional().openapi({ description: 'Instances to open first, where no list can find them (up to 5).' }),

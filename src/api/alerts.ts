@@ -15,8 +15,8 @@ export interface Alert {
 	message: string;
 	/** Since when it holds, where known (ms since the epoch): the oldest undelivered entry, the first report of the worst failing instance. */
 	since?: number;
-	/** The query of `GET /workflows` (and the dashboard's list) that shows the instances, where the index can answer it. */
-	list?: { type: string; status: string; updatedBefore: string; order: 'updated' };
+	/** The query of `GET /workflows` (and the dashboard's list) that shows the instances, where the index can answer it (`updatedBefore` in ms since the epoch). */
+	list?: { type: string; status: string; updatedBefore: number; order: 'updated' };
 	/** Instances to open first, where no list can find them (the index does not know they are behind or failing). */
 	ids?: string[];
 }
@@ -54,7 +54,7 @@ export function alertsOf(now: number, snapshots: readonly TypeSnapshot[]): Alert
 				status,
 				count,
 				message: `${plural(count, 'instance')} of ${type} ${count === 1 ? 'has' : 'have'} been ${status} for over ${seconds(threshold)} (stuckAfter) since ${count === 1 ? 'its' : 'their'} last status change.`,
-				list: { type, status, updatedBefore: new Date(now - threshold).toISOString(), order: 'updated' },
+				list: { type, status, updatedBefore: now - threshold, order: 'updated' },
 			});
 		}
 		if (backlog.pending > 0) {

@@ -14,13 +14,14 @@ const TITLES = /** @type {Record<string, string>} */ ({
 
 /**
  * @typedef {{ type: string; kind: string; status?: string; count: number; message: string; since?: number;
- *   list?: { type: string; status: string; updatedBefore: string; order: string }; ids?: string[] }} Alert
+ *   list?: { type: string; status: string; updatedBefore: number; order: string }; ids?: string[] }} Alert
  */
 
 /** @param {Alert} alert @returns {{ href: string; text: string }[]} */
 function linksOf(alert) {
 	if (alert.list) {
-		const q = new URLSearchParams(alert.list);
+		const { type, status, updatedBefore, order } = alert.list;
+		const q = new URLSearchParams({ type, status, updatedBefore: String(updatedBefore), order });
 		return [{ href: `${base}/instances?${q}`, text: `List the ${alert.count.toLocaleString('en')} ${alert.list.status} past the threshold` }];
 	}
 	if (alert.ids?.length) return alert.ids.map((id) => ({ href: `${base}/instances/${encodeURIComponent(id)}`, text: id }));
