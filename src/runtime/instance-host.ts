@@ -7,7 +7,7 @@ import { withTimeout } from '../engine/support/with-timeout';
 
 import { consoleLogger, logFormOf, parseLogLevel, printLog } from '../engine/support/engine-log';
 import { describeThrown } from '../engine/support/thrown-value';
-import { runtimeTracer } from './runtime-tracer';
+import { tracerOf } from './runtime-tracer';
 import type { BacklogPort } from '../engine/index/index-backlog';
 import type { FailingPassesPort } from '../engine/instance/failing-passes';
 import type { EngineHost } from '../engine/instance/engine-host';
@@ -75,7 +75,7 @@ export function instanceHost(
 		yieldToEventLoop: yieldToOtherWork,
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		log: consoleLogger(level, form),
-		...(runtimeTracer ? { tracer: runtimeTracer } : {}),
+		...(tracerOf(env) ? { tracer: tracerOf(env)! } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),

@@ -7,7 +7,7 @@ import { operations } from '../operations/table';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { workBegan } from './isolate-activity';
-import { runtimeTracer } from './runtime-tracer';
+import { tracerOf } from './runtime-tracer';
 import { tracedCall } from './traced-call';
 import { eagerTablesOf, ObjectStorage } from './object-storage';
 import { BacklogRole } from './roles/backlog-role';
@@ -100,7 +100,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		for (const op of Object.values(operations) as AnyOperation[]) {
 			Object.defineProperty(WorkflowRunnerBase.prototype, op.rpc, {
 				value(this: WorkflowRunnerBase, input: unknown) {
-					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), runtimeTracer));
+					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), tracerOf(this.env)));
 				},
 				writable: true,
 				configurable: true,

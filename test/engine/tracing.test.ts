@@ -150,6 +150,29 @@ describe('spans of passes and step attempts (Workers tracing through the engine 
 		expect(tracing.spans).toEqual([]);
 	});
 
+	it('asks whether the invocation is sampled once per pass, not once per attempt, when it is not', async () => {
+		class TenSteps extends Workflow<{}, number> {
+			static override readonly type = 'traced-ten';
+			async run(step: Step) {
+				let n = 0;
+				for (let i = 0; i < 10; i++) n = await step.do(`s${i}`, () => n + 1);
+				return n;
+			}
+		}
+		const tracing = new FakeTracing(false);
+		let asked = 0;
+		const getActiveSpan = tracing.getActiveSpan.bind(tracing);
+		tracing.getActiveSpan = () => (asked++, getActiveSpan());
+		const host = new VirtualHost({ registry: registryOf(TenSteps) });
+		host.tracer = workersTracer(tracing);
+		const engine = host.engine();
+		await engine.create('wf-10', 'traced-ten', {});
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 10 });
+		expect(tracing.spans).toEqual([]);
+		expect(asked).toBe(1); // the one pass; its ten attempts ask nothing
+	});
+
 	it('is no tracer on a runtime without custom spans', () => {
 		expect(workersTracer(undefined)).toBeUndefined();
 		expect(workersTracer({})).toBeUndefined();

@@ -84,6 +84,8 @@ export class ReplayLoop implements InstancePart {
 	private cutPasses: CutPasses | undefined;
 	/** The instance's publishing rate for `step.emit` (see stream.ts), across passes. */
 	private readonly streamRate = new StreamRate();
+	/** Whether the pass in flight has a span (its invocation is sampled): its attempts are traced only then. */
+	private passTraced = false;
 	/** Reports runs of failed or cut passes to the type's backlog object (failing-passes.ts). */
 	private readonly failing: FailingPassReporter;
 
@@ -177,8 +179,9 @@ export class ReplayLoop implements InstancePart {
 					[SPAN.type]: before.type, [SPAN.instanceId]: before.id, [SPAN.generation]: before.generation, [SPAN.status]: before.status,
 					...(before.status === 'rolling_back' ? { [SPAN.rollback]: true } : {}),
 				};
-				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), this.pass()));
+				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), (this.passTraced = s !== undefined), this.pass()));
 			} else {
+				this.passTraced = false;
 				await this.pass();
 			}
 			span?.set({ [SPAN.outcome]: this.k.gone ? 'deleted' : (this.k.row?.status ?? 'unknown') });
@@ -485,7 +488,8 @@ export class ReplayLoop implements InstancePart {
 			insertStep: (stepRow: StepRow, records: readonly HistoryRecord[]) => host.store.insertStep(stepRow, records.map(toRow)),
 			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
 			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
-			...(host.tracer ? { tracer: host.tracer } : {}),
+			// Only a traced pass lends its attempts the tracer: an unsampled one stays so, and its attempts skip even the check.
+			...(host.tracer && this.passTraced ? { tracer: host.tracer } : {}),
 		};
 	}
 
