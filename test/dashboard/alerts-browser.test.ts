@@ -32,6 +32,14 @@ describe('the overview\'s alerts', { timeout: 30_000 }, () => {
 		// The alerts alone, as docs/dashboard.md shows them.
 		if (process.env.DASHBOARD_SCREENSHOTS) await page.screenshot({ path: `${process.env.DASHBOARD_SCREENSHOTS}/overview-alerts-top.png`, clip: { x: 0, y: 0, width: 1280, height: 500 } });
 
+		// At phone width the alerts stay readable: each link within the screen.
+		const phone = await openPage('/dashboard', { width: 390, height: 844 });
+		await phone.locator('#alerts li.alert').first().waitFor();
+		const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+		expect(overflow).toBeLessThanOrEqual(0);
+		if (process.env.DASHBOARD_SCREENSHOTS) await phone.screenshot({ path: `${process.env.DASHBOARD_SCREENSHOTS}/overview-alerts-phone.png` });
+		await phone.close();
+
 		// The stuck alert opens the list of the instances stuck in that status, filtered by the index.
 		const stuckAlert = alerts.locator('li[data-kind="stuck"][data-type="sign-off"]');
 		expect(await stuckAlert.textContent()).toContain('been waiting for over 2 s');
