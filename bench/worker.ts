@@ -114,10 +114,12 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	constructor(ctx: DurableObjectState, env: Env) {
 		// Only the instances of the SQL-cost rows (ids "q-..."), so no other figure pays for the counting. Installed
 		// before the storage layer captures `exec`: every statement of the engine is counted.
-		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql) : undefined;
+		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql, ctx.storage) : undefined;
 		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
 		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
-		super(ctx, env as never);
+		// The cost runs measure both storage layouts in one bench run: "q-c-…" instances (and their children) compact, "q-t-…" in tables.
+		const layout = ctx.id.name?.startsWith('q-c-') ? 'compact' : ctx.id.name?.startsWith('q-t-') ? 'table' : undefined;
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 
@@ -416,7 +418,13 @@ app.post('/ours/sql-cost', async (c) => {
 // statements, rows (SQL, and alarm writes beside them), requests to objects, wall time, the time it spent idle (asleep,
 // waiting for its event or for a retry, an alarm due: no duration billed), and the bytes its instance keeps.
 app.post('/cost/run', async (c) => {
-	const { scenario, sleepMs = 1000, retryDelayMs = 1000 } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry'; sleepMs?: number; retryDelayMs?: number }>();
+	const { scenario, sleepMs = 1000, retryDelayMs = 1000, layout = 'compact' } = await c.req.json<{
+		scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry';
+		sleepMs?: number;
+		retryDelayMs?: number;
+		/** The storage layout of the run's instances (runtime/storage-layout.ts). */
+		layout?: 'compact' | 'table';
+	}>();
 	const plan = {
 		trivial: { type: 'costed', payload: { steps: 10 } },
 		fetch: { type: 'costed-fetch', payload: { n: 10, ms: 200 } },
@@ -433,7 +441,7 @@ app.post('/cost/run', async (c) => {
 	};
 	const before = reading();
 	const startedAt = Date.now();
-	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId('q'), payload: plan.payload });
+	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId(layout === 'table' ? 'q-t' : 'q-c'), payload: plan.payload });
 	let bytesWhileSleeping: number | undefined;
 	let idleMs = 0;
 	const stub = instanceStub(c.env, id) as unknown as { settle(options?: { index: boolean }): Promise<void>; databaseSize(): Promise<number> };

@@ -17,6 +17,8 @@ import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
+import { CompactInstanceStore } from './compact-instance-store';
+import { CompactSlotStore } from './compact-slot-store';
 
 import type { LimiterPort } from '../engine/limiter/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
@@ -48,15 +50,21 @@ export function instanceHost(
 	alarm: AlarmSlot,
 	now: () => number,
 	destroy: () => Promise<void>,
-	start?: StoreStart,
+	start?: StoreStart & { compact?: boolean },
 	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
 	historyAppended?: () => void,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	const form = logFormOf(env);
 	const storeStart: StoreStart = { ...start, outboxInRow: outboxInRowOf(env as { SHARDFLOW_OUTBOX_IN_ROW?: unknown }) };
+	// A compact instance (runtime/storage-layout.ts) keeps everything in key-value storage, its slot too.
+	const compact = start?.compact === true;
 	return {
-		store: historyAppended ? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended) : new DrizzleInstanceStore(db, ctx.storage, storeStart),
+		store: compact
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, ...(historyAppended ? { historyAppended } : {}) })
+			: historyAppended
+				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
+				: new DrizzleInstanceStore(db, ctx.storage, storeStart),
 		registry,
 		env,
 		now,
@@ -87,7 +95,7 @@ export function instanceHost(
 		children: childPortOver(env),
 		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
 		destroy,
-		slots: new DrizzleSlotStore(db, start?.tables),
+		slots: compact ? new CompactSlotStore(ctx.storage.kv) : new DrizzleSlotStore(db, start?.tables),
 		limiter: limiterPort(env),
 	};
 }

@@ -10,6 +10,7 @@ import { workBegan } from './isolate-activity';
 import { tracerOf } from './runtime-tracer';
 import { tracedCall } from './traced-call';
 import { eagerTablesOf, ObjectStorage } from './object-storage';
+import { storageLayoutOf } from './storage-layout';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
@@ -84,7 +85,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	constructor(ctx: DurableObjectState, env: ShardflowEnv, registry: Registry, options: RunnerOptions) {
 		super(ctx, env);
 		const kind = roleKindOf(ctx.id.name);
-		const storage = new ObjectStorage(ctx.storage, kind, { eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }) });
+		const storage = new ObjectStorage(ctx.storage, kind, {
+			eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }),
+			compactInstances: storageLayoutOf(env as { SHARDFLOW_STORAGE_LAYOUT?: unknown }) === 'compact',
+		});
 		const now = options.clock ?? Date.now;
 		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;
 		this.role = createRole(kind, { ctx, env, storage, registry, now, wrapStepFunction, instanceCreated: options.instanceCreated });
