@@ -232,6 +232,18 @@ describe('bulk routes and counts name what was wrong', () => {
 		expect(res.json.error.message).toContain('customerId, amount');
 	});
 
+	it('counts with by= given twice says so (found from outside: it said a well-formed by was not attr.<name>)', async () => {
+		const res = await api('GET', '/types/searchable/counts?by=attr.customerId&by=attr.amount');
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: 'by is given 2 times; give it once' });
+	});
+
+	it('counts of an unknown type without by= answers UNKNOWN_TYPE first', async () => {
+		const res = await api('GET', '/types/no-such-type/counts');
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('UNKNOWN_TYPE');
+	});
+
 	it.for([1e308, 0, 1.5, -1, 1001])('a bulk ratePerSecond of %s is refused naming the allowed range', async (rate) => {
 		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable' }, action: { kind: 'pause' }, ratePerSecond: rate });
 		expect(res.status).toBe(400);
