@@ -1,5 +1,6 @@
 import type { FC } from 'hono/jsx';
 import type { TypeMetrics } from '../../engine/index/run-metrics';
+import type { Alert } from '../../api/alerts';
 import { WORKFLOW_STATUSES } from '../../engine/definition/types';
 import { StatusBadge } from './layout';
 import { safeJson } from './safe-json';
@@ -22,10 +23,11 @@ export const Overview: FC<{
 	types: TypeSummary[];
 	metrics: Record<string, TypeMetrics | null>;
 	scheduled: string[];
+	alerts: Alert[] | null;
 	/** The registry's groups (the default first) and the one shown (docs/residency.md); links appear when there are several. */
 	groups?: { name: string; jurisdiction: string | null }[];
 	group?: string | undefined;
-}> = ({ types, metrics, scheduled, groups = [], group }) => {
+}> = ({ types, metrics, scheduled, alerts, groups = [], group }) => {
 	// The list links keep the group: its counts are that group's.
 	const inGroup = group ? `&group=${encodeURIComponent(group)}` : '';
 	return (
@@ -50,9 +52,11 @@ export const Overview: FC<{
 			</span>
 		</div>
 		<p class="muted intro">
-			Counts per status come from the sharded index (it lags an instance by ~20 ms) and are read again every 30 seconds. Runs per minute, run times and the
+			Counts per status come from the sharded index (it lags an instance by ~20 ms) and are read again every 30 seconds, with the alerts. Runs per minute, run times and the
 			backlog come from counters the index shards keep as entries land, read again every 5 seconds.
 		</p>
+		{/* Drawn by alerts.js from the config below, and again with every reading of the counts. */}
+		<section class="alerts" id="alerts" aria-label="Alerts" aria-live="polite"></section>
 		{types.length === 0 ? (
 			<div class="empty">No workflow types are registered. Add one to the registry the Worker passes to <code>createApp</code>.</div>
 		) : (
@@ -95,7 +99,7 @@ export const Overview: FC<{
 				})}
 			</div>
 		)}
-		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics, ...(group ? { group } : {}) }) }} />
+		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics, alerts, ...(group ? { group } : {}) }) }} />
 		<script type="module" src={dashboardHref('/overview.js')}></script>
 	</>
 	);
