@@ -124,7 +124,9 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
 		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
 		// The cost runs measure both storage layouts in one bench run: "q-c-…" instances (and their children) compact, "q-t-…" in tables.
-		const layout = ctx.id.name?.startsWith('q-c-') ? 'compact' : ctx.id.name?.startsWith('q-t-') ? 'table' : undefined;
+		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
+		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
+		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
 		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
