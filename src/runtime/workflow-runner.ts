@@ -14,6 +14,7 @@ import { storageLayoutOf } from './storage-layout';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
+import { ShardRetention } from './index-shard-retention';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
 import { ScheduleRole } from './roles/schedule-role';
@@ -127,6 +128,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		else if (this.role?.kind === 'schedule') await this.role.alarm();
 		else if (this.role?.kind === 'limiter') this.role.alarm();
 		else if (this.role?.kind === 'bulk') await this.role.alarm();
+		else if (this.role?.kind === 'index') await this.role.alarm();
 	}
 
 	// ---- index shard role: its live feed (the calls are declared in src/operations/role-calls.ts) ----
@@ -178,12 +180,20 @@ function shardOf(name: string): number {
 	return parsed.role === 'index' ? parsed.shard : NaN;
 }
 
+/** The retention duty of an index shard of a type this build knows (index-shard-retention.ts). */
+function shardRetention(host: ConstructorParameters<typeof InstanceRole>[0]): ShardRetention {
+	const parsed = parseObjectName(host.ctx.id.name!);
+	const type = parsed.role === 'index' ? parsed.type : undefined;
+	const retention = type !== undefined && host.registry.has(type) ? host.registry.get(type).retention : undefined;
+	return new ShardRetention({ env: host.env, storage: host.ctx.storage, retention, now: host.now });
+}
+
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
 	switch (kind) {
 		case 'instance':
 			return new InstanceRole(host);
 		case 'index':
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardOf(host.ctx.id.name!), now: host.now });
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardOf(host.ctx.id.name!), now: host.now }, shardRetention(host));
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':

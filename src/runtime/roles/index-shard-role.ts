@@ -6,6 +6,8 @@ import type { ObjectStorage } from '../object-storage';
 import { shardIndex } from '../../engine/index/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
+import type { ShardRetention } from '../index-shard-retention';
+import { nextShardAlarm } from '../../engine/index/retention-sweep';
 
 /** Deletion tombstones past their grace period collected with each removal a shard takes. */
 const COLLECT_ON_REMOVE = 100;
@@ -26,12 +28,16 @@ export class IndexShardRole implements IndexShardAccess {
 		readonly live: IndexLiveFeed | undefined,
 		/** This shard's number `n` (from its name `__index:<type>:<n>`) and the clock tombstones are dated with. */
 		private readonly self: { shard: number; now: () => number },
+		/** Expires the finished instances of this shard when their retention runs out (index-shard-retention.ts). */
+		private readonly retention?: ShardRetention,
 	) {}
 
 	async write(entries: IndexEntry[], options: { moved?: boolean } = {}): Promise<void> {
 		const shard = await this.writable();
 		shard.write(entries, options);
 		shard.metrics.pruneIfDue(this.self.now());
+		// A moved entry brings its expiry with it (a rebalance copies entries with `moved`).
+		await this.retention?.afterWrite(shard, entries);
 		if (this.live?.watched) {
 			// Only what the shard kept: a late, older delivery changed nothing and is not news.
 			const kept = shard.versions(entries.map((e) => e.id));
@@ -66,6 +72,19 @@ export class IndexShardRole implements IndexShardAccess {
 		const moved = shard.collectMoved((id) => shardIndex(id, request.shards) !== this.self.shard, request.limit);
 		const deleted = shard.collectDeleted(this.self.now() - DELETED_TOMBSTONE_GRACE_MS, request.limit);
 		return { moved: moved.removed, deleted: deleted.removed, more: moved.more || deleted.more };
+	}
+
+	/**
+	 * The shard's alarm: each duty runs and says when it is next due, and the one alarm is set for
+	 * the earliest (`nextShardAlarm`). Today one duty: the retention sweep.
+	 */
+	async alarm(): Promise<void> {
+		if (!this.retention) return;
+		this.retention.fired();
+		if (!this.storage.hasSchema) return;
+		const shard = this.shard();
+		const next = nextShardAlarm(this.self.now(), [await this.retention.sweep(shard)]);
+		await this.retention.arm(next);
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {
