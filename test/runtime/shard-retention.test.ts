@@ -192,6 +192,21 @@ describe('retention run by the index shard', () => {
 		expect(await listedIds()).not.toContain(id);
 	});
 
+	it('after a rollback consumed the shard\'s alarm (a build without the sweep), the next finished run re-arms it for the oldest run too', async () => {
+		const [older, newer] = idsInShardZero(2, 'shard-ret-rollback');
+		const first = await finished(older!);
+		// The build rolled back to fires the shard's alarm and does nothing with it: no alarm is left.
+		await runInDurableObject(shard0(), (_, state) => state.storage.deleteAlarm());
+		await abortAllDurableObjects();
+		advanceClock(HOUR / 2); // the next run finishes in a later slot
+		await finished(newer!);
+		expect(await shardAlarm()).toBe(slotEnd(first.updatedAt + HOUR, HOUR));
+		advanceClock(HOUR / 2 + retentionSlotMs(HOUR));
+		await runDurableObjectAlarm(shard0());
+		expect(await leftovers(older!)).toEqual({ tables: [], alarm: null });
+		expect((await api('GET', `/workflows/${newer}`)).json).toMatchObject({ status: 'completed' });
+	});
+
 	it('an instance refuses a retention delete that does not name it, or before its retention ran out, and changes nothing', async () => {
 		const [id] = idsInShardZero(1, 'shard-ret-refuse');
 		const status = await finished(id!);
