@@ -7,6 +7,7 @@ import { logFormOf, printLog } from '../engine/support/engine-log';
 import { ErrorCode, ShardflowError } from '../engine/support/errors';
 import { describeThrown } from '../engine/support/thrown-value';
 import { DELETED, type IndexShardStore } from './index-shard-store';
+import type { ShardAlarm } from './shard-alarm';
 
 /** Entries of one status asked per alarm; more wait for the next alarm, set at once. */
 const SWEEP_BATCH = 100;
@@ -15,8 +16,8 @@ const CONCURRENCY = 10;
 
 export interface ShardRetentionHost {
 	env: ShardflowEnv;
-	/** The shard's own storage: its alarm. */
-	storage: Pick<DurableObjectStorage, 'getAlarm' | 'setAlarm'>;
+	/** The shard's one alarm, shared with its other duties. */
+	alarm: ShardAlarm;
 	/** The shard's type's retention (undefined: the type is not in this build's registry, so nothing is expired). */
 	retention: ResolvedRetention | undefined;
 	now(): number;
@@ -33,9 +34,6 @@ export interface ShardRetentionHost {
  * them is harmless (whoever comes first deletes, the other finds it gone).
  */
 export class ShardRetention {
-	/** The alarm this shard has set (null: none; undefined: not read since the object started). */
-	private alarmAt: number | null | undefined;
-
 	constructor(private readonly host: ShardRetentionHost) {}
 
 	/**
@@ -55,20 +53,13 @@ export class ShardRetention {
 			if (at === undefined || slot < at) at = slot;
 		}
 		if (at === undefined) return;
-		const current = await this.current();
-		if (current !== null && current <= at) return;
-		if (current === null) at = Math.min(at, this.nextDue(shard) ?? at);
-		await this.arm(at);
-	}
-
-	/** The alarm fired: the runtime consumed it. */
-	fired(): void {
-		this.alarmAt = null;
+		if ((await this.host.alarm.current()) === null) at = Math.min(at, this.nextDue(shard) ?? at);
+		await this.host.alarm.ensureBy(at);
 	}
 
 	/**
 	 * Asks every instance whose retention ran out by now to delete itself; answers when the duty is
-	 * next due (undefined: no finished entry with a retention), for the shard to arm its one alarm.
+	 * next due (undefined: no finished entry with a retention), for the role to ask the shard's alarm for.
 	 */
 	async sweep(shard: IndexShardStore): Promise<number | undefined> {
 		const retention = this.host.retention;
@@ -92,13 +83,6 @@ export class ShardRetention {
 		return next !== undefined && next <= now ? now + sweepRetryMs(shortest) : next;
 	}
 
-	/** Sets the shard's alarm (the role calls it with the earliest of its duties). */
-	async arm(at: number | undefined): Promise<void> {
-		if (at === undefined || at === this.alarmAt) return;
-		this.alarmAt = at;
-		await this.host.storage.setAlarm(at);
-	}
-
 	private nextDue(shard: IndexShardStore): number | undefined {
 		const retention = this.host.retention;
 		if (!retention) return undefined;
@@ -109,11 +93,6 @@ export class ShardRetention {
 			if (at !== undefined) oldest[status] = at;
 		}
 		return nextExpiry(retention, oldest);
-	}
-
-	private async current(): Promise<number | null> {
-		if (this.alarmAt === undefined) this.alarmAt = await this.host.storage.getAlarm();
-		return this.alarmAt;
 	}
 
 	/**
