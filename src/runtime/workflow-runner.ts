@@ -14,6 +14,8 @@ import { storageLayoutOf } from './storage-layout';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
+import { ShardRetention } from './index-shard-retention';
+import { ShardAlarm } from './shard-alarm';
 import { ShardMetricsExport, type AnalyticsDataset } from './shard-metrics-export';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
@@ -189,10 +191,16 @@ function indexShardOf(name: string): { type: string; shard: number } {
 }
 
 /** The shard's export to Analytics Engine, when `SHARDFLOW_ANALYTICS` is bound (docs/operations.md "Analytics Engine"). */
-function analyticsExport(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string; shard: number }): ShardMetricsExport | undefined {
+function analyticsExport(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string; shard: number }, alarm: ShardAlarm): ShardMetricsExport | undefined {
 	const dataset = (host.env as { SHARDFLOW_ANALYTICS?: AnalyticsDataset }).SHARDFLOW_ANALYTICS;
 	if (typeof dataset?.writeDataPoint !== 'function') return undefined;
-	return new ShardMetricsExport(dataset, host.ctx.storage, { type: self.type, n: self.shard, now: host.now });
+	return new ShardMetricsExport(dataset, host.ctx.storage, { type: self.type, n: self.shard, now: host.now }, alarm);
+}
+
+/** The retention duty of an index shard (index-shard-retention.ts); none for a type this build does not know. */
+function shardRetention(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string }, alarm: ShardAlarm): ShardRetention | undefined {
+	if (!host.registry.has(self.type)) return undefined;
+	return new ShardRetention({ env: host.env, alarm, retention: host.registry.get(self.type).retention, now: host.now });
 }
 
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
@@ -201,7 +209,8 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 			return new InstanceRole(host);
 		case 'index': {
 			const self = indexShardOf(host.ctx.id.name!);
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: self.shard, now: host.now }, analyticsExport(host, self));
+			const alarm = new ShardAlarm(host.ctx.storage);
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: self.shard, now: host.now }, alarm, shardRetention(host, self, alarm), analyticsExport(host, self, alarm));
 		}
 		case 'backlog':
 			return new BacklogRole(host.storage);
