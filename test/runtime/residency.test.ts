@@ -8,6 +8,8 @@ import { IndexClient } from '../../src/client/index-client';
 import { instances, type ShardflowEnv } from '../../src/client/instance-client';
 import { workflowClient } from '../../src/client/workflow-client';
 import { listAcrossGroups } from '../../src/client/group-listing';
+import { createBatch } from '../../src/client/create-batch';
+import { deleteBatch } from '../../src/client/delete-batch';
 import { ErrorCode } from '../../src/engine/support/errors';
 import { settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { api } from '../api/helpers';
@@ -145,6 +147,66 @@ describe('creating in a group', () => {
 		await settle(created.id);
 		expect((await new IndexClient(testEnv, testRegistry, { group: 'tenant' }).list({ type: 'inbox' })).items.map((e) => e.id)).toEqual([created.id]);
 		expect((await new IndexClient(testEnv, testRegistry).list({ type: 'inbox', limit: 1000 })).items.map((e) => e.id)).not.toContain(created.id);
+	});
+});
+
+describe('a batch create', () => {
+	it('places each item as a single create does: its group field, its pinned type, its choosing function, its fallback answer', async () => {
+		const response = await api('POST', '/workflows/batch', {
+			items: [
+				{ type: 'inbox', group: 'tenant', payload: { expect: 1 } },
+				{ type: 'resident-order', payload: { customerId: 'c-batch', amount: 4 } },
+				{ type: 'routed-order', payload: { country: 'DE' } },
+				{ type: 'routed-order', payload: { country: 'AU' } },
+				{ type: 'inbox', group: 'eu', payload: { expect: 1 } },
+				{ type: 'resident-order', group: 'tenant', payload: { customerId: 'c-batch', amount: 1 } },
+			],
+		});
+		expect(response.status).toBe(200);
+		const items = response.json.items;
+		expect(items).toMatchObject([
+			{ result: 'created', status: 201, type: 'inbox', group: 'tenant' },
+			{ result: 'created', status: 201, type: 'resident-order', group: 'eu' },
+			{ result: 'created', status: 201, type: 'routed-order', group: 'eu' },
+			{ result: 'created', status: 201, type: 'routed-order', group: 'global', groupFallback: { requested: 'au', reason: 'unknown' } },
+			{ result: 'created', status: 201, type: 'inbox', group: 'eu' },
+			{ result: 'refused', status: 400, type: 'resident-order', error: { code: 'GROUP_MISMATCH' } },
+		]);
+		expect(items[0].id).toMatch(/^tenant~/);
+		expect(items[1].id).toMatch(EU_ID);
+		expect(items[2].id).toMatch(EU_ID);
+		expect(items[3].id).not.toContain('~');
+		expect(items[4].id).toMatch(EU_ID);
+		// Each is listed in its own group's index only.
+		await settle(items[4].id);
+		expect((await api('GET', `/workflows?type=inbox&group=eu&idPrefix=${encodeURIComponent(items[4].id)}`)).json.items.map((e: { id: string }) => e.id)).toEqual([items[4].id]);
+		expect((await api('GET', `/workflows?type=inbox&idPrefix=${encodeURIComponent(items[4].id)}`)).json.items).toEqual([]);
+	});
+
+	it("from the typed client: createBatch takes each item's group and reaches its objects through the group's jurisdiction", async () => {
+		const { env, calls } = recordingEnv();
+		const outcomes = await createBatch(env, [
+			{ type: 'inbox', group: 'eu', payload: { expect: 1 } },
+			{ type: 'resident-order', payload: { customerId: 'c-client-batch', amount: 2 } },
+		]);
+		expect(outcomes).toMatchObject([
+			{ result: 'created', group: 'eu' },
+			{ result: 'created', group: 'eu' },
+		]);
+		for (const outcome of outcomes) expect(outcome.id).toMatch(EU_ID);
+		expect(calls.filter((c) => !c.name.startsWith('__'))).toEqual(outcomes.map((o) => ({ jurisdiction: 'eu', name: o.id, locationHint: 'weur' })));
+		const typed = await ResidentOrderWorkflow.createBatch(testEnv, [{ payload: { customerId: 'c-typed-batch', amount: 1 } }]);
+		expect(typed).toMatchObject([{ result: 'created', group: 'eu' }]);
+		expect(typed[0]!.id).toMatch(EU_ID);
+	});
+
+	it('deletes each id of a batch delete in the group its id names', async () => {
+		const { id } = await ResidentOrderWorkflow.create(testEnv, { payload: { customerId: 'c-batch-delete', amount: 1 } });
+		await settle(id);
+		const { env, calls } = recordingEnv();
+		expect(await deleteBatch(env, [id], { terminate: true })).toEqual([{ result: 'deleted', id }]);
+		expect(calls.filter((c) => c.name === id).map((c) => c.jurisdiction)).toEqual(['eu']);
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
 	});
 });
 

@@ -199,7 +199,7 @@ export function assertIdInPlace(id: string, idPlace: GroupPlace, placement: Plac
 	const want = placement.group.place;
 	if (idPlace.tag === want.tag) return;
 	const named = idPlace.tag === null ? 'the default group (it has no group part)' : `group part "${idPlace.tag}"`;
-	const wanted = want.tag === null ? 'an id without a group part' : `an id starting "${want.tag}~" (or no id: one is generated)`;
+	const wanted = want.tag === null ? 'an id without a group part' : `an id starting "${want.tag}~" (or no id, from a Worker that imports the registry: the REST API and the helpers generate one in the group)`;
 	const why = placement.fallback ? ` (it chose "${placement.fallback.requested}", ${placement.fallback.reason === 'unknown' ? 'which the registry does not declare' : 'which is not deployed'}, so the default group)` : '';
 	throw new ValidationError(ErrorCode.GroupMismatch, `workflow id "${id}" names ${named}, but this create of type "${type}" goes to group "${placement.group.name}"${why}: give ${wanted}`);
 }
