@@ -343,6 +343,33 @@ describe('over HTTP', () => {
 		expect((await api('POST', '/admin/types/resident-order/reconcile', { group: 'mars' })).json.error.code).toBe('INVALID_GROUP');
 	});
 
+	it("refuses an admin walk's cursor in another group than the one it walked (INVALID_CURSOR), as listing cursors are", async () => {
+		for (const customerId of ['c-walk-1', 'c-walk-2']) await settle((await ResidentOrderWorkflow.create(testEnv, { payload: { customerId, amount: 1 } })).id);
+		const purge = { status: 'terminated', updatedBefore: 1, batchSize: 1 };
+		for (const walk of ['purge', 'reconcile', 'rebalance']) {
+			const body = walk === 'purge' ? purge : { batchSize: 1 };
+			const first = await api('POST', `/admin/types/resident-order/${walk}`, { ...body, group: 'eu' });
+			expect(first.status, walk).toBe(200);
+			expect(first.json.done, walk).toBe(false);
+			const { cursor } = first.json;
+			for (const elsewhere of [{}, { group: 'tenant' }]) {
+				const refused = await api('POST', `/admin/types/resident-order/${walk}`, { ...body, ...elsewhere, cursor });
+				expect(refused.status, `${walk} ${JSON.stringify(elsewhere)}`).toBe(400);
+				expect(refused.json.error.code).toBe('INVALID_CURSOR');
+			}
+			expect((await api('POST', `/admin/types/resident-order/${walk}`, { ...body, group: 'eu', cursor })).status, walk).toBe(200);
+		}
+		// A default group's cursor (as before groups) is refused in a group too.
+		for (const id of [uniqueId('walk-home'), uniqueId('walk-home')]) {
+			await instances.create(testEnv, { type: 'inbox', id, payload: { expect: 1 } });
+			await settle(id);
+		}
+		const home = await api('POST', '/admin/types/inbox/purge', purge);
+		expect(home.json.done).toBe(false);
+		expect((await api('POST', '/admin/types/inbox/purge', { ...purge, group: 'eu', cursor: home.json.cursor })).json.error.code).toBe('INVALID_CURSOR');
+		expect((await api('POST', '/admin/types/inbox/purge', { ...purge, cursor: home.json.cursor })).status).toBe(200);
+	});
+
 	it('refuses an id in the wrong group, an undeclared group to read, and a cursor with groups= (400)', async () => {
 		const wrong = await api('POST', '/workflows', { type: 'resident-order', id: uniqueId('plain'), payload: { customerId: 'x', amount: 1 } });
 		expect(wrong.status).toBe(400);
