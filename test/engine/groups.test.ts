@@ -83,9 +83,18 @@ describe('placing a create', () => {
 		expect(placeCreate(groups, 't', undefined, {}).group.name).toBe('global');
 	});
 
-	it('falls back to the default group for an undeclared or undeployed group, saying which and why', () => {
+	it('falls back to the default group for an undeclared group, or an undeployed one without a jurisdiction, saying which and why', () => {
 		expect(placeCreate(groups, 't', byCountry, { country: 'AU' })).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'au', reason: 'unknown' } });
-		expect(placeCreate(groups, 't', byCountry, { country: 'XX' })).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'later', reason: 'undeployed' } });
+		const withNext = resolveGroups({ ...GROUPS, groups: { ...GROUPS.groups, next: { deployed: false } } });
+		expect(placeCreate(withNext, 't', undefined, {}, 'next')).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'next', reason: 'undeployed' } });
+	});
+
+	it('refuses a create for an undeployed group with a jurisdiction (GROUP_NOT_DEPLOYED) rather than moving its data out of the jurisdiction, unless the group opts into fallback', () => {
+		expect(() => placeCreate(groups, 't', byCountry, { country: 'XX' })).toThrow(expect.objectContaining({ code: ErrorCode.GroupNotDeployed, message: expect.stringContaining('"later"') }));
+		expect(() => placeCreate(groups, 't', undefined, {}, 'later')).toThrow(expect.objectContaining({ code: ErrorCode.GroupNotDeployed }));
+		const optedIn = resolveGroups({ ...GROUPS, groups: { ...GROUPS.groups, later: { jurisdiction: 'eu', deployed: false, fallback: true } } });
+		expect(placeCreate(optedIn, 't', byCountry, { country: 'XX' })).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'later', reason: 'undeployed' } });
+		expect(() => resolveGroups({ groups: { later: { jurisdiction: 'eu', deployed: false, fallback: 'yes' as never } } })).toThrow(/fallback must be a boolean/);
 	});
 
 	it('refuses a group the type contradicts, and a group function that throws or answers no name', () => {

@@ -82,7 +82,7 @@ describe('an instance of a group with a jurisdiction', () => {
 		expect((await home.inGroup('eu').list({ type: 'resident-order', idPrefix: id })).items.map((e) => e.id)).toEqual([id]);
 		const across = await listAcrossGroups(testEnv, testRegistry, { type: 'resident-order', attributes: { customerId: 'c-only-eu' } });
 		expect(across.items.map((e) => [e.id, e.group])).toEqual([[id, 'eu']]);
-		expect(across.answered).toEqual(['global', 'eu', 'tenant', 'later']);
+		expect(across.answered).toEqual(['global', 'eu', 'tenant', 'later', 'soon']);
 		expect(across.failed).toEqual([]);
 	});
 
@@ -121,8 +121,21 @@ describe('creating in a group', () => {
 		const au = await routed.create({ payload: { country: 'AU' } });
 		expect(au).toMatchObject({ group: 'global', groupFallback: { requested: 'au', reason: 'unknown' } });
 		expect(au.id).not.toContain('~');
-		const xx = await routed.create({ payload: { country: 'XX' } });
-		expect(xx).toMatchObject({ group: 'global', groupFallback: { requested: 'later', reason: 'undeployed' } });
+		const yy = await routed.create({ payload: { country: 'YY' } });
+		expect(yy).toMatchObject({ group: 'global', groupFallback: { requested: 'soon', reason: 'undeployed' } });
+	});
+
+	it('refuses a create for an undeployed group with a jurisdiction (503 GROUP_NOT_DEPLOYED) instead of writing it outside the jurisdiction, storing nothing', async () => {
+		await expect(workflowClient(testEnv, 'routed-order').create({ payload: { country: 'XX' } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		await expect(workflowClient(testEnv, 'inbox').create({ group: 'later', payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		const id = uniqueId('not-deployed');
+		await expect(instances.create(testEnv, { type: 'inbox', id, group: 'later', payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
+		const response = await api('POST', '/workflows', { type: 'routed-order', payload: { country: 'XX' } });
+		expect(response.status).toBe(503);
+		expect(response.json.error.code).toBe('GROUP_NOT_DEPLOYED');
+		const batch = await api('POST', '/workflows/batch', { items: [{ type: 'routed-order', payload: { country: 'XX' } }] });
+		expect(batch.json.items).toMatchObject([{ result: 'refused', status: 503, error: { code: 'GROUP_NOT_DEPLOYED' } }]);
 	});
 
 	it('refuses a given id that names another group than its type chooses, before anything is stored', async () => {
@@ -133,7 +146,8 @@ describe('creating in a group', () => {
 		// The group with another jurisdiction than the declared one.
 		await expect(instances.create(testEnv, { type: 'resident-order', id: `eu.fedramp~${uniqueId()}`, payload: { customerId: 'x', amount: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupMismatch });
 		// A declared group that is not deployed takes no creates, not even by id.
-		await expect(instances.create(testEnv, { type: 'inbox', id: `later.eu~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupMismatch });
+		await expect(instances.create(testEnv, { type: 'inbox', id: `later.eu~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		await expect(instances.create(testEnv, { type: 'inbox', id: `soon.eu~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupMismatch });
 		await expect(instances.create(testEnv, { type: 'inbox', id: `Bad_Group~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.InvalidId });
 		// A given id in the type's group is kept as given.
 		const given = `eu.eu~${uniqueId('given')}`;
@@ -292,7 +306,7 @@ describe('over HTTP', () => {
 		const home = await api('GET', `/workflows?type=resident-order&attr.customerId=c-http`);
 		expect(home.json.items).toEqual([]);
 		const across = await api('GET', `/workflows?type=resident-order&groups=*&attr.customerId=c-http`);
-		expect(across.json).toMatchObject({ items: [{ id, group: 'eu' }], nextCursor: null, groups: { answered: ['global', 'eu', 'tenant', 'later'], failed: [] } });
+		expect(across.json).toMatchObject({ items: [{ id, group: 'eu' }], nextCursor: null, groups: { answered: ['global', 'eu', 'tenant', 'later', 'soon'], failed: [] } });
 		const types = await api('GET', '/types?group=eu');
 		expect(types.json.types.find((t: { type: string }) => t.type === 'resident-order').counts.completed).toBeGreaterThanOrEqual(1);
 		expect((await api('GET', '/types/resident-order/metrics?group=eu')).status).toBe(200);
