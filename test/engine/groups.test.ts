@@ -121,8 +121,29 @@ describe('an object reached through the wrong jurisdiction', () => {
 		expect(objectPlace({ name: 'order-1', jurisdiction: 'eu' }, {} as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
 		expect(objectPlace({ name: 'eu.eu~order-1', jurisdiction: 'fedramp' }, {} as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
 		expect(objectPlace({ name: 'eu.eu~order-1', jurisdiction: 'eu' }, {} as never, registry).misplaced).toBeUndefined();
-		// Locally workerd gives no jurisdiction: accepted under SHARDFLOW_ENV=development only.
-		expect(objectPlace({ name: 'eu.eu~order-1' }, { SHARDFLOW_ENV: 'development' } as never, registry).misplaced).toBeUndefined();
+	});
+
+	it('accepts an eu name without a jurisdiction where the runtime implements none (workerd), whatever SHARDFLOW_ENV says, and nowhere else', () => {
+		const namespace = (jurisdiction: (j: string) => unknown) => ({ idFromName: () => 1, get: () => 1, getByName: () => 1, jurisdiction });
+		const workerd = namespace(() => ({
+			idFromName: () => {
+				throw new Error('Jurisdiction restrictions are not implemented in workerd.');
+			},
+		}));
+		// The engine Worker of a multi-Worker wrangler dev: no SHARDFLOW_ENV (a --var reaches only the first Worker).
+		expect(objectPlace({ name: 'eu.eu~order-1' }, { WORKFLOW_RUNNER: workerd } as never, registry).misplaced).toBeUndefined();
+		// Deployed (jurisdictions work): refused, even with SHARDFLOW_ENV=development set by mistake.
+		const deployed = namespace(() => ({ idFromName: () => 1 }));
+		expect(objectPlace({ name: 'eu.eu~order-1' }, { WORKFLOW_RUNNER: deployed, SHARDFLOW_ENV: 'development' } as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
+		// Any other error of the jurisdiction's namespace is not workerd's: strict.
+		const failing = namespace(() => ({
+			idFromName: () => {
+				throw new Error('jurisdiction not available to this account');
+			},
+		}));
+		expect(objectPlace({ name: 'eu.eu~order-1' }, { WORKFLOW_RUNNER: failing } as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
+		// A default-group name reached through eu stays refused locally too.
+		expect(objectPlace({ name: 'order-1', jurisdiction: 'eu' }, { WORKFLOW_RUNNER: workerd } as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
 	});
 
 	it("hides the shared archive bucket from a jurisdiction group that names none, and keeps it for the default group", () => {
