@@ -1,4 +1,4 @@
-import { DurableObject, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
+import { DurableObject, tracing, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
 import { Hono } from 'hono';
 import { IndexClient, routeIndexEntry } from '../src/client/index-client';
 import { instances, instanceStub } from '../src/client/instance-client';
@@ -7,6 +7,7 @@ import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
+import { tracerOf } from '../src/runtime/runtime-tracer';
 import { createApp } from '../src/host';
 import { AlarmMeter, SqlMeter, totalAlarmReading, totalKvWrites, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
@@ -316,6 +317,8 @@ let seq = 0;
 const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++).toString(36)}`;
 
 app.get('/__health', (c) => c.text('ok'));
+// What bench/tracing-ab.mjs compares: whether the engine is lent a tracer (SHARDFLOW_TRACING=off: none), and whether this invocation is sampled.
+app.get('/tracing', (c) => c.json({ tracer: tracerOf(c.env) !== undefined, sampled: tracing.getActiveSpan()?.isTraced === true }));
 
 // Live streams: a streamer instance (waiting for "go"), a subscriber's WebSocket to it, and its "go".
 app.post('/streams/create', async (c) => {

@@ -180,7 +180,7 @@ export const operations = {
 		rpc: 'deleteInstance',
 		helper: (_type: string, id: string, options: { terminate?: boolean; archive?: boolean } = {}) => ({ id, ...options }),
 		// `only` and `reason` come from a purge (src/client/purge.ts); the HTTP route never sets them.
-		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' }): Promise<DeleteResult> =>
+		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' | 'retention' }): Promise<DeleteResult> =>
 			instance.delete(input),
 	}),
 

@@ -7,8 +7,9 @@ import { withTimeout } from '../engine/support/with-timeout';
 
 import { consoleLogger, logFormOf, parseLogLevel, printLog } from '../engine/support/engine-log';
 import { describeThrown } from '../engine/support/thrown-value';
-import { runtimeTracer } from './runtime-tracer';
+import { tracerOf } from './runtime-tracer';
 import type { BacklogPort } from '../engine/index/index-backlog';
+import type { FailingPassesPort } from '../engine/instance/failing-passes';
 import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
 import { webhookKey } from '../client/webhook-key';
@@ -82,10 +83,11 @@ export function instanceHost(
 		yieldToEventLoop: yieldToOtherWork,
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		log: consoleLogger(level, form),
-		...(runtimeTracer ? { tracer: runtimeTracer } : {}),
+		...(tracerOf(env) ? { tracer: tracerOf(env)! } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),
+		failingPasses: failingPassesPort(env),
 		webhooks: {
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
 		},
@@ -114,6 +116,17 @@ function backlogPort(env: ShardflowEnv): BacklogPort {
 		},
 		remove: async (entry) => {
 			await withTimeout(callRole(env, 'backlogRemove', [entry.type], { id: entry.id }), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+	};
+}
+
+function failingPassesPort(env: ShardflowEnv): FailingPassesPort {
+	return {
+		report: async (type, report) => {
+			await withTimeout(callRole(env, 'failingReport', [type], report), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+		withdraw: async (type, id) => {
+			await withTimeout(callRole(env, 'failingWithdraw', [type], { id }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 	};
 }

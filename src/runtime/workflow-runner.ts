@@ -7,13 +7,16 @@ import { operations } from '../operations/table';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { workBegan } from './isolate-activity';
-import { runtimeTracer } from './runtime-tracer';
+import { tracerOf } from './runtime-tracer';
 import { tracedCall } from './traced-call';
 import { eagerTablesOf, ObjectStorage } from './object-storage';
 import { storageLayoutOf } from './storage-layout';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
+import { ShardRetention } from './index-shard-retention';
+import { ShardAlarm } from './shard-alarm';
+import { ShardMetricsExport, type AnalyticsDataset } from './shard-metrics-export';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
 import { ScheduleRole } from './roles/schedule-role';
@@ -103,7 +106,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		for (const op of Object.values(operations) as AnyOperation[]) {
 			Object.defineProperty(WorkflowRunnerBase.prototype, op.rpc, {
 				value(this: WorkflowRunnerBase, input: unknown) {
-					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), runtimeTracer));
+					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), tracerOf(this.env)));
 				},
 				writable: true,
 				configurable: true,
@@ -127,6 +130,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		else if (this.role?.kind === 'schedule') await this.role.alarm();
 		else if (this.role?.kind === 'limiter') this.role.alarm();
 		else if (this.role?.kind === 'bulk') await this.role.alarm();
+		else if (this.role?.kind === 'index') await this.role.alarm();
 	}
 
 	// ---- index shard role: its live feed (the calls are declared in src/operations/role-calls.ts) ----
@@ -172,18 +176,34 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	}
 }
 
-/** This shard's number `n`, from its name (object-names.ts). */
-function shardOf(name: string): number {
+/** This shard's type and number `n`, from its name (object-names.ts). */
+function indexShardOf(name: string): { type: string; shard: number } {
 	const parsed = parseObjectName(name);
-	return parsed.role === 'index' ? parsed.shard : NaN;
+	return parsed.role === 'index' ? { type: parsed.type, shard: parsed.shard } : { type: '', shard: NaN };
+}
+
+/** The shard's export to Analytics Engine, when `SHARDFLOW_ANALYTICS` is bound (docs/operations.md "Analytics Engine"). */
+function analyticsExport(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string; shard: number }, alarm: ShardAlarm): ShardMetricsExport | undefined {
+	const dataset = (host.env as { SHARDFLOW_ANALYTICS?: AnalyticsDataset }).SHARDFLOW_ANALYTICS;
+	if (typeof dataset?.writeDataPoint !== 'function') return undefined;
+	return new ShardMetricsExport(dataset, host.ctx.storage, { type: self.type, n: self.shard, now: host.now }, alarm);
+}
+
+/** The retention duty of an index shard (index-shard-retention.ts); none for a type this build does not know. */
+function shardRetention(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string }, alarm: ShardAlarm): ShardRetention | undefined {
+	if (!host.registry.has(self.type)) return undefined;
+	return new ShardRetention({ env: host.env, alarm, retention: host.registry.get(self.type).retention, now: host.now });
 }
 
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
 	switch (kind) {
 		case 'instance':
 			return new InstanceRole(host);
-		case 'index':
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardOf(host.ctx.id.name!), now: host.now });
+		case 'index': {
+			const self = indexShardOf(host.ctx.id.name!);
+			const alarm = new ShardAlarm(host.ctx.storage);
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: self.shard, now: host.now }, alarm, shardRetention(host, self, alarm), analyticsExport(host, self, alarm));
+		}
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':

@@ -28,7 +28,8 @@ describe('rows written by a run of ten trivial steps, per storage layout', () =>
 		// run ends before its index entry is delivered, so its `running` is never written (kernel.ts `startRunning`); the
 		// delivery's acknowledgement rides with the record's next put, of which a finished run has none.
 		expect(rows).toBe(12);
-		expect(alarms).toBe(2);
+		// The backstop only: the retention is the index shard's (one alarm per slot for many runs).
+		expect(alarms).toBe(1);
 	});
 
 	it('table: the schema (12 rows), 10 steps and the instance, outbox and history rows', async () => {

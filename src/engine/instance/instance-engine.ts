@@ -233,6 +233,7 @@ export class InstanceEngine {
 	 */
 	async delete(options: DeleteOptions = {}): Promise<DeleteResult> {
 		const row = this.require();
+		if (options.reason === 'retention') return this.expire(row, options);
 		if (options.only && !matchesDeleteFilter(row, options.only)) return { id: row.id, deleted: false };
 		const archive = options.archive === true;
 		if (archive && !this.host.archive) {
@@ -245,6 +246,17 @@ export class InstanceEngine {
 			terminate(this.k);
 		}
 		this.k.deletion.begin(options.reason ?? 'delete', archive);
+		await this.k.deletion.continue();
+		return { id: row.id, deleted: true };
+	}
+
+	/**
+	 * The index shard's retention sweep (engine/index/retention-sweep.ts): deletes the instance if it
+	 * is the incarnation the shard listed (`only`) and its retention has run out by its own clock and
+	 * its own type's `retention`, archived first as that says. Otherwise changes nothing.
+	 */
+	private async expire(row: InstanceRow, options: DeleteOptions): Promise<DeleteResult> {
+		if ((options.only && !matchesDeleteFilter(row, options.only)) || !this.k.retention.expire(this.host.now())) return { id: row.id, deleted: false };
 		await this.k.deletion.continue();
 		return { id: row.id, deleted: true };
 	}

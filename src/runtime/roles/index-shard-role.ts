@@ -6,6 +6,10 @@ import type { ObjectStorage } from '../object-storage';
 import { shardIndex } from '../../engine/index/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
+import type { ShardMetricsExport } from '../shard-metrics-export';
+import type { ShardRetention } from '../index-shard-retention';
+import type { ShardAlarm } from '../shard-alarm';
+import { nextShardAlarm } from '../../engine/index/retention-sweep';
 
 /** Deletion tombstones past their grace period collected with each removal a shard takes. */
 const COLLECT_ON_REMOVE = 100;
@@ -26,12 +30,22 @@ export class IndexShardRole implements IndexShardAccess {
 		readonly live: IndexLiveFeed | undefined,
 		/** This shard's number `n` (from its name `__index:<type>:<n>`) and the clock tombstones are dated with. */
 		private readonly self: { shard: number; now: () => number },
+		/** The shard's one alarm, which its duties share (shard-alarm.ts). */
+		private readonly alarmSlot: ShardAlarm,
+		/** Expires the finished instances of this shard when their retention runs out (index-shard-retention.ts). */
+		private readonly retention?: ShardRetention,
+		/** Writes the run metrics to Analytics Engine (shard-metrics-export.ts); absent when `SHARDFLOW_ANALYTICS` is not bound. */
+		private readonly analytics?: ShardMetricsExport,
 	) {}
 
 	async write(entries: IndexEntry[], options: { moved?: boolean } = {}): Promise<void> {
 		const shard = await this.writable();
+		const changes = shard.metrics.changes;
 		shard.write(entries, options);
 		shard.metrics.pruneIfDue(this.self.now());
+		if (this.analytics && shard.metrics.changes !== changes) await this.analytics.counted();
+		// A moved entry brings its expiry with it (a rebalance copies entries with `moved`).
+		await this.retention?.afterWrite(shard, entries);
 		if (this.live?.watched) {
 			// Only what the shard kept: a late, older delivery changed nothing and is not news.
 			const kept = shard.versions(entries.map((e) => e.id));
@@ -66,6 +80,20 @@ export class IndexShardRole implements IndexShardAccess {
 		const moved = shard.collectMoved((id) => shardIndex(id, request.shards) !== this.self.shard, request.limit);
 		const deleted = shard.collectDeleted(this.self.now() - DELETED_TOMBSTONE_GRACE_MS, request.limit);
 		return { moved: moved.removed, deleted: deleted.removed, more: moved.more || deleted.more };
+	}
+
+	/**
+	 * The shard's one alarm: each duty runs and says when it is next due, and the alarm is asked for
+	 * the earliest (`nextShardAlarm`): the Analytics Engine export (when bound) and the retention sweep.
+	 */
+	async alarm(): Promise<void> {
+		this.alarmSlot.fired();
+		if (!this.storage.hasSchema) return;
+		const shard = this.shard();
+		const exportDue = this.analytics ? await this.analytics.alarm(shard.metrics) : undefined;
+		const sweepDue = this.retention ? await this.retention.sweep(shard) : undefined;
+		const next = nextShardAlarm(this.self.now(), [exportDue, sweepDue]);
+		if (next !== undefined) await this.alarmSlot.ensureBy(next);
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {

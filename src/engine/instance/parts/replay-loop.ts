@@ -22,6 +22,7 @@ import { describeThrown } from '../../support/thrown-value';
 import { FINISHED_STATUSES, type StepKind, type WorkflowStatus } from '../../definition/types';
 import type { InstancePart, PartKernel } from '../part';
 import type { PassFailures } from '../pass-failures';
+import { FailingPassReporter } from '../failing-passes';
 import { errorOf } from '../row-views';
 import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../timing';
 
@@ -83,12 +84,17 @@ export class ReplayLoop implements InstancePart {
 	private cutPasses: CutPasses | undefined;
 	/** The instance's publishing rate for `step.emit` (see stream.ts), across passes. */
 	private readonly streamRate = new StreamRate();
+	/** Whether the pass in flight has a span (its invocation is sampled): its attempts are traced only then. */
+	private passTraced = false;
+	/** Reports runs of failed or cut passes to the type's backlog object (failing-passes.ts). */
+	private readonly failing: FailingPassReporter;
 
 	constructor(
 		private readonly k: PartKernel,
 		private readonly failures: PassFailures,
 	) {
 		this.cutPasses = k.row ? k.host.store.readCutPasses() : undefined;
+		this.failing = new FailingPassReporter(k.host);
 		this.loop = new SingleFlight({
 			background: (flight) => k.host.background(flight),
 			before: () => Promise.resolve(),
@@ -173,11 +179,13 @@ export class ReplayLoop implements InstancePart {
 					[SPAN.type]: before.type, [SPAN.instanceId]: before.id, [SPAN.generation]: before.generation, [SPAN.status]: before.status,
 					...(before.status === 'rolling_back' ? { [SPAN.rollback]: true } : {}),
 				};
-				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), this.pass()));
+				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), (this.passTraced = s !== undefined), this.pass()));
 			} else {
+				this.passTraced = false;
 				await this.pass();
 			}
 			span?.set({ [SPAN.outcome]: this.k.gone ? 'deleted' : (this.k.row?.status ?? 'unknown') });
+			if (before) this.failing.ended(before.type, before.id, this.passFailures, (this.cutPasses?.count ?? 1) - 1);
 			if (this.k.row) this.failures.clear(this.k.row.id);
 			// A pass that ended (however) ends the run of cut passes.
 			if (this.cutPasses && !this.k.gone) {
@@ -191,6 +199,7 @@ export class ReplayLoop implements InstancePart {
 			const row = this.k.row;
 			const failures = this.passFailures + 1;
 			this.failures.note(row?.id ?? '', failures, this.k.host.now() + outboxBackoffMs(failures));
+			if (row) this.failing.failed(row.type, row.id, 'failed', failures);
 			const described = describeThrown(error);
 			span?.fail(described);
 			span?.set({ [SPAN.outcome]: 'pass_failed' });
@@ -247,6 +256,7 @@ export class ReplayLoop implements InstancePart {
 		this.cutPasses = { count, retryAt: now + cutPassBackoffMs(count) };
 		this.k.host.store.writeCutPasses(this.cutPasses);
 		if (count > 1) {
+			this.failing.failed(this.k.row!.type, this.k.row!.id, 'cut', count - 1);
 			const retryAt = new Date(this.cutPasses.retryAt).toISOString();
 			this.k.host.log?.({ severity: 'error', event: 'pass.cut', instanceId: this.k.row!.id, type: this.k.row!.type, count: count - 1, nextRetryAt: retryAt });
 		}
@@ -478,7 +488,8 @@ export class ReplayLoop implements InstancePart {
 			insertStep: (stepRow: StepRow, records: readonly HistoryRecord[]) => host.store.insertStep(stepRow, records.map(toRow)),
 			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
 			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
-			...(host.tracer ? { tracer: host.tracer } : {}),
+			// Only a traced pass lends its attempts the tracer: an unsampled one stays so, and its attempts skip even the check.
+			...(host.tracer && this.passTraced ? { tracer: host.tracer } : {}),
 		};
 	}
 
