@@ -24,6 +24,7 @@ import { LimiterRole } from './roles/limiter-role';
 import { BulkRole } from './roles/bulk-role';
 import { parseObjectName } from '../engine/object-names';
 import { roleKindOf, wrongRole, type RoleKind } from './roles/role-name';
+import { objectPlace } from './object-place';
 
 /** What a runner is built with: the workflow types it runs and the clock its instances read. */
 export interface RunnerOptions {
@@ -83,10 +84,16 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	 * and benchmark Workers) read it to add their hooks.
 	 */
 	protected readonly role: Role | undefined;
+	/** Why this object refuses every call: reached through another jurisdiction than its name says (object-place.ts). */
+	private readonly misplaced: Error | undefined;
 
 	constructor(ctx: DurableObjectState, env: ShardflowEnv, registry: Registry, options: RunnerOptions) {
 		super(ctx, env);
-		const kind = roleKindOf(ctx.id.name);
+		// The object's group, from its name: its role works with that group's objects only (object-place.ts).
+		const place = objectPlace(ctx.id, env, registry);
+		this.misplaced = place.misplaced;
+		env = place.env;
+		const kind = place.misplaced ? undefined : roleKindOf(ctx.id.name);
 		const storage = new ObjectStorage(ctx.storage, kind, {
 			eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }),
 			compactInstances: storageLayoutOf(env as { SHARDFLOW_STORAGE_LAYOUT?: unknown }) === 'compact',
@@ -169,6 +176,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>, housekeeping = false) {
 		if (!housekeeping) workBegan();
 		return wrap(() => {
+			if (this.misplaced) throw this.misplaced;
 			const role = this.role;
 			if (role?.kind !== kind) throw wrongRole(role?.kind, kind);
 			return fn(role as RoleOf<K>);

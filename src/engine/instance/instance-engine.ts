@@ -45,12 +45,12 @@ export class InstanceEngine {
 	}
 
 	/** `transplant`: what the child's inline run in its parent left (children/transplant.ts); a parent's invoke sends it. */
-	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown, transplant?: unknown): Promise<CreateResult> {
+	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown, transplant?: unknown, group?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
 		assertNotDeleting(this.k, id);
 		if (this.k.row) assertSameType(this.k, type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant, group, this.k.row !== undefined));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked (see create.ts). */

@@ -67,6 +67,7 @@ function attributesMatch(attributes = {}) {
  */
 function matches(e) {
 	return (
+		groupOfId(e.id) === (filter.group ?? null) &&
 		(!filter.idPrefix || e.id.startsWith(filter.idPrefix)) &&
 		attributesMatch(e.attributes) &&
 		(!filter.type || e.type === filter.type) &&
@@ -79,6 +80,12 @@ function matches(e) {
 		(bounds.ua === undefined || e.updatedAt > bounds.ua) &&
 		(bounds.ub === undefined || e.updatedAt < bounds.ub)
 	);
+}
+
+/** The group an id names (its part before "~", without the jurisdiction), null for the default group (docs/residency.md). */
+function groupOfId(/** @type {string} */ id) {
+	const at = id.indexOf('~');
+	return at < 0 ? null : id.slice(0, at).split('.')[0];
 }
 
 const keyOf = (/** @type {HTMLTableRowElement} */ tr) => ({ at: Number(tr.dataset[orderKey === 'updatedAt' ? 'updated' : 'created']), id: tr.dataset.id ?? '' });
@@ -196,6 +203,7 @@ function listPath() {
 	if (filter.id && plain) return `/workflows/${encodeURIComponent(filter.id)}`;
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
+	if (filter.group) q.set('group', filter.group);
 	if (filter.status.length) q.set('status', filter.status.join(','));
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'idPrefix', 'cursor']) if (filter[key]) q.set(key, filter[key]);
 	if (filter.id && !filter.idPrefix) q.set('idPrefix', filter.id);
@@ -376,7 +384,9 @@ if (config.refused) {
 	liveEl.title = 'The query was refused: fix the filter to see a live list';
 } else {
 	for (const [type, shards] of Object.entries(config.shards)) {
-		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}${base}/live/${encodeURIComponent(type)}/${n}`);
+		// A group's shards are its own (docs/residency.md): the Worker reaches them in the group's jurisdiction.
+		const inGroup = filter.group ? `?group=${encodeURIComponent(filter.group)}` : '';
+		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}${base}/live/${encodeURIComponent(type)}/${n}${inGroup}`);
 	}
 	setState();
 }
