@@ -32,7 +32,8 @@ export type { InstanceLimits } from './engine/instance/instance-limits';
 export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/steps/retry-policy';
 export type { SendEventOptions } from './engine/instance/event-keys';
 export type { ChildOptions, OnParentTerminate } from './engine/children/child-workflows';
-export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/steps/restart-from';
+export type { RestartFrom, RestartFromStep } from './engine/steps/restart-from';
+export type { RestartFromType } from './engine/support/step-kinds';
 export type {
 	EventMap,
 	StreamMap,
@@ -53,10 +54,10 @@ export type {
 	WorkflowContext,
 	WorkflowDefaults,
 	DeclaredWorkflowDefaults,
-	WorkflowStatus,
 	WorkflowStatusInfo,
 } from './engine/definition/types';
-export { WORKFLOW_STATUSES } from './engine/definition/types';
+export type { WorkflowStatus } from './engine/support/statuses';
+export { WORKFLOW_STATUSES } from './engine/support/statuses';
 export * from './caller-errors';
 // ...and those a workflow's own steps raise or throw.
 export {

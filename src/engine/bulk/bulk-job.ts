@@ -3,7 +3,7 @@ import type { IndexEntry } from '../index/index-entry';
 import type { ListFilters } from '../index/index-query';
 import type { RestartFrom } from '../steps/restart-from';
 import type { CheckedCondition } from '../index/search-attributes';
-import type { WorkflowStatus } from '../definition/types';
+import type { WorkflowStatus } from '../support/statuses';
 import { assertValidIdempotencyKey } from '../instance/event-keys';
 
 /**

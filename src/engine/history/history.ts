@@ -1,4 +1,4 @@
-import type { RestartFromType } from '../steps/restart-from';
+import type { RestartFromType } from '../support/step-kinds';
 import { ErrorCode, ValidationError } from '../support/errors';
 import { fromStoredJson } from '../support/json';
 import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from '../support/limits';

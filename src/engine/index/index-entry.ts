@@ -1,6 +1,6 @@
 import { parseAttributes, type StoredAttributes } from './search-attributes';
 import type { InstanceRow } from '../storage/store';
-import type { WorkflowStatus } from '../definition/types';
+import type { WorkflowStatus } from '../support/statuses';
 
 /**
  * What an instance tells its index shard at every status transition.

@@ -12,7 +12,7 @@ import type { InstanceStore } from '../storage/store';
 import type { WebhookTarget } from '../webhooks/webhook';
 import type { YieldReport } from '../steps/yield-pacer';
 import type { PassFailures } from './pass-failures';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
 export interface EngineHost {

@@ -1,6 +1,8 @@
 import type { ParentRef } from '../children/child-workflows';
 import { transplantHeader, writeTransplantRows, type ChildTransplant, type TransplantHeader } from '../children/transplant';
-import { FINISHED_STATUSES, type StepKind, type StepPage, type WorkflowStatusInfo } from '../definition/types';
+import { type StepPage, type WorkflowStatusInfo } from '../definition/types';
+import { type StepKind } from '../support/step-kinds';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { Registry } from '../definition/registry';
 import type { HistoryPage } from '../history/history';
 import { ErrorCode, ValidationError } from '../support/errors';

@@ -8,7 +8,8 @@ import { FIRST_OUTCOME_WAIT_MS, type ChildOutcome } from '../children/child-work
 import { statusView, stepPage } from './status-view';
 import type { InstanceRow } from '../storage/store';
 import type { WebhookTarget } from '../webhooks/webhook';
-import { FINISHED_STATUSES, type StepPage, type WorkflowStatus, type WorkflowStatusInfo } from '../definition/types';
+import { type StepPage, type WorkflowStatusInfo } from '../definition/types';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../support/statuses';
 import type { EngineHost } from './engine-host';
 import { InstanceKernel } from './kernel';
 import { RUNNABLE } from './parts/replay-loop';

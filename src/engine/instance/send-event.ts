@@ -3,7 +3,7 @@ import { historyRow } from '../history/history';
 import { assertJsonDepth, toStoredJson } from '../support/json';
 import { MAX_EVENT_KEYS } from '../support/limits';
 import { validateEventPayload } from '../definition/schema-validation';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { InstanceRow } from '../storage/store';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
 import type { InstanceKernel } from './kernel';

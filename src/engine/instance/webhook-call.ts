@@ -1,7 +1,7 @@
 import { ErrorCode, ValidationError, WebhookExpiredError, WebhookNotFoundError, WebhookUsedError } from '../support/errors';
 import { historyRow } from '../history/history';
 import { assertJsonDepth, fromStoredJson, toStoredJson } from '../support/json';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { StepRow } from '../storage/store';
 import { stepKey } from '../steps/step-key';
 import { readWebhookRecord, storedWebhookRecord, type WebhookTarget } from '../webhooks/webhook';

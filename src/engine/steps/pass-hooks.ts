@@ -4,7 +4,7 @@ import type { ChildTransplant, TransplantHeader } from '../children/transplant';
 import type { InlineChildRun, InlineRequest } from '../instance/inline-child';
 import type { HistoryRecord } from '../history/history';
 import type { StepRow } from '../storage/store';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { YieldReport } from './yield-pacer';
 

@@ -16,6 +16,9 @@ export function assertValidWorkflowId(id: unknown): asserts id is string {
 	}
 }
 
+/** A code version label: what the list API's `codeVersion` filter accepts too. */
+export const CODE_VERSION_PATTERN = /^[\x21-\x7e]{1,64}$/;
+
 /** A time-ordered unique id (UUIDv7, RFC 9562), used when `create` gets no id. */
 export function uuidv7(now: number = Date.now()): string {
 	const bytes = new Uint8Array(16);

@@ -1,7 +1,7 @@
 import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes, type ChildOutcome, type ChildPort } from '../../children/child-workflows';
 import type { InstanceRow } from '../../storage/store';
 import { stepRowsWithSmallResults } from '../../steps/step-rows';
-import { FINISHED_STATUSES } from '../../definition/types';
+import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
 import { outcomeOf } from '../row-views';
 import { outboxBackoffMs } from '../timing';

@@ -3,7 +3,7 @@ import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { InvalidStateError } from '../../support/errors';
 import { transplantFromSteps, transplantOf, type ChildTransplant, type StoredInlineRequest, type TransplantHeader } from '../../children/transplant';
 import { concurrencyOf } from '../../limiter/concurrency';
-import { FINISHED_STATUSES } from '../../definition/types';
+import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
