@@ -28,8 +28,8 @@ export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } f
 export { parseDuration, type Duration, type DurationUnit } from './engine/support/duration';
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule/schedule';
 export type { ConcurrencyDefinition } from './engine/limiter/concurrency';
-export type { InstanceLimits } from './engine/instance/instance-limits';
-export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/steps/retry-policy';
+export type { InstanceLimits } from './engine/definition/instance-limits';
+export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/definition/retry-policy';
 export type { SendEventOptions } from './engine/instance/event-keys';
 export type { ChildOptions, OnParentTerminate } from './engine/children/child-workflows';
 export type { RestartFrom, RestartFromStep } from './engine/steps/restart-from';

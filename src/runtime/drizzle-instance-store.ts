@@ -4,7 +4,7 @@ import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
-import { historyRecordBytes } from '../engine/instance/instance-limits';
+import { historyRecordBytes } from '../engine/definition/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
 import { type StepKind } from '../engine/support/step-kinds';

@@ -1,4 +1,4 @@
-import type { SigningKey } from '../engine/webhooks/signing-key';
+import type { SigningKey } from '../engine/support/signing-key';
 import type { IndexEntry } from '../engine/index/index-entry';
 import { InstanceEngine } from '../engine/instance/instance-engine';
 import type { EngineHost } from '../engine/instance/engine-host';

@@ -3,7 +3,7 @@ import type { StepStatus, WorkflowStatus } from '../support/statuses';
 import type { AttributeDeclaration, AttributeUpdate } from '../index/search-attributes';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from '../support/duration';
-import type { Backoff, RetryDelayFunction, RetryPolicy } from '../steps/retry-policy';
+import type { Backoff, RetryDelayFunction, RetryPolicy } from './retry-policy';
 import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from '../children/child-workflows';
 
 /**

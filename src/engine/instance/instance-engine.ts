@@ -5,7 +5,7 @@ import { toIndexEntry, type IndexEntry } from '../index/index-entry';
 import type { SendEventOptions } from './event-keys';
 import { matchesDeleteFilter, type DeleteOptions, type DeleteResult } from '../lifecycle/deletion';
 import { FIRST_OUTCOME_WAIT_MS, type ChildOutcome } from '../children/child-workflows';
-import { statusView, stepPage } from './status-view';
+import { statusView, stepPage } from '../views/status-view';
 import type { InstanceRow } from '../storage/store';
 import type { WebhookTarget } from '../webhooks/webhook';
 import { type StepPage, type WorkflowStatusInfo } from '../definition/types';

@@ -7,7 +7,7 @@ import { FINISHED_STATUSES } from '../support/statuses';
 import type { InstanceRow } from '../storage/store';
 import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
 import type { InstanceKernel } from './kernel';
-import { WATCHDOG_MS } from './timing';
+import { WATCHDOG_MS } from '../support/timing';
 
 /**
  * An event sent to the instance: checked against its declaration, buffered with its

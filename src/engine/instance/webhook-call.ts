@@ -6,7 +6,7 @@ import type { StepRow } from '../storage/store';
 import { stepKey } from '../steps/step-key';
 import { readWebhookRecord, storedWebhookRecord, type WebhookTarget } from '../webhooks/webhook';
 import type { InstanceKernel } from './kernel';
-import { WATCHDOG_MS } from './timing';
+import { WATCHDOG_MS } from '../support/timing';
 
 /**
  * The one POST a webhook accepts (see webhook.ts; the Worker checked the token's

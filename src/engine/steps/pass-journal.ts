@@ -1,6 +1,6 @@
 import { HistoryLimitExceededError, StepFailedError, StepLimitExceededError, type DeterminismError } from '../support/errors';
 import type { HistoryRecord } from '../history/history';
-import { limitExceeded } from '../instance/instance-limits';
+import { limitExceeded } from '../definition/instance-limits';
 import type { ResolvedEntry } from '../definition/registry';
 import { AbortSignal_, SuspendSignal } from './signals';
 import type { PassHooks } from './pass-hooks';

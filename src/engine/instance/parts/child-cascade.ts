@@ -4,7 +4,7 @@ import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
 import { outcomeOf } from '../row-views';
-import { outboxBackoffMs } from '../timing';
+import { outboxBackoffMs } from '../../support/timing';
 
 /**
  * The instance among its parent and children (see child-workflows.ts): it tells its

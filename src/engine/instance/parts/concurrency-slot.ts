@@ -7,7 +7,7 @@ import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
-import { outboxBackoffMs, WATCHDOG_MS } from '../timing';
+import { outboxBackoffMs, WATCHDOG_MS } from '../../support/timing';
 
 /**
  * The instance's concurrency slot (types with `static concurrency`; see

@@ -12,7 +12,7 @@ import { InlineChildRun, MAX_INLINE_RUNS, terminatedTransplant, transplantView, 
 import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
-import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from '../timing';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from '../../support/timing';
 
 /** How long `publishNow` waits for a child to be published, and how often it looks. */
 const PUBLISH_WAIT_MS = 5_000;

@@ -1,7 +1,7 @@
 import { SPAN, type TraceSpan } from '../../support/tracer';
 import { ErrorCode, ValidationError } from '../../support/errors';
 import { historyError, historyRow, type HistoryRecord, type NewHistoryRow } from '../../history/history';
-import { historyRecordBytes } from '../instance-limits';
+import { historyRecordBytes } from '../../definition/instance-limits';
 import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter } from '../invocation-budget';
 import { fromStoredJson, toStoredJson, utf8Bytes } from '../../support/json';
 import { MAX_INSTANCE_ROW_BYTES } from '../../support/limits';
@@ -24,7 +24,7 @@ import { FINISHED_STATUSES, type WorkflowStatus } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
 import type { PassFailures } from '../pass-failures';
 import { errorOf } from '../row-views';
-import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../timing';
+import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../../support/timing';
 
 /** The statuses a pass runs in. */
 export const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];

@@ -1,5 +1,5 @@
 import { parseAttributes } from '../index/search-attributes';
-import { REDACTED_STEP_OUTPUT } from '../steps/sensitive-output';
+import { REDACTED_STEP_OUTPUT } from '../definition/sensitive-output';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from '../support/base64url-json';
 import { ErrorCode, ValidationError } from '../support/errors';
 import { fromStoredJson } from '../support/json';
