@@ -1,4 +1,4 @@
-import { assertValidIdempotencyKey } from '../engine/instance/event-keys';
+import { assertValidIdempotencyKey } from '../engine/support/ids';
 import { uuidv7 } from '../engine/support/ids';
 import { assertJsonDepth } from '../engine/support/json';
 import type { IndexEntry } from '../engine/index/index-entry';

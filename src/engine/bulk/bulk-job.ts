@@ -4,7 +4,7 @@ import type { ListFilters } from '../index/index-query';
 import type { RestartFrom } from '../steps/restart-from';
 import type { CheckedCondition } from '../index/search-attributes';
 import type { WorkflowStatus } from '../support/statuses';
-import { assertValidIdempotencyKey } from '../instance/event-keys';
+import { assertValidIdempotencyKey } from '../support/ids';
 
 /**
  * A bulk operation (`POST /workflows/bulk`): one action applied to every instance a listing

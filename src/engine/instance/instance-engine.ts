@@ -1,5 +1,6 @@
 import { ErrorCode, InvalidStateError, NotFoundError, ValidationError } from '../support/errors';
-import { historyPage, type HistoryPage, type HistoryQuery } from '../history/history';
+import { type HistoryPage, type HistoryQuery } from '../history/history';
+import { historyPage } from '../views/history-page';
 import { assertValidWorkflowId } from '../support/ids';
 import { toIndexEntry, type IndexEntry } from '../index/index-entry';
 import type { SendEventOptions } from './event-keys';
