@@ -15,7 +15,8 @@
  *   }
  * }
  */
-export { Workflow, type StreamsOf, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type StepOf, type TypedStatus } from './workflow';
+export { Workflow } from './workflow';
+export type { StreamsOf, EventsOf, OutputOf, PayloadInputOf, PayloadOf, StepOf, TypedStatus } from './engine/definition/class-types';
 export {
 	ATTRIBUTE_LIMITS,
 	type AttributeDeclaration,
@@ -31,7 +32,7 @@ export type { ConcurrencyDefinition } from './engine/limiter/concurrency';
 export type { InstanceLimits } from './engine/definition/instance-limits';
 export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/definition/retry-policy';
 export type { SendEventOptions } from './engine/instance/event-keys';
-export type { ChildOptions, OnParentTerminate } from './engine/children/child-workflows';
+export type { ChildOptions, OnParentTerminate } from './engine/definition/child-options';
 export type { RestartFrom, RestartFromStep } from './engine/steps/restart-from';
 export type { RestartFromType } from './engine/support/step-kinds';
 export type {

@@ -44,7 +44,7 @@ export type { RestartOptions } from './engine/instance/controls';
 export type { RestartFrom, RestartFromStep } from './engine/steps/restart-from';
 export type { RestartFromType } from './engine/support/step-kinds';
 export type { SendEventOptions } from './engine/instance/event-keys';
-export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from './workflow';
+export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from './engine/definition/class-types';
 export { instanceStream, STREAM_CLIENT_BUFFER, type StreamOptions } from './client/instance-stream';
 export type { StreamEvent, StreamMessage, StreamRecord } from './engine/streams/stream';
 export { type StepPage, type StepSummary, type WorkflowStatusInfo } from './engine/definition/types';

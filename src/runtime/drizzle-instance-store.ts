@@ -7,7 +7,7 @@ import { takeWithinBytes } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/definition/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
-import { type StepKind } from '../engine/support/step-kinds';
+import type { StepKind } from '../engine/support/step-kinds';
 import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import { checkStatement } from './sql-limits';
 import { EVERY_TABLE, type TablePresence } from './first-write-tables';

@@ -10,7 +10,7 @@ import type { ArchiveBucket } from '../engine/lifecycle/archive';
 import type { ChildPort } from '../engine/children/child-workflows';
 import type { EngineLogger } from '../engine/support/engine-log';
 import type { Tracer } from '../engine/support/tracer';
-import type { InvocationBudget } from '../engine/instance/invocation-budget';
+import type { InvocationBudget } from '../engine/steps/invocation-budget';
 import type { LimiterPort, SlotStore } from '../engine/limiter/concurrency-slot';
 import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhooks/webhook';
 import { DEFAULT_START_TIME, VirtualClock } from './virtual-clock';

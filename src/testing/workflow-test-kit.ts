@@ -4,7 +4,7 @@ import type { RestartFrom } from '../engine/steps/restart-from';
 import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatusInfo } from '../engine/definition/types';
 import type { WorkflowStatus } from '../engine/support/statuses';
 import { FINISHED_STATUSES } from '../engine/support/statuses';
-import type { EventsOf, OutputOf, PayloadInputOf } from '../workflow';
+import type { EventsOf, OutputOf, PayloadInputOf } from '../engine/definition/class-types';
 import type { InstanceDriver } from './instance-driver';
 import type { InstanceModifiers } from './instance-modifiers';
 import type { MockTimes } from './step-mocks';

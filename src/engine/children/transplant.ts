@@ -1,6 +1,6 @@
 import { ErrorCode, ValidationError } from '../support/errors';
 import { historyError, historyRow, type HistoryKind, type NewHistoryRow } from '../history/history';
-import { type StepKind } from '../support/step-kinds';
+import type { StepKind } from '../support/step-kinds';
 import { WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus } from '../support/statuses';
 import type { InlineRow, InstanceRow, InstanceStore, StepRow } from '../storage/store';
 import { REDACTED_STEP_OUTPUT_JSON } from '../definition/sensitive-output';

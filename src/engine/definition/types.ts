@@ -4,7 +4,7 @@ import type { AttributeDeclaration, AttributeUpdate } from '../index/search-attr
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from '../support/duration';
 import type { Backoff, RetryDelayFunction, RetryPolicy } from './retry-policy';
-import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from '../children/child-workflows';
+import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from './child-options';
 
 /**
  * An event declaration: either a Standard Schema (zod, valibot, arktype …),

@@ -7,7 +7,7 @@ import type { WorkflowStatus } from '../support/statuses';
 import { checkParentRef, type ParentRef } from '../children/child-workflows';
 import { checkTransplant, writeTransplantRows, type ChildTransplant } from '../children/transplant';
 import { FINISHED_STATUSES } from '../support/statuses';
-import { outcomeOf } from './row-views';
+import { outcomeOf } from '../children/child-workflows';
 import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
 import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
 import type { InstanceRow } from '../storage/store';

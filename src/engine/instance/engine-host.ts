@@ -5,7 +5,7 @@ import type { EngineLogger } from '../support/engine-log';
 import type { Tracer } from '../support/tracer';
 import type { BacklogPort } from '../index/index-backlog';
 import type { IndexEntry } from '../index/index-entry';
-import type { InvocationBudget } from './invocation-budget';
+import type { InvocationBudget } from '../steps/invocation-budget';
 import type { Registry } from '../definition/registry';
 import type { StepFunctionWrapper } from '../steps/step-function-wrapper';
 import type { InstanceStore } from '../storage/store';

@@ -1,5 +1,5 @@
 import { ErrorCode, InvalidStateError, NotFoundError, ValidationError } from '../support/errors';
-import { type HistoryPage, type HistoryQuery } from '../history/history';
+import type { HistoryPage, HistoryQuery } from '../history/history';
 import { historyPage } from '../views/history-page';
 import { assertValidWorkflowId } from '../support/ids';
 import { toIndexEntry, type IndexEntry } from '../index/index-entry';
@@ -9,13 +9,13 @@ import { FIRST_OUTCOME_WAIT_MS, type ChildOutcome } from '../children/child-work
 import { statusView, stepPage } from '../views/status-view';
 import type { InstanceRow } from '../storage/store';
 import type { WebhookTarget } from '../webhooks/webhook';
-import { type StepPage, type WorkflowStatusInfo } from '../definition/types';
+import type { StepPage, WorkflowStatusInfo } from '../definition/types';
 import { FINISHED_STATUSES, type WorkflowStatus } from '../support/statuses';
 import type { EngineHost } from './engine-host';
 import { InstanceKernel } from './kernel';
 import { RUNNABLE } from './parts/replay-loop';
 import { checkInlineRead, readInline } from './inline-child';
-import { outcomeOf } from './row-views';
+import { outcomeOf } from '../children/child-workflows';
 import type { GrantAnswer } from '../limiter/concurrency-slot';
 import { assertNotDeleting, assertSameType, prepareCreate, storeCreate, type CreateResult, type PreparedCreate } from './create';
 import { pause, restart, resume, terminate, type RestartOptions } from './controls';

@@ -6,7 +6,7 @@ import { fromStoredJson } from '../support/json';
 import { MAX_SHOWN_ERROR_CHARS, STATUS_STEP_WINDOW, STEP_PAGE_DEFAULT, STEP_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from '../support/limits';
 import type { InstanceRow, InstanceStore, StepMeta } from '../storage/store';
 import { readRollbackState } from '../steps/rollback-state';
-import { type StepPage, type StepSummary, type WorkflowStatusInfo } from '../definition/types';
+import type { StepPage, StepSummary, WorkflowStatusInfo } from '../definition/types';
 import { FINISHED_STATUSES, type StepStatus } from '../support/statuses';
 import { readWebhookRecord } from '../webhooks/webhook';
 

@@ -3,7 +3,7 @@ import type { InstanceRow } from '../../storage/store';
 import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
-import { outcomeOf } from '../row-views';
+import { outcomeOf } from '../../children/child-workflows';
 import { outboxBackoffMs } from '../../support/timing';
 
 /**
