@@ -10,6 +10,10 @@ import pluralJs from './public/dashboard/plural.js?raw';
 import dashboardCss from './public/dashboard/dashboard.css?raw';
 import instanceJs from './public/dashboard/instance.js?raw';
 import listJs from './public/dashboard/list.js?raw';
+import listcolumnsJs from './public/dashboard/listcolumns.js?raw';
+import listfeedJs from './public/dashboard/listfeed.js?raw';
+import listfilterJs from './public/dashboard/listfilter.js?raw';
+import listrowsJs from './public/dashboard/listrows.js?raw';
 import overviewJs from './public/dashboard/overview.js?raw';
 import scheduleJs from './public/dashboard/schedule.js?raw';
 import timelineJs from './public/dashboard/timeline.js?raw';
@@ -26,6 +30,10 @@ const FILES: Record<string, { body: string; type: string }> = {
 	'dashboard.css': { body: dashboardCss, type: CSS },
 	'instance.js': { body: instanceJs, type: JS },
 	'list.js': { body: listJs, type: JS },
+	'listcolumns.js': { body: listcolumnsJs, type: JS },
+	'listfeed.js': { body: listfeedJs, type: JS },
+	'listfilter.js': { body: listfilterJs, type: JS },
+	'listrows.js': { body: listrowsJs, type: JS },
 	'overview.js': { body: overviewJs, type: JS },
 	'schedule.js': { body: scheduleJs, type: JS },
 	'timeline.js': { body: timelineJs, type: JS },
