@@ -4,6 +4,12 @@
 // package, Vite in the tests), so a Worker that installs shardflow serves its
 // dashboard with no `assets` setting and no files to copy.
 import bulkJs from './public/dashboard/bulk.js?raw';
+import controlsJs from './public/dashboard/controls.js?raw';
+import eventformJs from './public/dashboard/eventform.js?raw';
+import headerJs from './public/dashboard/header.js?raw';
+import historyJs from './public/dashboard/history.js?raw';
+import instancepageJs from './public/dashboard/instancepage.js?raw';
+import messagesJs from './public/dashboard/messages.js?raw';
 import commonJs from './public/dashboard/common.js?raw';
 import confirmJs from './public/dashboard/confirm.js?raw';
 import pluralJs from './public/dashboard/plural.js?raw';
@@ -24,6 +30,12 @@ const CSS = 'text/css; charset=utf-8';
 /** File name (served at `<dashboard>/<name>`) -> its text and content type. */
 const FILES: Record<string, { body: string; type: string }> = {
 	'bulk.js': { body: bulkJs, type: JS },
+	'controls.js': { body: controlsJs, type: JS },
+	'eventform.js': { body: eventformJs, type: JS },
+	'header.js': { body: headerJs, type: JS },
+	'history.js': { body: historyJs, type: JS },
+	'instancepage.js': { body: instancepageJs, type: JS },
+	'messages.js': { body: messagesJs, type: JS },
 	'common.js': { body: commonJs, type: JS },
 	'confirm.js': { body: confirmJs, type: JS },
 	'plural.js': { body: pluralJs, type: JS },
