@@ -66,12 +66,20 @@ const BulkActionSchema = z
 		example: { kind: 'terminate', rollback: false },
 	});
 
+/** One message for every way a rate can be wrong (1e308 was answered "expected int to be <=9007199254740991"). */
+const RATE_RANGE = `must be a whole number from 1 to ${MAX_BULK_RATE} (instances per second)`;
+
 const BulkBody = z
 	.object({
 		query: BulkQuerySchema,
 		action: BulkActionSchema,
 		dryRun: z.boolean().optional().openapi({ description: 'Count what the query matches; act on nothing.' }),
-		ratePerSecond: z.number().int().min(1).max(MAX_BULK_RATE).optional().openapi({ description: 'Instances acted on per second at most (default 50).' }),
+		ratePerSecond: z
+			.number({ error: RATE_RANGE })
+			.int({ error: RATE_RANGE })
+			.min(1, { error: RATE_RANGE })
+			.max(MAX_BULK_RATE, { error: RATE_RANGE })
+			.optional().openapi({ description: 'Instances acted on per second at most (default 50).' }),
 	})
 	.strict()
 	.openapi('BulkOperation');

@@ -11,7 +11,9 @@ import type { Registry } from '../engine/definition/registry';
 import type { WorkflowStatus } from '../engine/support/statuses';
 import type { ApiEnv } from './env';
 import { errors, json } from './openapi-responses';
-import { apiRoutes, type ApiRoutes } from './routes';
+import { apiRoutes, schemaFailure, type ApiRoutes } from './routes';
+import { ErrorCode } from '../engine/support/errors';
+import { errorJson } from './http-errors';
 import { AttributeCountsQuery, AttributeCountsSchema, ListQuery, ListSchema, TypesSchema } from './schemas';
 
 /** GET /workflows (the listing from the sharded index) and GET /types (each type's shards, counts and backlog). */
@@ -106,6 +108,18 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 				...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
 			});
 			return c.json({ type, attribute, ...counts }, 200);
+		},
+		// A missing or malformed `by` is answered with what it takes, and the type's attributes to choose from,
+		// not the schema's own words ("Invalid input: expected string, received undefined").
+		(result, c) => {
+			if (!result.success && result.target === 'query' && result.error.issues[0]?.path[0] === 'by') {
+				const type = c.req.param('type') ?? '';
+				const names = registry.has(type) ? Object.keys(registry.get(type).attributes) : [];
+				const given = c.req.query('by');
+				const choose = names.length ? `one of ${type}'s search attributes: ${names.join(', ')}` : `a declared search attribute of the type`;
+				return errorJson(c, 400, ErrorCode.InvalidQuery, `${given === undefined ? 'by is required' : `by=${JSON.stringify(given.slice(0, 80))} is not attr.<name>`}: give by=attr.<name>, <name> ${choose}`) as never;
+			}
+			return schemaFailure(result as never, c) as never;
 		},
 	);
 

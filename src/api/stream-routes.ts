@@ -9,6 +9,7 @@ import { parseHistoryAfter } from '../engine/history/history';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { StreamEvent } from '../engine/streams/stream';
+import { SseBudget } from '../engine/streams/sse-budget';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors } from './openapi-responses';
@@ -56,7 +57,13 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 		const abort = new AbortController();
 		// A refusal (no such instance, too many subscribers) is answered with its status before any event.
 		const events = await openInstanceStream(c.env, id, { ...(after === undefined ? {} : { after }), signal: abort.signal });
-		return relay(c, events, abort, frame);
+		// At most SSE_RESPONSE_BYTES per response, then `event: behind` (engine/streams/sse-budget.ts).
+		const budget = new SseBudget();
+		return relay(c, events, abort, frame, {
+			admit: (event, size) => budget.admit(event.seq, size, event.kind === 'end'),
+			spend: (size) => budget.spend(size),
+			behind: () => budget.behind(),
+		});
 	});
 
 	/**
@@ -115,13 +122,25 @@ function documentStreamRoutes(app: ApiRoutes): void {
 /**
  * Relays an iterator as Server-Sent Events. The response is held for as long as the client
  * listens (SSE's cost in a Worker). Its body is pulled, not pushed: the next event is taken from
- * the iterator only when the runtime asks for more of the body, which it does once the client
- * read what it was sent. A client that stops reading therefore stops the iterator (which stops
- * acknowledging, so the instance stops sending: engine/streams/stream-window.ts), and the Worker
- * holds at most the iterator's window for it. A client that goes away cancels the body, which
+ * the iterator only when the runtime asks for more of the body, which it does when the connection
+ * takes a write; the iterator acknowledges only what was taken, so the instance sends at most its
+ * window ahead (engine/streams/stream-window.ts). A write is taken whenever the socket buffers
+ * between have room, not when the client read (megabytes per client under `wrangler dev`), so an
+ * instance's stream also has a `budget`: past it the response ends with `event: behind`, saying
+ * where to resume (engine/streams/sse-budget.ts). A client that goes away cancels the body, which
  * stops the iterator and closes its sockets.
  */
-function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, void, undefined>, abort: AbortController, format: (event: T) => string): Response {
+/** What one response may hand to its body (an instance's stream: engine/streams/sse-budget.ts); none for a type's live notices. */
+interface RelayBudget<T> {
+	/** Counts the frame of `event` (`size` bytes) if it fits; false: end the response instead. */
+	admit(event: T, size: number): boolean;
+	/** Counts bytes that carry no event. */
+	spend(size: number): void;
+	/** The last frame of a response past its budget. */
+	behind(): string;
+}
+
+function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, void, undefined>, abort: AbortController, format: (event: T) => string, budget?: RelayBudget<T>): Response {
 	const encoder = new TextEncoder();
 	let stopped = false;
 	const stop = () => {
@@ -134,26 +153,39 @@ function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, vo
 	let started = false;
 	/** The iterator's next event, asked for and not yet relayed (a keep-alive may have gone out while it was awaited). */
 	let pending: Promise<IteratorResult<T, void>> | undefined;
+	/** Hands bytes that carry no event to the body. */
+	const send = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+		const bytes = encoder.encode(text);
+		budget?.spend(bytes.byteLength);
+		controller.enqueue(bytes);
+	};
 	const body = new ReadableStream<Uint8Array>(
 		{
 			async pull(controller) {
 				if (!started) {
 					started = true;
-					controller.enqueue(encoder.encode(`retry: ${SSE_RETRY_MS}\n\n`));
-					return;
+					return send(controller, `retry: ${SSE_RETRY_MS}\n\n`);
 				}
 				let timer: ReturnType<typeof setTimeout> | undefined;
 				try {
 					pending ??= events.next();
 					const idle = new Promise<'idle'>((resolve) => (timer = setTimeout(() => resolve('idle'), SSE_KEEPALIVE_MS)));
 					const next = await Promise.race([pending, idle]);
-					if (next === 'idle') return controller.enqueue(encoder.encode(': keep-alive\n\n'));
+					if (next === 'idle') return send(controller, ': keep-alive\n\n');
 					pending = undefined;
 					if (next.done) {
 						stop();
 						return controller.close();
 					}
-					controller.enqueue(encoder.encode(format(next.value)));
+					const bytes = encoder.encode(format(next.value));
+					if (budget && !budget.admit(next.value, bytes.byteLength)) {
+						// Past the budget: the pull is no sign the client read (the sockets' buffers between accept
+						// megabytes), so the response ends here, saying where to resume; this event comes again then.
+						stop();
+						controller.enqueue(encoder.encode(budget.behind()));
+						return controller.close();
+					}
+					controller.enqueue(bytes);
 				} catch {
 					// The stream gave up (its instance was deleted, its object kept failing): end the response.
 					stop();

@@ -193,3 +193,38 @@ describe('oversized cursors', () => {
 		expect(res.json.error.code).toBe('INVALID_CURSOR');
 	});
 });
+
+describe('bulk routes and counts name what was wrong', () => {
+	it.for([
+		['GET', '/bulk/'],
+		['POST', '/bulk/'],
+		['DELETE', '/bulk/'],
+	] as const)('a 5,000-character bulk job id on %s %s{id} answers 400 INVALID_ID, as every other id route does', async ([method, path]) => {
+		const res = await api(method, `${path}${'a'.repeat(5000)}${method === 'POST' ? '/cancel' : ''}`);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_ID');
+	});
+
+	it('counts without by= answers 400 INVALID_QUERY naming attr.<name> and the type\'s attributes, not a raw schema message', async () => {
+		const res = await api('GET', '/types/searchable/counts');
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_QUERY');
+		expect(res.json.error.message).toMatch(/by=attr\.<name>/);
+		expect(res.json.error.message).toContain('customerId');
+		expect(res.json.error.message).not.toMatch(/expected string|received undefined|Invalid input/i);
+	});
+
+	it('counts with a by= that is not attr.<name> answers 400 INVALID_QUERY saying what by takes', async () => {
+		const res = await api('GET', '/types/searchable/counts?by=customerId');
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: expect.stringContaining('by="customerId" is not attr.<name>') });
+		expect(res.json.error.message).toContain('customerId, amount');
+	});
+
+	it.for([1e308, 0, 1.5, -1, 1001])('a bulk ratePerSecond of %s is refused naming the allowed range', async (rate) => {
+		const res = await api('POST', '/workflows/bulk', { query: { type: 'searchable' }, action: { kind: 'pause' }, ratePerSecond: rate });
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_REQUEST');
+		expect(res.json.error.message).toMatch(/ratePerSecond.*whole number from 1 to 1000/);
+	});
+});

@@ -3,6 +3,7 @@ import { evictDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/engine/streams/stream';
 import { STREAM_BEHIND_CLOSE, STREAM_SUBSCRIBER_WINDOW } from '../../src/engine/streams/stream-window';
+import { SSE_RESPONSE_BYTES } from '../../src/engine/streams/sse-budget';
 import { api } from '../api/helpers';
 import { settle, stub, uniqueId } from '../helpers';
 
@@ -152,6 +153,47 @@ describe("an instance's stream to a WebSocket that does not acknowledge", () => 
 			if (next.closed()!.code === 1000) break;
 			expect(next.closed()!.code).toBe(STREAM_BEHIND_CLOSE);
 			from = next.records().at(-1)!.seq;
+		}
+		expect(indexes).toEqual(every);
+	});
+});
+
+describe("an instance's stream over Server-Sent Events", () => {
+	/** The frames of one whole SSE response, and its size in bytes. */
+	async function sse(id: string, lastEventId?: string) {
+		const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: lastEventId ? { 'last-event-id': lastEventId } : {} });
+		expect(response.status).toBe(200);
+		const body = new Uint8Array(await response.arrayBuffer());
+		const frames = new TextDecoder()
+			.decode(body)
+			.split('\n\n')
+			.filter((block) => block.includes('data: '))
+			.map((block) => {
+				const fields = Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]));
+				return { id: fields.id, event: fields.event, data: JSON.parse(fields.data!) as Received };
+			});
+		return { frames, bytes: body.byteLength };
+	}
+
+	it('ends a response with event: behind once it relayed a window, naming where to resume; resuming from Last-Event-ID misses nothing and repeats nothing', async () => {
+		const id = await bigStream();
+		const first = await sse(id);
+		const behind = first.frames.at(-1)!;
+		expect(behind.event).toBe('behind');
+		expect(behind.data).toMatchObject({ kind: 'behind', seq: first.frames.at(-2)!.data.seq, bytes: SSE_RESPONSE_BYTES });
+		expect(behind.id).toBe(String(behind.data.seq));
+		// What the response handed to its body never passes the budget by more than the behind frame.
+		expect(first.bytes).toBeLessThanOrEqual(SSE_RESPONSE_BYTES + 200);
+		const indexes = first.frames.filter((f) => f.data.kind === 'stream.message').map((f) => f.data.data!.i);
+		let from = behind.id!;
+		for (let responses = 1; ; responses++) {
+			expect(responses).toBeLessThan(10);
+			const next = await sse(id, from);
+			indexes.push(...next.frames.filter((f) => f.data.kind === 'stream.message').map((f) => f.data.data!.i));
+			const last = next.frames.at(-1)!;
+			if (last.event === 'end') break;
+			expect(last.event).toBe('behind');
+			from = last.id!;
 		}
 		expect(indexes).toEqual(every);
 	});

@@ -56,6 +56,29 @@ function postChunked(server: Server, path: string, headers: Record<string, strin
 }
 
 /**
+ * Posts `bytes` with a declared length, as curl and most clients send a file; with `expect`, first
+ * `Expect: 100-continue` (curl's way above 1 MiB), sending the body on 100 Continue. Resolves with the
+ * answer within 15 s, or what ended the request.
+ */
+function postDeclared(server: Server, path: string, headers: Record<string, string>, bytes: number, expect: boolean): Promise<{ status: number; body: string } | string> {
+	return new Promise((resolve) => {
+		const body = Buffer.alloc(bytes, 'a');
+		const req = request(
+			{ host: '127.0.0.1', port: server.port, path, method: 'POST', timeout: 15_000, headers: { ...headers, 'content-length': String(bytes), ...(expect ? { expect: '100-continue' } : {}) } },
+			(res) => {
+				let text = '';
+				res.on('data', (d) => (text += d));
+				res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+			},
+		);
+		req.on('timeout', () => req.destroy(new Error('no answer within 15 s')));
+		req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+		if (expect) req.on('continue', () => req.end(body));
+		else req.end(body);
+	});
+}
+
+/**
  * Posts a 40 MB body and reports the answer and how much the Worker's `workerd`
  * grew meanwhile. wrangler's own proxy holds the body once on its way in (about
  * its size); a Worker that parsed it as well grows by several times that
@@ -107,6 +130,21 @@ describe('bodies are refused before they are read', () => {
 		expect(statuses).toEqual(Array(5).fill(413));
 		expect(await postChunked(open, '/workflows', { 'content-type': 'application/json' }, 4)).toBe(413);
 		expect((await rawGet(open, '/workflows?limit=1')).status).toBe(200);
+	});
+
+	it('answers a 3 MB bulk operation with 413 TOO_LARGE JSON, sent whole or after Expect: 100-continue, open and with a token', async () => {
+		const json = { 'content-type': 'application/json' };
+		for (const [server, headers] of [
+			[open, json],
+			[protectedServer, { ...json, authorization: `Bearer ${TOKEN}` }],
+		] as const) {
+			for (const expectContinue of [false, true]) {
+				const res = await postDeclared(server, '/workflows/bulk', headers, 3_000_000, expectContinue);
+				expect(res, `expect: ${expectContinue}`).toMatchObject({ status: 413 });
+				expect(JSON.parse((res as { body: string }).body).error.code).toBe('TOO_LARGE');
+			}
+			expect(await postChunked(server, '/workflows/bulk', headers, 3)).toBe(413);
+		}
 	});
 
 	it('still signs in with a normal form', async () => {
