@@ -34,7 +34,10 @@ export default defineConfig({
 						// KV_RUNNER: the runner declared without SQLite storage, as a misconfigured deployment would (test/runtime/misconfiguration.test.ts).
 						miniflare: {
 							// SHARDFLOW_OUTBOX_IN_ROW=true npx vitest ...: the same tests with the outbox in the instance row (docs/decisions.md).
-							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off', ...(process.env.SHARDFLOW_OUTBOX_IN_ROW ? { SHARDFLOW_OUTBOX_IN_ROW: process.env.SHARDFLOW_OUTBOX_IN_ROW } : {}) },
+							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off', ...(process.env.SHARDFLOW_OUTBOX_IN_ROW ? { SHARDFLOW_OUTBOX_IN_ROW: process.env.SHARDFLOW_OUTBOX_IN_ROW } : {}),
+								// SHARDFLOW_STORAGE_LAYOUT=compact (or table) npx vitest ...: the same tests with new instances in that layout (docs/decisions.md "The compact instance layout").
+								...(process.env.SHARDFLOW_STORAGE_LAYOUT ? { SHARDFLOW_STORAGE_LAYOUT: process.env.SHARDFLOW_STORAGE_LAYOUT } : {}),
+							},
 							r2Buckets: ['ARCHIVE'],
 							durableObjects: { WORKFLOW_RUNNER: { className: 'WorkflowRunner', useSQLite: true }, KV_RUNNER: { className: 'KvWorkflowRunner', useSQLite: false } },
 						},

@@ -28,19 +28,27 @@ import { inTurn } from './lib/turns.mjs';
 import { jsonClient } from './lib/json-client.mjs';
 import { runListingHarness, runReplayHarness } from './lib/harness.mjs';
 import { fanOut } from './lib/stream-bench.mjs';
-import { costModel, SCENARIOS } from './lib/cost-model.mjs';
+import { costModel, layoutComparison, SCENARIOS } from './lib/cost-model.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 /** @type {{ smoke: boolean, out?: string, collector: string, only?: string }} */
 let options;
 /** The Cost section (docs/cost.md); `--only cost` runs just these. */
 async function costRows() {
+	// Both storage layouts (runtime/storage-layout.ts): the compact one, which a new project ships with, is the headline;
+	// the table one (instances created before it, or SHARDFLOW_STORAGE_LAYOUT=table) is shown beside it.
+	const compact = costModel(await costInputsOf('compact'));
+	const table = costModel(await costInputsOf('table'));
+	return { ...compact, table, markdown: `${compact.markdown}\n\n${layoutComparison(compact.figures, table.figures)}` };
+}
+
+async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
 	/** @type {Record<string, import('./lib/cost-model.mjs').Measured>} */
 	const costInputs = {};
 	for (const { key: scenario } of SCENARIOS) {
 		const runs = [];
-		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario }));
+		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario, layout }));
 		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
 		costInputs[scenario] = {
 			wallMs: m('wallMs'),
@@ -56,9 +64,9 @@ async function costRows() {
 			bytes: m('bytes'),
 			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),
 		};
-		console.error(`  cost ${scenario}: ${JSON.stringify(costInputs[scenario])}`);
+		console.error(`  cost ${scenario} (${layout} layout): ${JSON.stringify(costInputs[scenario])}`);
 	}
-	return costModel(costInputs);
+	return costInputs;
 }
 
 /** The live-stream rows (docs/streams.md); `--only streams` runs just these. */

@@ -43,10 +43,16 @@ export class SqlMeter {
 	/** Cursors not yet folded in: a read's rowsRead grows while it is iterated. */
 	private open: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
 
-	constructor(sql: SqlStorage) {
+	/**
+	 * `storage`: the object's storage, whose key-value API (`storage.kv`, the compact instance layout's, and the
+	 * cut passes' key) is counted too, as Cloudflare bills it on a SQLite-backed object: each key put or deleted
+	 * is a row written, each key read or listed a row read (docs/cost.md "What counts as a row written").
+	 */
+	constructor(sql: SqlStorage, storage?: DurableObjectStorage) {
 		const exec = sql.exec.bind(sql);
 		const meter = this;
 		meters.add(this);
+		if (storage) this.meterKv(storage);
 		Object.defineProperty(sql, 'exec', {
 			value(query: string, ...bindings: SqlStorageValue[]) {
 				// A new object's schema, and a table created on its first write, is one multi-statement call
@@ -65,6 +71,40 @@ export class SqlMeter {
 			configurable: true,
 			writable: true,
 		});
+	}
+
+	/** Replaces `storage.kv` with a counting view of it (installed before the object's stores take `storage.kv`). */
+	private meterKv(storage: DurableObjectStorage): void {
+		const kv = storage.kv;
+		const meter = this;
+		const counted: SyncKvStorage = {
+			get(key) {
+				meter.statements++;
+				const value = kv.get(key);
+				if (value !== undefined) meter.rowsRead++;
+				return value as never;
+			},
+			*list(options) {
+				meter.statements++;
+				for (const entry of kv.list(options)) {
+					meter.rowsRead++;
+					yield entry as never;
+				}
+			},
+			put(key, value) {
+				meter.statements++;
+				meter.rowsWritten++;
+				kv.put(key, value);
+			},
+			delete(key) {
+				meter.statements++;
+				const deleted = kv.delete(key);
+				// A delete that found the key wrote its row; one that found none wrote nothing (as a DELETE of no row).
+				if (deleted) meter.rowsWritten++;
+				return deleted;
+			},
+		};
+		Object.defineProperty(storage, 'kv', { value: counted, configurable: true, writable: true });
 	}
 
 	private count(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): SqlStorageCursor<Record<string, SqlStorageValue>> {

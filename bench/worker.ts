@@ -1,4 +1,4 @@
-import { DurableObject, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
+import { DurableObject, tracing, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
 import { Hono } from 'hono';
 import { IndexClient, routeIndexEntry } from '../src/client/index-client';
 import { instances, instanceStub } from '../src/client/instance-client';
@@ -7,6 +7,7 @@ import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
+import { tracerOf } from '../src/runtime/runtime-tracer';
 import { createApp } from '../src/host';
 import { AlarmMeter, SqlMeter, totalAlarmReading, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
@@ -113,10 +114,12 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	constructor(ctx: DurableObjectState, env: Env) {
 		// Only the instances of the SQL-cost rows (ids "q-..."), so no other figure pays for the counting. Installed
 		// before the storage layer captures `exec`: every statement of the engine is counted.
-		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql) : undefined;
+		const sqlMeter = metered(ctx.id.name) ? new SqlMeter(ctx.storage.sql, ctx.storage) : undefined;
 		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
 		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
-		super(ctx, env as never);
+		// The cost runs measure both storage layouts in one bench run: "q-c-…" instances (and their children) compact, "q-t-…" in tables.
+		const layout = ctx.id.name?.startsWith('q-c-') ? 'compact' : ctx.id.name?.startsWith('q-t-') ? 'table' : undefined;
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 
@@ -314,6 +317,8 @@ let seq = 0;
 const newId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(seq++).toString(36)}`;
 
 app.get('/__health', (c) => c.text('ok'));
+// What bench/tracing-ab.mjs compares: whether the engine is lent a tracer (SHARDFLOW_TRACING=off: none), and whether this invocation is sampled.
+app.get('/tracing', (c) => c.json({ tracer: tracerOf(c.env) !== undefined, sampled: tracing.getActiveSpan()?.isTraced === true }));
 
 // Live streams: a streamer instance (waiting for "go"), a subscriber's WebSocket to it, and its "go".
 app.post('/streams/create', async (c) => {
@@ -413,7 +418,13 @@ app.post('/ours/sql-cost', async (c) => {
 // statements, rows (SQL, and alarm writes beside them), requests to objects, wall time, the time it spent idle (asleep,
 // waiting for its event or for a retry, an alarm due: no duration billed), and the bytes its instance keeps.
 app.post('/cost/run', async (c) => {
-	const { scenario, sleepMs = 1000, retryDelayMs = 1000 } = await c.req.json<{ scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry'; sleepMs?: number; retryDelayMs?: number }>();
+	const { scenario, sleepMs = 1000, retryDelayMs = 1000, layout = 'compact' } = await c.req.json<{
+		scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry';
+		sleepMs?: number;
+		retryDelayMs?: number;
+		/** The storage layout of the run's instances (runtime/storage-layout.ts). */
+		layout?: 'compact' | 'table';
+	}>();
 	const plan = {
 		trivial: { type: 'costed', payload: { steps: 10 } },
 		fetch: { type: 'costed-fetch', payload: { n: 10, ms: 200 } },
@@ -430,7 +441,7 @@ app.post('/cost/run', async (c) => {
 	};
 	const before = reading();
 	const startedAt = Date.now();
-	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId('q'), payload: plan.payload });
+	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId(layout === 'table' ? 'q-t' : 'q-c'), payload: plan.payload });
 	let bytesWhileSleeping: number | undefined;
 	let idleMs = 0;
 	const stub = instanceStub(c.env, id) as unknown as { settle(options?: { index: boolean }): Promise<void>; databaseSize(): Promise<number> };

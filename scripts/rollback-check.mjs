@@ -4,7 +4,11 @@
 // end as if nothing had happened: completed, with the outputs their code gives, no compensation run,
 // no fallback taken, every event consumed.
 //
-//   node scripts/rollback-check.mjs --old <checkout of the previous build, npm ci done>
+//   node scripts/rollback-check.mjs --old <checkout of the previous build, npm ci done> [--layout compact]
+//
+// `--layout compact`: the new build runs with SHARDFLOW_STORAGE_LAYOUT=compact, so set B's instances are
+// compact ones (docs/decisions.md "The compact instance layout"): what a rollback to a build that cannot
+// read them does to them.
 //
 // The check's Worker (scripts/rollback-check/) is copied into the old checkout, so each build serves
 // the same workflows over its own src/. Set A is created on OLD (its objects at the old schema, then
@@ -23,6 +27,13 @@ if (!oldAt || !existsSync(join(oldAt, 'node_modules'))) {
 }
 cpSync(join(root, 'scripts/rollback-check'), join(oldAt, 'scripts/rollback-check'), { recursive: true });
 
+const layout = process.argv.includes('--layout') ? process.argv[process.argv.indexOf('--layout') + 1] : undefined;
+if (layout !== undefined && layout !== 'compact' && layout !== 'table') {
+	console.error('--layout takes "compact" or "table"');
+	process.exit(2);
+}
+/** The new build's settings (the old build ignores a setting it does not know). */
+const newVars = { SHARDFLOW_ENV: 'development', ...(layout ? { SHARDFLOW_STORAGE_LAYOUT: layout } : {}) };
 const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-rollback-'));
 const config = ['scripts/rollback-check/wrangler.jsonc'];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -35,7 +46,7 @@ const check = (ok, what) => {
 let server;
 async function serve(build) {
 	const t0 = Date.now();
-	server = await startDevServer({ configs: config, persistTo, cwd: build === 'old' ? oldAt : root, timeoutMs: 120_000 });
+	server = await startDevServer({ configs: config, persistTo, cwd: build === 'old' ? oldAt : root, timeoutMs: 120_000, ...(build === 'new' ? { vars: newVars } : {}) });
 	console.log(`-- ${build} build up in ${Date.now() - t0} ms`);
 	return server.url;
 }

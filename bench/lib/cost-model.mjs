@@ -187,6 +187,25 @@ export function costModel(inputs) {
 	return { figures, targets, markdown: markdown(figures, targets) };
 }
 
+/**
+ * The two storage layouts side by side (runtime/storage-layout.ts): the compact one the figures above are of, and the
+ * table one, which instances created before it (or with SHARDFLOW_STORAGE_LAYOUT=table) keep.
+ */
+export function layoutComparison(/** @type {any[]} */ compactFigures, /** @type {any[]} */ tableFigures) {
+	const tableBy = Object.fromEntries(tableFigures.map((f) => [f.scenario, f]));
+	const rows = compactFigures
+		.filter((f) => tableBy[f.scenario])
+		.map((f) => {
+			const t = tableBy[f.scenario];
+			return [f.label, `${f.rowsWritten}`, `${t.rowsWritten}`, usd(f.oursPerMillionRuns), usd(t.oursPerMillionRuns), `${f.ratio.toFixed(2)}x`, `${t.ratio.toFixed(2)}x`, `${f.measured.bytes}`, `${t.measured.bytes}`];
+		});
+	return [
+		'#### The two storage layouts (the figures above are the compact one)',
+		'',
+		table(['scenario', 'rows written / run: compact', 'table', '$ / M runs: compact', 'table', 'ours / CF: compact', 'table', 'bytes kept: compact', 'table'], rows),
+	].join('\n');
+}
+
 /** Each target of issue 44, met or not, on the figures. */
 export function checkTargets(/** @type {any[]} */ figures) {
 	const by = Object.fromEntries(figures.map((f) => [f.scenario, f]));

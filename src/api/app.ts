@@ -25,6 +25,7 @@ import { bulkRoutes } from './bulk-routes';
 import { createDashboard } from '../dashboard/dashboard';
 import { typeMetricsRoutes } from './type-metrics-route';
 import { metricsRoutes } from './metrics-route';
+import { alertsRoutes } from './alerts-route';
 import { typeSchemaRoutes, registrySchemas, withTypeSchemas } from './type-schema-routes';
 import { workBegan } from '../runtime/isolate-activity';
 export type { ApiEnv } from './env';
@@ -157,6 +158,7 @@ export function createApp(registry: Registry, options: AppOptions = {}) {
 	app.route('/', typeSchemaRoutes(registry));
 	app.route('/', typeMetricsRoutes(registry, now));
 	app.route('/', metricsRoutes(registry, now));
+	app.route('/', alertsRoutes(registry, now));
 	app.route('/', lifecycleAdminRoutes(registry));
 	app.route('/', scheduleRoutes(registry));
 	documentWebhookRoute(app);

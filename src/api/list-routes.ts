@@ -114,8 +114,11 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 		(result, c) => {
 			if (!result.success && result.target === 'query' && result.error.issues[0]?.path[0] === 'by') {
 				const type = c.req.param('type') ?? '';
-				const names = registry.has(type) ? Object.keys(registry.get(type).attributes) : [];
-				const given = c.req.query('by');
+				// An unknown type is the first thing wrong (registry.get throws UNKNOWN_TYPE, naming the registered ones).
+				const names = Object.keys(registry.get(type).attributes);
+				const all = c.req.queries('by') ?? [];
+				if (all.length > 1) return errorJson(c, 400, ErrorCode.InvalidQuery, `by is given ${all.length} times; give it once`) as never;
+				const given = all[0];
 				const choose = names.length ? `one of ${type}'s search attributes: ${names.join(', ')}` : `a declared search attribute of the type`;
 				return errorJson(c, 400, ErrorCode.InvalidQuery, `${given === undefined ? 'by is required' : `by=${JSON.stringify(given.slice(0, 80))} is not attr.<name>`}: give by=attr.<name>, <name> ${choose}`) as never;
 			}

@@ -1,5 +1,6 @@
 import { mergeHistograms, summarizeMetrics, type ShardMetrics } from '../engine/index/run-metrics';
 import type { BacklogSummary } from '../engine/index/index-backlog';
+import { FAILING_PASSES_THRESHOLD, type FailingSummary } from '../engine/instance/failing-passes';
 import type { ResolvedStuckAfter } from '../engine/index/stuck-after';
 import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 import type { MetricFamily, Sample } from './prometheus-text';
@@ -9,6 +10,8 @@ export interface TypeSnapshot {
 	type: string;
 	shards: ShardMetrics[];
 	backlog: BacklogSummary;
+	/** Instances whose last passes failed (or were cut short) in a row (engine/instance/failing-passes.ts). */
+	failing: FailingSummary;
 	stuckAfter: ResolvedStuckAfter;
 	/** Instances `running`/`waiting` past the threshold, counted up to `cap` (null: the check is off). */
 	stuck: { running: number | null; waiting: number | null };
@@ -42,6 +45,8 @@ export function metricFamilies(now: number, snapshots: readonly TypeSnapshot[]):
 	const backlogPending: Sample[] = [];
 	const backlogAge: Sample[] = [];
 	const stuck: Sample[] = [];
+	const failingInstances: Sample[] = [];
+	const failingMost: Sample[] = [];
 	const stuckThreshold: Sample[] = [];
 	const scheduleOverdue: Sample[] = [];
 	const scheduleMissed: Sample[] = [];
@@ -75,6 +80,8 @@ export function metricFamilies(now: number, snapshots: readonly TypeSnapshot[]):
 		}
 		backlogPending.push({ labels: { type }, value: snap.backlog.pending });
 		backlogAge.push({ labels: { type }, value: snap.backlog.oldestSince === null ? 0 : Math.max(0, now - snap.backlog.oldestSince) / 1000 });
+		failingInstances.push({ labels: { type }, value: snap.failing.instances });
+		failingMost.push({ labels: { type }, value: snap.failing.mostInARow });
 		for (const status of ['running', 'waiting'] as const) {
 			const threshold = snap.stuckAfter[status];
 			const count = snap.stuck[status];
@@ -102,6 +109,8 @@ export function metricFamilies(now: number, snapshots: readonly TypeSnapshot[]):
 		{ name: 'shardflow_index_backlog_pending', type: 'gauge', help: 'Instances whose index delivery failed and has not succeeded since.', samples: backlogPending },
 		{ name: 'shardflow_index_backlog_oldest_age_seconds', type: 'gauge', help: 'How long the longest-waiting undelivered index entry has waited (0 when none).', samples: backlogAge },
 		{ name: 'shardflow_instances_stuck', type: 'gauge', help: `Instances running or waiting for longer than their type's stuckAfter threshold since their last status change (counted up to ${STUCK_COUNT_CAP}).`, samples: stuck },
+		{ name: 'shardflow_instances_failing_passes', type: 'gauge', help: `Instances whose last ${FAILING_PASSES_THRESHOLD} passes or more failed in a row (storage refused them, an error outside the steps, or the isolate died mid-pass), reported within the last 15 minutes.`, samples: failingInstances },
+		{ name: 'shardflow_failing_passes_max_in_a_row', type: 'gauge', help: 'The most passes in a row any of those instances failed (0 when none).', samples: failingMost },
 		{ name: 'shardflow_instances_stuck_threshold_seconds', type: 'gauge', help: "The type's stuckAfter threshold for the status.", samples: stuckThreshold },
 		{ name: 'shardflow_schedule_overdue_seconds', type: 'gauge', help: "How far the schedule's next tick is past due after the scrape woke it (0 when on time or paused): a tick that cannot run.", samples: scheduleOverdue },
 		{ name: 'shardflow_schedule_missed_ticks', type: 'gauge', help: 'Ticks the schedule missed in the window: due while its alarm could not fire, stood in for by a later tick and not run.', samples: scheduleMissed },

@@ -131,7 +131,21 @@ async function connect(env: ShardflowEnv, id: string, after: number | undefined,
 	});
 	ws.addEventListener('close', finish);
 	ws.addEventListener('error', finish);
-	signal?.addEventListener('abort', finish);
+	// Stopped from outside: close the socket at once, whether or not the iterator is ever asked for
+	// its next event again (a generator paused at its yield runs no `finally`), so the instance
+	// stops sending and frees the subscriber, and nothing queued is held.
+	const stopped = () => {
+		finish();
+		queue.length = 0;
+		try {
+			ws.close(1000, 'stopped');
+		} catch {
+			// Already closed.
+		}
+	};
+	// Stopped while the socket was being opened: the listener would never fire.
+	if (signal?.aborted) stopped();
+	else signal?.addEventListener('abort', stopped);
 	return {
 		async next(): Promise<StreamEvent | undefined> {
 			for (;;) {

@@ -1,3 +1,4 @@
+import type { FailingSummary } from '../engine/instance/failing-passes';
 import { ErrorCode, ShardflowError } from '../engine/support/errors';
 import type { BacklogSummary } from '../engine/index/index-backlog';
 import { compareEntries, type IndexEntry } from '../engine/index/index-entry';
@@ -120,3 +121,5 @@ export async function reindex(env: ShardflowEnv, id: string): Promise<{ id: stri
 
 /** Instances of `type` whose index delivery has failed and not yet succeeded. */
 export const backlogSummary: (env: ShardflowEnv, type: string) => Promise<BacklogSummary> = roleHelpers('backlog').summary;
+/** A type's instances whose passes keep failing (engine/instance/failing-passes.ts), as its backlog object has them at `now`. */
+export const failingSummary: (env: ShardflowEnv, type: string, now: number) => Promise<FailingSummary> = roleHelpers('backlog').failing;

@@ -3,6 +3,7 @@
 // (`?raw`: wrangler's Text rule in this repository, scripts/build.mjs for the
 // package, Vite in the tests), so a Worker that installs shardflow serves its
 // dashboard with no `assets` setting and no files to copy.
+import alertsJs from './public/dashboard/alerts.js?raw';
 import bulkJs from './public/dashboard/bulk.js?raw';
 import controlsJs from './public/dashboard/controls.js?raw';
 import eventformJs from './public/dashboard/eventform.js?raw';
@@ -29,6 +30,7 @@ const CSS = 'text/css; charset=utf-8';
 
 /** File name (served at `<dashboard>/<name>`) -> its text and content type. */
 const FILES: Record<string, { body: string; type: string }> = {
+	'alerts.js': { body: alertsJs, type: JS },
 	'bulk.js': { body: bulkJs, type: JS },
 	'controls.js': { body: controlsJs, type: JS },
 	'eventform.js': { body: eventformJs, type: JS },

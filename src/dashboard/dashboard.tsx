@@ -25,6 +25,7 @@ import { ErrorBanner, Layout } from './views/layout';
 import { DEFAULT_PAGE_SIZE, InstanceList, type ListFilter, type ListItem } from './views/list';
 import { LoginPage } from './views/login';
 import { Overview, type TypeSummary } from './views/overview';
+import type { Alert } from '../api/alerts';
 
 /** How the dashboard reaches the REST API: in process, through the same app everyone else calls. */
 export type ApiFetch = (request: Request, env: ApiEnv, ctx?: unknown) => Response | Promise<Response>;
@@ -201,14 +202,15 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 
 	// ---- pages ----
 	app.get('/', async (c) => {
-		const [res, ...metrics] = await Promise.all([
+		const [res, alerts, ...metrics] = await Promise.all([
 			callApi<{ types: TypeSummary[] }>(c, '/types'),
+			callApi<{ alerts: Alert[] }>(c, '/alerts'),
 			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics`)),
 		]);
 		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
 		const byType = Object.fromEntries(registry.types().map((type, i) => [type, metrics[i]!.ok ? (metrics[i] as { body: TypeMetrics }).body : null]));
 		const scheduled = scheduledTypes(registry).map((s) => s.type);
-		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} />, { nav: 'overview' });
+		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} alerts={alerts.ok ? alerts.body.alerts : null} />, { nav: 'overview' });
 	});
 
 	app.get('/instances', async (c) => {

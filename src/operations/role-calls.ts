@@ -1,4 +1,5 @@
 import type { BacklogSummary } from '../engine/index/index-backlog';
+import type { FailingReport, FailingSummary } from '../engine/instance/failing-passes';
 import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index/index-query';
 import type { BulkProgress, BulkSpec } from '../engine/bulk/bulk-job';
@@ -35,6 +36,9 @@ export interface BacklogAccess {
 	add(id: string, since: number): Promise<void>;
 	remove(id: string): Promise<void>;
 	summary(): BacklogSummary;
+	reportFailing(report: FailingReport): void;
+	withdrawFailing(id: string): void;
+	failing(now: number): FailingSummary;
 }
 
 /** What a call reaches in the engine's key store (runtime/roles/keys-role.ts). */
@@ -159,6 +163,10 @@ export const roleCalls = {
 	backlogAdd: call({ role: 'backlog', housekeeping: true, run: async (backlog, request: { id: string; since: number }) => (await backlog.add(request.id, request.since), null) }),
 	backlogRemove: call({ role: 'backlog', housekeeping: true, run: async (backlog, request: { id: string }) => (await backlog.remove(request.id), null) }),
 	backlogSummary: call({ role: 'backlog', helper: 'summary', run: (backlog): BacklogSummary => backlog.summary() }),
+	/** An instance whose passes keep failing reports itself (engine/instance/failing-passes.ts), and withdraws once one ends. */
+	failingReport: call({ role: 'backlog', housekeeping: true, run: (backlog, report: FailingReport) => (backlog.reportFailing(report), null) }),
+	failingWithdraw: call({ role: 'backlog', housekeeping: true, run: (backlog, request: { id: string }) => (backlog.withdrawFailing(request.id), null) }),
+	failingSummary: call({ role: 'backlog', helper: 'failing', run: (backlog, now: number): FailingSummary => backlog.failing(now) }),
 
 	// ---- the engine's key store (`__keys`) ----
 	/** The key material that signs listing cursors when no CURSOR_SECRET is set; generated once, then stable. */

@@ -16,6 +16,8 @@ const PRUNE_EVERY_MS = 60_000;
 export class IndexMetricsStore {
 	private readonly addCounts;
 	private prunedAt = -Infinity;
+	/** Writes that changed a counter, in this isolate (a shard exporting to Analytics Engine arms its alarm after one). */
+	changes = 0;
 
 	constructor(private readonly db: DrizzleSqliteDODatabase) {
 		const p = sql.placeholder;
@@ -56,12 +58,35 @@ export class IndexMetricsStore {
 		const zero = { started: 0, completed: 0, errored: 0, terminated: 0, bucket: null };
 		// A terminated run's duration is not a run time: it has no bucket.
 		const bucket = finished && finished.status !== 'terminated' ? String(durationBucket(finished.durationMs)) : null;
+		if (startedMinute !== undefined || finished) this.changes++;
 		if (startedMinute !== undefined && finished && finished.minute === startedMinute) {
 			this.addCounts.run({ minute: startedMinute, ...zero, started: 1, [finished.status]: 1, bucket });
 		} else {
 			if (startedMinute !== undefined) this.addCounts.run({ minute: startedMinute, ...zero, started: 1 });
 			if (finished) this.addCounts.run({ minute: finished.minute, ...zero, [finished.status]: 1, bucket });
 		}
+	}
+
+	/**
+	 * The minutes from `from` to `to` (inclusive) that counted anything, oldest first, at most
+	 * `limit`, each with its duration histogram (fine bucket -> runs): what the Analytics Engine
+	 * export writes (engine/index/metrics-export.ts). Rows of `index_metric_durations` (before
+	 * drizzle/0017) are not read: an export starts with the build that writes it, after that migration.
+	 */
+	minutes(from: number, to: number, limit: number): { counts: MinuteCounts; histogram: Record<string, number> }[] {
+		return this.db
+			.select({ minute: m.minute, started: m.started, completed: m.completed, errored: m.errored, terminated: m.terminated, durations: m.durations })
+			.from(m)
+			.where(and(gte(m.minute, from), lt(m.minute, to + 1)))
+			.orderBy(m.minute)
+			.limit(limit)
+			.all()
+			.map(({ durations, ...counts }) => ({ counts: counts as MinuteCounts, histogram: durations ? (JSON.parse(durations as string) as Record<string, number>) : {} }));
+	}
+
+	/** The newest minute that counted anything (undefined: none). */
+	newestMinute(): number | undefined {
+		return this.db.select({ minute: sql<number | null>`max(${m.minute})` }).from(m).get()?.minute ?? undefined;
 	}
 
 	/** Drops minutes older than the retention, at most once a minute of the shard's clock. */

@@ -7,8 +7,9 @@ import { withTimeout } from '../engine/support/with-timeout';
 
 import { consoleLogger, logFormOf, parseLogLevel, printLog } from '../engine/support/engine-log';
 import { describeThrown } from '../engine/support/thrown-value';
-import { runtimeTracer } from './runtime-tracer';
+import { tracerOf } from './runtime-tracer';
 import type { BacklogPort } from '../engine/index/index-backlog';
+import type { FailingPassesPort } from '../engine/instance/failing-passes';
 import type { EngineHost } from '../engine/instance/engine-host';
 import type { Registry } from '../engine/definition/registry';
 import { webhookKey } from '../client/webhook-key';
@@ -16,6 +17,8 @@ import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
+import { CompactInstanceStore } from './compact-instance-store';
+import { CompactSlotStore } from './compact-slot-store';
 
 import type { LimiterPort } from '../engine/limiter/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
@@ -47,15 +50,21 @@ export function instanceHost(
 	alarm: AlarmSlot,
 	now: () => number,
 	destroy: () => Promise<void>,
-	start?: StoreStart,
+	start?: StoreStart & { compact?: boolean },
 	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
 	historyAppended?: () => void,
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	const form = logFormOf(env);
 	const storeStart: StoreStart = { ...start, outboxInRow: outboxInRowOf(env as { SHARDFLOW_OUTBOX_IN_ROW?: unknown }) };
+	// A compact instance (runtime/storage-layout.ts) keeps everything in key-value storage, its slot too.
+	const compact = start?.compact === true;
 	return {
-		store: historyAppended ? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended) : new DrizzleInstanceStore(db, ctx.storage, storeStart),
+		store: compact
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, ...(historyAppended ? { historyAppended } : {}) })
+			: historyAppended
+				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
+				: new DrizzleInstanceStore(db, ctx.storage, storeStart),
 		registry,
 		env,
 		now,
@@ -74,10 +83,11 @@ export function instanceHost(
 		yieldToEventLoop: yieldToOtherWork,
 		defer: (fn, ms = 0) => void setTimeout(fn, ms),
 		log: consoleLogger(level, form),
-		...(runtimeTracer ? { tracer: runtimeTracer } : {}),
+		...(tracerOf(env) ? { tracer: tracerOf(env)! } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		backlog: backlogPort(env),
+		failingPasses: failingPassesPort(env),
 		webhooks: {
 			issue: async (target) => webhookUrl(await encodeWebhookToken(await webhookKey(env), target), env.PUBLIC_URL),
 		},
@@ -85,7 +95,7 @@ export function instanceHost(
 		children: childPortOver(env),
 		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
 		destroy,
-		slots: new DrizzleSlotStore(db, start?.tables),
+		slots: compact ? new CompactSlotStore(ctx.storage.kv) : new DrizzleSlotStore(db, start?.tables),
 		limiter: limiterPort(env),
 	};
 }
@@ -106,6 +116,17 @@ function backlogPort(env: ShardflowEnv): BacklogPort {
 		},
 		remove: async (entry) => {
 			await withTimeout(callRole(env, 'backlogRemove', [entry.type], { id: entry.id }), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+	};
+}
+
+function failingPassesPort(env: ShardflowEnv): FailingPassesPort {
+	return {
+		report: async (type, report) => {
+			await withTimeout(callRole(env, 'failingReport', [type], report), INDEX_DELIVERY_TIMEOUT_MS);
+		},
+		withdraw: async (type, id) => {
+			await withTimeout(callRole(env, 'failingWithdraw', [type], { id }), INDEX_DELIVERY_TIMEOUT_MS);
 		},
 	};
 }

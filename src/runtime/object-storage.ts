@@ -7,6 +7,7 @@ import type { RoleKind } from '../engine/object-names';
 import { migrateInOneCall, parseBaseline, tableScript, tableSet, type Baseline } from './migrate-in-one-call';
 import { FirstWriteTables } from './first-write-tables';
 import { limitedStorage } from './sql-limits';
+import { KV } from './compact-keys';
 
 /** Drizzle without the relational `db.query` API, which nothing uses: building it for ~20 tables costs every new object ~30 µs. */
 export type Database = DrizzleSqliteDODatabase;
@@ -36,21 +37,31 @@ export class ObjectStorage {
 	private readonly newObjectTables: ReadonlySet<string> | undefined;
 	/** Whether a new object creates its first-write tables with its schema too. */
 	private readonly eager: boolean;
+	/** Whether a new instance takes the compact layout (runtime/storage-layout.ts; instance objects only). */
+	private readonly compactNew: boolean;
+	/** Whether this object's instance is kept in the compact layout: learnt from what it holds, or chosen by its first write. */
+	private compactLayout = false;
 
-	constructor(readonly storage: DurableObjectStorage, role?: RoleKind, options: { eagerTables?: boolean } = {}) {
+	constructor(readonly storage: DurableObjectStorage, private readonly role?: RoleKind, options: { eagerTables?: boolean; compactInstances?: boolean } = {}) {
 		this.tables = role === undefined ? undefined : roleTableNames(role);
 		const firstWrite = role === undefined ? new Set<string>() : firstWriteTableNames(role);
 		this.firstWrite = new FirstWriteTables(storage, firstWrite, (table) => tableScript(migrations, theBaseline(), table));
 		this.eager = options.eagerTables === true;
+		this.compactNew = role === 'instance' && options.compactInstances === true;
 		this.schemaTables = role === undefined ? undefined : schemaTablesOf(role);
 		this.newObjectTables = this.eager ? this.tables : this.schemaTables;
 		// Every statement is checked against production's SQL limits, so what would fail deployed fails locally too.
 		this.db = drizzle(limitedStorage(storage));
 	}
 
-	/** True once the schema exists (the object has been written at least once). */
+	/** True once the schema exists (the object has been written at least once); for a compact instance, once its record does. */
 	get hasSchema(): boolean {
 		return this.ready;
+	}
+
+	/** Whether the instance of this object is kept in the compact layout (runtime/compact-instance-store.ts), not in tables. */
+	get compact(): boolean {
+		return this.compactLayout;
 	}
 
 	/**
@@ -58,7 +69,13 @@ export class ObjectStorage {
 	 * `blockConcurrencyWhile` at start-up). A new object has no tables and stays so.
 	 */
 	async open(): Promise<boolean> {
-		if (!this.readTables()) return false;
+		if (!this.readTables()) {
+			// No tables: a compact instance, whatever the setting says now (one key read), or nothing yet.
+			if (this.role !== 'instance' || this.storage.kv.get(KV.instance) === undefined) return false;
+			this.compactLayout = true;
+			this.ready = true;
+			return true;
+		}
 		await this.ensureSchema();
 		return true;
 	}
@@ -78,6 +95,7 @@ export class ObjectStorage {
 	forget(): void {
 		this.ready = false;
 		this.migrated = false;
+		this.compactLayout = false;
 		this.firstWrite.forget();
 	}
 
@@ -86,6 +104,12 @@ export class ObjectStorage {
 		if (this.ready) return false;
 		if (this.migrated === undefined) this.readTables();
 		const created = this.migrated === false;
+		if (created && this.compactNew) {
+			// A new compact instance writes no schema: its store's first write is its record.
+			this.compactLayout = true;
+			this.ready = true;
+			return true;
+		}
 		// A new object creates its schema tables (every table with `eager`). An existing one applies a later
 		// migration's statements about its schema tables and the first-write tables it has; those about one it
 		// lacks are skipped, and the table, when it comes, is created at the newest migration's shape.

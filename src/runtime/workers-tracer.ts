@@ -23,17 +23,25 @@ export interface WorkersSpan {
 /**
  * The engine's Tracer over Workers tracing, or undefined when the runtime has no custom spans
  * (an older workerd, Node): the engine then skips tracing altogether. A span is started only when
- * the invocation is sampled (its active span `isTraced`); otherwise the work runs as it would
- * untraced, after one check.
+ * the invocation is sampled (its active span `isTraced`, or one this tracer started); otherwise the
+ * work runs as it would untraced, after one check.
  */
 export function workersTracer(tracing: unknown): Tracer | undefined {
 	const t = tracing as Partial<WorkersTracing> | undefined;
 	if (!t || typeof t.startActiveSpan !== 'function' || typeof t.getActiveSpan !== 'function') return undefined;
 	const api = t as WorkersTracing;
+	// The spans this tracer started in a sampled invocation. An ended span stays the active one for
+	// what it started (a create's first pass runs on the next macrotask, after the call's span
+	// ended) but reports `isTraced: false` from then on, while a span started under it is still
+	// recorded (both measured under wrangler dev 4.164's local collector): so a span of ours counts
+	// as sampled after it ended, or the first pass of every create would go untraced.
+	const sampled = new WeakSet<WorkersSpan>();
 	return {
 		run(name, attributes, fn) {
-			if (api.getActiveSpan()?.isTraced !== true) return fn(undefined);
+			const active = api.getActiveSpan();
+			if (!active || (active.isTraced !== true && !sampled.has(active))) return fn(undefined);
 			return api.startActiveSpan(name, (span) => {
+				sampled.add(span);
 				span.setAttributes(attributes);
 				return fn(workersSpan(span));
 			});

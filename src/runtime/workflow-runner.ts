@@ -7,12 +7,14 @@ import { operations } from '../operations/table';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
 import { workBegan } from './isolate-activity';
-import { runtimeTracer } from './runtime-tracer';
+import { tracerOf } from './runtime-tracer';
 import { tracedCall } from './traced-call';
 import { eagerTablesOf, ObjectStorage } from './object-storage';
+import { storageLayoutOf } from './storage-layout';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
+import { ShardMetricsExport, type AnalyticsDataset } from './shard-metrics-export';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
 import { ScheduleRole } from './roles/schedule-role';
@@ -83,7 +85,10 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	constructor(ctx: DurableObjectState, env: ShardflowEnv, registry: Registry, options: RunnerOptions) {
 		super(ctx, env);
 		const kind = roleKindOf(ctx.id.name);
-		const storage = new ObjectStorage(ctx.storage, kind, { eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }) });
+		const storage = new ObjectStorage(ctx.storage, kind, {
+			eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }),
+			compactInstances: storageLayoutOf(env as { SHARDFLOW_STORAGE_LAYOUT?: unknown }) === 'compact',
+		});
 		const now = options.clock ?? Date.now;
 		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;
 		this.role = createRole(kind, { ctx, env, storage, registry, now, wrapStepFunction, instanceCreated: options.instanceCreated });
@@ -99,7 +104,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		for (const op of Object.values(operations) as AnyOperation[]) {
 			Object.defineProperty(WorkflowRunnerBase.prototype, op.rpc, {
 				value(this: WorkflowRunnerBase, input: unknown) {
-					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), runtimeTracer));
+					return this.call('instance', (instance) => tracedCall(op.rpc, this.ctx.id.name, () => op.run(instance, input), tracerOf(this.env)));
 				},
 				writable: true,
 				configurable: true,
@@ -123,6 +128,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		else if (this.role?.kind === 'schedule') await this.role.alarm();
 		else if (this.role?.kind === 'limiter') this.role.alarm();
 		else if (this.role?.kind === 'bulk') await this.role.alarm();
+		else if (this.role?.kind === 'index') await this.role.alarm();
 	}
 
 	// ---- index shard role: its live feed (the calls are declared in src/operations/role-calls.ts) ----
@@ -168,18 +174,27 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	}
 }
 
-/** This shard's number `n`, from its name (object-names.ts). */
-function shardOf(name: string): number {
+/** This shard's type and number `n`, from its name (object-names.ts). */
+function indexShardOf(name: string): { type: string; shard: number } {
 	const parsed = parseObjectName(name);
-	return parsed.role === 'index' ? parsed.shard : NaN;
+	return parsed.role === 'index' ? { type: parsed.type, shard: parsed.shard } : { type: '', shard: NaN };
+}
+
+/** The shard's export to Analytics Engine, when `SHARDFLOW_ANALYTICS` is bound (docs/operations.md "Analytics Engine"). */
+function analyticsExport(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string; shard: number }): ShardMetricsExport | undefined {
+	const dataset = (host.env as { SHARDFLOW_ANALYTICS?: AnalyticsDataset }).SHARDFLOW_ANALYTICS;
+	if (typeof dataset?.writeDataPoint !== 'function') return undefined;
+	return new ShardMetricsExport(dataset, host.ctx.storage, { type: self.type, n: self.shard, now: host.now });
 }
 
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
 	switch (kind) {
 		case 'instance':
 			return new InstanceRole(host);
-		case 'index':
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: shardOf(host.ctx.id.name!), now: host.now });
+		case 'index': {
+			const self = indexShardOf(host.ctx.id.name!);
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: self.shard, now: host.now }, analyticsExport(host, self));
+		}
 		case 'backlog':
 			return new BacklogRole(host.storage);
 		case 'keys':

@@ -10,6 +10,7 @@ import type { ArchiveBucket } from '../engine/lifecycle/archive';
 import type { ChildPort } from '../engine/children/child-workflows';
 import type { EngineLogger } from '../engine/support/engine-log';
 import type { Tracer } from '../engine/support/tracer';
+import type { FailingPassesPort } from '../engine/instance/failing-passes';
 import type { InvocationBudget } from '../engine/steps/invocation-budget';
 import type { LimiterPort, SlotStore } from '../engine/limiter/concurrency-slot';
 import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhooks/webhook';
@@ -74,6 +75,8 @@ export class VirtualHost implements EngineHost {
 	archive?: ArchiveBucket;
 	slots?: SlotStore;
 	limiter?: LimiterPort;
+	/** Where runs of failed or cut passes are reported (engine/instance/failing-passes.ts); unset, nowhere. */
+	failingPasses?: FailingPassesPort;
 	readonly durable: DurableInstance;
 	readonly clock: VirtualClock;
 	private readonly options: VirtualHostOptions;
@@ -193,8 +196,8 @@ export class VirtualHost implements EngineHost {
 		const next = new VirtualHost({ ...this.options, durable: this.durable, clock: this.clock });
 		next.indexEntries = this.indexEntries;
 		next.failDeliveries = this.failDeliveries;
-		const { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter } = this;
-		const lent = { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter };
+		const { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter, failingPasses } = this;
+		const lent = { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter, failingPasses };
 		return Object.assign(next, Object.fromEntries(Object.entries(lent).filter(([, port]) => port !== undefined)));
 	}
 

@@ -194,6 +194,17 @@ describe('oversized cursors', () => {
 	});
 });
 
+describe('a refused cursor is not echoed whole (found from outside: a 60,000-character after came back in the 400)', () => {
+	it.for(['history after=', 'stream after='] as const)('a 60,000-character %s answers a short 400 INVALID_CURSOR', async (which) => {
+		const { id } = await existingPayment();
+		const path = which === 'history after=' ? `/workflows/${id}/history?after=` : `/workflows/${id}/stream?after=`;
+		const res = await api('GET', `${path}${'9'.repeat(60_000)}`);
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('INVALID_CURSOR');
+		expect(JSON.stringify(res.json).length).toBeLessThan(1_000);
+	});
+});
+
 describe('bulk routes and counts name what was wrong', () => {
 	it.for([
 		['GET', '/bulk/'],
@@ -219,6 +230,18 @@ describe('bulk routes and counts name what was wrong', () => {
 		expect(res.status).toBe(400);
 		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: expect.stringContaining('by="customerId" is not attr.<name>') });
 		expect(res.json.error.message).toContain('customerId, amount');
+	});
+
+	it('counts with by= given twice says so (found from outside: it said a well-formed by was not attr.<name>)', async () => {
+		const res = await api('GET', '/types/searchable/counts?by=attr.customerId&by=attr.amount');
+		expect(res.status).toBe(400);
+		expect(res.json.error).toMatchObject({ code: 'INVALID_QUERY', message: 'by is given 2 times; give it once' });
+	});
+
+	it('counts of an unknown type without by= answers UNKNOWN_TYPE first', async () => {
+		const res = await api('GET', '/types/no-such-type/counts');
+		expect(res.status).toBe(400);
+		expect(res.json.error.code).toBe('UNKNOWN_TYPE');
 	});
 
 	it.for([1e308, 0, 1.5, -1, 1001])('a bulk ratePerSecond of %s is refused naming the allowed range', async (rate) => {

@@ -2,6 +2,7 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schedules } from '../../src/client/schedule-client';
+import { callRole } from '../../src/client/stubs';
 import { scheduleName } from '../../src/engine/object-names';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testClock } from '../worker/test-clock';
@@ -142,6 +143,27 @@ describe('GET /metrics', () => {
 		const { value } = await scrape();
 		expect(value('shardflow_index_backlog_pending', { type: 'payment' })).toBe(0);
 		expect(value('shardflow_index_backlog_oldest_age_seconds', { type: 'payment' })).toBe(0);
+	});
+
+	it('counts the instances whose passes keep failing, as they reported themselves, and leaves out a report nobody refreshed for 15 minutes', async () => {
+		const before = await scrape();
+		expect(before.value('shardflow_instances_failing_passes', { type: 'inbox' })).toBe(0);
+		expect(before.value('shardflow_failing_passes_max_in_a_row', { type: 'inbox' })).toBe(0);
+		const at = testClock.now();
+		const [a, b] = [uniqueId('prom-failing'), uniqueId('prom-cut')];
+		// What an instance's replay loop sends from its third failed or cut pass in a row (engine/instance/failing-passes.ts).
+		await callRole(testEnv as never, 'failingReport', ['inbox'], { id: a, cause: 'failed', count: 3, since: at, at });
+		await callRole(testEnv as never, 'failingReport', ['inbox'], { id: b, cause: 'cut', count: 3, since: at, at });
+		await callRole(testEnv as never, 'failingReport', ['inbox'], { id: a, cause: 'failed', count: 7, since: at + 60_000, at: at + 60_000 });
+		const failing = await scrape();
+		expect(failing.value('shardflow_instances_failing_passes', { type: 'inbox' })).toBe(2);
+		expect(failing.value('shardflow_failing_passes_max_in_a_row', { type: 'inbox' })).toBe(7);
+		expect(failing.value('shardflow_instances_failing_passes', { type: 'payment' })).toBe(0);
+
+		await callRole(testEnv as never, 'failingWithdraw', ['inbox'], { id: a }); // a pass of a ended
+		expect((await scrape()).value('shardflow_instances_failing_passes', { type: 'inbox' })).toBe(1);
+		advanceClock(16 * MIN); // b's isolate died before it could withdraw: its report ages out
+		expect((await scrape()).value('shardflow_instances_failing_passes', { type: 'inbox' })).toBe(0);
 	});
 
 	it('is behind the API token like every read: 401 without it, served to the read-only token', async () => {

@@ -319,6 +319,7 @@ describe('OpenAPI', () => {
 				'/admin/workflows/{id}/reindex',
 				'/bulk/{id}',
 				'/bulk/{id}/cancel',
+				'/alerts',
 				'/metrics',
 				'/schedules',
 				'/schedules/{type}/pause',

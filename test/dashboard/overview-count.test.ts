@@ -6,7 +6,7 @@ const summary = (type: string, counts: Record<string, number>): TypeSummary => (
 
 /** The overview page's text of each type's total (what overview.js redraws with the same `plural`). */
 async function totals(types: TypeSummary[]): Promise<string[]> {
-	const html = String(await Overview({ types, metrics: {}, scheduled: [] })!.toString());
+	const html = String(await Overview({ types, metrics: {}, scheduled: [], alerts: [] })!.toString());
 	return [...html.matchAll(/data-field="total">([^<]*)</g)].map((m) => m[1]!);
 }
 

@@ -3,6 +3,7 @@ import type { Registry } from '../../src/engine/definition/registry';
 import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import { InvalidStateError } from '../../src/engine/support/errors';
 import { VirtualHost } from '../../src/testing/virtual-host';
+import type { Tracer } from '../../src/engine/support/tracer';
 
 /** Instances on virtual hosts that reach each other through a `ChildPort`; `deaf` drops every notice. */
 export class World {
@@ -24,6 +25,8 @@ export class World {
 	transplanted: string[] = [];
 	/** How many steps each transplant carried. */
 	transplantedSteps = new Map<string, number>();
+	/** Lent to every host made after it is set: spans of every instance's passes and attempts. */
+	tracer: Tracer | undefined;
 
 	constructor(
 		private readonly registry: Registry,
@@ -77,6 +80,7 @@ export class World {
 			host = new VirtualHost({ registry: this.registry });
 			host.children = this.port;
 			host.inlineChildren = this.inline;
+			if (this.tracer) host.tracer = this.tracer;
 			this.hosts.set(id, host);
 		}
 		return host;

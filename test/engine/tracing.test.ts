@@ -1,67 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import { NonRetryableError } from '../../src/engine/support/errors';
 import { VirtualHost } from '../../src/testing/virtual-host';
-import { workersTracer, type WorkersSpan, type WorkersTracing } from '../../src/runtime/workers-tracer';
+import { workersTracer } from '../../src/runtime/workers-tracer';
+import { FakeTracing, type FakeSpan } from './fake-tracing';
 import { tracedCall } from '../../src/runtime/traced-call';
 import { Workflow } from '../../src/workflow';
 import { registryOf } from './start-instance';
-
-/** A span as the fake runtime keeps it: its name, parent, attributes, exceptions, status and whether it ended. */
-class FakeSpan implements WorkersSpan {
-	readonly attributes: Record<string, unknown> = {};
-	readonly exceptions: { name: string; message: string; code?: string }[] = [];
-	status: string | undefined;
-	ended = false;
-	constructor(readonly name: string, readonly parent: FakeSpan | undefined, readonly isTraced: boolean) {}
-	setAttributes(attributes: Record<string, unknown>) {
-		for (const [k, v] of Object.entries(attributes)) if (v !== undefined) this.attributes[k] = v;
-		return this;
-	}
-	recordException(exception: { name: string; message: string; code?: string }) {
-		this.exceptions.push(exception);
-	}
-	setStatus(status: { code: string }) {
-		this.status = status.code;
-		return this;
-	}
-	end() {
-		this.ended = true;
-	}
-}
-
-/**
- * Workers tracing as the runtime offers it (`startActiveSpan`, `getActiveSpan`), with
- * the active span carried by the async context as workerd carries it; `sampled: false` is an
- * invocation head sampling left out.
- */
-class FakeTracing implements WorkersTracing {
-	readonly spans: FakeSpan[] = [];
-	private readonly active = new AsyncLocalStorage<FakeSpan>();
-	readonly root: FakeSpan;
-	constructor(sampled = true) {
-		this.root = new FakeSpan('invocation', undefined, sampled);
-	}
-	/** A span that is not made active (what platform instrumentation, a fetch, records). */
-	startSpan(name: string): FakeSpan {
-		const parent = this.getActiveSpan();
-		const span = new FakeSpan(name, parent, parent.isTraced);
-		this.spans.push(span);
-		return span;
-	}
-	startActiveSpan<T>(name: string, callback: (span: WorkersSpan) => T): T {
-		const span = this.startSpan(name);
-		return this.active.run(span, () => callback(span));
-	}
-	getActiveSpan(): FakeSpan {
-		return this.active.getStore() ?? this.root;
-	}
-	/** `name attribute=value ...` of the spans, in start order, for readable expectations. */
-	named(name: string) {
-		return this.spans.filter((s) => s.name === name);
-	}
-}
 
 let failures = 0;
 class Charge extends Workflow<{}, string> {
@@ -203,6 +148,29 @@ describe('spans of passes and step attempts (Workers tracing through the engine 
 		await host.fireAlarm(engine);
 		expect((await engine.status()).status).toBe('completed');
 		expect(tracing.spans).toEqual([]);
+	});
+
+	it('asks whether the invocation is sampled once per pass, not once per attempt, when it is not', async () => {
+		class TenSteps extends Workflow<{}, number> {
+			static override readonly type = 'traced-ten';
+			async run(step: Step) {
+				let n = 0;
+				for (let i = 0; i < 10; i++) n = await step.do(`s${i}`, () => n + 1);
+				return n;
+			}
+		}
+		const tracing = new FakeTracing(false);
+		let asked = 0;
+		const getActiveSpan = tracing.getActiveSpan.bind(tracing);
+		tracing.getActiveSpan = () => (asked++, getActiveSpan());
+		const host = new VirtualHost({ registry: registryOf(TenSteps) });
+		host.tracer = workersTracer(tracing);
+		const engine = host.engine();
+		await engine.create('wf-10', 'traced-ten', {});
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 10 });
+		expect(tracing.spans).toEqual([]);
+		expect(asked).toBe(1); // the one pass; its ten attempts ask nothing
 	});
 
 	it('is no tracer on a runtime without custom spans', () => {

@@ -220,7 +220,8 @@ describe('tables created on their first write', () => {
 	});
 
 	it("runs a workflow through an event with an idempotency key and a deletion on an instance's object that starts without those tables", async () => {
-		const id = uniqueId('fw-run');
+		// The table layout's tables, whatever layout the Worker gives new instances ("layout-table-" ids, test/worker/index.ts).
+		const id = uniqueId('layout-table-fw-run');
 		await PaymentWorkflow.create(testEnv, { id, payload: { amount: 1, currency: 'EUR' } });
 		await settle(id);
 		const before = await runInDurableObject(stub(id), (_, state) => tableNames(state.storage));

@@ -4,6 +4,7 @@ import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { executions } from '../worker/probes';
 import { ChildParentWorkflow, SlowChildWorkflow, SlowParentWorkflow, StepsParentWorkflow } from '../worker/workflows';
+import { storedCount } from '../stored-parts';
 
 // step.invoke of a short child runs it inside its parent's object first, then publishes it to its own
 // (src/engine/instance/inline-child.ts); these drive the real runner in workerd over HTTP and RPC.
@@ -12,11 +13,7 @@ const get = async (path: string) => api('GET', path);
 
 /** Whether the object of `id` holds an instance (a child its parent has published), and the inline rows the object keeps. */
 const objectOf = (id: string) =>
-	runInDurableObject(stub(id), (_, state) => {
-		const tables = new Set([...state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`)].map((t) => t.name));
-		const inlineRows = tables.has('inline_children') ? Number([...state.storage.sql.exec<{ n: number }>('SELECT count(*) AS n FROM inline_children')][0]!.n) : 0;
-		return { holdsInstance: tables.has('instance') && [...state.storage.sql.exec('SELECT 1 FROM instance')].length > 0, inlineRows };
-	});
+	runInDurableObject(stub(id), (_, state) => ({ holdsInstance: storedCount(state.storage, 'instance') > 0, inlineRows: storedCount(state.storage, 'inline_children') }));
 
 afterEach(() => resetClock());
 

@@ -1,11 +1,11 @@
 import { exports } from 'cloudflare:workers';
-import { evictDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/engine/streams/stream';
 import { STREAM_BEHIND_CLOSE, STREAM_SUBSCRIBER_WINDOW } from '../../src/engine/streams/stream-window';
 import { SSE_RESPONSE_BYTES } from '../../src/engine/streams/sse-budget';
 import { api } from '../api/helpers';
-import { settle, stub, uniqueId } from '../helpers';
+import { settle, stub, uniqueId, until } from '../helpers';
 
 // A subscriber's window (docs/streams.md "Slow subscribers"): what an instance sends one subscriber
 // that has not taken it is bounded, whether it acknowledges (paced) or not (dropped with where to resume).
@@ -196,6 +196,32 @@ describe("an instance's stream over Server-Sent Events", () => {
 			from = last.id!;
 		}
 		expect(indexes).toEqual(every);
+	});
+});
+
+/** The WebSockets the instance holds open: one per subscriber it still sends to. */
+async function openSubscribers(id: string): Promise<number> {
+	return runInDurableObject(stub(id), (_instance, state) => state.getWebSockets().filter((ws) => ws.readyState === WebSocket.OPEN).length);
+}
+
+describe('an SSE response that ends (found from outside: each left a subscriber behind for good)', () => {
+	it('leaves no subscriber at the instance once it ended with event: behind, so 2,000 such responses do not fill its subscribers', async () => {
+		const id = await bigStream();
+		for (let i = 0; i < 3; i++) {
+			const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`);
+			expect(response.status).toBe(200);
+			expect(await response.text()).toContain('event: behind');
+		}
+		await until(async () => (await openSubscribers(id)) === 0, 'the relays to let go of their subscriptions');
+	});
+
+	it('leaves no subscriber at the instance once its client went away mid-stream', async () => {
+		const id = await bigStream();
+		const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`);
+		const reader = response.body!.getReader();
+		for (let read = 0; read < 3; read++) await reader.read();
+		await reader.cancel();
+		await until(async () => (await openSubscribers(id)) === 0, 'the relay to let go of its subscription');
 	});
 });
 

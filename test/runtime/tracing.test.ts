@@ -1,6 +1,6 @@
 import { tracing } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { runtimeTracer } from '../../src/runtime/runtime-tracer';
+import { runtimeTracer, tracerOf } from '../../src/runtime/runtime-tracer';
 import { api } from '../api/helpers';
 import { settle, uniqueId } from '../helpers';
 
@@ -17,5 +17,11 @@ describe('Workers tracing in workerd', () => {
 		expect(['running', 'sleeping', 'completed']).toContain((await api('GET', `/workflows/${id}`)).json.status);
 		// Outside any custom span the active span is the invocation's root; unsampled, the engine starts none.
 		expect(typeof (tracing.getActiveSpan()?.isTraced ?? false)).toBe('boolean');
+	});
+
+	it('lends no tracer when SHARDFLOW_TRACING is off, and the runtime\'s otherwise', () => {
+		expect(tracerOf({ SHARDFLOW_TRACING: 'off' })).toBeUndefined();
+		expect(tracerOf({})).toBe(runtimeTracer);
+		expect(tracerOf({ SHARDFLOW_TRACING: 'on' })).toBe(runtimeTracer);
 	});
 });

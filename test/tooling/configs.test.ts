@@ -12,7 +12,7 @@ describe('wrangler configurations', () => {
 		const { r2_buckets, ...archive } = read('wrangler.archive.jsonc');
 		expect(r2_buckets).toEqual([{ binding: 'ARCHIVE', bucket_name: 'shardflow-archive' }]);
 		const { $schema: _a, ...rest } = archive;
-		const { $schema: _p, vars: _v, ...expected } = product;
+		const { $schema: _p, ...expected } = product;
 		expect(rest).toEqual(expected);
 	});
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkTargets, costModel, monthlyBill, PRICES, RETENTION_DAYS, SCENARIOS } from '../../bench/lib/cost-model.mjs';
+import { checkTargets, costModel, layoutComparison, monthlyBill, PRICES, RETENTION_DAYS, SCENARIOS } from '../../bench/lib/cost-model.mjs';
 import { readFileSync } from 'node:fs';
 
 // Expected values are worked out by hand from the published prices (docs/cost.md "Prices"), not from the model.
@@ -64,5 +64,14 @@ describe("the bench's cost model", () => {
 		expect(targets.map((t: { value: string }) => t.value)).toEqual(['17 rows', '0.22x', '16384 B', '0.51x']);
 		expect(checkTargets([{ scenario: 'event', label: 'event', ratio: 0.5 }])[0].met).toBe(true);
 		expect(PRICES.workflows.perMillionSteps).toBe(8);
+	});
+
+	it('sets the two storage layouts side by side, scenario by scenario: rows written, dollars, ratio and bytes kept', () => {
+		const compact = costModel({ trivial: run({ sqlRowsWritten: 14, alarmsSet: 2, bytes: 8_192 }) }).figures;
+		const table = costModel({ trivial: run({ sqlRowsWritten: 37, alarmsSet: 2, bytes: 36_864 }) }).figures;
+		const lines = layoutComparison(compact, table).split('\n');
+		const row = lines.find((line: string) => line.startsWith(`| ${SCENARIOS[0]!.label} |`))!.split(' | ');
+		expect(row.slice(1, 3)).toEqual(['16', '39']);
+		expect(row.slice(-2)).toEqual(['8192', '36864 |']);
 	});
 });

@@ -17,7 +17,8 @@ afterAll(async () => {
 	rmSync(persistTo, { recursive: true, force: true });
 });
 
-const start = () => startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {}, persistTo });
+// SHARDFLOW_STORAGE_LAYOUT=compact npx vitest ...: the same replay of a compact instance (the bench Worker's default is the table layout).
+const start = () => startDevServer({ configs: ['bench/wrangler.jsonc'], vars: process.env.SHARDFLOW_STORAGE_LAYOUT ? { SHARDFLOW_STORAGE_LAYOUT: process.env.SHARDFLOW_STORAGE_LAYOUT } : {}, persistTo });
 
 /** The instance's status from the index (a status read itself carries up to 4 MiB of step results). */
 async function listedStatus(s: Server, id: string): Promise<string | undefined> {

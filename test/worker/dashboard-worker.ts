@@ -3,6 +3,8 @@
 // a parent with children and an R2 archive, so every page has something to show.
 import { z } from 'zod';
 import { createApp, createWorkflowRunner, defineRegistry } from '../../src/host';
+import { callRole } from '../../src/client/stubs';
+import type { ShardflowEnv } from '../../src/client/instance-client';
 import { Workflow, type Step } from '../../src/authoring';
 import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
@@ -57,6 +59,16 @@ export class LongStepNamesWorkflow extends Workflow<{}, number> {
 	}
 }
 
+/** Waits for a sign-off that never comes in a test: stuck (an alert on the overview) 2 seconds after it starts waiting. */
+export class SignOffWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'sign-off';
+	static override events = { signed: z.object({ by: z.string() }) };
+	async run(step: Step<typeof SignOffWorkflow.events>) {
+		const { by } = await step.waitForEvent('signed', { timeout: '1 day' });
+		return by;
+	}
+}
+
 export const registry = defineRegistry({
 	test: { workflow: TestWorkflow },
 	payment: { workflow: PaymentWorkflow, shards: 4, version: '2026-11-26.2' },
@@ -65,7 +77,25 @@ export const registry = defineRegistry({
 	shipping: { workflow: ShippingWorkflow, shards: 2 },
 	receipt: { workflow: ReceiptWorkflow },
 	'long-step-names': { workflow: LongStepNamesWorkflow },
+	'sign-off': { workflow: SignOffWorkflow, stuckAfter: { running: 'never', waiting: '2 seconds' } },
 });
 
 export class WorkflowRunner extends createWorkflowRunner(registry) {}
-export default createApp(registry);
+const app = createApp(registry);
+
+/**
+ * The app, plus one route for the alerts test (test/dashboard/alerts-browser.test.ts): what an
+ * instance sends its type's backlog object when its passes keep failing or its index delivery
+ * fails, which a local run cannot make happen on demand. Test Worker only.
+ */
+export default {
+	async fetch(request: Request, env: ShardflowEnv, ctx: ExecutionContext): Promise<Response> {
+		const url = new URL(request.url);
+		if (request.method === 'POST' && url.pathname === '/__test/backlog') {
+			const { call, type, argument } = (await request.json()) as { call: 'failingReport' | 'backlogAdd'; type: string; argument: never };
+			await callRole(env, call, [type], argument);
+			return Response.json({ ok: true });
+		}
+		return app.fetch(request, env, ctx);
+	},
+};

@@ -6,12 +6,14 @@ import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 import { ProgressWorkflow } from '../../examples/demo/workflows/progress-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
-import { alarmInvocations, childNotices, indexFaults, limiterFaults } from './probes';
+import { alarmInvocations, childNotices, indexFaults, layoutSettings, limiterFaults } from './probes';
 import { asInvocation } from '../harness/invocations';
 import { BigStreamWorkflow, FetcherWorkflow } from '../../bench/workflows';
 import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
+import { AlarmMeter, SqlMeter } from '../../bench/sql-meter';
+import type { ShardflowEnv } from '../../src/client/instance-client';
 import {
 	BigResultsWorkflow,
 	ChildDoublerWorkflow,
@@ -91,6 +93,24 @@ export class KvWorkflowRunner extends createWorkflowRunner(testRegistry) {}
 
 /** The real runner on the test kit's clock and step mocks, with a `settle()` hook; its shards can be told to refuse writes. */
 export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRunnerOptions) {
+	/** What this object's storage wrote (SQL rows, key-value rows, alarms): objects of "layout-" ids only (see `layoutOfTestId`). */
+	private readonly meters: { sql: SqlMeter; alarms: AlarmMeter } | undefined;
+
+	constructor(ctx: DurableObjectState, env: ShardflowEnv) {
+		// Test hook (this test Worker only): an id "layout-compact-…" or "layout-table-…" (and its children) takes that storage
+		// layout whatever the Worker's setting, and counts its rows written as the bench does, from before its storage is used.
+		const layout = layoutSettings.get(ctx.id.name ?? '') ?? layoutOfTestId(ctx.id.name);
+		const meters = layout ? { sql: new SqlMeter(ctx.storage.sql, ctx.storage), alarms: new AlarmMeter(ctx.storage) } : undefined;
+		super(ctx, layout ? ({ ...env, SHARDFLOW_STORAGE_LAYOUT: layout } as ShardflowEnv) : env);
+		this.meters = meters;
+	}
+
+	/** Test hook: the rows this object wrote so far, SQL and key-value (bench/sql-meter.ts), and its alarm writes. */
+	rowsWritten(): { rows: number; alarms: number } {
+		if (!this.meters) throw new Error('only objects of "layout-" ids count their rows');
+		return { rows: this.meters.sql.reading().rowsWritten, alarms: this.meters.alarms.reading().set + this.meters.alarms.reading().deleted };
+	}
+
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
 	async settle(options?: { index?: boolean }): Promise<void> {
 		if (this.role?.kind === 'instance') await this.role.idle(options);
@@ -163,4 +183,11 @@ function refuseWhen(prototype: object, name: 'indexWrite' | 'indexRemove' | 'lim
 		writable: true,
 		configurable: true,
 	});
+}
+
+/** The layout an id of the rows-written tests asks for ("layout-compact-…", "layout-table-…"), or undefined. */
+function layoutOfTestId(name: string | undefined): 'compact' | 'table' | undefined {
+	if (name?.startsWith('layout-compact-')) return 'compact';
+	if (name?.startsWith('layout-table-')) return 'table';
+	return undefined;
 }

@@ -20,3 +20,9 @@ export const childNotices = { drop: false, dropped: 0 };
 
 /** Alarm invocations per object name, counted by the test Worker's runner. */
 export const alarmInvocations = new Map<string, number>();
+
+/**
+ * Test hook: the storage layout an object's next construction gives the Worker's setting, by object name (test/worker/index.ts),
+ * so a test can change the setting under an instance that exists (abortAllDurableObjects, then the next call builds the object anew).
+ */
+export const layoutSettings = new Map<string, 'compact' | 'table'>();

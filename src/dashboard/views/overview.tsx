@@ -1,5 +1,6 @@
 import type { FC } from 'hono/jsx';
 import type { TypeMetrics } from '../../engine/index/run-metrics';
+import type { Alert } from '../../api/alerts';
 import { WORKFLOW_STATUSES } from '../../engine/support/statuses';
 import { StatusBadge } from './layout';
 import { safeJson } from './safe-json';
@@ -18,7 +19,7 @@ export interface TypeSummary {
  * Every type with its counts per status, shards and delivery backlog (from GET /types), and its
  * run metrics (GET /types/:type/metrics), drawn and kept current by overview.js.
  */
-export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMetrics | null>; scheduled: string[] }> = ({ types, metrics, scheduled }) => (
+export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMetrics | null>; scheduled: string[]; alerts: Alert[] | null }> = ({ types, metrics, scheduled, alerts }) => (
 	<>
 		<div class="page-head">
 			<h1>Workflow types</h1>
@@ -27,9 +28,11 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 			</span>
 		</div>
 		<p class="muted intro">
-			Counts per status come from the sharded index (it lags an instance by ~20 ms) and are read again every 30 seconds. Runs per minute, run times and the
+			Counts per status come from the sharded index (it lags an instance by ~20 ms) and are read again every 30 seconds, with the alerts. Runs per minute, run times and the
 			backlog come from counters the index shards keep as entries land, read again every 5 seconds.
 		</p>
+		{/* Drawn by alerts.js from the config below, and again with every reading of the counts. */}
+		<section class="alerts" id="alerts" aria-label="Alerts" aria-live="polite"></section>
 		{types.length === 0 ? (
 			<div class="empty">No workflow types are registered. Add one to the registry the Worker passes to <code>createApp</code>.</div>
 		) : (
@@ -72,7 +75,7 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 				})}
 			</div>
 		)}
-		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics }) }} />
+		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics, alerts }) }} />
 		<script type="module" src={dashboardHref('/overview.js')}></script>
 	</>
 );

@@ -274,7 +274,7 @@ export function parseHistoryAfter(after: string | number | null | undefined): nu
 	if (after === undefined || after === null || after === '') return 0;
 	const n = typeof after === 'number' ? after : /^\d{1,15}$/.test(after) ? Number(after) : NaN;
 	if (!Number.isSafeInteger(n) || n < 0) {
-		throw new ValidationError(ErrorCode.InvalidCursor, `after must be the seq of a history record (a whole number, as in nextCursor), got ${JSON.stringify(after)}`);
+		throw new ValidationError(ErrorCode.InvalidCursor, `after must be the seq of a history record (a whole number, as in nextCursor), got ${JSON.stringify(typeof after === 'string' && after.length > 40 ? `${after.slice(0, 40)}…` : after)}`);
 	}
 	return n;
 }

@@ -12,6 +12,7 @@ import type { InstanceStore } from '../storage/store';
 import type { WebhookTarget } from '../webhooks/webhook';
 import type { YieldReport } from '../steps/yield-pacer';
 import type { PassFailures } from './pass-failures';
+import type { FailingPassesPort } from './failing-passes';
 import type { StepKind } from '../support/step-kinds';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
@@ -59,6 +60,8 @@ export interface EngineHost {
 	/** Where the instance keeps its concurrency slot, and the limiters (types with `static concurrency`; see concurrency-slot.ts). */
 	slots?: SlotStore;
 	limiter?: LimiterPort;
+	/** Where runs of failed or cut passes are reported (failing-passes.ts); without it, only the log lines tell. */
+	failingPasses?: FailingPassesPort;
 	/** Where failed passes are counted for their backoff; the isolate's shared record when unset (see pass-failures.ts). */
 	passFailures?: PassFailures;
 	/** Runs a `step.invoke`'s short child inside this instance first (inline-child.ts); needs `children`. Off when unset. */

@@ -108,6 +108,8 @@ export class InlineChildRun implements InlineRun {
 			defer: (fn, ms) => parent.defer(fn, ms),
 			...(parent.log ? { log: parent.log } : {}),
 			...(parent.logStepCompletions !== undefined ? { logStepCompletions: parent.logStepCompletions } : {}),
+			// Its passes and attempts are spans of the parent's trace, under the pass that invoked it, as they would be in its own object.
+			...(parent.tracer ? { tracer: parent.tracer } : {}),
 			invocationBudget: INLINE_BUDGET,
 			wrapStepFunction: counted,
 			// Its notice would wake the parent for nothing: the parent's invoke holds the outcome when the run ends.

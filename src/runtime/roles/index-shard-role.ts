@@ -6,6 +6,7 @@ import type { ObjectStorage } from '../object-storage';
 import { shardIndex } from '../../engine/index/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
+import type { ShardMetricsExport } from '../shard-metrics-export';
 
 /** Deletion tombstones past their grace period collected with each removal a shard takes. */
 const COLLECT_ON_REMOVE = 100;
@@ -26,12 +27,16 @@ export class IndexShardRole implements IndexShardAccess {
 		readonly live: IndexLiveFeed | undefined,
 		/** This shard's number `n` (from its name `__index:<type>:<n>`) and the clock tombstones are dated with. */
 		private readonly self: { shard: number; now: () => number },
+		/** Writes the run metrics to Analytics Engine (shard-metrics-export.ts); absent when `SHARDFLOW_ANALYTICS` is not bound. */
+		private readonly analytics?: ShardMetricsExport,
 	) {}
 
 	async write(entries: IndexEntry[], options: { moved?: boolean } = {}): Promise<void> {
 		const shard = await this.writable();
+		const changes = shard.metrics.changes;
 		shard.write(entries, options);
 		shard.metrics.pruneIfDue(this.self.now());
+		if (this.analytics && shard.metrics.changes !== changes) await this.analytics.counted();
 		if (this.live?.watched) {
 			// Only what the shard kept: a late, older delivery changed nothing and is not news.
 			const kept = shard.versions(entries.map((e) => e.id));
@@ -66,6 +71,11 @@ export class IndexShardRole implements IndexShardAccess {
 		const moved = shard.collectMoved((id) => shardIndex(id, request.shards) !== this.self.shard, request.limit);
 		const deleted = shard.collectDeleted(this.self.now() - DELETED_TOMBSTONE_GRACE_MS, request.limit);
 		return { moved: moved.removed, deleted: deleted.removed, more: moved.more || deleted.more };
+	}
+
+	/** The alarm, which only the Analytics Engine export arms. */
+	async alarm(): Promise<void> {
+		if (this.analytics && this.storage.hasSchema) await this.analytics.alarm(this.shard().metrics);
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {

@@ -201,7 +201,7 @@ export class InstanceRole {
 	private instance(start?: StoreStart): InstanceEngine {
 		if (this.engine) return this.engine;
 		const { ctx, env, registry, storage, now, wrapStepFunction } = this.host;
-		const host = instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy(), { ...start, tables: storage.firstWrite }, () => this.stream.historyAppended());
+		const host = instanceHost(ctx, env, registry, storage.db, this.alarmSlot, now, () => this.destroy(), { ...start, tables: storage.firstWrite, compact: storage.compact }, () => this.stream.historyAppended());
 		this.store = host.store;
 		return (this.engine = new InstanceEngine({ ...host, wrapStepFunction }));
 	}

@@ -5,9 +5,11 @@
 // them costs the same for a hundred instances as for millions.
 import { api, duration } from './common.js';
 import { plural } from './plural.js';
+import { drawAlerts } from './alerts.js';
 
 const config = JSON.parse(/** @type {HTMLElement} */ (document.getElementById('overview-config')).textContent ?? '{}');
 const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
+const alertsEl = /** @type {HTMLElement} */ (document.getElementById('alerts'));
 const REFRESH_MS = 5000;
 const fmt = (/** @type {number | string} */ n) => Number(n).toLocaleString('en');
 const ms = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined ? '—' : duration(v));
@@ -126,9 +128,10 @@ const COUNTS_EVERY = 6;
 let round = 0;
 async function refresh() {
 	const withCounts = ++round % COUNTS_EVERY === 0;
-	const [types, ...metrics] = await Promise.all([withCounts ? api('/types') : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics`))]);
+	const [types, alerts, ...metrics] = await Promise.all([withCounts ? api('/types') : null, withCounts ? api('/alerts') : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics`))]);
 	const ok = (types === null || types.ok) && metrics.every((r) => r.ok);
 	if (types?.ok) types.body.types.forEach(drawCounts);
+	if (alerts) drawAlerts(alertsEl, alerts.ok ? alerts.body.alerts : null);
 	// The backlog comes with the metrics too: it stays current between two readings of the counts.
 	metrics.forEach((r, i) => r.ok && drawBacklog(config.types[i], r.body.backlog));
 	drawAll(Object.fromEntries(config.types.map((/** @type {string} */ t, /** @type {number} */ i) => [t, metrics[i].ok ? metrics[i].body : null])));
@@ -137,6 +140,7 @@ async function refresh() {
 }
 
 drawAll(config.metrics);
+drawAlerts(alertsEl, config.alerts);
 liveEl.dataset.state = 'live';
 liveEl.textContent = `Updated ${new Date().toLocaleTimeString()}`;
 // Only while the page is shown: a tab in the background reads nothing.

@@ -7,6 +7,7 @@ import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import type { PartKernel } from '../part';
 import type { PassFailures } from '../pass-failures';
+import { FailingPassReporter } from '../failing-passes';
 import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../../support/timing';
 
 /**
@@ -30,12 +31,17 @@ export abstract class PassScheduling {
 	protected activeRollback: RollbackRunner | undefined;
 	/** Passes cut short in a row, as stored (see `cutPassBackoffMs`); read once when the engine starts. */
 	protected cutPasses: CutPasses | undefined;
+	/** Whether the pass in flight has a span (its invocation is sampled): its attempts are traced only then. */
+	protected passTraced = false;
+	/** Reports runs of failed or cut passes to the type's backlog object (failing-passes.ts). */
+	private readonly failing: FailingPassReporter;
 
 	constructor(
 		protected readonly k: PartKernel,
 		private readonly failures: PassFailures,
 	) {
 		this.cutPasses = k.row ? k.host.store.readCutPasses() : undefined;
+		this.failing = new FailingPassReporter(k.host);
 		this.loop = new SingleFlight({
 			background: (flight) => k.host.background(flight),
 			before: () => Promise.resolve(),
@@ -120,11 +126,13 @@ export abstract class PassScheduling {
 					[SPAN.type]: before.type, [SPAN.instanceId]: before.id, [SPAN.generation]: before.generation, [SPAN.status]: before.status,
 					...(before.status === 'rolling_back' ? { [SPAN.rollback]: true } : {}),
 				};
-				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), this.pass()));
+				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), (this.passTraced = s !== undefined), this.pass()));
 			} else {
+				this.passTraced = false;
 				await this.pass();
 			}
 			span?.set({ [SPAN.outcome]: this.k.gone ? 'deleted' : (this.k.row?.status ?? 'unknown') });
+			if (before) this.failing.ended(before.type, before.id, this.passFailures, (this.cutPasses?.count ?? 1) - 1);
 			if (this.k.row) this.failures.clear(this.k.row.id);
 			// A pass that ended (however) ends the run of cut passes.
 			if (this.cutPasses && !this.k.gone) {
@@ -138,6 +146,7 @@ export abstract class PassScheduling {
 			const row = this.k.row;
 			const failures = this.passFailures + 1;
 			this.failures.note(row?.id ?? '', failures, this.k.host.now() + outboxBackoffMs(failures));
+			if (row) this.failing.failed(row.type, row.id, 'failed', failures);
 			const described = describeThrown(error);
 			span?.fail(described);
 			span?.set({ [SPAN.outcome]: 'pass_failed' });
@@ -174,6 +183,7 @@ export abstract class PassScheduling {
 		this.cutPasses = { count, retryAt: now + cutPassBackoffMs(count) };
 		this.k.host.store.writeCutPasses(this.cutPasses);
 		if (count > 1) {
+			this.failing.failed(this.k.row!.type, this.k.row!.id, 'cut', count - 1);
 			const retryAt = new Date(this.cutPasses.retryAt).toISOString();
 			this.k.host.log?.({ severity: 'error', event: 'pass.cut', instanceId: this.k.row!.id, type: this.k.row!.type, count: count - 1, nextRetryAt: retryAt });
 		}

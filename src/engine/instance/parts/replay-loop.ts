@@ -280,7 +280,8 @@ export class ReplayLoop extends PassScheduling implements InstancePart {
 			insertStep: (stepRow: StepRow, records: readonly HistoryRecord[]) => host.store.insertStep(stepRow, records.map(toRow)),
 			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
 			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
-			...(host.tracer ? { tracer: host.tracer } : {}),
+			// Only a traced pass lends its attempts the tracer: an unsampled one stays so, and its attempts skip even the check.
+			...(host.tracer && this.passTraced ? { tracer: host.tracer } : {}),
 		};
 	}
 

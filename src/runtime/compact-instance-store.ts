@@ -1,0 +1,390 @@
+import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
+import { takeWithinBytes } from '../engine/history/history';
+import { historyRecordBytes } from '../engine/definition/instance-limits';
+import { SMALL_RESULT_BYTES } from '../engine/support/limits';
+import type { StepKind } from '../engine/support/step-kinds';
+import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
+import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
+import { KV, pack, packedBytes, seqKey, seqOf, unpack } from './compact-keys';
+import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, type StoredRecord, type StoredStep } from './compact-history';
+import { StepIndex } from './compact-step-index';
+import { CompactParts } from './compact-parts';
+import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
+import { recordsInRow } from './step-records';
+
+const UNREAD = Symbol('unread');
+type Known<T> = T | typeof UNREAD;
+
+/** What the compact store knows of its object before reading it. */
+export interface CompactStart {
+	/** A new object: nothing is stored, so the first reads need no storage call. */
+	empty?: boolean;
+	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
+	historyAppended?: () => void;
+}
+
+/**
+ * `InstanceStore` over the object's synchronous key-value storage (`ctx.storage.kv`): the compact
+ * instance layout (docs/decisions.md "The compact instance layout"). A new instance writes no schema
+ * (the key-value table costs nothing to create); its record, one key per step and the few records
+ * nothing else stands for are 1 row written each. A transaction (`transactionSync` covers key-value
+ * storage as it does SQL) writes the instance record once at its end, whatever it changed of it: a
+ * status change, its pending index entry and its history record are one put. What only this store
+ * writes (the record, the history's tail, the earliest wake-up, the steps' seqs) it keeps, and
+ * forgets when a transaction fails.
+ */
+export class CompactInstanceStore extends CompactParts implements InstanceStore {
+	private record: Known<InstanceRecord | undefined> = UNREAD;
+	private depth = 0;
+	/** In a transaction: the record changed and is put at its end. */
+	private dirty = false;
+	/** In a transaction: small records appended before the record exists, folded in when it is written (else given keys at the end). */
+	private held: StoredRecord[] = [];
+	private lastHistorySeq: number | undefined;
+	private tailFrom: number | undefined = 0;
+	private tailBytes = 0;
+	/** Every step without its value, by seq (undefined: not read yet). */
+	private steps: StepIndex | undefined;
+
+	constructor(
+		storage: DurableObjectStorage,
+		private readonly start: CompactStart = {},
+	) {
+		super(storage);
+		if (start.empty) {
+			this.record = undefined;
+			this.outbox.startEmpty();
+			this.lastHistorySeq = 0;
+			this.wakeups.startEmpty();
+			this.steps = new StepIndex();
+			this.events.startEmpty();
+		}
+	}
+
+	transaction<T>(fn: () => T): T {
+		// Nested: what the outer transaction changed of the record and has not written yet is kept aside, so that a
+		// rollback of this one forgets only its own changes (the outer one's are written at its end, as usual).
+		const record = this.record;
+		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean } | undefined =
+			this.depth > 0 ? { record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs] }, held: [...this.held], dirty: this.dirty } : undefined;
+		try {
+			return this.storage.transactionSync(() => {
+				this.depth++;
+				try {
+					const result = fn();
+					if (this.depth === 1) this.endTransaction();
+					return result;
+				} finally {
+					this.depth--;
+					if (this.depth === 0) {
+						this.dirty = false;
+						this.held = [];
+					}
+				}
+			});
+		} catch (error) {
+			// What this store remembers of what was written inside may have been rolled back.
+			this.outbox.forget();
+			this.lastHistorySeq = undefined;
+			this.wakeups.forget();
+			this.steps = undefined;
+			this.events.forget();
+			this.record = outer ? outer.record : UNREAD;
+			this.held = outer ? outer.held : [];
+			this.dirty = outer ? outer.dirty : false;
+			throw error;
+		}
+	}
+
+	/** The end of a transaction: the record once, and the held records the record did not take. */
+	private endTransaction(): void {
+		for (const record of this.held) this.putRecordKey(record);
+		this.held = [];
+		if (this.dirty) this.putInstance();
+		this.dirty = false;
+	}
+
+	protected readRecord(): InstanceRecord | undefined {
+		if (this.record === UNREAD) this.record = this.kv.get<InstanceRecord>(KV.instance);
+		return this.record;
+	}
+
+	protected changed(): void {
+		if (this.depth > 0) this.dirty = true;
+		else this.putInstance();
+	}
+
+	protected acknowledged(): void {
+		if (this.depth > 0) this.dirty = true;
+	}
+
+	private putInstance(): void {
+		const record = this.readRecord();
+		if (record) this.put(KV.instance, record);
+	}
+
+	readInstance(): InstanceRow | undefined {
+		const record = this.readRecord();
+		return record && unpackRow(record.row);
+	}
+
+	writeInstance(row: InstanceRow): void {
+		const before = this.readRecord();
+		const record: InstanceRecord = { row: packRow(row), pending: before?.pending ?? null, recs: before?.recs ?? [] };
+		this.record = record;
+		// Records appended earlier in this transaction, before any record existed (a create's), join it.
+		for (const held of this.held.splice(0)) {
+			if (foldable(held, record)) record.recs.push(held);
+			else this.putRecordKey(held);
+		}
+		this.changed();
+	}
+
+	// ---- steps ----
+
+	private stepIndex(): StepIndex {
+		return (this.steps ??= StepIndex.read(this.kv));
+	}
+
+	private putStep(row: StepRow, rec: [number, number, number] | undefined): void {
+		const stored: StoredStep = { ...row, result: pack(row.result), ...(rec ? { rec } : {}) };
+		this.put(seqKey(KV.step, row.seq), stored);
+		this.stepIndex().set(row.seq, stored);
+	}
+
+	readSteps(): StepRow[] {
+		const rows: StepRow[] = [];
+		const index = new StepIndex();
+		for (const [key, step] of this.kv.list<StoredStep>({ prefix: KV.step })) {
+			rows.push(toStepRow(step));
+			index.set(seqOf(key, KV.step), step);
+		}
+		this.steps = index;
+		return rows;
+	}
+
+	writeStep(row: StepRow): void {
+		// A step is keyed by its seq; a seq that holds another step's row is a bug to fail on, not a row to overwrite.
+		const held = this.stepIndex().get(row.seq);
+		if (held && held.key !== row.key) throw new Error(`step "${row.key}" was given seq ${row.seq}, which holds another step's row`);
+		this.putStep(row, held?.rec);
+	}
+
+	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
+		this.writeStep(row);
+		this.appendHistory(record);
+	}
+
+	insertStep(row: StepRow, records: readonly NewHistoryRow[]): void {
+		// Only a step above every other keeps records, so they ascend with the steps' seqs (compact-history.ts).
+		const inRow = row.seq > this.stepIndex().highest ? recordsInRow(row, records) : 0;
+		if (inRow === 0) this.writeStep(row);
+		else {
+			this.putStep(row, [this.lastSeq() + 1, inRow, records[0]!.generation]);
+			for (const record of records.slice(0, inRow)) this.appended(record);
+			if (records.length > 0) this.start.historyAppended?.();
+		}
+		for (const record of records.slice(inRow)) this.appendHistory(record);
+	}
+
+	/** Gives the records of the steps `which` picks keys of their own, then deletes the steps: the history keeps them. */
+	private removeSteps(which: (step: StoredStep) => boolean): void {
+		for (const [key, step] of [...this.kv.list<StoredStep>({ prefix: KV.step })]) {
+			if (!which(step)) continue;
+			for (const record of stepRecords(step)) this.putRecordKey(record);
+			this.kv.delete(key);
+		}
+		this.steps = undefined;
+	}
+
+	deleteSteps(): void {
+		this.removeSteps(() => true);
+		this.steps = new StepIndex();
+	}
+
+	cancelUnfinishedSteps(at: number): void {
+		const index = this.stepIndex();
+		for (const [seq, { status }] of [...index.entries()]) {
+			if (!UNFINISHED_STEP_STATUSES.includes(status)) continue;
+			const key = seqKey(KV.step, seq);
+			const step = this.kv.get<StoredStep>(key);
+			if (!step) continue;
+			const cancelled: StoredStep = { ...step, status: 'cancelled', finishedAt: at, wakeAt: null };
+			this.put(key, cancelled);
+			index.set(seq, cancelled);
+		}
+	}
+
+	keepStepsBefore(seq: number): void {
+		this.removeSteps((step) => step.kind === 'rollback' || step.seq >= seq);
+	}
+
+	readStepMeta(range: StepRange): StepMeta[] {
+		// One step's value at a time: a status's window of 100 steps may hold results of up to 1 MiB each, of which it keeps sizes only.
+		const listed = 'last' in range ? this.kv.list<StoredStep>({ prefix: KV.step, reverse: true, limit: range.last }) : this.kv.list<StoredStep>({ prefix: KV.step, start: seqKey(KV.step, range.afterSeq + 1), limit: range.limit });
+		const metas: StepMeta[] = [];
+		for (const [, step] of listed) {
+			const { result, rec: _rec, ...rest } = step;
+			const resultBytes = packedBytes(result);
+			metas.push({ ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) });
+		}
+		return 'last' in range ? metas.reverse() : metas;
+	}
+
+	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
+		const results = new Map<string, string | null>();
+		for (const ref of refs) {
+			const step = this.kv.get<StoredStep>(seqKey(KV.step, ref.seq));
+			if (step && step.key === ref.key) results.set(ref.key, unpack(step.result));
+		}
+		return results;
+	}
+
+	countSteps(): StepCount[] {
+		const counts = new Map<string, StepCount>();
+		// From the index: a status counts its steps without reading their results.
+		for (const [, { kind, status }] of this.stepIndex().entries()) {
+			const count = counts.get(`${kind} ${status}`);
+			if (count) count.n++;
+			else counts.set(`${kind} ${status}`, { kind, status, n: 1 });
+		}
+		return [...counts.values()];
+	}
+
+	readStep(key: string): StepRow | undefined {
+		const seq = this.stepIndex().seqOfKey(key);
+		return seq === undefined ? undefined : this.stepAt(seq);
+	}
+
+	private stepAt(seq: number): StepRow | undefined {
+		const step = this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		return step && toStepRow(step);
+	}
+
+	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
+		const rows: StepRow[] = [];
+		for (const [seq, step] of this.stepIndex().entries()) {
+			if (step.kind !== kind || (status !== undefined && step.status !== status)) continue;
+			const row = this.stepAt(seq);
+			if (row) rows.push(row);
+		}
+		return rows;
+	}
+
+	// ---- history ----
+
+	/** The records folded into the record, and those held for it in this transaction. */
+	private inlineRecords(): StoredRecord[] {
+		const folded = this.readRecord()?.recs ?? [];
+		return this.held.length === 0 ? folded : [...folded, ...this.held];
+	}
+
+	appendHistory(row: NewHistoryRow): void {
+		const record = storedRecord(this.lastSeq() + 1, row);
+		const into = this.depth > 0 ? this.readRecord() : undefined;
+		// In a transaction a small record rides with the record's put at its end (1 row for the status change and its record).
+		if (into && foldable(row, into)) {
+			into.recs.push(record);
+			this.dirty = true;
+		} else if (this.depth > 0 && !into && smallRecord(row)) {
+			this.held.push(record);
+		} else this.putRecordKey(record);
+		this.appended(row);
+		this.start.historyAppended?.();
+	}
+
+	private putRecordKey(record: StoredRecord): void {
+		this.put(seqKey(KV.history, record.seq), record);
+	}
+
+	private lastSeq(): number {
+		if (this.lastHistorySeq === undefined) {
+			this.lastHistorySeq = this.readLastSeq();
+			this.tailFrom = undefined;
+		}
+		return this.lastHistorySeq;
+	}
+
+	/** The last seq the steps' records take (0: none): the last step with records holds it, as they ascend. */
+	private stepsLastSeq(): number {
+		const index = this.stepIndex();
+		const seqs = index.seqs();
+		for (let i = seqs.length - 1; i >= 0; i--) {
+			const rec = index.get(seqs[i]!)!.rec;
+			if (rec) return rec[0] + rec[1] - 1;
+		}
+		return 0;
+	}
+
+	/** The history's last seq, of every source, read from storage. */
+	private readLastSeq(): number {
+		let last = this.stepsLastSeq();
+		for (const [key] of this.kv.list({ prefix: KV.history, reverse: true, limit: 1 })) last = Math.max(last, seqOf(key, KV.history));
+		for (const record of this.inlineRecords()) last = Math.max(last, record.seq);
+		return last;
+	}
+
+	/** `historyTail` over this store's sources: the steps' values read are only those with records after `afterSeq`. */
+	private tail(afterSeq: number): { bytes: number; lastSeq: number } {
+		return historyTail(this.kv, this.inlineRecords(), afterSeq, this.stepIndex().withRecordsAfter(this.kv, afterSeq), this.stepsLastSeq());
+	}
+
+	private records(query: { afterSeq: number; limit: number; generation?: number; kinds?: readonly HistoryKind[] }): StoredRecord[] {
+		return findRecords(this.kv, this.inlineRecords(), query, this.stepIndex().withRecordsAfter(this.kv, query.afterSeq));
+	}
+
+	private appended(row: NewHistoryRow): void {
+		if (this.lastHistorySeq === undefined) return;
+		this.lastHistorySeq++;
+		this.tailBytes += historyRecordBytes(row);
+	}
+
+	readHistoryMeta(range: HistoryRange): HistoryMeta[] {
+		return this.records(range).map(toHistoryMeta);
+	}
+
+	readHistory(range: HistoryRange): HistoryRow[] {
+		return this.records(range).map(toHistoryRow);
+	}
+
+	readHistoryOfKinds(query: { afterSeq: number; limit: number; kinds: readonly HistoryKind[]; maxBytes?: number }): HistoryRow[] {
+		return takeWithinBytes(this.records(query).map(toHistoryRow), query.maxBytes);
+	}
+
+	lastStreamMessageIndex(generation: number): number {
+		const isMessage = (record: StoredRecord) => record.kind === 'stream.message' && record.generation === generation;
+		const folded = this.inlineRecords().filter(isMessage).at(-1);
+		for (const [, record] of this.kv.list<StoredRecord>({ prefix: KV.history, reverse: true })) {
+			if (folded && record.seq < folded.seq) break;
+			if (isMessage(record)) return record.attempt ?? 0;
+		}
+		return folded?.attempt ?? 0;
+	}
+
+	historySize(afterSeq: number): { bytes: number; lastSeq: number } {
+		if (this.lastHistorySeq !== undefined) {
+			if (afterSeq === this.lastHistorySeq) {
+				this.tailFrom = afterSeq;
+				this.tailBytes = 0;
+			}
+			if (afterSeq === this.tailFrom) return { bytes: this.tailBytes, lastSeq: this.lastHistorySeq };
+		}
+		const tail = this.tail(afterSeq);
+		this.lastHistorySeq = tail.lastSeq;
+		this.tailFrom = afterSeq;
+		this.tailBytes = tail.bytes;
+		return tail;
+	}
+
+	historyLastSeq(): number {
+		return this.lastHistorySeq ?? this.readLastSeq();
+	}
+
+}
+
+function toStepRow(step: StoredStep): StepRow {
+	return {
+		key: step.key, name: step.name, kind: step.kind, status: step.status, attempts: step.attempts, result: unpack(step.result), errorName: step.errorName, errorMessage: step.errorMessage,
+		errorStack: step.errorStack, errorCode: step.errorCode, startedAt: step.startedAt, finishedAt: step.finishedAt, wakeAt: step.wakeAt, seq: step.seq, sensitive: step.sensitive,
+	};
+}

@@ -1,0 +1,168 @@
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, InlineRow, InstanceStore, OutboxRow } from '../engine/storage/store';
+import { CompactEvents } from './compact-events';
+import { CompactInlineChildren } from './compact-inline-children';
+import type { InstanceRecord } from './compact-instance-record';
+import { checkValue, KV } from './compact-keys';
+import { CompactOutbox } from './compact-outbox';
+import { CompactWakeups } from './compact-wakeups';
+
+/** The same key as the table layout's store: the cut passes were kept in key-value storage already. */
+const CUT_PASSES_KEY = 'shardflow:cut-passes';
+
+/**
+ * The parts of a compact instance that keep to keys of their own (compact-instance-store.ts builds on it):
+ * wake-ups, buffered events and event keys, inline children's rows, the pending index entry (in the instance
+ * record, through the store), the cut passes and the deletion. Every put is checked against production's
+ * limit of a key and value (compact-keys.ts `checkValue`).
+ */
+export abstract class CompactParts implements Pick<InstanceStore, 'setWakeup'> {
+	protected readonly kv: SyncKvStorage;
+	protected readonly wakeups: CompactWakeups;
+	protected readonly events: CompactEvents;
+	protected readonly inline: CompactInlineChildren;
+	protected readonly outbox: CompactOutbox;
+
+	constructor(protected readonly storage: DurableObjectStorage) {
+		this.kv = storage.kv;
+		const put = (key: string, value: unknown) => this.put(key, value);
+		this.wakeups = new CompactWakeups(this.kv, put);
+		this.events = new CompactEvents(this.kv, put);
+		this.inline = new CompactInlineChildren(this.kv, put);
+		this.outbox = new CompactOutbox(this.kv, put, { read: () => this.readRecord(), changed: () => this.changed(), acknowledged: () => this.acknowledged() });
+	}
+
+	/** The instance record, read once. */
+	protected abstract readRecord(): InstanceRecord | undefined;
+	/** The record changed: put now, or at the transaction's end. */
+	protected abstract changed(): void;
+	/** An acknowledgement changed the record: put at the transaction's end when in one, else with its next put. */
+	protected abstract acknowledged(): void;
+
+	protected put(key: string, value: unknown): void {
+		checkValue(key, value);
+		this.kv.put(key, value);
+	}
+
+	// ---- wake-ups, events (compact-wakeups.ts, compact-events.ts) ----
+
+	setWakeup(key: string, at: number): void {
+		this.wakeups.setWakeup(key, at);
+	}
+
+	deleteWakeup(key: string): void {
+		this.wakeups.deleteWakeup(key);
+	}
+
+	takeWakeup(key: string): boolean {
+		return this.wakeups.takeWakeup(key);
+	}
+
+	deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
+		this.wakeups.deleteWakeupsDue(now, spare);
+	}
+
+	deleteAllWakeups(): void {
+		this.wakeups.deleteAllWakeups();
+	}
+
+	earliestWakeup(): number | undefined {
+		return this.wakeups.earliestWakeup();
+	}
+
+	appendEvent(name: string, payload: string | null, receivedAt: number): void {
+		this.events.appendEvent(name, payload, receivedAt);
+	}
+
+	oldestEvent(name: string): EventRow | undefined {
+		return this.events.oldestEvent(name);
+	}
+
+	deleteEvent(seq: number): void {
+		this.events.deleteEvent(seq);
+	}
+
+	deleteAllEvents(): void {
+		this.events.deleteAllEvents();
+	}
+
+	eventBuffer(name?: string): { count: number; bytes: number } {
+		return this.events.eventBuffer(name);
+	}
+
+	dropEvents(): number {
+		return this.events.dropEvents();
+	}
+
+	eventCounts(): { buffered: number; dropped: number } {
+		return this.events.eventCounts();
+	}
+
+	readEventKey(key: string): EventKeyRow | undefined {
+		return this.events.readEventKey(key);
+	}
+
+	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
+		this.events.writeEventKey(row, at, keep);
+	}
+
+	// ---- the outbox: in the instance record, or under `o` while there is none (compact-outbox.ts) ----
+
+	writeOutbox(row: OutboxRow): void {
+		this.outbox.writeOutbox(row);
+	}
+
+	readOutbox(): OutboxRow | undefined {
+		return this.outbox.readOutbox();
+	}
+
+	ackOutbox(version: number): void {
+		this.outbox.ackOutbox(version);
+	}
+
+	deferOutbox(version: number, attempts: number, nextAttemptAt: number): void {
+		this.outbox.deferOutbox(version, attempts, nextAttemptAt);
+	}
+
+	markOutboxBacklogged(since: number | null): void {
+		this.outbox.markOutboxBacklogged(since);
+	}
+
+	// ---- the rest: one key each (inline children: compact-inline-children.ts) ----
+
+	readCutPasses(): CutPasses | undefined {
+		return this.kv.get<CutPasses>(CUT_PASSES_KEY);
+	}
+
+	writeCutPasses(value: CutPasses | undefined): void {
+		if (value) this.put(CUT_PASSES_KEY, value);
+		else this.kv.delete(CUT_PASSES_KEY);
+	}
+
+	readDeletion(): DeletionRow | undefined {
+		return this.kv.get<DeletionRow>(KV.deletion);
+	}
+
+	writeDeletion(row: DeletionRow): void {
+		this.put(KV.deletion, { ...row });
+	}
+
+	writeInlineRow(childId: string, row: InlineRow): void {
+		this.inline.writeInlineRow(childId, row);
+	}
+
+	readInlineRows(childId: string): InlineRow[] {
+		return this.inline.readInlineRows(childId);
+	}
+
+	deleteInline(childId: string): void {
+		this.inline.deleteInline(childId);
+	}
+
+	inlinePublishes(): { childId: string; publishAt: number }[] {
+		return this.inline.inlinePublishes();
+	}
+
+	deleteUnpublishedInline(): void {
+		this.inline.deleteUnpublishedInline();
+	}
+}

@@ -1,0 +1,86 @@
+import type { StepKind } from '../engine/support/step-kinds';
+import type { StepStatus } from '../engine/support/statuses';
+import { KV, seqKey, seqOf } from './compact-keys';
+import type { StoredStep } from './compact-history';
+
+/** What the index knows of one step without its value: enough to count, find and page steps and their records. */
+export interface IndexedStep {
+	key: string;
+	kind: StepKind;
+	status: StepStatus;
+	/** The records the step's key stands for: [seq, count, generation]. */
+	rec?: [number, number, number];
+}
+
+/**
+ * The steps of a compact instance by seq, without their values (results up to 1 MiB each): read once with one listing
+ * (or known empty for a new object) and kept as the store writes, so that a status's counts, a key's lookup and a
+ * history page read only the values they need, as the table layout's queries read only the rows they need.
+ */
+export class StepIndex {
+	private readonly steps = new Map<number, IndexedStep>();
+	private sorted: number[] | undefined = [];
+	private top = 0;
+
+	static read(kv: SyncKvStorage): StepIndex {
+		const index = new StepIndex();
+		for (const [key, step] of kv.list<StoredStep>({ prefix: KV.step })) index.set(seqOf(key, KV.step), step);
+		return index;
+	}
+
+	get size(): number {
+		return this.steps.size;
+	}
+
+	/** The highest seq of a step (0: none). */
+	get highest(): number {
+		return this.top;
+	}
+
+	get(seq: number): IndexedStep | undefined {
+		return this.steps.get(seq);
+	}
+
+	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec'>): void {
+		if (!this.steps.has(seq)) {
+			// Steps come in ascending seqs: the sorted list grows at its end, and is sorted again only after one that did not.
+			if (this.sorted && seq > this.top) this.sorted.push(seq);
+			else this.sorted = undefined;
+		}
+		this.steps.set(seq, { key: step.key, kind: step.kind, status: step.status, ...(step.rec ? { rec: step.rec } : {}) });
+		this.top = Math.max(this.top, seq);
+	}
+
+	delete(seq: number): void {
+		if (!this.steps.delete(seq)) return;
+		this.sorted = undefined;
+		if (seq !== this.top) return;
+		this.top = 0;
+		for (const other of this.steps.keys()) if (other > this.top) this.top = other;
+	}
+
+	/** Seqs in ascending order. */
+	seqs(): readonly number[] {
+		return (this.sorted ??= [...this.steps.keys()].sort((a, b) => a - b));
+	}
+
+	seqOfKey(key: string): number | undefined {
+		for (const [seq, step] of this.steps) if (step.key === key) return seq;
+		return undefined;
+	}
+
+	/** Every step, in seq order, without values. */
+	*entries(): Iterable<[number, IndexedStep]> {
+		for (const seq of this.seqs()) yield [seq, this.steps.get(seq)!];
+	}
+
+	/** The values of the steps whose records end after `afterSeq`, in seq order (their records ascend with it), read lazily. */
+	*withRecordsAfter(kv: SyncKvStorage, afterSeq: number): Iterable<StoredStep> {
+		for (const seq of this.seqs()) {
+			const rec = this.steps.get(seq)!.rec;
+			if (!rec || rec[0] + rec[1] - 1 <= afterSeq) continue;
+			const step = kv.get<StoredStep>(seqKey(KV.step, seq));
+			if (step) yield step;
+		}
+	}
+}

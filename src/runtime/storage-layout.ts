@@ -1,0 +1,28 @@
+import { printLog } from '../engine/support/engine-log';
+
+/**
+ * How a new workflow instance keeps its storage (docs/decisions.md "The compact instance layout"):
+ * - `table`: the SQLite tables of drizzle/ (a new object writes their schema: 12 rows);
+ * - `compact`: the object's key-value storage, no schema (runtime/compact-instance-store.ts).
+ * Only new instances take the setting: an existing object keeps the layout it has, learnt from what it
+ * holds (runtime/object-storage.ts), so a deploy that changes it leaves every instance running.
+ */
+export type StorageLayout = 'table' | 'compact';
+
+/**
+ * `SHARDFLOW_STORAGE_LAYOUT`: "compact" or "table"; unset means "table". A build before this setting
+ * cannot read a compact instance, so a deployment that may still roll back to one keeps "table"; a new
+ * project (the starter, the examples) sets "compact". A malformed value is logged and "table" used.
+ */
+export function storageLayoutOf(env: { SHARDFLOW_STORAGE_LAYOUT?: unknown }): StorageLayout {
+	const value = env.SHARDFLOW_STORAGE_LAYOUT;
+	if (value === undefined || value === '' || value === 'table') return 'table';
+	if (value === 'compact') return 'compact';
+	printLog({
+		severity: 'error',
+		event: 'config.invalid',
+		setting: 'SHARDFLOW_STORAGE_LAYOUT',
+		error: { name: 'ConfigurationError', message: `SHARDFLOW_STORAGE_LAYOUT must be "compact" or "table", got ${JSON.stringify(value)}; new instances use the table layout` },
+	});
+	return 'table';
+}
