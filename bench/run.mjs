@@ -48,7 +48,7 @@ async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 	const costInputs = {};
 	for (const { key: scenario } of SCENARIOS) {
 		const runs = [];
-		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario, layout }));
+		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario, layout, ...(benchGroup ? { group: benchGroup } : {}) }));
 		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
 		costInputs[scenario] = {
 			wallMs: m('wallMs'),
@@ -104,14 +104,20 @@ const { smoke, collector, only } = options;
 const outDir = options.out !== undefined ? resolve(options.out) : join(root, 'bench/results');
 // wrangler's local trace collector (X_LOCAL_OBSERVABILITY): a span per storage statement, stored on the workflows' thread.
 process.env.X_LOCAL_OBSERVABILITY = collector === 'on' ? 'true' : 'false';
-const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}${only ? `-only-${only}` : ''}`;
+// SHARDFLOW_BENCH_GROUP=eu npm run bench -- --only cost: the cost runs in the eu group (docs/residency.md "Cost"); workerd
+// implements no jurisdiction, so they run with SHARDFLOW_ENV=development, where shardflow reaches the group's objects by name.
+const benchGroup = process.env.SHARDFLOW_BENCH_GROUP;
+const resultName = `${smoke ? 'smoke' : 'latest'}${collector === 'off' ? '-collector-off' : ''}${only ? `-only-${only}` : ''}${benchGroup ? `-group-${benchGroup}` : ''}`;
 
 const size = smoke
 	? { reps: 1, creates: 5, steps: 20, fanout: 5, fanoutSteps: 3, events: 3, replaySteps: 20, replayEvery: 10, responsiveSteps: 100, probes: 3, probeGapMs: 25, loneDelays: [0, 50], statusSteps: 1000, index: [200, 400], writes: 50, metricsRuns: 500, storageSteps: 50, replayHistoryMiB: [1, 2], listingPerShard: 20, fetchSteps: 30, burstSteps: 200, streamSubscribers: 5, streamMessages: 5, sqlSteps: 20, stampSteps: 50, costReps: 1 }
 	: { reps: 3, creates: 200, steps: 200, fanout: 100, fanoutSteps: 10, events: 20, replaySteps: 500, replayEvery: 10, responsiveSteps: 1000, probes: 20, probeGapMs: 25, loneDelays: [0, 100, 200, 300, 400], statusSteps: 10_000, index: [10_000, 100_000], writes: 1000, metricsRuns: 10_000, storageSteps: 1000, replayHistoryMiB: [10, 100, 1000], listingPerShard: 1000, fetchSteps: 2500, burstSteps: 5000, streamSubscribers: 1000, streamMessages: 20, sqlSteps: 1000, stampSteps: 1020, costReps: 3 };
 
 // SHARDFLOW_OUTBOX_IN_ROW=true npm run bench ...: measures the outbox in the instance row (docs/decisions.md "The outbox in the instance row").
-const server = await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: process.env.SHARDFLOW_OUTBOX_IN_ROW ? { SHARDFLOW_OUTBOX_IN_ROW: process.env.SHARDFLOW_OUTBOX_IN_ROW } : {} });
+const server = await startDevServer({
+	configs: ['bench/wrangler.jsonc'],
+	vars: { ...(process.env.SHARDFLOW_OUTBOX_IN_ROW ? { SHARDFLOW_OUTBOX_IN_ROW: process.env.SHARDFLOW_OUTBOX_IN_ROW } : {}), ...(benchGroup ? { SHARDFLOW_ENV: 'development' } : {}) },
+});
 const base = server.url;
 
 const { post, get } = jsonClient(base);

@@ -90,10 +90,16 @@ const registry = defineRegistry({
 	'cap-list64': { workflow: CapacityList64, shards: 64 },
 	'cap-list256': { workflow: CapacityList256, shards: 256 },
 	'cap-writes': { workflow: CapacityWrites, shards: 1 },
-});
+	// The eu group: the cost runs with SHARDFLOW_BENCH_GROUP=eu (docs/residency.md "Cost").
+}, { groups: { groups: { eu: { jurisdiction: 'eu' } } } });
 
 /** Objects whose SQL and requests the cost figures count: their instances ("q-...") and the costed types' index shards. */
-const metered = (name: string | undefined) => name !== undefined && (name.startsWith('q-') || name.startsWith('__index:costed') || name.startsWith('__index:cap-writes:'));
+const metered = (full: string | undefined) => {
+	if (full === undefined) return false;
+	// In a group (SHARDFLOW_BENCH_GROUP), the same objects with the group's part before their names.
+	const name = full.startsWith('eu.eu~') ? full.slice('eu.eu~'.length) : full;
+	return name.startsWith('q-') || name.startsWith('__index:costed') || name.startsWith('__index:cap-writes:');
+};
 /**
  * Objects whose invocations count their subrequests (the production-limits rows' fetch runs, ids "lim-..."): only
  * they run inside the counter's AsyncLocalStorage context, which every other figure (a create's latency) would pay for.
@@ -118,7 +124,9 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// Their alarm writes too: each setAlarm() is billed as a row written (bench/sql-meter.ts AlarmMeter).
 		if (sqlMeter) new AlarmMeter(ctx.storage, ctx.id.name!.startsWith('__index:') ? 'index' : 'instance');
 		// The cost runs measure both storage layouts in one bench run: "q-c-…" instances (and their children) compact, "q-t-…" in tables.
-		const layout = ctx.id.name?.startsWith('q-c-') ? 'compact' : ctx.id.name?.startsWith('q-t-') ? 'table' : undefined;
+		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
+		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
+		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
 		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
@@ -418,12 +426,14 @@ app.post('/ours/sql-cost', async (c) => {
 // statements, rows (SQL, and alarm writes beside them), requests to objects, wall time, the time it spent idle (asleep,
 // waiting for its event or for a retry, an alarm due: no duration billed), and the bytes its instance keeps.
 app.post('/cost/run', async (c) => {
-	const { scenario, sleepMs = 1000, retryDelayMs = 1000, layout = 'compact' } = await c.req.json<{
+	const { scenario, sleepMs = 1000, retryDelayMs = 1000, layout = 'compact', group } = await c.req.json<{
 		scenario: 'trivial' | 'fetch' | 'sleep' | 'children' | 'event' | 'retry';
 		sleepMs?: number;
 		retryDelayMs?: number;
 		/** The storage layout of the run's instances (runtime/storage-layout.ts). */
 		layout?: 'compact' | 'table';
+		/** The group of the run's instances (SHARDFLOW_BENCH_GROUP=eu, docs/residency.md "Cost"). */
+		group?: 'eu';
 	}>();
 	const plan = {
 		trivial: { type: 'costed', payload: { steps: 10 } },
@@ -441,7 +451,8 @@ app.post('/cost/run', async (c) => {
 	};
 	const before = reading();
 	const startedAt = Date.now();
-	const { id } = await instances.create(c.env, { type: plan.type as never, id: newId(layout === 'table' ? 'q-t' : 'q-c'), payload: plan.payload });
+	const local = newId(layout === 'table' ? 'q-t' : 'q-c');
+	const { id } = await instances.create(c.env, { type: plan.type as never, id: group === 'eu' ? `eu.eu~${local}` : local, payload: plan.payload });
 	let bytesWhileSleeping: number | undefined;
 	let idleMs = 0;
 	const stub = instanceStub(c.env, id) as unknown as { settle(options?: { index: boolean }): Promise<void>; databaseSize(): Promise<number> };

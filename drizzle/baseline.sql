@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0019_outbox-in-instance-row leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0020_index-entries-without-rowid leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796594913800
+-- up-to: 1796598699239
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -9,17 +9,6 @@ CREATE TABLE `events` (
 );
 --> statement-breakpoint
 CREATE INDEX `events_name_seq` ON `events` (`name`,`seq`);
---> statement-breakpoint
-CREATE TABLE `index_entries` (
-	`id` text PRIMARY KEY NOT NULL,
-	`type` text NOT NULL,
-	`status` text NOT NULL,
-	`created_at` integer NOT NULL,
-	`updated_at` integer NOT NULL,
-	`version` integer NOT NULL
-, `code_version` text, `parent_id` text, `attributes` text);
---> statement-breakpoint
-CREATE INDEX `index_entries_status_updated` ON `index_entries` (`status`,`updated_at`,`id`);
 --> statement-breakpoint
 CREATE TABLE `instance` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -76,8 +65,6 @@ CREATE TABLE `index_backlog` (
 );
 --> statement-breakpoint
 CREATE INDEX `index_backlog_since` ON `index_backlog` (`since`,`id`);
---> statement-breakpoint
-CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
 --> statement-breakpoint
 CREATE TABLE `history` (
 	`seq` integer PRIMARY KEY NOT NULL,
@@ -219,5 +206,21 @@ CREATE TABLE `inline_children` (
 	`publish_at` integer,
 	PRIMARY KEY(`child_id`, `key`)
 );
+--> statement-breakpoint
+CREATE TABLE "index_entries" (
+	`id` text PRIMARY KEY NOT NULL,
+	`type` text NOT NULL,
+	`status` text NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	`version` integer NOT NULL,
+	`code_version` text,
+	`parent_id` text,
+	`attributes` text
+) WITHOUT ROWID;
+--> statement-breakpoint
+CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
+--> statement-breakpoint
+CREATE INDEX `index_entries_status_updated` ON `index_entries` (`status`,`updated_at`,`id`);
 --> statement-breakpoint
 CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`) WHERE "index_entries"."parent_id" IS NOT NULL;

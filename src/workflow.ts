@@ -111,7 +111,14 @@ interface TypedHelpers {
 	create<W extends AnyWorkflowClass>(
 		this: W,
 		env: ShardflowEnv,
-		options: { id?: string; payload: Serializable<PayloadInputOf<W>>; /** Search attributes the class declares, set from the start. */ attributes?: AttributeUpdate<AttributesOf<W>> },
+		options: {
+			id?: string;
+			payload: Serializable<PayloadInputOf<W>>;
+			/** Search attributes the class declares, set from the start. */
+			attributes?: AttributeUpdate<AttributesOf<W>>;
+			/** The group to create it in, for a type that does not choose its own (docs/residency.md). */
+			group?: string;
+		},
 	): Promise<CreateResult>;
 	/** The instance's status, output or error, and its latest steps. */
 	status<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, id: string): Promise<TypedStatus<W>>;

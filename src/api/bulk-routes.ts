@@ -80,6 +80,7 @@ const BulkBody = z
 			.min(1, { error: RATE_RANGE })
 			.max(MAX_BULK_RATE, { error: RATE_RANGE })
 			.optional().openapi({ description: 'Instances acted on per second at most (default 50).' }),
+		group: z.string().max(32).optional().openapi({ description: "The group whose instances it acts on (default: the default group): the job lives in the group's jurisdiction and walks its index only; its id carries the group. A job never spans groups (docs/residency.md).", example: 'eu' }),
 	})
 	.strict()
 	.openapi('BulkOperation');
@@ -105,6 +106,7 @@ export function bulkRoutes(registry: Registry): ApiRoutes {
 				action: body.action as BulkAction,
 				...(body.dryRun !== undefined ? { dryRun: body.dryRun } : {}),
 				...(body.ratePerSecond !== undefined ? { ratePerSecond: body.ratePerSecond } : {}),
+				...(body.group !== undefined ? { group: body.group } : {}),
 			});
 			return c.json(progress as never, 202);
 		},

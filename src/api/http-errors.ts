@@ -62,6 +62,11 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.StreamMessageTooLarge]: 413,
 	[ErrorCode.StreamRateLimited]: 429,
 	[ErrorCode.StreamSubscribersFull]: 429,
+	[ErrorCode.GroupMismatch]: 400,
+	[ErrorCode.InvalidGroup]: 400,
+	[ErrorCode.CrossGroup]: 400,
+	// An object reached through another jurisdiction than its name says: the caller routes without groups (an old client).
+	[ErrorCode.WrongJurisdiction]: 421,
 	[ErrorCode.Internal]: 500,
 };
 

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { groupEnv } from '../client/group-scope';
 import { strictRoute } from './strict-route';
 import { rebalance } from '../client/rebalance';
 import { reconcile } from '../client/reconcile';
@@ -13,6 +14,7 @@ export const ReconcileBody = z
 	.object({
 		cursor: z.string().max(600).nullable().optional(),
 		batchSize: z.number().int().min(1).max(1000).optional(),
+		group: z.string().max(32).optional().openapi({ description: "The group whose index to walk (docs/residency.md); default: the default group.", example: 'eu' }),
 	})
 	.openapi('ReconcileRequest');
 
@@ -48,7 +50,7 @@ export function indexAdminRoutes(registry: Registry): ApiRoutes {
 		}),
 		async (c) => {
 			const body = c.req.valid('json') ?? {};
-			const progress = await reconcile(c.env, registry, c.req.valid('param').type, {
+			const progress = await reconcile(groupEnv(c.env, registry, body.group), registry, c.req.valid('param').type, {
 				...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
 				...(body.batchSize !== undefined ? { batchSize: body.batchSize } : {}),
 			});
@@ -69,7 +71,7 @@ export function indexAdminRoutes(registry: Registry): ApiRoutes {
 		}),
 		async (c) => {
 			const body = c.req.valid('json') ?? {};
-			const progress = await rebalance(c.env, registry, c.req.valid('param').type, {
+			const progress = await rebalance(groupEnv(c.env, registry, body.group), registry, c.req.valid('param').type, {
 				...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
 				...(body.batchSize !== undefined ? { batchSize: body.batchSize } : {}),
 			});

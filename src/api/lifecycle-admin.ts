@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { groupEnv } from '../client/group-scope';
 import { strictRoute } from './strict-route';
 import { purge } from '../client/purge';
 import type { Registry } from '../engine/definition/registry';
@@ -20,6 +21,7 @@ export const PurgeBody = z
 		archive: z.boolean().optional().openapi({ description: 'Write each instance to the archive bucket before deleting it.' }),
 		cursor: z.string().max(600).nullable().optional(),
 		batchSize: z.number().int().min(1).max(1000).optional(),
+		group: z.string().max(32).optional().openapi({ description: "The group whose instances to purge (its index walked, its archive bucket used) (docs/residency.md); default: the default group.", example: 'eu' }),
 	})
 	.refine((body) => body.createdBefore !== undefined || body.updatedBefore !== undefined, { message: 'give createdBefore or updatedBefore (or both)' })
 	.openapi('PurgeRequest');
@@ -55,7 +57,7 @@ export function lifecycleAdminRoutes(registry: Registry): ApiRoutes {
 		}),
 		async (c) => {
 			const body = c.req.valid('json');
-			const progress = await purge(c.env, registry, c.req.valid('param').type, {
+			const progress = await purge(groupEnv(c.env, registry, body.group), registry, c.req.valid('param').type, {
 				status: Array.isArray(body.status) ? body.status : [body.status],
 				...(body.createdBefore !== undefined ? { createdBefore: body.createdBefore } : {}),
 				...(body.updatedBefore !== undefined ? { updatedBefore: body.updatedBefore } : {}),

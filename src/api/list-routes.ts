@@ -1,7 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { IndexClient, type ListQuery as IndexListQuery } from '../client/index-client';
-import type { ListOrder } from '../engine/index/index-query';
+import type { ListOrder, TimeOrder } from '../engine/index/index-query';
+import { listAcrossGroups } from '../client/group-listing';
+import { ErrorCode, ValidationError } from '../engine/support/errors';
 import { attributeParams, listOrderParam } from './attribute-query';
 import { refuseUnknownParams, statusParam } from './query-params';
 import { strictRoute } from './strict-route';
@@ -12,14 +14,45 @@ import type { WorkflowStatus } from '../engine/support/statuses';
 import type { ApiEnv } from './env';
 import { errors, json } from './openapi-responses';
 import { apiRoutes, schemaFailure, type ApiRoutes } from './routes';
-import { ErrorCode } from '../engine/support/errors';
 import { errorJson } from './http-errors';
-import { AttributeCountsQuery, AttributeCountsSchema, ListQuery, ListSchema, TypesSchema } from './schemas';
+import { AttributeCountsQuery, AttributeCountsSchema, GroupParam, ListQuery, ListSchema, TypesSchema } from './schemas';
+import { groupScoped } from '../client/group-scope';
+
+/** `GET /workflows?groups=`: one merged page of several groups' listings, naming the groups that answered (group-listing.ts). */
+async function acrossGroups(env: ApiEnv, registry: Registry, q: Record<string, string | undefined>, attributes: unknown, order: string | undefined) {
+	if (q.cursor !== undefined || q.group !== undefined) throw new ValidationError(ErrorCode.InvalidQuery, 'groups= lists one merged page across groups: it takes no cursor and no group= (page through one group with group=)');
+	if (order !== undefined && order !== 'createdAt' && order !== 'updatedAt') throw new ValidationError(ErrorCode.InvalidQuery, 'groups= orders by created or updated only');
+	const names = q.groups === '*' ? undefined : q.groups!.split(',').map((name) => name.trim());
+	const num = (v: string | undefined) => (v === undefined ? undefined : parseDatetimeText(v));
+	const listing = await listAcrossGroups(
+		env,
+		registry,
+		{
+			...(q.type !== undefined ? { type: q.type } : {}),
+			...defined({ status: statusParam<WorkflowStatus>(q.status) }),
+			...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+			...(order !== undefined ? { order: order as TimeOrder } : {}),
+			...(attributes ? { attributes: attributes as IndexListQuery['attributes'] } : {}),
+			...(q.idPrefix !== undefined ? { idPrefix: q.idPrefix } : {}),
+			...defined({ createdAfter: num(q.createdAfter), createdBefore: num(q.createdBefore), updatedAfter: num(q.updatedAfter), updatedBefore: num(q.updatedBefore) }),
+			...(q.codeVersion !== undefined ? { codeVersion: q.codeVersion } : {}),
+			...(q.parent !== undefined ? { parent: q.parent } : {}),
+		},
+		names,
+	);
+	return {
+		items: listing.items.map(({ id, type, status, createdAt, updatedAt, codeVersion, parentId, attributes: values, group }) => ({
+			id, type, status, createdAt, updatedAt, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}), ...(values ? { attributes: values } : {}), group,
+		})),
+		nextCursor: null,
+		groups: { answered: listing.answered, failed: listing.failed },
+	};
+}
 
 /** GET /workflows (the listing from the sharded index) and GET /types (each type's shards, counts and backlog). */
 export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 	const app = apiRoutes();
-	const index = (c: Context<{ Bindings: ApiEnv }>) => new IndexClient(c.env, registry);
+	const index = (c: Context<{ Bindings: ApiEnv }>, group?: string) => new IndexClient(c.env, registry, group !== undefined ? { group } : {});
 
 	app.openapi(
 		createRoute({
@@ -35,7 +68,8 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 			const num = (v: string | undefined) => (v === undefined ? undefined : parseDatetimeText(v));
 			const attributes = attributeParams(c.req.queries(), registry, q.type);
 			const order = listOrderParam(q.order);
-			const page = await index(c).list({
+			if (q.groups !== undefined) return c.json(await acrossGroups(c.env, registry, q, attributes, order), 200);
+			const page = await index(c, q.group).list({
 				...(q.type !== undefined ? { type: q.type } : {}),
 				...defined({ status: statusParam<WorkflowStatus>(q.status) }),
 				...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
@@ -64,15 +98,16 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 		strictRoute({
 			method: 'get',
 			path: '/types',
-			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog',
-			responses: { 200: json(TypesSchema, 'Types'), ...errors(401) },
+			summary: 'Registered workflow types with their shards, instance counts per status and index delivery backlog (of one group: ?group=, default the default group)',
+			request: { query: z.object({ group: GroupParam }) },
+			responses: { 200: json(TypesSchema, 'Types'), ...errors(400, 401) },
 		}),
 		async (c) => {
-			const client = index(c);
+			const client = index(c, c.req.valid('query').group);
 			const types = await Promise.all(
 				registry.types().map(async (type) => {
 					const { shards, previousShards } = registry.get(type);
-					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(c.env, type)]);
+					const [counts, { pending, oldestSince, oldest }] = await Promise.all([client.counts(type), backlogSummary(groupScoped(c.env, client.group.place), type)]);
 					const backlog = { pending, oldestAgeMs: oldestSince === null ? null : Math.max(0, now() - oldestSince), oldest };
 					return { type, shards, ...(previousShards !== undefined ? { previousShards } : {}), counts, backlog };
 				}),
@@ -95,7 +130,7 @@ export function listRoutes(registry: Registry, now: () => number): ApiRoutes {
 			refuseUnknownParams(c.req.queries(), AttributeCountsQuery, { attributes: true });
 			const attribute = q.by.slice(5);
 			const attributes = attributeParams(c.req.queries(), registry, type);
-			const counts = await index(c).countBy({
+			const counts = await index(c, q.group).countBy({
 				type,
 				attribute,
 				...defined({ status: statusParam<WorkflowStatus>(q.status) }),

@@ -15,6 +15,9 @@ const epochMs = z
 	.refine((text) => parseDatetimeText(text) !== undefined, `must be ${DATETIME_TEXT}`)
 	.openapi({ description: 'Milliseconds since the epoch (12 digits or more) or ISO 8601 (2024-05-01, 2024-05-01T12:00:00Z).', example: '2024-05-01' });
 
+/** The group whose index a read uses (docs/residency.md). */
+export const GroupParam = z.string().max(32).optional().openapi({ description: "The group whose index to read (its shards live in the group's jurisdiction); default: the default group.", example: 'eu' });
+
 export const ListQuery = z.object({
 	type: z.string().max(64).optional().openapi({ description: 'Omit to list every type.' }),
 	status: z.string().max(200).optional().openapi({ description: 'One status, or several separated by commas.', example: 'waiting,sleeping' }),
@@ -37,6 +40,16 @@ export const ListQuery = z.object({
 	updatedBefore: epochMs.optional(),
 	codeVersion: z.string().max(64).optional().openapi({ description: "Only instances created by this code version (the registry's `version` of their type).", example: '2026-11-26' }),
 	parent: z.string().max(100).optional().openapi({ description: 'Only the child workflows of this instance (started by its step.invoke or step.start).', example: 'order-17' }),
+	group: GroupParam,
+	groups: z
+		.string()
+		.max(400)
+		.optional()
+		.openapi({
+			description:
+				'A listing across groups: * (every declared group) or names separated by commas. One page of the newest instances of each group that answered, merged (no cursor); the answer names the groups that answered and those that failed (docs/residency.md).',
+			example: 'default,eu',
+		}),
 });
 
 export const SummarySchema = z
@@ -52,10 +65,23 @@ export const SummarySchema = z
 			.optional()
 			.openapi({ description: 'The search attributes set (a datetime as ms since the epoch); absent when none is.', example: { customerId: '42', amount: 120 } }),
 		parentId: z.string().optional().openapi({ description: 'The instance that started this one as its child workflow.' }),
+		group: z.string().optional().openapi({ description: 'Its group, in a listing across groups (groups=).' }),
 	})
 	.openapi('WorkflowSummary');
 
-export const ListSchema = z.object({ items: z.array(SummarySchema), nextCursor: z.string().nullable() }).openapi('WorkflowList');
+export const ListSchema = z
+	.object({
+		items: z.array(SummarySchema),
+		nextCursor: z.string().nullable(),
+		groups: z
+			.object({
+				answered: z.array(z.string()),
+				failed: z.array(z.object({ group: z.string(), error: z.object({ code: z.string().optional(), message: z.string() }) })),
+			})
+			.optional()
+			.openapi({ description: 'In a listing across groups (groups=): which groups answered, and which did not (their instances are missing).' }),
+	})
+	.openapi('WorkflowList');
 
 export const TypesSchema = z
 	.object({
@@ -79,6 +105,7 @@ export const RebalanceBody = z
 	.object({
 		cursor: z.string().max(600).nullable().optional(),
 		batchSize: z.number().int().min(1).max(1000).optional(),
+		group: z.string().max(32).optional().openapi({ description: "The group whose index to walk (docs/residency.md); default: the default group.", example: 'eu' }),
 	})
 	.openapi('RebalanceRequest');
 
@@ -101,6 +128,7 @@ export const RebalanceSchema = z
 	.openapi('RebalanceProgress');
 
 export const AttributeCountsQuery = z.object({
+	group: GroupParam,
 	by: z.string().regex(/^attr\.[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be attr.<name>').openapi({ description: 'The attribute to group by.', example: 'attr.region' }),
 	status: z.string().max(200).optional().openapi({ description: 'One status, or several separated by commas.', example: 'running' }),
 	createdAfter: epochMs.optional(),

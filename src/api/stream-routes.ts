@@ -1,4 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { groupScoped } from '../client/group-scope';
+import { groupOfLayout, type LayoutGroups } from '../client/index-group';
 import type { Context } from 'hono';
 import { namespace } from '../client/instance-client';
 import { openInstanceStream } from '../client/instance-stream';
@@ -73,11 +75,13 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 	 */
 	app.get('/types/:type/stream', async (c) => {
 		const type = c.req.param('type');
-		refuseParamsOtherThan(c.req.queries(), ['status'], { once: true, what: "a type's stream" });
+		refuseParamsOtherThan(c.req.queries(), ['status', 'group'], { once: true, what: "a type's stream" });
 		const statuses = statusParam<WorkflowStatus>(c.req.query('status'));
+		// A group's changes come from its own shards, in its jurisdiction (docs/residency.md).
+		const group = groupOfLayout(layout as unknown as LayoutGroups, c.req.query('group'));
 		const abort = new AbortController();
 		// Every shard's socket is open before the response starts: a refusal (unknown type or status, too many watchers) is answered as an error.
-		const events = await openIndexWatch(c.env, layout, { type, signal: abort.signal, ...(statuses ? { status: statuses } : {}) });
+		const events = await openIndexWatch(groupScoped(c.env, group.place), layout, { type, signal: abort.signal, ...(statuses ? { status: statuses } : {}) });
 		return relay(c, events, abort, (event) => `event: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`);
 	});
 	return app;
@@ -112,7 +116,10 @@ function documentStreamRoutes(app: ApiRoutes): void {
 			summary: 'Follow the status changes of the instances of a type live (docs/streams.md): `entries` events, and `resync` when some may have been missed',
 			request: {
 				params: z.object({ type: z.string() }),
-				query: z.object({ status: z.string().optional().openapi({ description: 'Comma-separated statuses; default: every status' }) }),
+				query: z.object({
+					status: z.string().optional().openapi({ description: 'Comma-separated statuses; default: every status' }),
+					group: z.string().optional().openapi({ description: 'The group whose instances to follow (docs/residency.md); default: the default group' }),
+				}),
 			},
 			responses: { 200: events('Live changes, until the client goes away'), ...errors(400, 401, 429) },
 		}),

@@ -5,6 +5,8 @@ import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
+import { GroupParam } from './schemas';
+import { groupScoped } from '../client/group-scope';
 
 const Counts = {
 	started: z.number().int().openapi({ description: 'Runs whose instance was created in the window.' }),
@@ -44,13 +46,15 @@ export function typeMetricsRoutes(registry: Registry, now: () => number): ApiRou
 			method: 'get',
 			path: '/types/{type}/metrics',
 			summary: "A type's runs per minute and run duration percentiles (last hour and day), and its delivery backlog",
-			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }) },
+			request: { params: z.object({ type: z.string().max(64).openapi({ param: { name: 'type', in: 'path' }, example: 'payment' }) }), query: z.object({ group: GroupParam }) },
 			responses: { 200: json(TypeMetricsSchema, 'Metrics'), ...errors(400, 401) },
 		}),
 		async (c) => {
 			const { type } = registry.get(c.req.valid('param').type);
 			const at = now();
-			const [metrics, backlog] = await Promise.all([new IndexClient(c.env, registry).metrics(type, at), backlogSummary(c.env, type)]);
+			const group = c.req.valid('query').group;
+			const index = new IndexClient(c.env, registry, group !== undefined ? { group } : {});
+			const [metrics, backlog] = await Promise.all([index.metrics(type, at), backlogSummary(groupScoped(c.env, index.group.place), type)]);
 			return c.json({ ...metrics, backlog: { pending: backlog.pending, oldestAgeMs: backlog.oldestSince === null ? null : Math.max(0, at - backlog.oldestSince) } }, 200);
 		},
 	);

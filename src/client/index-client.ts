@@ -34,6 +34,9 @@ import { summarizeMetrics, type ShardMetrics, type TypeMetrics } from '../engine
 import { cursorKey } from './cursor-key';
 import type { ShardflowEnv } from './instance-client';
 import { callRole } from './stubs';
+import { groupScoped } from './group-scope';
+import { groupOfLayout, type LayoutGroups } from './index-group';
+import type { ResolvedGroup } from '../engine/groups/groups';
 
 export interface ListQuery<D extends AttributeDeclaration = AttributeDeclaration> extends Omit<ListFilters, 'attributes'> {
 	/** Omit to list every registered type (then no attribute condition or order applies). */
@@ -120,11 +123,32 @@ export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, ent
  * const page = await new IndexClient(env, registry).list({ type: 'payment', attributes: { customerId: '42', amount: { gte: 100 } }, order: 'attr:amount:desc' });
  */
 export class IndexClient<L extends IndexLayout = IndexLayout> {
+	private readonly env: ShardflowEnv;
+	private readonly baseEnv: ShardflowEnv;
+	/** The group whose index this client reads (docs/residency.md): its shards live in the group's jurisdiction. */
+	readonly group: ResolvedGroup;
+
 	constructor(
-		private readonly env: ShardflowEnv,
+		env: ShardflowEnv,
 		/** The host's registry, or, in a Worker without the workflow classes, `defineIndexLayout` with the same shard counts (and attributes). */
 		private readonly registry: L,
-	) {}
+		/** `group`: the group to read (default: the default group); one not declared is refused (INVALID_GROUP). */
+		options: { group?: string } = {},
+	) {
+		this.group = groupOfLayout(registry as unknown as LayoutGroups, options.group);
+		this.baseEnv = env;
+		this.env = groupScoped(env, this.group.place);
+	}
+
+	/** The same reads in another group (a group's index holds only its own instances). */
+	inGroup(group: string): IndexClient<L> {
+		return new IndexClient(this.baseEnv, this.registry, { group });
+	}
+
+	/** What a cursor is bound to besides its filters: the type and, outside the default group, the group (a cursor of one group's listing is refused in another's). */
+	private cursorScope(type: string | undefined): string | undefined {
+		return this.group.place.tag === null ? type : `${type ?? ''}~${this.group.place.tag}`;
+	}
 
 	/**
 	 * Status changes of the instances of a type that match `status`, live (a query
@@ -157,7 +181,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 		assertValidOrder(order);
 		const filters = this.filtersOf(query, order);
 		const types = query.type === undefined ? this.registry.types() : [this.registry.get(query.type).type];
-		const after = query.cursor ? await decodeCursor(await cursorKey(this.env), query.cursor, order, query.type, filters) : undefined;
+		const after = query.cursor ? await decodeCursor(await cursorKey(this.env), query.cursor, order, this.cursorScope(query.type), filters) : undefined;
 
 		// Each shard is asked for what the merge needs, in rounds (merge-listings.ts), not for `limit` rows.
 		const shards = types.flatMap((type) => {
@@ -175,7 +199,7 @@ export class IndexClient<L extends IndexLayout = IndexLayout> {
 				id, type, status, createdAt, updatedAt, version, ...(codeVersion ? { codeVersion } : {}), ...(parentId ? { parentId } : {}),
 				...(attributes ? { attributes } : {}),
 			})),
-			nextCursor: more && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, query.type, filters) : null,
+			nextCursor: more && last ? await encodeCursor(await cursorKey(this.env), positionOf(last, order), order, this.cursorScope(query.type), filters) : null,
 		};
 	}
 

@@ -2,6 +2,7 @@ import { ConfigurationError } from '../engine/support/errors';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { operations, type InputOf, type OperationName, type OutputOf } from '../operations/table';
 import { unwrap, type InstanceRpc, type RpcResult } from './rpc';
+import { groupRouted, type RoutedNamespace } from './group-namespace';
 
 /**
  * The `WorkflowRunner` Durable Object namespace, as far as shardflow uses it. Structural,
@@ -11,8 +12,10 @@ import { unwrap, type InstanceRpc, type RpcResult } from './rpc';
  */
 export interface WorkflowRunnerNamespace {
 	idFromName(name: string): unknown;
-	get(id: any): unknown;
-	getByName?(name: string): unknown;
+	get(id: any, options?: any): unknown;
+	getByName?(name: string, options?: any): unknown;
+	/** The namespace restricted to a jurisdiction (groups with one, docs/residency.md); absent on the Node test kit's stand-in. */
+	jurisdiction?(jurisdiction: any): WorkflowRunnerNamespace;
 }
 
 /** The one binding every caller needs: the `WorkflowRunner` Durable Object namespace. */
@@ -29,24 +32,24 @@ export interface ShardflowEnv {
 	PUBLIC_URL?: string;
 }
 
-/** The namespace without its generic stub types, which are too deep for `tsc` when cast. */
-type NamedNamespace = { getByName(name: string): unknown };
-
 /**
  * The namespace as a stub factory by name: the runtime's own `getByName` (one
- * call, no id object) where it has one, `get(idFromName(name))` otherwise.
+ * call, no id object) where it has one, `get(idFromName(name))` otherwise; a name
+ * of a group with a jurisdiction through that jurisdiction's namespace (group-namespace.ts).
  */
-export function namespace(env: ShardflowEnv): NamedNamespace {
+export function namespace(env: ShardflowEnv): RoutedNamespace {
 	const ns = env?.WORKFLOW_RUNNER;
-	if (typeof ns?.getByName === 'function') return ns as NamedNamespace;
-	if (!ns || typeof ns.get !== 'function' || typeof ns.idFromName !== 'function') throw missingBinding(ns);
-	return { getByName: (name) => ns.get(ns.idFromName(name)) };
+	if (!ns || (typeof ns.getByName !== 'function' && (typeof ns.get !== 'function' || typeof ns.idFromName !== 'function'))) throw missingBinding(ns);
+	return groupRouted(ns, (env as { SHARDFLOW_ENV?: unknown }).SHARDFLOW_ENV === 'development');
 }
 
-/** The stub of a workflow instance. Refuses reserved and malformed ids before any object is touched. */
-export function instanceStub(env: ShardflowEnv, id: string): InstanceRpc {
+/**
+ * The stub of a workflow instance, in the group its id names. Refuses reserved and malformed
+ * ids before any object is touched. `locationHint`: where a create places a new object first.
+ */
+export function instanceStub(env: ShardflowEnv, id: string, options?: { locationHint?: string }): InstanceRpc {
 	assertValidWorkflowId(id);
-	return namespace(env).getByName(id) as InstanceRpc;
+	return namespace(env).getByName(id, options) as InstanceRpc;
 }
 
 /**
@@ -55,10 +58,12 @@ export function instanceStub(env: ShardflowEnv, id: string): InstanceRpc {
  * back into a value or a typed error.
  */
 export async function callOperation<K extends OperationName>(env: ShardflowEnv, name: K, input: InputOf<K>): Promise<OutputOf<K>> {
-	const op = operations[name] as { rpc: string; prepare?: (input: unknown) => { id: string } };
-	const prepared = op.prepare ? op.prepare(input) : (input as { id: string });
-	const stub = instanceStub(env, prepared.id) as unknown as Record<string, (input: unknown) => Promise<RpcResult<OutputOf<K>>>>;
-	return unwrap(stub[op.rpc]!(prepared));
+	const op = operations[name] as { rpc: string; prepare?: (input: unknown) => { id: string; locationHint?: string } };
+	const prepared = op.prepare ? op.prepare(input) : (input as { id: string; locationHint?: string });
+	// A create's location hint places its new object (the group's, create-placement.ts); the instance never sees it.
+	const { locationHint, ...sent } = prepared;
+	const stub = instanceStub(env, prepared.id, locationHint !== undefined ? { locationHint } : undefined) as unknown as Record<string, (input: unknown) => Promise<RpcResult<OutputOf<K>>>>;
+	return unwrap(stub[op.rpc]!(locationHint !== undefined ? sent : prepared));
 }
 
 let missingBindingLogged = false;

@@ -44,7 +44,14 @@ export type WorkflowClient<W extends AnyWorkflowClass> = Omit<DerivedMethods, 'c
 	 * (`created: false`); with another payload it throws `PAYLOAD_MISMATCH`.
 	 * Without `id`, a UUIDv7 is generated.
 	 */
-	create(options: { id?: string; payload: Serializable<PayloadInputOf<W>>; /** Search attributes the class declares. */ attributes?: AttributeUpdate<AttributesOf<W>> }): Promise<CreateResult>;
+	create(options: {
+		id?: string;
+		payload: Serializable<PayloadInputOf<W>>;
+		/** Search attributes the class declares. */
+		attributes?: AttributeUpdate<AttributesOf<W>>;
+		/** The group to create it in, for a type that does not choose its own (docs/residency.md). */
+		group?: string;
+	}): Promise<CreateResult>;
 	/** The instance's status, output or error, and its latest steps. */
 	status(id: string): Promise<TypedStatus<W>>;
 	/** Sends a declared event; its name and payload are checked at compile time. */

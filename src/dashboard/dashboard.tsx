@@ -1,4 +1,7 @@
 import { Hono, type Context } from 'hono';
+import { groupScoped } from '../client/group-scope';
+import { groupOfLayout } from '../client/index-group';
+import { groupOfId } from './group-of-id';
 import { html } from 'hono/html';
 import type { ApiEnv } from '../api/env';
 import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
@@ -196,21 +199,33 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		if (!registry.has(type)) return c.json({ error: { code: 'UNKNOWN_TYPE', message: `unknown workflow type ${JSON.stringify(type)}` } }, 400);
 		const n = /^\d{1,3}$/.test(shard) ? Number(shard) : -1;
 		if (n < 0 || n >= registry.get(type).shards) return c.json({ error: { code: 'INVALID_QUERY', message: `type ${type} has shards 0 to ${registry.get(type).shards - 1}` } }, 400);
-		const shardStub = namespace(c.env).getByName(shardName(type, n)) as { fetch(request: Request): Promise<Response> };
+		// A group's shards are its own, in its jurisdiction (docs/residency.md).
+		const group = c.req.query('group');
+		let place;
+		try {
+			place = groupOfLayout(registry, group === '' ? undefined : group).place;
+		} catch (error) {
+			return c.json({ error: { code: 'INVALID_GROUP', message: (error as Error).message } }, 400);
+		}
+		const shardStub = namespace(groupScoped(c.env, place)).getByName(shardName(type, n)) as { fetch(request: Request): Promise<Response> };
 		return shardStub.fetch(new Request('https://index-shard/live', { headers: { upgrade: 'websocket' } }));
 	});
 
 	// ---- pages ----
 	app.get('/', async (c) => {
+		// ?group=: the group whose counts and metrics to show (docs/residency.md); the API refuses an undeclared one.
+		const group = c.req.query('group')?.trim() || undefined;
+		const inGroup = group ? `?group=${encodeURIComponent(group)}` : '';
 		const [res, alerts, ...metrics] = await Promise.all([
-			callApi<{ types: TypeSummary[] }>(c, '/types'),
+			callApi<{ types: TypeSummary[] }>(c, `/types${inGroup}`),
 			callApi<{ alerts: Alert[] }>(c, '/alerts'),
-			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics`)),
+			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics${inGroup}`)),
 		]);
 		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);
 		const byType = Object.fromEntries(registry.types().map((type, i) => [type, metrics[i]!.ok ? (metrics[i] as { body: TypeMetrics }).body : null]));
 		const scheduled = scheduledTypes(registry).map((s) => s.type);
-		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} alerts={alerts.ok ? alerts.body.alerts : null} />, { nav: 'overview' });
+		const groups = registry.groups.list().map((g) => ({ name: g.name, jurisdiction: g.jurisdiction }));
+		return page(c, 'Overview', <Overview types={res.body.types} metrics={byType} scheduled={scheduled} alerts={alerts.ok ? alerts.body.alerts : null} groups={groups} group={group} />, { nav: 'overview' });
 	});
 
 	app.get('/instances', async (c) => {
@@ -246,7 +261,8 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		const config = { filter, declared, shards: Object.fromEntries(watched.map((t) => [t, registry.get(t).shards])), firstPage: !filter.cursor, refused: error !== undefined };
 		const typeSchemas = await schemas;
 		const events = typeSchemas?.ok ? typeSchemas.body.events : [];
-		return page(c, 'Instances', <InstanceList types={types} declared={declared} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} events={events} />, { status, nav: 'instances' });
+		const groups = registry.groups.list().map((g) => ({ name: g.name, jurisdiction: g.jurisdiction }));
+		return page(c, 'Instances', <InstanceList types={types} groups={groups} declared={declared} filter={filter} items={items} nextCursor={nextCursor} error={error} config={config} events={events} />, { status, nav: 'instances' });
 	});
 
 	app.get('/instances/:id', async (c) => {
@@ -263,7 +279,9 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 
 	/** A parent's children (`GET /workflows?parent=`), each with its own, `depth` levels deep; null when the list cannot be read. */
 	const childTree = async (c: DashboardContext, parentId: string, depth: number): Promise<{ nodes: ChildNode[]; more: boolean } | null> => {
-		const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?parent=${encodeURIComponent(parentId)}&limit=${CHILDREN_PER_LEVEL}`);
+		// A parent's children live in its group (docs/residency.md), so they are listed from that group's index.
+		const group = groupOfId(parentId);
+		const res = await callApi<{ items: ListItem[]; nextCursor: string | null }>(c, `/workflows?parent=${encodeURIComponent(parentId)}&limit=${CHILDREN_PER_LEVEL}${group ? `&group=${encodeURIComponent(group)}` : ''}`);
 		if (!res.ok) return null;
 		const nodes = await Promise.all(
 			res.body.items.map(async (item) => {
@@ -361,7 +379,7 @@ function safeNext(base: string, next: string | undefined): string {
 }
 
 /** The list page's own query parameters (its form's fields and the pager's); any other is the list API's to judge. */
-const OWN_PARAMS = new Set(['type', 'status', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'order', 'limit']);
+const OWN_PARAMS = new Set(['group', 'type', 'status', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'order', 'limit']);
 /** `attr.<name>` or `attr.<name>.<bound>` (the list API checks the name against the type's declaration). */
 const ATTRIBUTE_PARAM = /^attr\.[A-Za-z][A-Za-z0-9_]{0,63}(?:\.(?:gt|gte|lt|lte))?$/;
 /** `order=attr.<name>` (ascending) or `order=-attr.<name>` (descending). */
@@ -395,7 +413,7 @@ function readFilter(c: DashboardContext): ListFilter {
 		limit: badLimit ? DEFAULT_PAGE_SIZE : limit,
 		...(unchecked.length ? { unchecked } : {}),
 	};
-	for (const key of ['type', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent'] as const) {
+	for (const key of ['group', 'type', 'id', 'idPrefix', 'cursor', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent'] as const) {
 		const value = q(key);
 		if (value !== undefined) filter[key] = value;
 	}
@@ -406,6 +424,7 @@ function readFilter(c: DashboardContext): ListFilter {
 function listQuery(filter: ListFilter): string {
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
+	if (filter.group) q.set('group', filter.group);
 	if (filter.status.length) q.set('status', filter.status.join(','));
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'idPrefix', 'cursor'] as const) if (filter[key]) q.set(key, filter[key]!);
 	if (filter.order !== 'created') q.set('order', filter.order);

@@ -219,7 +219,9 @@ export const indexEntries = sqliteTable(
 		/** The entry's search attributes as JSON (null: none); `index_attributes` holds them queryable. */
 		attributes: text('attributes'),
 	},
-	// One index per listing order (engine/index/index-query.ts): created_at is the default
+	// The table is `WITHOUT ROWID`, keyed by the id alone (drizzle/0020, hand-written: drizzle cannot
+	// say it): a TEXT primary key of a rowid table is a second b-tree, a row written per new entry.
+	// No query may use the rowid. One index per listing order (engine/index/index-query.ts): created_at is the default
 	// (immutable, so paging is stable), updated_at the explicit option. Each leads with the status:
 	// a listing of every live status walks one per status (`listPlan`), so no status-less index
 	// is kept (drizzle/0018: each cost a row per new entry, and `updated_at`'s one per delivery).

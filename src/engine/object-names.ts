@@ -14,7 +14,12 @@
  *
  * Engine names start with `__`, which no workflow id may (ids.ts), and type names have
  * no `:`, so every name parses back unambiguously.
+ *
+ * In a group other than the default one (engine/groups/group-id.ts) every name above starts
+ * with the group's tag and `~` (`eu.eu~__index:<type>:<n>`, `eu.eu~<id>`): the role is read
+ * from what follows it, the place from the tag.
  */
+import { splitGroupTag } from './support/group-id';
 
 export const INDEX_PREFIX = '__index:';
 export const BACKLOG_PREFIX = '__backlog:';
@@ -62,8 +67,20 @@ export function bulkName(id: string): string {
 	return `${BULK_PREFIX}${id}`;
 }
 
-/** Parses any object name (an instance's id included). */
+/** Parses any object name (an instance's id included, with its group part; an engine object's name without it). */
 export function parseObjectName(name: string): ObjectName {
+	const { place, rest } = splitGroupTag(name);
+	if (place.tag !== null) {
+		const parsed = parseDefaultGroupName(rest);
+		// An instance keeps its whole id; `__keys` has no group (a tagged one is not the key store).
+		if (parsed.role === 'instance') return { role: 'instance', id: name };
+		if (parsed.role === 'keys') return { role: 'instance', id: name };
+		return parsed;
+	}
+	return parseDefaultGroupName(name);
+}
+
+function parseDefaultGroupName(name: string): ObjectName {
 	if (name === KEYS_OBJECT) return { role: 'keys' };
 	if (name.startsWith(INDEX_PREFIX)) {
 		const rest = name.slice(INDEX_PREFIX.length);
@@ -83,17 +100,23 @@ export function parseObjectName(name: string): ObjectName {
 
 /** The role of an object from its name; undefined for an object without one (not created by shardflow). */
 export function roleKindOf(name: string | undefined): RoleKind | undefined {
-	return name === undefined ? undefined : parseObjectName(name).role;
+	if (name === undefined) return undefined;
+	try {
+		return parseObjectName(name).role;
+	} catch {
+		// A name with a malformed group part: no shardflow object has one (every name is built here).
+		return undefined;
+	}
 }
 
 /** The type a schedule object runs, from its name. */
 export function scheduleTypeOf(name: string): string {
-	return name.slice(SCHEDULE_PREFIX.length);
+	return splitGroupTag(name).rest.slice(SCHEDULE_PREFIX.length);
 }
 
 /** The type and key of a limiter, from its name. */
 export function limiterOf(name: string): { type: string; key: string } {
-	const rest = name.slice(LIMIT_PREFIX.length);
+	const rest = splitGroupTag(name).rest.slice(LIMIT_PREFIX.length);
 	const colon = rest.indexOf(':');
 	return { type: rest.slice(0, colon), key: rest.slice(colon + 1) };
 }

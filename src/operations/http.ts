@@ -108,9 +108,12 @@ export const httpBindings: HttpBindings = {
 		input: ({ json, rawJson }, registry) => {
 			registry.get(json.type);
 			const attributes = keepReservedAttributeNames(json.attributes, rawJson?.attributes);
-			return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), payload: json.payload, ...(attributes !== undefined ? { attributes } : {}) };
+			return { type: json.type, ...(json.id !== undefined ? { id: json.id } : {}), ...(json.group !== undefined ? { group: json.group } : {}), payload: json.payload, ...(attributes !== undefined ? { attributes } : {}) };
 		},
-		reply: ({ id, type, status, created }) => ({ status: created ? 201 : 200, body: { id, type, status } }),
+		reply: ({ id, type, status, created, group, groupFallback }) => ({
+			status: created ? 201 : 200,
+			body: { id, type, status, ...(group !== undefined ? { group } : {}), ...(groupFallback !== undefined ? { groupFallback } : {}) },
+		}),
 	},
 	status: {
 		method: 'get',

@@ -7,7 +7,7 @@ import type { InlineRead } from '../engine/instance/inline-child';
 
 /** What an operation's engine code reaches on the instance it is sent to (the instance role). */
 export interface InstanceAccess {
-	create(request: { id: string; type: string; payload: unknown; parent?: unknown; transplant?: unknown }): Promise<CreateResult>;
+	create(request: { id: string; type: string; payload: unknown; parent?: unknown; transplant?: unknown; group?: unknown }): Promise<CreateResult>;
 	/** The engine of an instance that exists; NOT_FOUND otherwise (and nothing is written). */
 	existing(): InstanceEngine;
 	/**

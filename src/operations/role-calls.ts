@@ -1,4 +1,5 @@
 import type { BacklogSummary } from '../engine/index/index-backlog';
+import { inPlace, splitGroupTag } from '../engine/support/group-id';
 import type { FailingReport, FailingSummary } from '../engine/instance/failing-passes';
 import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index/index-query';
@@ -81,6 +82,15 @@ export interface RoleModules {
 }
 export type CallRole = keyof RoleModules & RoleKind;
 
+/** A job id's group part and UUID (a job of another group than the default lives in it, docs/residency.md); undefined if malformed. */
+function safeSplit(id: string): ReturnType<typeof splitGroupTag> | undefined {
+	try {
+		return splitGroupTag(id);
+	} catch {
+		return undefined;
+	}
+}
+
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -93,10 +103,11 @@ export const roleObjects = {
 	keys: () => KEYS_OBJECT,
 	schedule: (type: string) => scheduleName(type),
 	limiter: (type: string, key: string) => limiterName(type, key),
-	/** Refuses, before any object is touched, an id that is not the UUID a job's start answered. */
+	/** Refuses, before any object is touched, an id that is not the UUID a job's start answered (with its group part, in a group other than the default). */
 	bulk: (id: string) => {
-		if (typeof id !== 'string' || !JOB_ID.test(id)) throw new ValidationError(ErrorCode.InvalidId, 'a bulk operation id is the UUID its start answered');
-		return bulkName(id);
+		const split = typeof id === 'string' ? safeSplit(id) : undefined;
+		if (!split || !JOB_ID.test(split.rest)) throw new ValidationError(ErrorCode.InvalidId, 'a bulk operation id is the UUID its start answered');
+		return inPlace(split.place, bulkName(split.rest));
 	},
 } satisfies { [K in CallRole]: (...address: any[]) => string };
 

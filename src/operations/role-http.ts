@@ -60,7 +60,7 @@ export const BulkProgressSchema = z
 	})
 	.openapi('BulkProgress');
 
-const JobParam = z.object({ id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' }, example: '01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f' }) });
+const JobParam = z.object({ id: z.string().max(100).openapi({ param: { name: 'id', in: 'path' }, example: '01936f5e-8a4b-7c3d-9e2f-1a2b3c4d5e6f' }) });
 
 /** Pause or resume of one type's schedule: the type must be registered (404 before any object is touched). */
 function scheduleRoute(action: 'pause' | 'resume'): RoleHttpBinding<'schedulePause' | 'scheduleResume'> {

@@ -1,5 +1,5 @@
 import { assertValidIdempotencyKey } from '../engine/support/ids';
-import { uuidv7 } from '../engine/support/ids';
+import { routeCreate } from './create-placement';
 import { assertJsonDepth } from '../engine/support/json';
 import type { IndexEntry } from '../engine/index/index-entry';
 import { archivedHistoryPage } from '../engine/lifecycle/archive-reader';
@@ -29,11 +29,14 @@ interface CreateInput {
 	parent?: ParentRef;
 	scheduledTick?: true;
 	attributes?: Record<string, unknown>;
+	/** The group to create it in, for a type that does not choose its own (docs/residency.md). */
+	group?: string;
 }
 
 /** A create's checks on the caller's side: reserved ids (schedule ticks, children), the payload's depth; the id made up if absent. */
 function prepareCreateInput(input: CreateInput) {
-	const id = input.id ?? uuidv7();
+	// Without an id, one in the type's group when this isolate knows the registry (create-placement.ts).
+	const { id, locationHint } = input.id === undefined ? routeCreate(input) : { id: input.id, ...hintFor(input) };
 	// Only the type's schedule object creates tick ids (engine/schedule/schedule-name.ts).
 	if (typeof id === 'string' && input.scheduledTick !== true && isScheduledInstanceId(id)) {
 		throw new ValidationError(ErrorCode.ReservedId, `workflow id "${id}" is reserved: ids of the form <type>:sched:<tick> belong to schedule ticks`);
@@ -45,10 +48,18 @@ function prepareCreateInput(input: CreateInput) {
 	assertJsonDepth(input.payload, 'payload');
 	return {
 		id, type: input.type, payload: input.payload,
+		...(input.group !== undefined ? { group: input.group } : {}),
+		...(locationHint !== undefined ? { locationHint } : {}),
 		...(input.parent !== undefined ? { parent: input.parent } : {}),
 		// A Date (a datetime attribute) crosses RPC as is; the instance checks every value against the declaration.
 		...(input.attributes !== undefined ? { attributes: input.attributes } : {}),
 	};
+}
+
+/** The location hint of a create with a given id, if the id is in its type's group (create-placement.ts). */
+function hintFor(input: CreateInput): { locationHint?: string } {
+	const { locationHint } = routeCreate(input);
+	return locationHint !== undefined ? { locationHint } : {};
 }
 
 /** A pause, resume, terminate or restart: no input but the id, the new status out. */
@@ -74,14 +85,15 @@ function control(action: 'pause' | 'resume' | 'restart', run: (engine: InstanceE
 export const operations = {
 	create: operation({
 		rpc: 'create',
-		helper: (type: string, options: { id?: string; payload?: unknown; attributes?: Record<string, unknown> }) => ({
+		helper: (type: string, options: { id?: string; payload?: unknown; attributes?: Record<string, unknown>; group?: string }) => ({
 			type,
 			...(options.id !== undefined ? { id: options.id } : {}),
+			...(options.group !== undefined ? { group: options.group } : {}),
 			payload: options.payload,
 			...(options.attributes !== undefined ? { attributes: options.attributes } : {}),
 		}),
 		prepare: prepareCreateInput,
-		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef; attributes?: unknown }),
+		run: (instance, input): Promise<CreateResult> => instance.create(input as { id: string; type: string; payload: unknown; parent?: ParentRef; attributes?: unknown; group?: string }),
 	}),
 
 	// The reads of an instance: from its object, else (a child its parent ran inline and has not published yet) from its
@@ -181,7 +193,7 @@ export const operations = {
 		rpc: 'deleteInstance',
 		helper: (_type: string, id: string, options: { terminate?: boolean; archive?: boolean } = {}) => ({ id, ...options }),
 		// `only` and `reason` come from a purge (src/client/purge.ts); the HTTP route never sets them.
-		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' }): Promise<DeleteResult> =>
+		run: (instance, input: { id: string; terminate?: boolean; archive?: boolean; only?: DeleteFilter; reason?: 'delete' | 'purge' | 'retention' }): Promise<DeleteResult> =>
 			instance.delete(input),
 	}),
 

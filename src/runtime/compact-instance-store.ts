@@ -34,6 +34,8 @@ export interface CompactStart {
  * forgets when a transaction fails.
  */
 export class CompactInstanceStore extends CompactParts implements InstanceStore {
+	/** A compact instance's retention is its index shard's to run (engine/index/retention-sweep.ts). */
+	readonly expiredByIndex = true;
 	private record: Known<InstanceRecord | undefined> = UNREAD;
 	private depth = 0;
 	/** In a transaction: the record changed and is put at its end. */

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, lte, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import * as schema from '../db/schema';
@@ -265,6 +265,28 @@ export class IndexShardStore {
 				.from(t)
 				.where(and(gt(t.id, afterId), live()))
 				.orderBy(asc(t.id))
+				.limit(limit)
+				.all() as SelectedRow[]
+		).map(toEntry);
+	}
+
+	/**
+	 * The oldest `updated_at` of the entries in `status` (undefined: none): the first entry of the
+	 * `(status, updated_at, id)` index, one row read. The retention sweep arms its alarm from it.
+	 */
+	oldestUpdated(status: WorkflowStatus): number | undefined {
+		const row = this.db.select({ updatedAt: t.updatedAt }).from(t).where(eq(t.status, status)).orderBy(asc(t.updatedAt)).limit(1).get();
+		return row?.updatedAt;
+	}
+
+	/** The entries in `status` last changed at or before `updatedAtMost`, oldest first: a walk of the same index. */
+	updatedBy(status: WorkflowStatus, updatedAtMost: number, limit: number): IndexEntry[] {
+		return (
+			this.db
+				.select(columns)
+				.from(t)
+				.where(and(eq(t.status, status), lte(t.updatedAt, updatedAtMost)))
+				.orderBy(asc(t.updatedAt), asc(t.id))
 				.limit(limit)
 				.all() as SelectedRow[]
 		).map(toEntry);

@@ -1,13 +1,14 @@
 import { dataPoint, EXPORT_BATCH, exportDueAt, lastExportableMinute, type AnalyticsDataPoint } from '../engine/index/metrics-export';
 import { minuteOf } from '../engine/index/run-metrics';
 import type { IndexMetricsStore } from './index-metrics-store';
+import { ShardAlarm } from './shard-alarm';
 
 /** The part of an Analytics Engine dataset binding the export uses (a fake in tests). */
 export interface AnalyticsDataset {
 	writeDataPoint(point: AnalyticsDataPoint): void;
 }
 
-/** The part of a Durable Object's storage the export uses: its alarm and one key. */
+/** The part of a Durable Object's storage the export uses: its alarm (through shard-alarm.ts) and one key. */
 export interface ExportStorage {
 	getAlarm(): Promise<number | null>;
 	setAlarm(at: number): Promise<void>;
@@ -27,31 +28,28 @@ const FIRST_EXPORT_MINUTES = 60;
  * the shard's storage so an evicted shard neither skips nor repeats a minute), and arms again if
  * a later minute counted runs meanwhile. So a shard with steady traffic costs an alarm and a
  * watermark write a minute, and a quiet shard nothing. Without the binding this class is not made.
+ * The alarm is the shard's one alarm (shard-alarm.ts), shared with its retention sweep: the export
+ * asks for it by a time and, when it fires, says when it is next due.
  */
 export class ShardMetricsExport {
-	/** Whether an export alarm is armed, as far as this isolate knows (undefined: not asked yet). */
-	private armed: boolean | undefined;
-
 	constructor(
 		private readonly dataset: AnalyticsDataset,
 		private readonly storage: ExportStorage,
 		private readonly shard: { type: string; n: number; now: () => number },
+		/** The shard's one alarm (its role passes the one its other duties share). */
+		readonly shardAlarm: ShardAlarm = new ShardAlarm(storage),
 	) {}
 
-	/** After a write that counted a run: makes sure an alarm will write its minute. */
+	/** After a write that counted a run: makes sure an alarm will write its minute (an alarm due by then stays). */
 	async counted(): Promise<void> {
-		if (this.armed) return;
-		if (this.armed === undefined && (await this.storage.getAlarm()) !== null) {
-			this.armed = true;
-			return;
-		}
-		this.armed = true;
-		await this.storage.setAlarm(exportDueAt(minuteOf(this.shard.now())));
+		await this.shardAlarm.ensureBy(exportDueAt(minuteOf(this.shard.now())));
 	}
 
-	/** The alarm: writes the closed minutes not written yet, then moves the watermark past them. */
-	async alarm(metrics: IndexMetricsStore): Promise<void> {
-		this.armed = false;
+	/**
+	 * The alarm: writes the closed minutes not written yet, then moves the watermark past them.
+	 * Answers when it is next due (undefined: nothing counted after what it wrote).
+	 */
+	async alarm(metrics: IndexMetricsStore): Promise<number | undefined> {
 		const last = lastExportableMinute(this.shard.now());
 		const from = (this.storage.kv.get<number>(WATERMARK_KEY) ?? last - FIRST_EXPORT_MINUTES) + 1;
 		const minutes = from <= last ? metrics.minutes(from, last, EXPORT_BATCH) : [];
@@ -61,9 +59,6 @@ export class ShardMetricsExport {
 		if (minutes.length) this.storage.kv.put(WATERMARK_KEY, through);
 		// Minutes that counted runs after `through` (the current one, or the rest of a full batch) need another alarm.
 		const newest = metrics.newestMinute();
-		if (newest !== undefined && newest > through) {
-			this.armed = true;
-			await this.storage.setAlarm(full ? this.shard.now() : exportDueAt(newest));
-		}
+		return newest !== undefined && newest > through ? (full ? this.shard.now() : exportDueAt(newest)) : undefined;
 	}
 }

@@ -14,6 +14,8 @@ import { storageLayoutOf } from './storage-layout';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
+import { ShardRetention } from './index-shard-retention';
+import { ShardAlarm } from './shard-alarm';
 import { ShardMetricsExport, type AnalyticsDataset } from './shard-metrics-export';
 import { InstanceRole } from './roles/instance-role';
 import { KeysRole } from './roles/keys-role';
@@ -22,6 +24,7 @@ import { LimiterRole } from './roles/limiter-role';
 import { BulkRole } from './roles/bulk-role';
 import { parseObjectName } from '../engine/object-names';
 import { roleKindOf, wrongRole, type RoleKind } from './roles/role-name';
+import { objectPlace } from './object-place';
 
 /** What a runner is built with: the workflow types it runs and the clock its instances read. */
 export interface RunnerOptions {
@@ -81,10 +84,16 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	 * and benchmark Workers) read it to add their hooks.
 	 */
 	protected readonly role: Role | undefined;
+	/** Why this object refuses every call: reached through another jurisdiction than its name says (object-place.ts). */
+	private readonly misplaced: Error | undefined;
 
 	constructor(ctx: DurableObjectState, env: ShardflowEnv, registry: Registry, options: RunnerOptions) {
 		super(ctx, env);
-		const kind = roleKindOf(ctx.id.name);
+		// The object's group, from its name: its role works with that group's objects only (object-place.ts).
+		const place = objectPlace(ctx.id, env, registry);
+		this.misplaced = place.misplaced;
+		env = place.env;
+		const kind = place.misplaced ? undefined : roleKindOf(ctx.id.name);
 		const storage = new ObjectStorage(ctx.storage, kind, {
 			eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }),
 			compactInstances: storageLayoutOf(env as { SHARDFLOW_STORAGE_LAYOUT?: unknown }) === 'compact',
@@ -167,6 +176,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 	private call<K extends RoleKind, T>(kind: K, fn: (role: RoleOf<K>) => T | Promise<T>, housekeeping = false) {
 		if (!housekeeping) workBegan();
 		return wrap(() => {
+			if (this.misplaced) throw this.misplaced;
 			const role = this.role;
 			if (role?.kind !== kind) throw wrongRole(role?.kind, kind);
 			return fn(role as RoleOf<K>);
@@ -181,10 +191,16 @@ function indexShardOf(name: string): { type: string; shard: number } {
 }
 
 /** The shard's export to Analytics Engine, when `SHARDFLOW_ANALYTICS` is bound (docs/operations.md "Analytics Engine"). */
-function analyticsExport(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string; shard: number }): ShardMetricsExport | undefined {
+function analyticsExport(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string; shard: number }, alarm: ShardAlarm): ShardMetricsExport | undefined {
 	const dataset = (host.env as { SHARDFLOW_ANALYTICS?: AnalyticsDataset }).SHARDFLOW_ANALYTICS;
 	if (typeof dataset?.writeDataPoint !== 'function') return undefined;
-	return new ShardMetricsExport(dataset, host.ctx.storage, { type: self.type, n: self.shard, now: host.now });
+	return new ShardMetricsExport(dataset, host.ctx.storage, { type: self.type, n: self.shard, now: host.now }, alarm);
+}
+
+/** The retention duty of an index shard (index-shard-retention.ts); none for a type this build does not know. */
+function shardRetention(host: ConstructorParameters<typeof InstanceRole>[0], self: { type: string }, alarm: ShardAlarm): ShardRetention | undefined {
+	if (!host.registry.has(self.type)) return undefined;
+	return new ShardRetention({ env: host.env, alarm, retention: host.registry.get(self.type).retention, now: host.now });
 }
 
 function createRole(kind: RoleKind | undefined, host: ConstructorParameters<typeof InstanceRole>[0]): Role | undefined {
@@ -193,7 +209,8 @@ function createRole(kind: RoleKind | undefined, host: ConstructorParameters<type
 			return new InstanceRole(host);
 		case 'index': {
 			const self = indexShardOf(host.ctx.id.name!);
-			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: self.shard, now: host.now }, analyticsExport(host, self));
+			const alarm = new ShardAlarm(host.ctx.storage);
+			return new IndexShardRole(host.storage, new IndexLiveFeed(host.ctx), { shard: self.shard, now: host.now }, alarm, shardRetention(host, self, alarm), analyticsExport(host, self, alarm));
 		}
 		case 'backlog':
 			return new BacklogRole(host.storage);

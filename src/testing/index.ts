@@ -8,7 +8,7 @@
 import type { Registry } from '../engine/definition/registry';
 import { NodeInstanceDriver } from './node-driver';
 import { InstanceModifiers } from './instance-modifiers';
-import { registryFor } from './test-registry';
+import { kitId, registryFor } from './test-registry';
 import { startTimeOf, VirtualClock } from './virtual-clock';
 import { WorkflowTestKit, type TestableWorkflow } from './workflow-test-kit';
 
@@ -40,7 +40,7 @@ export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: N
 	const driver = new NodeInstanceDriver({
 		registry,
 		type: workflow.type,
-		id: options.id ?? `test-${workflow.type}`,
+		id: options.id ?? kitId(`test-${workflow.type}`, workflow.type, registry),
 		env: options.env ?? {},
 		clock: new VirtualClock(startTimeOf(options.startAt)),
 		wrapStepFunction: modifiers.mocks.wrapper,

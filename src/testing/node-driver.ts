@@ -114,7 +114,7 @@ export class NodeInstanceDriver implements InstanceDriver {
 			return this.engine;
 		};
 		const access: InstanceAccess = {
-			create: (request) => this.engine.create(request.id, request.type, request.payload, request.parent),
+			create: (request) => this.engine.create(request.id, request.type, request.payload, request.parent, undefined, undefined, request.group),
 			existing,
 			// The Node kit runs no child inline (its driver reaches no other instance).
 			published: async () => existing(),

@@ -1,5 +1,7 @@
 import { defineRegistry, type Registry } from '../engine/definition/registry';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
+import { inPlace } from '../engine/support/group-id';
+import { knownPlacement } from '../engine/groups/known-placements';
 import type { TestableWorkflow } from './workflow-test-kit';
 
 /**
@@ -16,4 +18,17 @@ export function registryFor(workflow: TestableWorkflow, registry: Registry | und
 		);
 	}
 	return registry;
+}
+
+/**
+ * A kit's default instance id, in the group its type is pinned to (docs/residency.md): the
+ * registry's when given, else what this isolate learnt from the registry it defined. A type
+ * choosing its group from the payload gets the id as given: pass `id` in the group the payload
+ * picks, or the start is refused (GROUP_MISMATCH) as a create would be.
+ */
+export function kitId(base: string, type: string, registry?: Registry): string {
+	const placement = registry ? { groups: registry.groups, choice: registry.has(type) ? registry.get(type).group : undefined } : knownPlacement(type);
+	if (!placement || typeof placement.choice !== 'string') return base;
+	const group = placement.groups.get(placement.choice);
+	return group && group.deployed ? inPlace(group.place, base) : base;
 }

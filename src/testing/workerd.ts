@@ -15,6 +15,7 @@
 import type { ShardflowEnv } from '../client/instance-client';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { InstanceModifiers } from './instance-modifiers';
+import { kitId } from './test-registry';
 import { adoptCreated, registerMocks, releaseMocks } from './workerd-mocks';
 import { WorkflowIntrospector } from './workflow-introspector';
 import { WorkerdInstanceDriver } from './workerd-driver';
@@ -35,7 +36,7 @@ let instances = 0;
  * instance's time (`testKitClock.reset()` between tests).
  */
 export function testWorkflow<W extends TestableWorkflow>(workflow: W, options: WorkerdTestOptions): WorkflowTestKit<W> {
-	const id = options.id ?? `test-${workflow.type}-${Date.now().toString(36)}-${(instances++).toString(36)}`;
+	const id = options.id ?? kitId(`test-${workflow.type}-${Date.now().toString(36)}-${(instances++).toString(36)}`, workflow.type);
 	assertValidWorkflowId(id);
 	const modifiers = new InstanceModifiers();
 	registerMocks(id, modifiers.mocks);

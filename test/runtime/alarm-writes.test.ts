@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
+import { WATCHDOG_MS } from '../../src/engine/support/timing';
 import { resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 
 afterEach(resetClock);
@@ -33,11 +34,22 @@ async function alarmWrites(id: string): Promise<string[]> {
 }
 
 describe('alarm writes per run', () => {
-	// The floor today: the backstop set with the created row (a crash before the first delivery or during the pass is
-	// retried from it) and, once the finished entry is delivered, the retention's expiry (docs/decisions.md "Alarm writes
-	// of a run").
-	it('a run of ten trivial steps writes its alarm twice: the backstop at create and the retention when it finishes', async () => {
+	// The floor: the backstop set with the created row (a crash before the first delivery or during the pass is
+	// retried from it). The retention's expiry is the index shard's (one shard alarm for every run finishing in its
+	// slot: docs/decisions.md "Retention owned by the index shard"), and the backstop is left to fire once.
+	it('a run of ten trivial steps writes its alarm once: the backstop at create; its retention is its index shard\'s', async () => {
 		const id = uniqueId('alarms');
+		await countAlarmWrites(id);
+		await instances.create(testEnv, { type: 'many', id, payload: { steps: 10 } });
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('completed');
+		const writes = await alarmWrites(id);
+		expect(writes.map((w) => w.split(' ')[0])).toEqual(['set']);
+		expect(Number(writes[0]!.split(' ')[1])).toBeLessThanOrEqual(WATCHDOG_MS);
+	});
+
+	it('a run of the table layout still writes its retention itself: the backstop at create and the retention when it finishes', async () => {
+		const id = uniqueId('layout-table-alarms');
 		await countAlarmWrites(id);
 		await instances.create(testEnv, { type: 'many', id, payload: { steps: 10 } });
 		await settle(id);
@@ -55,6 +67,6 @@ describe('alarm writes per run', () => {
 		await settle(id);
 		expect((await instances.status(testEnv, { id })).status).toBe('completed');
 		const writes = await alarmWrites(id);
-		expect(writes.map((w) => w.split(' ')[0])).toEqual(['set', 'set']);
+		expect(writes.map((w) => w.split(' ')[0])).toEqual(['set']);
 	});
 });

@@ -8,6 +8,8 @@ import { durationBucket, type MetricsDelta } from '../../src/engine/index/run-me
 import { shardName } from '../../src/engine/object-names';
 import { IndexMetricsStore } from '../../src/runtime/index-metrics-store';
 import { ShardMetricsExport } from '../../src/runtime/shard-metrics-export';
+import { ShardAlarm } from '../../src/runtime/shard-alarm';
+import { nextShardAlarm } from '../../src/engine/lifecycle/retention-sweep';
 import { api } from '../api/helpers';
 import { settle, stub, uniqueId } from '../helpers';
 
@@ -30,7 +32,10 @@ function exportStorage(state: DurableObjectState) {
 		/** The alarm fires: it is no longer set while its handler runs. */
 		fire: async (exporter: ShardMetricsExport, metrics: IndexMetricsStore) => {
 			alarm = null;
-			await exporter.alarm(metrics);
+			// As the shard's role does: the alarm is consumed, the duty runs and asks for its next time.
+			exporter.shardAlarm.fired();
+			const next = await exporter.alarm(metrics);
+			if (next !== undefined) await exporter.shardAlarm.ensureBy(next);
 		},
 	};
 }
@@ -115,6 +120,32 @@ describe('the Analytics Engine export of an index shard', () => {
 			expect(await storage.getAlarm()).toBe(now);
 			await storage.fire(exporter, metrics);
 			expect(dataset.points.map((p) => p.doubles[0]! / 60_000)).toEqual(Array.from({ length: 72 }, (_, k) => M + k));
+		}));
+
+	it("shares the shard's one alarm with the retention sweep: neither duty's request moves the other's alarm later", () =>
+		runInDurableObject(stub(uniqueId('ae-shared')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			const metrics = new IndexMetricsStore(db);
+			const storage = exportStorage(state);
+			let now = M * 60_000 + 10_000;
+			const alarm = new ShardAlarm(storage);
+			const exporter = new ShardMetricsExport(fakeDataset(), storage, { type: 'payment', n: 0, now: () => now }, alarm);
+			const retentionDue = now + 7 * 86_400_000;
+			// The retention asks first (a run finished), then a run is counted: the minute's export comes first.
+			await alarm.ensureBy(retentionDue);
+			metrics.record(finished(M, 10));
+			await exporter.counted();
+			expect(await storage.getAlarm()).toBe(exportDueAt(M));
+			// The retention asks again: the export's earlier alarm stays.
+			await alarm.ensureBy(retentionDue);
+			expect(await storage.getAlarm()).toBe(exportDueAt(M));
+			// The alarm fires: the export writes its minute and has nothing newer; the sweep's time is asked for again.
+			now = exportDueAt(M);
+			alarm.fired();
+			const next = nextShardAlarm(now, [await exporter.alarm(metrics), retentionDue]);
+			if (next !== undefined) await alarm.ensureBy(next);
+			expect(await storage.getAlarm()).toBe(retentionDue);
 		}));
 
 	it('writes nothing and arms no alarm when SHARDFLOW_ANALYTICS is not bound', async () => {

@@ -240,8 +240,9 @@ describe('the index after a deletion', () => {
 });
 
 describe('retention', () => {
-	it('deletes a finished instance by its own alarm when its retention runs out, archived first when a bucket is bound', async () => {
-		const id = await finished(uniqueId('ret'), 4);
+	// The table layout's instances expire themselves; a compact one's shard expires it (shard-retention.test.ts).
+	it('deletes a finished instance of the table layout by its own alarm when its retention runs out, archived first when a bucket is bound', async () => {
+		const id = await finished(uniqueId('layout-table-ret'), 4);
 		const { updatedAt } = await instances.status(testEnv, { id });
 		expect(await leftovers(id)).toMatchObject({ alarm: updatedAt + HOUR });
 		await fireAlarm(id); // early: nothing happens
@@ -255,8 +256,8 @@ describe('retention', () => {
 		expect(archived.json).toMatchObject({ id, status: 'completed', output: 8, archived: true });
 	});
 
-	it('keeps each status its own time: an errored instance of this type stays 2 hours', async () => {
-		const id = uniqueId('ret-err');
+	it('keeps each status its own time: an errored instance of this type (table layout) stays 2 hours', async () => {
+		const id = uniqueId('layout-table-ret-err');
 		await instances.create(testEnv, { type: TYPE, id, payload: { n: 1, fail: true } });
 		await settle(id);
 		const { status, updatedAt } = await instances.status(testEnv, { id });

@@ -225,6 +225,35 @@ describe('migrations in one call', () => {
 		}
 	});
 
+	it("keeps every entry of an index shard an older deploy wrote when its table is rebuilt without a rowid (drizzle/0020), and the table is keyed by the id alone", async () => {
+		const tables = roleTableNames('index');
+		const before = files.journal.entries.findIndex((e) => e.tag === '0020_index-entries-without-rowid');
+		expect(before).toBeGreaterThan(0);
+		const columns = 'id, type, status, created_at, updated_at, version, code_version, parent_id, attributes';
+		const { entries, kept, rowid } = await inObject((storage) => {
+			migrateInOneCall(storage, upTo(before), { tables });
+			const insert = `INSERT INTO index_entries (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+			storage.sql.exec(insert, 'a', 'payment', 'completed', 1, 5, 3, 'v1', null, '{"k":"x"}');
+			storage.sql.exec(insert, 'b', 'payment', '__deleted', 2, 6, 9, null, 'a', null);
+			storage.sql.exec(insert, 'c', 'payment', 'running', 3, 7, 1, null, 'a', null);
+			const read = () => [...storage.sql.exec(`SELECT ${columns} FROM index_entries ORDER BY id`)];
+			const entries = read();
+			migrateInOneCall(storage, files, { tables });
+			const rowid = (() => {
+				try {
+					storage.sql.exec('SELECT rowid FROM index_entries').toArray();
+					return 'has a rowid';
+				} catch {
+					return 'none';
+				}
+			})();
+			return { entries, kept: read(), rowid };
+		});
+		expect(entries).toHaveLength(3);
+		expect(kept).toEqual(entries);
+		expect(rowid).toBe('none');
+	});
+
 	it('splits a generated file into its statements without breakpoints, trailing semicolons or empty parts', () => {
 		expect(statementsOf('CREATE TABLE a (x);\n--> statement-breakpoint\n-- only a comment\n--> statement-breakpoint\nCREATE INDEX i ON a (x);\n')).toEqual(['CREATE TABLE a (x)', 'CREATE INDEX i ON a (x)']);
 	});

@@ -27,7 +27,8 @@ describe('rows written by a run of ten trivial steps, per storage layout', () =>
 		// create (the record: row, pending entry, created record) 1 + 10 steps + running 1 + completed (with its record and
 		// entry) 1; the delivery's acknowledgement rides with the record's next put, of which a finished run has none.
 		expect(rows).toBe(13);
-		expect(alarms).toBe(2);
+		// The backstop only: the retention is the index shard's (one alarm per slot for many runs).
+		expect(alarms).toBe(1);
 	});
 
 	it('table: the schema (12 rows), 10 steps and the instance, outbox and history rows', async () => {

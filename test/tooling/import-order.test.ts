@@ -14,9 +14,10 @@ import { describe, expect, it } from 'vitest';
  */
 export const ENGINE_ORDER: readonly (readonly string[])[] = [
 	// ids, durations, errors, JSON, limits, statuses and step kinds: the words every folder shares
-	['support', 'object-names.ts'],
-	// the history record format (a versioned contract: docs/history-format.md)
-	['history'],
+	['support'],
+	// the history record format (a versioned contract: docs/history-format.md); residency groups;
+	// the Durable Object names (object-names.ts builds and parses every one)
+	['history', 'groups', 'object-names.ts'],
 	// the index entry, its queries, search attributes, shards, cursors
 	['index'],
 	// the store rows and the InstanceStore port, the in-memory store

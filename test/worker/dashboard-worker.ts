@@ -59,6 +59,17 @@ export class LongStepNamesWorkflow extends Workflow<{}, number> {
 	}
 }
 
+/** Pinned to the eu group (test/dashboard/groups-browser.test.ts): a shipment of an EU customer, waiting to be shipped. */
+export class EuShipmentWorkflow extends Workflow<{ orderId: string }, string> {
+	static override readonly type = 'eu-shipment';
+	static override payload = z.object({ orderId: z.string() });
+	static override events = { ship: z.object({ carrier: z.string() }) };
+	async run(step: Step<typeof EuShipmentWorkflow.events>, { orderId }: { orderId: string }) {
+		const { carrier } = await step.waitForEvent('ship', { timeout: '1 day' });
+		return step.do('label', () => `${carrier} label for ${orderId}`);
+	}
+}
+
 /** Waits for a sign-off that never comes in a test: stuck (an alert on the overview) 2 seconds after it starts waiting. */
 export class SignOffWorkflow extends Workflow<{}, string> {
 	static override readonly type = 'sign-off';
@@ -71,6 +82,7 @@ export class SignOffWorkflow extends Workflow<{}, string> {
 
 export const registry = defineRegistry({
 	test: { workflow: TestWorkflow },
+	'eu-shipment': { workflow: EuShipmentWorkflow, group: 'eu' },
 	payment: { workflow: PaymentWorkflow, shards: 4, version: '2026-11-26.2' },
 	heartbeat: { workflow: HeartbeatWorkflow },
 	order: { workflow: OrderWorkflow },
@@ -78,7 +90,7 @@ export const registry = defineRegistry({
 	receipt: { workflow: ReceiptWorkflow },
 	'long-step-names': { workflow: LongStepNamesWorkflow },
 	'sign-off': { workflow: SignOffWorkflow, stuckAfter: { running: 'never', waiting: '2 seconds' } },
-});
+}, { groups: { default: 'global', groups: { eu: { jurisdiction: 'eu', locationHint: 'weur' } } } });
 
 export class WorkflowRunner extends createWorkflowRunner(registry) {}
 const app = createApp(registry);

@@ -12,6 +12,7 @@ import { BigStreamWorkflow, FetcherWorkflow } from '../../bench/workflows';
 import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
+import { HomeOnlyWorkflow, ResidentChildWorkflow, ResidentOrderWorkflow, ResidentParentWorkflow, RoutedOrderWorkflow } from './residency-workflows';
 import { AlarmMeter, SqlMeter } from '../../bench/sql-meter';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import {
@@ -86,6 +87,21 @@ export const testRegistry = defineRegistry({
 	fetcher: { workflow: FetcherWorkflow, limits: { stepsPerInvocation: 50 } },
 	'compensating-fetcher': { workflow: CompensatingFetcherWorkflow, limits: { stepsPerInvocation: 50 } },
 	searchable: { workflow: SearchableWorkflow, shards: 4 },
+	// Groups (test/runtime/residency.test.ts, docs/residency.md).
+	'resident-order': { workflow: ResidentOrderWorkflow, group: 'eu', shards: 2 },
+	'routed-order': { workflow: RoutedOrderWorkflow, group: (p: { country: string }) => ({ DE: 'eu', AU: 'au', XX: 'later' })[p.country] ?? 'global' },
+	'home-only': { workflow: HomeOnlyWorkflow, group: 'global' },
+	'resident-parent': { workflow: ResidentParentWorkflow, group: 'eu' },
+	'resident-child': { workflow: ResidentChildWorkflow },
+}, {
+	groups: {
+		default: 'global',
+		groups: {
+			eu: { jurisdiction: 'eu', locationHint: 'weur' },
+			tenant: {},
+			later: { jurisdiction: 'eu', deployed: false },
+		},
+	},
 });
 
 /** The runner as a deployment that declared it without SQLite storage (`KV_RUNNER` in vitest.config.ts): the runtime refuses it. */

@@ -1,4 +1,5 @@
 import type { FC } from 'hono/jsx';
+import { groupOfId, jurisdictionOfId } from '../group-of-id';
 import type { TypeSchemas } from '../../engine/definition/type-schemas';
 import type { WorkflowStatusInfo } from '../../engine/definition/types';
 import type { ListItem } from './list';
@@ -74,6 +75,7 @@ export const InstancePage: FC<{ detail: InstanceDetail; schemas: TypeSchemas | u
 			<section class="card facts" aria-label="Summary">
 				<dl>
 					<div><dt>Type</dt><dd>{detail.type}</dd></div>
+					{groupOfId(detail.id) ? <div><dt>Group</dt><dd id="group">{groupOfId(detail.id)}{jurisdictionOfId(detail.id) ? ` · jurisdiction ${jurisdictionOfId(detail.id)}` : ''}</dd></div> : null}
 					<div><dt>Created</dt><dd><Time ms={detail.createdAt} /></dd></div>
 					<div><dt>Updated</dt><dd id="updated-at"><Time ms={detail.updatedAt} /></dd></div>
 					<div><dt>Code version</dt><dd id="code-version">{codeVersionText(detail)}</dd></div>

@@ -37,6 +37,8 @@ export interface ListFilter {
 	codeVersion?: string;
 	/** Only the children of this instance. */
 	parent?: string;
+	/** The group whose index is listed (docs/residency.md); absent: the default group. */
+	group?: string;
 	/** `attr.<name>` / `-attr.<name>`: by a search attribute, ascending / descending. */
 	order: 'created' | 'updated' | `attr.${string}` | `-attr.${string}`;
 	limit: number;
@@ -169,8 +171,21 @@ const AttributeInputs: FC<{ name: string; kind: AttributeKind; filter: ListFilte
 	);
 };
 
+/** Which group's index the page lists, and where it lives (each group's index is read in its own jurisdiction). */
+const GroupBadge: FC<{ groups: { name: string; jurisdiction: string | null }[]; name: string | undefined }> = ({ groups, name }) => {
+	const group = groups.find((g) => g.name === name) ?? groups[0]!;
+	return (
+		<span class="group-badge" id="group-badge" title="Each group's instances are listed from its own index, in its jurisdiction">
+			group <strong>{group.name}</strong>
+			{group.jurisdiction ? <> · jurisdiction <strong>{group.jurisdiction}</strong></> : null}
+		</span>
+	);
+};
+
 export const InstanceList: FC<{
 	types: string[];
+	/** The registry's groups (the default first); a select shows when there are several. */
+	groups?: { name: string; jurisdiction: string | null }[];
 	/** The selected type's search attributes (`{}` without a type). */
 	declared: AttributeDeclaration;
 	filter: ListFilter;
@@ -180,10 +195,11 @@ export const InstanceList: FC<{
 	config: ListConfig;
 	/** The selected type's declared events with their shapes, for the bulk action's event editor. */
 	events?: EventShapes;
-}> = ({ types, declared, filter, items, nextCursor, error, config, events = [] }) => {
+}> = ({ types, groups = [], declared, filter, items, nextCursor, error, config, events = [] }) => {
 	const query = (extra: Record<string, string>) => {
 		const q = new URLSearchParams();
 		if (filter.type) q.set('type', filter.type);
+		if (filter.group) q.set('group', filter.group);
 		for (const s of filter.status) q.append('status', s);
 		for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'id', 'idPrefix', 'codeVersion', 'parent'] as const) if (filter[key]) q.set(key, filter[key]!);
 		for (const [name, value] of filter.attributes) q.append(name, value);
@@ -194,7 +210,7 @@ export const InstanceList: FC<{
 		return dashboardHref(`/instances?${q}`);
 	};
 	const active =
-		[filter.type, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.idPrefix, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length +
+		[filter.type, filter.group, filter.status.length, filter.createdAfter, filter.createdBefore, filter.updatedAfter, filter.updatedBefore, filter.id, filter.idPrefix, filter.codeVersion, filter.parent, filter.order !== 'created'].filter(Boolean).length +
 		new Set(filter.attributes.map(([n]) => n.split('.')[1])).size +
 		new Set((filter.unchecked ?? []).map(([n]) => n).filter((n) => n !== 'order')).size;
 	const attributeNames = Object.keys(declared);
@@ -202,6 +218,7 @@ export const InstanceList: FC<{
 		<>
 			<div class="page-head">
 				<h1>Instances</h1>
+				{groups.length > 1 ? <GroupBadge groups={groups} name={filter.group} /> : null}
 				<span id="live" class="live" data-state="connecting" role="status" aria-live="polite">
 					connecting…
 				</span>
@@ -225,6 +242,20 @@ export const InstanceList: FC<{
 						))}
 					</select>
 				</label>
+				{groups.length > 1 ? (
+					<label>
+						<span>Group</span>
+						<select name="group" id="group-filter">
+							{groups.map((g, i) => (
+								<option value={i === 0 ? '' : g.name} selected={i === 0 ? !filter.group : g.name === filter.group}>
+									{g.name}
+									{i === 0 ? ' (default)' : ''}
+									{g.jurisdiction ? ` (jurisdiction ${g.jurisdiction})` : ''}
+								</option>
+							))}
+						</select>
+					</label>
+				) : null}
 				<fieldset class="statuses">
 					<legend>Status</legend>
 					{WORKFLOW_STATUSES.map((s) => (

@@ -19,10 +19,34 @@ export interface TypeSummary {
  * Every type with its counts per status, shards and delivery backlog (from GET /types), and its
  * run metrics (GET /types/:type/metrics), drawn and kept current by overview.js.
  */
-export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMetrics | null>; scheduled: string[]; alerts: Alert[] | null }> = ({ types, metrics, scheduled, alerts }) => (
+export const Overview: FC<{
+	types: TypeSummary[];
+	metrics: Record<string, TypeMetrics | null>;
+	scheduled: string[];
+	alerts: Alert[] | null;
+	/** The registry's groups (the default first) and the one shown (docs/residency.md); links appear when there are several. */
+	groups?: { name: string; jurisdiction: string | null }[];
+	group?: string | undefined;
+}> = ({ types, metrics, scheduled, alerts, groups = [], group }) => {
+	// The list links keep the group: its counts are that group's.
+	const inGroup = group ? `&group=${encodeURIComponent(group)}` : '';
+	return (
 	<>
 		<div class="page-head">
 			<h1>Workflow types</h1>
+			{groups.length > 1 ? (
+				<nav class="group-switch" id="group-switch" aria-label="Group">
+					{groups.map((g, i) => {
+						const selected = i === 0 ? !group : g.name === group;
+						return (
+							<a href={dashboardHref(i === 0 ? '' : `?group=${encodeURIComponent(g.name)}`)} class={selected ? 'group-badge selected' : 'group-badge'} aria-current={selected ? 'page' : undefined}>
+								{g.name}
+								{g.jurisdiction ? ` · ${g.jurisdiction}` : ''}
+							</a>
+						);
+					})}
+				</nav>
+			) : null}
 			<span id="live" class="live" data-state="connecting" role="status" aria-live="polite">
 				Updating…
 			</span>
@@ -43,14 +67,14 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 						<section class="card type-card" data-type={t.type}>
 							<header>
 								<h2>
-									<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}`)}>{t.type}</a>
+									<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}${inGroup}`)}>{t.type}</a>
 								</h2>
 								<span class="total" data-field="total">{plural(total, 'instance')}</span>
 							</header>
 							<ul class="counts">
 								{WORKFLOW_STATUSES.map((status) => (
 									<li class={t.counts[status] ? '' : 'zero'}>
-										<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}&status=${status}`)}>
+										<a href={dashboardHref(`/instances?type=${encodeURIComponent(t.type)}&status=${status}${inGroup}`)}>
 											<StatusBadge status={status} />
 											<span class="count" data-count={status}>{(t.counts[status] ?? 0).toLocaleString('en')}</span>
 										</a>
@@ -75,10 +99,11 @@ export const Overview: FC<{ types: TypeSummary[]; metrics: Record<string, TypeMe
 				})}
 			</div>
 		)}
-		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics, alerts }) }} />
+		<script type="application/json" id="overview-config" dangerouslySetInnerHTML={{ __html: safeJson({ types: types.map((t) => t.type), metrics, alerts, ...(group ? { group } : {}) }) }} />
 		<script type="module" src={dashboardHref('/overview.js')}></script>
 	</>
-);
+	);
+};
 
 export function backlogText(backlog: { pending: number; oldestAgeMs: number | null }): string {
 	return backlog.pending ? `index backlog: ${backlog.pending} pending, oldest ${Math.round((backlog.oldestAgeMs ?? 0) / 1000)} s` : 'index backlog: none';

@@ -7,6 +7,8 @@ import { checkWorkflowDefaults } from './step-options';
 import { checkAttributeDeclaration, type AttributeDeclaration } from '../index/search-attributes';
 import { resolveStuckAfter, type ResolvedStuckAfter, type StuckAfterOptions } from '../index/stuck-after';
 import type { DeclaredWorkflowDefaults, EventMap, Step, StreamMap, WorkflowContext } from './types';
+import { learnPlacements } from '../groups/known-placements';
+import { checkGroupChoice, resolveGroups, type GroupChoice, type GroupOptions, type ResolvedGroups } from '../groups/groups';
 
 /** What the engine needs of a workflow class (the `Workflow` base class gives the rest). */
 export interface WorkflowClass {
@@ -62,6 +64,18 @@ export interface TypeOptions {
 	limits?: InstanceLimits;
 	/** When a `running` or `waiting` instance counts as stuck in `GET /metrics` (index/stuck-after.ts). */
 	stuckAfter?: StuckAfterOptions;
+	/**
+	 * The group its instances live in (docs/residency.md): a declared group's name, or a
+	 * function of the validated payload returning one (`(p) => p.country === 'DE' ? 'eu' : 'global'`).
+	 * Unset: the group a create asks for, else the default group.
+	 */
+	group?: GroupChoice;
+}
+
+/** Options of the registry as a whole. */
+export interface RegistryOptions {
+	/** The groups instances can live in: name -> jurisdiction and location hint (docs/residency.md). */
+	groups?: GroupOptions;
 }
 
 export interface RegistryEntry extends TypeOptions {
@@ -80,6 +94,8 @@ export interface ResolvedEntry {
 	stuckAfter: ResolvedStuckAfter;
 	/** The class's search attributes (`{}` when it declares none). */
 	attributes: AttributeDeclaration;
+	/** How its instances pick their group (undefined: the create's choice, else the default group). */
+	group: GroupChoice | undefined;
 }
 
 /** A typed map of workflow types; adding a type is a code change, never a config change. */
@@ -94,6 +110,8 @@ export interface Registry<T extends Record<string, RegistryEntry> = Record<strin
 	 * throw it; `createApp` answers every request with it (500 `INVALID_REGISTRY`).
 	 */
 	readonly problem: RegistryError | null;
+	/** The groups instances live in (only the default group when the registry declares none). */
+	readonly groups: ResolvedGroups;
 }
 
 /**
@@ -131,12 +149,19 @@ const TYPE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  */
 export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry & { workflow: { readonly type: K } } }>(
 	definitions: T,
+	options: RegistryOptions = {},
 ): Registry<T> {
 	const resolved = new Map<string, ResolvedEntry>();
 	const problems: string[] = [];
+	let groups = resolveGroups();
+	try {
+		groups = resolveGroups(options.groups);
+	} catch (error) {
+		problems.push((error as Error).message);
+	}
 	for (const [type, entry] of Object.entries(definitions) as [string, RegistryEntry][]) {
 		try {
-			resolved.set(type, resolveEntry(type, entry));
+			resolved.set(type, resolveEntry(type, entry, groups));
 		} catch (error) {
 			problems.push((error as Error).message);
 		}
@@ -146,13 +171,14 @@ export function defineRegistry<const T extends { [K in keyof T]: RegistryEntry &
 		const fail = (): never => {
 			throw problem;
 		};
-		return { definitions, problem, types: fail, has: fail, get: fail };
+		return { definitions, problem, types: fail, has: fail, get: fail, groups };
 	}
-	return { definitions, problem: null, types: () => [...resolved.keys()], has: (type) => resolved.has(type), get: (type) => lookUp(resolved, type) };
+	learnPlacements(groups, [...resolved.values()].map((entry): [string, GroupChoice | undefined] => [entry.type, entry.group]));
+	return { definitions, problem: null, types: () => [...resolved.keys()], has: (type) => resolved.has(type), get: (type) => lookUp(resolved, type), groups };
 }
 
 /** One registry entry checked and resolved; throws a message naming the key for whatever is wrong. */
-function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
+function resolveEntry(type: string, entry: RegistryEntry, groups: ResolvedGroups): ResolvedEntry {
 	// Unchecked input: JavaScript, or a cast, reaches here without the compile-time check.
 	const workflow = entry.workflow as unknown as ((...args: never) => unknown) & { type?: unknown };
 	if (typeof workflow !== 'function') {
@@ -169,6 +195,11 @@ function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
 		throw new Error(`${type}.version must be 1-64 visible ASCII characters, got ${JSON.stringify(entry.version)}`);
 	}
 	checkDefaults(type, entry.workflow);
+	checkGroupChoice(type, entry.group, groups);
+	// A schedule's ticks are created by the type's schedule object under ids of the default group.
+	if (entry.group !== undefined && (entry.workflow as { schedule?: unknown }).schedule !== undefined) {
+		throw new Error(`${type}.group: a type with a static schedule runs in the default group (schedules in other groups are not supported yet, docs/residency.md)`);
+	}
 	return {
 		...resolveLayout(type, entry),
 		workflow: entry.workflow,
@@ -177,6 +208,7 @@ function resolveEntry(type: string, entry: RegistryEntry): ResolvedEntry {
 		limits: resolveInstanceLimits(type, entry.limits),
 		stuckAfter: resolveStuckAfter(type, entry.stuckAfter),
 		attributes: checkAttributeDeclaration(type, entry.workflow.attributes),
+		group: entry.group,
 	};
 }
 

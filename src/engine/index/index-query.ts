@@ -144,8 +144,9 @@ export function assertValidFilters(filters: ListFilters): void {
 			throw new ValidationError(ErrorCode.InvalidQuery, 'parent must be a workflow id (1-100 characters of A-Z a-z 0-9 _ . : -)');
 		}
 	}
-	if (filters.idPrefix !== undefined && (typeof filters.idPrefix !== 'string' || !/^[A-Za-z0-9_.:-]{1,100}$/.test(filters.idPrefix))) {
-		throw new ValidationError(ErrorCode.InvalidQuery, 'idPrefix must be 1-100 characters of A-Z a-z 0-9 _ . : -');
+	// `~`: the ids of a group other than the default start with their group part (engine/groups/group-id.ts).
+	if (filters.idPrefix !== undefined && (typeof filters.idPrefix !== 'string' || !/^[A-Za-z0-9_.:~-]{1,100}$/.test(filters.idPrefix))) {
+		throw new ValidationError(ErrorCode.InvalidQuery, 'idPrefix must be 1-100 characters of A-Z a-z 0-9 _ . : - ~');
 	}
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const) {
 		const value = filters[key];

@@ -1,4 +1,4 @@
-import { ErrorCode, InvalidStateError, PayloadMismatchError, TypeMismatchError } from '../support/errors';
+import { ErrorCode, InvalidStateError, PayloadMismatchError, TypeMismatchError, ValidationError } from '../support/errors';
 import { assertValidWorkflowId } from '../support/ids';
 import { assertJsonDepth, canonicalJson, toStoredJson } from '../support/json';
 import type { Registry } from '../definition/registry';
@@ -12,6 +12,8 @@ import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
 import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
 import type { InstanceRow } from '../storage/store';
 import type { InstanceKernel } from './kernel';
+import { placeOf } from '../support/group-id';
+import { assertIdInPlace, placeCreate, type GroupFallback, type Placement } from '../groups/groups';
 
 // Creating an instance: the checks of its input (no storage touched), then its first row.
 
@@ -28,6 +30,8 @@ export interface PreparedCreate {
 	attributesJson?: string;
 	/** A child that ran inline in its parent: what its run left (children/transplant.ts), stored instead of a new row. */
 	transplant?: ChildTransplant;
+	/** The group it goes to (engine/groups/groups.ts); its id is in that group's place. */
+	placement?: Placement;
 }
 
 /** Checks a create's id, type, payload (the type's schema) and search attributes without touching storage. */
@@ -39,6 +43,9 @@ export async function prepareCreate(
 	parentInput?: unknown,
 	attributesInput?: unknown,
 	transplantInput?: unknown,
+	groupInput?: unknown,
+	/** The id already holds an instance: a repeated create answers it wherever it lives (one created before its type chose a group). */
+	existing = false,
 ): Promise<PreparedCreate> {
 	assertValidWorkflowId(id);
 	const entry = registry.get(type);
@@ -48,10 +55,12 @@ export async function prepareCreate(
 	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
+	const placement = existing ? undefined : placeInGroup(registry, id, type, payload, groupInput, parent !== undefined);
 	const concurrency = concurrencyOf(registry, type);
 	const payloadJson = toStoredJson(payload, 'payload');
 	return {
 		id, type, payloadJson,
+		...(placement ? { placement } : {}),
 		...(concurrency ? { concurrencyKey: concurrencyKey(type, concurrency, payload) } : {}),
 		...(parent ? { parent } : {}),
 		...(attributes ? { attributesJson: attributes } : {}),
@@ -59,11 +68,40 @@ export async function prepareCreate(
 	};
 }
 
+/**
+ * The group a create goes to, checked against its id (docs/residency.md): the type's choice,
+ * else the group the create asks for or its id names, else the default group. Undefined for a
+ * registry without groups and an id without a group part: nothing to check, nothing to say.
+ */
+function placeInGroup(registry: Registry, id: string, type: string, payload: unknown, groupInput: unknown, child: boolean): Placement | undefined {
+	const idPlace = placeOf(id);
+	const entry = registry.get(type);
+	// A create of the default group for a type that does not choose: as before groups (its answer unchanged).
+	if (idPlace.tag === null && entry.group === undefined && groupInput === undefined) return undefined;
+	const requested = groupInput ?? idPlace.group ?? undefined;
+	try {
+		const placement = placeCreate(registry.groups, type, entry.group, payload, requested as string | undefined);
+		assertIdInPlace(id, idPlace, placement, type);
+		return placement;
+	} catch (error) {
+		// A child's id is its parent's, in its parent's group: a type placed elsewhere would be a child in another group.
+		if (!child || (error as { code?: string }).code !== ErrorCode.GroupMismatch) throw error;
+		throw new ValidationError(
+			ErrorCode.CrossGroup,
+			`child workflow "${id}" of type "${type}" would live in another group than its parent (${idPlace.group ?? registry.groups.defaultGroup.name}): a child in another group is refused (docs/residency.md "Across groups"); ${(error as Error).message}`,
+		);
+	}
+}
+
 export interface CreateResult {
 	id: string;
 	type: string;
 	status: WorkflowStatus;
 	created: boolean;
+	/** The group it lives in; set when the create chose one (its type, its id or its `group`), docs/residency.md. */
+	group?: string;
+	/** The group the create chose, when it does not exist or is not deployed: the instance went to the default group. */
+	groupFallback?: GroupFallback;
 }
 
 /**
@@ -77,9 +115,13 @@ export function storeCreate(k: InstanceKernel, prepared: PreparedCreate): { resu
 	// An existing id (or a concurrent create that won while the schema validated).
 	if (k.row) {
 		if (prepared.transplant) assertOwnTransplant(k.row, prepared.transplant);
-		return { result: existingCreate(k, type, payloadJson), queued: false };
+		return { result: inGroup(existingCreate(k, type, payloadJson), prepared), queued: false };
 	}
-	if (prepared.transplant) return { result: storeTransplant(k, prepared, prepared.transplant), queued: false };
+	if (prepared.transplant) return { result: inGroup(storeTransplant(k, prepared, prepared.transplant), prepared), queued: false };
+	if (prepared.placement?.fallback) {
+		// The seed's rule: a group not (yet) there falls back to the default one, and says so.
+		k.host.log?.({ severity: 'warn', event: 'group.fallback', instanceId: id, type, group: prepared.placement.group.name, requestedGroup: prepared.placement.fallback.requested, reason: prepared.placement.fallback.reason });
+	}
 	const host = k.host;
 	const now = host.now();
 	const codeVersion = host.registry.get(type).version;
@@ -106,7 +148,14 @@ export function storeCreate(k: InstanceKernel, prepared: PreparedCreate): { resu
 			k.slot.queue(key, 0, now);
 		});
 	} else store();
-	return { result: { id, type, status, created: true }, queued };
+	return { result: inGroup({ id, type, status, created: true }, prepared), queued };
+}
+
+/** A create's answer with its group, when the registry declares groups (or the create fell back). */
+function inGroup(result: CreateResult, prepared: PreparedCreate): CreateResult {
+	const placement = prepared.placement;
+	if (!placement) return result;
+	return { ...result, group: placement.group.name, ...(placement.fallback ? { groupFallback: placement.fallback } : {}) };
 }
 
 /**

@@ -47,12 +47,12 @@ export class InstanceEngine {
 	}
 
 	/** `transplant`: what the child's inline run in its parent left (children/transplant.ts); a parent's invoke sends it. */
-	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown, transplant?: unknown): Promise<CreateResult> {
+	async create(id: string, type: string, payloadInput: unknown, parent?: unknown, attributes?: unknown, transplant?: unknown, group?: unknown): Promise<CreateResult> {
 		assertValidWorkflowId(id);
 		this.host.registry.get(type);
 		assertNotDeleting(this.k, id);
 		if (this.k.row) assertSameType(this.k, type);
-		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant));
+		return this.commitCreate(await prepareCreate(this.host.registry, id, type, payloadInput, parent, attributes, transplant, group, this.k.row !== undefined));
 	}
 
 	/** Stores an instance whose input `prepareCreate` has already checked (see create.ts). */
@@ -235,6 +235,7 @@ export class InstanceEngine {
 	 */
 	async delete(options: DeleteOptions = {}): Promise<DeleteResult> {
 		const row = this.require();
+		if (options.reason === 'retention') return this.expire(row, options);
 		if (options.only && !matchesDeleteFilter(row, options.only)) return { id: row.id, deleted: false };
 		const archive = options.archive === true;
 		if (archive && !this.host.archive) {
@@ -247,6 +248,17 @@ export class InstanceEngine {
 			terminate(this.k);
 		}
 		this.k.deletion.begin(options.reason ?? 'delete', archive);
+		await this.k.deletion.continue();
+		return { id: row.id, deleted: true };
+	}
+
+	/**
+	 * The index shard's retention sweep (engine/index/retention-sweep.ts): deletes the instance if it
+	 * is the incarnation the shard listed (`only`) and its retention has run out by its own clock and
+	 * its own type's `retention`, archived first as that says. Otherwise changes nothing.
+	 */
+	private async expire(row: InstanceRow, options: DeleteOptions): Promise<DeleteResult> {
+		if ((options.only && !matchesDeleteFilter(row, options.only)) || !this.k.retention.expire(this.host.now())) return { id: row.id, deleted: false };
 		await this.k.deletion.continue();
 		return { id: row.id, deleted: true };
 	}

@@ -129,6 +129,8 @@ export class InstanceKernel implements PartKernel {
 			if (until !== undefined && (hold === undefined || until > hold)) hold = until;
 		}
 		const at = next !== undefined && hold !== undefined ? Math.max(next, hold) : next;
+		// A finished instance its shard expires: whatever alarm is left fires once and finds nothing.
+		if (at === undefined && this.retention.leavesAlarm) return;
 		// A delivery or a pass in flight re-arms when it ends: until then an earlier alarm may stay
 		// (it would only look early: its handler re-arms), which saves moving it twice at the end of
 		// every short run, and moving the watchdog later when a delivery ends mid-pass (each

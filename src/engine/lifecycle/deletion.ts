@@ -35,8 +35,10 @@ export function checkDeleteOptions(input: unknown): DeleteOptions {
 		}
 	}
 	const reason = options.reason ?? 'delete';
-	if (reason !== 'delete' && reason !== 'purge') throw new ValidationError(ErrorCode.InvalidQuery, `unknown deletion reason ${JSON.stringify(reason)}`);
+	if (reason !== 'delete' && reason !== 'purge' && reason !== 'retention') throw new ValidationError(ErrorCode.InvalidQuery, `unknown deletion reason ${JSON.stringify(reason)}`);
 	const only = options.only === undefined ? undefined : checkDeleteFilter(options.only);
+	// The index shard's sweep names the incarnation it lists; the instance decides the rest (its retention, its archive).
+	if (reason === 'retention' && !only) throw new ValidationError(ErrorCode.InvalidQuery, 'a retention delete names the instance it expires (only)');
 	return {
 		...(options.terminate === true ? { terminate: true } : {}),
 		...(options.archive === true ? { archive: true } : {}),

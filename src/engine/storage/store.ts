@@ -158,6 +158,14 @@ export interface InlineRow {
  * `DrizzleInstanceStore` implements it in workerd, `MemoryInstanceStore` in tests.
  */
 export interface InstanceStore {
+	/**
+	 * The instance's retention is run by its index shard, not by its own alarm (docs/decisions.md
+	 * "Retention owned by the index shard"): true for the compact layout, false (absent) for the table
+	 * layout, whose instances keep expiring themselves. A finished instance of such a store sets no
+	 * retention alarm: its shard asks it to delete itself (`delete` with reason `retention`).
+	 */
+	readonly expiredByIndex?: boolean;
+
 	transaction<T>(fn: () => T): T;
 
 	readInstance(): InstanceRow | undefined;

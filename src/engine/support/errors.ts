@@ -57,6 +57,14 @@ export const ErrorCode = {
 	StreamRateLimited: 'STREAM_RATE_LIMITED',
 	/** A subscription to an instance (or query) that already has its maximum of subscribers. */
 	StreamSubscribersFull: 'STREAM_SUBSCRIBERS_FULL',
+	/** A create's id names another group than the one its type (or the create) chooses (engine/groups/groups.ts). */
+	GroupMismatch: 'GROUP_MISMATCH',
+	/** A group name that is not one, or a type's group function that threw or returned something else. */
+	InvalidGroup: 'INVALID_GROUP',
+	/** An operation spanning groups (a child, a bulk job, a listing), refused unless opted in per call (docs/residency.md). */
+	CrossGroup: 'CROSS_GROUP',
+	/** An object whose name says one jurisdiction reached through another (or none): a caller that does not route by group. */
+	WrongJurisdiction: 'WRONG_JURISDICTION',
 	Internal: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

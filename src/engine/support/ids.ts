@@ -1,10 +1,22 @@
 import { ErrorCode, ValidationError } from './errors';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits';
+import { GROUP_SEPARATOR, splitGroupTag } from './group-id';
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
+/** An id with a group part (`eu.eu~...`, engine/groups/group-id.ts) stays within this, its tag included. */
+const MAX_GROUPED_ID = 100;
 
 /** Checks a caller-chosen workflow id; names under `__` belong to the engine (index shards, keys). */
 export function assertValidWorkflowId(id: unknown): asserts id is string {
+	// An id of a group other than the default starts `<tag>~`; the rest follows the rules of every id.
+	if (typeof id === 'string' && id.includes(GROUP_SEPARATOR) && id.length <= MAX_GROUPED_ID) {
+		const { rest } = splitGroupTag(id);
+		// One group part only: the rest is an id of the default group's form.
+		if (!rest.includes(GROUP_SEPARATOR)) {
+			assertValidWorkflowId(rest);
+			return;
+		}
+	}
 	if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
 		throw new ValidationError(ErrorCode.InvalidId, `invalid workflow id ${JSON.stringify(id)?.slice(0, 120)}: use 1-100 characters of A-Z a-z 0-9 _ . : -`);
 	}

@@ -7,6 +7,9 @@ import { shardIndex } from '../../engine/index/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
 import type { IndexLiveFeed } from './index-live-feed';
 import type { ShardMetricsExport } from '../shard-metrics-export';
+import type { ShardRetention } from '../index-shard-retention';
+import type { ShardAlarm } from '../shard-alarm';
+import { nextShardAlarm } from '../../engine/lifecycle/retention-sweep';
 
 /** Deletion tombstones past their grace period collected with each removal a shard takes. */
 const COLLECT_ON_REMOVE = 100;
@@ -27,6 +30,10 @@ export class IndexShardRole implements IndexShardAccess {
 		readonly live: IndexLiveFeed | undefined,
 		/** This shard's number `n` (from its name `__index:<type>:<n>`) and the clock tombstones are dated with. */
 		private readonly self: { shard: number; now: () => number },
+		/** The shard's one alarm, which its duties share (shard-alarm.ts). */
+		private readonly alarmSlot: ShardAlarm,
+		/** Expires the finished instances of this shard when their retention runs out (index-shard-retention.ts). */
+		private readonly retention?: ShardRetention,
 		/** Writes the run metrics to Analytics Engine (shard-metrics-export.ts); absent when `SHARDFLOW_ANALYTICS` is not bound. */
 		private readonly analytics?: ShardMetricsExport,
 	) {}
@@ -37,6 +44,8 @@ export class IndexShardRole implements IndexShardAccess {
 		shard.write(entries, options);
 		shard.metrics.pruneIfDue(this.self.now());
 		if (this.analytics && shard.metrics.changes !== changes) await this.analytics.counted();
+		// A moved entry brings its expiry with it (a rebalance copies entries with `moved`).
+		await this.retention?.afterWrite(shard, entries);
 		if (this.live?.watched) {
 			// Only what the shard kept: a late, older delivery changed nothing and is not news.
 			const kept = shard.versions(entries.map((e) => e.id));
@@ -73,9 +82,18 @@ export class IndexShardRole implements IndexShardAccess {
 		return { moved: moved.removed, deleted: deleted.removed, more: moved.more || deleted.more };
 	}
 
-	/** The alarm, which only the Analytics Engine export arms. */
+	/**
+	 * The shard's one alarm: each duty runs and says when it is next due, and the alarm is asked for
+	 * the earliest (`nextShardAlarm`): the Analytics Engine export (when bound) and the retention sweep.
+	 */
 	async alarm(): Promise<void> {
-		if (this.analytics && this.storage.hasSchema) await this.analytics.alarm(this.shard().metrics);
+		this.alarmSlot.fired();
+		if (!this.storage.hasSchema) return;
+		const shard = this.shard();
+		const exportDue = this.analytics ? await this.analytics.alarm(shard.metrics) : undefined;
+		const sweepDue = this.retention ? await this.retention.sweep(shard) : undefined;
+		const next = nextShardAlarm(this.self.now(), [exportDue, sweepDue]);
+		if (next !== undefined) await this.alarmSlot.ensureBy(next);
 	}
 
 	list(query: ShardListQuery): IndexEntry[] {

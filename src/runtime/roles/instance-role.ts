@@ -58,7 +58,7 @@ export class InstanceRole {
 		this.alarmSlot.at = await this.host.ctx.storage.getAlarm();
 	}
 
-	async create(request: { id: string; type: string; payload: unknown; parent?: unknown; attributes?: unknown; transplant?: unknown }): Promise<CreateResult> {
+	async create(request: { id: string; type: string; payload: unknown; parent?: unknown; attributes?: unknown; transplant?: unknown; group?: unknown }): Promise<CreateResult> {
 		if (!request || typeof request !== 'object') throw new ValidationError(ErrorCode.InvalidPayload, 'create needs {id, type, payload}');
 		const name = this.host.ctx.id.name;
 		if (name !== undefined && name !== request.id) {
@@ -70,14 +70,14 @@ export class InstanceRole {
 		return result;
 	}
 
-	private async createInstance(request: { id: string; type: string; payload: unknown; parent?: unknown; attributes?: unknown; transplant?: unknown }): Promise<CreateResult> {
+	private async createInstance(request: { id: string; type: string; payload: unknown; parent?: unknown; attributes?: unknown; transplant?: unknown; group?: unknown }): Promise<CreateResult> {
 		if (!this.host.storage.hasSchema) {
 			// A refused create must leave a new object empty: check the input before creating tables.
-			const prepared = await prepareCreate(this.host.registry, request.id, request.type, request.payload, request.parent, request.attributes, request.transplant);
+			const prepared = await prepareCreate(this.host.registry, request.id, request.type, request.payload, request.parent, request.attributes, request.transplant, request.group);
 			const empty = await this.host.storage.ensureSchema();
 			return this.instance({ empty }).commitCreate(prepared);
 		}
-		return this.instance().create(request.id, request.type, request.payload, request.parent, request.attributes, request.transplant);
+		return this.instance().create(request.id, request.type, request.payload, request.parent, request.attributes, request.transplant, request.group);
 	}
 
 	/** The engine of an instance that exists; NOT_FOUND (and no storage written) otherwise. */

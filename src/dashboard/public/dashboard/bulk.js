@@ -213,7 +213,7 @@ if (start && listConfigEl && form) {
 		} catch (error) {
 			return void (note.textContent = error instanceof Error ? error.message : String(error));
 		}
-		const send = (/** @type {boolean} */ dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun }) });
+		const send = (/** @type {boolean} */ dryRun) => api('/workflows/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, action, dryRun, ...(config.filter.group ? { group: config.filter.group } : {}) }) });
 		start.disabled = true;
 		note.textContent = 'Counting the instances this filter matches…';
 		try {

@@ -4,7 +4,7 @@
 // place; rows that stop matching leave. After a lost connection the socket
 // reconnects with backoff and the page re-reads its listing (catch-up).
 import { base } from './common.js';
-import { config, wireFilterForm } from './listfilter.js';
+import { config, filter, wireFilterForm } from './listfilter.js';
 import { catchUp } from './listrows.js';
 import { connect, liveEl, setState, sockets } from './listfeed.js';
 import './listcolumns.js';
@@ -22,7 +22,9 @@ if (config.refused) {
 	liveEl.title = 'The query was refused: fix the filter to see a live list';
 } else {
 	for (const [type, shards] of Object.entries(config.shards)) {
-		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}${base}/live/${encodeURIComponent(type)}/${n}`);
+		// A group's shards are its own (docs/residency.md): the Worker reaches them in the group's jurisdiction.
+		const inGroup = filter.group ? `?group=${encodeURIComponent(filter.group)}` : '';
+		for (let n = 0; n < shards; n++) connect(`${type}:${n}`, `${scheme}//${location.host}${base}/live/${encodeURIComponent(type)}/${n}${inGroup}`);
 	}
 	setState();
 }

@@ -59,6 +59,7 @@ function attributesMatch(attributes = {}) {
  */
 export function matches(e) {
 	return (
+		groupOfId(e.id) === (filter.group ?? null) &&
 		(!filter.idPrefix || e.id.startsWith(filter.idPrefix)) &&
 		attributesMatch(e.attributes) &&
 		(!filter.type || e.type === filter.type) &&
@@ -73,11 +74,18 @@ export function matches(e) {
 	);
 }
 
+/** The group an id names (its part before "~", without the jurisdiction), null for the default group (docs/residency.md). */
+function groupOfId(/** @type {string} */ id) {
+	const at = id.indexOf('~');
+	return at < 0 ? null : id.slice(0, at).split('.')[0];
+}
+
 export function listPath() {
 	const plain = !filter.attributes.length && !filter.idPrefix && !byAttribute;
 	if (filter.id && plain) return `/workflows/${encodeURIComponent(filter.id)}`;
 	const q = new URLSearchParams();
 	if (filter.type) q.set('type', filter.type);
+	if (filter.group) q.set('group', filter.group);
 	if (filter.status.length) q.set('status', filter.status.join(','));
 	for (const key of ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'codeVersion', 'parent', 'idPrefix', 'cursor']) if (filter[key]) q.set(key, filter[key]);
 	if (filter.id && !filter.idPrefix) q.set('idPrefix', filter.id);
