@@ -2,7 +2,7 @@ import { NotFoundError } from '../support/errors';
 import { historyRow, type HistoryRecord } from '../history/history';
 import type { ResolvedEntry } from '../definition/registry';
 import type { InstanceRow } from '../storage/store';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { EngineHost } from './engine-host';
 import { isolatePassFailures } from './pass-failures';
 import type { InstancePart, PartKernel } from './part';
