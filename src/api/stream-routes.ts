@@ -6,12 +6,13 @@ import { namespace } from '../client/instance-client';
 import { openInstanceStream } from '../client/instance-stream';
 import { openIndexWatch } from '../client/index-watch';
 import type { IndexLayout } from '../engine/definition/registry';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import { parseHistoryAfter } from '../engine/history/history';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { StreamEvent } from '../engine/streams/stream';
 import { SseBudget } from '../engine/streams/sse-budget';
+import { busyAnswer, SSE_RELAY_WINDOW, takeRelayPlace } from './sse-relays';
 import type { ApiEnv } from './env';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors } from './openapi-responses';
@@ -56,9 +57,20 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 			const query = new URLSearchParams({ ...(after === undefined ? {} : { after: String(after) }), ...(ack ? { ack } : {}) }).toString();
 			return stub.fetch(new Request(`https://instance/stream${query ? `?${query}` : ''}`, { headers: { upgrade: 'websocket' } }));
 		}
+		// At most SSE_RELAYS_PER_ISOLATE relays at once in this isolate (api/sse-relays.ts): past them, come back later.
+		const release = takeRelayPlace();
+		if (!release) return new Response(busyAnswer(), { headers: SSE_HEADERS });
 		const abort = new AbortController();
-		// A refusal (no such instance, too many subscribers) is answered with its status before any event.
-		const events = await openInstanceStream(c.env, id, { ...(after === undefined ? {} : { after }), signal: abort.signal });
+		abort.signal.addEventListener('abort', release);
+		let events: AsyncGenerator<StreamEvent, void, undefined>;
+		try {
+			// A refusal (no such instance, too many subscribers) is answered with its status before any event.
+			// A small window: what the instance sent and the client did not take waits here (api/sse-relays.ts).
+			events = await openInstanceStream(c.env, id, { ...(after === undefined ? {} : { after }), signal: abort.signal, window: SSE_RELAY_WINDOW });
+		} catch (error) {
+			release();
+			throw error;
+		}
 		// At most SSE_RESPONSE_BYTES per response, then `event: behind` (engine/streams/sse-budget.ts).
 		const budget = new SseBudget();
 		return relay(c, events, abort, frame, {
@@ -212,10 +224,10 @@ function relay<T>(c: Context<{ Bindings: ApiEnv }>, events: AsyncGenerator<T, vo
 		// Nothing read ahead of the client: an event is taken from the iterator only when the body is read.
 		{ highWaterMark: 0 },
 	);
-	return new Response(body, {
-		headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
-	});
+	return new Response(body, { headers: SSE_HEADERS });
 }
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
 
 /** One SSE event: its id is the record's seq, which a reconnecting EventSource sends back as Last-Event-ID. */
 function frame(event: StreamEvent): string {

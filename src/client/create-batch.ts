@@ -1,6 +1,6 @@
 import { ErrorCode, toErrorBody, ValidationError, type ErrorBody } from '../engine/support/errors';
 import { uuidv7 } from '../engine/support/ids';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import { callOperation, type ShardflowEnv } from './instance-client';
 
 /** Most instances one `createBatch` (or `POST /workflows/batch`) starts. */

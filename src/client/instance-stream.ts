@@ -13,6 +13,12 @@ export interface StreamOptions {
 	after?: number;
 	/** Stops the iterator (it returns, closing its socket). */
 	signal?: AbortSignal;
+	/**
+	 * The most bytes of records the instance sends ahead of what this iterator's consumer took (its
+	 * window, docs/streams.md "Slow subscribers"): 16 KiB to 1 MiB, default 1 MiB. A smaller one
+	 * holds less in this isolate per iterator, for more acknowledgements.
+	 */
+	window?: number;
 }
 
 type Socket = {
@@ -59,7 +65,7 @@ export async function openInstanceStream<M extends Record<string, unknown> = Rec
 	options: StreamOptions = {},
 ): Promise<AsyncGenerator<StreamEvent<M>, void, undefined>> {
 	assertValidWorkflowId(id);
-	const first = await connect(env, id, options.after, options.signal);
+	const first = await connect(env, id, options.after, options.signal, options.window);
 	return follow<M>(env, id, options, first);
 }
 
@@ -73,7 +79,7 @@ async function* follow<M extends Record<string, unknown>>(
 	let reconnects = 0;
 	let connection: Connection | undefined = first;
 	while (!options.signal?.aborted) {
-		connection ??= await connect(env, id, after, options.signal);
+		connection ??= await connect(env, id, after, options.signal, options.window);
 		try {
 			for (;;) {
 				const event = await connection.next();
@@ -98,11 +104,11 @@ async function* follow<M extends Record<string, unknown>>(
 type Connection = Awaited<ReturnType<typeof connect>>;
 
 /** One WebSocket to the instance, as a bounded queue of events. */
-async function connect(env: ShardflowEnv, id: string, after: number | undefined, signal: AbortSignal | undefined) {
+async function connect(env: ShardflowEnv, id: string, after: number | undefined, signal: AbortSignal | undefined, window?: number) {
 	const stub = namespace(env).getByName(id) as StreamStub;
 	// ack=1: this subscriber acknowledges what its consumer took (engine/streams/stream-window.ts), so the
 	// instance paces it by its window instead of sending whether or not it was read.
-	const query = `?${after === undefined ? '' : `after=${after}&`}ack=1`;
+	const query = `?${after === undefined ? '' : `after=${after}&`}${window === undefined ? '' : `window=${Math.floor(window)}&`}ack=1`;
 	const response = await stub.fetch(new Request(`https://instance/stream${query}`, { headers: { upgrade: 'websocket' } }));
 	const ws = response.webSocket;
 	if (response.status !== 101 || !ws) {

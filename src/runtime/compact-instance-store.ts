@@ -1,8 +1,9 @@
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
-import { historyRecordBytes } from '../engine/instance/instance-limits';
+import { historyRecordBytes } from '../engine/definition/instance-limits';
 import { SMALL_RESULT_BYTES } from '../engine/support/limits';
-import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../engine/definition/types';
+import type { StepKind } from '../engine/support/step-kinds';
+import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
 import { KV, pack, packedBytes, seqKey, seqOf, unpack } from './compact-keys';
 import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';

@@ -1,4 +1,5 @@
-import type { StepKind, StepStatus } from '../engine/definition/types';
+import type { StepKind } from '../engine/support/step-kinds';
+import type { StepStatus } from '../engine/support/statuses';
 import { KV, seqOf } from './compact-keys';
 import { lastRecordSeq, type StoredStep } from './compact-history';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/engine/support/errors';
-import { DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_STEPS } from '../../src/engine/instance/instance-limits';
+import { DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_STEPS } from '../../src/engine/definition/instance-limits';
 import { defineRegistry } from '../../src/engine/definition/registry';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';

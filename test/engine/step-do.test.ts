@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, NonRetryableError, StepFailedError } from '../../src/engine/support/errors';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
-import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/steps/step-context';
+import { REPLAYED_STEPS_PER_YIELD } from '../../src/engine/steps/step-opening';
 import { registryOf, startInstance } from './start-instance';
 import { VirtualHost } from '../../src/testing/virtual-host';
 import { WRITE_METHODS } from '../../src/testing/write-gate';

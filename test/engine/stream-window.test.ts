@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acknowledged, askIfPaced, fits, openWindow, parseAck, recordSent, STREAM_SUBSCRIBER_WINDOW, storedWindow, windowOf } from '../../src/engine/streams/stream-window';
+import { acknowledged, askIfPaced, fits, openWindow, parseAck, parseWindowParam, recordSent, STREAM_MIN_WINDOW, STREAM_SUBSCRIBER_WINDOW, storedWindow, windowOf } from '../../src/engine/streams/stream-window';
 
 const KiB = 1024;
 
@@ -76,5 +76,32 @@ describe("a stream subscriber's window", () => {
 		expect(parseAck('{"ack":12,"token":"ab12"}')).toEqual({ seq: 12, token: 'ab12' });
 		for (const other of ['ping', '{"ack":12}', '{"ack":-1,"token":"a"}', '{"ack":"12","token":"a"}', '{"ack":1.5,"token":"a"}', '{"ack":1,"token":1}', '12', 'null', `{"ack":1,"token":"${'a'.repeat(100)}"}`]) expect(parseAck(other)).toBeUndefined();
 		expect(parseAck(new ArrayBuffer(4))).toBeUndefined();
+	});
+
+	it('takes a smaller window a subscriber that acknowledges asked for (the SSE relay asks for 64 KiB), asks at half of it, and keeps it across a wake', () => {
+		const window = openWindow(true, 64 * KiB);
+		const asks: number[] = [];
+		let seq = 0;
+		while (fits(window, 4 * KiB)) if (recordSent(window, ++seq, 4 * KiB).ask) asks.push(seq);
+		expect(window.unacked).toBe(64 * KiB);
+		expect(asks).toEqual([8]); // 8 x 4 KiB = half of 64 KiB
+		expect(windowOf(storedWindow(window)).size).toBe(64 * KiB);
+	});
+
+	it('keeps an asked-for window within 16 KiB and 1 MiB, and gives one that does not acknowledge the whole window', () => {
+		expect(openWindow(true, 1).size).toBe(STREAM_MIN_WINDOW);
+		expect(openWindow(true, 10 * STREAM_SUBSCRIBER_WINDOW).size).toBe(STREAM_SUBSCRIBER_WINDOW);
+		expect(openWindow(false, 64 * KiB).size).toBe(STREAM_SUBSCRIBER_WINDOW);
+		expect(parseWindowParam(null)).toBeUndefined();
+		expect(parseWindowParam('65536')).toBe(65536);
+		for (const bad of ['', '-1', '1e5', 'x', '9'.repeat(12)]) expect(() => parseWindowParam(bad)).toThrow(/window must be a whole number/);
+	});
+
+	it('sends a record larger than the whole window alone, when nothing else is in flight (else it could never be sent)', () => {
+		const window = openWindow(true, 16 * KiB);
+		expect(fits(window, 40 * KiB)).toBe(true);
+		recordSent(window, 1, 40 * KiB);
+		expect(fits(window, 1)).toBe(false);
+		expect(window.bound).toBeGreaterThanOrEqual(window.unacked);
 	});
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/engine/streams/stream';
 import { STREAM_BEHIND_CLOSE, STREAM_SUBSCRIBER_WINDOW } from '../../src/engine/streams/stream-window';
 import { SSE_RESPONSE_BYTES } from '../../src/engine/streams/sse-budget';
+import { SSE_BUSY_RETRY_MS, SSE_RELAY_WINDOW, takeRelayPlace } from '../../src/api/sse-relays';
 import { api } from '../api/helpers';
 import { settle, stub, uniqueId, until } from '../helpers';
 
@@ -222,6 +223,38 @@ describe('an SSE response that ends (found from outside: each left a subscriber 
 		for (let read = 0; read < 3; read++) await reader.read();
 		await reader.cancel();
 		await until(async () => (await openSubscribers(id)) === 0, 'the relay to let go of its subscription');
+	});
+});
+
+describe("an isolate's SSE relays (found from outside: 1,500 catch-ups at once held 1 MiB each in the relaying isolate and ran it out of heap)", () => {
+	it('subscribe with a 64 KiB window, so a relay whose client does not read holds 64 KiB here, not 1 MiB', async () => {
+		const id = await bigStream();
+		const response = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`);
+		const reader = response.body!.getReader();
+		await reader.read();
+		const windows = await runInDurableObject(stub(id), (_instance, state) => state.getWebSockets().map((ws) => (ws.deserializeAttachment() as { w?: { s?: number } }).w?.s));
+		expect(windows).toEqual([SSE_RELAY_WINDOW]);
+		expect(SSE_RELAY_WINDOW).toBe(64 * 1024);
+		await reader.cancel();
+	});
+
+	it('turn a request away with event: busy and a retry once every place is taken, and relay again once one is free', async () => {
+		const id = await bigStream();
+		const held: (() => void)[] = [];
+		for (let place = takeRelayPlace(); place; place = takeRelayPlace()) held.push(place);
+		try {
+			const busy = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { 'last-event-id': '5' } });
+			expect(busy.status).toBe(200);
+			const text = await busy.text();
+			expect(text.startsWith(`retry: ${SSE_BUSY_RETRY_MS}\n\n`)).toBe(true);
+			expect(text).toContain('event: busy');
+			expect(text).not.toContain('id:'); // the client keeps the Last-Event-ID it had
+			expect(await openSubscribers(id)).toBe(0);
+		} finally {
+			for (const release of held) release();
+		}
+		const again = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`);
+		expect(await again.text()).toContain('event: behind');
 	});
 });
 

@@ -2,7 +2,7 @@ import { NotFoundError } from '../support/errors';
 import { historyRow, type HistoryRecord } from '../history/history';
 import type { ResolvedEntry } from '../definition/registry';
 import type { InstanceRow } from '../storage/store';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { EngineHost } from './engine-host';
 import { isolatePassFailures } from './pass-failures';
 import type { InstancePart, PartKernel } from './part';
@@ -14,7 +14,7 @@ import { Retention } from './parts/retention';
 import { ConcurrencySlot } from './parts/concurrency-slot';
 import { InlineChildren } from './parts/inline-children';
 import { errorOf } from './row-views';
-import { RUNNING_SHOWN_WITHIN_MS } from './timing';
+import { RUNNING_SHOWN_WITHIN_MS } from '../support/timing';
 
 /**
  * The kernel of one instance: its row, `transition` (every status change) and the

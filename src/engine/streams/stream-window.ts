@@ -27,8 +27,15 @@
  * attachment's bound, never less than the truth, so waking never lets more than the window out.
  */
 
-/** Bytes (UTF-8) of records one subscriber may have been sent and not acknowledged. */
+/** Bytes (UTF-8) of records one subscriber may have been sent and not acknowledged (its largest window, and the default). */
 export const STREAM_SUBSCRIBER_WINDOW = 1024 * 1024;
+/**
+ * The smallest window a subscriber that acknowledges may ask for (`window=<bytes>`). The SSE relay
+ * asks for a small one: what it was sent and its client did not take waits in the relaying
+ * isolate, once per concurrent relay (found from outside: 1,500 SSE catch-ups opened at once held
+ * 1.5 GB there, 1 MiB each).
+ */
+export const STREAM_MIN_WINDOW = 16 * 1024;
 /** WebSocket close code of a subscriber that does not acknowledge and fell a window behind; the reason says `after=<seq>` to resume from. */
 export const STREAM_BEHIND_CLOSE = 4008;
 /** The step by which the stored bound of a window grows (its attachment is rewritten at most once per this many bytes sent). */
@@ -44,6 +51,8 @@ export interface StreamWindow {
 	bound: number;
 	/** The acknowledgement asked for and not yet answered: after record `seq`, covering `bytes` of `unacked`; the answer must echo `token`. */
 	asked?: { seq: number; bytes: number; token: string };
+	/** Its size in bytes (`STREAM_SUBSCRIBER_WINDOW` unless the subscriber asked for less). */
+	size: number;
 }
 
 /** What a socket's attachment keeps of its window (short names: an attachment holds at most 2 KiB). */
@@ -54,27 +63,49 @@ export interface StoredWindow {
 	u?: number;
 	/** The seq, bytes and token of the acknowledgement asked for. */
 	q?: [number, number, string];
+	/** Its size, when smaller than `STREAM_SUBSCRIBER_WINDOW`. */
+	s?: number;
 }
 
-/** A new subscriber's window. */
-export function openWindow(acks: boolean): StreamWindow {
-	return { acks, unacked: 0, bound: 0 };
+/** A new subscriber's window, of `size` bytes if it acknowledges and asked for one (kept within `STREAM_MIN_WINDOW`..`STREAM_SUBSCRIBER_WINDOW`). */
+export function openWindow(acks: boolean, size?: number): StreamWindow {
+	return { acks, unacked: 0, bound: 0, size: acks && size !== undefined ? windowSize(size) : STREAM_SUBSCRIBER_WINDOW };
+}
+
+/** A window size asked for, kept within the allowed range. */
+function windowSize(size: number): number {
+	return Number.isFinite(size) ? Math.min(STREAM_SUBSCRIBER_WINDOW, Math.max(STREAM_MIN_WINDOW, Math.floor(size))) : STREAM_SUBSCRIBER_WINDOW;
+}
+
+/** A subscriber's `window=<bytes>` query parameter: undefined when absent; refused when not a whole number. */
+export function parseWindowParam(given: string | null): number | undefined {
+	if (given === null) return undefined;
+	if (!/^\d{1,9}$/.test(given)) throw new Error(`window must be a whole number of bytes (${STREAM_MIN_WINDOW} to ${STREAM_SUBSCRIBER_WINDOW}), got ${JSON.stringify(given.slice(0, 20))}`);
+	return Number(given);
 }
 
 /** A woken socket's window, from its attachment: as many bytes in flight as it may have had. */
 export function windowOf(stored: StoredWindow | undefined): StreamWindow {
 	const unacked = stored?.u ?? 0;
-	return { acks: stored?.k === 1, unacked, bound: unacked, ...(stored?.q ? { asked: { seq: stored.q[0], bytes: stored.q[1], token: String(stored.q[2] ?? '') } } : {}) };
+	return { acks: stored?.k === 1, unacked, bound: unacked, size: stored?.s === undefined ? STREAM_SUBSCRIBER_WINDOW : windowSize(stored.s), ...(stored?.q ? { asked: { seq: stored.q[0], bytes: stored.q[1], token: String(stored.q[2] ?? '') } } : {}) };
 }
 
 /** The window as its attachment keeps it. */
 export function storedWindow(window: StreamWindow): StoredWindow {
-	return { ...(window.acks ? { k: 1 as const } : {}), ...(window.bound > 0 ? { u: window.bound } : {}), ...(window.asked ? { q: [window.asked.seq, window.asked.bytes, window.asked.token] as [number, number, string] } : {}) };
+	return {
+		...(window.acks ? { k: 1 as const } : {}),
+		...(window.bound > 0 ? { u: window.bound } : {}),
+		...(window.asked ? { q: [window.asked.seq, window.asked.bytes, window.asked.token] as [number, number, string] } : {}),
+		...(window.size < STREAM_SUBSCRIBER_WINDOW ? { s: window.size } : {}),
+	};
 }
 
-/** Whether a record of `bytes` may be sent now without passing the window. */
+/**
+ * Whether a record of `bytes` may be sent now without passing the window. A record larger than the
+ * whole window goes alone, when nothing else is in flight: else it could never be sent.
+ */
 export function fits(window: StreamWindow, bytes: number): boolean {
-	return window.unacked + bytes <= STREAM_SUBSCRIBER_WINDOW;
+	return window.unacked === 0 || window.unacked + bytes <= window.size;
 }
 
 /**
@@ -86,10 +117,10 @@ export function recordSent(window: StreamWindow, seq: number, bytes: number): { 
 	window.unacked += bytes;
 	let store = false;
 	if (window.unacked > window.bound) {
-		window.bound = Math.min(STREAM_SUBSCRIBER_WINDOW, window.unacked + BOUND_STEP);
+		window.bound = Math.max(window.unacked, Math.min(window.size, window.unacked + BOUND_STEP));
 		store = true;
 	}
-	const ask = window.acks && !window.asked && window.unacked >= STREAM_SUBSCRIBER_WINDOW / 2;
+	const ask = window.acks && !window.asked && window.unacked >= window.size / 2;
 	if (ask) window.asked = { seq, bytes: window.unacked, token: newToken() };
 	return { ask, store: store || ask };
 }

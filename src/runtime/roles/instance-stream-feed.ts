@@ -3,7 +3,7 @@ import { historyRowChars, parseHistoryAfter } from '../../engine/history/history
 import type { InstanceStore } from '../../engine/storage/store';
 import { STREAM_CATCH_UP_PAGE, STREAM_KINDS, STREAM_SUBSCRIBERS_MAX, streamEnds, toStreamRecord, type StreamEvent } from '../../engine/streams/stream';
 import { advanceCursors, placeOf, type SubscriberAttachment, type SubscriberPlace } from '../../engine/streams/stream-cursors';
-import { ackRequest, acknowledged, askIfPaced, behindReason, fits, openWindow, parseAck, recordSent, STREAM_BEHIND_CLOSE, STREAM_SUBSCRIBER_WINDOW, storedWindow, windowOf, type StreamWindow } from '../../engine/streams/stream-window';
+import { ackRequest, acknowledged, askIfPaced, behindReason, fits, openWindow, parseAck, parseWindowParam, recordSent, STREAM_BEHIND_CLOSE, storedWindow, windowOf, type StreamWindow } from '../../engine/streams/stream-window';
 
 /** The key (in the object's key-value storage) of the head: the cursor of every subscriber in step with the stream. */
 const STREAM_HEAD_KEY = 'stream:head';
@@ -63,6 +63,13 @@ export class InstanceStreamFeed {
 		const query = new URL(request.url).searchParams;
 		// `ack=1`: the subscriber acknowledges what it took (engine/streams/stream-window.ts), and is paced instead of dropped.
 		const acks = query.get('ack') === '1';
+		let windowBytes: number | undefined;
+		try {
+			// `window=<bytes>`: a subscriber that acknowledges may ask for a smaller window (the SSE relay does).
+			windowBytes = parseWindowParam(query.get('window'));
+		} catch (error) {
+			return refuse(400, ErrorCode.InvalidQuery, (error as Error).message);
+		}
 		try {
 			const given = query.get('after');
 			// Without `after`: from the start of the current run (a restarted instance's earlier runs are history).
@@ -81,7 +88,7 @@ export class InstanceStreamFeed {
 		const { 0: client, 1: server } = new WebSocketPair();
 		this.ctx.acceptWebSocket(server);
 		const sub = crypto.randomUUID();
-		const place: FeedPlace = { cursor: after, attached: true, window: openWindow(acks), paced: false };
+		const place: FeedPlace = { cursor: after, attached: true, window: openWindow(acks, windowBytes), paced: false };
 		server.serializeAttachment(attachmentOf(sub, place));
 		this.subOf.set(server, sub);
 		this.places.set(sub, place);
@@ -137,7 +144,7 @@ export class InstanceStreamFeed {
 		if (ready.length === 0) return;
 		const from = Math.min(...ready.map((s) => s.place.cursor));
 		// No more than the roomiest window takes: a paced subscriber's next turn reads what it can be sent, not a whole page.
-		const room = Math.max(...ready.map((s) => STREAM_SUBSCRIBER_WINDOW - s.place.window.unacked));
+		const room = Math.max(...ready.map((s) => Math.max(s.place.window.size - s.place.window.unacked, 0)));
 		const rows = store.readHistoryOfKinds({ afterSeq: from, limit: STREAM_CATCH_UP_PAGE, kinds: STREAM_KINDS, maxBytes: room });
 		const texts = rows.map((r) => {
 			const text = JSON.stringify(toStreamRecord(r));

@@ -3,7 +3,7 @@ import { toIndexEntry, type IndexEntry } from '../../index/index-entry';
 import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import type { InstancePart, OutboxAccess, PartKernel, StagedEntry } from '../part';
-import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../../support/timing';
 
 /**
  * The index outbox: every status change writes the instance's index entry into the
