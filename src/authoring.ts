@@ -15,7 +15,8 @@
  *   }
  * }
  */
-export { Workflow, type StreamsOf, type EventsOf, type OutputOf, type PayloadInputOf, type PayloadOf, type StepOf, type TypedStatus } from './workflow';
+export { Workflow } from './workflow';
+export type { StreamsOf, EventsOf, OutputOf, PayloadInputOf, PayloadOf, StepOf, TypedStatus } from './engine/definition/class-types';
 export {
 	ATTRIBUTE_LIMITS,
 	type AttributeDeclaration,
@@ -28,11 +29,12 @@ export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } f
 export { parseDuration, type Duration, type DurationUnit } from './engine/support/duration';
 export type { ScheduleDefinition, ScheduleOverlap } from './engine/schedule/schedule';
 export type { ConcurrencyDefinition } from './engine/limiter/concurrency';
-export type { InstanceLimits } from './engine/instance/instance-limits';
-export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/steps/retry-policy';
+export type { InstanceLimits } from './engine/definition/instance-limits';
+export type { RetryPolicy, Backoff, RetryDelayFunction, RetryDelayInput } from './engine/definition/retry-policy';
 export type { SendEventOptions } from './engine/instance/event-keys';
-export type { ChildOptions, OnParentTerminate } from './engine/children/child-workflows';
-export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/steps/restart-from';
+export type { ChildOptions, OnParentTerminate } from './engine/definition/child-options';
+export type { RestartFrom, RestartFromStep } from './engine/steps/restart-from';
+export type { RestartFromType } from './engine/support/step-kinds';
 export type {
 	EventMap,
 	StreamMap,
@@ -53,10 +55,10 @@ export type {
 	WorkflowContext,
 	WorkflowDefaults,
 	DeclaredWorkflowDefaults,
-	WorkflowStatus,
 	WorkflowStatusInfo,
 } from './engine/definition/types';
-export { WORKFLOW_STATUSES } from './engine/definition/types';
+export type { WorkflowStatus } from './engine/support/statuses';
+export { WORKFLOW_STATUSES } from './engine/support/statuses';
 export * from './caller-errors';
 // ...and those a workflow's own steps raise or throw.
 export {

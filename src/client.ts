@@ -41,12 +41,14 @@ export type { AttributeOrder, ListOrder, TimeOrder } from './engine/index/index-
 export type { IndexEntry } from './engine/index/index-entry';
 export type { CreateResult } from './engine/instance/create';
 export type { RestartOptions } from './engine/instance/controls';
-export type { RestartFrom, RestartFromStep, RestartFromType } from './engine/steps/restart-from';
+export type { RestartFrom, RestartFromStep } from './engine/steps/restart-from';
+export type { RestartFromType } from './engine/support/step-kinds';
 export type { SendEventOptions } from './engine/instance/event-keys';
-export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from './workflow';
+export type { EventsOf, OutputOf, PayloadInputOf, StreamsOf, TypedStatus } from './engine/definition/class-types';
 export { instanceStream, STREAM_CLIENT_BUFFER, type StreamOptions } from './client/instance-stream';
 export type { StreamEvent, StreamMessage, StreamRecord } from './engine/streams/stream';
-export { WORKFLOW_STATUSES, type StepPage, type StepSummary, type WorkflowStatus, type WorkflowStatusInfo } from './engine/definition/types';
+export { type StepPage, type StepSummary, type WorkflowStatusInfo } from './engine/definition/types';
+export { WORKFLOW_STATUSES, type WorkflowStatus } from './engine/support/statuses';
 export * from './caller-errors';
 // ...and the one a stream subscriber meets.
 export { StreamSubscribersFullError } from './engine/support/errors';

@@ -15,7 +15,7 @@
 export { createWorkflowRunner, type RunnerOptions } from './runtime/workflow-runner';
 export { createApp, type ApiEnv, type AppOptions } from './api/app';
 export { defineRegistry, type Registry, type RegistryEntry, type TypeOptions } from './engine/definition/registry';
-export type { InstanceLimits } from './engine/instance/instance-limits';
+export type { InstanceLimits } from './engine/definition/instance-limits';
 export type { ShardflowEnv } from './client/instance-client';
 export { rebalance, type RebalanceProgress } from './client/rebalance';
 export { backlogSummary, reconcile, reindex, type ReconcileProgress } from './client/reconcile';

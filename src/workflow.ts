@@ -5,44 +5,20 @@ import type { ShardflowEnv } from './client/instance-client';
 import { callHelper, HELPER_NAMES, type HelperArgs, type HelperName } from './client/workflow-client';
 import type { SendEventOptions } from './engine/instance/event-keys';
 import type { CreateResult } from './engine/instance/create';
-import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, StreamMap, WorkflowContext, WorkflowStatusInfo } from './engine/definition/types';
+import type { DeclaredWorkflowDefaults, EventInput, EventMap, EventName, Serializable, Step, StreamMap, WorkflowContext } from './engine/definition/types';
 import type { OutputOf as OperationOutput } from './operations/table';
 import { schedules } from './client/schedule-client';
 import type { ScheduleDefinition } from './engine/schedule/schedule';
 import type { ConcurrencyDefinition } from './engine/limiter/concurrency';
 import type { ScheduleInfo } from './engine/schedule/schedule-engine';
 import type { AttributeDeclaration, AttributesOf, AttributeUpdate } from './engine/index/search-attributes';
-
-/** The `step` type of a class's `run()`: its events, streams and search attributes (`Step<EventsOf<W>, StreamsOf<W>, AttributesOf<W>>`). */
-export type StepOf<W> = Step<EventsOf<W>, StreamsOf<W>, AttributesOf<W>>;
+import type { EventsOf, OutputOf, PayloadInputOf, TypedStatus } from './engine/definition/class-types';
 
 /** Any concrete workflow class (what the static helpers are called on). */
 type AnyWorkflowClass = {
 	readonly type: string;
 	new (ctx: WorkflowContext<any>): WorkflowBase<any, any, any>;
 };
-
-/** The `static events` of a class, or `{}` when it declares none (then `waitForEvent` does not compile). */
-export type EventsOf<W> = W extends { events: infer E extends EventMap } ? E : {};
-
-/** The `static streams` of a class, or `{}` when it declares none (then `step.emit` does not compile). */
-export type StreamsOf<W> = W extends { streams: infer S extends StreamMap } ? S : {};
-
-/** What `create` accepts: the schema's input when `static payload` is a schema, else `run`'s payload type. */
-export type PayloadInputOf<W> = W extends { payload: infer S extends StandardSchemaV1 }
-	? StandardSchemaV1.InferInput<S>
-	: W extends abstract new (...args: any) => { run(step: any, payload: infer P): any }
-		? P
-		: never;
-
-/** What `run` returns once completed. */
-export type OutputOf<W> = W extends abstract new (...args: any) => { run(...args: any): Promise<infer O> } ? O : unknown;
-
-/** The payload type `run` receives: the schema's output when `static payload` is a schema. */
-export type PayloadOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : S;
-
-/** The status of an instance, with `output` typed by the workflow class. */
-export type TypedStatus<W> = Omit<WorkflowStatusInfo, 'output'> & { output?: OutputOf<W> };
 
 declare global {
 	/**

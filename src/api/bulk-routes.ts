@@ -4,7 +4,7 @@ import { bulk } from '../client/bulk-client';
 import type { ListQuery } from '../client/index-client';
 import { MAX_BULK_RATE, type BulkAction } from '../engine/bulk/bulk-job';
 import type { Registry } from '../engine/definition/registry';
-import { WORKFLOW_STATUSES } from '../engine/definition/types';
+import { WORKFLOW_STATUSES } from '../engine/support/statuses';
 import { keepReservedAttributeNames } from '../engine/index/search-attributes';
 import { DATETIME_TEXT, parseTimeJson } from '../engine/index/attribute-text';
 import { ErrorCode, ValidationError } from '../engine/support/errors';

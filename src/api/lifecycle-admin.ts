@@ -3,7 +3,7 @@ import { groupEnv } from '../client/group-scope';
 import { strictRoute } from './strict-route';
 import { purge } from '../client/purge';
 import type { Registry } from '../engine/definition/registry';
-import { FINISHED_STATUSES } from '../engine/definition/types';
+import { FINISHED_STATUSES } from '../engine/support/statuses';
 import { apiRoutes, type ApiRoutes } from './routes';
 import { errors, json } from './openapi-responses';
 

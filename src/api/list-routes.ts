@@ -10,7 +10,7 @@ import { strictRoute } from './strict-route';
 import { parseDatetimeText } from '../engine/index/attribute-text';
 import { backlogSummary } from '../client/reconcile';
 import type { Registry } from '../engine/definition/registry';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import type { ApiEnv } from './env';
 import { errors, json } from './openapi-responses';
 import { apiRoutes, schemaFailure, type ApiRoutes } from './routes';

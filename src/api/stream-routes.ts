@@ -6,7 +6,7 @@ import { namespace } from '../client/instance-client';
 import { openInstanceStream } from '../client/instance-stream';
 import { openIndexWatch } from '../client/index-watch';
 import type { IndexLayout } from '../engine/definition/registry';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import { parseHistoryAfter } from '../engine/history/history';
 import { assertValidWorkflowId } from '../engine/support/ids';
 import { ErrorCode, ValidationError } from '../engine/support/errors';

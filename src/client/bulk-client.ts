@@ -6,7 +6,7 @@ import { checkBulkActionFor } from '../engine/bulk/bulk-action-check';
 import { IndexClient, type ListQuery } from './index-client';
 import type { ShardflowEnv } from './instance-client';
 import { callRole, roleHelpers } from './stubs';
-import { inPlace } from '../engine/groups/group-id';
+import { inPlace } from '../engine/support/group-id';
 
 /** What a bulk operation is asked: a listing query of one type, an action, and how. */
 export interface BulkRequest {

@@ -1,5 +1,5 @@
 import { ErrorCode, toErrorBody, ValidationError, type ErrorBody } from '../engine/support/errors';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import type { GroupFallback } from '../engine/groups/groups';
 import { routeCreate } from '../operations/create-placement';
 import { callOperation, type ShardflowEnv } from './instance-client';

@@ -1,4 +1,4 @@
-import type { SigningKey } from '../engine/webhooks/signing-key';
+import type { SigningKey } from '../engine/support/signing-key';
 import type { ShardflowEnv } from './instance-client';
 import { unwrap, type KeysRpc, type RpcResult } from './rpc';
 import { roleStub } from './stubs';

@@ -1,4 +1,4 @@
-import { placeOf, type Jurisdiction } from '../engine/groups/group-id';
+import { placeOf, type Jurisdiction } from '../engine/support/group-id';
 
 /**
  * Routing by group (docs/residency.md): a name whose group part names a jurisdiction is reached

@@ -1,4 +1,4 @@
-import { inPlace, type GroupPlace } from '../engine/groups/group-id';
+import { inPlace, type GroupPlace } from '../engine/support/group-id';
 import { KEYS_OBJECT } from '../engine/object-names';
 import { namespace, type ShardflowEnv, type WorkflowRunnerNamespace } from './instance-client';
 import { groupOfLayout, type LayoutGroups } from './index-group';

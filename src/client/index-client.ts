@@ -29,7 +29,7 @@ import {
 import type { IndexLayout, Registry, ResolvedEntry } from '../engine/definition/registry';
 import { readShards, shardIndex } from '../engine/index/shard';
 import { openIndexWatch, type WatchEvent, type WatchQuery } from './index-watch';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
 import { summarizeMetrics, type ShardMetrics, type TypeMetrics } from '../engine/index/run-metrics';
 import { cursorKey } from './cursor-key';
 import type { ShardflowEnv } from './instance-client';

@@ -2,7 +2,7 @@ import { errorFromBody, ErrorCode, ValidationError } from '../engine/support/err
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { IndexLayout } from '../engine/definition/registry';
 import { shardName } from '../engine/object-names';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
 import { readShards } from '../engine/index/shard';
 import { namespace, type ShardflowEnv } from './instance-client';
 

@@ -2,7 +2,7 @@ import { checkDeleteFilter, type DeleteFilter } from '../engine/lifecycle/deleti
 import { ErrorCode, ShardflowError } from '../engine/support/errors';
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { Registry } from '../engine/definition/registry';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import { callOperation, type ShardflowEnv } from './instance-client';
 import { doneMessage, walkShards, type ShardWalkOptions } from './shard-walk';
 

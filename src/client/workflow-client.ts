@@ -6,7 +6,7 @@ import type { StreamEvent } from '../engine/streams/stream';
 import { instanceStream, type StreamOptions } from './instance-stream';
 import type { AnyOperation, Operation } from '../operations/operation';
 import { operations, type OperationName, type Operations, type OutputOf as OperationOutput } from '../operations/table';
-import type { EventsOf, PayloadInputOf, StreamsOf, TypedStatus } from '../workflow';
+import type { EventsOf, PayloadInputOf, StreamsOf, TypedStatus } from '../engine/definition/class-types';
 import { callOperation, type ShardflowEnv } from './instance-client';
 
 /** The arguments of an operation's helper after the workflow type (`helper` in its table entry). */

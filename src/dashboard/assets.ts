@@ -5,12 +5,22 @@
 // dashboard with no `assets` setting and no files to copy.
 import alertsJs from './public/dashboard/alerts.js?raw';
 import bulkJs from './public/dashboard/bulk.js?raw';
+import controlsJs from './public/dashboard/controls.js?raw';
+import eventformJs from './public/dashboard/eventform.js?raw';
+import headerJs from './public/dashboard/header.js?raw';
+import historyJs from './public/dashboard/history.js?raw';
+import instancepageJs from './public/dashboard/instancepage.js?raw';
+import messagesJs from './public/dashboard/messages.js?raw';
 import commonJs from './public/dashboard/common.js?raw';
 import confirmJs from './public/dashboard/confirm.js?raw';
 import pluralJs from './public/dashboard/plural.js?raw';
 import dashboardCss from './public/dashboard/dashboard.css?raw';
 import instanceJs from './public/dashboard/instance.js?raw';
 import listJs from './public/dashboard/list.js?raw';
+import listcolumnsJs from './public/dashboard/listcolumns.js?raw';
+import listfeedJs from './public/dashboard/listfeed.js?raw';
+import listfilterJs from './public/dashboard/listfilter.js?raw';
+import listrowsJs from './public/dashboard/listrows.js?raw';
 import overviewJs from './public/dashboard/overview.js?raw';
 import scheduleJs from './public/dashboard/schedule.js?raw';
 import timelineJs from './public/dashboard/timeline.js?raw';
@@ -22,12 +32,22 @@ const CSS = 'text/css; charset=utf-8';
 const FILES: Record<string, { body: string; type: string }> = {
 	'alerts.js': { body: alertsJs, type: JS },
 	'bulk.js': { body: bulkJs, type: JS },
+	'controls.js': { body: controlsJs, type: JS },
+	'eventform.js': { body: eventformJs, type: JS },
+	'header.js': { body: headerJs, type: JS },
+	'history.js': { body: historyJs, type: JS },
+	'instancepage.js': { body: instancepageJs, type: JS },
+	'messages.js': { body: messagesJs, type: JS },
 	'common.js': { body: commonJs, type: JS },
 	'confirm.js': { body: confirmJs, type: JS },
 	'plural.js': { body: pluralJs, type: JS },
 	'dashboard.css': { body: dashboardCss, type: CSS },
 	'instance.js': { body: instanceJs, type: JS },
 	'list.js': { body: listJs, type: JS },
+	'listcolumns.js': { body: listcolumnsJs, type: JS },
+	'listfeed.js': { body: listfeedJs, type: JS },
+	'listfilter.js': { body: listfilterJs, type: JS },
+	'listrows.js': { body: listrowsJs, type: JS },
 	'overview.js': { body: overviewJs, type: JS },
 	'schedule.js': { body: scheduleJs, type: JS },
 	'timeline.js': { body: timelineJs, type: JS },

@@ -1,4 +1,4 @@
-import { placeOf } from '../engine/groups/group-id';
+import { placeOf } from '../engine/support/group-id';
 
 /** The group an id names (null: the default group, or an id no group part can be read from). */
 export function groupOfId(id: string): string | null {

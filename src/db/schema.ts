@@ -30,7 +30,7 @@ export const instance = sqliteTable('instance', {
 	lastCodeVersion: text('last_code_version'),
 	/** The rollback state (engine/steps/rollback-state.ts) as JSON; null until rollbacks begin. */
 	rollback: text('rollback'),
-	/** The history's running size in bytes through record `history_seq` (the history limit; engine/instance/instance-limits.ts). */
+	/** The history's running size in bytes through record `history_seq` (the history limit; engine/definition/instance-limits.ts). */
 	historyBytes: integer('history_bytes').notNull().default(0),
 	historySeq: integer('history_seq').notNull().default(0),
 	/** The instance whose step.invoke / step.start created this one (a child workflow). */
@@ -72,7 +72,7 @@ export const steps = sqliteTable('steps', {
 	startedAt: integer('started_at'),
 	finishedAt: integer('finished_at'),
 	wakeAt: integer('wake_at'),
-	/** A `sensitive: 'output'` step: its result is shown redacted (engine/steps/sensitive-output.ts). Null in rows written before the column: false. */
+	/** A `sensitive: 'output'` step: its result is shown redacted (engine/definition/sensitive-output.ts). Null in rows written before the column: false. */
 	sensitive: integer('sensitive', { mode: 'boolean' }),
 	// The values that can be large come last (up to 1 MiB, 8 and 16 KiB), so a scan of the columns above never reads their overflow pages.
 	result: text('result'),

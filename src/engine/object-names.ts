@@ -19,7 +19,7 @@
  * with the group's tag and `~` (`eu.eu~__index:<type>:<n>`, `eu.eu~<id>`): the role is read
  * from what follows it, the place from the tag.
  */
-import { splitGroupTag } from './groups/group-id';
+import { splitGroupTag } from './support/group-id';
 
 export const INDEX_PREFIX = '__index:';
 export const BACKLOG_PREFIX = '__backlog:';

@@ -1,4 +1,4 @@
-import { inPlace, placeOf } from '../engine/groups/group-id';
+import { inPlace, placeOf } from '../engine/support/group-id';
 import { placeCreate, type GroupChoice, type ResolvedGroups } from '../engine/groups/groups';
 import { knownPlacement } from '../engine/groups/known-placements';
 import { uuidv7 } from '../engine/support/ids';

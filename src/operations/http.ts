@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Registry } from '../engine/definition/registry';
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import { keepReservedAttributeNames } from '../engine/index/search-attributes';
 import {
 	AcceptedSchema,

@@ -1,5 +1,5 @@
 import type { BacklogSummary } from '../engine/index/index-backlog';
-import { inPlace, splitGroupTag } from '../engine/groups/group-id';
+import { inPlace, splitGroupTag } from '../engine/support/group-id';
 import type { FailingReport, FailingSummary } from '../engine/instance/failing-passes';
 import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../engine/index/index-query';

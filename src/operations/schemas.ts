@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RESTART_FROM_TYPES } from '../engine/steps/restart-from';
-import { WORKFLOW_STATUSES } from '../engine/definition/types';
+import { RESTART_FROM_TYPES } from '../engine/support/step-kinds';
+import { WORKFLOW_STATUSES } from '../engine/support/statuses';
 
 /**
  * Schemas of the control operations' HTTP requests and responses. They

@@ -1,4 +1,4 @@
-import { assertValidIdempotencyKey } from '../engine/instance/event-keys';
+import { assertValidIdempotencyKey } from '../engine/support/ids';
 import { routeCreate } from './create-placement';
 import { assertJsonDepth } from '../engine/support/json';
 import type { IndexEntry } from '../engine/index/index-entry';
@@ -11,7 +11,8 @@ import type { HistoryPage } from '../engine/history/history';
 import type { CreateResult } from '../engine/instance/create';
 import type { RestartOptions } from '../engine/instance/controls';
 import type { InstanceEngine } from '../engine/instance/instance-engine';
-import type { StepPage, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
+import type { StepPage, WorkflowStatusInfo } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 import type { WebhookTarget } from '../engine/webhooks/webhook';
 import type { GrantAnswer } from '../engine/limiter/concurrency-slot';
 import { operation } from './operation';

@@ -1,102 +1,20 @@
-import { and, asc, count, desc, eq, getTableColumns, getTableName, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lte, min, or, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { IndexEntry } from '../engine/index/index-entry';
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
-import { historyRecordBytes } from '../engine/instance/instance-limits';
-import { SMALL_RESULT_BYTES } from '../engine/support/limits';
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
-import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../engine/definition/types';
+import { historyRecordBytes } from '../engine/definition/instance-limits';
+import type { HistoryRange, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
+import type { StepKind } from '../engine/support/step-kinds';
+import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import { checkStatement } from './sql-limits';
-import { EVERY_TABLE, type TablePresence } from './first-write-tables';
+import type { TablePresence } from './first-write-tables';
 import { HISTORY_TAIL_SQL, INSERT_COMPLETED_DO_STEP_SQL, INSERT_STEP_SQL, isPlainCompletedDoStep, materialiseSql, recordMetaQuery, recordsInRow, recordsQuery, toHistoryMeta, toHistoryRow } from './step-records';
+import { InstanceSideTables } from './instance-side-tables';
+import { stepRowColumns, UPSERT_STEP_SQL, p, OUTBOX_SLOT, UNREAD, instanceKeys, WRITE_INSTANCE_SQL, APPEND_HISTORY_SQL, WRITE_OUTBOX_SQL, READ_OUTBOX_SQL, ACK_OUTBOX_SQL, WRITE_INSTANCE_PENDING_SQL, WRITE_PENDING_SQL, READ_PENDING_SQL, ACK_PENDING_SQL, DEFER_PENDING_SQL, MARK_PENDING_SQL, LAST_STEP_META_SQL, STEP_META_AFTER_SQL, COUNT_STEPS_SQL, toStepMeta, WAKEUPS, preparedOnce, stepBindings, instanceColumns } from './instance-store-sql';
 
-const { instance, steps, history, wakeups, events, outbox, eventKeys, droppedEvents, deletion, inlineChildren } = schema;
-const { result: _result, recordSeq: _recordSeq, recordCount: _recordCount, recordGeneration: _recordGeneration, ...stepColumns } = getTableColumns(steps);
-/** A step row as the engine knows it: the records it stands for are the history's (step-records.ts). */
-const stepRowColumns = { ...stepColumns, result: steps.result };
-// `pending` is the store's own (the outbox in the row, see `outboxInRow`), never part of an `InstanceRow`.
-const { pending: _pending, ...instanceColumns } = getTableColumns(instance);
-/**
- * A step's upsert, by hand (see `upsertStep`): the columns of `steps` the engine writes. The
- * records a row stands for (`record_*`) are set by its first write only (`INSERT_STEP_SQL`) and
- * never changed by this one.
- */
-const UPSERT_STEP_SQL =
-	'INSERT INTO steps (seq, key, name, kind, status, attempts, result, error_name, error_message, error_stack, error_code, started_at, finished_at, wake_at, sensitive) ' +
-	'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (seq) DO UPDATE SET ' +
-	'status = excluded.status, attempts = excluded.attempts, result = excluded.result, error_name = excluded.error_name, error_message = excluded.error_message, ' +
-	'error_stack = excluded.error_stack, error_code = excluded.error_code, started_at = excluded.started_at, finished_at = excluded.finished_at, wake_at = excluded.wake_at, ' +
-	'sensitive = excluded.sensitive WHERE steps.key = excluded.key';
-const p = sql.placeholder;
-const OUTBOX_SLOT = 1;
-const UNREAD = Symbol('unread');
-const DROPPED_SLOT = 1;
-const DELETION_SLOT = 1;
-const CUT_PASSES_KEY = 'shardflow:cut-passes';
-/**
- * The writes of every status change (the instance row, its history record, the index outbox) and of an
- * index delivery's ack, by hand like the step's (docs/decisions.md "Hand-written SQL on a create's and
- * a transition's path"): their text is built once per isolate from the schema's columns, not prepared
- * by Drizzle once per object, and every workflow instance is a new object.
- */
-const instanceKeys = Object.keys(instanceColumns) as (keyof InstanceRow & keyof typeof instanceColumns)[];
-const instanceColumn = (key: keyof typeof instanceColumns) => `"${instanceColumns[key].name}"`;
-const WRITE_INSTANCE_SQL =
-	`INSERT INTO instance (${instanceKeys.map(instanceColumn).join(', ')}) VALUES (${instanceKeys.map(() => '?').join(', ')}) ` +
-	`ON CONFLICT (id) DO UPDATE SET ${instanceKeys.filter((key) => key !== 'id').map((key) => `${instanceColumn(key)} = excluded.${instanceColumn(key)}`).join(', ')}`;
-const APPEND_HISTORY_SQL = 'INSERT INTO history (seq, generation, at, kind, step, attempt, value, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-// The backlog mark survives a newer entry (see OutboxRow): the update leaves `backlogged_since` alone.
-const WRITE_OUTBOX_SQL =
-	`INSERT INTO outbox (slot, entry, version, attempts, next_attempt_at) VALUES (${OUTBOX_SLOT}, ?, ?, ?, ?) ` +
-	'ON CONFLICT (slot) DO UPDATE SET entry = excluded.entry, version = excluded.version, attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at';
-const READ_OUTBOX_SQL = `SELECT entry, attempts, next_attempt_at, backlogged_since FROM outbox WHERE slot = ${OUTBOX_SLOT}`;
-// `<=`: an entry acknowledged supersedes an older one pending in the other place (see `readOutbox`).
-const ACK_OUTBOX_SQL = `DELETE FROM outbox WHERE slot = ${OUTBOX_SLOT} AND version <= ?`;
-/**
- * The outbox in the instance row (`outboxInRow`): the pending entry is the row's `pending` JSON,
- * written by the same upsert as the row on a status change (1 row written, not 2). The backlog
- * mark survives a newer entry here too: the update keeps the old JSON's `backloggedSince`.
- */
-const KEEP_BACKLOG = `json_set(?, '$.backloggedSince', json_extract(instance.pending, '$.backloggedSince'))`;
-const WRITE_INSTANCE_PENDING_SQL =
-	`INSERT INTO instance (${instanceKeys.map(instanceColumn).join(', ')}, pending) VALUES (${instanceKeys.map(() => '?').join(', ')}, ?) ` +
-	`ON CONFLICT (id) DO UPDATE SET ${instanceKeys.filter((key) => key !== 'id').map((key) => `${instanceColumn(key)} = excluded.${instanceColumn(key)}`).join(', ')}, ` +
-	`pending = ${KEEP_BACKLOG.replace('?', 'excluded.pending')}`;
-const WRITE_PENDING_SQL = `UPDATE instance SET pending = ${KEEP_BACKLOG}`;
-const READ_PENDING_SQL = 'SELECT pending FROM instance';
-const ACK_PENDING_SQL = "UPDATE instance SET pending = NULL WHERE pending IS NOT NULL AND json_extract(pending, '$.entry.version') <= ?";
-const DEFER_PENDING_SQL =
-	"UPDATE instance SET pending = json_set(pending, '$.attempts', ?, '$.nextAttemptAt', ?) WHERE pending IS NOT NULL AND json_extract(pending, '$.entry.version') = ?";
-const MARK_PENDING_SQL = "UPDATE instance SET pending = json_set(pending, '$.backloggedSince', ?) WHERE pending IS NOT NULL";
-/**
- * What a status and a pass read of the steps, by hand too: a status reads them on every call, and a
- * prepared Drizzle select costs a new object its building and every call its row mapping. A step's
- * metadata is its columns without the result and the records it stands for (step-records.ts), read
- * back with each column's own Drizzle mapping; octet_length reads the result's size from the record
- * header, not the (up to 1 MiB) value; small results come along.
- */
-const stepMetaKeys = Object.keys(stepColumns) as (keyof typeof stepColumns)[];
-const STEP_META_SELECT =
-	`SELECT ${stepMetaKeys.map((key) => `"${stepColumns[key].name}"`).join(', ')}, coalesce(octet_length(result), 0) AS result_bytes, ` +
-	`CASE WHEN coalesce(octet_length(result), 0) <= ${SMALL_RESULT_BYTES} THEN result END AS small_result FROM steps`;
-const LAST_STEP_META_SQL = `${STEP_META_SELECT} ORDER BY seq DESC LIMIT ?`;
-const STEP_META_AFTER_SQL = `${STEP_META_SELECT} WHERE seq > ? ORDER BY seq ASC LIMIT ?`;
-const COUNT_STEPS_SQL = 'SELECT kind, status, count(*) AS n FROM steps GROUP BY kind, status';
-
-/** A row of `STEP_META_SELECT` as the engine knows it: a small result only when it is small. */
-function toStepMeta(raw: SqlStorageValue[]): StepMeta {
-	const meta: Record<string, unknown> = {};
-	stepMetaKeys.forEach((key, i) => {
-		const value = raw[i];
-		meta[key] = value === null || value === undefined ? null : stepColumns[key].mapFromDriverValue(value);
-	});
-	const resultBytes = Number(raw[stepMetaKeys.length]);
-	meta.resultBytes = resultBytes;
-	if (resultBytes <= SMALL_RESULT_BYTES) meta.smallResult = raw[stepMetaKeys.length + 1] as string | null;
-	return meta as StepMeta;
-}
+const { instance, steps, history, wakeups, outbox } = schema;
 
 /** What a store knows of its object's tables before reading them. */
 export interface StoreStart {
@@ -114,14 +32,6 @@ export interface StoreStart {
 	outboxInRow?: boolean;
 }
 
-/** The instance's tables created on their first write (db/role-tables.ts `FIRST_WRITE_TABLES`). */
-const EVENTS = getTableName(events);
-const EVENT_KEYS = getTableName(eventKeys);
-const DROPPED_EVENTS = getTableName(droppedEvents);
-const DELETION = getTableName(deletion);
-const WAKEUPS = getTableName(wakeups);
-const INLINE_CHILDREN = getTableName(inlineChildren);
-
 /**
  * `InstanceStore` over Drizzle's durable-sqlite driver. The writes of a status
  * change and of a step are hand-written SQL whose text is built once per isolate;
@@ -131,7 +41,7 @@ const INLINE_CHILDREN = getTableName(inlineChildren);
  * so reading it back costs nothing. Under `wrangler dev` every storage call is
  * the unit of cost (docs/decisions.md), so a short instance's calls are counted.
  */
-export class DrizzleInstanceStore implements InstanceStore {
+export class DrizzleInstanceStore extends InstanceSideTables implements InstanceStore {
 	private readonly q;
 	/** Whether the instance row is known to be absent without a read (a new object). */
 	private instanceAbsent: boolean;
@@ -150,9 +60,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 	private noSteps = false;
 	/** The highest `seq` of the steps table as this store wrote it (0: none), or UNREAD. */
 	private lastStepSeq: number | typeof UNREAD = UNREAD;
-	/** Whether no event is known to be buffered, and the dropped count if known. */
-	private noEvents = false;
-	private dropped: number | typeof UNREAD = UNREAD;
 	/**
 	 * The outbox row as this store last read or wrote it. Only this store writes it, and the
 	 * engine reads it on every status change, delivery and alarm: a copy saves a query each
@@ -170,15 +77,9 @@ export class DrizzleInstanceStore implements InstanceStore {
 	 */
 	private heldInstance: InstanceRow | undefined;
 	private transactionDepth = 0;
-	/** The tables created on their first write that exist: a read of one that does not finds nothing, a write creates it. */
-	private readonly tables: TablePresence;
 
-	constructor(
-		private readonly db: DrizzleSqliteDODatabase,
-		private readonly storage: DurableObjectStorage,
-		start: StoreStart = {},
-	) {
-		this.tables = start.tables ?? EVERY_TABLE;
+	constructor(db: DrizzleSqliteDODatabase, storage: DurableObjectStorage, start: StoreStart = {}) {
+		super(db, storage, start);
 		this.instanceAbsent = start.empty === true;
 		this.outboxInRow = start.outboxInRow === true;
 		if (start.empty) {
@@ -189,8 +90,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 			this.earliest = undefined;
 			this.noSteps = true;
 			this.lastStepSeq = 0;
-			this.noEvents = true;
-			this.dropped = 0;
 		}
 		this.q = preparedOnce({
 			readSteps: () => db.select(stepRowColumns).from(steps).orderBy(asc(steps.seq)).prepare(),
@@ -208,8 +107,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 					.from(steps)
 					.where(sql`${steps.seq} IN (SELECT value FROM json_each(${p('seqs')}))`)
 					.prepare(),
-			bufferedEvents: () => db.select({ buffered: count() }).from(events).prepare(),
-			droppedEvents: () => db.select({ dropped: sql<number>`coalesce(max(${droppedEvents.count}), 0)` }).from(droppedEvents).prepare(),
 		});
 	}
 
@@ -410,79 +307,6 @@ export class DrizzleInstanceStore implements InstanceStore {
 		return this.earliest;
 	}
 
-	appendEvent(name: string, payload: string | null, receivedAt: number): void {
-		this.tables.ensure(EVENTS);
-		this.db.insert(events).values({ name, payload, receivedAt }).run();
-		this.noEvents = false;
-	}
-
-	oldestEvent(name: string): EventRow | undefined {
-		if (this.noEvents || !this.tables.has(EVENTS)) return undefined;
-		return this.db
-			.select({ seq: events.seq, name: events.name, payload: events.payload, receivedAt: events.receivedAt })
-			.from(events)
-			.where(eq(events.name, name))
-			.orderBy(asc(events.seq))
-			.limit(1)
-			.get();
-	}
-
-	deleteEvent(seq: number): void {
-		if (!this.tables.has(EVENTS)) return;
-		this.db.delete(events).where(eq(events.seq, seq)).run();
-	}
-
-	deleteAllEvents(): void {
-		if (this.tables.has(EVENTS)) this.db.delete(events).run();
-		this.noEvents = true;
-	}
-
-	eventBuffer(name?: string): { count: number; bytes: number } {
-		if (this.noEvents || !this.tables.has(EVENTS)) return { count: 0, bytes: 0 };
-		// octet_length reads each size from the record header, not the payloads themselves.
-		const select = this.db.select({ count: count(), bytes: sql<number>`coalesce(sum(octet_length(${events.payload})), 0)` }).from(events);
-		const row = (name === undefined ? select : select.where(eq(events.name, name))).get();
-		const buffer = { count: row?.count ?? 0, bytes: row?.bytes ?? 0 };
-		if (name === undefined && buffer.count === 0) this.noEvents = true;
-		return buffer;
-	}
-
-	dropEvents(): number {
-		const { count: n } = this.eventBuffer();
-		if (n === 0) return 0;
-		this.db.delete(events).run();
-		this.tables.ensure(DROPPED_EVENTS);
-		this.db
-			.insert(droppedEvents)
-			.values({ slot: DROPPED_SLOT, count: n })
-			.onConflictDoUpdate({ target: droppedEvents.slot, set: { count: sql`${droppedEvents.count} + ${n}` } })
-			.run();
-		this.noEvents = true;
-		if (this.dropped !== UNREAD) this.dropped += n;
-		return n;
-	}
-
-	eventCounts(): { buffered: number; dropped: number } {
-		if (this.noEvents && this.dropped !== UNREAD) return { buffered: 0, dropped: this.dropped };
-		const buffered = this.tables.has(EVENTS) ? (this.q.bufferedEvents.get()?.buffered ?? 0) : 0;
-		const dropped = this.tables.has(DROPPED_EVENTS) ? (this.q.droppedEvents.get()?.dropped ?? 0) : 0;
-		const counts = { buffered, dropped };
-		this.noEvents = counts.buffered === 0;
-		this.dropped = counts.dropped;
-		return counts;
-	}
-
-	readEventKey(key: string): EventKeyRow | undefined {
-		if (!this.tables.has(EVENT_KEYS)) return undefined;
-		return this.db.select({ key: eventKeys.key, name: eventKeys.name, digest: eventKeys.digest }).from(eventKeys).where(eq(eventKeys.key, key)).get();
-	}
-
-	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
-		this.tables.ensure(EVENT_KEYS);
-		this.db.insert(eventKeys).values({ ...row, at }).onConflictDoNothing().run();
-		this.db.run(sql`DELETE FROM ${eventKeys} WHERE ${eventKeys.seq} <= (SELECT max(${eventKeys.seq}) FROM ${eventKeys}) - ${keep}`);
-	}
-
 	appendHistory(row: NewHistoryRow): void {
 		// The seq is given: records that step rows stand for take seqs that `history` never sees.
 		this.exec(APPEND_HISTORY_SQL, [this.lastSeq() + 1, row.generation, row.at, row.kind, row.step, row.attempt, row.value, row.detail]);
@@ -658,96 +482,4 @@ export class DrizzleInstanceStore implements InstanceStore {
 		}
 		this.outboxRow = UNREAD;
 	}
-
-	/** Kept in the object's key-value storage: one small value, read once when the engine starts and written only when a pass was cut short. */
-	readCutPasses(): CutPasses | undefined {
-		return this.storage.kv.get<CutPasses>(CUT_PASSES_KEY);
-	}
-
-	writeCutPasses(value: CutPasses | undefined): void {
-		if (value) this.storage.kv.put(CUT_PASSES_KEY, value);
-		else this.storage.kv.delete(CUT_PASSES_KEY);
-	}
-
-	readDeletion(): DeletionRow | undefined {
-		if (!this.tables.has(DELETION)) return undefined;
-		const row = this.db.select().from(deletion).where(eq(deletion.slot, DELETION_SLOT)).get();
-		if (!row) return undefined;
-		const { slot: _slot, ...rest } = row;
-		return { ...rest, reason: rest.reason as DeletionRow['reason'], archive: rest.archive === 1 };
-	}
-
-	writeDeletion(row: DeletionRow): void {
-		const values = { ...row, archive: row.archive ? 1 : 0 };
-		this.tables.ensure(DELETION);
-		this.db.insert(deletion).values({ slot: DELETION_SLOT, ...values }).onConflictDoUpdate({ target: deletion.slot, set: values }).run();
-	}
-
-	// Inline children: rare (a parent's invokes of short children), so plain Drizzle queries, no prepared ones.
-	writeInlineRow(childId: string, { key, body, result, publishAt }: InlineRow): void {
-		this.tables.ensure(INLINE_CHILDREN);
-		this.db
-			.insert(inlineChildren)
-			.values({ childId, key, body, result, publishAt })
-			.onConflictDoUpdate({ target: [inlineChildren.childId, inlineChildren.key], set: { body, result, publishAt } })
-			.run();
-	}
-
-	readInlineRows(childId: string): InlineRow[] {
-		if (!this.tables.has(INLINE_CHILDREN)) return [];
-		return this.db.select({ key: inlineChildren.key, body: inlineChildren.body, result: inlineChildren.result, publishAt: inlineChildren.publishAt }).from(inlineChildren).where(eq(inlineChildren.childId, childId)).all();
-	}
-
-	deleteInline(childId: string): void {
-		if (this.tables.has(INLINE_CHILDREN)) this.db.delete(inlineChildren).where(eq(inlineChildren.childId, childId)).run();
-	}
-
-	inlinePublishes(): { childId: string; publishAt: number }[] {
-		if (!this.tables.has(INLINE_CHILDREN)) return [];
-		return this.db
-			.select({ childId: inlineChildren.childId, publishAt: inlineChildren.publishAt })
-			.from(inlineChildren)
-			.where(and(eq(inlineChildren.key, ''), sql`${inlineChildren.publishAt} IS NOT NULL`))
-			.all() as { childId: string; publishAt: number }[];
-	}
-
-	deleteUnpublishedInline(): void {
-		if (!this.tables.has(INLINE_CHILDREN)) return;
-		this.db
-			.delete(inlineChildren)
-			.where(sql`${inlineChildren.childId} NOT IN (SELECT child_id FROM inline_children WHERE key = '' AND publish_at IS NOT NULL)`)
-			.run();
-	}
-}
-
-/**
- * Statements prepared on first use: a create uses 3 of them, a status 3 others,
- * and building a statement is most of what Drizzle costs.
- */
-function preparedOnce<T extends Record<string, () => unknown>>(builders: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
-	const prepared = {} as { [K in keyof T]: ReturnType<T[K]> };
-	for (const key of Object.keys(builders) as Array<keyof T>) {
-		Object.defineProperty(prepared, key, {
-			get() {
-				const statement = builders[key]!();
-				Object.defineProperty(prepared, key, { value: statement });
-				return statement;
-			},
-			configurable: true,
-		});
-	}
-	return prepared;
-}
-
-/** A step row's bindings in the column order of `UPSERT_STEP_SQL` (and the start of `INSERT_STEP_SQL`'s). */
-function stepBindings(row: StepRow): SqlStorageValue[] {
-	return [
-		row.seq, row.key, row.name, row.kind, row.status, row.attempts, row.result, row.errorName, row.errorMessage, row.errorStack, row.errorCode,
-		row.startedAt, row.finishedAt, row.wakeAt, sensitiveColumn(row),
-	];
-}
-
-/** The `sensitive` column as bound: placeholders skip the column's boolean mapping, so 1 or 0 (read back as a boolean; null, from rows older than the column, as false). */
-function sensitiveColumn(row: StepRow): 1 | 0 {
-	return row.sensitive ? 1 : 0;
 }

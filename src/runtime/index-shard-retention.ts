@@ -1,8 +1,8 @@
 import { callOperation, type ShardflowEnv } from '../client/instance-client';
 import type { FinishedStatus, ResolvedRetention } from '../engine/definition/registry';
-import { FINISHED_STATUSES } from '../engine/definition/types';
+import { FINISHED_STATUSES } from '../engine/support/statuses';
 import type { IndexEntry } from '../engine/index/index-entry';
-import { expiresAt, nextExpiry, slotEnd, sweepRetryMs } from '../engine/index/retention-sweep';
+import { expiresAt, nextExpiry, slotEnd, sweepRetryMs } from '../engine/lifecycle/retention-sweep';
 import { logFormOf, printLog } from '../engine/support/engine-log';
 import { ErrorCode, ShardflowError } from '../engine/support/errors';
 import { describeThrown } from '../engine/support/thrown-value';

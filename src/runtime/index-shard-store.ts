@@ -5,7 +5,7 @@ import * as schema from '../db/schema';
 import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index/index-query';
 import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/index/search-attributes';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
 import { metricsDelta } from '../engine/index/run-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 

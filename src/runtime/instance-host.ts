@@ -1,4 +1,4 @@
-import { DEFAULT_INVOCATION_BUDGET, invocationBudgetOf, type InvocationBudget } from '../engine/instance/invocation-budget';
+import { DEFAULT_INVOCATION_BUDGET, invocationBudgetOf, type InvocationBudget } from '../engine/steps/invocation-budget';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import { routeIndexEntry } from '../client/index-client';
 import type { ShardflowEnv } from '../client/instance-client';

@@ -1,6 +1,6 @@
 import type { ShardflowEnv } from '../client/instance-client';
 import { groupScoped } from '../client/group-scope';
-import { DEFAULT_PLACE, placeOf, type GroupPlace } from '../engine/groups/group-id';
+import { DEFAULT_PLACE, placeOf, type GroupPlace } from '../engine/support/group-id';
 import { groupAt } from '../engine/groups/groups';
 import type { Registry } from '../engine/definition/registry';
 import { ErrorCode, ShardflowError } from '../engine/support/errors';

@@ -1,6 +1,6 @@
 import type { Registry } from '../engine/definition/registry';
 import type { EventInput, EventName, Serializable } from '../engine/definition/types';
-import type { EventsOf, PayloadInputOf } from '../workflow';
+import type { EventsOf, PayloadInputOf } from '../engine/definition/class-types';
 import { runExploration, sameOutcome, type RunOutcome } from './exploration-run';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import { registryFor } from './test-registry';

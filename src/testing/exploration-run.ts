@@ -3,7 +3,7 @@ import { InstanceEngine } from '../engine/instance/instance-engine';
 import { MemoryInstanceStore } from '../engine/storage/memory-store';
 import type { Registry } from '../engine/definition/registry';
 import type { StepFunctionWrapper } from '../engine/steps/step-function-wrapper';
-import { FINISHED_STATUSES, type WorkflowStatus } from '../engine/definition/types';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
 import { fromStoredJson } from '../engine/support/json';
 import { readRollbackState } from '../engine/steps/rollback-state';
 import type { InstanceRow } from '../engine/storage/store';

@@ -1,7 +1,8 @@
 import { EventTimeoutError, StepFailedError, WebhookExpiredError } from '../engine/support/errors';
 import type { HistoryEvent, HistoryPage } from '../engine/history/history';
 import { canonicalJson } from '../engine/support/json';
-import type { Step, StepKind, WebhookHandle } from '../engine/definition/types';
+import type { Step, WebhookHandle } from '../engine/definition/types';
+import type { StepKind } from '../engine/support/step-kinds';
 import { ranConcurrently, recordedRun, type RecordedRun, type RecordedStep } from './recorded-steps';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
 import type { TestableWorkflow } from './workflow-test-kit';

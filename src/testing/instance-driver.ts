@@ -1,6 +1,7 @@
 import type { HistoryEvent } from '../engine/history/history';
 import type { RestartFrom } from '../engine/steps/restart-from';
-import type { StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
+import type { StepSummary, WorkflowStatusInfo } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 
 /**
  * What the test kit needs of one instance, wherever it runs: on the pure

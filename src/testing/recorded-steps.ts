@@ -1,5 +1,5 @@
 import type { HistoryError, HistoryEvent } from '../engine/history/history';
-import type { StepKind } from '../engine/definition/types';
+import type { StepKind } from '../engine/support/step-kinds';
 
 /** How a recorded step ended, as far as the history goes. */
 export type RecordedOutcome =

@@ -1,4 +1,4 @@
-import type { WorkflowStatus } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
 
 /** Stable codes of the test kit's own errors (an author's misuse, or an expectation the run did not meet). */
 export const TestKitErrorCode = {

@@ -1,6 +1,6 @@
 import { defineRegistry, type Registry } from '../engine/definition/registry';
 import { TestKitError, TestKitErrorCode } from './test-kit-errors';
-import { inPlace } from '../engine/groups/group-id';
+import { inPlace } from '../engine/support/group-id';
 import { knownPlacement } from '../engine/groups/known-placements';
 import type { TestableWorkflow } from './workflow-test-kit';
 

@@ -1,4 +1,4 @@
-import type { SigningKey } from '../engine/webhooks/signing-key';
+import type { SigningKey } from '../engine/support/signing-key';
 import type { IndexEntry } from '../engine/index/index-entry';
 import { InstanceEngine } from '../engine/instance/instance-engine';
 import type { EngineHost } from '../engine/instance/engine-host';
@@ -11,7 +11,7 @@ import type { ChildPort } from '../engine/children/child-workflows';
 import type { EngineLogger } from '../engine/support/engine-log';
 import type { Tracer } from '../engine/support/tracer';
 import type { FailingPassesPort } from '../engine/instance/failing-passes';
-import type { InvocationBudget } from '../engine/instance/invocation-budget';
+import type { InvocationBudget } from '../engine/steps/invocation-budget';
 import type { LimiterPort, SlotStore } from '../engine/limiter/concurrency-slot';
 import { encodeWebhookToken, importWebhookKey, webhookUrl, type WebhookTarget } from '../engine/webhooks/webhook';
 import { DEFAULT_START_TIME, VirtualClock } from './virtual-clock';

@@ -1,9 +1,10 @@
 import type { Duration } from '../engine/support/duration';
 import type { HistoryEvent } from '../engine/history/history';
 import type { RestartFrom } from '../engine/steps/restart-from';
-import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatus, WorkflowStatusInfo } from '../engine/definition/types';
-import { FINISHED_STATUSES } from '../engine/definition/types';
-import type { EventsOf, OutputOf, PayloadInputOf } from '../workflow';
+import type { EventInput, EventName, Serializable, StepSummary, WorkflowStatusInfo } from '../engine/definition/types';
+import type { WorkflowStatus } from '../engine/support/statuses';
+import { FINISHED_STATUSES } from '../engine/support/statuses';
+import type { EventsOf, OutputOf, PayloadInputOf } from '../engine/definition/class-types';
 import type { InstanceDriver } from './instance-driver';
 import type { InstanceModifiers } from './instance-modifiers';
 import type { MockTimes } from './step-mocks';

@@ -3,7 +3,7 @@ import { alertsOf } from '../../src/api/alerts';
 import type { TypeSnapshot } from '../../src/api/metrics-families';
 import { callRole } from '../../src/client/stubs';
 import { groupScoped } from '../../src/client/group-scope';
-import { placeOf } from '../../src/engine/groups/group-id';
+import { placeOf } from '../../src/engine/support/group-id';
 import { advanceClock, resetClock, settle, testEnv, uniqueId } from '../helpers';
 import { testClock } from '../worker/test-clock';
 import { api } from './helpers';

@@ -7,7 +7,7 @@ import { uniqueId } from '../helpers';
 import { api } from './helpers';
 import { callRole } from '../../src/client/stubs';
 import { groupScoped } from '../../src/client/group-scope';
-import { placeOf } from '../../src/engine/groups/group-id';
+import { placeOf } from '../../src/engine/support/group-id';
 
 const ORIGIN = 'http://shardflow.test';
 

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { checkBulkActionFor } from '../../src/engine/bulk/bulk-action-check';
 import { defineRegistry } from '../../src/engine/definition/registry';
 import { ErrorCode } from '../../src/engine/support/errors';
-import { Workflow, type StepOf } from '../../src/workflow';
+import { Workflow } from '../../src/workflow';
+import type { StepOf } from '../../src/engine/definition/class-types';
 
 class Approval extends Workflow<{}, string> {
 	static override readonly type = 'approval';

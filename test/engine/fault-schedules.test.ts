@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventTimeoutError } from '../../src/engine/support/errors';
-import { FINISHED_STATUSES, type Step } from '../../src/engine/definition/types';
+import type { Step } from '../../src/engine/definition/types';
+import { FINISHED_STATUSES } from '../../src/engine/support/statuses';
 import { Workflow } from '../../src/workflow';
 import type { InstanceEngine } from '../../src/engine/instance/instance-engine';
 import { registryOf } from './start-instance';

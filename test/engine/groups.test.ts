@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineRegistry } from '../../src/engine/definition/registry';
-import { DEFAULT_PLACE, inPlace, placeOf, splitGroupTag } from '../../src/engine/groups/group-id';
+import { DEFAULT_PLACE, inPlace, placeOf, splitGroupTag } from '../../src/engine/support/group-id';
 import { placeCreate, resolveGroups } from '../../src/engine/groups/groups';
 import { parseObjectName, roleKindOf } from '../../src/engine/object-names';
 import { ErrorCode } from '../../src/engine/support/errors';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outboxBackoffMs } from '../../src/engine/instance/timing';
+import { outboxBackoffMs } from '../../src/engine/support/timing';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf } from './start-instance';

@@ -4,7 +4,8 @@ import { ChildWorkflowError, ErrorCode, NotFoundError } from '../../src/engine/s
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { checkTransplant } from '../../src/engine/children/transplant';
-import { INLINE_BUDGET, INLINE_MAX_STEPS, MAX_INLINE_RUNS } from '../../src/engine/instance/inline-child';
+import { INLINE_MAX_STEPS, MAX_INLINE_RUNS } from '../../src/engine/instance/inline-child';
+import { INLINE_BUDGET } from '../../src/engine/steps/inline-run';
 import { registryOf } from './start-instance';
 import { World } from './child-world';
 

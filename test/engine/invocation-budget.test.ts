@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NonRetryableError } from '../../src/engine/support/errors';
-import { CONTINUE_WAKEUP, invocationBudgetOf } from '../../src/engine/instance/invocation-budget';
+import { CONTINUE_WAKEUP, invocationBudgetOf } from '../../src/engine/steps/invocation-budget';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf } from './start-instance';

@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor, importCursorKey, randomCursorSecret } from 
 import { parseDuration } from '../../src/engine/support/duration';
 import { ErrorCode } from '../../src/engine/support/errors';
 import { assertValidWorkflowId, uuidv7 } from '../../src/engine/support/ids';
-import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/steps/retry-policy';
+import { resolveRetryPolicy, retryDelayMs } from '../../src/engine/definition/retry-policy';
 import { fnv1a32, shardIndex } from '../../src/engine/index/shard';
 import { shardName } from '../../src/engine/object-names';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expiresAt, nextExpiry, nextShardAlarm, retentionSlotMs, slotEnd, sweepRetryMs } from '../../src/engine/index/retention-sweep';
+import { expiresAt, nextExpiry, nextShardAlarm, retentionSlotMs, slotEnd, sweepRetryMs } from '../../src/engine/lifecycle/retention-sweep';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

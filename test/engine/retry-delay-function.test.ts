@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/engine/support/errors';
-import type { RetryDelayFunction } from '../../src/engine/steps/retry-policy';
+import type { RetryDelayFunction } from '../../src/engine/definition/retry-policy';
 import type { Step, StepConfig } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './start-instance';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, NonRetryableError } from '../../src/engine/support/errors';
-import { REDACTED_STEP_OUTPUT } from '../../src/engine/steps/sensitive-output';
+import { REDACTED_STEP_OUTPUT } from '../../src/engine/definition/sensitive-output';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { registryOf, startInstance } from './start-instance';

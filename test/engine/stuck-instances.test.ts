@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_STACK_CHARS } from '../../src/engine/support/thrown-value';
-import { WATCHDOG_MS } from '../../src/engine/instance/timing';
+import { WATCHDOG_MS } from '../../src/engine/support/timing';
 import type { Step } from '../../src/engine/definition/types';
 import { Workflow } from '../../src/workflow';
 import { parseDuration } from '../../src/engine/support/duration';

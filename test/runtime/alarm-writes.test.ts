@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { WATCHDOG_MS } from '../../src/engine/instance/timing';
+import { WATCHDOG_MS } from '../../src/engine/support/timing';
 import { resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 
 afterEach(resetClock);

@@ -9,7 +9,7 @@ import { shardName } from '../../src/engine/object-names';
 import { IndexMetricsStore } from '../../src/runtime/index-metrics-store';
 import { ShardMetricsExport } from '../../src/runtime/shard-metrics-export';
 import { ShardAlarm } from '../../src/runtime/shard-alarm';
-import { nextShardAlarm } from '../../src/engine/index/retention-sweep';
+import { nextShardAlarm } from '../../src/engine/lifecycle/retention-sweep';
 import { api } from '../api/helpers';
 import { settle, stub, uniqueId } from '../helpers';
 

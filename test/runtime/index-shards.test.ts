@@ -11,7 +11,7 @@ import { KEYS_OBJECT as CURSOR_KEY_OBJECT, shardName } from '../../src/engine/ob
 import { ErrorCode } from '../../src/engine/support/errors';
 import type { IndexEntry } from '../../src/engine/index/index-entry';
 import { defineRegistry } from '../../src/engine/definition/registry';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../src/engine/definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../src/engine/support/statuses';
 import { shardIndex } from '../../src/engine/index/shard';
 import { Workflow } from '../../src/workflow';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runDurableObjectAlarm } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
 import { bulk } from '../../src/client/bulk-client';
 import { bulkName } from '../../src/engine/object-names';
-import { inPlace, placeOf } from '../../src/engine/groups/group-id';
+import { inPlace, placeOf } from '../../src/engine/support/group-id';
 import { describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/client/index-client';
 import { instances, type ShardflowEnv } from '../../src/client/instance-client';

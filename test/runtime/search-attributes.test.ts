@@ -10,7 +10,7 @@ import { compareIn, type ListOrder } from '../../src/engine/index/index-query';
 import { defineRegistry } from '../../src/engine/definition/registry';
 import type { CheckedCondition, StoredAttributes } from '../../src/engine/index/search-attributes';
 import { shardName } from '../../src/engine/object-names';
-import type { WorkflowStatus } from '../../src/engine/definition/types';
+import type { WorkflowStatus } from '../../src/engine/support/statuses';
 import { countsByQuery, listPlan, listQuery } from '../../src/runtime/index-shard-store';
 import { Workflow } from '../../src/workflow';
 import { settle, stub, testEnv, uniqueId } from '../helpers';

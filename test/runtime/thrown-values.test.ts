@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { MAX_ERROR_MESSAGE_CHARS } from '../../src/engine/support/thrown-value';
 import { shardName } from '../../src/engine/object-names';
-import { slotEnd } from '../../src/engine/index/retention-sweep';
-import { WATCHDOG_MS } from '../../src/engine/instance/timing';
+import { slotEnd } from '../../src/engine/lifecycle/retention-sweep';
+import { WATCHDOG_MS } from '../../src/engine/support/timing';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 
 afterEach(resetClock);

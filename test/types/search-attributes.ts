@@ -6,7 +6,8 @@ import { IndexClient } from '../../src/client/index-client';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import { workflowClient } from '../../src/client/workflow-client';
 import { defineRegistry } from '../../src/engine/definition/registry';
-import { Workflow, type StepOf } from '../../src/workflow';
+import { Workflow } from '../../src/workflow';
+import type { StepOf } from '../../src/engine/definition/class-types';
 import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 
 declare const env: ShardflowEnv;

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
 import type { AttributeDeclaration, AttributeKind } from '../../engine/index/search-attributes';
-import { WORKFLOW_STATUSES } from '../../engine/definition/types';
+import { WORKFLOW_STATUSES } from '../../engine/support/statuses';
 import { BulkProgressCard, BulkTools } from './bulk';
 import type { EventShapes } from './event-editor';
 import { ConfirmDialog } from './confirm-dialog';

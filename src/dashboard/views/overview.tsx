@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { TypeMetrics } from '../../engine/index/run-metrics';
 import type { Alert } from '../../api/alerts';
-import { WORKFLOW_STATUSES } from '../../engine/definition/types';
+import { WORKFLOW_STATUSES } from '../../engine/support/statuses';
 import { StatusBadge } from './layout';
 import { safeJson } from './safe-json';
 import { dashboardHref } from './paths';

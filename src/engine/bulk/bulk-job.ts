@@ -3,8 +3,8 @@ import type { IndexEntry } from '../index/index-entry';
 import type { ListFilters } from '../index/index-query';
 import type { RestartFrom } from '../steps/restart-from';
 import type { CheckedCondition } from '../index/search-attributes';
-import type { WorkflowStatus } from '../definition/types';
-import { assertValidIdempotencyKey } from '../instance/event-keys';
+import type { WorkflowStatus } from '../support/statuses';
+import { assertValidIdempotencyKey } from '../support/ids';
 
 /**
  * A bulk operation (`POST /workflows/bulk`): one action applied to every instance a listing

@@ -1,10 +1,10 @@
-import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { ChildClass, ChildOptions, OnParentTerminate } from '../definition/child-options';
 import { ChildWorkflowError, ErrorCode, ShardflowError, ValidationError } from '../support/errors';
 import { assertJsonDepth, toStoredJson } from '../support/json';
 import { assertValidWorkflowId } from '../support/ids';
 import { MAX_NOTICED_OUTCOME_CHARS } from '../support/limits';
 import { fnv1a32 } from '../index/shard';
-import type { StepRow } from '../storage/store';
+import type { InstanceRow, StepRow } from '../storage/store';
 import type { ChildTransplant } from './transplant';
 
 /** The parent an instance records when a `step.invoke` or `step.start` created it. */
@@ -48,28 +48,14 @@ export interface ChildPort {
 	notifyParent(parentId: string, childId: string, outcome: ChildOutcome): Promise<void>;
 }
 
-/** What terminating the parent does to an unfinished child: terminate it (default) or leave it running. */
-export type OnParentTerminate = 'terminate' | 'abandon';
-
-/** Options of `step.invoke` and `step.start`. */
-export interface ChildOptions<P> {
-	payload: P;
-	/** The child's id; by default derived from the parent's id, its generation and the step name (see `childIdFor`). */
-	id?: string;
-	/** `'abandon'` leaves the child running when the parent is terminated (default `'terminate'`). */
-	onParentTerminate?: OnParentTerminate;
+/** A finished instance's outcome as its parent sees it; null while it runs. */
+export function outcomeOf(row: InstanceRow): ChildOutcome | null {
+	if (row.status === 'completed') return { status: 'completed', output: row.output };
+	if (row.status === 'errored' || row.status === 'terminated') {
+		return { status: row.status, error: row.errorName === null ? null : { name: row.errorName, message: row.errorMessage ?? '', ...(row.errorCode ? { code: row.errorCode } : {}) } };
+	}
+	return null;
 }
-
-/** A workflow class as `step.invoke` sees it: its type, and for the types its payload and output. */
-export type ChildClass = { readonly type: string; new (...args: any): { run(step: any, payload: any): Promise<unknown> } };
-/** What a child's create accepts: the schema's input when `static payload` is a schema, else `run`'s payload type. */
-export type ChildPayload<C> = C extends { payload: infer S extends StandardSchemaV1 }
-	? StandardSchemaV1.InferInput<S>
-	: C extends abstract new (...args: any) => { run(step: any, payload: infer P): any }
-		? P
-		: never;
-/** What `run` of a child returns. */
-export type ChildOutput<C> = C extends abstract new (...args: any) => { run(...args: any): Promise<infer O> } ? O : unknown;
 
 /**
  * What the step row of a child keeps in its `result` column: this ref while the child runs

@@ -1,8 +1,9 @@
 import { ErrorCode, ValidationError } from '../support/errors';
 import { historyError, historyRow, type HistoryKind, type NewHistoryRow } from '../history/history';
-import { WORKFLOW_STATUSES, type StepKind, type StepStatus, type WorkflowStatus } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
+import { WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus } from '../support/statuses';
 import type { InlineRow, InstanceRow, InstanceStore, StepRow } from '../storage/store';
-import { REDACTED_STEP_OUTPUT_JSON } from '../steps/sensitive-output';
+import { REDACTED_STEP_OUTPUT_JSON } from '../definition/sensitive-output';
 
 /**
  * What a child's inline run left in its parent (inline-child.ts), sent to the child's own

@@ -1,8 +1,9 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { parseDuration, type Duration } from '../support/duration';
 import { ErrorCode, RegistryError, ValidationError } from '../support/errors';
-import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from '../instance/instance-limits';
-import { checkWorkflowDefaults } from '../steps/step-options';
+import { CODE_VERSION_PATTERN } from '../support/ids';
+import { resolveInstanceLimits, type InstanceLimits, type ResolvedInstanceLimits } from './instance-limits';
+import { checkWorkflowDefaults } from './step-options';
 import { checkAttributeDeclaration, type AttributeDeclaration } from '../index/search-attributes';
 import { resolveStuckAfter, type ResolvedStuckAfter, type StuckAfterOptions } from '../index/stuck-after';
 import type { DeclaredWorkflowDefaults, EventMap, Step, StreamMap, WorkflowContext } from './types';
@@ -130,8 +131,6 @@ export type LayoutEntry = Pick<ResolvedEntry, 'type' | 'shards' | 'previousShard
 export const MAX_SHARDS = 256;
 
 const TYPE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-/** A code version label: what the list API's `codeVersion` filter accepts too. */
-export const CODE_VERSION_PATTERN = /^[\x21-\x7e]{1,64}$/;
 
 /**
  * Declares the workflow types a deployment runs. A key must equal its class's

@@ -1,8 +1,10 @@
+import type { StepKind } from '../support/step-kinds';
+import type { StepStatus, WorkflowStatus } from '../support/statuses';
 import type { AttributeDeclaration, AttributeUpdate } from '../index/search-attributes';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Duration } from '../support/duration';
-import type { Backoff, RetryDelayFunction, RetryPolicy } from '../steps/retry-policy';
-import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from '../children/child-workflows';
+import type { Backoff, RetryDelayFunction, RetryPolicy } from './retry-policy';
+import type { ChildClass, ChildOptions, ChildOutput, ChildPayload } from './child-options';
 
 /**
  * An event declaration: either a Standard Schema (zod, valibot, arktype …),
@@ -258,23 +260,6 @@ export interface WorkflowDefaults {
 export interface DeclaredWorkflowDefaults {
 	retries?: Omit<RetryPolicy, 'delay'> & { delay: Duration | RetryDelayFunction | (string & {}) };
 }
-
-/** The statuses an instance can be in. */
-/** `diverged`: the code no longer matches the recorded steps; nothing runs until a resume (after a fix) or a restart. */
-/** `queued`: the type's concurrency limit for the instance's key is reached; it starts, in arrival order, when a slot frees. */
-/** `rolling_back`: the rollbacks of completed steps run (after a failure, or a terminate with rollback); it ends `errored` or `terminated`. */
-export const WORKFLOW_STATUSES = ['queued', 'created', 'running', 'sleeping', 'waiting', 'paused', 'diverged', 'rolling_back', 'completed', 'errored', 'terminated'] as const;
-export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
-
-/** Statuses from which an instance never moves on its own. */
-export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'errored', 'terminated'];
-
-/** `patch`: a marker recorded by `step.patched` / `step.deprecatePatch`; `rollback`: the rollback of a `do` step of the same name; `webhook`: `step.webhook`; `child`: `step.invoke` / `step.start`. */
-export type StepKind = 'do' | 'sleep' | 'wait' | 'patch' | 'rollback' | 'webhook' | 'child' | 'attributes';
-/** `cancelled`: the instance was terminated (or its rollbacks abandoned) while the step ran, slept, waited or waited for its retry. */
-export type StepStatus = 'running' | 'retrying' | 'completed' | 'failed' | 'sleeping' | 'waiting' | 'timed_out' | 'cancelled';
-/** Step statuses a step leaves on its own: a terminate cancels a step in one of them. */
-export const UNFINISHED_STEP_STATUSES: readonly StepStatus[] = ['running', 'retrying', 'sleeping', 'waiting'];
 
 /** One entry of a status's step history. */
 export interface StepSummary {

@@ -9,7 +9,7 @@
  */
 
 import { ErrorCode, ValidationError } from '../support/errors';
-import { DEFAULT_PLACE, GROUP_NAME_PATTERN, groupTag, isJurisdiction, JURISDICTIONS, type GroupPlace, type Jurisdiction } from './group-id';
+import { DEFAULT_PLACE, GROUP_NAME_PATTERN, groupTag, isJurisdiction, JURISDICTIONS, type GroupPlace, type Jurisdiction } from '../support/group-id';
 
 /** Cloudflare's location hints (Durable Objects "Data location"): where a new object is placed first. */
 export const LOCATION_HINTS = ['wnam', 'enam', 'sam', 'weur', 'eeur', 'apac', 'oc', 'afr', 'me'] as const;

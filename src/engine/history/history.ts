@@ -1,8 +1,7 @@
-import type { RestartFromType } from '../steps/restart-from';
+import type { RestartFromType } from '../support/step-kinds';
 import { ErrorCode, ValidationError } from '../support/errors';
 import { fromStoredJson } from '../support/json';
-import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from '../support/limits';
-import type { InstanceRow, InstanceStore } from '../storage/store';
+import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX } from '../support/limits';
 import type { ThrownDescription } from '../support/thrown-value';
 
 /**
@@ -268,34 +267,6 @@ export function checkHistoryQuery(query: HistoryQuery, id: string, lastGeneratio
 		);
 	}
 	return { limit, generation, afterSeq: parseHistoryAfter(query.after) };
-}
-
-/**
- * One page of the history of one generation, in sequence order. A page ends
- * early rather than pass `STEP_RESULT_BUDGET_BYTES` (it always holds at least
- * one record; a value is at most 1 MiB), so an answer always fits RPC.
- */
-export function historyPage(row: InstanceRow, store: InstanceStore, query: HistoryQuery = {}): HistoryPage {
-	const { limit, generation, afterSeq } = checkHistoryQuery(query, row.id, row.generation);
-	const metas = store.readHistoryMeta({ generation, afterSeq, limit: limit + 1 });
-	let budget = STEP_RESULT_BUDGET_BYTES;
-	let take = 0;
-	for (const meta of metas.slice(0, limit)) {
-		if (take > 0 && meta.bytes > budget) break;
-		budget -= meta.bytes;
-		take++;
-	}
-	const events = take === 0 ? [] : store.readHistory({ generation, afterSeq, limit: take }).map(toHistoryEvent);
-	const last = events.at(-1);
-	const more = last !== undefined && take < metas.length;
-	return {
-		id: row.id,
-		type: row.type,
-		generation,
-		formatVersion: HISTORY_FORMAT_VERSION,
-		events,
-		nextCursor: more ? String(last.seq) : null,
-	};
 }
 
 /** `after` is a record's seq: a whole number, given as a number or as the cursor string. */

@@ -1,4 +1,4 @@
-import type { SigningKey } from '../webhooks/signing-key';
+import type { SigningKey } from '../support/signing-key';
 import { decodeBase64Url, decodeBase64UrlJson, encodeBase64Url, encodeBase64UrlJson } from '../support/base64url-json';
 import { ErrorCode, ValidationError } from '../support/errors';
 import type { ListFilters, ListOrder, ListPosition } from './index-query';

@@ -1,5 +1,4 @@
 import type { IndexEntry } from './index-entry';
-import type { InstanceStore, OutboxRow } from '../storage/store';
 
 /**
  * The per-type delivery backlog as the engine sees it. Instances hold their
@@ -28,8 +27,15 @@ export const BACKLOG_SAMPLE = 5;
 
 // The backlog object's name is built and parsed in object-names.ts.
 
+/** An outbox's pending entry (storage's `OutboxRow`), as far as its delivery reads it. */
+interface PendingDelivery {
+	entry: IndexEntry;
+	backloggedSince?: number | null;
+}
+
+/** The instance side of a delivery; `store` names the one store method it calls, as index/ sits below storage/. */
 interface DeliveryHost {
-	store: InstanceStore;
+	store: { markOutboxBacklogged(since: number | null): void };
 	backlog?: BacklogPort;
 	sendIndexEntry(entry: IndexEntry): Promise<void>;
 	now(): number;
@@ -40,7 +46,7 @@ interface DeliveryHost {
  * deregisters it. Both must succeed for the delivery to count: a failed
  * deregistration is retried with the entry (whose second write changes nothing).
  */
-export async function deliverTracked(host: DeliveryHost, pending: OutboxRow): Promise<void> {
+export async function deliverTracked(host: DeliveryHost, pending: PendingDelivery): Promise<void> {
 	await host.sendIndexEntry(pending.entry);
 	if (pending.backloggedSince == null || !host.backlog) return;
 	await host.backlog.remove(pending.entry);
@@ -52,7 +58,7 @@ export async function deliverTracked(host: DeliveryHost, pending: OutboxRow): Pr
  * episode of failures (the mark on the outbox row survives newer entries and
  * evictions). A failure to register is ignored; the next failure tries again.
  */
-export async function noteFailedDelivery(host: DeliveryHost, pending: OutboxRow): Promise<void> {
+export async function noteFailedDelivery(host: DeliveryHost, pending: PendingDelivery): Promise<void> {
 	if (pending.backloggedSince != null || !host.backlog) return;
 	// The time of the first failure: when the index is known to be behind (a republished entry may be old).
 	const since = host.now();

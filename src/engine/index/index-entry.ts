@@ -1,6 +1,5 @@
 import { parseAttributes, type StoredAttributes } from './search-attributes';
-import type { InstanceRow } from '../storage/store';
-import type { WorkflowStatus } from '../definition/types';
+import type { WorkflowStatus } from '../support/statuses';
 
 /**
  * What an instance tells its index shard at every status transition.
@@ -36,8 +35,19 @@ export interface EntryPosition {
 	createdAt?: number;
 }
 
+/**
+ * The fields of an instance row (storage's `InstanceRow`) an entry is made of, named here
+ * because index/ sits below storage/ (docs/architecture.md): the store's outbox holds entries.
+ */
+export type IndexedRow = Pick<IndexEntry, 'id' | 'type' | 'status' | 'createdAt' | 'updatedAt' | 'version'> & {
+	codeVersion?: string | null;
+	parentId?: string | null;
+	/** Sorted JSON of the search attributes (search-attributes.ts); null while none is set. */
+	attributes?: string | null;
+};
+
 /** The index entry of an instance row: what its shard should hold. */
-export function toIndexEntry(row: InstanceRow): IndexEntry {
+export function toIndexEntry(row: IndexedRow): IndexEntry {
 	return {
 		id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version,
 		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
@@ -47,7 +57,7 @@ export function toIndexEntry(row: InstanceRow): IndexEntry {
 }
 
 /** The entry that tells the shards an instance is gone: one version past its last one. */
-export function removalEntry(row: InstanceRow): IndexEntry {
+export function removalEntry(row: IndexedRow): IndexEntry {
 	return { ...toIndexEntry(row), version: row.version + 1, removed: true };
 }
 

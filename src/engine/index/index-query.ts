@@ -1,9 +1,9 @@
 import { ErrorCode, ValidationError } from '../support/errors';
 import { assertValidWorkflowId } from '../support/ids';
 import type { IndexEntry } from './index-entry';
-import { CODE_VERSION_PATTERN } from '../definition/registry';
+import { CODE_VERSION_PATTERN } from '../support/ids';
 import { toSqlValue, type AttributeKind, type CheckedCondition, type StoredAttributeValue } from './search-attributes';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../support/statuses';
 
 /** Filters of an index listing; every bound is in ms since the epoch, exclusive. */
 export interface ListFilters {

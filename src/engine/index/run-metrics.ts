@@ -1,4 +1,4 @@
-import type { WorkflowStatus } from '../definition/types';
+import type { WorkflowStatus } from '../support/statuses';
 
 /**
  * Per-type run metrics, kept by the index shards as entries land (docs/dashboard.md,

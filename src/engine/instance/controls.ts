@@ -2,7 +2,7 @@ import { InvalidStateError } from '../support/errors';
 import { restartPoint, type RestartFrom } from '../steps/restart-from';
 import { stepRowsWithSmallResults } from '../steps/step-rows';
 import { readRollbackState, storedRollbackState, type RollbackState } from '../steps/rollback-state';
-import { FINISHED_STATUSES, type WorkflowStatus } from '../definition/types';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../support/statuses';
 import type { InstanceKernel } from './kernel';
 import { RUNNABLE } from './parts/replay-loop';
 

@@ -3,16 +3,16 @@ import { assertValidWorkflowId } from '../support/ids';
 import { assertJsonDepth, canonicalJson, toStoredJson } from '../support/json';
 import type { Registry } from '../definition/registry';
 import { validateWith } from '../definition/schema-validation';
-import type { WorkflowStatus } from '../definition/types';
+import type { WorkflowStatus } from '../support/statuses';
 import { checkParentRef, type ParentRef } from '../children/child-workflows';
 import { checkTransplant, writeTransplantRows, type ChildTransplant } from '../children/transplant';
-import { FINISHED_STATUSES } from '../definition/types';
-import { outcomeOf } from './row-views';
+import { FINISHED_STATUSES } from '../support/statuses';
+import { outcomeOf } from '../children/child-workflows';
 import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
 import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
 import type { InstanceRow } from '../storage/store';
 import type { InstanceKernel } from './kernel';
-import { placeOf } from '../groups/group-id';
+import { placeOf } from '../support/group-id';
 import { assertIdInPlace, placeCreate, type GroupFallback, type Placement } from '../groups/groups';
 
 // Creating an instance: the checks of its input (no storage touched), then its first row.

@@ -5,7 +5,7 @@ import type { EngineLogger } from '../support/engine-log';
 import type { Tracer } from '../support/tracer';
 import type { BacklogPort } from '../index/index-backlog';
 import type { IndexEntry } from '../index/index-entry';
-import type { InvocationBudget } from './invocation-budget';
+import type { InvocationBudget } from '../steps/invocation-budget';
 import type { Registry } from '../definition/registry';
 import type { StepFunctionWrapper } from '../steps/step-function-wrapper';
 import type { InstanceStore } from '../storage/store';
@@ -13,7 +13,7 @@ import type { WebhookTarget } from '../webhooks/webhook';
 import type { YieldReport } from '../steps/yield-pacer';
 import type { PassFailures } from './pass-failures';
 import type { FailingPassesPort } from './failing-passes';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 
 /** What the Durable Object shell (or a test) provides to the engine. */
 export interface EngineHost {

@@ -1,6 +1,6 @@
 import { ErrorCode, EventBufferFullError, ValidationError } from '../support/errors';
 import { canonicalJson, utf8Bytes } from '../support/json';
-import { MAX_BUFFERED_EVENT_BYTES, MAX_BUFFERED_EVENTS, MAX_IDEMPOTENCY_KEY_LENGTH } from '../support/limits';
+import { MAX_BUFFERED_EVENT_BYTES, MAX_BUFFERED_EVENTS } from '../support/limits';
 import type { InstanceStore } from '../storage/store';
 
 /** Options of one event send. */
@@ -12,17 +12,6 @@ export interface SendEventOptions {
 	 * name or payload is refused with IDEMPOTENCY_KEY_REUSED.
 	 */
 	idempotencyKey?: string;
-}
-
-const KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
-
-export function assertValidIdempotencyKey(key: unknown): asserts key is string {
-	if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
-		throw new ValidationError(
-			ErrorCode.InvalidIdempotencyKey,
-			`an idempotency key is 1-${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (no spaces), got ${JSON.stringify(typeof key === 'string' && key.length > 40 ? `${key.slice(0, 40)}…` : key)}`,
-		);
-	}
 }
 
 /** What a key is compared on: SHA-256 of the event name and its canonical JSON payload. */

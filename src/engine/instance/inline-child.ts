@@ -1,6 +1,8 @@
 import type { ParentRef } from '../children/child-workflows';
 import { transplantHeader, writeTransplantRows, type ChildTransplant, type TransplantHeader } from '../children/transplant';
-import { FINISHED_STATUSES, type StepKind, type StepPage, type WorkflowStatusInfo } from '../definition/types';
+import type { StepPage, WorkflowStatusInfo } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { Registry } from '../definition/registry';
 import type { HistoryPage } from '../history/history';
 import { ErrorCode, ValidationError } from '../support/errors';
@@ -10,15 +12,9 @@ import type { StepFunctionWrapper } from '../steps/step-function-wrapper';
 import { utf8Bytes } from '../support/json';
 import type { EngineHost } from './engine-host';
 import { InstanceEngine } from './instance-engine';
-import type { InvocationBudget } from './invocation-budget';
+import { INLINE_BUDGET, type InlineRequest, type InlineRun, type InlineRunEnd } from '../steps/inline-run';
 import { PassFailures } from './pass-failures';
 
-/**
- * What a child's run may do inline before it hands over (its pass then continues in the
- * child's own object, from a continuation): I/O attempts and wall time, as an invocation's
- * budget counts them (invocation-budget.ts). A step already under way finishes inline.
- */
-export const INLINE_BUDGET: InvocationBudget = { steps: 25, ms: 1000 };
 /**
  * Children one parent runs inline at once; the next ones of a fan-out start in their own objects,
  * which in production run on other machines (and an inline child's work shares its parent's
@@ -35,21 +31,6 @@ export const INLINE_MAX_RESULT_BYTES = 1 << 20;
  */
 const HANDED_OVER_KINDS: ReadonlySet<StepKind> = new Set(['webhook', 'child']);
 
-/** The child an invoke runs inline. */
-export interface InlineRequest {
-	id: string;
-	type: string;
-	payload: unknown;
-	parent: ParentRef;
-}
-
-/** How an inline run ended: finished (its outcome is its row's), or handed over; what it left, to publish. */
-export interface InlineRunEnd {
-	finished: boolean;
-	header: TransplantHeader;
-	steps: StepRow[];
-}
-
 /**
  * One child run inside its parent's object (`step.invoke` of a short child; docs/decisions.md
  * "Short children run inside their parent"): the child's own engine over an in-memory store,
@@ -62,7 +43,7 @@ export interface InlineRunEnd {
  * when it would wait (a sleep, an event, a retry's delay). Nothing outside sees the child until
  * it is published: no index entry, no status by id.
  */
-export class InlineChildRun {
+export class InlineChildRun implements InlineRun {
 	private readonly store: MirroredStore;
 	private readonly engine: InstanceEngine;
 	/** Attempts of the child's steps under way (a hold waits for them: a step never runs twice at once). */

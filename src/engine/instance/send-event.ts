@@ -3,11 +3,12 @@ import { historyRow } from '../history/history';
 import { assertJsonDepth, toStoredJson } from '../support/json';
 import { MAX_EVENT_KEYS } from '../support/limits';
 import { validateEventPayload } from '../definition/schema-validation';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { InstanceRow } from '../storage/store';
-import { assertEventBufferRoom, assertValidIdempotencyKey, eventDigest, type SendEventOptions } from './event-keys';
+import { assertEventBufferRoom, eventDigest, type SendEventOptions } from './event-keys';
+import { assertValidIdempotencyKey } from '../support/ids';
 import type { InstanceKernel } from './kernel';
-import { WATCHDOG_MS } from './timing';
+import { WATCHDOG_MS } from '../support/timing';
 
 /**
  * An event sent to the instance: checked against its declaration, buffered with its

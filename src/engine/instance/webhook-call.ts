@@ -1,12 +1,12 @@
 import { ErrorCode, ValidationError, WebhookExpiredError, WebhookNotFoundError, WebhookUsedError } from '../support/errors';
 import { historyRow } from '../history/history';
 import { assertJsonDepth, fromStoredJson, toStoredJson } from '../support/json';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 import type { StepRow } from '../storage/store';
 import { stepKey } from '../steps/step-key';
 import { readWebhookRecord, storedWebhookRecord, type WebhookTarget } from '../webhooks/webhook';
 import type { InstanceKernel } from './kernel';
-import { WATCHDOG_MS } from './timing';
+import { WATCHDOG_MS } from '../support/timing';
 
 /**
  * The one POST a webhook accepts (see webhook.ts; the Worker checked the token's

@@ -1,7 +1,7 @@
 import { ARCHIVE_CHUNK_BYTES, ARCHIVE_FORMAT_VERSION, archiveChunkKey, archiveKey, type ArchiveBucket, type ArchiveChunk, type ArchiveManifest } from './archive';
 import { addToArchivePointer } from './archive-pointer';
 import { HISTORY_FORMAT_VERSION, toHistoryEvent, type HistoryRow } from '../history/history';
-import { statusView } from '../instance/status-view';
+import { statusView } from '../views/status-view';
 import type { DeletionReason, InstanceRow, InstanceStore } from '../storage/store';
 
 /** Stored bytes (values and details) of history read from the store at once while writing. */

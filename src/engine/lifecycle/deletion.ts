@@ -1,6 +1,6 @@
 import { ErrorCode, ValidationError } from '../support/errors';
 import type { DeletionReason, InstanceRow } from '../storage/store';
-import { FINISHED_STATUSES, type WorkflowStatus } from '../definition/types';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../support/statuses';
 
 /** Which instances a purge deletes: checked by each instance against its own row, not the index's copy. */
 export interface DeleteFilter {

@@ -1,5 +1,5 @@
 import { ErrorCode, ShardflowError } from '../support/errors';
-import { outboxBackoffMs } from '../instance/timing';
+import { outboxBackoffMs } from '../support/timing';
 import { SingleFlight } from '../support/single-flight';
 import type { GrantAnswer } from './concurrency-slot';
 

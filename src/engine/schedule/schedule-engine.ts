@@ -1,5 +1,5 @@
 import { ErrorCode, NotFoundError, ShardflowError } from '../support/errors';
-import { outboxBackoffMs } from '../instance/timing';
+import { outboxBackoffMs } from '../support/timing';
 import { compileCron, scheduledInstanceId, type ResolvedSchedule } from './schedule';
 
 /** What a schedule object stores (one row). */

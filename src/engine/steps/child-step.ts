@@ -5,11 +5,13 @@ import {
 	inlineParentsOf,
 	isTransient,
 	readChildRef,
-	type ChildClass,
-	type ChildOptions,
 	type ChildOutcome,
 	type ChildRef,
 } from '../children/child-workflows';
+import {
+	type ChildClass,
+	type ChildOptions,
+} from '../definition/child-options';
 import { ChildWorkflowError } from '../support/errors';
 import { historyError } from '../history/history';
 import { fromStoredJson } from '../support/json';
@@ -19,8 +21,8 @@ import type { PassJournal } from './pass-journal';
 import type { ChildStepHooks, InlineChildHooks } from './pass-hooks';
 import type { AttemptAbort } from './attempt';
 import type { ChildTransplant, TransplantHeader } from '../children/transplant';
-import { INLINE_BUDGET, type InlineRequest, type InlineRunEnd } from '../instance/inline-child';
-import { outcomeOf } from '../instance/row-views';
+import { INLINE_BUDGET, type InlineRequest, type InlineRunEnd } from './inline-run';
+import { outcomeOf } from '../children/child-workflows';
 import { describeThrown } from '../support/thrown-value';
 
 /**

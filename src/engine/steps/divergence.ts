@@ -1,5 +1,5 @@
 import type { StepRow } from '../storage/store';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 
 /** Where the code and the recorded steps parted: the engine stores it with status `diverged`. */
 export interface Divergence {

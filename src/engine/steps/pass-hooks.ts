@@ -1,10 +1,10 @@
 import type { Tracer } from '../support/tracer';
 import type { ChildPort, ParentRef } from '../children/child-workflows';
 import type { ChildTransplant, TransplantHeader } from '../children/transplant';
-import type { InlineChildRun, InlineRequest } from '../instance/inline-child';
+import type { InlineRequest, InlineRun } from './inline-run';
 import type { HistoryRecord } from '../history/history';
 import type { StepRow } from '../storage/store';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { YieldReport } from './yield-pacer';
 
@@ -105,7 +105,7 @@ export interface InlineChildHooks {
 	/** Whether as many children run here now as may at once (the next starts in its own object). */
 	busy(): boolean;
 	/** A run of the child here; every step row it writes is kept here as it is written. */
-	run(request: InlineRequest): InlineChildRun;
+	run(request: InlineRequest): InlineRun;
 	/** What an earlier run of the child left here: its transplant once that run ended, else the steps it wrote. */
 	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] };
 	/** The transplant of a child whose run was cut short, from the steps it wrote. */

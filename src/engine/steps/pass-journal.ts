@@ -1,12 +1,12 @@
 import { HistoryLimitExceededError, StepFailedError, StepLimitExceededError, type DeterminismError } from '../support/errors';
 import type { HistoryRecord } from '../history/history';
-import { limitExceeded } from '../instance/instance-limits';
+import { limitExceeded } from '../definition/instance-limits';
 import type { ResolvedEntry } from '../definition/registry';
 import { AbortSignal_, SuspendSignal } from './signals';
 import type { PassHooks } from './pass-hooks';
 import type { StepRows } from './step-rows';
 import type { PassStore, StepRow } from '../storage/store';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 
 /** An attempt's `running` row and `step.started` record, and whether they are written yet. */
 export interface AttemptStart {

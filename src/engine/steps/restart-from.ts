@@ -1,6 +1,7 @@
+import { RESTART_FROM_TYPES, type RestartFromType } from '../support/step-kinds';
 import { ErrorCode, ValidationError } from '../support/errors';
 import type { StepRow } from '../storage/store';
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 
 /**
  * Where `restart({from})` takes over: a step name, or (as Cloudflare's
@@ -20,9 +21,6 @@ export interface RestartFromStep {
 	count?: number;
 }
 
-/** The kinds of step a restart can name, by the step API call that records them. */
-export const RESTART_FROM_TYPES = ['do', 'sleep', 'waitForEvent', 'webhook', 'invoke'] as const;
-export type RestartFromType = (typeof RESTART_FROM_TYPES)[number];
 
 const KIND_OF_TYPE: Record<RestartFromType, StepKind> = { do: 'do', sleep: 'sleep', waitForEvent: 'wait', webhook: 'webhook', invoke: 'child' };
 const TYPE_OF_KIND: Partial<Record<StepKind, RestartFromType>> = { do: 'do', sleep: 'sleep', wait: 'waitForEvent', webhook: 'webhook', child: 'invoke' };

@@ -1,4 +1,4 @@
-import type { StepKind } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
 
 /**
  * The one place that builds step row keys. The kind is part of the key, so a

@@ -3,7 +3,8 @@ import { takeWithinBytes } from '../history/history';
 import { utf8Bytes } from '../support/json';
 import { SMALL_RESULT_BYTES } from '../support/limits';
 import type { CutPasses, DeletionRow, EventKeyRow, EventRow, HistoryRange, InlineRow, InstanceRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from './store';
-import { UNFINISHED_STEP_STATUSES, type StepKind, type StepStatus } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
+import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../support/statuses';
 
 /** An in-memory `InstanceStore` so the engine core can be tested without workerd. */
 export class MemoryInstanceStore implements InstanceStore {

@@ -1,6 +1,7 @@
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../history/history';
 import type { IndexEntry } from '../index/index-entry';
-import type { StepKind, StepStatus, WorkflowStatus } from '../definition/types';
+import type { StepKind } from '../support/step-kinds';
+import type { StepStatus, WorkflowStatus } from '../support/statuses';
 
 /** The instance's own row. JSON columns hold text produced by `toStoredJson`. */
 export interface InstanceRow {

@@ -1,6 +1,6 @@
 import { ErrorCode, StreamMessageTooLargeError, StreamRateLimitedError, ValidationError } from '../support/errors';
 import { toHistoryEvent, type HistoryEvent, type HistoryKind, type HistoryRow } from '../history/history';
-import { FINISHED_STATUSES, type WorkflowStatus } from '../definition/types';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../support/statuses';
 
 /**
  * An instance's live stream (docs/streams.md): the records of its history that a

@@ -1,5 +1,6 @@
 import { ErrorCode, ValidationError } from './errors';
-import { GROUP_SEPARATOR, splitGroupTag } from '../groups/group-id';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits';
+import { GROUP_SEPARATOR, splitGroupTag } from './group-id';
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 /** An id with a group part (`eu.eu~...`, engine/groups/group-id.ts) stays within this, its tag included. */
@@ -28,6 +29,9 @@ export function assertValidWorkflowId(id: unknown): asserts id is string {
 	}
 }
 
+/** A code version label: what the list API's `codeVersion` filter accepts too. */
+export const CODE_VERSION_PATTERN = /^[\x21-\x7e]{1,64}$/;
+
 /** A time-ordered unique id (UUIDv7, RFC 9562), used when `create` gets no id. */
 export function uuidv7(now: number = Date.now()): string {
 	const bytes = new Uint8Array(16);
@@ -38,4 +42,16 @@ export function uuidv7(now: number = Date.now()): string {
 	bytes[8] = (bytes[8]! & 0x3f) | 0x80;
 	const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const IDEMPOTENCY_KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
+
+/** Checks an event send's (or a bulk job's) idempotency key: 1-255 visible ASCII characters. */
+export function assertValidIdempotencyKey(key: unknown): asserts key is string {
+	if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+		throw new ValidationError(
+			ErrorCode.InvalidIdempotencyKey,
+			`an idempotency key is 1-${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (no spaces), got ${JSON.stringify(typeof key === 'string' && key.length > 40 ? `${key.slice(0, 40)}…` : key)}`,
+		);
+	}
 }

@@ -1,4 +1,4 @@
-import type { SigningKey } from './signing-key';
+import type { SigningKey } from '../support/signing-key';
 import { decodeBase64Url, decodeBase64UrlJson, encodeBase64Url, encodeBase64UrlJson } from '../support/base64url-json';
 import { WebhookInvalidError } from '../support/errors';
 import { fromStoredJson } from '../support/json';

@@ -1,7 +1,7 @@
 import { ErrorCode } from '../../engine/support/errors';
 import type { IndexEntry } from '../../engine/index/index-entry';
 import { STREAM_SUBSCRIBERS_MAX } from '../../engine/streams/stream';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../engine/definition/types';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../engine/support/statuses';
 
 /** How long entries written in a burst are gathered into one message (the dashboard promises ~1 s). */
 const FLUSH_MS = 100;

@@ -9,7 +9,7 @@ import type { IndexLiveFeed } from './index-live-feed';
 import type { ShardMetricsExport } from '../shard-metrics-export';
 import type { ShardRetention } from '../index-shard-retention';
 import type { ShardAlarm } from '../shard-alarm';
-import { nextShardAlarm } from '../../engine/index/retention-sweep';
+import { nextShardAlarm } from '../../engine/lifecycle/retention-sweep';
 
 /** Deletion tombstones past their grace period collected with each removal a shard takes. */
 const COLLECT_ON_REMOVE = 100;

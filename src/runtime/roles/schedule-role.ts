@@ -8,7 +8,7 @@ import type { Registry } from '../../engine/definition/registry';
 import { scheduleOf } from '../../engine/schedule/schedule';
 import { scheduleTypeOf } from '../../engine/object-names';
 import { ScheduleEngine, type ScheduleInfo } from '../../engine/schedule/schedule-engine';
-import { FINISHED_STATUSES } from '../../engine/definition/types';
+import { FINISHED_STATUSES } from '../../engine/support/statuses';
 import type { ObjectStorage } from '../object-storage';
 import { DrizzleScheduleStore } from '../schedule-store';
 

@@ -1,10 +1,10 @@
 import { CASCADE_WAKEUP, childrenToTerminate, checkChildOutcome, NoticedOutcomes, type ChildOutcome, type ChildPort } from '../../children/child-workflows';
 import type { InstanceRow } from '../../storage/store';
 import { stepRowsWithSmallResults } from '../../steps/step-rows';
-import { FINISHED_STATUSES } from '../../definition/types';
+import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
-import { outcomeOf } from '../row-views';
-import { outboxBackoffMs } from '../timing';
+import { outcomeOf } from '../../children/child-workflows';
+import { outboxBackoffMs } from '../../support/timing';
 
 /**
  * The instance among its parent and children (see child-workflows.ts): it tells its

@@ -5,9 +5,9 @@ import { fromStoredJson } from '../../support/json';
 import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
-import { FINISHED_STATUSES } from '../../definition/types';
+import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
-import { outboxBackoffMs, WATCHDOG_MS } from '../timing';
+import { outboxBackoffMs, WATCHDOG_MS } from '../../support/timing';
 
 /**
  * The instance's concurrency slot (types with `static concurrency`; see

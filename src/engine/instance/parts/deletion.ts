@@ -3,7 +3,7 @@ import { removalEntry } from '../../index/index-entry';
 import type { DeletionReason, DeletionRow } from '../../storage/store';
 import { describeThrown } from '../../support/thrown-value';
 import type { InstancePart, PartKernel } from '../part';
-import { outboxBackoffMs, WATCHDOG_MS } from '../timing';
+import { outboxBackoffMs, WATCHDOG_MS } from '../../support/timing';
 
 /**
  * A deletion in progress: its whole storage (SQLite data and alarm) and its index

@@ -3,7 +3,7 @@ import { toIndexEntry, type IndexEntry } from '../../index/index-entry';
 import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import type { InstancePart, OutboxAccess, PartKernel, StagedEntry } from '../part';
-import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../timing';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../../support/timing';
 
 /**
  * The index outbox: every status change writes the instance's index entry into the
@@ -74,7 +74,9 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 	 * shard lost. The shard keeps the highest version, so this never regresses it.
 	 */
 	async republish(row: InstanceRow): Promise<{ entry: IndexEntry; delivered: boolean }> {
-		const entry = toIndexEntry(row);
+		// The entry of a row storage holds (a `running` held in memory is written first: kernel.ts `startRunning`).
+		this.k.writeUnwritten();
+		const entry = toIndexEntry(this.k.row && this.k.row.id === row.id ? this.k.row : row);
 		const store = this.k.host.store;
 		const now = this.k.host.now();
 		store.writeOutbox({ entry, attempts: 0, nextAttemptAt: now + OUTBOX_GRACE_MS });
@@ -99,6 +101,8 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 
 	private async deliverOnce(): Promise<void> {
 		const host = this.k.host;
+		// A `running` held in memory (kernel.ts `startRunning`) is written, with its entry, before the index could show it.
+		await this.k.beforeDelivery();
 		const pending = host.store.readOutbox();
 		if (!pending) return;
 		try {

@@ -3,16 +3,17 @@ import { stepRowsWithSmallResults } from '../../steps/step-rows';
 import { InvalidStateError } from '../../support/errors';
 import { transplantFromSteps, transplantOf, type ChildTransplant, type StoredInlineRequest, type TransplantHeader } from '../../children/transplant';
 import { concurrencyOf } from '../../limiter/concurrency';
-import { FINISHED_STATUSES } from '../../definition/types';
+import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstanceRow, StepRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import { describeThrown } from '../../support/thrown-value';
 import { fromStoredJson, toStoredJson } from '../../support/json';
-import { InlineChildRun, MAX_INLINE_RUNS, terminatedTransplant, transplantView, type InlineRequest } from '../inline-child';
+import { InlineChildRun, MAX_INLINE_RUNS, terminatedTransplant, transplantView } from '../inline-child';
+import type { InlineRequest } from '../../steps/inline-run';
 import type { InstanceEngine } from '../instance-engine';
 import type { InstancePart, PartKernel } from '../part';
 import type { InlineChildHooks } from '../../steps/pass-hooks';
-import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from '../timing';
+import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from '../../support/timing';
 
 /** How long `publishNow` waits for a child to be published, and how often it looks. */
 const PUBLISH_WAIT_MS = 5_000;

@@ -1,8 +1,7 @@
-import { SPAN, type TraceSpan } from '../../support/tracer';
 import { ErrorCode, ValidationError } from '../../support/errors';
 import { historyError, historyRow, type HistoryRecord, type NewHistoryRow } from '../../history/history';
-import { historyRecordBytes } from '../instance-limits';
-import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter } from '../invocation-budget';
+import { historyRecordBytes } from '../../definition/instance-limits';
+import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter } from '../../steps/invocation-budget';
 import { fromStoredJson, toStoredJson, utf8Bytes } from '../../support/json';
 import { MAX_INSTANCE_ROW_BYTES } from '../../support/limits';
 import { rollbackOrder, RollbackRunner } from '../../steps/rollback-runner';
@@ -16,15 +15,14 @@ import { StepRows } from '../../steps/step-rows';
 import { applyAttributeUpdate, attributesJson, parseAttributes } from '../../index/search-attributes';
 import type { ResolvedEntry } from '../../definition/registry';
 import { StreamRate } from '../../streams/stream';
-import type { CutPasses, InstanceRow, StepRow } from '../../storage/store';
-import { SingleFlight } from '../../support/single-flight';
+import type { InstanceRow, StepRow } from '../../storage/store';
 import { describeThrown } from '../../support/thrown-value';
-import { FINISHED_STATUSES, type StepKind, type WorkflowStatus } from '../../definition/types';
-import type { InstancePart, PartKernel } from '../part';
-import type { PassFailures } from '../pass-failures';
-import { FailingPassReporter } from '../failing-passes';
+import type { StepKind } from '../../support/step-kinds';
+import { FINISHED_STATUSES, type WorkflowStatus } from '../../support/statuses';
+import type { InstancePart } from '../part';
 import { errorOf } from '../row-views';
-import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../timing';
+import { WATCHDOG_MS } from '../../support/timing';
+import { PassScheduling } from './pass-scheduling';
 
 /** The statuses a pass runs in. */
 export const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];
@@ -56,162 +54,19 @@ async function settlesWithin(work: Promise<unknown>, turns: number): Promise<boo
 
 /**
  * The replay loop: passes of `run()` from the top, completed steps answered from
- * storage, one pass at a time (a kick while one runs asks for another round). It
- * owns what a pass leaves behind (the outcome's transition, a divergence, the
- * rollbacks of a failed or terminated run) and the backoffs of passes that failed
- * or were cut short.
+ * storage, one pass at a time (a kick while one runs asks for another round; when a
+ * pass runs, and the backoffs of passes that failed or were cut short, are
+ * pass-scheduling.ts). It owns what a pass leaves behind (the outcome's transition,
+ * a divergence, the rollbacks of a failed or terminated run).
  */
-export class ReplayLoop implements InstancePart {
-	private readonly loop: SingleFlight;
-	/** Grows on every pause, resume, terminate and restart: a pass that began before one must not undo it. */
-	private controlEpoch = 0;
-	/**
-	 * Ends the pass in flight (its run() and its wait for attempts) at a terminate or restart.
-	 * One promise per pass, dropped when the pass ends: a promise shared by every pass and
-	 * settled only by an interrupt would collect one handler per pass for the instance's life.
-	 */
-	private cutPass: (() => void) | undefined;
-	/** The step context of the pass in flight, so a terminate can abort its running attempts. */
-	private activeStep: StepContext | undefined;
-	/** The rollbacks running now, so a terminate that abandons them aborts the attempt in flight. */
-	private activeRollback: RollbackRunner | undefined;
+export class ReplayLoop extends PassScheduling implements InstancePart {
 	/**
 	 * The budget a failed forward pass leaves to the rollbacks it begins: they run in the next round
 	 * of the loop, in the same invocation, so they spend what is left of it, not a budget of their own.
 	 */
 	private budgetLeft: InvocationMeter | undefined;
-	/** Passes cut short in a row, as stored (see `cutPassBackoffMs`); read once when the engine starts. */
-	private cutPasses: CutPasses | undefined;
 	/** The instance's publishing rate for `step.emit` (see stream.ts), across passes. */
 	private readonly streamRate = new StreamRate();
-	/** Whether the pass in flight has a span (its invocation is sampled): its attempts are traced only then. */
-	private passTraced = false;
-	/** Reports runs of failed or cut passes to the type's backlog object (failing-passes.ts). */
-	private readonly failing: FailingPassReporter;
-
-	constructor(
-		private readonly k: PartKernel,
-		private readonly failures: PassFailures,
-	) {
-		this.cutPasses = k.row ? k.host.store.readCutPasses() : undefined;
-		this.failing = new FailingPassReporter(k.host);
-		this.loop = new SingleFlight({
-			background: (flight) => k.host.background(flight),
-			before: () => Promise.resolve(),
-			round: () => this.drivePass(),
-			after: () => k.rearm(),
-		});
-	}
-
-	get inFlight(): Promise<void> | undefined {
-		return this.loop.inFlight;
-	}
-
-	/** Starts the replay loop, or asks the running one to go round once more. */
-	kick(): void {
-		this.loop.request();
-	}
-
-	/** A pause or resume: a pass that began before it must not undo it. */
-	noteControl(): void {
-		this.controlEpoch++;
-	}
-
-	/** A step row written outside the pass (a webhook's call): the pass in flight sees it. */
-	noteStepRow(row: StepRow): void {
-		this.activeStep?.noteStepRow(row);
-	}
-
-	/** Passes that failed in a row (threw outside run(): storage, registry, bug), and when the next may run. */
-	private get passFailures(): number {
-		return this.failures.failures(this.k.row?.id ?? '');
-	}
-	private get passRetryAt(): number {
-		return this.failures.retryAt(this.k.row?.id ?? '');
-	}
-
-	/**
-	 * The wake-ups of the run (sleeps, retries, timeouts, a continuation; the child cascade's
-	 * too), unless paused; and the watchdog: a pass in flight, one that failed and left the
-	 * instance runnable, or a first pass not started yet is checked again later. If the isolate
-	 * dies before that first pass, this alarm starts it (crash-point exploration found a create
-	 * stuck in `created` without it).
-	 */
-	dueAt(now: number): number | undefined {
-		const wake = this.k.host.store.earliestWakeup();
-		const status = this.k.row?.status;
-		const paused = status === 'paused' || status === 'diverged';
-		const watchdog = status === 'running' || status === 'created' || (status === 'rolling_back' && wake === undefined) ? now + WATCHDOG_MS : undefined;
-		const due = paused ? undefined : wake;
-		if (due === undefined) return watchdog;
-		return watchdog === undefined ? due : Math.min(due, watchdog);
-	}
-
-	/** After failed passes, nothing is due before the backoff ends (see `drivePass`). */
-	holdUntil(): number | undefined {
-		return this.passFailures > 0 ? this.passRetryAt : undefined;
-	}
-
-	/**
-	 * The alarm: while a pass is in flight it only re-arms the watchdog; the loop runs only
-	 * when there is work for it (a due wake-up, or a pass a crash interrupted).
-	 */
-	onAlarm(now: number): boolean {
-		if (this.loop.inFlight) {
-			this.k.host.ensureAlarmBy(now + WATCHDOG_MS);
-			return true;
-		}
-		if (!this.hasWork(now)) return false;
-		if (!this.backingOffCutPass(now)) this.kick();
-		return true;
-	}
-
-	/** One round of the loop: a pass, and what its end means for the backoffs. */
-	private async drivePass(): Promise<void> {
-		// The pass's span (none when this invocation is not traced): the step attempts' spans are its children.
-		// Its attributes name the instance, so a pass after a crash is found beside the one it cut short.
-		const before = this.k.row;
-		const tracer = this.k.host.tracer;
-		let span: TraceSpan | undefined;
-		try {
-			if (tracer && before) {
-				const attrs = {
-					[SPAN.type]: before.type, [SPAN.instanceId]: before.id, [SPAN.generation]: before.generation, [SPAN.status]: before.status,
-					...(before.status === 'rolling_back' ? { [SPAN.rollback]: true } : {}),
-				};
-				await tracer.run('shardflow.pass', attrs, (s) => ((span = s), (this.passTraced = s !== undefined), this.pass()));
-			} else {
-				this.passTraced = false;
-				await this.pass();
-			}
-			span?.set({ [SPAN.outcome]: this.k.gone ? 'deleted' : (this.k.row?.status ?? 'unknown') });
-			if (before) this.failing.ended(before.type, before.id, this.passFailures, (this.cutPasses?.count ?? 1) - 1);
-			if (this.k.row) this.failures.clear(this.k.row.id);
-			// A pass that ended (however) ends the run of cut passes.
-			if (this.cutPasses && !this.k.gone) {
-				this.cutPasses = undefined;
-				this.k.host.store.writeCutPasses(undefined);
-			}
-		} catch (error) {
-			// Storage refused a write, a registry that cannot run, or a bug: the instance stays
-			// runnable and the alarm armed by `rearm` tries again, backing off (1 s doubling to
-			// 5 minutes) so that a lasting cause costs a few alarms, not a loop.
-			const row = this.k.row;
-			const failures = this.passFailures + 1;
-			this.failures.note(row?.id ?? '', failures, this.k.host.now() + outboxBackoffMs(failures));
-			if (row) this.failing.failed(row.type, row.id, 'failed', failures);
-			const described = describeThrown(error);
-			span?.fail(described);
-			span?.set({ [SPAN.outcome]: 'pass_failed' });
-			this.k.host.log?.({
-				severity: 'error', event: 'pass.failed', instanceId: row?.id ?? '(none)', type: row?.type ?? '(none)', failures: this.passFailures,
-				retryAt: new Date(this.passRetryAt).toISOString(), error: described,
-			});
-		} finally {
-			span?.end();
-			this.cutPass = undefined;
-		}
-	}
 
 	/** Rollbacks begin: durable (status, state and record in one transaction) before any runs. */
 	beginRollback(row: InstanceRow, state: RollbackState, failure?: ReturnType<typeof describeThrown>): void {
@@ -234,74 +89,11 @@ export class ReplayLoop implements InstancePart {
 	}
 
 	/**
-	 * The alarm of an instance left `running` or `created` with no pass in this engine: the
-	 * watchdog of a pass that was cut short, or a continuation (invocation-budget.ts). Counts
-	 * the passes the alarm starts without a pass ending in between, in storage, and answers
-	 * true (the alarm moved to the backoff's end) while the backoff has not passed; false when
-	 * the pass may start now. A pass that ends clears the count, and a continuation is not
-	 * counted, so only passes cut short again and again (a crash loop) back off.
-	 */
-	private backingOffCutPass(now: number): boolean {
-		const status = this.k.row!.status;
-		if (status !== 'running' && status !== 'created') return false;
-		// A pass that spent its invocation's budget asked for this one (a continuation): not a cut pass. It takes the
-		// wake-up now, so if this pass is cut short the next alarm counts it.
-		if (this.k.host.store.takeWakeup(CONTINUE_WAKEUP)) return false;
-		const cut = this.cutPasses;
-		if (cut && now < cut.retryAt) {
-			this.k.host.setAlarm(cut.retryAt);
-			return true;
-		}
-		const count = (cut?.count ?? 0) + 1;
-		this.cutPasses = { count, retryAt: now + cutPassBackoffMs(count) };
-		this.k.host.store.writeCutPasses(this.cutPasses);
-		if (count > 1) {
-			this.failing.failed(this.k.row!.type, this.k.row!.id, 'cut', count - 1);
-			const retryAt = new Date(this.cutPasses.retryAt).toISOString();
-			this.k.host.log?.({ severity: 'error', event: 'pass.cut', instanceId: this.k.row!.id, type: this.k.row!.type, count: count - 1, nextRetryAt: retryAt });
-		}
-		return false;
-	}
-
-	/** Whether a pass would do anything now: a status that means a pass was cut short, or a due wake-up. */
-	private hasWork(now: number): boolean {
-		const status = this.k.row?.status;
-		if (status === 'created' || status === 'running') return true;
-		if (status === 'rolling_back') {
-			// A rollback waiting for its retry has a wake-up; without one, a pass was cut short.
-			const wake = this.k.host.store.earliestWakeup();
-			return wake === undefined || wake <= now;
-		}
-		if (status !== 'sleeping' && status !== 'waiting') return false;
-		const wake = this.k.host.store.earliestWakeup();
-		if (wake !== undefined && wake <= now) return true;
-		// A sleeping instance always has a wake-up; without one, a replay restores it.
-		if (wake === undefined && status === 'sleeping') return true;
-		// An event accepted just before a crash, whose pass never ran.
-		return this.k.host.store.eventBuffer().count > 0;
-	}
-
-	/** Before a terminate is stored: the pass in flight writes the attempts it began and has not written yet, so the terminate cancels them. */
-	recordBegunAttempts(): void {
-		this.activeStep?.recordBegunAttempts();
-	}
-
-	/** A terminate or restart: the pass in flight stops at once, its running attempts aborted. */
-	interrupt(reason: 'terminated' | 'restarted'): void {
-		// A running step's signal aborts, so its fetch (or anything that listens) stops now.
-		this.activeStep?.cancel(new DOMException(`the workflow was ${reason} while this step ran`, 'AbortError'));
-		this.activeRollback?.cancel(new DOMException(`the workflow was ${reason} while this rollback ran`, 'AbortError'));
-		this.controlEpoch++;
-		this.cutPass?.();
-		this.cutPass = undefined;
-	}
-
-	/**
 	 * One replay pass: `run()` from the top, completed steps answered from
 	 * storage. The instance turns `running` on the pass's first write, so a
 	 * pass that only replays and suspends where it was changes nothing.
 	 */
-	private async pass(): Promise<void> {
+	protected async pass(): Promise<void> {
 		// Every pass takes the notices that came before it, even one that returns at once: none outlives the next pass.
 		const childPort = this.k.children.portForPass();
 		const start = this.k.row;
@@ -322,11 +114,11 @@ export class ReplayLoop implements InstancePart {
 			if (row.status === 'paused' || row.generation !== generation || !RUNNABLE.includes(row.status)) return;
 			const newCode = (row.lastCodeVersion ?? null) !== codeVersion;
 			if (row.status === 'running' && !newCode) return;
+			const running: InstanceRow = { ...row, status: 'running', lastCodeVersion: codeVersion };
+			// A first pass's `running` is written when someone could see it (kernel.ts `startRunning`).
+			if (row.status === 'created' && !newCode) return this.k.startRunning(running);
 			// The first write of a pass under another code version than the last one records the change.
-			this.k.transition(
-				{ ...row, status: 'running', lastCodeVersion: codeVersion },
-				newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined,
-			);
+			this.k.transition(running, newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined);
 		};
 		// A first pass marks the instance running at its first write, or once run() is still pending after
 		// a few microtask turns (it awaits I/O outside any step): a run that ends at once, writing nothing,
@@ -650,6 +442,7 @@ export class ReplayLoop implements InstancePart {
 		);
 	}
 }
+
 
 /** Refuses an instance row production's SQLite could not store (payload and output share it; see `MAX_INSTANCE_ROW_BYTES`). */
 function assertRowFits(row: InstanceRow): void {

@@ -1,5 +1,5 @@
 import type { FinishedStatus } from '../../definition/registry';
-import { FINISHED_STATUSES } from '../../definition/types';
+import { FINISHED_STATUSES } from '../../support/statuses';
 import type { InstancePart, PartKernel } from '../part';
 
 /**

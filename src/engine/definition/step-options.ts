@@ -2,7 +2,7 @@ import { parseDuration, type Duration } from '../support/duration';
 import { ErrorCode, ShardflowError, ValidationError } from '../support/errors';
 import { DEFAULT_RETRY_POLICY, resolveRetryPolicy, type ResolvedRetryPolicy, type RetryPolicy } from './retry-policy';
 import { SENSITIVE_STEP_OUTPUT } from './sensitive-output';
-import type { StepConfig } from '../definition/types';
+import type { StepConfig } from './types';
 
 /**
  * How long one `step.do` attempt (or rollback attempt) may run when neither it

@@ -1,7 +1,7 @@
 import { parseDuration, type Duration } from '../support/duration';
 import { DelayFunctionError, ErrorCode, NonRetryableError, ShardflowError, ValidationError } from '../support/errors';
 import { describeThrown, isInstance } from '../support/thrown-value';
-import type { StepAttempt } from '../definition/types';
+import type { StepAttempt } from './types';
 
 export type Backoff = 'constant' | 'linear' | 'exponential';
 

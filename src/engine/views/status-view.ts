@@ -1,12 +1,13 @@
 import { parseAttributes } from '../index/search-attributes';
-import { REDACTED_STEP_OUTPUT } from '../steps/sensitive-output';
+import { REDACTED_STEP_OUTPUT } from '../definition/sensitive-output';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from '../support/base64url-json';
 import { ErrorCode, ValidationError } from '../support/errors';
 import { fromStoredJson } from '../support/json';
 import { MAX_SHOWN_ERROR_CHARS, STATUS_STEP_WINDOW, STEP_PAGE_DEFAULT, STEP_PAGE_MAX, STEP_RESULT_BUDGET_BYTES } from '../support/limits';
 import type { InstanceRow, InstanceStore, StepMeta } from '../storage/store';
 import { readRollbackState } from '../steps/rollback-state';
-import { FINISHED_STATUSES, type StepPage, type StepStatus, type StepSummary, type WorkflowStatusInfo } from '../definition/types';
+import type { StepPage, StepSummary, WorkflowStatusInfo } from '../definition/types';
+import { FINISHED_STATUSES, type StepStatus } from '../support/statuses';
 import { readWebhookRecord } from '../webhooks/webhook';
 
 /**

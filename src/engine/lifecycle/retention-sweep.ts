@@ -1,5 +1,5 @@
 import type { FinishedStatus, ResolvedRetention } from '../definition/registry';
-import { FINISHED_STATUSES } from '../definition/types';
+import { FINISHED_STATUSES } from '../support/statuses';
 
 // The index shard expires the finished instances it lists (docs/decisions.md "Retention owned by
 // the index shard"): one shard alarm for every run whose retention runs out in the same slot,

@@ -14,7 +14,7 @@
  * code's declaration of the group changes later (its data cannot move: docs/residency.md).
  */
 
-import { ErrorCode, ValidationError } from '../support/errors';
+import { ErrorCode, ValidationError } from './errors';
 
 /** The jurisdictions a Durable Object namespace can be restricted to (workers-types' `DurableObjectJurisdiction`). */
 export const JURISDICTIONS = ['eu', 'fedramp', 'fedramp-high', 'us'] as const;
