@@ -72,6 +72,8 @@ export async function prepareCreate(
  * The group a create goes to, checked against its id (docs/residency.md): the type's choice,
  * else the group the create asks for or its id names, else the default group. Undefined for a
  * registry without groups and an id without a group part: nothing to check, nothing to say.
+ * A child stays in its parent's group (CROSS_GROUP) unless its parent opted in (`parent.crossGroup`,
+ * children/cross-group-child.ts).
  */
 function placeInGroup(registry: Registry, id: string, type: string, payload: unknown, groupInput: unknown, parent: ParentRef | undefined): Placement | undefined {
 	const idPlace = placeOf(id);
