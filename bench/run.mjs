@@ -65,6 +65,8 @@ async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),
 		};
 		console.error(`  cost ${scenario} (${layout} layout): ${JSON.stringify(costInputs[scenario])}`);
+		// Where one run's key-value rows went, by operation and key (the compact layout's parts): the first run's.
+		if (layout === 'compact') console.error(`  cost ${scenario} key-value rows written (first run): ${JSON.stringify(runs[0].kvWrites)}`);
 	}
 	return costInputs;
 }

@@ -24,6 +24,16 @@ const isSchemaScript = (query: string) => query.startsWith('CREATE ') && query.i
 /** Every meter of this isolate (the bench Worker's objects share one isolate under `wrangler dev`). */
 const meters = new Set<SqlMeter>();
 
+/**
+ * Key-value rows written by every metered object so far, by what was written: "put i", "delete w:", ... (a key's
+ * prefix up to its first ':', the compact layout's parts: runtime/compact-keys.ts). Where a run's rows go (docs/cost.md).
+ */
+export function totalKvWrites(): Map<string, number> {
+	const total = new Map<string, number>();
+	for (const meter of meters) for (const [what, n] of meter.kvWrites) total.set(what, (total.get(what) ?? 0) + n);
+	return total;
+}
+
 /** Statements and rows of every metered object so far: a run's cost is the difference over it. */
 export function totalSqlReading(): SqlMeterReading {
 	const total = { statements: 0, rowsRead: 0, rowsWritten: 0 };
@@ -40,6 +50,8 @@ export class SqlMeter {
 	private statements = 0;
 	private rowsRead = 0;
 	private rowsWritten = 0;
+	/** Key-value rows written, by operation and key prefix (see `totalKvWrites`). */
+	readonly kvWrites = new Map<string, number>();
 	/** Cursors not yet folded in: a read's rowsRead grows while it is iterated. */
 	private open: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
 
@@ -94,17 +106,27 @@ export class SqlMeter {
 			put(key, value) {
 				meter.statements++;
 				meter.rowsWritten++;
+				meter.tally('put', key);
 				kv.put(key, value);
 			},
 			delete(key) {
 				meter.statements++;
 				const deleted = kv.delete(key);
 				// A delete that found the key wrote its row; one that found none wrote nothing (as a DELETE of no row).
-				if (deleted) meter.rowsWritten++;
+				if (deleted) {
+					meter.rowsWritten++;
+					meter.tally('delete', key);
+				}
 				return deleted;
 			},
 		};
 		Object.defineProperty(storage, 'kv', { value: counted, configurable: true, writable: true });
+	}
+
+	private tally(op: 'put' | 'delete', key: string): void {
+		const colon = key.indexOf(':');
+		const what = `${op} ${colon < 0 ? key : key.slice(0, colon + 1)}`;
+		this.kvWrites.set(what, (this.kvWrites.get(what) ?? 0) + 1);
 	}
 
 	private count(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): SqlStorageCursor<Record<string, SqlStorageValue>> {

@@ -9,7 +9,7 @@ import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { tracerOf } from '../src/runtime/runtime-tracer';
 import { createApp } from '../src/host';
-import { AlarmMeter, SqlMeter, totalAlarmReading, totalSqlReading, type SqlMeterReading } from './sql-meter';
+import { AlarmMeter, SqlMeter, totalAlarmReading, totalKvWrites, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
 	BenchWorkflow,
 	BenchWorkflow16,
@@ -450,6 +450,7 @@ app.post('/cost/run', async (c) => {
 		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests };
 	};
 	const before = reading();
+	const kvBefore = totalKvWrites();
 	const startedAt = Date.now();
 	const local = newId(layout === 'table' ? 'q-t' : 'q-c');
 	const { id } = await instances.create(c.env, { type: plan.type as never, id: group === 'eu' ? `eu.eu~${local}` : local, payload: plan.payload });
@@ -481,6 +482,8 @@ app.post('/cost/run', async (c) => {
 	}
 	const after = reading();
 	const diff = (key: keyof typeof after) => after[key] - before[key];
+	// Where the key-value rows went ("put i": 3, "put s:": 10, ...): docs/cost.md's breakdown of each scenario.
+	const kvWrites = Object.fromEntries([...totalKvWrites()].map(([what, n]) => [what, n - (kvBefore.get(what) ?? 0)] as const).filter(([, n]) => n > 0));
 	return c.json({
 		id,
 		wallMs,
@@ -498,6 +501,7 @@ app.post('/cost/run', async (c) => {
 		bytes: await stub.databaseSize(),
 		bytesWhileSleeping,
 		byMethod: Object.fromEntries(meteredByMethod),
+		kvWrites,
 	});
 });
 

@@ -11,11 +11,17 @@ import { KV, packedBytes, seqKey, seqOf, unpack, type Packed } from './compact-k
  * put (compact-instance-record.ts). Seqs come from one counter, so no seq is missing or twice.
  */
 
-/** A step as its key holds it: the row, its result packed, and the records it stands for ([seq, count, generation]). */
-export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number] };
+/**
+ * A step as its key holds it: the row, its result packed, the records it stands for ([seq, count, generation]) and
+ * the records it carries (`more`: appended in the transaction that wrote the step, compact-instance-store.ts `carry`).
+ */
+export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[] };
 
 /** A history record as a key or the instance record holds it: value and detail packed. */
 export type StoredRecord = Omit<HistoryRow, 'value' | 'detail'> & { value: Packed; detail: Packed };
+
+/** A record a step carries: `res` says its value is the step's result (kept once, not twice). */
+export type CarriedRecord = StoredRecord & { res?: 1 };
 
 export interface RecordQuery {
 	afterSeq: number;
@@ -24,13 +30,21 @@ export interface RecordQuery {
 	kinds?: readonly HistoryKind[];
 }
 
-/** The records one step's key stands for. */
+/** The records one step's key stands for, and those it carries, in seq order. */
 export function stepRecords(step: StoredStep): StoredRecord[] {
-	if (!step.rec) return [];
+	const carried = (step.more ?? []).map(({ res, ...record }) => (res ? { ...record, value: step.result } : record));
+	if (!step.rec) return carried;
 	const [seq, count, generation] = step.rec;
 	const started: StoredRecord = { seq, generation, at: step.startedAt ?? 0, kind: 'step.started', step: step.name, attempt: 1, value: null, detail: null };
-	if (count < 2) return [started];
-	return [started, { seq: seq + 1, generation, at: step.finishedAt ?? 0, kind: 'step.completed', step: step.name, attempt: 1, value: step.result, detail: null }];
+	if (count < 2) return [started, ...carried];
+	return [started, { seq: seq + 1, generation, at: step.finishedAt ?? 0, kind: 'step.completed', step: step.name, attempt: 1, value: step.result, detail: null }, ...carried];
+}
+
+/** The last seq of the records a step stands for or carries (undefined: none). */
+export function lastRecordSeq(step: Pick<StoredStep, 'rec' | 'more'>): number | undefined {
+	const carried = step.more?.at(-1)?.seq;
+	if (carried !== undefined) return carried;
+	return step.rec ? step.rec[0] + step.rec[1] - 1 : undefined;
 }
 
 function matches(record: StoredRecord, query: RecordQuery): boolean {

@@ -6,7 +6,7 @@ import type { StepKind } from '../engine/support/step-kinds';
 import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
 import { KV, pack, packedBytes, seqKey, seqOf, unpack } from './compact-keys';
-import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, type StoredRecord, type StoredStep } from './compact-history';
+import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
 import { StepIndex } from './compact-step-index';
 import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
@@ -14,6 +14,12 @@ import { recordsInRow } from './step-records';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
+
+/**
+ * At most this many records ride in one step's key (each small, or the step's result itself): every put of the step
+ * carries them again. Beyond, a record takes a key of its own, as it would have before.
+ */
+const MAX_CARRIED_RECORDS = 32;
 
 /** What the compact store knows of its object before reading it. */
 export interface CompactStart {
@@ -47,6 +53,13 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	private tailBytes = 0;
 	/** Every step without its value, by seq (undefined: not read yet). */
 	private steps: StepIndex | undefined;
+	/**
+	 * In a transaction: the steps it wrote, put once at its end (a transaction is atomic: a put at its end is the same
+	 * write), so that a record appended after its step rides in the step's put instead of a key or a record put of its own.
+	 */
+	private pendingSteps = new Map<number, StoredStep>();
+	/** In a transaction: the seq of the step written last, which the records appended after it may ride with. */
+	private lastWritten: number | undefined;
 
 	constructor(
 		storage: DurableObjectStorage,
@@ -67,8 +80,13 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// Nested: what the outer transaction changed of the record and has not written yet is kept aside, so that a
 		// rollback of this one forgets only its own changes (the outer one's are written at its end, as usual).
 		const record = this.record;
-		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean } | undefined =
-			this.depth > 0 ? { record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs] }, held: [...this.held], dirty: this.dirty } : undefined;
+		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean; steps: Map<number, StoredStep>; lastWritten: number | undefined } | undefined =
+			this.depth > 0
+				? {
+						record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs] }, held: [...this.held], dirty: this.dirty,
+						steps: new Map([...this.pendingSteps].map(([seq, step]) => [seq, { ...step, ...(step.more ? { more: [...step.more] } : {}) }])), lastWritten: this.lastWritten,
+					}
+				: undefined;
 		try {
 			return this.storage.transactionSync(() => {
 				this.depth++;
@@ -81,6 +99,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 					if (this.depth === 0) {
 						this.dirty = false;
 						this.held = [];
+						this.pendingSteps = new Map();
+						this.lastWritten = undefined;
 					}
 				}
 			});
@@ -94,12 +114,15 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			this.record = outer ? outer.record : UNREAD;
 			this.held = outer ? outer.held : [];
 			this.dirty = outer ? outer.dirty : false;
+			this.pendingSteps = outer ? outer.steps : new Map();
+			this.lastWritten = outer ? outer.lastWritten : undefined;
 			throw error;
 		}
 	}
 
-	/** The end of a transaction: the record once, and the held records the record did not take. */
+	/** The end of a transaction: each step it wrote once, the record once, and the held records the record did not take. */
 	private endTransaction(): void {
+		this.flushSteps();
 		for (const record of this.held) this.putRecordKey(record);
 		this.held = [];
 		if (this.dirty) this.putInstance();
@@ -145,16 +168,62 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	// ---- steps ----
 
 	private stepIndex(): StepIndex {
+		if (!this.steps) this.flushSteps();
 		return (this.steps ??= StepIndex.read(this.kv));
 	}
 
-	private putStep(row: StepRow, rec: [number, number, number] | undefined): void {
-		const stored: StoredStep = { ...row, result: pack(row.result), ...(rec ? { rec } : {}) };
-		this.put(seqKey(KV.step, row.seq), stored);
-		this.stepIndex().set(row.seq, stored);
+	/** A step's value as this transaction left it (written at its end) or as storage holds it. */
+	private stepGet(seq: number): StoredStep | undefined {
+		return this.pendingSteps.get(seq) ?? this.kv.get<StoredStep>(seqKey(KV.step, seq));
+	}
+
+	/** Puts the steps this transaction wrote so far: before a listing of the steps, and at its end. */
+	private flushSteps(): void {
+		if (this.pendingSteps.size === 0) return;
+		for (const [seq, step] of this.pendingSteps) this.put(seqKey(KV.step, seq), step);
+		this.pendingSteps = new Map();
+	}
+
+	private storeStep(stored: StoredStep): void {
+		this.stepIndex().set(stored.seq, stored);
+		if (this.depth > 0) {
+			this.pendingSteps.set(stored.seq, stored);
+			this.lastWritten = stored.seq;
+		} else this.put(seqKey(KV.step, stored.seq), stored);
+	}
+
+	private putStep(row: StepRow, rec: [number, number, number] | undefined, more?: CarriedRecord[]): void {
+		this.storeStep({ ...row, result: pack(row.result), ...(rec ? { rec } : {}), ...(more?.length ? { more } : {}) });
+	}
+
+	/** The records step `seq` carries, kept when it is written again (with their values if its result changes). */
+	private carriedBy(seq: number, result: string | null): CarriedRecord[] | undefined {
+		if (!this.stepIndex().get(seq)?.carried) return undefined;
+		const before = this.stepGet(seq);
+		if (!before?.more) return undefined;
+		if (unpack(before.result) === result) return before.more;
+		return before.more.map(({ res, ...record }) => (res ? { ...record, value: before.result } : record));
+	}
+
+	/**
+	 * Appends `row` to the step written last in this transaction, if it is the step above every other (so the steps'
+	 * records still ascend with their seqs) and has room: the record rides in the step's put, 1 row for both where a key
+	 * of its own (or the instance record's put) would be a second. A record whose value is the step's result keeps no copy.
+	 */
+	private carry(row: NewHistoryRow, seq: number): boolean {
+		const at = this.lastWritten;
+		const step = at === undefined ? undefined : this.pendingSteps.get(at);
+		if (!step || at !== this.stepIndex().highest || (step.more?.length ?? 0) >= MAX_CARRIED_RECORDS) return false;
+		const isResult = row.value !== null && (typeof step.result === 'string' ? row.value === step.result : step.result !== null && unpack(step.result) === row.value);
+		if (!isResult && !smallRecord({ value: row.value, detail: row.detail })) return false;
+		const record: CarriedRecord = isResult ? { ...storedRecord(seq, { ...row, value: null }), res: 1 } : storedRecord(seq, row);
+		step.more = [...(step.more ?? []), record];
+		this.stepIndex().set(at, step);
+		return true;
 	}
 
 	readSteps(): StepRow[] {
+		this.flushSteps();
 		const rows: StepRow[] = [];
 		const index = new StepIndex();
 		for (const [key, step] of this.kv.list<StoredStep>({ prefix: KV.step })) {
@@ -169,28 +238,37 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// A step is keyed by its seq; a seq that holds another step's row is a bug to fail on, not a row to overwrite.
 		const held = this.stepIndex().get(row.seq);
 		if (held && held.key !== row.key) throw new Error(`step "${row.key}" was given seq ${row.seq}, which holds another step's row`);
-		this.putStep(row, held?.rec);
+		this.putStep(row, held?.rec, this.carriedBy(row.seq, row.result));
 	}
 
 	writeStepWithRecord(row: StepRow, record: NewHistoryRow): void {
-		this.writeStep(row);
-		this.appendHistory(record);
+		// In one transaction, so the record may ride in the step's put (a step's completion after its start was written).
+		this.transaction(() => {
+			this.writeStep(row);
+			this.appendHistory(record);
+		});
 	}
 
 	insertStep(row: StepRow, records: readonly NewHistoryRow[]): void {
 		// Only a step above every other keeps records, so they ascend with the steps' seqs (compact-history.ts).
 		const inRow = row.seq > this.stepIndex().highest ? recordsInRow(row, records) : 0;
-		if (inRow === 0) this.writeStep(row);
-		else {
-			this.putStep(row, [this.lastSeq() + 1, inRow, records[0]!.generation]);
-			for (const record of records.slice(0, inRow)) this.appended(record);
-			if (records.length > 0) this.start.historyAppended?.();
-		}
-		for (const record of records.slice(inRow)) this.appendHistory(record);
+		const write = () => {
+			if (inRow === 0) this.writeStep(row);
+			else {
+				this.putStep(row, [this.lastSeq() + 1, inRow, records[0]!.generation]);
+				for (const record of records.slice(0, inRow)) this.appended(record);
+				if (records.length > 0) this.start.historyAppended?.();
+			}
+			for (const record of records.slice(inRow)) this.appendHistory(record);
+		};
+		// The records the row cannot stand for ride in its put (`carry`), in one transaction with it.
+		if (records.length > inRow && this.depth === 0) this.transaction(write);
+		else write();
 	}
 
 	/** Gives the records of the steps `which` picks keys of their own, then deletes the steps: the history keeps them. */
 	private removeSteps(which: (step: StoredStep) => boolean): void {
+		this.flushSteps();
 		for (const [key, step] of [...this.kv.list<StoredStep>({ prefix: KV.step })]) {
 			if (!which(step)) continue;
 			for (const record of stepRecords(step)) this.putRecordKey(record);
@@ -208,12 +286,9 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const index = this.stepIndex();
 		for (const [seq, { status }] of [...index.entries()]) {
 			if (!UNFINISHED_STEP_STATUSES.includes(status)) continue;
-			const key = seqKey(KV.step, seq);
-			const step = this.kv.get<StoredStep>(key);
+			const step = this.stepGet(seq);
 			if (!step) continue;
-			const cancelled: StoredStep = { ...step, status: 'cancelled', finishedAt: at, wakeAt: null };
-			this.put(key, cancelled);
-			index.set(seq, cancelled);
+			this.storeStep({ ...step, status: 'cancelled', finishedAt: at, wakeAt: null });
 		}
 	}
 
@@ -223,10 +298,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	readStepMeta(range: StepRange): StepMeta[] {
 		// One step's value at a time: a status's window of 100 steps may hold results of up to 1 MiB each, of which it keeps sizes only.
+		this.flushSteps();
 		const listed = 'last' in range ? this.kv.list<StoredStep>({ prefix: KV.step, reverse: true, limit: range.last }) : this.kv.list<StoredStep>({ prefix: KV.step, start: seqKey(KV.step, range.afterSeq + 1), limit: range.limit });
 		const metas: StepMeta[] = [];
 		for (const [, step] of listed) {
-			const { result, rec: _rec, ...rest } = step;
+			const { result, rec: _rec, more: _more, ...rest } = step;
 			const resultBytes = packedBytes(result);
 			metas.push({ ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) });
 		}
@@ -236,7 +312,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
 		const results = new Map<string, string | null>();
 		for (const ref of refs) {
-			const step = this.kv.get<StoredStep>(seqKey(KV.step, ref.seq));
+			const step = this.stepGet(ref.seq);
 			if (step && step.key === ref.key) results.set(ref.key, unpack(step.result));
 		}
 		return results;
@@ -259,7 +335,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	private stepAt(seq: number): StepRow | undefined {
-		const step = this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		const step = this.stepGet(seq);
 		return step && toStepRow(step);
 	}
 
@@ -282,6 +358,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	appendHistory(row: NewHistoryRow): void {
+		if (this.depth > 0 && this.carry(row, this.lastSeq() + 1)) {
+			this.appended(row);
+			this.start.historyAppended?.();
+			return;
+		}
 		const record = storedRecord(this.lastSeq() + 1, row);
 		const into = this.depth > 0 ? this.readRecord() : undefined;
 		// In a transaction a small record rides with the record's put at its end (1 row for the status change and its record).
@@ -312,8 +393,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const index = this.stepIndex();
 		const seqs = index.seqs();
 		for (let i = seqs.length - 1; i >= 0; i--) {
-			const rec = index.get(seqs[i]!)!.rec;
-			if (rec) return rec[0] + rec[1] - 1;
+			const last = index.get(seqs[i]!)!.last;
+			if (last !== undefined) return last;
 		}
 		return 0;
 	}
@@ -328,11 +409,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	/** `historyTail` over this store's sources: the steps' values read are only those with records after `afterSeq`. */
 	private tail(afterSeq: number): { bytes: number; lastSeq: number } {
-		return historyTail(this.kv, this.inlineRecords(), afterSeq, this.stepIndex().withRecordsAfter(this.kv, afterSeq), this.stepsLastSeq());
+		return historyTail(this.kv, this.inlineRecords(), afterSeq, this.stepIndex().withRecordsAfter((seq) => this.stepGet(seq), afterSeq), this.stepsLastSeq());
 	}
 
 	private records(query: { afterSeq: number; limit: number; generation?: number; kinds?: readonly HistoryKind[] }): StoredRecord[] {
-		return findRecords(this.kv, this.inlineRecords(), query, this.stepIndex().withRecordsAfter(this.kv, query.afterSeq));
+		return findRecords(this.kv, this.inlineRecords(), query, this.stepIndex().withRecordsAfter((seq) => this.stepGet(seq), query.afterSeq));
 	}
 
 	private appended(row: NewHistoryRow): void {

@@ -1,7 +1,7 @@
 import type { StepKind } from '../engine/support/step-kinds';
 import type { StepStatus } from '../engine/support/statuses';
-import { KV, seqKey, seqOf } from './compact-keys';
-import type { StoredStep } from './compact-history';
+import { KV, seqOf } from './compact-keys';
+import { lastRecordSeq, type StoredStep } from './compact-history';
 
 /** What the index knows of one step without its value: enough to count, find and page steps and their records. */
 export interface IndexedStep {
@@ -10,6 +10,10 @@ export interface IndexedStep {
 	status: StepStatus;
 	/** The records the step's key stands for: [seq, count, generation]. */
 	rec?: [number, number, number];
+	/** The last seq of its records, those it carries included (undefined: none). */
+	last?: number;
+	/** How many records it carries (compact-history.ts `CarriedRecord`): their values are in its key only. */
+	carried?: number;
 }
 
 /**
@@ -41,13 +45,17 @@ export class StepIndex {
 		return this.steps.get(seq);
 	}
 
-	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec'>): void {
+	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more'>): void {
 		if (!this.steps.has(seq)) {
 			// Steps come in ascending seqs: the sorted list grows at its end, and is sorted again only after one that did not.
 			if (this.sorted && seq > this.top) this.sorted.push(seq);
 			else this.sorted = undefined;
 		}
-		this.steps.set(seq, { key: step.key, kind: step.kind, status: step.status, ...(step.rec ? { rec: step.rec } : {}) });
+		const last = lastRecordSeq(step);
+		this.steps.set(seq, {
+			key: step.key, kind: step.kind, status: step.status, ...(step.rec ? { rec: step.rec } : {}), ...(last !== undefined ? { last } : {}),
+			...(step.more?.length ? { carried: step.more.length } : {}),
+		});
 		this.top = Math.max(this.top, seq);
 	}
 
@@ -75,11 +83,11 @@ export class StepIndex {
 	}
 
 	/** The values of the steps whose records end after `afterSeq`, in seq order (their records ascend with it), read lazily. */
-	*withRecordsAfter(kv: SyncKvStorage, afterSeq: number): Iterable<StoredStep> {
+	*withRecordsAfter(read: (seq: number) => StoredStep | undefined, afterSeq: number): Iterable<StoredStep> {
 		for (const seq of this.seqs()) {
-			const rec = this.steps.get(seq)!.rec;
-			if (!rec || rec[0] + rec[1] - 1 <= afterSeq) continue;
-			const step = kv.get<StoredStep>(seqKey(KV.step, seq));
+			const last = this.steps.get(seq)!.last;
+			if (last === undefined || last <= afterSeq) continue;
+			const step = read(seq);
 			if (step) yield step;
 		}
 	}

@@ -177,7 +177,10 @@ describe('the history size limit', () => {
 		// The first pass completes three steps (1.5 MiB) and hangs in the fourth: the isolate dies there.
 		for (let i = 0; i < 100 && host.store.steps.get('do:big4') === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 0));
 		expect(ran).toEqual(['big1', 'big2', 'big3']);
-		expect(host.store.instance).toMatchObject({ status: 'running', historyBytes: expect.any(Number) });
+		// Stored as created, or running if the index delivery wrote it meanwhile (kernel.ts `startRunning`): either way the
+		// row's running total has none of the pass's records.
+		expect(['created', 'running']).toContain(host.store.instance!.status);
+		expect(host.store.instance).toMatchObject({ historyBytes: expect.any(Number) });
 		expect(host.store.instance!.historyBytes!).toBeLessThan(1024);
 		host.crash();
 		host = host.nextIsolate();

@@ -38,6 +38,45 @@ describe('CompactInstanceStore', () => {
 			}
 		}));
 
+	it("keeps a record appended after its step in one transaction in the step's key, read in order, kept when the step is rewritten or deleted, forgotten on a rollback", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true });
+			const record = { generation: 0, step: 'nap', attempt: null, detail: null };
+			const step = { key: 'sleep:nap', name: 'nap', kind: 'sleep' as const, status: 'sleeping' as const, attempts: 0, result: '"first"', errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: 20, seq: 1, sensitive: false };
+			store.appendHistory({ ...record, at: 1, kind: 'event.received', step: null, value: null });
+			store.transaction(() => {
+				store.writeStep(step);
+				store.appendHistory({ ...record, at: 10, kind: 'sleep.started', value: null, detail: '{"until":20}' });
+				// Its value is the step's result: kept once, in the step.
+				store.appendHistory({ ...record, at: 10, kind: 'child.completed', value: '"first"' });
+			});
+			const kinds = (s: CompactInstanceStore) => s.readHistory({ generation: 0, afterSeq: 0, limit: 10 }).map((r) => [r.seq, r.kind, r.value]);
+			const expected = [[1, 'event.received', null], [2, 'sleep.started', null], [3, 'child.completed', '"first"']];
+			expect(kinds(store)).toEqual(expected);
+			expect(kinds(new CompactInstanceStore(state.storage))).toEqual(expected);
+			// Only the first record took a key of its own: the other two are in the step's.
+			expect([...state.storage.kv.list({ prefix: 'h:' })].map(([key]) => key)).toEqual(['h:000000000001']);
+			// The step written again (its result changed): the records keep the values they had.
+			store.writeStep({ ...step, status: 'completed', result: '"second"', finishedAt: 20 });
+			expect(kinds(new CompactInstanceStore(state.storage))).toEqual(expected);
+			expect(new CompactInstanceStore(state.storage).historySize(0)).toEqual({ bytes: '{"until":20}'.length + '"first"'.length, lastSeq: 3 });
+			// A transaction that fails forgets the step and the record it carried.
+			expect(() =>
+				store.transaction(() => {
+					store.writeStep({ ...step, key: 'sleep:b', name: 'b', seq: 2 });
+					store.appendHistory({ ...record, step: 'b', at: 11, kind: 'sleep.started', value: null });
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect(store.readStep('sleep:b')).toBeUndefined();
+			expect(kinds(store)).toEqual(expected);
+			expect(store.historyLastSeq()).toBe(3);
+			// A restart deletes the steps: their records stay in the history.
+			store.deleteSteps();
+			expect(kinds(store)).toEqual(expected);
+			expect(kinds(new CompactInstanceStore(state.storage))).toEqual(expected);
+		}));
+
 	it('answers from what it kept (record, outbox, history tail, wake-ups, steps, events) what a store that kept nothing reads, but an acknowledgement not yet written', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			let store = new CompactInstanceStore(state.storage, { empty: true });
@@ -114,6 +153,22 @@ describe('CompactInstanceStore', () => {
 				},
 				() => store.dropEvents(),
 				() => store.deleteAllEvents(),
+				// A sleep's step and its record in one transaction (the record rides in the step's put), failing or not.
+				() => {
+					const n = 2000 + random(3);
+					const sleeping = { key: `sleep:z${n}`, name: `z${n}`, kind: 'sleep' as const, status: 'sleeping' as const, attempts: 0, result: random(2) ? null : '"r"', errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: 20, seq: n, sensitive: false };
+					const fail = random(3) === 0;
+					try {
+						store.transaction(() => {
+							store.writeStep(sleeping);
+							store.appendHistory({ generation, at: 10, kind: 'sleep.started', step: `z${n}`, attempt: null, value: random(2) ? '"r"' : null, detail: '{"until":20}' });
+							if (fail) throw new Error('refused');
+						});
+					} catch {
+						// rolled back: the step and its record are forgotten
+					}
+				},
+				() => store.keepStepsBefore(1 + random(2010)),
 				() => {
 					try {
 						store.transaction(() => {

@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
-import { settle, stub, testEnv, uniqueId } from '../helpers';
+import { advanceClock, fireAlarm, settle, stub, testEnv, uniqueId } from '../helpers';
 
 /**
  * Rows written by a run's instance object, as Cloudflare bills them (docs/cost.md "What counts as a row written"):
@@ -21,12 +21,13 @@ async function trivialRun(layout: 'compact' | 'table') {
 }
 
 describe('rows written by a run of ten trivial steps, per storage layout', () => {
-	it('compact: no schema at all; the record at create, 1 row per step, the record at each status change', async () => {
+	it('compact: no schema at all; the record at create, 1 row per step, the record at completion', async () => {
 		const { rows, alarms, tables } = await trivialRun('compact');
 		expect(tables).toEqual([]);
-		// create (the record: row, pending entry, created record) 1 + 10 steps + running 1 + completed (with its record and
-		// entry) 1; the delivery's acknowledgement rides with the record's next put, of which a finished run has none.
-		expect(rows).toBe(13);
+		// create (the record: row, pending entry, created record) 1 + 10 steps + completed (with its record and entry) 1; the
+		// run ends before its index entry is delivered, so its `running` is never written (kernel.ts `startRunning`); the
+		// delivery's acknowledgement rides with the record's next put, of which a finished run has none.
+		expect(rows).toBe(12);
 		// The backstop only: the retention is the index shard's (one alarm per slot for many runs).
 		expect(alarms).toBe(1);
 	});
@@ -34,7 +35,45 @@ describe('rows written by a run of ten trivial steps, per storage layout', () =>
 	it('table: the schema (12 rows), 10 steps and the instance, outbox and history rows', async () => {
 		const { rows, alarms, tables } = await trivialRun('table');
 		expect(tables).toContain('__drizzle_migrations');
-		expect(rows).toBe(32);
+		// Its `running` not written either: the instance's update and the outbox's, 2 rows fewer.
+		expect(rows).toBe(30);
 		expect(alarms).toBe(2);
+	});
+});
+
+/** Rows a compact run's instance object wrote, and the history record keys it holds (`h:`: a record nothing else stands for). */
+async function compactRun(type: string, payload: unknown, drive: (id: string) => Promise<void> = async () => {}) {
+	const id = uniqueId('layout-compact');
+	await instances.create(testEnv, { type: type as never, id, payload: payload as never });
+	await settle(id);
+	await drive(id);
+	expect((await instances.status(testEnv, { id })).status).toBe('completed');
+	return runInDurableObject(stub(id), (runner, state) => ({
+		...(runner as unknown as { rowsWritten(): { rows: number; alarms: number } }).rowsWritten(),
+		recordKeys: [...state.storage.kv.list({ prefix: 'h:' })].length,
+	}));
+}
+
+describe("a step's records ride in the step's own key (compact layout)", () => {
+	it('steps that await I/O: their start, then their completion with its record, 2 rows a step and no record key', async () => {
+		const { rows, recordKeys } = await compactRun('steps-child', { n: 10, ms: 1 });
+		expect(recordKeys).toBe(0);
+		// create 1 + 10 steps x (start, completion carrying step.completed) 2 + completed 1 (the run ends within the second a
+		// delivery waits for it, so its `running` is never written: kernel.ts `beforeDelivery`). Before: each step.completed
+		// took a key of its own, 10 more, and the running 1 (33).
+		expect(rows).toBe(22);
+	});
+
+	it('a sleep: the step and its sleep.started, then the step and its sleep.finished, one put each', async () => {
+		const { rows, recordKeys } = await compactRun('test', { name: 'rows' }, async (id) => {
+			advanceClock(1_000);
+			await fireAlarm(id);
+		});
+		expect(recordKeys).toBe(0);
+		// create 1 + greet 1 + nap sleeping (carrying sleep.started) 1 + its wake-up 1 + sleeping 1 (the first pass's
+		// `running` not written: kernel.ts `startRunning`); the alarm's pass: running 1 + nap completed (carrying
+		// sleep.finished) 1 + the wake-up deleted 1 + completed 1. Before: each sleep record was a put of the instance
+		// record of its own, 2 more, and the first pass's running 1 (12).
+		expect(rows).toBe(9);
 	});
 });

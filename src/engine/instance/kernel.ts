@@ -14,6 +14,7 @@ import { Retention } from './parts/retention';
 import { ConcurrencySlot } from './parts/concurrency-slot';
 import { InlineChildren } from './parts/inline-children';
 import { errorOf } from './row-views';
+import { RUNNING_SHOWN_WITHIN_MS } from '../support/timing';
 
 /**
  * The kernel of one instance: its row, `transition` (every status change) and the
@@ -31,6 +32,13 @@ export class InstanceKernel implements PartKernel {
 	 * status change folds everything into the row. The history limit reads the sum.
 	 */
 	uncountedHistoryBytes = 0;
+	/**
+	 * The row is ahead of storage: a first pass's `running`, not written yet (`startRunning`). The next transition
+	 * writes the row as it is, or a delivery of the index entry writes it first (`writeUnwritten`).
+	 */
+	private unwritten = false;
+	/** When `startRunning` took the row ahead of storage. */
+	private unwrittenSince = 0;
 
 	readonly outbox: IndexOutbox;
 	readonly slot: ConcurrencySlot;
@@ -79,7 +87,49 @@ export class InstanceKernel implements PartKernel {
 	 */
 	transition(next: InstanceRow, record?: HistoryRecord): void {
 		const now = Math.max(this.host.now(), next.updatedAt);
-		const row: InstanceRow = { ...next, updatedAt: now, version: next.version + 1 };
+		this.write({ ...next, updatedAt: now, version: next.version + 1 }, now, record);
+		this.logTransition(this.row!, record?.kind);
+	}
+
+	/**
+	 * A created instance's first pass begins to write: `running`, in memory only. Nobody can tell it from storage
+	 * until the index would show it: storage keeps `created`, which a restart of the object (a crash mid-pass) runs
+	 * again as it runs `running` (a watchdog, a pass from the top), and a run that ends before its index entry is
+	 * delivered goes from `created` to its outcome in one write (docs/decisions.md "The running status, written when
+	 * someone could see it"). The next transition writes the row as it is; a delivery writes it first.
+	 */
+	startRunning(next: InstanceRow): void {
+		const now = Math.max(this.host.now(), next.updatedAt);
+		this.row = { ...next, updatedAt: now, version: next.version + 1 };
+		this.unwritten = true;
+		this.unwrittenSince = now;
+		this.logTransition(this.row, undefined);
+		// As a transition would: a delivery, which writes it first unless the pass ends before (`beforeDelivery`).
+		this.outbox.deliver();
+	}
+
+	/** Writes the row this engine holds ahead of storage, with its index entry, as its transition would have. */
+	writeUnwritten(): void {
+		if (!this.unwritten || !this.row || this.gone) return;
+		// Its time stays when it began running; its entry's retry is due from now.
+		this.write(this.row, Math.max(this.host.now(), this.row.updatedAt), undefined);
+	}
+
+	/**
+	 * Before a delivery: a `running` held in memory is written first, so the index never holds a version storage does
+	 * not. The pass that holds it may end first (its outcome is then the entry, and `running` is never written): it is
+	 * waited for until `RUNNING_SHOWN_WITHIN_MS` after it began.
+	 */
+	async beforeDelivery(): Promise<void> {
+		if (!this.unwritten) return;
+		const pass = this.replay.inFlight;
+		const left = this.unwrittenSince + RUNNING_SHOWN_WITHIN_MS - this.host.now();
+		if (pass && left > 0) await Promise.race([pass, new Promise<void>((resolve) => this.host.defer(resolve, left))]);
+		this.writeUnwritten();
+	}
+
+	/** A transition's writes: the row, its record and what the parts write with it, together; then the parts' follow-ups. */
+	private write(row: InstanceRow, now: number, record: HistoryRecord | undefined): void {
 		const store = this.host.store;
 		store.transaction(() => {
 			// A finished instance never consumes its buffered events: they go, and are counted, recorded
@@ -98,8 +148,8 @@ export class InstanceKernel implements PartKernel {
 		});
 		const previous = this.row;
 		this.row = row;
+		this.unwritten = false;
 		this.uncountedHistoryBytes = 0;
-		this.logTransition(row, record?.kind);
 		for (const part of this.parts) part.afterTransition?.(previous, row);
 	}
 

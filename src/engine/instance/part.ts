@@ -56,6 +56,12 @@ export interface PartKernel {
 	/** History bytes appended since the row's running total was written (see kernel.ts). */
 	uncountedHistoryBytes: number;
 	transition(next: InstanceRow, record?: HistoryRecord): void;
+	/** A created instance's first pass: `running` in memory, written by the next transition or before a delivery (kernel.ts). */
+	startRunning(next: InstanceRow): void;
+	/** Writes the row held ahead of storage (a `running` not written yet), with its index entry. */
+	writeUnwritten(): void;
+	/** Before a delivery: that row written, once its pass ended or had time to (kernel.ts). */
+	beforeDelivery(): Promise<void>;
 	rearm(): void;
 	entryOf(row: InstanceRow): ResolvedEntry;
 	readonly outbox: OutboxAccess;

@@ -25,3 +25,10 @@ export function cutPassBackoffMs(count: number): number {
 }
 /** How long an index update waits for newer transitions to supersede it before it is sent. */
 export const INDEX_COALESCE_MS = 20;
+/**
+ * How long a first pass's `running`, held in memory (kernel.ts `startRunning`), may stay out of the index: a delivery
+ * waits this long after it for the pass to end (its outcome is then the entry, and `running` is never written), then
+ * writes it and delivers it. A run of short steps ends well within it; a pass that outlasts it shows `running` at most
+ * this late.
+ */
+export const RUNNING_SHOWN_WITHIN_MS = 1000;

@@ -74,7 +74,9 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 	 * shard lost. The shard keeps the highest version, so this never regresses it.
 	 */
 	async republish(row: InstanceRow): Promise<{ entry: IndexEntry; delivered: boolean }> {
-		const entry = toIndexEntry(row);
+		// The entry of a row storage holds (a `running` held in memory is written first: kernel.ts `startRunning`).
+		this.k.writeUnwritten();
+		const entry = toIndexEntry(this.k.row && this.k.row.id === row.id ? this.k.row : row);
 		const store = this.k.host.store;
 		const now = this.k.host.now();
 		store.writeOutbox({ entry, attempts: 0, nextAttemptAt: now + OUTBOX_GRACE_MS });
@@ -99,6 +101,8 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 
 	private async deliverOnce(): Promise<void> {
 		const host = this.k.host;
+		// A `running` held in memory (kernel.ts `startRunning`) is written, with its entry, before the index could show it.
+		await this.k.beforeDelivery();
 		const pending = host.store.readOutbox();
 		if (!pending) return;
 		try {

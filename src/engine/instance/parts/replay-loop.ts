@@ -114,11 +114,11 @@ export class ReplayLoop extends PassScheduling implements InstancePart {
 			if (row.status === 'paused' || row.generation !== generation || !RUNNABLE.includes(row.status)) return;
 			const newCode = (row.lastCodeVersion ?? null) !== codeVersion;
 			if (row.status === 'running' && !newCode) return;
+			const running: InstanceRow = { ...row, status: 'running', lastCodeVersion: codeVersion };
+			// A first pass's `running` is written when someone could see it (kernel.ts `startRunning`).
+			if (row.status === 'created' && !newCode) return this.k.startRunning(running);
 			// The first write of a pass under another code version than the last one records the change.
-			this.k.transition(
-				{ ...row, status: 'running', lastCodeVersion: codeVersion },
-				newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined,
-			);
+			this.k.transition(running, newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined);
 		};
 		// A first pass marks the instance running at its first write, or once run() is still pending after
 		// a few microtask turns (it awaits I/O outside any step): a run that ends at once, writing nothing,
