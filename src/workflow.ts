@@ -136,7 +136,7 @@ interface TypedHelpers {
 	 * one outcome per item, in order (see `createBatch`).
 	 * @example const outcomes = await PaymentWorkflow.createBatch(env, [{ id: 'pay-1', payload }, { payload: other }]);
 	 */
-	createBatch<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, items: readonly { id?: string; payload: Serializable<PayloadInputOf<W>> }[]): Promise<BatchCreateOutcome[]>;
+	createBatch<W extends AnyWorkflowClass>(this: W, env: ShardflowEnv, items: readonly { id?: string; group?: string; payload: Serializable<PayloadInputOf<W>> }[]): Promise<BatchCreateOutcome[]>;
 	/**
 	 * Deletes up to 100 instances by id, each like `delete`, at most 16 at a time; one
 	 * outcome per id, in order (see `deleteBatch`). Like `delete`, it does not check the ids' type.
@@ -169,7 +169,7 @@ Object.defineProperty(WorkflowBase, 'deleteBatch', {
 
 // Not an operation of the table (it reaches many instances): a fan-out over `create`.
 Object.defineProperty(WorkflowBase, 'createBatch', {
-	value(this: AnyWorkflowClass, env: ShardflowEnv, items: readonly { id?: string; payload?: unknown }[]) {
+	value(this: AnyWorkflowClass, env: ShardflowEnv, items: readonly { id?: string; group?: string; payload?: unknown }[]) {
 		if (!Array.isArray(items)) return createBatch(env, items as never);
 		return createBatch(env, items.map((item) => ({ ...item, type: this.type })));
 	},

@@ -16,7 +16,7 @@ export interface Alert {
 	/** Since when it holds, where known (ms since the epoch): the oldest undelivered entry, the first report of the worst failing instance. */
 	since?: number;
 	/** The query of `GET /workflows` (and the dashboard's list) that shows the instances, where the index can answer it (`updatedBefore` in ms since the epoch). */
-	list?: { type: string; status: string; updatedBefore: number; order: 'updated' };
+	list?: { type: string; status: string; updatedBefore: number; order: 'updated'; group?: string };
 	/** Instances to open first, where no list can find them (the index does not know they are behind or failing). */
 	ids?: string[];
 }
@@ -29,7 +29,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString
  * take them: runs that cannot move (failing passes, stuck), then what only lags (the index backlog),
  * then schedules. Each fires where the example rule in docs/operations.md would, without its `for:`.
  */
-export function alertsOf(now: number, snapshots: readonly TypeSnapshot[]): Alert[] {
+export function alertsOf(now: number, snapshots: readonly TypeSnapshot[], group?: string): Alert[] {
 	const alerts: Alert[] = [];
 	for (const snap of snapshots) {
 		const { type, failing, backlog } = snap;
@@ -54,7 +54,8 @@ export function alertsOf(now: number, snapshots: readonly TypeSnapshot[]): Alert
 				status,
 				count,
 				message: `${plural(count, 'instance')} of ${type} ${count === 1 ? 'has' : 'have'} been ${status} for over ${seconds(threshold)} (stuckAfter) since ${count === 1 ? 'its' : 'their'} last status change.`,
-				list: { type, status, updatedBefore: now - threshold, order: 'updated' },
+				// Another group's instances are listed from its own index: the query names it.
+				list: { type, status, updatedBefore: now - threshold, order: 'updated', ...(group !== undefined ? { group } : {}) },
 			});
 		}
 		if (backlog.pending > 0) {

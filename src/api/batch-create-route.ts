@@ -20,6 +20,11 @@ const BatchItemSchema = z
 		id: z.string().nullable(),
 		type: z.string(),
 		workflowStatus: StatusSchema.optional(),
+		group: z.string().optional().openapi({ description: 'As a single create answers it: the group it lives in, when the create chose one.' }),
+		groupFallback: z
+			.object({ requested: z.string(), reason: z.enum(['unknown', 'undeployed']) })
+			.optional()
+			.openapi({ description: 'As a single create answers it: the group chosen is not declared (or not deployed, with fallback allowed), so the default group.' }),
 		error: z.object({ code: z.string(), message: z.string() }).optional(),
 	})
 	.openapi('WorkflowBatchItem');
@@ -52,7 +57,15 @@ export function batchCreateRoutes(registry: Registry): ApiRoutes {
 					items: outcomes.map((outcome) =>
 						outcome.result === 'refused'
 							? { result: outcome.result, status: STATUS_BY_CODE[outcome.error.code as ErrorCode] ?? 500, id: outcome.id, type: outcome.type, error: { code: outcome.error.code, message: outcome.error.message } }
-							: { result: outcome.result, status: outcome.result === 'created' ? 201 : 200, id: outcome.id, type: outcome.type, workflowStatus: outcome.status },
+							: {
+									result: outcome.result,
+									status: outcome.result === 'created' ? 201 : 200,
+									id: outcome.id,
+									type: outcome.type,
+									workflowStatus: outcome.status,
+									...(outcome.group !== undefined ? { group: outcome.group } : {}),
+									...(outcome.groupFallback !== undefined ? { groupFallback: outcome.groupFallback } : {}),
+								},
 					),
 				},
 				200,

@@ -64,6 +64,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
 	[ErrorCode.StreamSubscribersFull]: 429,
 	[ErrorCode.GroupMismatch]: 400,
 	[ErrorCode.InvalidGroup]: 400,
+	// The request is right; the group is not taking creates yet (a deploy away): retried once it is, it succeeds.
+	[ErrorCode.GroupNotDeployed]: 503,
 	[ErrorCode.CrossGroup]: 400,
 	// An object reached through another jurisdiction than its name says: the caller routes without groups (an old client).
 	[ErrorCode.WrongJurisdiction]: 421,

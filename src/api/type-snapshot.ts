@@ -1,3 +1,4 @@
+import { groupScoped } from '../client/group-scope';
 import { IndexClient } from '../client/index-client';
 import { backlogSummary, failingSummary } from '../client/reconcile';
 import { declaredScheduleTypes, schedules } from '../client/schedule-client';
@@ -10,11 +11,16 @@ import { STUCK_COUNT_CAP, type TypeSnapshot } from './metrics-families';
  * delivery backlog and failing passes (its backlog object), stuck instances (the index) and
  * schedule (woken, as `GET /schedules` does). `GET /metrics` serves it as Prometheus text and
  * `GET /alerts` as the alerts the dashboard's overview shows. Its cost grows with shards, not instances.
+ *
+ * `group`: the group whose index shards and backlog objects to read, in its jurisdiction
+ * (docs/residency.md; undeclared: INVALID_GROUP). Schedules run in the default group only, so
+ * another group's snapshots carry none.
  */
-export async function typeSnapshots(env: ApiEnv, registry: Registry, at: number): Promise<TypeSnapshot[]> {
-	const index = new IndexClient(env, registry);
-	const scheduled = new Set(declaredScheduleTypes(registry));
-	return Promise.all(registry.types().map((type) => snapshot(env, registry, index, type, at, scheduled.has(type))));
+export async function typeSnapshots(env: ApiEnv, registry: Registry, at: number, group?: string): Promise<TypeSnapshot[]> {
+	const index = new IndexClient(env, registry, group !== undefined ? { group } : {});
+	const inGroup = groupScoped(env, index.group.place);
+	const scheduled = new Set(index.group.isDefault ? declaredScheduleTypes(registry) : []);
+	return Promise.all(registry.types().map((type) => snapshot(inGroup, registry, index, type, at, scheduled.has(type))));
 }
 
 async function snapshot(env: ApiEnv, registry: Registry, index: IndexClient, type: string, at: number, scheduled: boolean): Promise<TypeSnapshot> {

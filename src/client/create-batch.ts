@@ -1,6 +1,7 @@
 import { ErrorCode, toErrorBody, ValidationError, type ErrorBody } from '../engine/support/errors';
-import { uuidv7 } from '../engine/support/ids';
 import type { WorkflowStatus } from '../engine/support/statuses';
+import type { GroupFallback } from '../engine/groups/groups';
+import { routeCreate } from '../operations/create-placement';
 import { callOperation, type ShardflowEnv } from './instance-client';
 
 /** Most instances one `createBatch` (or `POST /workflows/batch`) starts. */
@@ -14,8 +15,10 @@ export const BATCH_CREATE_CONCURRENCY = 16;
 /** One instance of a batch: as the body of `POST /workflows`. */
 export interface BatchCreateItem {
 	type: string;
-	/** Omit for a UUIDv7 (chosen before the call, so a refused item still names its id). */
+	/** Omit for a UUIDv7 in the item's group (chosen before the call, so a refused item still names its id). */
 	id?: string;
+	/** The group to create it in, for a type that does not choose its own: as `create`'s `group` (docs/residency.md). */
+	group?: string;
 	payload?: unknown;
 	/** Search attributes the type declares (as `create` takes them). */
 	attributes?: Record<string, unknown>;
@@ -27,12 +30,12 @@ export interface BatchCreateItem {
  * create would have thrown.
  */
 export type BatchCreateOutcome =
-	| { result: 'created' | 'existing'; id: string; type: string; status: WorkflowStatus }
+	| { result: 'created' | 'existing'; id: string; type: string; status: WorkflowStatus; group?: string; groupFallback?: GroupFallback }
 	| { result: 'refused'; id: string | null; type: string; error: ErrorBody };
 
 /**
  * Creates up to 100 instances, of any registered types, each exactly like `create`
- * (idempotent by id), at most 16 at a time. One item's refusal does not stop the others;
+ * (idempotent by id, placed in its group: docs/residency.md), at most 16 at a time. One item's refusal does not stop the others;
  * every outcome is answered in the batch's order. A batch that is not an array of 1-100
  * items throws `INVALID_OPTIONS` and creates nothing.
  *
@@ -62,6 +65,9 @@ export async function createBatch(
 		if (item.id !== undefined && typeof item.id !== 'string') {
 			throw new ValidationError(ErrorCode.InvalidOptions, `batch item ${index}: id must be a string when given, got ${typeof item.id}`);
 		}
+		if (item.group !== undefined && typeof item.group !== 'string') {
+			throw new ValidationError(ErrorCode.InvalidOptions, `batch item ${index}: group must be a string when given, got ${typeof item.group}`);
+		}
 	});
 	const outcomes: BatchCreateOutcome[] = new Array(items.length);
 	let next = 0;
@@ -77,11 +83,22 @@ export async function createBatch(
 
 async function createOne(env: ShardflowEnv, item: BatchCreateItem, checkType: ((type: string) => void) | undefined): Promise<BatchCreateOutcome> {
 	const type = typeof item?.type === 'string' ? item.type : String(item?.type);
-	const id = item?.id ?? uuidv7();
+	const group = item.group !== undefined ? { group: item.group } : {};
+	// Placed as a single create places it (operations/create-placement.ts): an id generated in the
+	// item's group (its type's pin or choice, its `group`), so the object is the group's, in its
+	// jurisdiction. Generated here rather than in `create` so a refused item still names its id.
+	const id = item.id ?? routeCreate({ type, payload: item.payload, ...group }).id;
 	try {
 		checkType?.(type);
-		const created = await callOperation(env, 'create', { type, id, payload: item.payload, ...(item.attributes !== undefined ? { attributes: item.attributes } : {}) });
-		return { result: created.created ? 'created' : 'existing', id: created.id, type: created.type, status: created.status };
+		const created = await callOperation(env, 'create', { type, id, payload: item.payload, ...group, ...(item.attributes !== undefined ? { attributes: item.attributes } : {}) });
+		return {
+			result: created.created ? 'created' : 'existing',
+			id: created.id,
+			type: created.type,
+			status: created.status,
+			...(created.group !== undefined ? { group: created.group } : {}),
+			...(created.groupFallback !== undefined ? { groupFallback: created.groupFallback } : {}),
+		};
 	} catch (error) {
 		return { result: 'refused', id: typeof id === 'string' ? id : null, type, error: toErrorBody(error) };
 	}

@@ -16,7 +16,8 @@ import { groupOfLayout, type LayoutGroups } from './index-group';
  */
 export function groupScoped<E extends ShardflowEnv>(env: E, place: GroupPlace, archive?: { bucket: unknown } | null): E {
 	if (place.tag === null) return env;
-	const scoped: WorkflowRunnerNamespace = {
+	const scoped: WorkflowRunnerNamespace & { [SCOPED_TAG]: string } = {
+		[SCOPED_TAG]: place.tag,
 		idFromName: (name) => env.WORKFLOW_RUNNER.idFromName(name),
 		get: (id, options) => env.WORKFLOW_RUNNER.get(id, options),
 		// Resolved at the call, as `namespace(env)` is everywhere: a missing binding is reported where it is used.
@@ -45,6 +46,17 @@ export function groupEnv<E extends ShardflowEnv>(env: E, layout: LayoutGroups, n
 export function archiveOf(env: ShardflowEnv, group: { archive: string | null }): { bucket: unknown } | null {
 	const bucket = group.archive === null ? undefined : (env as unknown as Record<string, unknown>)[group.archive];
 	return bucket === undefined ? null : { bucket };
+}
+
+/** Marks a group's namespace with its tag, so a walk knows whose index it walks (`groupTagOf`). */
+const SCOPED_TAG = Symbol('shardflow.groupTag');
+
+/**
+ * The tag of the group whose engine objects `env` reaches (`groupScoped`); null: the default
+ * group's. For what must stay in the group it came from, such as an admin walk's cursor.
+ */
+export function groupTagOf(env: ShardflowEnv): string | null {
+	return (env.WORKFLOW_RUNNER as { [SCOPED_TAG]?: string } | undefined)?.[SCOPED_TAG] ?? null;
 }
 
 /** The name of an engine object in `place`; instance ids, `__keys` and names already in a group are left as they are. */

@@ -5,12 +5,15 @@ import type { Registry } from '../engine/definition/registry';
 import { readShards } from '../engine/index/shard';
 import type { ShardflowEnv } from './instance-client';
 import { callRole } from './stubs';
+import { groupTagOf } from './group-scope';
 
 /**
  * One resumable batch of a walk over every shard of a type (current and
  * previous layout) in id order: what rebalance, reconcile and purge are built on.
- * The cursor names the walk it belongs to, so one walk's cursor is refused
- * by another.
+ * The cursor names the walk it belongs to and, outside the default group, the group whose
+ * index it walks (docs/residency.md), so one walk's cursor is refused by another, and one
+ * group's by another group's walk, as listing cursors are (INVALID_CURSOR): taken elsewhere, it
+ * would skip shards and report the pass done.
  */
 export interface ShardWalkOptions {
 	/** The `cursor` of the previous call; omit to start a pass. */
@@ -49,7 +52,8 @@ export async function walkShards(
 		throw new ValidationError(ErrorCode.InvalidQuery, 'batchSize must be a whole number from 1 to 1000');
 	}
 	const totalShards = readShards(config).length;
-	let position = options.cursor ? decode(options.cursor, walk, totalShards) : { shard: 0, afterId: '' };
+	const group = groupTagOf(env);
+	let position = options.cursor ? decode(options.cursor, walk, group, totalShards) : { shard: 0, afterId: '' };
 	let scanned = 0;
 	let done = false;
 	while (scanned < batchSize) {
@@ -72,7 +76,8 @@ export async function walkShards(
 		scanned,
 		shardsDone: done ? totalShards : position.shard,
 		totalShards,
-		cursor: done ? null : encodeBase64UrlJson([walk, position.shard, position.afterId]),
+		// The default group's cursor is as it was before groups (one of an older build still works).
+		cursor: done ? null : encodeBase64UrlJson(group === null ? [walk, position.shard, position.afterId] : [walk, position.shard, position.afterId, group]),
 		done,
 	};
 }
@@ -88,14 +93,22 @@ export function doneMessage(done: boolean, cursor: string | null | undefined, di
 	return cursor ? `pass done: it ${did} after the given cursor (all of them, if every cursor of this pass was passed on unchanged)` : `pass done: it ${did}`;
 }
 
-function decode(cursor: string, walk: string, totalShards: number): Position {
+function decode(cursor: string, walk: string, group: string | null, totalShards: number): Position {
+	let decoded: unknown[] | undefined;
 	try {
-		const [tag, shard, afterId] = decodeBase64UrlJson(cursor) as unknown[];
+		decoded = decodeBase64UrlJson(cursor) as unknown[];
+	} catch {
+		// refused below
+	}
+	if (Array.isArray(decoded) && decoded.length <= 4) {
+		const [tag, shard, afterId, cursorGroup = null] = decoded;
 		if (tag === walk && Number.isInteger(shard) && (shard as number) >= 0 && (shard as number) < totalShards && typeof afterId === 'string') {
+			if (cursorGroup !== group) {
+				const name = (g: unknown) => (g === null ? 'the default group' : `group ${JSON.stringify(g).slice(0, 40)}`);
+				throw new ValidationError(ErrorCode.InvalidCursor, `invalid ${walk} cursor: it belongs to a walk of ${name(cursorGroup)}, not of ${name(group)}; pass the cursor of the previous ${walk} call with the same group`);
+			}
 			return { shard: shard as number, afterId };
 		}
-	} catch {
-		// fall through to the error below
 	}
 	throw new ValidationError(ErrorCode.InvalidCursor, `invalid ${walk} cursor: pass the cursor of the previous ${walk} call`);
 }

@@ -213,12 +213,12 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 
 	// ---- pages ----
 	app.get('/', async (c) => {
-		// ?group=: the group whose counts and metrics to show (docs/residency.md); the API refuses an undeclared one.
+		// ?group=: the group whose counts, metrics and alerts to show (docs/residency.md); the API refuses an undeclared one.
 		const group = c.req.query('group')?.trim() || undefined;
 		const inGroup = group ? `?group=${encodeURIComponent(group)}` : '';
 		const [res, alerts, ...metrics] = await Promise.all([
 			callApi<{ types: TypeSummary[] }>(c, `/types${inGroup}`),
-			callApi<{ alerts: Alert[] }>(c, '/alerts'),
+			callApi<{ alerts: Alert[] }>(c, `/alerts${inGroup}`),
 			...registry.types().map((type) => callApi<TypeMetrics>(c, `/types/${encodeURIComponent(type)}/metrics${inGroup}`)),
 		]);
 		if (!res.ok) return errorPage(c, res.status, res.error.code, res.error.message);

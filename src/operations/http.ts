@@ -103,7 +103,7 @@ export const httpBindings: HttpBindings = {
 			201: { schema: CreatedSchema, description: 'Created' },
 			200: { schema: CreatedSchema, description: 'Already existed with this type and payload' },
 		},
-		errors: [400, 401, 409, 413, 415],
+		errors: [400, 401, 409, 413, 415, 503],
 		readsRawJson: true,
 		input: ({ json, rawJson }, registry) => {
 			registry.get(json.type);

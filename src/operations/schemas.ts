@@ -26,7 +26,7 @@ export const CreateBody = z
 	.object({
 		type: z.string().min(1).max(64).meta({ example: 'payment' }),
 		id: z.string().optional().meta({ description: '1-100 characters of A-Z a-z 0-9 _ . : -, not only dots, not starting with "__"; in a group other than the default, prefixed with the group part "<group>~" or "<group>.<jurisdiction>~" (docs/residency.md). Omit for a UUIDv7 (in the type\'s group).', example: 'payment-123' }),
-		group: z.string().optional().meta({ description: 'The group to create it in, for a type that does not choose its own (docs/residency.md); an undeclared or undeployed group falls back to the default group (groupFallback says so).', example: 'eu' }),
+		group: z.string().optional().meta({ description: 'The group to create it in, for a type that does not choose its own (docs/residency.md); an undeclared group, or an undeployed one without a jurisdiction, falls back to the default group (groupFallback says so); an undeployed one with a jurisdiction is refused (503 GROUP_NOT_DEPLOYED) unless declared with fallback: true.', example: 'eu' }),
 		payload: z.unknown().optional().meta({ description: "Validated by the workflow type's payload schema.", example: { amount: 42, currency: 'EUR' } }),
 		attributes: z
 			.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
@@ -67,7 +67,7 @@ export const CreatedSchema = z
 		groupFallback: z
 			.object({ requested: z.string(), reason: z.enum(['unknown', 'undeployed']) })
 			.optional()
-			.meta({ description: 'Set when the group chosen is not declared or not deployed: the instance went to the default group.' }),
+			.meta({ description: 'Set when the group chosen is not declared, or not deployed and allowed to fall back: the instance went to the default group.' }),
 	})
 	.meta({ id: 'WorkflowCreated' });
 

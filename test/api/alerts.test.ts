@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { alertsOf } from '../../src/api/alerts';
 import type { TypeSnapshot } from '../../src/api/metrics-families';
 import { callRole } from '../../src/client/stubs';
+import { groupScoped } from '../../src/client/group-scope';
+import { placeOf } from '../../src/engine/support/group-id';
 import { advanceClock, resetClock, settle, testEnv, uniqueId } from '../helpers';
 import { testClock } from '../worker/test-clock';
 import { api } from './helpers';
@@ -81,5 +83,35 @@ describe('GET /alerts', () => {
 		await settle(id);
 		const after = (await api('GET', '/alerts')).json.alerts.filter((a: { type: string }) => a.type === 'inbox');
 		expect(after.filter((a: { kind: string }) => a.kind === 'failing_passes')).toEqual([]);
+	});
+
+	it("answers a group's alerts from its own shards with group=, each list query naming the group, and refuses an undeclared group", async () => {
+		const created = await api('POST', '/workflows', { type: 'inbox', group: 'eu', payload: { expect: 1 } });
+		const id: string = created.json.id;
+		expect(id).toMatch(/^eu\.eu~/);
+		await settle(id);
+		advanceClock(61 * MIN);
+		const failing = `eu.eu~${uniqueId('alert-failing')}`;
+		const at = testClock.now();
+		await callRole(groupScoped(testEnv as never, placeOf(failing)), 'failingReport', ['inbox'], { id: failing, cause: 'cut', count: 4, since: at, at });
+
+		const eu = await api('GET', '/alerts?group=eu');
+		expect(eu.status).toBe(200);
+		const inbox = eu.json.alerts.filter((a: { type: string }) => a.type === 'inbox');
+		expect(inbox.map((a: { kind: string }) => a.kind)).toEqual(['failing_passes', 'stuck']);
+		expect(inbox[0]).toMatchObject({ ids: [failing] });
+		const { list } = inbox[1];
+		expect(list).toMatchObject({ type: 'inbox', status: 'waiting', group: 'eu' });
+		const listed = await api('GET', `/workflows?${new URLSearchParams({ ...list, updatedBefore: String(list.updatedBefore) })}`);
+		expect(listed.json.items.map((i: { id: string }) => i.id)).toContain(id);
+		// The default group's alerts know nothing of the eu group's instances.
+		const home = (await api('GET', '/alerts')).json.alerts.filter((a: { type: string }) => a.type === 'inbox');
+		expect(home.flatMap((a: { ids?: string[] }) => a.ids ?? [])).not.toContain(failing);
+		for (const alert of home) expect(alert.list?.group).toBeUndefined();
+
+		await callRole(groupScoped(testEnv as never, placeOf(failing)), 'failingWithdraw', ['inbox'], { id: failing });
+		const mars = await api('GET', '/alerts?group=mars');
+		expect(mars.status).toBe(400);
+		expect(mars.json.error.code).toBe('INVALID_GROUP');
 	});
 });

@@ -5,6 +5,9 @@ import { testRegistry } from '../worker/index';
 import { testClock } from '../worker/test-clock';
 import { uniqueId } from '../helpers';
 import { api } from './helpers';
+import { callRole } from '../../src/client/stubs';
+import { groupScoped } from '../../src/client/group-scope';
+import { placeOf } from '../../src/engine/support/group-id';
 
 const ORIGIN = 'http://shardflow.test';
 
@@ -34,6 +37,22 @@ describe('dashboard pages', () => {
 			expect(res.status, path).toBe(200);
 			expect(res.headers.get('content-type')).toMatch(/text\/html/);
 			expect(res.text).toMatch(/^<!doctype html>/);
+		}
+	});
+
+	it("shows a group's own alerts on the overview of that group (/dashboard?group=eu)", async () => {
+		const failing = `eu.eu~${uniqueId('dash-failing')}`;
+		const at = testClock.now();
+		const euEnv = groupScoped(env as never, placeOf(failing));
+		await callRole(euEnv, 'failingReport', ['inbox'], { id: failing, cause: 'cut', count: 4, since: at, at });
+		try {
+			const config = (text: string) => JSON.parse(/<script type="application\/json" id="overview-config">(.*?)<\/script>/s.exec(text)![1]!);
+			const eu = config((await page(dev, 'GET', '/dashboard?group=eu')).text);
+			expect(eu.alerts.flatMap((a: { ids?: string[] }) => a.ids ?? [])).toContain(failing);
+			const home = config((await page(dev, 'GET', '/dashboard')).text);
+			expect(home.alerts.flatMap((a: { ids?: string[] }) => a.ids ?? [])).not.toContain(failing);
+		} finally {
+			await callRole(euEnv, 'failingWithdraw', ['inbox'], { id: failing });
 		}
 	});
 

@@ -83,9 +83,18 @@ describe('placing a create', () => {
 		expect(placeCreate(groups, 't', undefined, {}).group.name).toBe('global');
 	});
 
-	it('falls back to the default group for an undeclared or undeployed group, saying which and why', () => {
+	it('falls back to the default group for an undeclared group, or an undeployed one without a jurisdiction, saying which and why', () => {
 		expect(placeCreate(groups, 't', byCountry, { country: 'AU' })).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'au', reason: 'unknown' } });
-		expect(placeCreate(groups, 't', byCountry, { country: 'XX' })).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'later', reason: 'undeployed' } });
+		const withNext = resolveGroups({ ...GROUPS, groups: { ...GROUPS.groups, next: { deployed: false } } });
+		expect(placeCreate(withNext, 't', undefined, {}, 'next')).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'next', reason: 'undeployed' } });
+	});
+
+	it('refuses a create for an undeployed group with a jurisdiction (GROUP_NOT_DEPLOYED) rather than moving its data out of the jurisdiction, unless the group opts into fallback', () => {
+		expect(() => placeCreate(groups, 't', byCountry, { country: 'XX' })).toThrow(expect.objectContaining({ code: ErrorCode.GroupNotDeployed, message: expect.stringContaining('"later"') }));
+		expect(() => placeCreate(groups, 't', undefined, {}, 'later')).toThrow(expect.objectContaining({ code: ErrorCode.GroupNotDeployed }));
+		const optedIn = resolveGroups({ ...GROUPS, groups: { ...GROUPS.groups, later: { jurisdiction: 'eu', deployed: false, fallback: true } } });
+		expect(placeCreate(optedIn, 't', byCountry, { country: 'XX' })).toMatchObject({ group: { name: 'global' }, fallback: { requested: 'later', reason: 'undeployed' } });
+		expect(() => resolveGroups({ groups: { later: { jurisdiction: 'eu', deployed: false, fallback: 'yes' as never } } })).toThrow(/fallback must be a boolean/);
 	});
 
 	it('refuses a group the type contradicts, and a group function that throws or answers no name', () => {
@@ -112,8 +121,29 @@ describe('an object reached through the wrong jurisdiction', () => {
 		expect(objectPlace({ name: 'order-1', jurisdiction: 'eu' }, {} as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
 		expect(objectPlace({ name: 'eu.eu~order-1', jurisdiction: 'fedramp' }, {} as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
 		expect(objectPlace({ name: 'eu.eu~order-1', jurisdiction: 'eu' }, {} as never, registry).misplaced).toBeUndefined();
-		// Locally workerd gives no jurisdiction: accepted under SHARDFLOW_ENV=development only.
-		expect(objectPlace({ name: 'eu.eu~order-1' }, { SHARDFLOW_ENV: 'development' } as never, registry).misplaced).toBeUndefined();
+	});
+
+	it('accepts an eu name without a jurisdiction where the runtime implements none (workerd), whatever SHARDFLOW_ENV says, and nowhere else', () => {
+		const namespace = (jurisdiction: (j: string) => unknown) => ({ idFromName: () => 1, get: () => 1, getByName: () => 1, jurisdiction });
+		const workerd = namespace(() => ({
+			idFromName: () => {
+				throw new Error('Jurisdiction restrictions are not implemented in workerd.');
+			},
+		}));
+		// The engine Worker of a multi-Worker wrangler dev: no SHARDFLOW_ENV (a --var reaches only the first Worker).
+		expect(objectPlace({ name: 'eu.eu~order-1' }, { WORKFLOW_RUNNER: workerd } as never, registry).misplaced).toBeUndefined();
+		// Deployed (jurisdictions work): refused, even with SHARDFLOW_ENV=development set by mistake.
+		const deployed = namespace(() => ({ idFromName: () => 1 }));
+		expect(objectPlace({ name: 'eu.eu~order-1' }, { WORKFLOW_RUNNER: deployed, SHARDFLOW_ENV: 'development' } as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
+		// Any other error of the jurisdiction's namespace is not workerd's: strict.
+		const failing = namespace(() => ({
+			idFromName: () => {
+				throw new Error('jurisdiction not available to this account');
+			},
+		}));
+		expect(objectPlace({ name: 'eu.eu~order-1' }, { WORKFLOW_RUNNER: failing } as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
+		// A default-group name reached through eu stays refused locally too.
+		expect(objectPlace({ name: 'order-1', jurisdiction: 'eu' }, { WORKFLOW_RUNNER: workerd } as never, registry).misplaced?.code).toBe(ErrorCode.WrongJurisdiction);
 	});
 
 	it("hides the shared archive bucket from a jurisdiction group that names none, and keeps it for the default group", () => {

@@ -8,6 +8,8 @@ import { IndexClient } from '../../src/client/index-client';
 import { instances, type ShardflowEnv } from '../../src/client/instance-client';
 import { workflowClient } from '../../src/client/workflow-client';
 import { listAcrossGroups } from '../../src/client/group-listing';
+import { createBatch } from '../../src/client/create-batch';
+import { deleteBatch } from '../../src/client/delete-batch';
 import { ErrorCode } from '../../src/engine/support/errors';
 import { settle, stub, testEnv, uniqueId, until } from '../helpers';
 import { api } from '../api/helpers';
@@ -80,7 +82,7 @@ describe('an instance of a group with a jurisdiction', () => {
 		expect((await home.inGroup('eu').list({ type: 'resident-order', idPrefix: id })).items.map((e) => e.id)).toEqual([id]);
 		const across = await listAcrossGroups(testEnv, testRegistry, { type: 'resident-order', attributes: { customerId: 'c-only-eu' } });
 		expect(across.items.map((e) => [e.id, e.group])).toEqual([[id, 'eu']]);
-		expect(across.answered).toEqual(['global', 'eu', 'tenant', 'later']);
+		expect(across.answered).toEqual(['global', 'eu', 'tenant', 'later', 'soon']);
 		expect(across.failed).toEqual([]);
 	});
 
@@ -119,8 +121,21 @@ describe('creating in a group', () => {
 		const au = await routed.create({ payload: { country: 'AU' } });
 		expect(au).toMatchObject({ group: 'global', groupFallback: { requested: 'au', reason: 'unknown' } });
 		expect(au.id).not.toContain('~');
-		const xx = await routed.create({ payload: { country: 'XX' } });
-		expect(xx).toMatchObject({ group: 'global', groupFallback: { requested: 'later', reason: 'undeployed' } });
+		const yy = await routed.create({ payload: { country: 'YY' } });
+		expect(yy).toMatchObject({ group: 'global', groupFallback: { requested: 'soon', reason: 'undeployed' } });
+	});
+
+	it('refuses a create for an undeployed group with a jurisdiction (503 GROUP_NOT_DEPLOYED) instead of writing it outside the jurisdiction, storing nothing', async () => {
+		await expect(workflowClient(testEnv, 'routed-order').create({ payload: { country: 'XX' } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		await expect(workflowClient(testEnv, 'inbox').create({ group: 'later', payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		const id = uniqueId('not-deployed');
+		await expect(instances.create(testEnv, { type: 'inbox', id, group: 'later', payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
+		const response = await api('POST', '/workflows', { type: 'routed-order', payload: { country: 'XX' } });
+		expect(response.status).toBe(503);
+		expect(response.json.error.code).toBe('GROUP_NOT_DEPLOYED');
+		const batch = await api('POST', '/workflows/batch', { items: [{ type: 'routed-order', payload: { country: 'XX' } }] });
+		expect(batch.json.items).toMatchObject([{ result: 'refused', status: 503, error: { code: 'GROUP_NOT_DEPLOYED' } }]);
 	});
 
 	it('refuses a given id that names another group than its type chooses, before anything is stored', async () => {
@@ -131,7 +146,8 @@ describe('creating in a group', () => {
 		// The group with another jurisdiction than the declared one.
 		await expect(instances.create(testEnv, { type: 'resident-order', id: `eu.fedramp~${uniqueId()}`, payload: { customerId: 'x', amount: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupMismatch });
 		// A declared group that is not deployed takes no creates, not even by id.
-		await expect(instances.create(testEnv, { type: 'inbox', id: `later.eu~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupMismatch });
+		await expect(instances.create(testEnv, { type: 'inbox', id: `later.eu~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupNotDeployed });
+		await expect(instances.create(testEnv, { type: 'inbox', id: `soon.eu~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.GroupMismatch });
 		await expect(instances.create(testEnv, { type: 'inbox', id: `Bad_Group~${uniqueId()}`, payload: { expect: 1 } })).rejects.toMatchObject({ code: ErrorCode.InvalidId });
 		// A given id in the type's group is kept as given.
 		const given = `eu.eu~${uniqueId('given')}`;
@@ -145,6 +161,66 @@ describe('creating in a group', () => {
 		await settle(created.id);
 		expect((await new IndexClient(testEnv, testRegistry, { group: 'tenant' }).list({ type: 'inbox' })).items.map((e) => e.id)).toEqual([created.id]);
 		expect((await new IndexClient(testEnv, testRegistry).list({ type: 'inbox', limit: 1000 })).items.map((e) => e.id)).not.toContain(created.id);
+	});
+});
+
+describe('a batch create', () => {
+	it('places each item as a single create does: its group field, its pinned type, its choosing function, its fallback answer', async () => {
+		const response = await api('POST', '/workflows/batch', {
+			items: [
+				{ type: 'inbox', group: 'tenant', payload: { expect: 1 } },
+				{ type: 'resident-order', payload: { customerId: 'c-batch', amount: 4 } },
+				{ type: 'routed-order', payload: { country: 'DE' } },
+				{ type: 'routed-order', payload: { country: 'AU' } },
+				{ type: 'inbox', group: 'eu', payload: { expect: 1 } },
+				{ type: 'resident-order', group: 'tenant', payload: { customerId: 'c-batch', amount: 1 } },
+			],
+		});
+		expect(response.status).toBe(200);
+		const items = response.json.items;
+		expect(items).toMatchObject([
+			{ result: 'created', status: 201, type: 'inbox', group: 'tenant' },
+			{ result: 'created', status: 201, type: 'resident-order', group: 'eu' },
+			{ result: 'created', status: 201, type: 'routed-order', group: 'eu' },
+			{ result: 'created', status: 201, type: 'routed-order', group: 'global', groupFallback: { requested: 'au', reason: 'unknown' } },
+			{ result: 'created', status: 201, type: 'inbox', group: 'eu' },
+			{ result: 'refused', status: 400, type: 'resident-order', error: { code: 'GROUP_MISMATCH' } },
+		]);
+		expect(items[0].id).toMatch(/^tenant~/);
+		expect(items[1].id).toMatch(EU_ID);
+		expect(items[2].id).toMatch(EU_ID);
+		expect(items[3].id).not.toContain('~');
+		expect(items[4].id).toMatch(EU_ID);
+		// Each is listed in its own group's index only.
+		await settle(items[4].id);
+		expect((await api('GET', `/workflows?type=inbox&group=eu&idPrefix=${encodeURIComponent(items[4].id)}`)).json.items.map((e: { id: string }) => e.id)).toEqual([items[4].id]);
+		expect((await api('GET', `/workflows?type=inbox&idPrefix=${encodeURIComponent(items[4].id)}`)).json.items).toEqual([]);
+	});
+
+	it("from the typed client: createBatch takes each item's group and reaches its objects through the group's jurisdiction", async () => {
+		const { env, calls } = recordingEnv();
+		const outcomes = await createBatch(env, [
+			{ type: 'inbox', group: 'eu', payload: { expect: 1 } },
+			{ type: 'resident-order', payload: { customerId: 'c-client-batch', amount: 2 } },
+		]);
+		expect(outcomes).toMatchObject([
+			{ result: 'created', group: 'eu' },
+			{ result: 'created', group: 'eu' },
+		]);
+		for (const outcome of outcomes) expect(outcome.id).toMatch(EU_ID);
+		expect(calls.filter((c) => !c.name.startsWith('__'))).toEqual(outcomes.map((o) => ({ jurisdiction: 'eu', name: o.id, locationHint: 'weur' })));
+		const typed = await ResidentOrderWorkflow.createBatch(testEnv, [{ payload: { customerId: 'c-typed-batch', amount: 1 } }]);
+		expect(typed).toMatchObject([{ result: 'created', group: 'eu' }]);
+		expect(typed[0]!.id).toMatch(EU_ID);
+	});
+
+	it('deletes each id of a batch delete in the group its id names', async () => {
+		const { id } = await ResidentOrderWorkflow.create(testEnv, { payload: { customerId: 'c-batch-delete', amount: 1 } });
+		await settle(id);
+		const { env, calls } = recordingEnv();
+		expect(await deleteBatch(env, [id], { terminate: true })).toEqual([{ result: 'deleted', id }]);
+		expect(calls.filter((c) => c.name === id).map((c) => c.jurisdiction)).toEqual(['eu']);
+		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
 	});
 });
 
@@ -230,7 +306,7 @@ describe('over HTTP', () => {
 		const home = await api('GET', `/workflows?type=resident-order&attr.customerId=c-http`);
 		expect(home.json.items).toEqual([]);
 		const across = await api('GET', `/workflows?type=resident-order&groups=*&attr.customerId=c-http`);
-		expect(across.json).toMatchObject({ items: [{ id, group: 'eu' }], nextCursor: null, groups: { answered: ['global', 'eu', 'tenant', 'later'], failed: [] } });
+		expect(across.json).toMatchObject({ items: [{ id, group: 'eu' }], nextCursor: null, groups: { answered: ['global', 'eu', 'tenant', 'later', 'soon'], failed: [] } });
 		const types = await api('GET', '/types?group=eu');
 		expect(types.json.types.find((t: { type: string }) => t.type === 'resident-order').counts.completed).toBeGreaterThanOrEqual(1);
 		expect((await api('GET', '/types/resident-order/metrics?group=eu')).status).toBe(200);
@@ -279,6 +355,33 @@ describe('over HTTP', () => {
 		expect((await walk('/admin/types/resident-order/purge', { ...purge, group: 'eu' })).deleted).toBeGreaterThanOrEqual(1);
 		await expect(instances.status(testEnv, { id })).rejects.toMatchObject({ code: ErrorCode.NotFound });
 		expect((await api('POST', '/admin/types/resident-order/reconcile', { group: 'mars' })).json.error.code).toBe('INVALID_GROUP');
+	});
+
+	it("refuses an admin walk's cursor in another group than the one it walked (INVALID_CURSOR), as listing cursors are", async () => {
+		for (const customerId of ['c-walk-1', 'c-walk-2']) await settle((await ResidentOrderWorkflow.create(testEnv, { payload: { customerId, amount: 1 } })).id);
+		const purge = { status: 'terminated', updatedBefore: 1, batchSize: 1 };
+		for (const walk of ['purge', 'reconcile', 'rebalance']) {
+			const body = walk === 'purge' ? purge : { batchSize: 1 };
+			const first = await api('POST', `/admin/types/resident-order/${walk}`, { ...body, group: 'eu' });
+			expect(first.status, walk).toBe(200);
+			expect(first.json.done, walk).toBe(false);
+			const { cursor } = first.json;
+			for (const elsewhere of [{}, { group: 'tenant' }]) {
+				const refused = await api('POST', `/admin/types/resident-order/${walk}`, { ...body, ...elsewhere, cursor });
+				expect(refused.status, `${walk} ${JSON.stringify(elsewhere)}`).toBe(400);
+				expect(refused.json.error.code).toBe('INVALID_CURSOR');
+			}
+			expect((await api('POST', `/admin/types/resident-order/${walk}`, { ...body, group: 'eu', cursor })).status, walk).toBe(200);
+		}
+		// A default group's cursor (as before groups) is refused in a group too.
+		for (const id of [uniqueId('walk-home'), uniqueId('walk-home')]) {
+			await instances.create(testEnv, { type: 'inbox', id, payload: { expect: 1 } });
+			await settle(id);
+		}
+		const home = await api('POST', '/admin/types/inbox/purge', purge);
+		expect(home.json.done).toBe(false);
+		expect((await api('POST', '/admin/types/inbox/purge', { ...purge, group: 'eu', cursor: home.json.cursor })).json.error.code).toBe('INVALID_CURSOR');
+		expect((await api('POST', '/admin/types/inbox/purge', { ...purge, cursor: home.json.cursor })).status).toBe(200);
 	});
 
 	it('refuses an id in the wrong group, an undeclared group to read, and a cursor with groups= (400)', async () => {

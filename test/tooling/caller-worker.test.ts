@@ -41,4 +41,10 @@ describe('a second Worker bound to the same namespace', () => {
 		expect(res.status).toBe(400);
 		expect(await res.json()).toMatchObject({ error: { code: 'RESERVED_ID' } });
 	});
+
+	it("reaches an eu group's object through the engine Worker, which gets no --var (only the first Worker does): no WRONG_JURISDICTION locally", async () => {
+		const res = await fetch(`${server.url}/checkout/eu.eu~no-such-${Date.now()}`);
+		// The caller answers every typed error 400; the engine's object was reached and has no such instance.
+		expect(await res.json()).toMatchObject({ error: { code: 'NOT_FOUND' } });
+	});
 });

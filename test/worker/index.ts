@@ -89,7 +89,7 @@ export const testRegistry = defineRegistry({
 	searchable: { workflow: SearchableWorkflow, shards: 4 },
 	// Groups (test/runtime/residency.test.ts, docs/residency.md).
 	'resident-order': { workflow: ResidentOrderWorkflow, group: 'eu', shards: 2 },
-	'routed-order': { workflow: RoutedOrderWorkflow, group: (p: { country: string }) => ({ DE: 'eu', AU: 'au', XX: 'later' })[p.country] ?? 'global' },
+	'routed-order': { workflow: RoutedOrderWorkflow, group: (p: { country: string }) => ({ DE: 'eu', AU: 'au', XX: 'later', YY: 'soon' })[p.country] ?? 'global' },
 	'home-only': { workflow: HomeOnlyWorkflow, group: 'global' },
 	'resident-parent': { workflow: ResidentParentWorkflow, group: 'eu' },
 	'resident-child': { workflow: ResidentChildWorkflow },
@@ -100,6 +100,7 @@ export const testRegistry = defineRegistry({
 			eu: { jurisdiction: 'eu', locationHint: 'weur' },
 			tenant: {},
 			later: { jurisdiction: 'eu', deployed: false },
+			soon: { jurisdiction: 'eu', deployed: false, fallback: true },
 		},
 	},
 });

@@ -17,7 +17,7 @@ export class ResidentOrderWorkflow extends Workflow<{ customerId: string; amount
 	}
 }
 
-/** Chooses its group from the payload's country: DE -> eu, AU -> au (not declared), XX -> later (not deployed), else the default group. */
+/** Chooses its group from the payload's country: DE -> eu, AU -> au (not declared), XX -> later (not deployed), YY -> soon (not deployed, fallback: true), else the default group. */
 export class RoutedOrderWorkflow extends Workflow<{ country: string }, string> {
 	static override readonly type = 'routed-order';
 	static override payload = z.object({ country: z.string() });

@@ -2,7 +2,9 @@
  * Groups: the policy axis of where an instance lives (docs/residency.md). A registry declares
  * its groups in code, each with a jurisdiction (or none) and an optional location hint; a type
  * pins a group or chooses one per create from the payload; a group nobody declared (or one
- * declared `deployed: false`) falls back to the default group, and the create says so.
+ * declared `deployed: false` without a jurisdiction) falls back to the default group, and the
+ * create says so; an undeployed group with a jurisdiction refuses the create (GROUP_NOT_DEPLOYED)
+ * unless its declaration says `fallback: true`.
  * The member axis (index shards) is per type and works inside each group alike.
  */
 
@@ -19,8 +21,19 @@ export interface GroupDeclaration {
 	jurisdiction?: Jurisdiction;
 	/** Where its new objects are created first (a hint: Cloudflare may place them elsewhere, within the jurisdiction). */
 	locationHint?: LocationHint;
-	/** `false`: declared (its ids are reserved and keep routing) but creates choosing it fall back to the default group. Default true. */
+	/**
+	 * `false`: declared (its ids are reserved and keep routing) but taking no creates yet: a create
+	 * choosing it is refused (`GROUP_NOT_DEPLOYED`, 503) for a group with a jurisdiction, and falls
+	 * back to the default group for one without (or with `fallback: true`). Default true.
+	 */
 	deployed?: boolean;
+	/**
+	 * While `deployed: false`, whether a create choosing the group goes to the default group instead
+	 * (and says so) rather than being refused. Default: true for a group without a jurisdiction,
+	 * false for one with: the default group has none, so falling back would write the instance's
+	 * data outside the jurisdiction; `true` is that choice made explicitly.
+	 */
+	fallback?: boolean;
 	/**
 	 * The binding name of the R2 bucket its instances are archived to (create it in the same
 	 * jurisdiction: `wrangler r2 bucket create <name> --jurisdiction eu`). Unset, a group with a
@@ -48,6 +61,8 @@ export interface ResolvedGroup {
 	jurisdiction: Jurisdiction | null;
 	locationHint: LocationHint | null;
 	deployed: boolean;
+	/** While undeployed: fall back to the default group (true) or refuse the create (false). */
+	fallback: boolean;
 	isDefault: boolean;
 	/** Where its objects live and what their names start with. */
 	place: GroupPlace;
@@ -97,6 +112,7 @@ export function resolveGroups(options: GroupOptions = {}): ResolvedGroups {
 		jurisdiction: null,
 		locationHint: checkHint(defaultName, defaultDeclaration.locationHint),
 		deployed: true,
+		fallback: false,
 		isDefault: true,
 		place: DEFAULT_PLACE,
 		archive: checkArchive(defaultName, defaultDeclaration.archive) ?? 'ARCHIVE',
@@ -109,12 +125,14 @@ export function resolveGroups(options: GroupOptions = {}): ResolvedGroups {
 			throw new Error(`groups.groups.${name}.jurisdiction must be one of ${JURISDICTIONS.join(', ')}, got ${JSON.stringify(declaration.jurisdiction)}`);
 		}
 		if (declaration.deployed !== undefined && typeof declaration.deployed !== 'boolean') throw new Error(`groups.groups.${name}.deployed must be a boolean`);
+		if (declaration.fallback !== undefined && typeof declaration.fallback !== 'boolean') throw new Error(`groups.groups.${name}.fallback must be a boolean`);
 		const jurisdiction = declaration.jurisdiction ?? null;
 		resolved.set(name, {
 			name,
 			jurisdiction,
 			locationHint: checkHint(name, declaration.locationHint),
 			deployed: declaration.deployed ?? true,
+			fallback: declaration.fallback ?? jurisdiction === null,
 			isDefault: false,
 			place: { group: name, jurisdiction, tag: groupTag(name, jurisdiction) },
 			archive: checkArchive(name, declaration.archive) ?? (jurisdiction === null ? 'ARCHIVE' : null),
@@ -153,8 +171,10 @@ export function checkGroupChoice(type: string, choice: unknown, groups: Resolved
 /**
  * The group a create goes to: the type's pinned group, else its choice from the payload, else
  * the one the create asks for, else the default. A chosen group that is not declared, or not
- * deployed, falls back to the default group (the answer and a log line say so). A create asking
- * for a group the type's own choice contradicts is refused (`GROUP_MISMATCH`).
+ * deployed, falls back to the default group (the answer and a log line say so), except an
+ * undeployed group with a jurisdiction that does not opt into it (`GROUP_NOT_DEPLOYED`): a
+ * residency obligation is not met by the default group. A create asking for a group the type's
+ * own choice contradicts is refused (`GROUP_MISMATCH`).
  */
 export function placeCreate(groups: ResolvedGroups, type: string, choice: GroupChoice | undefined, payload: unknown, requested?: string): Placement {
 	if (requested !== undefined && (typeof requested !== 'string' || !GROUP_NAME_PATTERN.test(requested))) {
@@ -173,7 +193,13 @@ export function placeCreate(groups: ResolvedGroups, type: string, choice: GroupC
 	}
 	const group = groups.get(chosen);
 	if (group === undefined) return { group: groups.defaultGroup, fallback: { requested: chosen, reason: 'unknown' } };
-	if (!group.deployed) return { group: groups.defaultGroup, fallback: { requested: chosen, reason: 'undeployed' } };
+	if (!group.deployed) {
+		if (group.fallback) return { group: groups.defaultGroup, fallback: { requested: chosen, reason: 'undeployed' } };
+		throw new ValidationError(
+			ErrorCode.GroupNotDeployed,
+			`group "${chosen}" (jurisdiction ${group.jurisdiction}) is declared but not deployed (deployed: false), so this create of type "${type}" is refused rather than created in the default group, outside the jurisdiction; nothing was stored. Deploy the group, or declare it with fallback: true to send its creates to the default group`,
+		);
+	}
 	return { group };
 }
 
@@ -199,7 +225,7 @@ export function assertIdInPlace(id: string, idPlace: GroupPlace, placement: Plac
 	const want = placement.group.place;
 	if (idPlace.tag === want.tag) return;
 	const named = idPlace.tag === null ? 'the default group (it has no group part)' : `group part "${idPlace.tag}"`;
-	const wanted = want.tag === null ? 'an id without a group part' : `an id starting "${want.tag}~" (or no id: one is generated)`;
+	const wanted = want.tag === null ? 'an id without a group part' : `an id starting "${want.tag}~" (or no id, from a Worker that imports the registry: the REST API and the helpers generate one in the group)`;
 	const why = placement.fallback ? ` (it chose "${placement.fallback.requested}", ${placement.fallback.reason === 'unknown' ? 'which the registry does not declare' : 'which is not deployed'}, so the default group)` : '';
 	throw new ValidationError(ErrorCode.GroupMismatch, `workflow id "${id}" names ${named}, but this create of type "${type}" goes to group "${placement.group.name}"${why}: give ${wanted}`);
 }

@@ -59,6 +59,8 @@ export const ErrorCode = {
 	StreamSubscribersFull: 'STREAM_SUBSCRIBERS_FULL',
 	/** A create's id names another group than the one its type (or the create) chooses (engine/groups/groups.ts). */
 	GroupMismatch: 'GROUP_MISMATCH',
+	/** A create for a group declared `deployed: false` with a jurisdiction (and no `fallback: true`): refused rather than created outside the jurisdiction. */
+	GroupNotDeployed: 'GROUP_NOT_DEPLOYED',
 	/** A group name that is not one, or a type's group function that threw or returned something else. */
 	InvalidGroup: 'INVALID_GROUP',
 	/** An operation spanning groups (a child, a bulk job, a listing), refused unless opted in per call (docs/residency.md). */

@@ -14,7 +14,7 @@ const TITLES = /** @type {Record<string, string>} */ ({
 
 /**
  * @typedef {{ type: string; kind: string; status?: string; count: number; message: string; since?: number;
- *   list?: { type: string; status: string; updatedBefore: number; order: string }; ids?: string[] }} Alert
+ *   list?: { type: string; status: string; updatedBefore: number; order: string; group?: string }; ids?: string[] }} Alert
  */
 
 /** @param {Alert} alert @returns {{ href: string; text: string }[]} */
@@ -22,6 +22,8 @@ function linksOf(alert) {
 	if (alert.list) {
 		const { type, status, updatedBefore, order } = alert.list;
 		const q = new URLSearchParams({ type, status, updatedBefore: String(updatedBefore), order });
+		// Another group's alert lists from that group's index (docs/residency.md).
+		if (alert.list.group) q.set('group', alert.list.group);
 		return [{ href: `${base}/instances?${q}`, text: `List the ${alert.count.toLocaleString('en')} ${alert.list.status} past the threshold` }];
 	}
 	if (alert.ids?.length) return alert.ids.map((id) => ({ href: `${base}/instances/${encodeURIComponent(id)}`, text: id }));

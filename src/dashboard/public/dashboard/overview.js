@@ -128,9 +128,9 @@ const COUNTS_EVERY = 6;
 let round = 0;
 async function refresh() {
 	const withCounts = ++round % COUNTS_EVERY === 0;
-	// The group shown (docs/residency.md): its counts and metrics come from its own shards (the alerts are the default group's).
+	// The group shown (docs/residency.md): its counts, metrics and alerts come from its own shards.
 	const inGroup = config.group ? `?group=${encodeURIComponent(config.group)}` : '';
-	const [types, alerts, ...metrics] = await Promise.all([withCounts ? api(`/types${inGroup}`) : null, withCounts ? api('/alerts') : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics${inGroup}`))]);
+	const [types, alerts, ...metrics] = await Promise.all([withCounts ? api(`/types${inGroup}`) : null, withCounts ? api(`/alerts${inGroup}`) : null, ...config.types.map((/** @type {string} */ t) => api(`/types/${encodeURIComponent(t)}/metrics${inGroup}`))]);
 	const ok = (types === null || types.ok) && metrics.every((r) => r.ok);
 	if (types?.ok) types.body.types.forEach(drawCounts);
 	if (alerts) drawAlerts(alertsEl, alerts.ok ? alerts.body.alerts : null);
