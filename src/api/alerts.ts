@@ -69,8 +69,7 @@ export function alertsOf(now: number, snapshots: readonly TypeSnapshot[], group?
 			});
 		}
 		if (snap.schedule) {
-			const dayAgo = now - 86_400_000;
-			const missed = snap.schedule.lastRuns.filter((r) => r.at >= dayAgo).reduce((sum, r) => sum + r.missed, 0);
+			const missed = snap.schedule.missedLastDay;
 			if (missed > 0) alerts.push({ type, kind: 'schedule_missed_ticks', count: missed, message: `The schedule of ${type} missed ${plural(missed, 'tick')} in the last day (due while its alarm could not fire).` });
 			const next = snap.schedule.nextRunAt;
 			if (next !== null && now - next > 300_000) {

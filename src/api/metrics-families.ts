@@ -90,10 +90,9 @@ export function metricFamilies(now: number, snapshots: readonly TypeSnapshot[]):
 			stuckThreshold.push({ labels: { type, status }, value: threshold / 1000 });
 		}
 		if (snap.schedule) {
-			const { nextRunAt, lastRuns } = snap.schedule;
+			const { nextRunAt, lastRuns, missedLastDay } = snap.schedule;
 			scheduleOverdue.push({ labels: { type }, value: nextRunAt === null ? 0 : Math.max(0, now - nextRunAt) / 1000 });
-			const dayAgo = now - 86_400_000;
-			scheduleMissed.push({ labels: { type, window: '1d' }, value: lastRuns.filter((r) => r.at >= dayAgo).reduce((sum, r) => sum + r.missed, 0) });
+			scheduleMissed.push({ labels: { type, window: '1d' }, value: missedLastDay });
 			const last = lastRuns[0];
 			if (last) {
 				scheduleLastRun.push({ labels: { type, outcome: last.outcome }, value: last.at / 1000 });

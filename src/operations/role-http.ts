@@ -37,6 +37,7 @@ export const ScheduleSchema = z
 		state: z.enum(['active', 'paused']),
 		nextRunAt: z.number().int().nullable(),
 		lastRuns: z.array(ScheduleRunSchema),
+		missedLastDay: z.number().int().openapi({ description: 'Ticks missed in the last day (due while the alarm could not fire, not run), however many runs followed them.' }),
 	})
 	.openapi('Schedule');
 

@@ -2,10 +2,18 @@ import { desc, lt } from 'drizzle-orm';
 import type { Database } from './object-storage';
 import * as schema from '../db/schema';
 import type { ScheduleOutcome, ScheduleRun, ScheduleState, ScheduleStore } from '../engine/schedule/schedule-engine';
+import type { MissedTicksLog } from '../engine/schedule/missed-ticks-log';
 
 const { scheduleState: s, scheduleRuns: r } = schema;
 
-/** A schedule object's storage (`schedule_state`, `schedule_runs`) through Drizzle. */
+/**
+ * The missed-ticks log's key in the object's key-value storage: one value of at most 97 small
+ * entries, 1 row written by a tick that found ticks missed, none otherwise, and no table to
+ * create or migrate.
+ */
+const MISSED_LOG_KEY = 'schedule:missed';
+
+/** A schedule object's storage (`schedule_state`, `schedule_runs`) through Drizzle, and its missed-ticks log in `ctx.storage.kv`. */
 export class DrizzleScheduleStore implements ScheduleStore {
 	constructor(
 		private readonly db: Database,
@@ -36,6 +44,14 @@ export class DrizzleScheduleStore implements ScheduleStore {
 			.limit(limit)
 			.all()
 			.map((row) => ({ ...row, outcome: row.outcome as ScheduleOutcome }));
+	}
+
+	missedLog(): MissedTicksLog {
+		return this.storage.kv.get<MissedTicksLog>(MISSED_LOG_KEY) ?? [];
+	}
+
+	writeMissedLog(log: MissedTicksLog): void {
+		this.storage.kv.put(MISSED_LOG_KEY, log);
 	}
 
 	transaction<T>(fn: () => T): T {

@@ -37,7 +37,7 @@ describe('alertsOf', () => {
 				stuck: { running: 2, waiting: 0 },
 				failing: { instances: 1, mostInARow: 6, threshold: 3, worst: [{ id: 'pay-9', cause: 'failed', count: 6, since: NOW - 5 * MIN }] },
 				backlog: { pending: 3, oldestSince: NOW - 10 * MIN, oldest: [{ id: 'pay-1', since: NOW - 10 * MIN }] },
-				schedule: { type: 'payment', cron: '0 * * * *', overlap: 'skip', state: 'active', nextRunAt: NOW - 10 * MIN, lastRuns: [{ tick: NOW - 70 * MIN, at: NOW - 65 * MIN, missed: 2, outcome: 'started' } as never] },
+				schedule: { type: 'payment', cron: '0 * * * *', overlap: 'skip', state: 'active', nextRunAt: NOW - 10 * MIN, lastRuns: [{ tick: NOW - 70 * MIN, at: NOW - 65 * MIN, missed: 2, outcome: 'started' } as never], missedLastDay: 2 },
 			}),
 		]);
 		expect(alerts.map((a) => a.kind)).toEqual(['failing_passes', 'stuck', 'index_backlog', 'schedule_missed_ticks', 'schedule_overdue']);
@@ -46,6 +46,14 @@ describe('alertsOf', () => {
 		expect(alerts[2]).toMatchObject({ count: 3, ids: ['pay-1'], since: NOW - 10 * MIN, message: expect.stringContaining('600 s') });
 		expect(alerts[3]).toMatchObject({ count: 2 });
 		expect(alerts[4]).toMatchObject({ since: NOW - 10 * MIN });
+	});
+
+	it('keeps the missed-ticks alert up for the day the schedule says it missed them, though the runs shown no longer hold them', () => {
+		// A per-minute cron: the 10 runs shown are the last 10 minutes, all on time; the outage was hours ago.
+		const lastRuns = Array.from({ length: 10 }, (_, n) => ({ tick: NOW - (n + 1) * MIN, at: NOW - (n + 1) * MIN, missed: 0, outcome: 'started' }) as never);
+		const alerts = alertsOf(NOW, [healthy({ schedule: { type: 'payment', cron: '* * * * *', overlap: 'allow', state: 'active', nextRunAt: NOW + MIN, lastRuns, missedLastDay: 7 } })]);
+		expect(alerts).toMatchObject([{ kind: 'schedule_missed_ticks', count: 7, message: expect.stringContaining('7 ticks in the last day') }]);
+		expect(alertsOf(NOW, [healthy({ schedule: { type: 'payment', cron: '* * * * *', overlap: 'allow', state: 'active', nextRunAt: NOW + MIN, lastRuns, missedLastDay: 0 } })])).toEqual([]);
 	});
 });
 

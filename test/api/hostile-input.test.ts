@@ -26,6 +26,7 @@ describe('malformed requests get a 4xx JSON error and change nothing', () => {
 		['deeply nested JSON', 'POST', '/workflows', `{"type":"test","id":"deep-1","payload":${deepJson(100_000)}}`, 'application/json', 400, undefined],
 		['an unknown route', 'GET', '/nope', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
 		['a wrong method', 'DELETE', '/workflows', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
+		['a wrong method on the scrape endpoint (no 405 anywhere in the API)', 'POST', '/metrics', undefined, undefined, 404, 'ROUTE_NOT_FOUND'],
 		['an id of 10,000 characters', 'GET', `/workflows/${'a'.repeat(10_000)}`, undefined, undefined, 400, undefined],
 		['an id with ..', 'GET', '/workflows/..', undefined, undefined, 404, undefined],
 		['creating the id "." that no URL reaches', 'POST', '/workflows', '{"type":"test","id":".","payload":{"name":"x"}}', 'application/json', 400, 'INVALID_ID'],

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { schedules } from '../../src/client/schedule-client';
 import { callRole } from '../../src/client/stubs';
 import { scheduleName } from '../../src/engine/object-names';
+import { scheduledInstanceId } from '../../src/engine/schedule/schedule-name';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { testClock } from '../worker/test-clock';
 import { api, apiWith } from './helpers';
@@ -137,6 +138,27 @@ describe('GET /metrics', () => {
 		expect(after.value('shardflow_schedule_last_run_timestamp_seconds', { type: 'hourly', outcome: 'started' })).toBeGreaterThanOrEqual((first + 3 * 60 * MIN + 30_000) / 1000);
 		expect(after.value('shardflow_schedule_overdue_seconds', { type: 'hourly' })).toBe(0);
 		await runDurableObjectAlarm(stub(scheduleName('hourly')));
+	});
+
+	it('keeps reporting missed ticks for a day, through more runs than GET /schedules shows, and stops after it', async () => {
+		const missed = async () => (await scrape()).value('shardflow_schedule_missed_ticks', { type: 'hourly', window: '1d' });
+		const fireAt = async (at: number) => {
+			advanceClock(at - testClock.now());
+			await runDurableObjectAlarm(stub(scheduleName('hourly')));
+		};
+		const first = (await schedules.wake(testEnv, 'hourly')).nextRunAt!;
+		const before = (await missed())!;
+		// Two ticks pass with no alarm: the third runs 30 s late and stands in for them.
+		await fireAt(first + 2 * 60 * MIN + 30_000);
+		expect(await missed()).toBe(before + 2);
+		// Eleven on-time ticks later the 10 runs shown are all on time; the day's count is not.
+		for (let n = 3; n <= 13; n++) await fireAt(first + n * 60 * MIN + 1000);
+		expect((await schedules.wake(testEnv, 'hourly')).lastRuns.every((r) => r.missed === 0)).toBe(true);
+		expect(await missed()).toBe(before + 2);
+		// A day after the late tick (every tick on time meanwhile), the missed ones are out of the window.
+		for (let n = 14; n <= 27; n++) await fireAt(first + n * 60 * MIN + 1000);
+		expect(await missed()).toBe(0);
+		await Promise.all(Array.from({ length: 26 }, (_, n) => settle(scheduledInstanceId('hourly', first + (n + 2) * 60 * MIN))));
 	});
 
 	it('reports the delivery backlog of each type, zero when nothing is behind', async () => {

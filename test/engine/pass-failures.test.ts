@@ -223,6 +223,34 @@ describe('a pass cut short again and again (the isolate dies mid-pass: a crash, 
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
 		expect(host.store.readCutPasses()).toBeUndefined();
 	});
+
+	it('logs a repeated cut with the step whose attempt it cut, its passes in a row and when it retries, named as pass.failed names them', async () => {
+		[hanging, attempts] = [true, 0];
+		let host = new VirtualHost({ registry: registryOf(Hanger) });
+		const logged: Record<string, unknown>[] = [];
+		host.log = (record) => void (record.event.startsWith('pass.') && logged.push(record));
+		let engine = host.engine();
+		await engine.create('wf-2', 'hanger', {});
+		const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+		await turn();
+		const dieAndFire = async () => {
+			host.crash();
+			host = host.nextIsolate();
+			engine = host.engine();
+			host.clock.moveTo(Math.max(host.now(), host.alarmAt!));
+			host.alarmAt = undefined;
+			engine.alarm();
+			await turn();
+		};
+		await dieAndFire(); // one cut: straight back to work, nothing logged
+		expect(logged).toEqual([]);
+		await dieAndFire(); // the second cut in a row: attempt 2 of 'hang' was in flight
+		expect(logged).toEqual([
+			{ severity: 'error', event: 'pass.cut', instanceId: 'wf-2', type: 'hanger', failures: 1, retryAt: new Date(host.now() + 20_000).toISOString(), step: 'hang', attempt: 2 },
+		]);
+		hanging = false;
+		host.crash();
+	});
 });
 
 /** What the rolling-back saga's compensations were given, in order, across passes. */

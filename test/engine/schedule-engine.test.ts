@@ -70,6 +70,29 @@ describe('schedules', () => {
 		expect(world.alarm).toBe(T0 + 185 * MIN);
 	});
 
+	it('reports the ticks it missed for a day, though more runs than it shows follow them, and writes nothing when none are missed', async () => {
+		const store = new MemoryScheduleStore();
+		const { world, make, fire } = setup({ cron: '* * * * *' }, store);
+		const engine = make();
+		await engine.wake();
+		const writes = { log: 0 };
+		const writeMissedLog = store.writeMissedLog.bind(store);
+		store.writeMissedLog = (log) => (writes.log++, writeMissedLog(log));
+		world.now = T0 + 5 * MIN + 10_000; // the ticks at 1..4 minutes were missed, 5 stands in for them
+		await engine.alarm();
+		expect(engine.info()).toMatchObject({ lastRuns: [{ tick: T0 + 5 * MIN, missed: 4 }], missedLastDay: 4 });
+		for (let i = 0; i < 11; i++) await fire(engine);
+		expect(engine.info().lastRuns.map((r) => r.missed)).toEqual(Array(10).fill(0));
+		expect(engine.info().missedLastDay).toBe(4);
+		expect(writes.log).toBe(1);
+		// A day of on-time ticks later, the missed ones are out of the window.
+		while (world.now < T0 + 5 * MIN + 24 * 60 * MIN) await fire(engine);
+		expect(engine.info().missedLastDay).toBe(4);
+		await fire(engine);
+		expect(engine.info().missedLastDay).toBe(0);
+		expect(writes.log).toBe(1);
+	});
+
 	it('creates the same instance again after a crash between the create and its record, and records the tick once', async () => {
 		const store = new MemoryScheduleStore();
 		const { world, make } = setup({}, store);

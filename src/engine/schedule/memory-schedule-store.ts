@@ -1,9 +1,11 @@
 import type { ScheduleRun, ScheduleState, ScheduleStore } from './schedule-engine';
+import type { MissedTicksLog } from './missed-ticks-log';
 
 /** A schedule's storage in memory: for the engine's tests and the Node test kit. */
 export class MemoryScheduleStore implements ScheduleStore {
 	private state: ScheduleState | undefined;
 	private history: ScheduleRun[] = [];
+	private missed: MissedTicksLog = [];
 
 	read(): ScheduleState | undefined {
 		return this.state && { ...this.state };
@@ -21,8 +23,16 @@ export class MemoryScheduleStore implements ScheduleStore {
 		return [...this.history].reverse().slice(0, limit);
 	}
 
+	missedLog(): MissedTicksLog {
+		return this.missed;
+	}
+
+	writeMissedLog(log: MissedTicksLog): void {
+		this.missed = log;
+	}
+
 	transaction<T>(fn: () => T): T {
-		const saved = { state: this.state, history: this.history };
+		const saved = { state: this.state, history: this.history, missed: this.missed };
 		try {
 			return fn();
 		} catch (error) {

@@ -1,6 +1,7 @@
 import { ErrorCode, NotFoundError, ShardflowError } from '../support/errors';
 import { outboxBackoffMs } from '../support/timing';
 import { compileCron, scheduledInstanceId, type ResolvedSchedule } from './schedule';
+import { missedInLastDay, recordMissed, type MissedTicksLog } from './missed-ticks-log';
 
 /** What a schedule object stores (one row). */
 export interface ScheduleState {
@@ -53,6 +54,9 @@ export interface ScheduleStore {
 	appendRun(run: ScheduleRun, keep: number): void;
 	/** The newest runs first. */
 	runs(limit: number): ScheduleRun[];
+	/** What the schedule missed lately (missed-ticks-log.ts); empty when it never missed a tick. */
+	missedLog(): MissedTicksLog;
+	writeMissedLog(log: MissedTicksLog): void;
 	transaction<T>(fn: () => T): T;
 }
 
@@ -77,6 +81,8 @@ export interface ScheduleInfo {
 	nextRunAt: number | null;
 	/** The newest handled ticks first. */
 	lastRuns: ScheduleRun[];
+	/** Ticks missed in the last day (engine/schedule/missed-ticks-log.ts), however many runs followed them. */
+	missedLastDay: number;
 }
 
 /** Codes that mean the create will never succeed for this tick: record it and go on. */
@@ -159,6 +165,7 @@ export class ScheduleEngine {
 			state: state?.paused ? 'paused' : 'active',
 			nextRunAt: state?.paused ? null : (state?.nextAt ?? null),
 			lastRuns: state ? this.host.store.runs(10) : [],
+			missedLastDay: state ? missedInLastDay(this.host.store.missedLog(), this.host.now()) : 0,
 		};
 	}
 
@@ -217,6 +224,8 @@ export class ScheduleEngine {
 		const next: ScheduleState = { ...state, paused: current.paused, nextAt: current.paused ? null : nextAt, lastTickAt: run.tick, pendingTick: null, pendingMissed: 0, attempts: 0, updatedAt: run.at };
 		this.host.store.transaction(() => {
 			this.host.store.appendRun(run, MAX_SCHEDULE_RUNS);
+			// Only a tick that found ticks missed writes the log: nothing for a healthy schedule.
+			if (run.missed > 0) this.host.store.writeMissedLog(recordMissed(this.host.store.missedLog(), run.at, run.missed));
 			this.write(next);
 		});
 		this.host.setAlarm(next.nextAt ?? undefined);

@@ -8,6 +8,7 @@ import { describeThrown } from '../../support/thrown-value';
 import type { PartKernel } from '../part';
 import type { PassFailures } from '../pass-failures';
 import { FailingPassReporter } from '../failing-passes';
+import { cutAttempt } from '../cut-attempt';
 import { cutPassBackoffMs, outboxBackoffMs, WATCHDOG_MS } from '../../support/timing';
 
 /**
@@ -184,8 +185,13 @@ export abstract class PassScheduling {
 		this.k.host.store.writeCutPasses(this.cutPasses);
 		if (count > 1) {
 			this.failing.failed(this.k.row!.type, this.k.row!.id, 'cut', count - 1);
-			const retryAt = new Date(this.cutPasses.retryAt).toISOString();
-			this.k.host.log?.({ severity: 'error', event: 'pass.cut', instanceId: this.k.row!.id, type: this.k.row!.type, count: count - 1, nextRetryAt: retryAt });
+			// Named as pass.failed names them (failures in a row, retryAt: here the earliest the pass after this one may start
+			// if this one is cut too), with the attempt the last cut interrupted.
+			const attempt = cutAttempt(this.k.host.store);
+			this.k.host.log?.({
+				severity: 'error', event: 'pass.cut', instanceId: this.k.row!.id, type: this.k.row!.type, failures: count - 1,
+				retryAt: new Date(this.cutPasses.retryAt).toISOString(), ...(attempt ? { step: attempt.name, attempt: attempt.attempts } : {}),
+			});
 		}
 		return false;
 	}
