@@ -10,6 +10,8 @@ import { scopedName } from '../../src/client/group-scope';
 import { objectPlace } from '../../src/runtime/object-place';
 import { routeCreate } from '../../src/operations/create-placement';
 import { VirtualHost } from '../../src/testing/virtual-host';
+import { checkChildPlacement, crossGroupChildId } from '../../src/engine/children/cross-group-child';
+import { inlineParentsOf } from '../../src/engine/children/child-workflows';
 import { Workflow, type StepOf } from '../../src/authoring';
 
 class GroupedWaiter extends Workflow<{ country: string }, string> {
@@ -194,5 +196,41 @@ describe('a create that falls back', () => {
 			id: 'order-au', type: 'grouped-waiter', status: 'created', created: true, group: 'global', groupFallback: { requested: 'au', reason: 'unknown' },
 		});
 		expect(logs.filter((r) => r.event === 'group.fallback')).toEqual([expect.objectContaining({ severity: 'warn', instanceId: 'order-au', group: 'global', requestedGroup: 'au', reason: 'unknown' })]);
+	});
+});
+
+describe('a child in another group (allowCrossGroup)', () => {
+	const eu = groups.get('eu')!.place;
+	class EuChild extends Workflow<{ country: string }, string> {
+		static override readonly type = 'eu-child';
+		async run() {
+			return 'ok';
+		}
+	}
+	const parentHooks = (parentId: string, generation = 0) => ({
+		parentId, generation, assertRegistered: () => {},
+		placeChild: (_type: string, payload: unknown) => groups.get(byCountry(payload as { country: string }))?.place ?? DEFAULT_PLACE,
+	});
+
+	it("names the child in its own group, after its parent's group, id, generation and step: the same on every replay", () => {
+		expect(crossGroupChildId(eu, 'order-1', 0, 'charge')).toBe('eu.eu~.::-::order-1::charge');
+		expect(crossGroupChildId(DEFAULT_PLACE, 'eu.eu~order-1', 0, 'charge')).toBe('.::eu.eu::order-1::charge');
+		expect(crossGroupChildId(eu, 'order-1', 2, 'charge')).toBe('eu.eu~.::-::order-1::g2::charge');
+		// Parents of the same local id in different groups get different children.
+		expect(crossGroupChildId(eu, 'tenant~order-1', 0, 'charge')).not.toBe(crossGroupChildId(eu, 'order-1', 0, 'charge'));
+		const long = crossGroupChildId(eu, `tenant~${'p'.repeat(90)}`, 0, 's'.repeat(60));
+		expect(() => assertValidWorkflowId(long)).not.toThrow();
+		expect(placeOf(long)).toEqual(eu);
+		expect(long).toBe(crossGroupChildId(eu, `tenant~${'p'.repeat(90)}`, 0, 's'.repeat(60)));
+		// No parent holds it inline.
+		expect(inlineParentsOf('eu.eu~.::-::order-1::charge')).toEqual([]);
+	});
+
+	it("places the child of an opted-in step in its type's group, and leaves a child of the parent's own group as without the option", () => {
+		const hooks = parentHooks('order-1');
+		expect(checkChildPlacement(hooks, 'invoke', 'charge', EuChild, { payload: { country: 'DE' }, allowCrossGroup: true })).toMatchObject({ childId: 'eu.eu~.::-::order-1::charge', crossGroup: true });
+		expect(checkChildPlacement(hooks, 'invoke', 'charge', EuChild, { payload: { country: 'FR' }, allowCrossGroup: true })).toEqual({ childId: 'order-1::charge', childType: 'eu-child', onParentTerminate: 'terminate', mode: 'invoke' });
+		expect(checkChildPlacement(hooks, 'invoke', 'charge', EuChild, { payload: { country: 'DE' } })).not.toHaveProperty('crossGroup');
+		expect(() => checkChildPlacement(hooks, 'invoke', 'charge', EuChild, { payload: {}, allowCrossGroup: 'yes' as never })).toThrow(expect.objectContaining({ code: ErrorCode.InvalidOptions }));
 	});
 });

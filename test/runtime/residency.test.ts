@@ -109,6 +109,45 @@ describe('an instance of a group with a jurisdiction', () => {
 	});
 });
 
+describe('a child in another group, opted in per call (allowCrossGroup)', () => {
+	it("creates a default-group parent's eu child in eu, under an id of eu naming its parent's group; kill -9 loses nothing and the parent gets its output", async () => {
+		const { env, calls } = recordingEnv();
+		const parent = await instances.create(env, { type: 'crossing-parent', payload: { customerId: uniqueId('cx'), allow: true } });
+		expect(parent.id).not.toContain('~');
+		const childId = `eu.eu~.::-::${parent.id}::order`;
+		await until(async () => (await instances.status(testEnv, { id: parent.id })).status === 'waiting', 'the parent waiting for its eu child');
+		const child = await instances.status(env, { id: childId });
+		expect(child).toMatchObject({ type: 'resident-order', status: 'waiting' });
+		expect(calls.filter((c) => c.name === childId).every((c) => c.jurisdiction === 'eu')).toBe(true);
+		expect(calls.some((c) => c.name === childId)).toBe(true);
+		// The child's index entry is eu's; the default group's index never shows it.
+		expect((await new IndexClient(testEnv, testRegistry).list({ type: 'resident-order', parent: parent.id })).items).toEqual([]);
+		await abortAllDurableObjects();
+		await instances.sendEvent(testEnv, { id: childId, event: 'approve', payload: { by: 'eve' } });
+		await until(async () => (await instances.status(testEnv, { id: parent.id })).status === 'completed', 'the parent, after a kill -9');
+		expect((await instances.status(testEnv, { id: parent.id })).output).toEqual({ order: { settled: 7 } });
+		expect((await instances.status(testEnv, { id: childId })).status).toBe('completed');
+	});
+
+	it('refuses the same child without the option (CROSS_GROUP), creating nothing in eu', async () => {
+		const parent = await instances.create(testEnv, { type: 'crossing-parent', payload: { customerId: uniqueId('cx'), allow: false } });
+		await until(async () => (await instances.status(testEnv, { id: parent.id })).status === 'completed', 'the refused parent');
+		expect((await instances.status(testEnv, { id: parent.id })).output).toMatch(/^refused:STEP_FAILED:.*a child in another group is refused unless its step passes allowCrossGroup: true/);
+		await expect(instances.status(testEnv, { id: `eu.eu~.::-::${parent.id}::order` })).rejects.toMatchObject({ code: ErrorCode.NotFound });
+	});
+
+	it('terminates the eu child when its default-group parent is terminated', async () => {
+		const parent = await instances.create(testEnv, { type: 'crossing-parent', payload: { customerId: uniqueId('cx'), allow: true } });
+		const childId = `eu.eu~.::-::${parent.id}::order`;
+		await until(async () => (await instances.status(testEnv, { id: parent.id })).status === 'waiting', 'the parent waiting');
+		await instances.terminate(testEnv, { id: parent.id });
+		await until(async () => {
+			await runDurableObjectAlarm(stub(parent.id));
+			return (await instances.status(testEnv, { id: childId })).status === 'terminated';
+		}, 'the eu child terminated by the cascade');
+	});
+});
+
 describe('creating in a group', () => {
 	it('places a create by the payload, falls back to the default group for an undeclared or undeployed group and says so', async () => {
 		const routed = workflowClient(testEnv, 'routed-order');

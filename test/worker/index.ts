@@ -12,7 +12,7 @@ import { BigStreamWorkflow, FetcherWorkflow } from '../../bench/workflows';
 import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
-import { HomeOnlyWorkflow, ResidentChildWorkflow, ResidentOrderWorkflow, ResidentParentWorkflow, RoutedOrderWorkflow } from './residency-workflows';
+import { CrossingParentWorkflow, HomeOnlyWorkflow, ResidentChildWorkflow, ResidentOrderWorkflow, ResidentParentWorkflow, RoutedOrderWorkflow } from './residency-workflows';
 import { AlarmMeter, SqlMeter } from '../../bench/sql-meter';
 import type { ShardflowEnv } from '../../src/client/instance-client';
 import {
@@ -93,6 +93,7 @@ export const testRegistry = defineRegistry({
 	'home-only': { workflow: HomeOnlyWorkflow, group: 'global' },
 	'resident-parent': { workflow: ResidentParentWorkflow, group: 'eu' },
 	'resident-child': { workflow: ResidentChildWorkflow },
+	'crossing-parent': { workflow: CrossingParentWorkflow },
 }, {
 	groups: {
 		default: 'global',

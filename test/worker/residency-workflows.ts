@@ -57,3 +57,16 @@ export class ResidentChildWorkflow extends Workflow<{}, string> {
 		return step.do('child', () => 'child');
 	}
 }
+
+/** No group (the default one): invokes an eu-pinned order, opted in to a child in another group or not (`allow`). */
+export class CrossingParentWorkflow extends Workflow<{ customerId: string; allow: boolean }, unknown> {
+	static override readonly type = 'crossing-parent';
+	async run(step: StepOf<typeof CrossingParentWorkflow>, { customerId, allow }: { customerId: string; allow: boolean }) {
+		try {
+			const order = await step.invoke('order', ResidentOrderWorkflow, { payload: { customerId, amount: 7 }, allowCrossGroup: allow });
+			return { order };
+		} catch (error) {
+			return `refused:${(error as { code?: string }).code}:${(error as Error).message}`;
+		}
+	}
+}

@@ -4,6 +4,7 @@ import { assertJsonDepth, toStoredJson } from '../support/json';
 import { assertValidWorkflowId } from '../support/ids';
 import { MAX_NOTICED_OUTCOME_CHARS } from '../support/limits';
 import { fnv1a32 } from '../index/shard';
+import { GROUP_SEPARATOR } from '../support/group-id';
 import type { InstanceRow, StepRow } from '../storage/store';
 import type { ChildTransplant } from './transplant';
 
@@ -13,6 +14,8 @@ export interface ParentRef {
 	type: string;
 	/** The parent's step that started this child. */
 	step: string;
+	/** The parent opted in to a child in another group (`allowCrossGroup`, docs/residency.md "Across groups"). */
+	crossGroup?: true;
 }
 
 /** A finished child as its parent sees it; stored JSON text as in the instance row. */
@@ -70,6 +73,8 @@ export interface ChildRef {
 	mode: 'start' | 'invoke';
 	/** The child runs inline in its parent (instance/inline-child.ts); gone from the ref once it is handed over to its own object. */
 	inline?: true;
+	/** The child lives in another group than its parent (`allowCrossGroup`, cross-group-child.ts): never inline. */
+	crossGroup?: true;
 }
 
 /** What joins a parent's id and its step in a child's default id; reserved for children (`isReservedChildId`). */
@@ -99,6 +104,8 @@ export function childIdFor(parentId: string, generation: number, step: string): 
  * `childIdFor`). A read of a child not published yet asks them; none for an id without `::`.
  */
 export function inlineParentsOf(childId: string): string[] {
+	// A cross-group child's default id (cross-group-child.ts: its local part starts `.::`) never runs inline.
+	if (childId.includes(`${GROUP_SEPARATOR}.${CHILD_ID_SEPARATOR}`) || childId.startsWith(`.${CHILD_ID_SEPARATOR}`)) return [];
 	const at = childId.lastIndexOf(CHILD_ID_SEPARATOR);
 	if (at <= 0) return [];
 	const head = childId.slice(0, at);
@@ -161,7 +168,7 @@ export function checkChildRequest(
 		throw new ValidationError(ErrorCode.UnknownType, `step.${mode}("${name}") needs a workflow class with a static type, got ${typeof Child}`);
 	}
 	children.assertRegistered(type);
-	if (!options || typeof options !== 'object') throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs options {payload, id?, onParentTerminate?}`);
+	if (!options || typeof options !== 'object') throw new ValidationError(ErrorCode.InvalidOptions, `step.${mode}("${name}") needs options {payload, id?, onParentTerminate?, allowCrossGroup?}`);
 	const childId = options.id ?? childIdFor(children.parentId, children.generation, name);
 	assertValidWorkflowId(childId);
 	if (childId === children.parentId) throw new ValidationError(ErrorCode.InvalidId, `step.${mode}("${name}"): a workflow cannot be its own child ("${childId}")`);
@@ -254,5 +261,6 @@ export function checkParentRef(input: unknown, childId: string): ParentRef {
 	}
 	assertValidWorkflowId(parent.id);
 	if (parent.id === childId) throw new ValidationError(ErrorCode.InvalidId, `workflow "${childId}" cannot be its own parent`);
-	return { id: parent.id, type: parent.type, step: parent.step };
+	if (parent.crossGroup !== undefined && parent.crossGroup !== true) throw new ValidationError(ErrorCode.InvalidOptions, 'parent.crossGroup must be true when given');
+	return { id: parent.id, type: parent.type, step: parent.step, ...(parent.crossGroup ? { crossGroup: true as const } : {}) };
 }

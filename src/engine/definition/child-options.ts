@@ -13,6 +13,14 @@ export interface ChildOptions<P> {
 	id?: string;
 	/** `'abandon'` leaves the child running when the parent is terminated (default `'terminate'`). */
 	onParentTerminate?: OnParentTerminate;
+	/**
+	 * `true` lets the child's type live in another group than the parent (its type's pinned
+	 * group, or the one it chooses from the payload): the child is created in its own group,
+	 * under an id of that group, and never runs inline. The child's output is then stored in the
+	 * parent's history too, and the pair is not atomic (docs/residency.md "Across groups").
+	 * Without it, such a child is refused (CROSS_GROUP).
+	 */
+	allowCrossGroup?: boolean;
 }
 
 /** A workflow class as `step.invoke` sees it: its type, and for the types its payload and output. */

@@ -12,7 +12,7 @@ import { concurrencyKey, concurrencyOf } from '../limiter/concurrency';
 import { applyAttributeUpdate, attributesJson } from '../index/search-attributes';
 import type { InstanceRow } from '../storage/store';
 import type { InstanceKernel } from './kernel';
-import { placeOf } from '../support/group-id';
+import { placeOf, samePlace } from '../support/group-id';
 import { assertIdInPlace, placeCreate, type GroupFallback, type Placement } from '../groups/groups';
 
 // Creating an instance: the checks of its input (no storage touched), then its first row.
@@ -55,7 +55,7 @@ export async function prepareCreate(
 	const attributes = attributesInput === undefined ? null : attributesJson(applyAttributeUpdate(type, entry.attributes, {}, attributesInput));
 	assertJsonDepth(payloadInput, 'payload');
 	const payload = await validateWith(entry.workflow.payload, payloadInput, ErrorCode.InvalidPayload, `payload for workflow type "${type}"`);
-	const placement = existing ? undefined : placeInGroup(registry, id, type, payload, groupInput, parent !== undefined);
+	const placement = existing ? undefined : placeInGroup(registry, id, type, payload, groupInput, parent);
 	const concurrency = concurrencyOf(registry, type);
 	const payloadJson = toStoredJson(payload, 'payload');
 	return {
@@ -72,10 +72,15 @@ export async function prepareCreate(
  * The group a create goes to, checked against its id (docs/residency.md): the type's choice,
  * else the group the create asks for or its id names, else the default group. Undefined for a
  * registry without groups and an id without a group part: nothing to check, nothing to say.
+ * A child stays in its parent's group (CROSS_GROUP) unless its parent opted in (`parent.crossGroup`,
+ * children/cross-group-child.ts).
  */
-function placeInGroup(registry: Registry, id: string, type: string, payload: unknown, groupInput: unknown, child: boolean): Placement | undefined {
+function placeInGroup(registry: Registry, id: string, type: string, payload: unknown, groupInput: unknown, parent: ParentRef | undefined): Placement | undefined {
 	const idPlace = placeOf(id);
 	const entry = registry.get(type);
+	// A child whose parent did not opt in (allowCrossGroup) lives in its parent's group, whatever id its parent gave it.
+	const confined = parent !== undefined && parent.crossGroup !== true;
+	if (confined && !samePlace(idPlace, placeOf(parent.id))) throw crossGroup(registry, id, type, parent, `its id names group part "${idPlace.tag ?? '(none: the default group)'}"`);
 	// A create of the default group for a type that does not choose: as before groups (its answer unchanged).
 	if (idPlace.tag === null && entry.group === undefined && groupInput === undefined) return undefined;
 	const requested = groupInput ?? idPlace.group ?? undefined;
@@ -85,12 +90,17 @@ function placeInGroup(registry: Registry, id: string, type: string, payload: unk
 		return placement;
 	} catch (error) {
 		// A child's id is its parent's, in its parent's group: a type placed elsewhere would be a child in another group.
-		if (!child || (error as { code?: string }).code !== ErrorCode.GroupMismatch) throw error;
-		throw new ValidationError(
-			ErrorCode.CrossGroup,
-			`child workflow "${id}" of type "${type}" would live in another group than its parent (${idPlace.group ?? registry.groups.defaultGroup.name}): a child in another group is refused (docs/residency.md "Across groups"); ${(error as Error).message}`,
-		);
+		if (!confined || (error as { code?: string }).code !== ErrorCode.GroupMismatch) throw error;
+		throw crossGroup(registry, id, type, parent, (error as Error).message);
 	}
+}
+
+/** CROSS_GROUP: a child in another group than its parent's, which did not opt in. */
+function crossGroup(registry: Registry, id: string, type: string, parent: ParentRef, why: string): ValidationError {
+	return new ValidationError(
+		ErrorCode.CrossGroup,
+		`child workflow "${id}" of type "${type}" would live in another group than its parent (${placeOf(parent.id).group ?? registry.groups.defaultGroup.name}): a child in another group is refused unless its step passes allowCrossGroup: true (docs/residency.md "Across groups"); ${why}`,
+	);
 }
 
 export interface CreateResult {

@@ -1,5 +1,4 @@
 import {
-	checkChildRequest,
 	childPollDelayMs,
 	FIRST_OUTCOME_WAIT_MS,
 	inlineParentsOf,
@@ -24,6 +23,7 @@ import type { ChildTransplant, TransplantHeader } from '../children/transplant';
 import { INLINE_BUDGET, type InlineRequest, type InlineRunEnd } from './inline-run';
 import { outcomeOf } from '../children/child-workflows';
 import { describeThrown } from '../support/thrown-value';
+import { checkChildPlacement } from '../children/cross-group-child';
 
 /**
  * A new or unfinished child step (`step.invoke` / `step.start`; replays of finished ones
@@ -48,12 +48,13 @@ export async function runChildStep(
 	let row = step.row(key);
 	let now = step.hooks.now();
 	if (!row) {
-		const checked = checkChildRequest(children, mode, name, Child, options);
+		const checked = checkChildPlacement(children, mode, name, Child, options);
 		// The short child of an invoke, under its default id, runs inside this instance first (instance/inline-child.ts),
 		// when that id names this instance (a read by the id asks the instances it names: a step name with `::`, or a
 		// hashed id that keeps only the start of a long parent id, names another) and it is to end with this instance
 		// (an inline run ends with its parent's pass: an abandoned child must run on after a terminate).
-		const inline = mode === 'invoke' && options.id === undefined && checked.onParentTerminate === 'terminate' && children.inline?.eligible(checked.childType)
+		// A child in another group never runs inline: its run would write its data in its parent's jurisdiction.
+		const inline = mode === 'invoke' && !checked.crossGroup && options.id === undefined && checked.onParentTerminate === 'terminate' && children.inline?.eligible(checked.childType)
 			&& inlineParentsOf(checked.childId).includes(children.parentId);
 		const ref: ChildRef = inline ? { ...checked, inline: true } : checked;
 		step.transact(() => {
@@ -65,7 +66,7 @@ export async function runChildStep(
 	const ref = readChildRef(row);
 	if (row.status === 'running' || row.status === 'retrying') {
 		if (row.wakeAt !== null && row.wakeAt > now) throw step.suspend('sleeping');
-		const parent = { id: children.parentId, type: children.parentType, step: name };
+		const parent = { id: children.parentId, type: children.parentType, step: name, ...(ref.crossGroup ? { crossGroup: true as const } : {}) };
 		let inline = ref.inline ? children.inline : undefined;
 		let transplant: ChildTransplant | undefined;
 		// Handed over because an event or a control waits for the child: its create must not also wait for its outcome.

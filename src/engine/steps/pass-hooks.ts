@@ -7,6 +7,7 @@ import type { StepRow } from '../storage/store';
 import type { StepKind } from '../support/step-kinds';
 import type { StepFunctionWrapper } from './step-function-wrapper';
 import type { YieldReport } from './yield-pacer';
+import type { GroupPlace } from '../support/group-id';
 
 // What a pass of the replay loop lends the steps it runs (step-context.ts, pass-journal.ts,
 // child-step.ts): its own module, so those three import it rather than each other.
@@ -94,6 +95,8 @@ export interface ChildStepHooks {
 	generation: number;
 	/** Throws `UNKNOWN_TYPE` for a type the registry does not hold. */
 	assertRegistered(type: string): void;
+	/** The place a child of `type` is created in (its type's group), for `allowCrossGroup` (children/cross-group-child.ts). */
+	placeChild?(type: string, payload: unknown): GroupPlace;
 	/** Runs short children inside this instance first (instance/parts/inline-children.ts); absent: the host does not. */
 	readonly inline?: InlineChildHooks;
 }

@@ -23,6 +23,7 @@ import type { InstancePart } from '../part';
 import { errorOf } from '../row-views';
 import { WATCHDOG_MS } from '../../support/timing';
 import { PassScheduling } from './pass-scheduling';
+import { childPlaceOf } from '../child-place';
 
 /** The statuses a pass runs in. */
 export const RUNNABLE: readonly WorkflowStatus[] = ['created', 'running', 'sleeping', 'waiting'];
@@ -157,6 +158,7 @@ export class ReplayLoop extends PassScheduling implements InstancePart {
 							parentType: start.type,
 							generation,
 							assertRegistered: (type: string) => void this.k.host.registry.get(type),
+							placeChild: (type: string, payload: unknown) => childPlaceOf(this.k.host.registry, type, payload),
 							...(this.k.host.inlineChildren ? { inline: this.k.inline } : {}),
 						},
 					}
