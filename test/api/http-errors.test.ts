@@ -20,7 +20,7 @@ describe('error codes over HTTP', () => {
 		expect(await res.json()).toEqual({ error: { code, message: `thrown ${code}` } });
 	});
 
-	it('only errors raised inside a running workflow, a registry or a wrangler.jsonc that cannot run (the deployment is wrong) or internal ones map to 5xx', () => {
+	it('only errors raised inside a running workflow, a registry or a wrangler.jsonc that cannot run (the deployment is wrong), a residency group not deployed yet, or internal ones map to 5xx', () => {
 		const serverSide = Object.entries(STATUS_BY_CODE).filter(([, status]) => status >= 500).map(([code]) => code).sort();
 		expect(serverSide).toEqual(
 			[
@@ -35,6 +35,8 @@ describe('error codes over HTTP', () => {
 				ErrorCode.StepLimitExceeded,
 				ErrorCode.HistoryLimitExceeded,
 				ErrorCode.ChildWorkflowFailed,
+				// 503: the request is valid and the group one deploy away (docs/residency.md); a client's retry succeeds then.
+				ErrorCode.GroupNotDeployed,
 				ErrorCode.Internal,
 			].sort(),
 		);

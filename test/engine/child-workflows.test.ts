@@ -254,6 +254,18 @@ describe("a child's outcome is delivered once per invoke", () => {
 		expect(runs.get('slow:pp::slow')).toBe(1);
 	});
 
+	it('refuses a child id taken by an instance this parent did not create, so the parent can neither read it nor terminate it (found from outside)', async () => {
+		await world.engine('shared-double').create('shared-double', 'double', { n: 0 });
+		await world.idle();
+		await world.engine('q').create('q', 'reinvoker', {});
+		await world.idle();
+		const parent = world.engine('q').status();
+		expect(parent.status).toBe('errored');
+		expect(JSON.stringify(parent.error)).toMatch(/shared-double.*not created by this parent/);
+		expect(world.engine('shared-double').status().status).toBe('waiting');
+		expect(world.engine('shared-double').status().parentId ?? null).toBeNull();
+	});
+
 	it.for(['notice', 'late notice'] as const)(
 		"makes a restarted parent that invokes the same child id wait for the child's new run, not answer from its old outcome (%s)",
 		async (notice) => {

@@ -125,6 +125,7 @@ export function storeCreate(k: InstanceKernel, prepared: PreparedCreate): { resu
 	// An existing id (or a concurrent create that won while the schema validated).
 	if (k.row) {
 		if (prepared.transplant) assertOwnTransplant(k.row, prepared.transplant);
+		if (parent) assertOwnChild(k.row, parent);
 		return { result: inGroup(existingCreate(k, type, payloadJson), prepared), queued: false };
 	}
 	if (prepared.transplant) return { result: inGroup(storeTransplant(k, prepared, prepared.transplant), prepared), queued: false };
@@ -202,6 +203,19 @@ function assertOwnTransplant(row: InstanceRow, transplant: ChildTransplant): voi
 	if (row.createdAt === transplant.row.createdAt && row.parentId === transplant.row.parentId) return;
 	throw new InvalidStateError(
 		`workflow id "${row.id}" is taken by an instance created ${new Date(row.createdAt).toISOString()}, before this run of its parent's step: a parent re-created under a deleted one's id meets its children; give its children their own ids (step.invoke's id) or turn inline children off for the type (static inline = false)`,
+	);
+}
+
+/**
+ * A parent's create of an id that exists answers the instance only when that parent created it (its
+ * step again, after a lost answer or a restart). An instance created by anyone else (a call from
+ * outside, another parent) is not this parent's child: answering it would hand the parent its output
+ * and tie it to the parent's terminate, in another group too with allowCrossGroup (found from outside).
+ */
+function assertOwnChild(row: InstanceRow, parent: ParentRef): void {
+	if (row.parentId === parent.id) return;
+	throw new InvalidStateError(
+		`workflow id "${row.id}" is taken by an instance not created by this parent (${row.parentId === null ? 'it was created from outside' : `its parent is "${row.parentId}"`}): a child needs an id of its own; give the step "${parent.step}" another id, or leave the id out`,
 	);
 }
 
