@@ -57,8 +57,8 @@ export function streamRoutes(layout: IndexLayout): ApiRoutes {
 			const query = new URLSearchParams({ ...(after === undefined ? {} : { after: String(after) }), ...(ack ? { ack } : {}) }).toString();
 			return stub.fetch(new Request(`https://instance/stream${query ? `?${query}` : ''}`, { headers: { upgrade: 'websocket' } }));
 		}
-		// At most SSE_RELAYS_PER_ISOLATE relays at once in this isolate (api/sse-relays.ts): past them, come back later.
-		const release = takeRelayPlace();
+		// At most SSE_RELAYS_PER_ISOLATE relays at once in this isolate, a share of them per client address (api/sse-relays.ts): past them, come back later.
+		const release = takeRelayPlace(c.req.header('cf-connecting-ip') ?? '');
 		if (!release) return new Response(busyAnswer(), { headers: SSE_HEADERS });
 		const abort = new AbortController();
 		abort.signal.addEventListener('abort', release);

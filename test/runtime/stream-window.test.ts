@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/engine/streams/stream';
 import { STREAM_BEHIND_CLOSE, STREAM_SUBSCRIBER_WINDOW } from '../../src/engine/streams/stream-window';
 import { SSE_RESPONSE_BYTES } from '../../src/engine/streams/sse-budget';
-import { SSE_BUSY_RETRY_MS, SSE_RELAY_WINDOW, takeRelayPlace } from '../../src/api/sse-relays';
+import { SSE_BUSY_RETRY_MS, SSE_RELAY_WINDOW, SSE_RELAYS_PER_ADDRESS, takeRelayPlace } from '../../src/api/sse-relays';
 import { api } from '../api/helpers';
 import { settle, stub, uniqueId, until } from '../helpers';
 
@@ -238,12 +238,27 @@ describe("an isolate's SSE relays (found from outside: 1,500 catch-ups at once h
 		await reader.cancel();
 	});
 
+	it('give one client address at most its share, so one client holding quiet streams cannot turn every other away (found from outside)', async () => {
+		const id = await bigStream();
+		const held: (() => void)[] = [];
+		for (let place = takeRelayPlace('198.51.100.9'); place; place = takeRelayPlace('198.51.100.9')) held.push(place);
+		try {
+			expect(held).toHaveLength(SSE_RELAYS_PER_ADDRESS);
+			const refused = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { 'cf-connecting-ip': '198.51.100.9' } });
+			expect(await refused.text()).toContain('event: busy');
+			const other = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { 'cf-connecting-ip': '203.0.113.4' } });
+			expect(await other.text()).toContain('event: behind');
+		} finally {
+			for (const release of held) release();
+		}
+	});
+
 	it('turn a request away with event: busy and a retry once every place is taken, and relay again once one is free', async () => {
 		const id = await bigStream();
 		const held: (() => void)[] = [];
-		for (let place = takeRelayPlace(); place; place = takeRelayPlace()) held.push(place);
+		for (let n = 0, place = takeRelayPlace(`10.0.0.${n}`); place; place = takeRelayPlace(`10.0.${++n % 256}.${n >> 8}`)) held.push(place);
 		try {
-			const busy = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { 'last-event-id': '5' } });
+			const busy = await worker().fetch(`http://shardflow.test/workflows/${id}/stream`, { headers: { 'last-event-id': '5', 'cf-connecting-ip': '192.0.2.7' } });
 			expect(busy.status).toBe(200);
 			const text = await busy.text();
 			expect(text.startsWith(`retry: ${SSE_BUSY_RETRY_MS}\n\n`)).toBe(true);
