@@ -81,7 +81,10 @@ export function instanceHost(
 		background: (work) => ctx.waitUntil(work.catch((error) => printLog({ severity: 'error', event: 'background.failed', instanceId: ctx.id.name, error: describeThrown(error) }, form))),
 		sendIndexEntry: (entry) => withTimeout(routeIndexEntry(env, registry, entry), INDEX_DELIVERY_TIMEOUT_MS),
 		yieldToEventLoop: yieldToOtherWork,
-		defer: (fn, ms = 0) => void setTimeout(fn, ms),
+		defer: (fn, ms = 0) => {
+			const timer = setTimeout(fn, ms);
+			return () => clearTimeout(timer);
+		},
 		log: consoleLogger(level, form),
 		...(tracerOf(env) ? { tracer: tracerOf(env)! } : {}),
 		logStepCompletions: level === 'debug',

@@ -31,8 +31,8 @@ export interface EngineHost {
 	sendIndexEntry(entry: IndexEntry): Promise<void>;
 	/** Lets other work of the isolate run; reports whether any did (see yield-pacer.ts). */
 	yieldToEventLoop(): Promise<YieldReport>;
-	/** Runs `fn` on a later macrotask, at least `ms` later. */
-	defer(fn: () => void, ms?: number): void;
+	/** Runs `fn` on a later macrotask, at least `ms` later; may answer a function that cancels it. */
+	defer(fn: () => void, ms?: number): void | (() => void);
 	/** Structured log records (status changes, step failures); the host filters by level. */
 	log?: EngineLogger;
 	/** Spans for passes, step attempts and calls (support/tracer.ts); absent, nothing is traced. */

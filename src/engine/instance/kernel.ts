@@ -124,7 +124,12 @@ export class InstanceKernel implements PartKernel {
 		if (!this.unwritten) return;
 		const pass = this.replay.inFlight;
 		const left = this.unwrittenSince + RUNNING_SHOWN_WITHIN_MS - this.host.now();
-		if (pass && left > 0) await Promise.race([pass, new Promise<void>((resolve) => this.host.defer(resolve, left))]);
+		if (pass && left > 0) {
+			// A pass that ends first cancels the wait: no timer is left to keep the object awake for up to a second.
+			const wait: { cancel?: () => void } = {};
+			await Promise.race([pass, new Promise<void>((resolve) => (wait.cancel = this.host.defer(resolve, left) as (() => void) | undefined))]);
+			wait.cancel?.();
+		}
 		this.writeUnwritten();
 	}
 
