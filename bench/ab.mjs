@@ -10,6 +10,7 @@
 // The base is checked out with `git archive` under bench/.ab/<rev> (ignored by git), inside the
 // repository so that its imports resolve to this tree's node_modules: a base whose dependencies
 // differ from this tree's is not comparable this way (it fails at bundling, loudly).
+import { jsonClient } from './lib/json-client.mjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -48,13 +49,9 @@ const servers = {
 	head: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} }),
 	base: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {}, cwd: baseDir }),
 };
+const clients = Object.fromEntries(Object.entries(servers).map(([side, server]) => [side, jsonClient(server.url)]));
 /** @param {'head' | 'base'} side */
-const post = async (side, path, body = {}) => {
-	const res = await fetch(`${servers[side].url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-	const text = await res.text();
-	if (!res.ok) throw new Error(`${side} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
-	return JSON.parse(text);
-};
+const post = (side, path, body = {}) => clients[side].post(path, body);
 const run = (steps) => ({ params: { steps } });
 
 /** @type {{ name: string, unit: string, better: 'lower' | 'higher', head: number[], base: number[] }[]} */

@@ -7,6 +7,7 @@
 // the code paths without tracing). Every figure alternates the two sides (bench/lib/turns.mjs).
 //
 //   npm run bench:tracing [-- --reps 5] [--out FILE.md]
+import { jsonClient } from './lib/json-client.mjs';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
@@ -21,13 +22,9 @@ const servers = {
 	tracer: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} }),
 	none: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: { SHARDFLOW_TRACING: 'off' } }),
 };
+const clients = Object.fromEntries(Object.entries(servers).map(([side, server]) => [side, jsonClient(server.url)]));
 /** @param {'tracer' | 'none'} side */
-const post = async (side, path, body = {}) => {
-	const res = await fetch(`${servers[side].url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-	const text = await res.text();
-	if (!res.ok) throw new Error(`${side} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
-	return JSON.parse(text);
-};
+const post = (side, path, body = {}) => clients[side].post(path, body);
 const run = (steps) => ({ params: { steps } });
 
 /** @type {{ name: string, unit: string, tracer: number[], none: number[] }[]} */
