@@ -127,7 +127,9 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
 		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
 		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
-		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout } : env) as never);
+		// A compact one writes the format a new project writes (src/runtime/compact-format.ts), unless the bench's env says.
+		const compactFormat = (env as { SHARDFLOW_COMPACT_FORMAT?: string }).SHARDFLOW_COMPACT_FORMAT ?? '2';
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_COMPACT_FORMAT: compactFormat } : {}) } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 

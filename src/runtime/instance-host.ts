@@ -17,6 +17,7 @@ import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
+import { compactFormatOf } from './compact-format';
 import { CompactInstanceStore } from './compact-instance-store';
 import { CompactSlotStore } from './compact-slot-store';
 
@@ -61,7 +62,7 @@ export function instanceHost(
 	const compact = start?.compact === true;
 	return {
 		store: compact
-			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, ...(historyAppended ? { historyAppended } : {}) })
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format: compactFormatOf(env as { SHARDFLOW_COMPACT_FORMAT?: unknown }), ...(historyAppended ? { historyAppended } : {}) })
 			: historyAppended
 				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
 				: new DrizzleInstanceStore(db, ctx.storage, storeStart),

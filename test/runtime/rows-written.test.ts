@@ -49,7 +49,7 @@ async function compactRun(type: string, payload: unknown, drive: (id: string) =>
 	await drive(id);
 	expect((await instances.status(testEnv, { id })).status).toBe('completed');
 	return runInDurableObject(stub(id), (runner, state) => ({
-		...(runner as unknown as { rowsWritten(): { rows: number; alarms: number } }).rowsWritten(),
+		...(runner as unknown as { rowsWritten(): { rows: number; alarms: number; byKey: Record<string, number> } }).rowsWritten(),
 		recordKeys: [...state.storage.kv.list({ prefix: 'h:' })].length,
 	}));
 }
@@ -70,10 +70,41 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 			await fireAlarm(id);
 		});
 		expect(recordKeys).toBe(0);
-		// create 1 + greet 1 + nap sleeping (carrying sleep.started) 1 + its wake-up 1 + sleeping 1 (the first pass's
+		// create 1 + greet 1 + nap sleeping (carrying sleep.started and its wake-up) 1 + sleeping 1 (the first pass's
 		// `running` not written: kernel.ts `startRunning`); the alarm's pass: running 1 + nap completed (carrying
-		// sleep.finished) 1 + the wake-up deleted 1 + completed 1. Before: each sleep record was a put of the instance
-		// record of its own, 2 more, and the first pass's running 1 (12).
-		expect(rows).toBe(9);
+		// sleep.finished, its wake-up gone with it) 1 + completed 1. Before: each sleep record was a put of the instance
+		// record of its own, 2 more, and the first pass's running 1 (12); the wake-up a key of its own, put and deleted (9).
+		expect(rows).toBe(7);
+	});
+});
+
+/** The keys a compact run's instance object holds under `prefix` at the end. */
+async function keysOf(id: string, prefix: string) {
+	return runInDurableObject(stub(id), (_, state) => [...state.storage.kv.list({ prefix })].length);
+}
+
+describe("a step's wake-up rides in the step's own key (the compact layout's format 2, wrangler.jsonc)", () => {
+	it('a sleep sets its wake-up with its step and clears it with its completion: no wake-up key, put or deleted', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'test', id, payload: { name: 'rows' } });
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+		expect(await keysOf(id, 'w:')).toBe(0);
+		// The alarm is the wake-up's: the step's key is the only place it is kept.
+		advanceClock(1_000);
+		await fireAlarm(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('completed');
+	});
+
+	it('a retried step keeps its retry time in its key: no wake-up key put or deleted', async () => {
+		const { rows, byKey } = await compactRun('slow-retry', {}, async (id) => {
+			expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+			advanceClock(10 * 60_000);
+			await fireAlarm(id);
+		});
+		// create 1 + call's start 1 + call retrying (carrying step.attempt_failed and its wake-up) 1 + sleeping 1; the
+		// alarm's pass: running 1 + call's start 1 + call completed (its wake-up gone with it) 1 + completed 1. Before: the
+		// wake-up's put and its delete at the end of the pass it woke (10).
+		expect({ rows, byKey }).toEqual({ rows: 8, byKey: { 'put i': 4, 'put s:': 4 } });
 	});
 });

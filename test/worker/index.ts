@@ -124,9 +124,10 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	}
 
 	/** Test hook: the rows this object wrote so far, SQL and key-value (bench/sql-meter.ts), and its alarm writes. */
-	rowsWritten(): { rows: number; alarms: number } {
+	rowsWritten(): { rows: number; alarms: number; byKey: Record<string, number> } {
 		if (!this.meters) throw new Error('only objects of "layout-" ids count their rows');
-		return { rows: this.meters.sql.reading().rowsWritten, alarms: this.meters.alarms.reading().set + this.meters.alarms.reading().deleted };
+		// byKey: the key-value rows by what was written ("put i", "delete w:": bench/sql-meter.ts), for a failing test's message.
+		return { rows: this.meters.sql.reading().rowsWritten, alarms: this.meters.alarms.reading().set + this.meters.alarms.reading().deleted, byKey: Object.fromEntries(this.meters.sql.kvWrites) };
 	}
 
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */
