@@ -60,9 +60,10 @@ export function instanceHost(
 	const storeStart: StoreStart = { ...start, outboxInRow: outboxInRowOf(env as { SHARDFLOW_OUTBOX_IN_ROW?: unknown }) };
 	// A compact instance (runtime/storage-layout.ts) keeps everything in key-value storage, its slot too.
 	const compact = start?.compact === true;
+	const format = compactFormatOf(env as { SHARDFLOW_COMPACT_FORMAT?: unknown });
 	return {
 		store: compact
-			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format: compactFormatOf(env as { SHARDFLOW_COMPACT_FORMAT?: unknown }), ...(historyAppended ? { historyAppended } : {}) })
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, ...(historyAppended ? { historyAppended } : {}) })
 			: historyAppended
 				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
 				: new DrizzleInstanceStore(db, ctx.storage, storeStart),
@@ -90,6 +91,8 @@ export function instanceHost(
 		...(tracerOf(env) ? { tracer: tracerOf(env)! } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
+		// The compact layout's format 2: a woken pass's `running` held in memory (runtime/compact-format.ts).
+		...(compact && format === 2 ? { holdsWokenRunning: true } : {}),
 		backlog: backlogPort(env),
 		failingPasses: failingPassesPort(env),
 		webhooks: {

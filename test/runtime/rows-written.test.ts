@@ -71,10 +71,11 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 		});
 		expect(recordKeys).toBe(0);
 		// create 1 + greet 1 + nap sleeping (carrying sleep.started and its wake-up) 1 + sleeping 1 (the first pass's
-		// `running` not written: kernel.ts `startRunning`); the alarm's pass: running 1 + nap completed (carrying
-		// sleep.finished, its wake-up gone with it) 1 + completed 1. Before: each sleep record was a put of the instance
-		// record of its own, 2 more, and the first pass's running 1 (12); the wake-up a key of its own, put and deleted (9).
-		expect(rows).toBe(7);
+		// `running` not written: kernel.ts `startRunning`); the alarm's pass: nap completed (carrying sleep.finished, its
+		// wake-up gone with it) 1 + completed 1 (its `running` held too: the compact layout's format 2). Before: each sleep
+		// record was a put of the instance record of its own, 2 more, and the first pass's running 1 (12); the wake-up a
+		// key of its own, put and deleted, and the woken pass's running (9).
+		expect(rows).toBe(6);
 	});
 });
 
@@ -103,8 +104,22 @@ describe("a step's wake-up rides in the step's own key (the compact layout's for
 			await fireAlarm(id);
 		});
 		// create 1 + call's start 1 + call retrying (carrying step.attempt_failed and its wake-up) 1 + sleeping 1; the
-		// alarm's pass: running 1 + call's start 1 + call completed (its wake-up gone with it) 1 + completed 1. Before: the
-		// wake-up's put and its delete at the end of the pass it woke (10).
-		expect({ rows, byKey }).toEqual({ rows: 8, byKey: { 'put i': 4, 'put s:': 4 } });
+		// alarm's pass: call's start 1 + call completed (its wake-up gone with it) 1 + completed 1. Before: the wake-up's
+		// put and its delete at the end of the pass it woke, and that pass's running (10).
+		expect({ rows, byKey }).toEqual({ rows: 7, byKey: { 'put i': 3, 'put s:': 4 } });
+	});
+});
+
+describe('a pass woken by an alarm or an event holds its running in memory (the compact layout\'s format 2)', () => {
+	it('an event wait: the pass the event wakes writes no running of its own', async () => {
+		const { rows, byKey } = await compactRun('inbox', { expect: 1 }, async (id) => {
+			expect((await instances.status(testEnv, { id })).status).toBe('waiting');
+			await instances.sendEvent(testEnv, { id, event: 'msg', payload: { n: 7 } });
+			await settle(id);
+		});
+		// create 1 + msg-0 waiting (carrying wait.started) 1 + waiting 1; the event: buffered 1 + the record (carrying
+		// event.received) 1; its pass: msg-0 completed (carrying event.consumed) 1 + the event deleted 1 + completed 1.
+		// Before: that pass's running 1 (9).
+		expect({ rows, byKey }).toEqual({ rows: 8, byKey: { 'put i': 4, 'put s:': 2, 'put e:': 1, 'delete e:': 1 } });
 	});
 });

@@ -52,6 +52,13 @@ export interface EngineHost {
 	/** Reaches other instances for child workflows (see child-workflows.ts); absent: `step.invoke`/`step.start` are refused. */
 	children?: ChildPort;
 	/**
+	 * A pass woken from `sleeping` or `waiting` holds its `running` in memory as a created instance's first pass does
+	 * (kernel.ts `startRunning`), and an alarm that finds such an instance with nothing due runs a pass, since it may be
+	 * the watchdog of a woken pass cut short (pass-scheduling.ts `mayHideCutPass`). The compact layout's format 2
+	 * (runtime/compact-format.ts): a build before it would leave such an instance waiting for nothing after a crash.
+	 */
+	holdsWokenRunning?: boolean;
+	/**
 	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
 	 * step of a deletion. Afterwards this engine is gone; the id can be created
 	 * again, by a new engine.
