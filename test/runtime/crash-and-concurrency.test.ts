@@ -23,6 +23,31 @@ describe('crashes', () => {
 	});
 });
 
+describe('a crash of a pass woken by its event or its wake-up (the compact layout\'s format 2 holds its running in memory)', () => {
+	for (const by of ['event', 'nap'] as const) {
+		it(`resumes from the watchdog after the isolate dies mid-step, the ${by} taken and storage still ${by === 'event' ? 'waiting' : 'sleeping'}`, async () => {
+			const id = uniqueId('layout-compact-woken');
+			await instances.create(testEnv, { type: 'hang-when-woken', id, payload: { by } });
+			await settle(id);
+			if (by === 'event') await instances.sendEvent(testEnv, { id, event: 'go', payload: {} });
+			else {
+				advanceClock(60_000);
+				// The alarm's call is cut by the abort below: its rejection is expected.
+				fireAlarm(id).catch(() => {});
+			}
+			await until(async () => executions.get(`${id}:held`) === 1, 'the held step to start', 200);
+			await abortAllDurableObjects();
+			// Nothing is due for a waiting or sleeping instance: the alarm is the woken pass's watchdog, and a pass finds out.
+			advanceClock(60_000);
+			await fireAlarm(id);
+			await settle(id);
+			const status = await instances.status(testEnv, { id });
+			expect(status).toMatchObject({ status: 'completed', output: 'released' });
+			expect(executions.get(`${id}:held`)).toBe(2);
+		});
+	}
+});
+
 describe('durable retry waits', () => {
 	it('keeps a 10-minute retry backoff across an eviction and retries when the alarm fires', async () => {
 		const id = uniqueId('backoff');

@@ -31,6 +31,7 @@ import {
 	HourlyWorkflow,
 	LimitedWorkflow,
 	HangOnceWorkflow,
+	HangWhenWokenWorkflow,
 	HistoryLimitedWorkflow,
 	InboxWorkflow,
 	MailboxWorkflow,
@@ -53,6 +54,7 @@ export const testRegistry = defineRegistry({
 	// Stream messages of 16 KB, many windows of a subscriber (test/runtime/stream-window.test.ts).
 	'big-stream': { workflow: BigStreamWorkflow },
 	'hang-once': { workflow: HangOnceWorkflow },
+	'hang-when-woken': { workflow: HangWhenWokenWorkflow },
 	chaos: { workflow: ChaosWorkflow, shards: 8 },
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
 	'short-lived': { workflow: ShortLivedWorkflow, shards: 2, retention: { completed: '1 hour', errored: '2 hours', terminated: 'forever' } },
