@@ -75,7 +75,8 @@ const logs = (span) =>
 /**
  * Every trace of an OTLP/JSON `ExportTraceServiceRequest` (or of several: an array of them), as
  * Jaeger traces `{ traceID, spans, processes, warnings }` in the order their first span comes.
- * @param {{ resourceSpans: unknown[] } | { resourceSpans: unknown[] }[]} request
+ * @param {{ resourceSpans?: any[] } | { resourceSpans?: any[] }[]} request
+ * @returns {{ traceID: string, spans: any[], processes: Record<string, { serviceName: string, tags: object[] }>, warnings: null }[]}
  */
 export function otlpToJaeger(request) {
 	const resourceSpans = (Array.isArray(request) ? request : [request]).flatMap((r) => r.resourceSpans ?? []);

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib/dev-server.mjs';
-// @ts-expect-error a plain ES module of the scripts, without types
 import { otlpToJaeger } from '../../scripts/trace-view/otlp-to-jaeger.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -52,16 +51,16 @@ const exported = {
 
 describe('an OTLP export as Jaeger UI reads it', () => {
 	const traces = otlpToJaeger(exported);
-	const trace = traces.find((t: { traceID: string }) => t.traceID === TRACE);
-	const span = (id: string) => trace.spans.find((s: { spanID: string }) => s.spanID === id);
+	const trace = traces.find((t) => t.traceID === TRACE)!;
+	const span = (id: string) => trace.spans.find((s) => s.spanID === id);
 
 	it('groups spans by trace, in the order their first span comes, with one process per distinct resource', () => {
-		expect(traces.map((t: { traceID: string; spans: unknown[] }) => [t.traceID, t.spans.length])).toEqual([
+		expect(traces.map((t) => [t.traceID, t.spans.length])).toEqual([
 			[TRACE, 3],
 			[OTHER, 1],
 		]);
 		expect(trace.processes).toEqual({ p1: { serviceName: 'orders', tags: [{ key: 'cloud.provider', type: 'string', value: 'cloudflare' }] } });
-		expect(trace.spans.every((s: { processID: string }) => s.processID === 'p1')).toBe(true);
+		expect(trace.spans.every((s) => s.processID === 'p1')).toBe(true);
 	});
 
 	it('shows a failed attempt as an error span with its message, its attributes typed, its event and its link', () => {
@@ -94,7 +93,7 @@ describe('an OTLP export as Jaeger UI reads it', () => {
 	});
 
 	it('names the kind of a request and of a call, and an OK status, as Jaeger does', () => {
-		const post = traces[1].spans[0];
+		const post = traces[1]!.spans[0];
 		expect(post.tags).toEqual([
 			{ key: 'otel.library.name', type: 'string', value: 'workers' },
 			{ key: 'span.kind', type: 'string', value: 'server' },
