@@ -1,0 +1,1 @@
+ALTER TABLE `index_entries` ADD `pending_metrics` text;
