@@ -50,6 +50,12 @@ export interface MarkPlan {
 export class IndexMetricsRollup {
 	/** The watermark (undefined: not read yet; null: none, so no entry has a mark). */
 	private rolledUpTo: number | null | undefined;
+	/**
+	 * Up to where this isolate found no mark past the watermark (in memory only): a rollup that finds
+	 * nothing writes nothing, not even the watermark, and is not tried again until a minute closes
+	 * or a mark lands below it. Every rollup still starts at the stored watermark.
+	 */
+	private quietTo = -Infinity;
 	private readonly marksSince;
 
 	constructor(
@@ -89,6 +95,7 @@ export class IndexMetricsRollup {
 		let watermark = this.watermark();
 		if (watermark === null) this.setWatermark((watermark = rollupBound(this.now())));
 		if (updatedAt < watermark) return { pending: null, direct: mark, counted };
+		if (updatedAt < this.quietTo) this.quietTo = watermark;
 		return { pending: JSON.stringify(mark), counted };
 	}
 
@@ -106,15 +113,19 @@ export class IndexMetricsRollup {
 
 	/**
 	 * Rolls the marks up to the start of the minute `ROLLUP_MARGIN_MS` ago, if that is past the watermark:
-	 * one row per minute the marks count in and the watermark's row. Answers whether it rolled up.
+	 * one row per minute the marks count in and the watermark's row (nothing when it finds no mark).
+	 * Answers whether it wrote.
 	 * Call inside a transaction (the minute rows and the watermark move together).
 	 */
 	rollUpIfDue(): boolean {
 		const from = this.watermark();
 		if (from === null) return false;
 		const to = rollupBound(this.now());
-		if (to <= from) return false;
-		this.metrics.add(this.marks(from, to));
+		if (to <= Math.max(from, this.quietTo)) return false;
+		const marks = this.marks(from, to);
+		this.quietTo = to;
+		if (marks.size === 0) return false;
+		this.metrics.add(marks);
 		this.setWatermark(to);
 		return true;
 	}
