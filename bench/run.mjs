@@ -39,8 +39,40 @@ async function costRows() {
 	// the table one (instances created before it, or SHARDFLOW_STORAGE_LAYOUT=table) is shown beside it.
 	const compact = costModel(await costInputsOf('compact'));
 	const table = costModel(await costInputsOf('table'));
-	return { ...compact, table, markdown: `${compact.markdown}\n\n${layoutComparison(compact.figures, table.figures)}` };
+	return { ...compact, table, metricsRollup: metricsRollup.summary(), markdown: `${compact.markdown}\n\n${metricsRollup.markdown()}\n\n${layoutComparison(compact.figures, table.figures)}` };
 }
+
+/**
+ * The index shards' run metrics, apart from the runs (docs/cost.md): a run's delivery writes none; a shard rolls the
+ * marks of a closed minute up once (a row per minute they count in, and the watermark), at its next delivery or alarm,
+ * which falls in a later run's window or in none. So the cost is per active minute per type per shard: what a lone
+ * run pays is one rollup; at the bench's rate, the rollups it saw over the runs it made.
+ */
+const metricsRollup = {
+	runs: 0,
+	rows: 0,
+	rollups: 0,
+	/** `type:shard:minute` of each run: the minutes a shard had runs to roll up. */
+	shardMinutes: new Set(),
+	add(/** @type {any} */ run) {
+		this.runs++;
+		this.rows += run.metricsRows ?? 0;
+		this.rollups += run.metricsRollups ?? 0;
+		if (run.shardMinute) this.shardMinutes.add(run.shardMinute);
+	},
+	summary() {
+		return { runs: this.runs, rows: this.rows, rollups: this.rollups, activeShardMinutes: this.shardMinutes.size };
+	},
+	markdown() {
+		const { runs, rows, rollups, activeShardMinutes } = this.summary();
+		const perRollup = rollups ? rows / rollups : 0;
+		return [
+			"The index shards' run metrics, apart from the runs: a delivery that starts or finishes a run writes no metrics row (the run is a mark on its entry); each shard rolls a closed minute's marks up once, at its next delivery or alarm (a minute row per minute the marks count in, and the watermark).",
+			`Over these ${runs} cost runs: ${rollups} rollups wrote ${rows} rows (${perRollup.toFixed(1)} a rollup), in ${activeShardMinutes} minutes in which a shard had runs (rollups not yet due when the bench ended are not counted).`,
+			`So per active minute per type per shard: ${perRollup ? perRollup.toFixed(1) : '2'} rows; a lone run on its shard pays one rollup (${perRollup ? perRollup.toFixed(1) : '2'} rows, against 1 metrics row per run before); at the bench's rate (${(runs / Math.max(1, activeShardMinutes)).toFixed(1)} runs per shard-minute) ${((perRollup || 2) * activeShardMinutes / Math.max(1, runs)).toFixed(2)} rows per run.`,
+		].join(' ');
+	},
+};
 
 async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
@@ -49,6 +81,7 @@ async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 	for (const { key: scenario } of SCENARIOS) {
 		const runs = [];
 		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario, layout, ...(benchGroup ? { group: benchGroup } : {}) }));
+		for (const run of runs) metricsRollup.add(run);
 		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
 		costInputs[scenario] = {
 			wallMs: m('wallMs'),
@@ -60,6 +93,7 @@ async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 			alarmsDeleted: m('alarmsDeleted'),
 			indexAlarmsSet: m('indexAlarmsSet'),
 			indexAlarmsDeleted: m('indexAlarmsDeleted'),
+			metricsRows: m('metricsRows'),
 			requests: m('requests'),
 			bytes: m('bytes'),
 			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),

@@ -9,7 +9,7 @@ import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { tracerOf } from '../src/runtime/runtime-tracer';
 import { createApp } from '../src/host';
-import { AlarmMeter, SqlMeter, totalAlarmReading, totalKvWrites, totalSqlReading, type SqlMeterReading } from './sql-meter';
+import { AlarmMeter, SqlMeter, totalAlarmReading, totalKvWrites, totalMetricsRows, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
 	BenchWorkflow,
 	BenchWorkflow16,
@@ -447,7 +447,11 @@ app.post('/cost/run', async (c) => {
 		const sql = totalSqlReading();
 		const alarms = totalAlarmReading();
 		const onIndex = totalAlarmReading('index');
-		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests };
+		const watermarks = totalKvWrites().get('put metrics:') ?? 0;
+		return {
+			...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests,
+			metricsRows: totalMetricsRows() + watermarks, metricsRollups: watermarks,
+		};
 	};
 	const before = reading();
 	const kvBefore = totalKvWrites();
@@ -497,6 +501,13 @@ app.post('/cost/run', async (c) => {
 		// Of those, the index shard's (the rest are the instance's and its children's).
 		indexAlarmsSet: diff('indexAlarmsSet'),
 		indexAlarmsDeleted: diff('indexAlarmsDeleted'),
+		// Of the rows written (SQL and key-value), the index shard's run metrics: its minute rows and the rollup's watermark,
+		// written once per shard per minute in which runs counted, by whichever delivery (or shard alarm) comes first
+		// after the minute closed: it falls in a later run's window, or in none (docs/cost.md).
+		metricsRows: diff('metricsRows'),
+		metricsRollups: diff('metricsRollups'),
+		// The run's index shard and the minute it finished in: the shards roll their metrics up once per such minute.
+		shardMinute: `${plan.type}:${shardIndex(local, registry.get(plan.type).shards)}:${Math.floor(Date.now() / 60_000)}`,
 		requests: diff('requests'),
 		bytes: await stub.databaseSize(),
 		bytesWhileSleeping,
