@@ -122,7 +122,10 @@ export class SqlMeter {
 			put(key, value) {
 				meter.statements++;
 				meter.rowsWritten++;
-				meter.tally('put', key);
+				// An index shard's rollup watermark: its first put (with the shard's first run-metrics mark, once in its
+				// life) apart from the rollups' (the meter's own look, not counted).
+				if (key.startsWith('metrics:') && kv.get(key) === undefined) meter.tally('put', 'first-metrics:');
+				else meter.tally('put', key);
 				kv.put(key, value);
 			},
 			delete(key) {
