@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0021_index-pending-metrics leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0021_index-metrics-marks leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796605895381
+-- up-to: 1796606372273
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -142,7 +142,7 @@ CREATE TABLE `index_metric_minutes` (
 	`completed` integer DEFAULT 0 NOT NULL,
 	`errored` integer DEFAULT 0 NOT NULL,
 	`terminated` integer DEFAULT 0 NOT NULL
-, `durations` text);
+, `durations` text, `rolled_to` integer);
 --> statement-breakpoint
 CREATE TABLE `index_attributes` (
 	`entry_id` text NOT NULL,

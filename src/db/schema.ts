@@ -257,6 +257,12 @@ export const indexMetricMinutes = sqliteTable('index_metric_minutes', {
 	 * before it keep their histogram in `index_metric_durations`, which reads add in.
 	 */
 	durations: text('durations'),
+	/**
+	 * Where the shard's metrics rollup stood after the rollup that wrote this row (ms; null: a row written by a
+	 * delivery at once): the newest is the shard's watermark, kept in the rows the rollup writes anyway so that
+	 * moving it costs no row of its own (drizzle/0021, runtime/index-metrics-rollup.ts).
+	 */
+	rolledTo: integer('rolled_to'),
 });
 
 /**

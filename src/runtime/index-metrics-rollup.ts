@@ -8,8 +8,12 @@ import type { IndexMetricsStore } from './index-metrics-store';
 
 const { indexEntries: t } = schema;
 
-/** Where the shard's rollup stands, in its key-value storage (this file owns the key). */
-const WATERMARK_KEY = 'metrics:rolledUpTo';
+/**
+ * Where the shard's rollup stood when it wrote its first mark, in its key-value storage (this file owns the key):
+ * written once in a shard's life. Every rollup after it leaves its watermark on the minute rows it writes
+ * (`index_metric_minutes.rolled_to`), so moving it costs no row; the watermark is the newer of the two.
+ */
+const WATERMARK_KEY = 'metrics:firstMark';
 
 /** An entry row as the write path reads it before writing: enough to find its mark. */
 export interface MarkedRow {
@@ -75,7 +79,11 @@ export class IndexMetricsRollup {
 
 	/** The watermark: every entry last written before it has had its mark rolled up (null: no mark was ever written). */
 	watermark(): number | null {
-		if (this.rolledUpTo === undefined) this.rolledUpTo = this.kv.get<number>(WATERMARK_KEY) ?? null;
+		if (this.rolledUpTo === undefined) {
+			const first = this.kv.get<number>(WATERMARK_KEY);
+			const rolled = first === undefined ? undefined : this.metrics.rolledTo();
+			this.rolledUpTo = first === undefined ? null : Math.max(first, rolled ?? -Infinity);
+		}
 		return this.rolledUpTo;
 	}
 
@@ -93,7 +101,11 @@ export class IndexMetricsRollup {
 		if (!mark) return { pending: null, counted };
 		// The first mark a shard writes sets the watermark (once per shard), so "no watermark" keeps meaning "no marks".
 		let watermark = this.watermark();
-		if (watermark === null) this.setWatermark((watermark = rollupBound(this.now())));
+		if (watermark === null) {
+			watermark = rollupBound(this.now());
+			this.kv.put(WATERMARK_KEY, watermark);
+			this.rolledUpTo = watermark;
+		}
 		if (updatedAt < watermark) return { pending: null, direct: mark, counted };
 		if (updatedAt < this.quietTo) this.quietTo = watermark;
 		return { pending: JSON.stringify(mark), counted };
@@ -113,7 +125,7 @@ export class IndexMetricsRollup {
 
 	/**
 	 * Rolls the marks up to the start of the minute `ROLLUP_MARGIN_MS` ago, if that is past the watermark:
-	 * one row per minute the marks count in and the watermark's row (nothing when it finds no mark).
+	 * one row per minute the marks count in, which carry the new watermark (nothing when it finds no mark).
 	 * Answers whether it wrote.
 	 * Call inside a transaction (the minute rows and the watermark move together).
 	 */
@@ -125,8 +137,8 @@ export class IndexMetricsRollup {
 		const marks = this.marks(from, to);
 		this.quietTo = to;
 		if (marks.size === 0) return false;
-		this.metrics.add(marks);
-		this.setWatermark(to);
+		this.metrics.add(marks, to);
+		this.rolledUpTo = to;
 		return true;
 	}
 
@@ -144,10 +156,5 @@ export class IndexMetricsRollup {
 			sumPending(rows.map((row) => validPending(row)).filter((mark) => mark !== undefined), sums);
 		}
 		return sums;
-	}
-
-	private setWatermark(at: number): void {
-		this.kv.put(WATERMARK_KEY, at);
-		this.rolledUpTo = at;
 	}
 }

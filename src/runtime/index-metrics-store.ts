@@ -40,6 +40,7 @@ export class IndexMetricsStore {
 				errored: p('errored'),
 				terminated: p('terminated'),
 				durations: p('durations'),
+				rolledTo: p('rolledTo'),
 			} as never)
 			.onConflictDoUpdate({
 				target: m.minute,
@@ -49,6 +50,8 @@ export class IndexMetricsStore {
 					errored: sql`${m.errored} + excluded.errored`,
 					terminated: sql`${m.terminated} + excluded.terminated`,
 					durations: sql`excluded.durations`,
+					// A rollup's write moves the watermark it carries; a delivery's own write (null) leaves it.
+					rolledTo: sql`coalesce(excluded.rolled_to, ${m.rolledTo})`,
 				},
 			})
 			.prepare();
@@ -66,14 +69,22 @@ export class IndexMetricsStore {
 		this.add(sumPending([mergePending(undefined, delta, 0)!]));
 	}
 
-	/** Adds counted minutes into their rows: one row written per minute. */
-	add(minutes: Map<number, MinuteSums>): void {
+	/**
+	 * Adds counted minutes into their rows: one row written per minute. A rollup passes where it now stands
+	 * (`rolledTo`), which its rows carry (the newest is the shard's watermark: `rolledTo()`).
+	 */
+	add(minutes: Map<number, MinuteSums>, rolledTo: number | null = null): void {
 		for (const { counts, histogram } of minutes.values()) {
 			const stored = this.durationsOf.get({ minute: counts.minute }) as { durations: string | null } | undefined;
 			const merged = mergeHistograms([stored?.durations ? (JSON.parse(stored.durations) as Record<number, number>) : {}, histogram]);
 			const durations = Object.keys(merged).length ? JSON.stringify(merged) : null;
-			this.addCounts.run({ minute: counts.minute, started: counts.started, completed: counts.completed, errored: counts.errored, terminated: counts.terminated, durations });
+			this.addCounts.run({ minute: counts.minute, started: counts.started, completed: counts.completed, errored: counts.errored, terminated: counts.terminated, durations, rolledTo });
 		}
+	}
+
+	/** The newest watermark a rollup left on the rows it wrote (undefined: none). */
+	rolledTo(): number | undefined {
+		return this.db.select({ at: sql<number | null>`max(${m.rolledTo})` }).from(m).get()?.at ?? undefined;
 	}
 
 	/**
@@ -115,7 +126,8 @@ export class IndexMetricsStore {
 		if (now - this.prunedAt < PRUNE_EVERY_MS) return;
 		this.prunedAt = now;
 		const before = minuteOf(now - METRICS_RETENTION_MS);
-		this.db.delete(m).where(lt(m.minute, before)).run();
+		// The row holding the rollup's watermark stays, however old (reads never reach back to it).
+		this.db.delete(m).where(and(lt(m.minute, before), sql`(${m.rolledTo} IS NULL OR ${m.rolledTo} < (SELECT max(${m.rolledTo}) FROM ${m}))`)).run();
 		this.db.delete(d).where(lt(d.minute, before)).run();
 	}
 

@@ -80,22 +80,29 @@ describe('run metrics marked on the entries and rolled up once a minute (index s
 			});
 		}));
 
-	it('rolls a minute up once it closed: one row per minute counted and the watermark, whatever the number of runs, and reads stay the same', () =>
+	it('rolls a minute up once it closed: one row per minute counted, which carries the watermark, whatever the number of runs, and reads stay the same', () =>
 		runInDurableObject(stub(uniqueId('rollup-minute')), async (_, state) => {
 			const clock = { now: at(M, 5) };
-			const { store, written, minuteRows } = await shardOn(state, clock);
+			const { store, written, minuteRows, db } = await shardOn(state, clock);
 			for (let i = 0; i < 5; i++) store.write([entry(`run-${i}`, i === 4 ? 'errored' : 'completed', at(M, 5 + i), at(M, 6 + i), 3)]);
 			const before = counts(store, at(M + 1, 30));
 			// Not yet: the minute closed less than the margin ago (deliveries of it may still be in flight).
 			clock.now = at(M + 1, 5);
 			expect(written(() => expect(store.rollUpMetrics()).toBe(false))).toEqual({ rows: 0, kv: 0 });
 			clock.now = at(M + 1, 30);
-			expect(written(() => expect(store.rollUpMetrics()).toBe(true))).toEqual({ rows: 1, kv: 1 });
+			expect(written(() => expect(store.rollUpMetrics()).toBe(true))).toEqual({ rows: 1, kv: 0 });
 			expect(minuteRows()).toEqual([{ minute: M, started: 5, completed: 4, errored: 1, terminated: 0, durations: { [durationBucket(1000)]: 5 } }]);
 			expect(counts(store, at(M + 1, 30))).toEqual(before);
 			expect(before.day).toEqual({ started: 5, completed: 4, errored: 1, terminated: 0 });
 			// Once per minute: nothing more to roll up in the same minute.
 			expect(written(() => expect(store.rollUpMetrics()).toBe(false))).toEqual({ rows: 0, kv: 0 });
+			// The watermark is on the minute row (no row of its own): a shard started again (evicted) reads it back,
+			// and keeps that row when it prunes the minutes past the retention (a day later).
+			expect(state.storage.sql.exec('SELECT rolled_to FROM index_metric_minutes').one().rolled_to).toBe(at(M + 1, 0));
+			const restarted = new IndexShardStore(db, state.storage, () => clock.now);
+			expect(restarted.rollup.watermark()).toBe(at(M + 1, 0));
+			restarted.metrics.pruneIfDue(at(M + 26 * 60, 0));
+			expect(new IndexShardStore(db, state.storage, () => clock.now).rollup.watermark()).toBe(at(M + 1, 0));
 		}));
 
 	it('keeps both finishes of a run that completes and is restarted before the rollup, and counts a rolled-up finish once when the run is written again', () =>

@@ -1,1 +1,0 @@
-ALTER TABLE `index_entries` ADD `pending_metrics` text;
