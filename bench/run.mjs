@@ -50,23 +50,22 @@ async function costRows() {
 
 /**
  * The index shards' run metrics, apart from the runs (docs/cost.md): a run's delivery writes none; a shard rolls the
- * marks of a closed minute up once (a row per minute they count in, and the watermark), at its next delivery or alarm,
- * which falls in a later run's window or in none. So the cost is per active minute per type per shard: what a lone
- * run pays is one rollup; at the bench's rate, the rollups' rows over the runs.
+ * marks of a closed minute up once (a row per minute they count in, which carries the watermark), at its next delivery
+ * or alarm, which falls in a later run's window or in none. So the cost is per active minute per type per shard: a
+ * lone run pays its minute's row; at the bench's rate, the rows measured over the runs.
  */
 const metricsRollup = {
 	runs: 0,
 	/** Metrics rows that fell in the runs' windows: rollups a later run's delivery made, and each shard's first watermark. */
-	inRuns: { rows: 0, rollups: 0, firstWatermarks: 0 },
+	inRuns: { rows: 0, firstWatermarks: 0 },
 	/** What the closing rollup wrote (the bench asks for it after the runs). */
-	closing: { rows: 0, rollups: 0, firstWatermarks: 0 },
+	closing: { rows: 0, firstWatermarks: 0 },
 	lastMinute: 0,
 	/** `type:shard:minute` of each run: the minutes in which a shard had runs to roll up. */
 	shardMinutes: new Set(),
 	add(/** @type {any} */ run) {
 		this.runs++;
 		this.inRuns.rows += run.metricsRows ?? 0;
-		this.inRuns.rollups += run.metricsRollups ?? 0;
 		this.inRuns.firstWatermarks += run.metricsFirstWatermarks ?? 0;
 		if (run.shardMinute) {
 			this.shardMinutes.add(run.shardMinute);
@@ -74,22 +73,21 @@ const metricsRollup = {
 		}
 	},
 	summary() {
-		const rows = this.inRuns.rows + this.closing.rows;
-		const rollups = this.inRuns.rollups + this.closing.rollups;
 		const firstWatermarks = this.inRuns.firstWatermarks + this.closing.firstWatermarks;
-		// A rollup's rows: its minute rows and its watermark (the shards' first watermarks, once in their life, apart).
-		const perRollup = rollups ? (rows - firstWatermarks) / rollups : undefined;
-		return { runs: this.runs, rows, rollups, firstWatermarks, perRollup, activeShardMinutes: this.shardMinutes.size, inRuns: this.inRuns, closing: this.closing };
+		// The rollups' rows: every metrics row but the shards' first watermarks (once in their life, apart).
+		const rollupRows = this.inRuns.rows + this.closing.rows - firstWatermarks;
+		const activeShardMinutes = this.shardMinutes.size;
+		return {
+			runs: this.runs, rollupRows, firstWatermarks, activeShardMinutes, inRuns: this.inRuns, closing: this.closing,
+			perShardMinute: rollupRows / Math.max(1, activeShardMinutes), perRun: rollupRows / Math.max(1, this.runs),
+		};
 	},
 	markdown() {
-		const { runs, rows, rollups, firstWatermarks, perRollup, activeShardMinutes, inRuns } = this.summary();
-		const per = perRollup === undefined ? 'n/a' : perRollup.toFixed(1);
-		// Measured, not modelled: the rollups' rows (first watermarks apart) over the runs they counted.
-		const perRun = ((rows - firstWatermarks) / Math.max(1, runs)).toFixed(2);
+		const { runs, rollupRows, firstWatermarks, activeShardMinutes, inRuns, perShardMinute, perRun } = this.summary();
 		return [
-			"The index shards' run metrics, apart from the runs: a delivery that starts or finishes a run writes no metrics row (the run is a mark on its entry); each shard rolls a closed minute's marks up once, at its next delivery or alarm (a minute row per minute the marks count in, and the watermark).",
-			`Over these ${runs} cost runs (${activeShardMinutes} minutes in which a type's shard had runs), the shards wrote ${rows} metrics rows: ${rollups} rollups, ${per} rows each, ${inRuns.rows - inRuns.firstWatermarks} of their rows in a later run's window (in its figures above) and the rest in the rollup the bench asked for after the runs; and ${firstWatermarks} first watermarks (a shard's first mark, once in its life).`,
-			`So per active minute per type per shard: one rollup, ${per} rows (its minute row and the watermark; a rollup that comes after several minutes of a shard's runs writes a minute row for each and one watermark); a lone run on its shard pays one rollup (${per} rows, against 1 metrics row per run before); at the bench's rate (${(runs / Math.max(1, activeShardMinutes)).toFixed(1)} runs per shard-minute) ${perRun} rows per run.`,
+			"The index shards' run metrics, apart from the runs: a delivery that starts or finishes a run writes no metrics row (the run is a mark on its entry); each shard rolls a closed minute's marks up once, at its next delivery or alarm: a minute row per minute the marks count in, which carries the rollup's watermark.",
+			`Over these ${runs} cost runs (${activeShardMinutes} minutes in which a type's shard had runs), the rollups wrote ${rollupRows} rows, ${inRuns.rows - inRuns.firstWatermarks} of them in a later run's window (in its figures above) and the rest in the rollup the bench asked for after the runs; and each of ${firstWatermarks} shards its first watermark (with its first mark, once in its life).`,
+			`So ${perShardMinute.toFixed(2)} rows per active minute per type per shard (1, or 2 where a run started in one minute and finished in the next); a lone run on its shard pays its minute's row (as its own metrics row before); at the bench's rate (${(runs / Math.max(1, activeShardMinutes)).toFixed(1)} runs per shard-minute) ${perRun.toFixed(2)} rows per run.`,
 		].join(' ');
 	},
 };

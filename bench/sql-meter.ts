@@ -36,9 +36,9 @@ export function totalKvWrites(): Map<string, number> {
 
 /**
  * Rows written into an index shard's run-metrics minute rows (`index_metric_minutes`) by every metered object so far:
- * the rollup's and the few written at once (a late delivery, an entry leaving before its minute was rolled up).
- * With the rollup's watermark puts ("put metrics:" in `totalKvWrites`), what the shards' run metrics cost, reported
- * apart from the runs they fall in (docs/cost.md, "Where a 10-trivial-step run's rows go").
+ * the rollups' and the few written at once (a late delivery, an entry leaving before its minute was rolled up).
+ * With a shard's first watermark ("put metrics:" in `totalKvWrites`, once in its life), what the shards' run metrics
+ * cost, reported apart from the runs they fall in (docs/cost.md, "Where a 10-trivial-step run's rows go").
  */
 export function totalMetricsRows(): number {
 	let total = 0;
@@ -122,10 +122,7 @@ export class SqlMeter {
 			put(key, value) {
 				meter.statements++;
 				meter.rowsWritten++;
-				// An index shard's rollup watermark: its first put (with the shard's first run-metrics mark, once in its
-				// life) apart from the rollups' (the meter's own look, not counted).
-				if (key.startsWith('metrics:') && kv.get(key) === undefined) meter.tally('put', 'first-metrics:');
-				else meter.tally('put', key);
+				meter.tally('put', key);
 				kv.put(key, value);
 			},
 			delete(key) {

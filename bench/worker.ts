@@ -423,14 +423,12 @@ app.post('/ours/sql-cost', async (c) => {
 });
 
 /**
- * The index shards' run-metrics rows so far (docs/cost.md): their minute rows, the rollups' watermark puts (one per
- * rollup that found marks), and the first watermark of each shard (with its first mark, once in its life).
+ * The index shards' run-metrics rows so far (docs/cost.md): their minute rows (the rollups', which carry the
+ * watermark, and the few written at once), and the first watermark of each shard (with its first mark, once in its life).
  */
 const metricsReading = () => {
-	const kv = totalKvWrites();
-	const rollups = kv.get('put metrics:') ?? 0;
-	const first = kv.get('put first-metrics:') ?? 0;
-	return { metricsRows: totalMetricsRows() + rollups + first, metricsRollups: rollups, metricsFirstWatermarks: first };
+	const first = totalKvWrites().get('put metrics:') ?? 0;
+	return { metricsRows: totalMetricsRows() + first, metricsFirstWatermarks: first };
 };
 
 /**
@@ -443,7 +441,7 @@ app.post('/cost/metrics-rollup', async (c) => {
 		for (let n = 0; n < registry.get(type).shards; n++) await callRole(c.env, 'indexWrite', [type, n], []);
 	}
 	const after = metricsReading();
-	return c.json({ rows: after.metricsRows - before.metricsRows, rollups: after.metricsRollups - before.metricsRollups, firstWatermarks: after.metricsFirstWatermarks - before.metricsFirstWatermarks });
+	return c.json({ rows: after.metricsRows - before.metricsRows, firstWatermarks: after.metricsFirstWatermarks - before.metricsFirstWatermarks });
 });
 
 // Cost figures: one run of a scenario on the metered types, to completion (index delivery included); what it cost in
@@ -521,11 +519,10 @@ app.post('/cost/run', async (c) => {
 		// Of those, the index shard's (the rest are the instance's and its children's).
 		indexAlarmsSet: diff('indexAlarmsSet'),
 		indexAlarmsDeleted: diff('indexAlarmsDeleted'),
-		// Of the rows written (SQL and key-value), the index shard's run metrics: its minute rows and the rollup's watermark,
-		// written once per shard per minute in which runs counted, by whichever delivery (or shard alarm) comes first
-		// after the minute closed: it falls in a later run's window, or in none (docs/cost.md).
+		// Of the rows written (SQL and key-value), the index shard's run metrics: its minute rows, written by a rollup once
+		// per shard per minute in which runs counted, at whichever delivery (or shard alarm) comes first after the minute
+		// closed: it falls in a later run's window, or in none (docs/cost.md); and a shard's first watermark.
 		metricsRows: diff('metricsRows'),
-		metricsRollups: diff('metricsRollups'),
 		metricsFirstWatermarks: diff('metricsFirstWatermarks'),
 		// The run's index shard and the minute it finished in: the shards roll their metrics up once per such minute.
 		shardMinute: `${plan.type}:${shardIndex(local, registry.get(plan.type).shards)}:${Math.floor(Date.now() / 60_000)}`,
