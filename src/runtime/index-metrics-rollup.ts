@@ -2,7 +2,7 @@ import { and, eq, gte, isNotNull, lt, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import * as schema from '../db/schema';
 import type { MetricsDelta } from '../engine/index/run-metrics';
-import { isEmptyDelta, mergePending, rollupBound, sumPending, validPending, type MinuteSums, type PendingMetrics } from '../engine/index/pending-metrics';
+import { isEmptyDelta, mergePending, rollupBound, sumPending, uncountedPending, type MinuteSums, type PendingMetrics } from '../engine/index/pending-metrics';
 import { WORKFLOW_STATUSES } from '../engine/support/statuses';
 import type { IndexMetricsStore } from './index-metrics-store';
 
@@ -48,8 +48,9 @@ export interface MarkPlan {
  * - a write whose own `updated_at` is below the watermark (a late delivery) would never be found:
  *   it adds its counts (and a mark it replaces) to the minute rows at once, as every write did before;
  * - an entry that leaves (a tombstone: deleted, moved) adds its mark at once;
- * - a mark whose `u` is not its row's `updated_at` was left by a write of a build that does not know
- *   the column (a rollback): skipped, never counted twice.
+ * - a row rewritten by a build that does not know the column (a rollback) keeps its mark with the
+ *   `u` of the write that made it: counted by the rollup that finds the row if `u` is at or past the
+ *   watermark (no rollup counted it), skipped if not (one did): once either way.
  */
 export class IndexMetricsRollup {
 	/** The watermark (undefined: not read yet; null: none, so no entry has a mark). */
@@ -87,11 +88,11 @@ export class IndexMetricsRollup {
 		return this.rolledUpTo;
 	}
 
-	/** The mark of a row that is still to be rolled up (none for a tombstone, a rolled-up or a stale mark). */
+	/** The mark of a row that is still to be rolled up (none for a tombstone, or a row or mark the rollup passed). */
 	carried(row: MarkedRow | undefined): PendingMetrics | undefined {
 		const watermark = this.watermark();
 		if (!row || watermark === null || row.status.startsWith('__') || row.updatedAt < watermark) return undefined;
-		return validPending(row);
+		return uncountedPending(row, watermark);
 	}
 
 	/** What the write of an entry at `updatedAt` over `prior` stores and adds (see the class's note). */
@@ -153,7 +154,7 @@ export class IndexMetricsRollup {
 		const sums = new Map<number, MinuteSums>();
 		for (const status of WORKFLOW_STATUSES) {
 			const rows = this.marksSince.all({ status, from, to }) as { updatedAt: number; pendingMetrics: string | null }[];
-			sumPending(rows.map((row) => validPending(row)).filter((mark) => mark !== undefined), sums);
+			sumPending(rows.map((row) => uncountedPending(row, from)).filter((mark) => mark !== undefined), sums);
 		}
 		return sums;
 	}

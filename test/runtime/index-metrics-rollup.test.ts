@@ -162,28 +162,37 @@ describe('run metrics marked on the entries and rolled up once a minute (index s
 			expect(counts(store, clock.now).day).toEqual(expected);
 		}));
 
-	it('skips a mark a build without the column left behind when it rewrote the row (a rollback), and rolls up the marks it did not touch (roll forward)', () =>
+	it('counts once the marks a build without the column left behind when it rewrote their rows (a rollback), and never again one a rollup counted before', () =>
 		runInDurableObject(stub(uniqueId('rollup-rollback')), async (_, state) => {
 			const clock = { now: at(M, 10) };
 			const { store, db } = await shardOn(state, clock);
-			store.write([entry('touched', 'completed', at(M, 1), at(M, 2), 3), entry('untouched', 'completed', at(M, 1), at(M, 3), 3)]);
+			store.write([entry('counted', 'completed', at(M - 1, 1), at(M - 1, 2), 3)]);
+			clock.now = at(M, 15);
+			store.rollUpMetrics(); // `counted` is in minute M - 1's row now
+			store.write([entry('touched', 'completed', at(M, 1), at(M, 20), 3), entry('untouched', 'completed', at(M, 1), at(M, 21), 3)]);
 			// The build before: its upsert does not name pending_metrics (the column keeps the mark), and it counts its
-			// own write straight into the minute rows. Here a restart of `touched` that errors, in minute M + 1.
-			state.storage.sql.exec("UPDATE index_entries SET status = 'errored', updated_at = ?, version = 6 WHERE id = 'touched'", at(M + 1, 5));
+			// own write straight into the minute rows. Here a restart of `touched` and of `counted` that error, in minute M + 1.
 			const old = new IndexMetricsStore(db);
-			const restart: MetricsDelta = { finished: { minute: M + 1, status: 'errored', durationMs: at(M + 1, 5) - at(M, 1) } };
-			old.record(restart);
-			// Rolled forward: the untouched mark counts once; the touched one's (its completion in M) is what the rollback lost.
+			for (const [id, createdAt] of [['touched', at(M, 1)], ['counted', at(M - 1, 1)]] as const) {
+				state.storage.sql.exec("UPDATE index_entries SET status = 'errored', updated_at = ?, version = 6 WHERE id = ?", at(M + 1, 5), id);
+				const restart: MetricsDelta = { finished: { minute: M + 1, status: 'errored', durationMs: at(M + 1, 5) - createdAt } };
+				old.record(restart);
+			}
+			// Rolled forward: `touched` and `untouched` count once each (no rollup had passed them); `counted` is not
+			// counted again (the rollup that passed it moved the watermark past its mark).
 			clock.now = at(M + 2, 15);
 			const expected = [
-				{ minute: M, started: 1, completed: 1, errored: 0, terminated: 0 },
-				{ minute: M + 1, started: 0, completed: 0, errored: 1, terminated: 0 },
+				{ minute: M - 1, started: 1, completed: 1, errored: 0, terminated: 0 },
+				{ minute: M, started: 2, completed: 2, errored: 0, terminated: 0 },
+				{ minute: M + 1, started: 0, completed: 0, errored: 2, terminated: 0 },
 			];
 			expect(counts(store, clock.now).minutes).toEqual(expected);
 			store.rollUpMetrics();
 			expect(counts(store, clock.now).minutes).toEqual(expected);
-			// The next write of the touched entry does not carry the stale mark either.
+			// The next write of the touched entry does not carry its counted mark.
 			store.write([entry('touched', 'running', at(M, 1), at(M + 2, 16), 7)]);
+			clock.now = at(M + 3, 15);
+			store.rollUpMetrics();
 			expect(counts(store, clock.now).minutes).toEqual(expected);
 		}));
 

@@ -7,10 +7,12 @@ import { durationBucket, type FinishedStatus, type MetricsDelta, type MinuteCoun
  * up once a minute, finding them through the `(status, updated_at, id)` listing index: every entry
  * changed since the last rollup (the watermark) has `updated_at >= watermark`.
  *
- * A mark is only good on the row it was written with: `u` is the `updated_at` of the write that
- * merged it. A row rewritten by a build that does not know the column (a deploy rolled back)
- * keeps the column but not the `updated_at`, and its mark is skipped (that build counted its own
- * write directly; the mark's runs are what a rollback loses).
+ * A mark is counted by the rollup that passes its `u`, the `updated_at` of the write that merged it:
+ * it counts while `u` is at or past the watermark. Its row's `updated_at` says which rollup finds it,
+ * and is `u` unless a build that does not know the column (a deploy rolled back) rewrote the row:
+ * that build kept the column, counted its own write directly, and left the mark uncounted, so the
+ * mark still counts, once, if no rollup passed `u` before the rewrite; one that did has `u` below the
+ * watermark and is skipped.
  *
  * This module is pure: the mark's shape, merging, and summing marks into minutes.
  */
@@ -49,10 +51,10 @@ export function parsePending(text: string | null | undefined): PendingMetrics | 
 	}
 }
 
-/** The mark of a row, if it is still the one its row was written with (see the module's note). */
-export function validPending(row: { updatedAt: number; pendingMetrics: string | null }): PendingMetrics | undefined {
+/** The mark of a row if no rollup counted it yet: its `u` at or past the watermark (see the module's note). */
+export function uncountedPending(row: { pendingMetrics: string | null }, watermark: number): PendingMetrics | undefined {
 	const mark = parsePending(row.pendingMetrics);
-	return mark && mark.u === row.updatedAt ? mark : undefined;
+	return mark && mark.u >= watermark ? mark : undefined;
 }
 
 /** `carried` (a mark not rolled up yet, or none) plus `delta`, stamped with the write's `updatedAt`; undefined when it counts nothing. */
