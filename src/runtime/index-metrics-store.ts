@@ -11,8 +11,10 @@ const PRUNE_EVERY_MS = 60_000;
 
 /**
  * The SQL side of one index shard's run metrics (engine/index/run-metrics.ts): a row of counters
- * per minute with its duration histogram (JSON), added to as entries land, one row written per
- * upsert. A read sums at most a day of minutes, whatever the number of entries.
+ * per minute with its duration histogram (JSON), added to by the rollup of the entries' marks once
+ * a minute (index-metrics-rollup.ts) and by the few writes the rollup has passed, one row written per
+ * minute and upsert. A read sums at most a day of minutes, whatever the number of entries, plus the
+ * marks not rolled up yet.
  */
 export class IndexMetricsStore {
 	private readonly addCounts;
