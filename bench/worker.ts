@@ -215,9 +215,9 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		return { statements: after.statements - before.statements, rowsRead: after.rowsRead - before.rowsRead, rowsWritten: after.rowsWritten - before.rowsWritten };
 	}
 
-	override async alarm() {
+	override async alarm(info?: AlarmInvocationInfo) {
 		const name = this.ctx.id.name ?? '';
-		return countsInvocations(name) ? asInvocation(name, 'alarm', () => super.alarm()) : super.alarm();
+		return countsInvocations(name) ? asInvocation(name, 'alarm', () => super.alarm(info)) : super.alarm(info);
 	}
 }
 
@@ -351,7 +351,7 @@ app.post('/streams/go/:id', async (c) => {
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{
 		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher' | 'burst' | 'inline-parent';
-		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number } | { n: number; steps: number; awaitMs: number };
+		params: BenchParams | { holdMs: number; napMs?: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number } | { n: number; steps: number; awaitMs: number };
 	}>();
 	const { id } = await instances.create(c.env, { type, id: newId(type === 'fetcher' ? 'lim' : 'o'), payload: params });
 	return c.json({ id });

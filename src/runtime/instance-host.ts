@@ -61,6 +61,11 @@ export function instanceHost(
 	// A compact instance (runtime/storage-layout.ts) keeps everything in key-value storage, its slot too.
 	const compact = start?.compact === true;
 	const format = compactFormatOf(env as { SHARDFLOW_COMPACT_FORMAT?: unknown });
+	let retriesHeld = false;
+	const holdAlarmRetries = () => {
+		retriesHeld = true;
+		return () => void (retriesHeld = false);
+	};
 	return {
 		store: compact
 			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, ...(historyAppended ? { historyAppended } : {}) })
@@ -76,6 +81,8 @@ export function instanceHost(
 			void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at));
 		},
 		ensureAlarmBy: (at) => {
+			// Held while an alarm handler awaits its work (`holdAlarmRetries`): the runtime retries that alarm if it dies.
+			if (retriesHeld) return;
 			if (alarm.at !== null && alarm.at <= at) return;
 			alarm.at = at;
 			void ctx.storage.setAlarm(at);
@@ -92,7 +99,7 @@ export function instanceHost(
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
 		// The compact layout's format 2: a woken pass's `running` held in memory (runtime/compact-format.ts).
-		...(compact && format === 2 ? { holdsWokenRunning: true } : {}),
+		...(compact && format === 2 ? { holdsWokenRunning: true, holdAlarmRetries } : {}),
 		backlog: backlogPort(env),
 		failingPasses: failingPassesPort(env),
 		webhooks: {

@@ -72,7 +72,7 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 	});
 
 	it('a sleep: the step and its sleep.started, then the step and its sleep.finished, one put each', async () => {
-		const { rows, recordKeys } = await compactRun('test', { name: 'rows' }, async (id) => {
+		const { rows, alarms, recordKeys } = await compactRun('test', { name: 'rows' }, async (id) => {
 			advanceClock(1_000);
 			await fireAlarm(id);
 		});
@@ -83,6 +83,10 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 		// record was a put of the instance record of its own, 2 more, and the first pass's running 1 (12); the wake-up a
 		// key of its own, put and deleted, and the woken pass's running (9).
 		expect(rows).toBe(6);
+		// Set: the backstop at create and the wake-up; the pass the alarm woke arms no watchdog and its outcome's entry no
+		// retry alarm, since its alarm's handler awaits them and the runtime runs an alarm whose handler died again (format 2:
+		// InstanceEngine.alarmAwaitingPass). Deleted: the test pool's, running the alarm. Before: the watchdog too (4).
+		expect(alarms).toBe(3);
 	});
 });
 
@@ -105,7 +109,7 @@ describe("a step's wake-up rides in the step's own key (the compact layout's for
 	});
 
 	it('a retried step keeps its retry time in its key: no wake-up key put or deleted', async () => {
-		const { rows, byKey } = await compactRun('slow-retry', {}, async (id) => {
+		const { rows, alarms, byKey } = await compactRun('slow-retry', {}, async (id) => {
 			expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
 			advanceClock(10 * 60_000);
 			await fireAlarm(id);
@@ -114,6 +118,9 @@ describe("a step's wake-up rides in the step's own key (the compact layout's for
 		// alarm's pass: call's start 1 + call completed (its wake-up gone with it) 1 + completed 1. Before: the wake-up's
 		// put and its delete at the end of the pass it woke, and that pass's running (10).
 		expect({ rows, byKey }).toEqual({ rows: 7, byKey: { 'put i': 3, 'put s:': 4 } });
+		// The backstop and the retry's wake-up, and the test pool's delete; not the woken pass's watchdog (its alarm's handler
+		// awaits it). Before: 4.
+		expect(alarms).toBe(3);
 	});
 });
 

@@ -138,10 +138,10 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	}
 
 	/** Counts the alarm invocations of each object (a pass that spent its budget continues in one), and their subrequests. */
-	override async alarm() {
+	override async alarm(info?: AlarmInvocationInfo) {
 		const name = this.ctx.id.name ?? '';
 		alarmInvocations.set(name, (alarmInvocations.get(name) ?? 0) + 1);
-		return asInvocation(name, 'alarm', () => super.alarm());
+		return asInvocation(name, 'alarm', () => super.alarm(info));
 	}
 
 	// The role calls are defined on the prototype from src/operations/role-calls.ts; these wrap three of them with injectable faults.

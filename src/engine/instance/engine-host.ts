@@ -59,6 +59,13 @@ export interface EngineHost {
 	 */
 	holdsWokenRunning?: boolean;
 	/**
+	 * Holds the alarm writes that only make a crash retried (`ensureAlarmBy`: a pass's watchdog, a staged index entry's
+	 * retry) until the returned release: they write nothing meanwhile. For an alarm handler that awaits the work its alarm
+	 * starts, on a runtime that runs an alarm again when its handler dies (InstanceEngine.alarmAwaitingPass). Absent: an
+	 * alarm starts its work in the background, guarded by those writes. The compact layout's format 2.
+	 */
+	holdAlarmRetries?(): () => void;
+	/**
 	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
 	 * step of a deletion. Afterwards this engine is gone; the id can be created
 	 * again, by a new engine.

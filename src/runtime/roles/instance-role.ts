@@ -42,6 +42,7 @@ export class InstanceRole {
 	private engine: InstanceEngine | undefined;
 	private store: InstanceStore | undefined;
 	private readonly alarmSlot: AlarmSlot = { at: null };
+
 	/** Subscribers of this instance's stream (see instance-stream-feed.ts). */
 	readonly stream: InstanceStreamFeed;
 
@@ -186,10 +187,17 @@ export class InstanceRole {
 		return this.host.storage.hasSchema ? this.instance().currentIndexEntry() : null;
 	}
 
-	alarm(): void {
+	/**
+	 * `retryCount`: the runtime's count of this alarm's retries (its `AlarmInvocationInfo`; 0 on its first try). The first
+	 * try awaits the work it starts, its crash-only alarm writes held, where the host holds them (the compact layout's
+	 * format 2: InstanceEngine.alarmAwaitingPass); a retry guards its work with them as every alarm did before.
+	 */
+	async alarm(retryCount = 0): Promise<void> {
 		this.alarmSlot.at = null;
 		if (!this.host.storage.hasSchema) return;
-		this.instance().alarm();
+		const engine = this.instance();
+		if (retryCount === 0) await engine.alarmAwaitingPass();
+		else engine.alarm();
 	}
 
 	/** Resolves once the replay loop (and index delivery, unless `index: false`) is idle; at once for an engine never started. */
