@@ -335,6 +335,16 @@ export class StepsParentWorkflow extends Workflow<{ n: number; ms: number }, num
 	}
 }
 
+/** A parent of `n` one-step children invoked one after another (the bench's children scenario): they run inline. */
+export class ManyChildrenWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'many-children';
+	async run(step: Step, { n }: { n: number }) {
+		let total = 0;
+		for (let i = 0; i < n; i++) total += await step.invoke(`child-${i}`, ManyStepsWorkflow, { payload: { steps: 1 } });
+		return total;
+	}
+}
+
 /** A parent that invokes one slow child. */
 export class SlowParentWorkflow extends Workflow<{ ms: number; wait?: boolean }, number> {
 	static override readonly type = 'slow-parent';
