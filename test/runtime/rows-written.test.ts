@@ -112,6 +112,15 @@ describe('rows written by one-step children run inside their parent (compact lay
 		expect(listed.map((c) => [c.id, c.status]).sort()).toEqual(Array.from({ length: 10 }, (_, i) => [`${id}::child-${i}`, 'completed']).sort());
 	});
 
+	it('a parent keeps each one-step child that finished inside it in one row until it is published (SHARDFLOW_INLINE_ONE_ROW, on in wrangler.jsonc)', async () => {
+		const { parent } = await childrenRun(10);
+		// Per child: its invoke's start and completion (s:) 2, the child's header carrying its step 1 and its delete once
+		// published 1; the parent's record at create and completion 2. Before: the child's step in a row of its own too,
+		// put and deleted (62 rows).
+		expect(parent.byKey).toEqual({ 'put i': 2, 'put s:': 20, 'put n:': 10, 'delete n:': 10 });
+		expect(parent.rows).toBe(42);
+	});
+
 	it("a published child whose index delivery fails arms its own alarm, which delivers it", async () => {
 		indexFaults.failWrites = 1_000;
 		const id = uniqueId('layout-compact');

@@ -82,10 +82,10 @@ export async function runChildStep(
 			}
 			if ('outcome' in inlined) {
 				// Finished inline: the step completes with the child kept here, published to its own object afterwards.
-				const { outcome, header } = inlined;
+				const { outcome, header, unwritten } = inlined;
 				const kept = inline;
 				try {
-					return settle(step, row, ref, outcome, step.hooks.now(), () => kept.keep(ref.childId, parent, header, true));
+					return settle(step, row, ref, outcome, step.hooks.now(), () => kept.keep(ref.childId, parent, header, true, unwritten));
 				} finally {
 					kept.publishSoon();
 				}
@@ -151,7 +151,7 @@ async function runInline(
 	inline: InlineChildHooks,
 	request: InlineRequest,
 	live: Set<AttemptAbort>,
-): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant; wanted?: boolean } | { ownObject: true }> {
+): Promise<{ outcome: ChildOutcome; header: TransplantHeader; unwritten?: StepRow[] } | { transplant: ChildTransplant; wanted?: boolean } | { ownObject: true }> {
 	const stored = inline.stored(request.id);
 	if (stored.transplant) return { transplant: stored.transplant };
 	if (stored.steps.length > 0) return { transplant: inline.fromSteps(request, stored.steps) };
@@ -170,7 +170,7 @@ async function runInline(
 	}
 	step.checkAbort();
 	const outcome = end.finished ? outcomeOf(end.header.row) : null;
-	if (outcome) return { outcome, header: end.header };
+	if (outcome) return { outcome, header: end.header, ...(end.unwritten ? { unwritten: end.unwritten } : {}) };
 	step.transact(() => inline.keep(request.id, request.parent, end.header, false));
 	return { transplant: { ...end.header, steps: end.steps }, wanted: run.wanted };
 }

@@ -113,8 +113,11 @@ export interface InlineChildHooks {
 	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] };
 	/** The transplant of a child whose run was cut short, from the steps it wrote. */
 	fromSteps(request: InlineRequest, steps: readonly StepRow[]): ChildTransplant;
-	/** Inside the caller's transaction: the run ended; a finished child is published from here afterwards. */
-	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void;
+	/**
+	 * Inside the caller's transaction: the run ended; a finished child is published from here afterwards.
+	 * `unwritten`: its steps not kept here yet (`InlineRunEnd.unwritten`), kept in the header's row.
+	 */
+	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean, unwritten?: readonly StepRow[]): void;
 	/** Inside the caller's transaction: the child is published; its rows here go. */
 	forget(childId: string): void;
 	/** Publishes the finished children now, off the critical path. */

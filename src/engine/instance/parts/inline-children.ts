@@ -19,8 +19,11 @@ import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from
 const PUBLISH_WAIT_MS = 5_000;
 const PUBLISH_POLL_MS = 5;
 
-/** An inline child's header as its parent keeps it: the transplant's, and the parent's step that invoked it. */
-type StoredHeader = TransplantHeader & { parent: ParentRef };
+/**
+ * An inline child's header as its parent keeps it: the transplant's, the parent's step that invoked
+ * it, and the finished run's steps not kept in rows of their own (transplant.ts `transplantOf`).
+ */
+type StoredHeader = TransplantHeader & { parent: ParentRef; steps?: StepRow[] };
 
 /**
  * The children this instance runs inline (inline-child.ts) and keeps until each is published to
@@ -137,8 +140,8 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	 * The run ended (inside the caller's transaction): its header is kept; a finished child's is
 	 * published from here, starting once the transaction is stored (`publishSoon`).
 	 */
-	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void {
-		const stored: StoredHeader = { ...header, parent };
+	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean, unwritten?: readonly StepRow[]): void {
+		const stored: StoredHeader = { ...header, parent, ...(unwritten && unwritten.length > 0 ? { steps: [...unwritten] } : {}) };
 		// Published from memory right after (`publishSoon`); the alarm is the backstop should this isolate die first.
 		const publishAt = finished ? this.k.host.now() + OUTBOX_GRACE_MS : null;
 		this.k.host.store.writeInlineRow(childId, { key: '', body: JSON.stringify(stored), result: null, publishAt });
