@@ -82,7 +82,7 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 
 type Written = { rows: number; alarms: number; byKey: Record<string, number> };
 const written = (name: string) => runInDurableObject(stub(name), (runner) => (runner as unknown as { rowsWritten(): Written }).rowsWritten());
-const listedChildren = async (parent: string) => (await api('GET', `/workflows?type=many&parent=${encodeURIComponent(parent)}`)).json.items as { id: string; status: string }[];
+const listedChildren = async (parent: string) => (await api('GET', `/workflows?type=async-step&parent=${encodeURIComponent(parent)}`)).json.items as { id: string; status: string }[];
 
 /** A parent of `n` one-step children invoked one after another (the bench's children scenario: they run inline), settled with every child. */
 async function childrenRun(n: number) {

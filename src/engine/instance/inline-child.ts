@@ -92,7 +92,14 @@ export class InlineChildRun implements InlineRun {
 					return out;
 				}
 				this.awaitingAttempts++;
-				return out.finally(() => this.attemptSettled());
+				// Watched beside, and `out` itself returned: a derived promise (`out.finally`) would settle turns later, so an
+				// attempt that awaits nothing would outlast runAttempt's SETTLE_TURNS and write its start as one awaiting I/O does
+				// (a row more per step, in the child and in its parent).
+				out.then(
+					() => this.attemptSettled(),
+					() => this.attemptSettled(),
+				);
+				return out;
 			};
 		};
 		this.engine = new InstanceEngine({
