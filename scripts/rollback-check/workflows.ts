@@ -101,7 +101,7 @@ export class RcNapChild extends Workflow<{ wakeAt: number }, string> {
 }
 
 /** Children across the deploys: one finished inline, one that sleeps in its own object while the parent waits, one after. */
-export class RcParent extends Workflow<{ wakeAt: number }, unknown[]> {
+export class RcParent extends Workflow<{ wakeAt: number }, (number | string)[]> {
 	static override readonly type = 'rc-parent';
 	static override payload = wake;
 	async run(step: Step, { wakeAt }: { wakeAt: number }) {

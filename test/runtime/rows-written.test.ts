@@ -114,11 +114,21 @@ describe('rows written by one-step children run inside their parent (compact lay
 
 	it('a parent keeps each one-step child that finished inside it in one row until it is published (SHARDFLOW_INLINE_ONE_ROW, on in wrangler.jsonc)', async () => {
 		const { parent } = await childrenRun(10);
-		// Per child: its invoke's start and completion (s:) 2, the child's header carrying its step 1 and its delete once
-		// published 1; the parent's record at create and completion 2. Before: the child's step in a row of its own too,
-		// put and deleted (62 rows).
-		expect(parent.byKey).toEqual({ 'put i': 2, 'put s:': 20, 'put n:': 10, 'delete n:': 10 });
-		expect(parent.rows).toBe(42);
+		// Per child: its invoke's completion (s:) 1, the child's header carrying its step 1 and its delete once published 1;
+		// the parent's record at create and completion 2. Before: the child's step in a row of its own too, put and deleted,
+		// and the invoke's start (62 rows).
+		expect(parent.byKey).toEqual({ 'put i': 2, 'put s:': 10, 'put n:': 10, 'delete n:': 10 });
+		expect(parent.rows).toBe(32);
+	});
+
+	it("an invoke whose child finished inside it before writing anything there writes its step once, with the child's start and outcome records", async () => {
+		const { id, parent } = await childrenRun(2);
+		expect(parent.byKey['put s:']).toBe(2);
+		const { json } = await api('GET', `/workflows/${id}/history`);
+		const kinds = (json.events as { kind: string; step?: string }[]).filter((e) => e.step === 'child-0').map((e) => e.kind);
+		expect(kinds).toEqual(['child.started', 'child.completed']);
+		const steps = (await api('GET', `/workflows/${id}/steps`)).json.items as { name: string; status: string; startedAt: string | null }[];
+		expect(steps.map((s) => [s.name, s.status, s.startedAt !== null])).toEqual([['child-0', 'completed', true], ['child-1', 'completed', true]]);
 	});
 
 	it("a published child whose index delivery fails arms its own alarm, which delivers it", async () => {

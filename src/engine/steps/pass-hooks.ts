@@ -107,8 +107,8 @@ export interface InlineChildHooks {
 	eligible(type: string): boolean;
 	/** Whether as many children run here now as may at once (the next starts in its own object). */
 	busy(): boolean;
-	/** A run of the child here; every step row it writes is kept here as it is written. */
-	run(request: InlineRequest): InlineRun;
+	/** A run of the child here; every step row it writes is kept here as it is written, `beforeFirstKeep` called before the first. */
+	run(request: InlineRequest, beforeFirstKeep?: () => void): InlineRun;
 	/** What an earlier run of the child left here: its transplant once that run ended, else the steps it wrote. */
 	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] };
 	/** The transplant of a child whose run was cut short, from the steps it wrote. */

@@ -76,11 +76,15 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	}
 
 	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
-	run(request: InlineRequest): InlineChildRun {
+	run(request: InlineRequest, beforeFirstKeep?: () => void): InlineChildRun {
 		// The run's first step row carries its request (transplant.ts `StoredInlineRequest`), in every write of it.
 		let first: string | undefined;
 		const stored: StoredInlineRequest = { type: request.type, payload: request.payload };
-		const run = new InlineChildRun(this.k.host, request, (row) => this.keepStep(request.id, row, (first ??= row.key) === row.key ? stored : undefined), () => {
+		const run = new InlineChildRun(this.k.host, request, (row) => {
+			// The invoke's start, written before the first row of its child: a row here is always found through its invoke.
+			if (first === undefined) beforeFirstKeep?.();
+			this.keepStep(request.id, row, (first ??= row.key) === row.key ? stored : undefined);
+		}, () => {
 			if (this.running.get(request.id) === run) this.running.delete(request.id);
 		});
 		this.running.set(request.id, run);
