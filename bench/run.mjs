@@ -39,8 +39,58 @@ async function costRows() {
 	// the table one (instances created before it, or SHARDFLOW_STORAGE_LAYOUT=table) is shown beside it.
 	const compact = costModel(await costInputsOf('compact'));
 	const table = costModel(await costInputsOf('table'));
-	return { ...compact, table, markdown: `${compact.markdown}\n\n${layoutComparison(compact.figures, table.figures)}` };
+	// The rollup the shards owe for the last minute of runs: asked for once that minute closed past the rollup's margin
+	// (10 s), so every run's metrics are in the figures; the bench waits up to 70 s for it.
+	const dueAt = (metricsRollup.lastMinute + 1) * 60_000 + 11_000;
+	if (Date.now() < dueAt) await new Promise((r) => setTimeout(r, dueAt - Date.now()));
+	metricsRollup.closing = await post('/cost/metrics-rollup', {});
+	console.error(`  cost: the shards' closing metrics rollup: ${JSON.stringify(metricsRollup.closing)}`);
+	return { ...compact, table, metricsRollup: metricsRollup.summary(), markdown: `${compact.markdown}\n\n${metricsRollup.markdown()}\n\n${layoutComparison(compact.figures, table.figures)}` };
 }
+
+/**
+ * The index shards' run metrics, apart from the runs (docs/cost.md): a run's delivery writes none; a shard rolls the
+ * marks of a closed minute up once (a row per minute they count in, which carries the watermark), at its next delivery
+ * or alarm, which falls in a later run's window or in none. So the cost is per active minute per type per shard: a
+ * lone run pays its minute's row; at the bench's rate, the rows measured over the runs.
+ */
+const metricsRollup = {
+	runs: 0,
+	/** Metrics rows that fell in the runs' windows: rollups a later run's delivery made, and each shard's first watermark. */
+	inRuns: { rows: 0, firstWatermarks: 0 },
+	/** What the closing rollup wrote (the bench asks for it after the runs). */
+	closing: { rows: 0, firstWatermarks: 0 },
+	lastMinute: 0,
+	/** `type:shard:minute` of each run: the minutes in which a shard had runs to roll up. */
+	shardMinutes: new Set(),
+	add(/** @type {any} */ run) {
+		this.runs++;
+		this.inRuns.rows += run.metricsRows ?? 0;
+		this.inRuns.firstWatermarks += run.metricsFirstWatermarks ?? 0;
+		if (run.shardMinute) {
+			this.shardMinutes.add(run.shardMinute);
+			this.lastMinute = Math.max(this.lastMinute, Number(run.shardMinute.split(':').at(-1)));
+		}
+	},
+	summary() {
+		const firstWatermarks = this.inRuns.firstWatermarks + this.closing.firstWatermarks;
+		// The rollups' rows: every metrics row but the shards' first watermarks (once in their life, apart).
+		const rollupRows = this.inRuns.rows + this.closing.rows - firstWatermarks;
+		const activeShardMinutes = this.shardMinutes.size;
+		return {
+			runs: this.runs, rollupRows, firstWatermarks, activeShardMinutes, inRuns: this.inRuns, closing: this.closing,
+			perShardMinute: rollupRows / Math.max(1, activeShardMinutes), perRun: rollupRows / Math.max(1, this.runs),
+		};
+	},
+	markdown() {
+		const { runs, rollupRows, firstWatermarks, activeShardMinutes, inRuns, perShardMinute, perRun } = this.summary();
+		return [
+			"The index shards' run metrics, apart from the runs: a delivery that starts or finishes a run writes no metrics row (the run is a mark on its entry); each shard rolls a closed minute's marks up once, at its next delivery or alarm: a minute row per minute the marks count in, which carries the rollup's watermark.",
+			`Over these ${runs} cost runs (${activeShardMinutes} minutes in which a type's shard had runs), the rollups wrote ${rollupRows} rows, ${inRuns.rows - inRuns.firstWatermarks} of them in a later run's window (in its figures above) and the rest in the rollup the bench asked for after the runs; and each of ${firstWatermarks} shards its first watermark (with its first mark, once in its life).`,
+			`So ${perShardMinute.toFixed(2)} rows per active minute per type per shard (1, or 2 where a run started in one minute and finished in the next); a lone run on its shard pays its minute's row (as its own metrics row before); at the bench's rate (${(runs / Math.max(1, activeShardMinutes)).toFixed(1)} runs per shard-minute) ${perRun.toFixed(2)} rows per run.`,
+		].join(' ');
+	},
+};
 
 async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 	// Cost (docs/cost.md): each scenario run `costReps` times on the metered types; medians of what one run cost.
@@ -49,6 +99,7 @@ async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 	for (const { key: scenario } of SCENARIOS) {
 		const runs = [];
 		for (let i = 0; i < size.costReps; i++) runs.push(await post('/cost/run', { scenario, layout, ...(benchGroup ? { group: benchGroup } : {}) }));
+		for (const run of runs) metricsRollup.add(run);
 		const m = (key) => median(runs.map((r) => r[key]).filter((v) => typeof v === 'number'));
 		costInputs[scenario] = {
 			wallMs: m('wallMs'),
@@ -60,6 +111,7 @@ async function costInputsOf(/** @type {'compact' | 'table'} */ layout) {
 			alarmsDeleted: m('alarmsDeleted'),
 			indexAlarmsSet: m('indexAlarmsSet'),
 			indexAlarmsDeleted: m('indexAlarmsDeleted'),
+			metricsRows: m('metricsRows'),
 			requests: m('requests'),
 			bytes: m('bytes'),
 			...(scenario === 'sleep' ? { bytesWhileSleeping: m('bytesWhileSleeping') } : {}),

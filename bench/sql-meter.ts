@@ -34,6 +34,18 @@ export function totalKvWrites(): Map<string, number> {
 	return total;
 }
 
+/**
+ * Rows written into an index shard's run-metrics minute rows (`index_metric_minutes`) by every metered object so far:
+ * the rollups' and the few written at once (a late delivery, an entry leaving before its minute was rolled up).
+ * With a shard's first watermark ("put metrics:" in `totalKvWrites`, once in its life), what the shards' run metrics
+ * cost, reported apart from the runs they fall in (docs/cost.md, "Where a 10-trivial-step run's rows go").
+ */
+export function totalMetricsRows(): number {
+	let total = 0;
+	for (const meter of meters) for (const cursor of meter.metricsCursors) total += cursor.rowsWritten;
+	return total;
+}
+
 /** Statements and rows of every metered object so far: a run's cost is the difference over it. */
 export function totalSqlReading(): SqlMeterReading {
 	const total = { statements: 0, rowsRead: 0, rowsWritten: 0 };
@@ -52,6 +64,8 @@ export class SqlMeter {
 	private rowsWritten = 0;
 	/** Key-value rows written, by operation and key prefix (see `totalKvWrites`). */
 	readonly kvWrites = new Map<string, number>();
+	/** Cursors of the statements that write the run-metrics minute rows (see `totalMetricsRows`). */
+	readonly metricsCursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
 	/** Cursors not yet folded in: a read's rowsRead grows while it is iterated. */
 	private open: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
 
@@ -78,7 +92,9 @@ export class SqlMeter {
 				// Miniflare keeps a named object's name in a table of its own (`__miniflare_do_name`, 3 rows written by each new
 				// object under `wrangler dev`); a deployed object has no such table, so its statements are not counted.
 				if (query.includes(MINIFLARE_NAME_TABLE)) return exec(query, ...bindings);
-				return meter.count(exec(query, ...bindings));
+				const cursor = meter.count(exec(query, ...bindings));
+				if (/^insert into "index_metric_minutes"/i.test(query)) meter.metricsCursors.push(cursor);
+				return cursor;
 			},
 			configurable: true,
 			writable: true,

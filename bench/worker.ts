@@ -9,7 +9,7 @@ import { shardIndex } from '../src/engine/index/shard';
 import { createWorkflowRunner } from '../src/runtime/workflow-runner';
 import { tracerOf } from '../src/runtime/runtime-tracer';
 import { createApp } from '../src/host';
-import { AlarmMeter, SqlMeter, totalAlarmReading, totalKvWrites, totalSqlReading, type SqlMeterReading } from './sql-meter';
+import { AlarmMeter, SqlMeter, totalAlarmReading, totalKvWrites, totalMetricsRows, totalSqlReading, type SqlMeterReading } from './sql-meter';
 import {
 	BenchWorkflow,
 	BenchWorkflow16,
@@ -423,6 +423,28 @@ app.post('/ours/sql-cost', async (c) => {
 	return c.json({ id, awaitMs, ...(await stub.sqlReading()), historyRows: await stub.historyRows() });
 });
 
+/**
+ * The index shards' run-metrics rows so far (docs/cost.md): their minute rows (the rollups', which carry the
+ * watermark, and the few written at once), and the first watermark of each shard (with its first mark, once in its life).
+ */
+const metricsReading = () => {
+	const first = totalKvWrites().get('put metrics:') ?? 0;
+	return { metricsRows: totalMetricsRows() + first, metricsFirstWatermarks: first };
+};
+
+/**
+ * The rollup each costed type's shards owe once the minute of their last runs has closed (the bench asks after the cost
+ * runs, past the rollup's margin): an empty index write, which writes nothing but the rollup. What it wrote, apart.
+ */
+app.post('/cost/metrics-rollup', async (c) => {
+	const before = metricsReading();
+	for (const type of ['costed', 'costed-fetch', 'costed-sleep', 'costed-children', 'costed-event', 'costed-retry']) {
+		for (let n = 0; n < registry.get(type).shards; n++) await callRole(c.env, 'indexWrite', [type, n], []);
+	}
+	const after = metricsReading();
+	return c.json({ rows: after.metricsRows - before.metricsRows, firstWatermarks: after.metricsFirstWatermarks - before.metricsFirstWatermarks });
+});
+
 // Cost figures: one run of a scenario on the metered types, to completion (index delivery included); what it cost in
 // statements, rows (SQL, and alarm writes beside them), requests to objects, wall time, the time it spent idle (asleep,
 // waiting for its event or for a retry, an alarm due: no duration billed), and the bytes its instance keeps.
@@ -448,7 +470,7 @@ app.post('/cost/run', async (c) => {
 		const sql = totalSqlReading();
 		const alarms = totalAlarmReading();
 		const onIndex = totalAlarmReading('index');
-		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests };
+		return { ...sql, alarmsSet: alarms.set, alarmsDeleted: alarms.deleted, indexAlarmsSet: onIndex.set, indexAlarmsDeleted: onIndex.deleted, requests: meteredRequests, ...metricsReading() };
 	};
 	const before = reading();
 	const kvBefore = totalKvWrites();
@@ -498,6 +520,13 @@ app.post('/cost/run', async (c) => {
 		// Of those, the index shard's (the rest are the instance's and its children's).
 		indexAlarmsSet: diff('indexAlarmsSet'),
 		indexAlarmsDeleted: diff('indexAlarmsDeleted'),
+		// Of the rows written (SQL and key-value), the index shard's run metrics: its minute rows, written by a rollup once
+		// per shard per minute in which runs counted, at whichever delivery (or shard alarm) comes first after the minute
+		// closed: it falls in a later run's window, or in none (docs/cost.md); and a shard's first watermark.
+		metricsRows: diff('metricsRows'),
+		metricsFirstWatermarks: diff('metricsFirstWatermarks'),
+		// The run's index shard and the minute it finished in: the shards roll their metrics up once per such minute.
+		shardMinute: `${plan.type}:${shardIndex(local, registry.get(plan.type).shards)}:${Math.floor(Date.now() / 60_000)}`,
 		requests: diff('requests'),
 		bytes: await stub.databaseSize(),
 		bytesWhileSleeping,

@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0020_index-entries-without-rowid leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0021_index-metrics-marks leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796598699239
+-- up-to: 1796606372273
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -142,7 +142,7 @@ CREATE TABLE `index_metric_minutes` (
 	`completed` integer DEFAULT 0 NOT NULL,
 	`errored` integer DEFAULT 0 NOT NULL,
 	`terminated` integer DEFAULT 0 NOT NULL
-, `durations` text);
+, `durations` text, `rolled_to` integer);
 --> statement-breakpoint
 CREATE TABLE `index_attributes` (
 	`entry_id` text NOT NULL,
@@ -217,7 +217,7 @@ CREATE TABLE "index_entries" (
 	`code_version` text,
 	`parent_id` text,
 	`attributes` text
-) WITHOUT ROWID;
+, `pending_metrics` text) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
 --> statement-breakpoint

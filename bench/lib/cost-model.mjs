@@ -71,7 +71,7 @@ export const TARGETS = { trivialRowsWritten: 16, trivialRatio: 0.25, everyRatio:
 
 /**
  * What one run measurably did.
- * @typedef {{ wallMs: number, idleMs?: number, statements?: number, rowsRead: number, sqlRowsWritten: number, alarmsSet: number, alarmsDeleted: number, indexAlarmsSet?: number, indexAlarmsDeleted?: number, requests: number, bytes: number, bytesWhileSleeping?: number }} Measured
+ * @typedef {{ wallMs: number, idleMs?: number, statements?: number, rowsRead: number, sqlRowsWritten: number, alarmsSet: number, alarmsDeleted: number, indexAlarmsSet?: number, indexAlarmsDeleted?: number, metricsRows?: number, requests: number, bytes: number, bytesWhileSleeping?: number }} Measured
  */
 
 /** Rows written as billed: the SQL cursors' rows, each setAlarm() and (counted as the upper bound) each deleteAlarm(). */
@@ -229,11 +229,12 @@ function markdown(/** @type {any[]} */ figures, /** @type {any[]} */ targets) {
 	const p = PRICES.durableObjects;
 	const w = PRICES.workflows;
 	const measured = table(
-		['scenario', 'rows written / run (SQL + setAlarm + deleteAlarm)', "of the alarm writes, the index shard's", 'rows read / run', 'requests / run', 'active ms / run', 'bytes kept', 'CF steps / run'],
+		['scenario', 'rows written / run (SQL + setAlarm + deleteAlarm)', "of the alarm writes, the index shard's", "of the SQL rows, the index shard's run metrics (rollup)", 'rows read / run', 'requests / run', 'active ms / run', 'bytes kept', 'CF steps / run'],
 		figures.map((f) => {
 			const m = f.measured;
 			const onIndex = m.indexAlarmsSet === undefined ? '-' : `${m.indexAlarmsSet + (m.indexAlarmsDeleted ?? 0)}`;
-			return [f.label, `**${f.rowsWritten}** (${m.sqlRowsWritten} + ${m.alarmsSet} + ${m.alarmsDeleted})`, onIndex, `${m.rowsRead}`, `${m.requests}`, f.usage.ours.activeMs.toFixed(0), `${m.bytes}${m.bytesWhileSleeping !== undefined ? ` (${m.bytesWhileSleeping} asleep)` : ''}`, `${f.usage.cf.steps}`];
+			const metrics = m.metricsRows === undefined ? '-' : `${m.metricsRows}`;
+			return [f.label, `**${f.rowsWritten}** (${m.sqlRowsWritten} + ${m.alarmsSet} + ${m.alarmsDeleted})`, onIndex, metrics, `${m.rowsRead}`, `${m.requests}`, f.usage.ours.activeMs.toFixed(0), `${m.bytes}${m.bytesWhileSleeping !== undefined ? ` (${m.bytesWhileSleeping} asleep)` : ''}`, `${f.usage.cf.steps}`];
 		}),
 	);
 	const marginal = table(

@@ -218,6 +218,12 @@ export const indexEntries = sqliteTable(
 		parentId: text('parent_id'),
 		/** The entry's search attributes as JSON (null: none); `index_attributes` holds them queryable. */
 		attributes: text('attributes'),
+		/**
+		 * Run metrics this entry's writes counted that the shard has not rolled up into its minute rows yet
+		 * (JSON, engine/index/pending-metrics.ts; null: none). Written in the entry's own statement, so
+		 * counting a run costs no row (drizzle/0021); not indexed: the rollup finds it by `updated_at`.
+		 */
+		pendingMetrics: text('pending_metrics'),
 	},
 	// The table is `WITHOUT ROWID`, keyed by the id alone (drizzle/0020, hand-written: drizzle cannot
 	// say it): a TEXT primary key of a rowid table is a second b-tree, a row written per new entry.
@@ -251,6 +257,12 @@ export const indexMetricMinutes = sqliteTable('index_metric_minutes', {
 	 * before it keep their histogram in `index_metric_durations`, which reads add in.
 	 */
 	durations: text('durations'),
+	/**
+	 * Where the shard's metrics rollup stood after the rollup that wrote this row (ms; null: a row written by a
+	 * delivery at once): the newest is the shard's watermark, kept in the rows the rollup writes anyway so that
+	 * moving it costs no row of its own (drizzle/0021, runtime/index-metrics-rollup.ts).
+	 */
+	rolledTo: integer('rolled_to'),
 });
 
 /**

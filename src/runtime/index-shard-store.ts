@@ -8,6 +8,7 @@ import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/ind
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
 import { metricsDelta } from '../engine/index/run-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
+import { IndexMetricsRollup, type MarkedRow } from './index-metrics-rollup';
 
 const { indexEntries: t, indexAttributes: a } = schema;
 
@@ -60,8 +61,10 @@ export class IndexShardStore {
 	private readonly upsert;
 	/** The row of one id as it stands (a point read by primary key), to tell what a write changed. */
 	private readonly current;
-	/** Run metrics per minute, added to as entries land (engine/index/run-metrics.ts). */
+	/** Run metrics per minute (engine/index/run-metrics.ts), rolled up from the marks the entries carry. */
 	readonly metrics: IndexMetricsStore;
+	/** The marks of run metrics on the entries, and their rollup into `metrics` (index-metrics-rollup.ts). */
+	readonly rollup: IndexMetricsRollup;
 
 	private readonly insertAttribute;
 	private readonly deleteAttributes;
@@ -69,20 +72,22 @@ export class IndexShardStore {
 	constructor(
 		private readonly db: DrizzleSqliteDODatabase,
 		private readonly storage: DurableObjectStorage,
+		/** The shard's clock: where its metrics rollup stands. */
+		now: () => number = Date.now,
 	) {
 		const p = sql.placeholder;
 		this.upsert = db
 			.insert(t)
 			.values({
 				id: p('id'), type: p('type'), status: p('status'), createdAt: p('createdAt'), updatedAt: p('updatedAt'), version: p('version'), codeVersion: p('codeVersion'), parentId: p('parentId'),
-				attributes: p('attributes'),
+				attributes: p('attributes'), pendingMetrics: p('pendingMetrics'),
 			} as never)
 			.onConflictDoUpdate({
 				target: t.id,
 				set: {
 					type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
 					updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
-					attributes: sql`excluded.attributes`,
+					attributes: sql`excluded.attributes`, pendingMetrics: sql`excluded.pending_metrics`,
 				},
 				// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
 				// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
@@ -91,8 +96,13 @@ export class IndexShardStore {
 			// A row back says the write won (inserted or replaced the stored row); none, it was older.
 			.returning({ id: t.id })
 			.prepare();
-		this.current = db.select({ status: t.status, createdAt: t.createdAt, version: t.version, attributes: t.attributes }).from(t).where(eq(t.id, p('id'))).prepare();
+		this.current = db
+			.select({ status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, attributes: t.attributes, pendingMetrics: t.pendingMetrics })
+			.from(t)
+			.where(eq(t.id, p('id')))
+			.prepare();
 		this.metrics = new IndexMetricsStore(db);
+		this.rollup = new IndexMetricsRollup(db, storage.kv, this.metrics, now);
 		this.insertAttribute = db.insert(a).values({ entryId: p('entryId'), name: p('name'), value: p('value'), createdAt: p('createdAt') } as never).prepare();
 		this.deleteAttributes = db.delete(a).where(eq(a.entryId, p('id'))).prepare();
 	}
@@ -108,14 +118,17 @@ export class IndexShardStore {
 		const count = !options.moved;
 		const one = (e: IndexEntry) => {
 			const attributes = e.attributes ? attributesJson(e.attributes) : null;
-			const prior = this.current.get({ id: e.id }) as { status: string; createdAt: number; version: number; attributes: string | null } | undefined;
+			const prior = this.current.get({ id: e.id }) as (MarkedRow & { createdAt: number; version: number; attributes: string | null }) | undefined;
+			// What the write counts rides on the entry's own statement (a mark the rollup adds up later), or, for a
+			// delivery the rollup has passed, goes into the minute rows at once.
+			const plan = this.rollup.plan(prior, count ? metricsDelta(prior ?? null, e) : {}, e.updatedAt);
 			const won = this.upsert.get({
 				id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null,
-				attributes,
+				attributes, pendingMetrics: plan.pending,
 			});
 			// Counted and indexed only if the shard kept it: a late, older delivery changed nothing.
 			if (!won) return;
-			if (count) this.metrics.record(metricsDelta(prior ?? null, e));
+			this.rollup.wrote(plan);
 			const unchanged = prior && prior.attributes === attributes && prior.createdAt === e.createdAt && prior.status !== MOVED && prior.status !== DELETED;
 			if (unchanged) return;
 			if (prior) this.deleteAttributes.run({ id: e.id });
@@ -125,6 +138,11 @@ export class IndexShardStore {
 		};
 		// Reading the stored row and writing must not interleave with another write: one transaction each.
 		this.storage.transactionSync(() => entries.forEach(one));
+	}
+
+	/** Rolls the entries' metric marks up into the minute rows if a minute has closed since the last rollup (index-metrics-rollup.ts). */
+	rollUpMetrics(): boolean {
+		return this.storage.transactionSync(() => this.rollup.rollUpIfDue());
 	}
 
 	/**
@@ -137,7 +155,8 @@ export class IndexShardStore {
 	tombstone(items: EntryPosition[], status: typeof MOVED | typeof DELETED = MOVED, at = 0): void {
 		this.storage.transactionSync(() => {
 			for (const { id, version, createdAt = 0 } of items) {
-				this.db
+				const prior = this.current.get({ id }) as MarkedRow | undefined;
+				const won = this.db
 					.insert(t)
 					.values({ id, type: '', status, createdAt, updatedAt: at, version })
 					.onConflictDoUpdate({
@@ -145,6 +164,7 @@ export class IndexShardStore {
 						set: {
 							status,
 							attributes: null,
+							pendingMetrics: null,
 							version: sql`excluded.version`,
 							updatedAt: sql`excluded.updated_at`,
 							// An item without its incarnation (an older caller) keeps the row's.
@@ -152,7 +172,10 @@ export class IndexShardStore {
 						},
 						setWhere: newer(sql`1`),
 					})
-					.run();
+					.returning({ id: t.id })
+					.get();
+				// The entry's run metrics not rolled up yet go into the minute rows before its row stops being one.
+				if (won) this.rollup.fold(prior);
 				// A tombstone has no attributes: its entry's rows go (an older tombstone that lost changes nothing).
 				this.db.delete(a).where(and(eq(a.entryId, id), sql`EXISTS (SELECT 1 FROM ${t} WHERE ${t.id} = ${id} AND ${t.status} IN (${MOVED}, ${DELETED}))`)).run();
 			}

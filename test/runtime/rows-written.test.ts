@@ -1,6 +1,13 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
+import { drizzle } from 'drizzle-orm/durable-sqlite';
+import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
+import migrations from '../../drizzle/migrations';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+import { shardIndex } from '../../src/engine/index/shard';
+import { shardName } from '../../src/engine/object-names';
+import { IndexShardStore } from '../../src/runtime/index-shard-store';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { indexFaults } from '../worker/probes';
@@ -143,5 +150,40 @@ describe('rows written by one-step children run inside their parent (compact lay
 		advanceClock(10 * 60_000);
 		await fireAlarm(child);
 		expect(await listedChildren(id)).toMatchObject([{ id: child, status: 'completed' }]);
+	});
+});
+
+describe("rows written by a run's index delivery (its index shard)", () => {
+	it('a finished trivial run: its entry and the 2 listing indexes, and no metrics row (the run is a mark on the entry, rolled up once a minute)', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'many', id, payload: { steps: 10 } });
+		await settle(id);
+		// The entry as the run's delivery left it on its shard (one delivery: the run's transitions coalesced).
+		const delivered = await runInDurableObject(stub(shardName('many', shardIndex(id, 16))), (_, state) =>
+			state.storage.sql.exec<Record<string, SqlStorageValue>>('SELECT id, type, status, created_at, updated_at, version FROM index_entries WHERE id = ?', id).one(),
+		);
+		expect(delivered.status).toBe('completed');
+		const entry: IndexEntry = {
+			id, type: 'many', status: 'completed', createdAt: Number(delivered.created_at), updatedAt: Number(delivered.updated_at), version: Number(delivered.version),
+		};
+		// The same delivery into a shard whose rows are counted (a borrowed object, the shard's clock just after the run).
+		const written = await runInDurableObject(stub(uniqueId('shard-rows')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			const shard = new IndexShardStore(db, state.storage, () => entry.updatedAt + 1_000);
+			// A shard's first mark writes its rollup watermark (a key-value row, once in the shard's life): not this run's.
+			shard.write([{ ...entry, id: `${id}-earlier` }]);
+			const exec = state.storage.sql.exec.bind(state.storage.sql);
+			const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+			Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
+			try {
+				shard.write([entry]);
+			} finally {
+				Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+			}
+			return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+		});
+		// Before the marks: 4 (the minute's metrics row upserted by every delivery that starts or finishes a run).
+		expect(written).toBe(3);
 	});
 });

@@ -1,7 +1,7 @@
 import type { WorkflowStatus } from '../support/statuses';
 
 /**
- * Per-type run metrics, kept by the index shards as entries land (docs/dashboard.md,
+ * Per-type run metrics, counted by the index shards as entries land and rolled up once a minute (docs/dashboard.md,
  * "Where the metrics come from"). A shard never counts its rows to answer them: it keeps
  * one row of counters per minute and a duration histogram per minute, so a read costs the
  * same for a hundred instances as for millions (at most a day of minutes per shard).

@@ -42,6 +42,8 @@ export class IndexShardRole implements IndexShardAccess {
 		const shard = await this.writable();
 		const changes = shard.metrics.changes;
 		shard.write(entries, options);
+		// A delivery in a later minute than the last rollup rolls the closed minutes up (no alarm of its own).
+		shard.rollUpMetrics();
 		shard.metrics.pruneIfDue(this.self.now());
 		if (this.analytics && shard.metrics.changes !== changes) await this.analytics.counted();
 		// A moved entry brings its expiry with it (a rebalance copies entries with `moved`).
@@ -90,6 +92,8 @@ export class IndexShardRole implements IndexShardAccess {
 		this.alarmSlot.fired();
 		if (!this.storage.hasSchema) return;
 		const shard = this.shard();
+		// Any alarm of the shard (export, retention) rolls up what a quiet shard has not yet.
+		shard.rollUpMetrics();
 		const exportDue = this.analytics ? await this.analytics.alarm(shard.metrics) : undefined;
 		const sweepDue = this.retention ? await this.retention.sweep(shard) : undefined;
 		const next = nextShardAlarm(this.self.now(), [exportDue, sweepDue]);
@@ -131,6 +135,6 @@ export class IndexShardRole implements IndexShardAccess {
 	}
 
 	private shard(): IndexShardStore {
-		return (this.store ??= new IndexShardStore(this.storage.db, this.storage.storage));
+		return (this.store ??= new IndexShardStore(this.storage.db, this.storage.storage, this.self.now));
 	}
 }

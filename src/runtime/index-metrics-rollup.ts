@@ -1,0 +1,161 @@
+import { and, eq, gte, isNotNull, lt, sql } from 'drizzle-orm';
+import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
+import * as schema from '../db/schema';
+import type { MetricsDelta } from '../engine/index/run-metrics';
+import { isEmptyDelta, mergePending, rollupBound, sumPending, uncountedPending, type MinuteSums, type PendingMetrics } from '../engine/index/pending-metrics';
+import { WORKFLOW_STATUSES } from '../engine/support/statuses';
+import type { IndexMetricsStore } from './index-metrics-store';
+
+const { indexEntries: t } = schema;
+
+/**
+ * Where the shard's rollup stood when it wrote its first mark, in its key-value storage (this file owns the key):
+ * written once in a shard's life. Every rollup after it leaves its watermark on the minute rows it writes
+ * (`index_metric_minutes.rolled_to`), so moving it costs no row; the watermark is the newer of the two.
+ */
+const WATERMARK_KEY = 'metrics:firstMark';
+
+/** An entry row as the write path reads it before writing: enough to find its mark. */
+export interface MarkedRow {
+	status: string;
+	updatedAt: number;
+	pendingMetrics: string | null;
+}
+
+/** What a write of one entry does to the metrics: the mark it stores, and what it adds to the minute rows at once. */
+export interface MarkPlan {
+	/** The `pending_metrics` the entry's statement writes (null: none). */
+	pending: string | null;
+	/** Counts that go into the minute rows now: a write the rollup has already passed. */
+	direct?: PendingMetrics;
+	/** Whether the write counted a run (the Analytics Engine export arms its alarm after one). */
+	counted: boolean;
+}
+
+/**
+ * An index shard's run metrics, marked on the entries and rolled up once a minute (docs/decisions.md
+ * "Run metrics rolled up once a minute per shard"). A delivery that starts or finishes a run stores
+ * what it counted on the entry row it writes anyway (`pending_metrics`: no row of its own). The
+ * rollup adds every mark of the entries written since the watermark (`updated_at >= watermark`, a
+ * range of the `(status, updated_at, id)` listing index per status) into the minute rows, one row
+ * per minute, and moves the watermark, at most once per minute of the shard's clock: on a write, or
+ * on the shard's alarm. Reads add the marks not rolled up yet on the fly, so they are never behind.
+ *
+ * Exact because a mark is rolled up once and only once:
+ * - an entry with `updated_at` below the watermark was rolled up: its next write replaces the mark;
+ *   at or above, the next write merges into it (a run that completes and restarts before the
+ *   rollup keeps both finishes);
+ * - a write whose own `updated_at` is below the watermark (a late delivery) would never be found:
+ *   it adds its counts (and a mark it replaces) to the minute rows at once, as every write did before;
+ * - an entry that leaves (a tombstone: deleted, moved) adds its mark at once;
+ * - a row rewritten by a build that does not know the column (a rollback) keeps its mark with the
+ *   `u` of the write that made it: counted by the rollup that finds the row if `u` is at or past the
+ *   watermark (no rollup counted it), skipped if not (one did): once either way.
+ */
+export class IndexMetricsRollup {
+	/** The watermark (undefined: not read yet; null: none, so no entry has a mark). */
+	private rolledUpTo: number | null | undefined;
+	/**
+	 * Up to where this isolate found no mark past the watermark (in memory only): a rollup that finds
+	 * nothing writes nothing, not even the watermark, and is not tried again until a minute closes
+	 * or a mark lands below it. Every rollup still starts at the stored watermark.
+	 */
+	private quietTo = -Infinity;
+	private readonly marksSince;
+
+	constructor(
+		private readonly db: DrizzleSqliteDODatabase,
+		private readonly kv: Pick<SyncKvStorage, 'get' | 'put'>,
+		private readonly metrics: IndexMetricsStore,
+		private readonly now: () => number,
+	) {
+		const p = sql.placeholder;
+		this.marksSince = db
+			.select({ updatedAt: t.updatedAt, pendingMetrics: t.pendingMetrics })
+			.from(t)
+			.where(and(eq(t.status, p('status')), gte(t.updatedAt, p('from')), lt(t.updatedAt, p('to')), isNotNull(t.pendingMetrics)))
+			.prepare();
+		metrics.unrolled = () => this.unrolled();
+	}
+
+	/** The watermark: every entry last written before it has had its mark rolled up (null: no mark was ever written). */
+	watermark(): number | null {
+		if (this.rolledUpTo === undefined) {
+			const first = this.kv.get<number>(WATERMARK_KEY);
+			const rolled = first === undefined ? undefined : this.metrics.rolledTo();
+			this.rolledUpTo = first === undefined ? null : Math.max(first, rolled ?? -Infinity);
+		}
+		return this.rolledUpTo;
+	}
+
+	/** The mark of a row that is still to be rolled up (none for a tombstone, or a row or mark the rollup passed). */
+	carried(row: MarkedRow | undefined): PendingMetrics | undefined {
+		const watermark = this.watermark();
+		if (!row || watermark === null || row.status.startsWith('__') || row.updatedAt < watermark) return undefined;
+		return uncountedPending(row, watermark);
+	}
+
+	/** What the write of an entry at `updatedAt` over `prior` stores and adds (see the class's note). */
+	plan(prior: MarkedRow | undefined, delta: MetricsDelta, updatedAt: number): MarkPlan {
+		const counted = !isEmptyDelta(delta);
+		const mark = mergePending(this.carried(prior), delta, updatedAt);
+		if (!mark) return { pending: null, counted };
+		// The first mark a shard writes sets the watermark (once per shard), so "no watermark" keeps meaning "no marks".
+		let watermark = this.watermark();
+		if (watermark === null) {
+			watermark = rollupBound(this.now());
+			this.kv.put(WATERMARK_KEY, watermark);
+			this.rolledUpTo = watermark;
+		}
+		if (updatedAt < watermark) return { pending: null, direct: mark, counted };
+		if (updatedAt < this.quietTo) this.quietTo = watermark;
+		return { pending: JSON.stringify(mark), counted };
+	}
+
+	/** After the write won: counts what it adds at once. */
+	wrote(plan: MarkPlan): void {
+		if (plan.counted) this.metrics.changes++;
+		if (plan.direct) this.metrics.add(sumPending([plan.direct]));
+	}
+
+	/** An entry leaves (replaced by a tombstone): its mark, if still to be rolled up, goes into the minute rows now. */
+	fold(prior: MarkedRow | undefined): void {
+		const mark = this.carried(prior);
+		if (mark) this.metrics.add(sumPending([mark]));
+	}
+
+	/**
+	 * Rolls the marks up to the start of the minute `ROLLUP_MARGIN_MS` ago, if that is past the watermark:
+	 * one row per minute the marks count in, which carry the new watermark (nothing when it finds no mark).
+	 * Answers whether it wrote.
+	 * Call inside a transaction (the minute rows and the watermark move together).
+	 */
+	rollUpIfDue(): boolean {
+		const from = this.watermark();
+		if (from === null) return false;
+		const to = rollupBound(this.now());
+		if (to <= Math.max(from, this.quietTo)) return false;
+		const marks = this.marks(from, to);
+		this.quietTo = to;
+		if (marks.size === 0) return false;
+		this.metrics.add(marks, to);
+		this.rolledUpTo = to;
+		return true;
+	}
+
+	/** The counts of the marks not rolled up yet, per minute: what a read adds to the minute rows. */
+	unrolled(): Map<number, MinuteSums> {
+		const from = this.watermark();
+		return from === null ? new Map() : this.marks(from, Number.MAX_SAFE_INTEGER);
+	}
+
+	/** The marks of the entries last written in [from, to), summed per minute (one index range per status). */
+	private marks(from: number, to: number): Map<number, MinuteSums> {
+		const sums = new Map<number, MinuteSums>();
+		for (const status of WORKFLOW_STATUSES) {
+			const rows = this.marksSince.all({ status, from, to }) as { updatedAt: number; pendingMetrics: string | null }[];
+			sumPending(rows.map((row) => uncountedPending(row, from)).filter((mark) => mark !== undefined), sums);
+		}
+		return sums;
+	}
+}
