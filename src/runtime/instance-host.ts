@@ -160,8 +160,8 @@ export function outboxInRowOf(env: { SHARDFLOW_OUTBOX_IN_ROW?: unknown }): boole
 /**
  * `SHARDFLOW_INLINE_ONE_ROW=true`: a child that finishes inside its parent's pass is kept there as
  * one row until published (its header carries its last steps) instead of a row per step and the
- * header: 2 rows written fewer per one-step child (docs/decisions.md "A finished inline child in one
- * row"). Off by default: a build before it reads such a row without its steps (it would publish the
+ * header: 2 rows written fewer per one-step child (docs/decisions.md "Rows of a `step.invoke`
+ * child"). Off by default: a build before it reads such a row without its steps (it would publish the
  * child stepless, or not at all), so turn it on once no deploy can roll back before this build; on in
  * new projects (wrangler.jsonc, templates/), which have no older build to roll back to.
  */

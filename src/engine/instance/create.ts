@@ -189,7 +189,7 @@ function storeTransplant(k: InstanceKernel, prepared: PreparedCreate, transplant
 				k.transition(row);
 			});
 		// A finished child's publisher (its parent) delivers its entry before it takes the call as answered, and retries the
-		// call until then: the child's object sets no alarm for it (docs/decisions.md "A published child sets no alarm").
+		// call until then: the child's object sets no alarm for it (docs/decisions.md "Rows of a `step.invoke` child").
 		if (finished) k.outbox.withCallerAsBackstop(store);
 		else store();
 	} finally {

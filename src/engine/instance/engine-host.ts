@@ -68,8 +68,8 @@ export interface EngineHost {
 	inlineChildren?: boolean;
 	/**
 	 * An inline child that finishes in its parent's pass is kept in its parent as one row, its header
-	 * carrying the steps it had not yet written (`SHARDFLOW_INLINE_ONE_ROW`; docs/decisions.md "A
-	 * finished inline child in one row"). Off when unset: a build before it would publish such a child
+	 * carrying the steps it had not yet written (`SHARDFLOW_INLINE_ONE_ROW`; docs/decisions.md "Rows of a
+	 * `step.invoke` child"). Off when unset: a build before it would publish such a child
 	 * without those steps.
 	 */
 	inlineOneRow?: boolean;

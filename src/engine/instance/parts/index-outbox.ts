@@ -66,8 +66,8 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 	/**
 	 * Runs `write` (a transition) without arming the alarm for its entry: the caller awaits
 	 * `deliverNow` before it answers, and its own caller retries the call until it is answered
-	 * (a parent publishing a child that finished inline: docs/decisions.md "A published child sets
-	 * no alarm"). A delivery that fails arms the alarm as any does (`deliverOnce`, then `rearm`).
+	 * (a parent publishing a child that finished inline: docs/decisions.md "Rows of a
+	 * `step.invoke` child"). A delivery that fails arms the alarm as any does (`deliverOnce`, then `rearm`).
 	 * Saves the alarm write (a row) of every published child.
 	 */
 	withCallerAsBackstop<T>(write: () => T): T {
