@@ -37,6 +37,8 @@ export default defineConfig({
 							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off', ...(process.env.SHARDFLOW_OUTBOX_IN_ROW ? { SHARDFLOW_OUTBOX_IN_ROW: process.env.SHARDFLOW_OUTBOX_IN_ROW } : {}),
 								// SHARDFLOW_STORAGE_LAYOUT=compact (or table) npx vitest ...: the same tests with new instances in that layout (docs/decisions.md "The compact instance layout").
 								...(process.env.SHARDFLOW_STORAGE_LAYOUT ? { SHARDFLOW_STORAGE_LAYOUT: process.env.SHARDFLOW_STORAGE_LAYOUT } : {}),
+								// SHARDFLOW_INLINE_ONE_ROW=false npx vitest ...: the same tests with a finished inline child's steps in rows of their own.
+								...(process.env.SHARDFLOW_INLINE_ONE_ROW ? { SHARDFLOW_INLINE_ONE_ROW: process.env.SHARDFLOW_INLINE_ONE_ROW } : {}),
 							},
 							r2Buckets: ['ARCHIVE'],
 							durableObjects: { WORKFLOW_RUNNER: { className: 'WorkflowRunner', useSQLite: true }, KV_RUNNER: { className: 'KvWorkflowRunner', useSQLite: false } },

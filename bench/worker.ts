@@ -127,7 +127,8 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
 		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
 		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
-		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout } : env) as never);
+		// Compact as a new project runs it (wrangler.jsonc: a finished inline child in one row too); the table layout as an upgraded deployment does.
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_INLINE_ONE_ROW: 'true' } : {}) } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 

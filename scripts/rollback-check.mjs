@@ -32,8 +32,10 @@ if (layout !== undefined && layout !== 'compact' && layout !== 'table') {
 	console.error('--layout takes "compact" or "table"');
 	process.exit(2);
 }
+// `--one-row`: the new build keeps a child that finished inside its parent in one row (SHARDFLOW_INLINE_ONE_ROW=true).
+const oneRow = process.argv.includes('--one-row');
 /** The new build's settings (the old build ignores a setting it does not know). */
-const newVars = { SHARDFLOW_ENV: 'development', ...(layout ? { SHARDFLOW_STORAGE_LAYOUT: layout } : {}) };
+const newVars = { SHARDFLOW_ENV: 'development', ...(layout ? { SHARDFLOW_STORAGE_LAYOUT: layout } : {}), ...(oneRow ? { SHARDFLOW_INLINE_ONE_ROW: 'true' } : {}) };
 const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-rollback-'));
 const config = ['scripts/rollback-check/wrangler.jsonc'];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -64,7 +66,7 @@ const post = (url, body) => json(url, { method: 'POST', headers: { 'content-type
 
 async function createSet(url, set, wakeAt) {
 	const ids = {};
-	for (const [type, payload] of [['rc-sleeper', { wakeAt }], ['rc-waiter', {}], ['rc-retrier', {}], ['rc-saga', { wakeAt }], ['rc-catcher', { wakeAt }]]) {
+	for (const [type, payload] of [['rc-sleeper', { wakeAt }], ['rc-waiter', {}], ['rc-retrier', {}], ['rc-saga', { wakeAt }], ['rc-catcher', { wakeAt }], ['rc-parent', { wakeAt }]]) {
 		const id = `${set}-${type}`;
 		const res = await post(`${url}/workflows`, { type, id, payload });
 		check(res.status === 201, `${set}: created ${id} (${res.status})`);
@@ -105,7 +107,8 @@ async function listsEveryInstance(url, build, ids) {
 			let pages = 0;
 			do {
 				const page = (await json(`${url}/workflows?limit=2&order=${order}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
-				for (const item of page?.items ?? []) seen[item.id] = [...(seen[item.id] ?? []), item.status];
+				// The parents' children are checked apart (at the end), each listed with its parent.
+				for (const item of page?.items ?? []) if (!item.id.includes('::')) seen[item.id] = [...(seen[item.id] ?? []), item.status];
 				cursor = page?.nextCursor ?? null;
 			} while (cursor && ++pages < 100);
 			const after = await statuses(url, ids);
@@ -189,12 +192,24 @@ try {
 		const catcherHistory = await history(url, ids['rc-catcher']);
 		check(final[ids['rc-catcher']] === 'completed' && (await output('rc-catcher')) === 'primary', `${set}: the catcher took its primary path`);
 		check(!catcherHistory.some((e) => e.step === 'fallback'), `${set}: no fallback step ran`);
+		const parentId = ids['rc-parent'];
+		check(final[parentId] === 'completed' && JSON.stringify(await output('rc-parent')) === '[2,"ab",6]', `${set}: the parent completed with its children's outputs (${JSON.stringify(await output('rc-parent'))})`);
+		const children = ['first', 'napper', 'last'].map((name) => `${parentId}::${name}`);
+		const listedChildren = async () => ((await json(`${url}/workflows?parent=${encodeURIComponent(parentId)}&limit=10`)).body?.items ?? []).map((item) => `${item.id} ${item.status}`).sort();
+		let listed = await listedChildren();
+		for (let i = 0; i < 15 && listed.length < 3; i++) listed = (await sleep(1000), await listedChildren());
+		check(JSON.stringify(listed) === JSON.stringify(children.map((id) => `${id} completed`).sort()), `${set}: its three children listed with it, completed (${JSON.stringify(listed)})`);
+		for (const child of children) {
+			const read = (await json(`${url}/workflows/${child}`)).body;
+			const steps = (await json(`${url}/workflows/${child}/steps`)).body?.items ?? [];
+			check(read?.status === 'completed' && steps.length > 0 && steps.every((s) => s.status === 'completed'), `${set}: ${child} reads completed by its id, with its steps (${read?.status}, ${steps.length} steps)`);
+		}
 	}
 	// The run metrics of each type (the index shards went through the same deploys): every run started and
 	// completed, and every duration in the histogram, whichever build recorded it (C's: the old build, the old way).
-	for (const type of Object.keys(a)) {
+	for (const type of [...Object.keys(a), 'rc-leaf', 'rc-nap-child']) {
 		const metrics = (await json(`${url}/types/${type}/metrics`)).body;
-		const runs = type === 'rc-sleeper' ? 3 : 2;
+		const runs = type === 'rc-sleeper' ? 3 : type === 'rc-leaf' ? 4 : 2;
 		check(metrics?.hour?.started === runs && metrics?.hour?.completed === runs && metrics?.hour?.durationMs?.runs === runs, `${type}: metrics count its ${runs} runs, with their durations (${JSON.stringify({ started: metrics?.hour?.started, completed: metrics?.hour?.completed, durations: metrics?.hour?.durationMs?.runs })})`);
 	}
 	await stop();

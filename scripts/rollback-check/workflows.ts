@@ -81,7 +81,41 @@ export class RcCatcher extends Workflow<{ wakeAt: number }, string> {
 	}
 }
 
+/** One step: a child that finishes inside its parent's pass (run inline, then published to its own object). */
+export class RcLeaf extends Workflow<{ n: number }, number> {
+	static override readonly type = 'rc-leaf';
+	async run(step: Step, { n }: { n: number }) {
+		return step.do('double', async () => n * 2);
+	}
+}
+
+/** A step, a sleep until `wakeAt`, a step: run inline in its parent until its sleep, then handed over to its own object. */
+export class RcNapChild extends Workflow<{ wakeAt: number }, string> {
+	static override readonly type = 'rc-nap-child';
+	static override payload = wake;
+	async run(step: Step, { wakeAt }: { wakeAt: number }) {
+		const a = await step.do('a', async () => 'a');
+		await step.sleepUntil('nap', wakeAt);
+		return a + (await step.do('b', async () => 'b'));
+	}
+}
+
+/** Children across the deploys: one finished inline, one that sleeps in its own object while the parent waits, one after. */
+export class RcParent extends Workflow<{ wakeAt: number }, (number | string)[]> {
+	static override readonly type = 'rc-parent';
+	static override payload = wake;
+	async run(step: Step, { wakeAt }: { wakeAt: number }) {
+		const first = await step.invoke('first', RcLeaf, { payload: { n: 1 } });
+		const napped = await step.invoke('napper', RcNapChild, { payload: { wakeAt } });
+		const last = await step.invoke('last', RcLeaf, { payload: { n: 3 } });
+		return [first, napped, last];
+	}
+}
+
 export const registry = defineRegistry({
+	'rc-leaf': { workflow: RcLeaf },
+	'rc-nap-child': { workflow: RcNapChild },
+	'rc-parent': { workflow: RcParent },
 	'rc-sleeper': { workflow: RcSleeper },
 	'rc-waiter': { workflow: RcWaiter },
 	'rc-retrier': { workflow: RcRetrier },

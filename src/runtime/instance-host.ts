@@ -97,6 +97,7 @@ export function instanceHost(
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
 		children: childPortOver(env),
 		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
+		inlineOneRow: inlineOneRowOf(env as { SHARDFLOW_INLINE_ONE_ROW?: unknown }),
 		destroy,
 		slots: compact ? new CompactSlotStore(ctx.storage.kv) : new DrizzleSlotStore(db, start?.tables),
 		limiter: limiterPort(env),
@@ -153,6 +154,19 @@ function deploymentBudget(env: unknown): InvocationBudget {
  */
 export function outboxInRowOf(env: { SHARDFLOW_OUTBOX_IN_ROW?: unknown }): boolean {
 	const value = env.SHARDFLOW_OUTBOX_IN_ROW;
+	return value === 'true' || value === true;
+}
+
+/**
+ * `SHARDFLOW_INLINE_ONE_ROW=true`: a child that finishes inside its parent's pass is kept there as
+ * one row until published (its header carries its last steps) instead of a row per step and the
+ * header: 2 rows written fewer per one-step child (docs/decisions.md "Rows of a `step.invoke`
+ * child"). Off by default: a build before it reads such a row without its steps (it would publish the
+ * child stepless, or not at all), so turn it on once no deploy can roll back before this build; on in
+ * new projects (wrangler.jsonc, templates/), which have no older build to roll back to.
+ */
+export function inlineOneRowOf(env: { SHARDFLOW_INLINE_ONE_ROW?: unknown }): boolean {
+	const value = env.SHARDFLOW_INLINE_ONE_ROW;
 	return value === 'true' || value === true;
 }
 

@@ -72,6 +72,7 @@ export class VirtualHost implements EngineHost {
 	invocationBudget?: InvocationBudget;
 	children?: ChildPort;
 	inlineChildren?: boolean;
+	inlineOneRow?: boolean;
 	archive?: ArchiveBucket;
 	slots?: SlotStore;
 	limiter?: LimiterPort;
@@ -196,8 +197,8 @@ export class VirtualHost implements EngineHost {
 		const next = new VirtualHost({ ...this.options, durable: this.durable, clock: this.clock });
 		next.indexEntries = this.indexEntries;
 		next.failDeliveries = this.failDeliveries;
-		const { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter, failingPasses } = this;
-		const lent = { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, archive, slots, limiter, failingPasses };
+		const { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, inlineOneRow, archive, slots, limiter, failingPasses } = this;
+		const lent = { log, logStepCompletions, tracer, invocationBudget, children, inlineChildren, inlineOneRow, archive, slots, limiter, failingPasses };
 		return Object.assign(next, Object.fromEntries(Object.entries(lent).filter(([, port]) => port !== undefined)));
 	}
 

@@ -32,6 +32,11 @@ export class World {
 		private readonly registry: Registry,
 		/** Hosts run short children inside their parent first (EngineHost.inlineChildren). */
 		private readonly inline = false,
+		/**
+		 * A finished inline child kept in its parent in one row (EngineHost.inlineOneRow): on, as a new project runs;
+		 * SHARDFLOW_INLINE_ONE_ROW=false npx vitest ... runs the same tests with it off.
+		 */
+		private readonly oneRow = process.env.SHARDFLOW_INLINE_ONE_ROW !== 'false',
 	) {}
 
 	port: ChildPort = {
@@ -80,6 +85,7 @@ export class World {
 			host = new VirtualHost({ registry: this.registry });
 			host.children = this.port;
 			host.inlineChildren = this.inline;
+			host.inlineOneRow = this.oneRow;
 			if (this.tracer) host.tracer = this.tracer;
 			this.hosts.set(id, host);
 		}

@@ -152,10 +152,29 @@ class Quotes extends Workflow<{}, boolean> {
 	}
 }
 
+/** Two steps that await nothing; the second kills its parent's isolate once (`crashIn`), in the middle of its attempt. */
+let crashIn: string | undefined;
+class SyncPair extends Workflow<{}, string> {
+	static override readonly type = 'sync-pair';
+	async run(step: Step) {
+		const one = await step.do('one', () => (called(`one:${this.ctx.id}`), 'a'));
+		const two = await step.do('two', () => {
+			called(`two:${this.ctx.id}`);
+			if (crashIn) {
+				const parent = crashIn;
+				crashIn = undefined;
+				world.evict(parent);
+			}
+			return 'b';
+		});
+		return one + two;
+	}
+}
+
 class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; step?: string; abandon?: boolean }, unknown> {
 	static override readonly type = 'parent';
 	async run(step: Step, { child, payload, id, step: name, abandon }: { child: string; payload?: unknown; id?: string; step?: string; abandon?: boolean }) {
-		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst, 'two-steps': TwoSteps }[child]!;
+		const Child = { add: Add, fails: Fails, sleeper: Sleeper, grand: Grand, flaky: Flaky, many: Many, 'never-inline': NeverInline, quotes: Quotes, 'grand-first': GrandFirst, 'two-steps': TwoSteps, 'sync-pair': SyncPair }[child]!;
 		try {
 			return await step.invoke(name ?? 'child', Child, { payload: payload ?? {}, ...(id ? { id } : {}), ...(abandon ? { onParentTerminate: 'abandon' as const } : {}) });
 		} catch (error) {
@@ -165,12 +184,13 @@ class Parent extends Workflow<{ child: string; payload?: unknown; id?: string; s
 	}
 }
 
-const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Sequence, TwoSteps, Parent);
+const registry = registryOf(Add, Fails, Sleeper, Grand, GrandFirst, Flaky, Many, NeverInline, Quotes, FanOut, Sequence, TwoSteps, SyncPair, Parent);
 let world: World;
 beforeEach(() => {
 	world = new World(registry, true);
 	calls.clear();
 	gate = undefined;
+	crashIn = undefined;
 });
 
 async function parentOf(child: string, payload?: unknown, id?: string) {
@@ -211,6 +231,32 @@ describe('an invoked short child runs inside its parent first', () => {
 		await world.advance(1_000);
 		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 30 });
 		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+
+	it('keeps a finished child in one row in its parent until it is published: its last step rides in the header (SHARDFLOW_INLINE_ONE_ROW)', async () => {
+		world.unreachable = true;
+		const parent = await parentOf('sync-pair');
+		expect(parent.status()).toMatchObject({ status: 'completed', output: 'ab' });
+		// The header, and the first step (kept when the second's attempt began); the second step rides in the header.
+		// Without the setting, a row per step besides the header.
+		const kept = world.hosts.get('p')!.durable.store.inline.get('p::child');
+		expect([...kept!.keys()].sort()).toEqual(process.env.SHARDFLOW_INLINE_ONE_ROW === 'false' ? ['', 'do:one', 'do:two'] : ['', 'do:one']);
+		world.unreachable = false;
+		await world.advance(1_000);
+		expect(world.engine('p::child').status()).toMatchObject({ status: 'completed', output: 'ab' });
+		expect(world.engine('p::child').steps().items.map((s) => [s.name, s.status])).toEqual([['one', 'completed'], ['two', 'completed']]);
+		expect(world.engine('p::child').history().events.map((e) => e.kind)).toContain('step.completed');
+		expect(world.hosts.get('p')!.durable.store.inline.size).toBe(0);
+	});
+
+	it("keeps a child's step in its parent before the next step's attempt begins: the parent's isolate dying in that attempt does not run the step again", async () => {
+		crashIn = 'p';
+		await world.engine('p').create('p', 'parent', { child: 'sync-pair' });
+		await world.idle();
+		world.engine('p').alarm();
+		await world.advance(20_000);
+		expect(world.engine('p').status()).toMatchObject({ status: 'completed', output: 'ab' });
+		expect([calls.get('one:p::child'), calls.get('two:p::child')]).toEqual([1, 2]);
 	});
 
 	it('fails the invoke with ChildWorkflowError when the child errors inline, and publishes the errored child', async () => {

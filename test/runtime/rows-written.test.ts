@@ -1,5 +1,5 @@
 import { runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { drizzle } from 'drizzle-orm/durable-sqlite';
 import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
@@ -8,7 +8,9 @@ import type { IndexEntry } from '../../src/engine/index/index-entry';
 import { shardIndex } from '../../src/engine/index/shard';
 import { shardName } from '../../src/engine/object-names';
 import { IndexShardStore } from '../../src/runtime/index-shard-store';
-import { advanceClock, fireAlarm, settle, stub, testEnv, uniqueId } from '../helpers';
+import { api } from '../api/helpers';
+import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
+import { indexFaults } from '../worker/probes';
 
 /**
  * Rows written by a run's instance object, as Cloudflare bills them (docs/cost.md "What counts as a row written"):
@@ -82,6 +84,72 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 		// sleep.finished) 1 + the wake-up deleted 1 + completed 1. Before: each sleep record was a put of the instance
 		// record of its own, 2 more, and the first pass's running 1 (12).
 		expect(rows).toBe(9);
+	});
+});
+
+type Written = { rows: number; alarms: number; byKey: Record<string, number> };
+const written = (name: string) => runInDurableObject(stub(name), (runner) => (runner as unknown as { rowsWritten(): Written }).rowsWritten());
+const listedChildren = async (parent: string) => (await api('GET', `/workflows?type=async-step&parent=${encodeURIComponent(parent)}`)).json.items as { id: string; status: string }[];
+
+/** A parent of `n` one-step children invoked one after another (the bench's children scenario: they run inline), settled with every child. */
+async function childrenRun(n: number) {
+	const id = uniqueId('layout-compact');
+	await instances.create(testEnv, { type: 'many-children', id, payload: { n } });
+	await settle(id);
+	expect((await instances.status(testEnv, { id })).status).toBe('completed');
+	const children = [];
+	for (let i = 0; i < n; i++) {
+		await settle(`${id}::child-${i}`);
+		children.push(await written(`${id}::child-${i}`));
+	}
+	return { id, parent: await written(id), children };
+}
+
+describe('rows written by one-step children run inside their parent (compact layout)', () => {
+	afterEach(() => {
+		indexFaults.failWrites = 0;
+		resetClock();
+	});
+
+	it("a published child's object sets no alarm: its parent waits for its index entry's delivery, and it is listed with its parent", async () => {
+		const { id, children } = await childrenRun(10);
+		// Its record and its step; no alarm (before: the backstop for its index entry, 1 a child).
+		expect(children.map((c) => [c.rows, c.alarms])).toEqual(Array.from({ length: 10 }, () => [2, 0]));
+		const listed = await listedChildren(id);
+		expect(listed.map((c) => [c.id, c.status]).sort()).toEqual(Array.from({ length: 10 }, (_, i) => [`${id}::child-${i}`, 'completed']).sort());
+	});
+
+	it('a parent keeps each one-step child that finished inside it in one row until it is published (SHARDFLOW_INLINE_ONE_ROW, on in wrangler.jsonc)', async () => {
+		const { parent } = await childrenRun(10);
+		// Per child: its invoke's completion (s:) 1, the child's header carrying its step 1 and its delete once published 1;
+		// the parent's record at create and completion 2. Before: the child's step in a row of its own too, put and deleted,
+		// and the invoke's start (62 rows).
+		expect(parent.byKey).toEqual({ 'put i': 2, 'put s:': 10, 'put n:': 10, 'delete n:': 10 });
+		expect(parent.rows).toBe(32);
+	});
+
+	it("an invoke whose child finished inside it before writing anything there writes its step once, with the child's start and outcome records", async () => {
+		const { id, parent } = await childrenRun(2);
+		expect(parent.byKey['put s:']).toBe(2);
+		const { json } = await api('GET', `/workflows/${id}/history`);
+		const kinds = (json.events as { kind: string; step?: string }[]).filter((e) => e.step === 'child-0').map((e) => e.kind);
+		expect(kinds).toEqual(['child.started', 'child.completed']);
+		const steps = (await api('GET', `/workflows/${id}/steps`)).json.items as { name: string; status: string; startedAt: string | null }[];
+		expect(steps.map((s) => [s.name, s.status, s.startedAt !== null])).toEqual([['child-0', 'completed', true], ['child-1', 'completed', true]]);
+	});
+
+	it("a published child whose index delivery fails arms its own alarm, which delivers it", async () => {
+		indexFaults.failWrites = 1_000;
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'many-children', id, payload: { n: 1 } });
+		await settle(id);
+		const child = `${id}::child-0`;
+		await settle(child);
+		expect((await written(child)).alarms).toBe(1);
+		indexFaults.failWrites = 0;
+		advanceClock(10 * 60_000);
+		await fireAlarm(child);
+		expect(await listedChildren(id)).toMatchObject([{ id: child, status: 'completed' }]);
 	});
 });
 

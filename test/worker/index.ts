@@ -35,6 +35,8 @@ import {
 	InboxWorkflow,
 	MailboxWorkflow,
 	ManyStepsWorkflow,
+	ManyChildrenWorkflow,
+	AsyncStepWorkflow,
 	ShortLivedWorkflow,
 	PurgeableWorkflow,
 	ParallelWorkflow,
@@ -85,6 +87,8 @@ export const testRegistry = defineRegistry({
 	'slow-parent': { workflow: SlowParentWorkflow },
 	'steps-child': { workflow: StepsChildWorkflow },
 	'steps-parent': { workflow: StepsParentWorkflow },
+	'many-children': { workflow: ManyChildrenWorkflow },
+	'async-step': { workflow: AsyncStepWorkflow },
 	budgeted: { workflow: BudgetedWorkflow, limits: { stepsPerInvocation: 4 } },
 	fetcher: { workflow: FetcherWorkflow, limits: { stepsPerInvocation: 50 } },
 	'compensating-fetcher': { workflow: CompensatingFetcherWorkflow, limits: { stepsPerInvocation: 50 } },
@@ -126,9 +130,9 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	}
 
 	/** Test hook: the rows this object wrote so far, SQL and key-value (bench/sql-meter.ts), and its alarm writes. */
-	rowsWritten(): { rows: number; alarms: number } {
+	rowsWritten(): { rows: number; alarms: number; byKey: Record<string, number> } {
 		if (!this.meters) throw new Error('only objects of "layout-" ids count their rows');
-		return { rows: this.meters.sql.reading().rowsWritten, alarms: this.meters.alarms.reading().set + this.meters.alarms.reading().deleted };
+		return { rows: this.meters.sql.reading().rowsWritten, alarms: this.meters.alarms.reading().set + this.meters.alarms.reading().deleted, byKey: Object.fromEntries(this.meters.sql.kvWrites) };
 	}
 
 	/** Test hook (this test Worker only): resolves once the instance's replay loop and index delivery are idle. */

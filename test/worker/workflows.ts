@@ -335,6 +335,24 @@ export class StepsParentWorkflow extends Workflow<{ n: number; ms: number }, num
 	}
 }
 
+/** One step whose function is async and awaits nothing (it settles within the attempt's first turns): the bench's child. */
+export class AsyncStepWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'async-step';
+	async run(step: Step, { n }: { n: number }) {
+		return step.do('s0', async () => n);
+	}
+}
+
+/** A parent of `n` one-step children invoked one after another (the bench's children scenario): they run inline. */
+export class ManyChildrenWorkflow extends Workflow<{ n: number }, number> {
+	static override readonly type = 'many-children';
+	async run(step: Step, { n }: { n: number }) {
+		let total = 0;
+		for (let i = 0; i < n; i++) total += await step.invoke(`child-${i}`, AsyncStepWorkflow, { payload: { n: i } });
+		return total;
+	}
+}
+
 /** A parent that invokes one slow child. */
 export class SlowParentWorkflow extends Workflow<{ ms: number; wait?: boolean }, number> {
 	static override readonly type = 'slow-parent';

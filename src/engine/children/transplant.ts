@@ -61,20 +61,29 @@ export interface StoredInlineRequest {
 	payload: unknown;
 }
 
-/** A transplant from an inline child's rows in its parent: its header, one row per step, and the run's request if a row carries it. */
+/**
+ * A transplant from an inline child's rows in its parent: its header, one row per step, and the run's
+ * request if a row carries it. A finished run's header may carry its last steps (`steps`, written with
+ * it instead of rows of their own: `SHARDFLOW_INLINE_ONE_ROW`); each is newer than a row of its key.
+ */
 export function transplantOf(rows: readonly InlineRow[]): { transplant: ChildTransplant | undefined; steps: StepRow[]; request?: StoredInlineRequest } {
-	const steps: StepRow[] = [];
+	const byKey = new Map<string, StepRow>();
 	let header: TransplantHeader | undefined;
 	let request: StoredInlineRequest | undefined;
+	let carried: StepRow[] = [];
 	for (const row of rows) {
-		if (row.key === '') header = JSON.parse(row.body) as TransplantHeader;
-		else {
+		if (row.key === '') {
+			const { steps: inHeader, ...rest } = JSON.parse(row.body) as TransplantHeader & { steps?: StepRow[] };
+			header = rest;
+			carried = inHeader ?? [];
+		} else {
 			const { inlineRequest, ...step } = JSON.parse(row.body) as Omit<StepRow, 'result'> & { inlineRequest?: StoredInlineRequest };
 			if (inlineRequest) request = inlineRequest;
-			steps.push({ ...step, result: row.result });
+			byKey.set(step.key, { ...step, result: row.result });
 		}
 	}
-	steps.sort((a, b) => a.seq - b.seq);
+	for (const step of carried) byKey.set(step.key, step);
+	const steps = [...byKey.values()].sort((a, b) => a.seq - b.seq);
 	return { transplant: header ? { ...header, steps } : undefined, steps, ...(request ? { request } : {}) };
 }
 

@@ -183,10 +183,15 @@ function storeTransplant(k: InstanceKernel, prepared: PreparedCreate, transplant
 	const finished = FINISHED_STATUSES.includes(row.status);
 	if (finished) k.children.parentAskBegan();
 	try {
-		k.host.store.transaction(() => {
-			writeTransplantRows(k.host.store, transplant);
-			k.transition(row);
-		});
+		const store = () =>
+			k.host.store.transaction(() => {
+				writeTransplantRows(k.host.store, transplant);
+				k.transition(row);
+			});
+		// A finished child's publisher (its parent) delivers its entry before it takes the call as answered, and retries the
+		// call until then: the child's object sets no alarm for it (docs/decisions.md "Rows of a `step.invoke` child").
+		if (finished) k.outbox.withCallerAsBackstop(store);
+		else store();
 	} finally {
 		if (finished) k.children.parentAskEnded(k.row ? outcomeOf(k.row) : null);
 	}

@@ -67,6 +67,13 @@ export interface EngineHost {
 	/** Runs a `step.invoke`'s short child inside this instance first (inline-child.ts); needs `children`. Off when unset. */
 	inlineChildren?: boolean;
 	/**
+	 * An inline child that finishes in its parent's pass is kept in its parent as one row, its header
+	 * carrying the steps it had not yet written (`SHARDFLOW_INLINE_ONE_ROW`; docs/decisions.md "Rows of a
+	 * `step.invoke` child"). Off when unset: a build before it would publish such a child
+	 * without those steps.
+	 */
+	inlineOneRow?: boolean;
+	/**
 	 * Set only by an inline child's host (inline-child.ts): asked before a new step of a pass writes
 	 * anything; a promise (that never settles) holds the step there, undefined lets it go on.
 	 */

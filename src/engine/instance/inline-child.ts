@@ -72,11 +72,13 @@ export class InlineChildRun implements InlineRun {
 		if (onEnd) void this.ended.then(onEnd);
 		this.store = new MirroredStore((row) => {
 			if (this.live) mirror(row);
-		});
+		}, parent.inlineOneRow === true);
 		const wrap = parent.wrapStepFunction;
 		const counted: StepFunctionWrapper = (about, fn) => {
 			const inner = wrap ? wrap(about, fn) : fn;
 			return (attempt) => {
+				// The steps before this attempt are kept in the parent before it runs: a crash from here on re-runs none of them.
+				this.store.flushHeld();
 				this.inFlight++;
 				let out: unknown;
 				try {
@@ -90,7 +92,14 @@ export class InlineChildRun implements InlineRun {
 					return out;
 				}
 				this.awaitingAttempts++;
-				return out.finally(() => this.attemptSettled());
+				// Watched beside, and `out` itself returned: a derived promise (`out.finally`) would settle turns later, so an
+				// attempt that awaits nothing would outlast runAttempt's SETTLE_TURNS and write its start as one awaiting I/O does
+				// (a row more per step, in the child and in its parent).
+				out.then(
+					() => this.attemptSettled(),
+					() => this.attemptSettled(),
+				);
+				return out;
 			};
 		};
 		this.engine = new InstanceEngine({
@@ -132,7 +141,12 @@ export class InlineChildRun implements InlineRun {
 			await Promise.race([this.engine.idle({ index: false }), held]);
 			const row = this.store.readInstance()!;
 			const steps = this.store.readSteps();
-			return { finished: !this.held && FINISHED_STATUSES.includes(row.status), header: transplantHeader(row, steps, this.store.wakeups, this.store.history), steps };
+			const finished = !this.held && FINISHED_STATUSES.includes(row.status);
+			// A finished run's last writes ride in its header's row (the parent writes it with its step's completion); a
+			// handed-over run's are kept now, as rows of their own, before its header.
+			if (!finished) this.store.flushHeld();
+			const unwritten = finished ? this.store.takeHeld() : [];
+			return { finished, header: transplantHeader(row, steps, this.store.wakeups, this.store.history), steps, ...(unwritten.length > 0 ? { unwritten } : {}) };
 		} finally {
 			this.end();
 		}
@@ -207,16 +221,38 @@ export class InlineChildRun implements InlineRun {
 /**
  * The inline child's store: memory, with every step row also handed to `mirror` when it is
  * committed (a transaction's rows when it commits, none when it fails), and the sizes the
- * run's caps read.
+ * run's caps read. With `hold` (`SHARDFLOW_INLINE_ONE_ROW`), a settled row (no attempt under
+ * way) is held back until the next attempt begins (`flushHeld`) or the run ends (`takeHeld`:
+ * a finished run's header carries it), so a one-step child writes no step row in its parent.
+ * A row of an attempt under way (`running`) is kept at once, with those held before it: an
+ * attempt that kills the isolate is counted, as in the child's own object.
  */
 class MirroredStore extends MemoryInstanceStore {
 	private depth = 0;
 	private pending = new Map<string, StepRow>();
 	private readonly bytes = new Map<string, number>();
+	private readonly held = new Map<string, StepRow>();
 	resultBytes = 0;
 
-	constructor(private readonly mirror: (row: StepRow) => void) {
+	constructor(
+		private readonly mirror: (row: StepRow) => void,
+		private readonly hold = false,
+	) {
 		super();
+	}
+
+	/** Keeps the held rows in the parent now, in the order they were written. */
+	flushHeld(): void {
+		const rows = [...this.held.values()];
+		this.held.clear();
+		for (const row of rows) this.mirror(row);
+	}
+
+	/** The held rows, no longer held: a finished run's, for its header's row. */
+	takeHeld(): StepRow[] {
+		const rows = [...this.held.values()];
+		this.held.clear();
+		return rows;
 	}
 
 	override transaction<T>(fn: () => T): T {
@@ -248,6 +284,12 @@ class MirroredStore extends MemoryInstanceStore {
 		const bytes = utf8Bytes(row.result);
 		this.resultBytes += bytes - (this.bytes.get(row.key) ?? 0);
 		this.bytes.set(row.key, bytes);
+		if (this.hold && row.status !== 'running') {
+			// A newer write of a held step replaces it: its map position is its first write's, as the parent's rows would be.
+			this.held.set(row.key, row);
+			return;
+		}
+		this.flushHeld();
 		this.mirror(row);
 	}
 }

@@ -61,8 +61,9 @@ export class InstanceEngine {
 		if (!result.created) return result;
 		// A transplanted child goes on where its inline run stopped (a pass replays up to there); a finished one is done.
 		if (prepared.transplant) {
-			this.k.rearm();
+			// A finished one arms no alarm: its publisher delivers its entry before it is answered (`deliverIndexNow`).
 			if (!RUNNABLE.includes(result.status) && result.status !== 'rolling_back') return result;
+			this.k.rearm();
 		}
 		// Start the run on the next macrotask: the create answer then leaves as soon as the
 		// instance row is durable, instead of waiting for the first pass's writes too.
@@ -290,6 +291,15 @@ export class InstanceEngine {
 	/** Starts the replay loop, or asks the running one to go round once more. */
 	kick(): void {
 		this.k.replay.kick();
+	}
+
+	/**
+	 * Delivers the pending index entry now and resolves once no delivery is in flight: a published
+	 * finished child's (`transplantChild`), whose object arms no alarm for it (create.ts
+	 * `storeTransplant`). A failed delivery arms the alarm for its retry.
+	 */
+	async deliverIndexNow(): Promise<void> {
+		await this.k.outbox.deliverNow();
 	}
 
 	/** Resolves once the replay loop (and, unless `index` is false, index delivery and the publishing of inline children) has nothing left to do. */

@@ -12,7 +12,7 @@ import {
 	type ChildOptions,
 } from '../definition/child-options';
 import { ChildWorkflowError } from '../support/errors';
-import { historyError } from '../history/history';
+import { historyError, type HistoryRecord } from '../history/history';
 import { fromStoredJson } from '../support/json';
 import { isSignal } from './signals';
 import type { StepRow } from '../storage/store';
@@ -29,7 +29,8 @@ import { checkChildPlacement } from '../children/cross-group-child';
  * A new or unfinished child step (`step.invoke` / `step.start`; replays of finished ones
  * answer in `StepContext`). Its row is written (with `child.started`) before the child's
  * create is sent, so a crash re-sends the same create (idempotent by id): a replay never
- * starts a second child. An `invoke`'s create asks for the outcome too: a child that finishes
+ * starts a second child. A child run inline writes nothing before its first row is kept here,
+ * nor does its invoke: a crash before it runs the child inline again. An `invoke`'s create asks for the outcome too: a child that finishes
  * within `FIRST_OUTCOME_WAIT_MS` answers in that call. Else the invoke waits in status
  * `waiting`, asking the child for its outcome on every pass: a pass comes when the child's
  * notice wakes the parent, and from the alarm on a backoff (`childPollDelayMs`) should a
@@ -47,6 +48,17 @@ export async function runChildStep(
 ): Promise<unknown> {
 	let row = step.row(key);
 	let now = step.hooks.now();
+	/** An inline invoke's start, not written yet (`writeStart` writes it, once). */
+	let unwrittenStart: { row: StepRow; record: HistoryRecord } | undefined;
+	const writeStart = () => {
+		const start = unwrittenStart;
+		if (!start) return;
+		unwrittenStart = undefined;
+		step.transact(() => {
+			step.write(start.row);
+			step.hooks.record(start.record);
+		});
+	};
 	if (!row) {
 		const checked = checkChildPlacement(children, mode, name, Child, options);
 		// The short child of an invoke, under its default id, runs inside this instance first (instance/inline-child.ts),
@@ -57,11 +69,21 @@ export async function runChildStep(
 		const inline = mode === 'invoke' && !checked.crossGroup && options.id === undefined && checked.onParentTerminate === 'terminate' && children.inline?.eligible(checked.childType)
 			&& inlineParentsOf(checked.childId).includes(children.parentId);
 		const ref: ChildRef = inline ? { ...checked, inline: true } : checked;
-		step.transact(() => {
-			step.write({ ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) });
-			step.hooks.record({ kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode } });
-		});
-		row = step.row(key)!;
+		const begun: StepRow = { ...step.newRow(key, name, 'child'), status: 'running', startedAt: now, result: JSON.stringify(ref) };
+		const record: HistoryRecord = { kind: 'child.started', step: name, detail: { childId: ref.childId, childType: ref.childType, mode }, at: now };
+		if (inline) {
+			// Written once the child first writes anything here (its rows must never be found without the invoke that
+			// ran it: a crash, a terminate and a read by the child's id look for them through it), or with the step's
+			// completion when it finishes first: a one-step child then costs its invoke one row, not two.
+			unwrittenStart = { row: begun, record };
+			row = begun;
+		} else {
+			step.transact(() => {
+				step.write(begun);
+				step.hooks.record(record);
+			});
+			row = step.row(key)!;
+		}
 	}
 	const ref = readChildRef(row);
 	if (row.status === 'running' || row.status === 'retrying') {
@@ -74,18 +96,22 @@ export async function runChildStep(
 		if (inline) {
 			let inlined: Awaited<ReturnType<typeof runInline>>;
 			try {
-				inlined = await runInline(step, inline, { id: ref.childId, type: ref.childType, payload: options?.payload, parent }, live);
+				inlined = await runInline(step, inline, { id: ref.childId, type: ref.childType, payload: options?.payload, parent }, live, writeStart);
 			} catch (error) {
 				if (isSignal(error)) throw error;
 				step.checkAbort();
+				writeStart();
 				return startFailed(step, row, error);
 			}
 			if ('outcome' in inlined) {
-				// Finished inline: the step completes with the child kept here, published to its own object afterwards.
-				const { outcome, header } = inlined;
+				// Finished inline: the step completes with the child kept here, published to its own object afterwards
+				// (and its `child.started`, if nothing was written since it began, recorded with its completion).
+				const { outcome, header, unwritten } = inlined;
 				const kept = inline;
+				const startRecord = unwrittenStart?.record;
+				unwrittenStart = undefined;
 				try {
-					return settle(step, row, ref, outcome, step.hooks.now(), () => kept.keep(ref.childId, parent, header, true));
+					return settle(step, row, ref, outcome, step.hooks.now(), () => kept.keep(ref.childId, parent, header, true, unwritten), startRecord);
 				} finally {
 					kept.publishSoon();
 				}
@@ -94,7 +120,12 @@ export async function runChildStep(
 				// It starts in its own object, for good: a start retried after a lost answer or a crash must not run it here too.
 				row = { ...row, result: JSON.stringify({ ...ref, inline: undefined }) };
 				const own = row;
-				step.transact(() => step.write(own));
+				const startRecord = unwrittenStart?.record;
+				unwrittenStart = undefined;
+				step.transact(() => {
+					step.write(own);
+					if (startRecord) step.hooks.record(startRecord);
+				});
 				inline = undefined;
 			} else {
 				transplant = inlined.transplant;
@@ -151,13 +182,15 @@ async function runInline(
 	inline: InlineChildHooks,
 	request: InlineRequest,
 	live: Set<AttemptAbort>,
-): Promise<{ outcome: ChildOutcome; header: TransplantHeader } | { transplant: ChildTransplant; wanted?: boolean } | { ownObject: true }> {
+	/** Writes the invoke's start, if it is not written yet: before anything of the child is kept here. */
+	writeStart: () => void,
+): Promise<{ outcome: ChildOutcome; header: TransplantHeader; unwritten?: StepRow[] } | { transplant: ChildTransplant; wanted?: boolean } | { ownObject: true }> {
 	const stored = inline.stored(request.id);
 	if (stored.transplant) return { transplant: stored.transplant };
 	if (stored.steps.length > 0) return { transplant: inline.fromSteps(request, stored.steps) };
 	const reserved = inline.busy() ? 0 : reserveAttempts(step, INLINE_BUDGET.steps);
 	if (reserved === 0) return { ownObject: true };
-	const run = inline.run(request);
+	const run = inline.run(request, writeStart);
 	// A terminate or restart of the parent aborts the child's attempts too (and keeps nothing more of it).
 	const abort: AttemptAbort = () => run.abort();
 	live.add(abort);
@@ -170,7 +203,8 @@ async function runInline(
 	}
 	step.checkAbort();
 	const outcome = end.finished ? outcomeOf(end.header.row) : null;
-	if (outcome) return { outcome, header: end.header };
+	if (outcome) return { outcome, header: end.header, ...(end.unwritten ? { unwritten: end.unwritten } : {}) };
+	writeStart();
 	step.transact(() => inline.keep(request.id, request.parent, end.header, false));
 	return { transplant: { ...end.header, steps: end.steps }, wanted: run.wanted };
 }
@@ -226,13 +260,14 @@ async function childOutcome(step: PassJournal, row: StepRow, ref: ChildRef, chil
 }
 
 /** An invoke's child finished: the step completes with its output, or fails with a `ChildWorkflowError` (`alsoWrite` in the same transaction). */
-function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOutcome, now: number, alsoWrite?: () => void): unknown {
+function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOutcome, now: number, alsoWrite?: () => void, started?: HistoryRecord): unknown {
 	if (outcome.status === 'completed') {
 		const output = outcome.output;
 		step.transact(() => {
 			alsoWrite?.();
 			step.store.deleteWakeup(row.key);
 			step.write({ ...row, status: 'completed', result: output, finishedAt: now, wakeAt: null });
+			if (started) step.hooks.record(started);
 			step.hooks.record({ kind: 'child.completed', step: row.name, value: output, detail: { childId: ref.childId } });
 		});
 		return fromStoredJson(output);
@@ -246,6 +281,7 @@ function settle(step: PassJournal, row: StepRow, ref: ChildRef, outcome: ChildOu
 			...row, status: 'failed', result: JSON.stringify({ ...ref, status, error: childError }), finishedAt: now, wakeAt: null,
 			errorName: error.name, errorMessage: error.message, errorStack: null, errorCode: error.code,
 		});
+		if (started) step.hooks.record(started);
 		step.hooks.record({ kind: 'child.failed', step: row.name, detail: { childId: ref.childId, status, error: childError } });
 	});
 	throw error;

@@ -27,6 +27,12 @@ export interface InlineRunEnd {
 	finished: boolean;
 	header: TransplantHeader;
 	steps: StepRow[];
+	/**
+	 * A finished run's steps its parent has not kept yet (their last writes, held until the next
+	 * attempt began: `SHARDFLOW_INLINE_ONE_ROW`), for the header's row to carry. Empty or absent: every
+	 * step is kept in a row of its own.
+	 */
+	unwritten?: StepRow[];
 }
 
 /** One inline run of a child (`InlineChildRun`), as the invoke that started it uses it. */

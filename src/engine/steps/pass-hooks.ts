@@ -107,14 +107,17 @@ export interface InlineChildHooks {
 	eligible(type: string): boolean;
 	/** Whether as many children run here now as may at once (the next starts in its own object). */
 	busy(): boolean;
-	/** A run of the child here; every step row it writes is kept here as it is written. */
-	run(request: InlineRequest): InlineRun;
+	/** A run of the child here; every step row it writes is kept here as it is written, `beforeFirstKeep` called before the first. */
+	run(request: InlineRequest, beforeFirstKeep?: () => void): InlineRun;
 	/** What an earlier run of the child left here: its transplant once that run ended, else the steps it wrote. */
 	stored(childId: string): { transplant: ChildTransplant | undefined; steps: StepRow[] };
 	/** The transplant of a child whose run was cut short, from the steps it wrote. */
 	fromSteps(request: InlineRequest, steps: readonly StepRow[]): ChildTransplant;
-	/** Inside the caller's transaction: the run ended; a finished child is published from here afterwards. */
-	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void;
+	/**
+	 * Inside the caller's transaction: the run ended; a finished child is published from here afterwards.
+	 * `unwritten`: its steps not kept here yet (`InlineRunEnd.unwritten`), kept in the header's row.
+	 */
+	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean, unwritten?: readonly StepRow[]): void;
 	/** Inside the caller's transaction: the child is published; its rows here go. */
 	forget(childId: string): void;
 	/** Publishes the finished children now, off the critical path. */

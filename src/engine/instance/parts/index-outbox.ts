@@ -14,6 +14,11 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 	private readonly delivery: SingleFlight;
 	/** What the transition being written staged for after it: when the entry is due, and whether to send it now. */
 	private staged: { nextAttemptAt: number; sendNow: boolean } | undefined;
+	/**
+	 * Set while a transition is written whose caller delivers its entry before it answers and retries
+	 * the call until it did (a published finished child: `withCallerAsBackstop`): no alarm is set for it.
+	 */
+	private callerIsBackstop = false;
 
 	constructor(private readonly k: PartKernel) {
 		this.delivery = new SingleFlight({
@@ -54,8 +59,24 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 
 	/** After a write that staged an entry: the alarm covers its retry, and it is sent now unless the shard is backing off. */
 	afterStaged({ nextAttemptAt, sendNow }: StagedEntry): void {
-		this.k.host.ensureAlarmBy(nextAttemptAt);
+		if (!this.callerIsBackstop || !sendNow) this.k.host.ensureAlarmBy(nextAttemptAt);
 		if (sendNow) this.deliver();
+	}
+
+	/**
+	 * Runs `write` (a transition) without arming the alarm for its entry: the caller awaits
+	 * `deliverNow` before it answers, and its own caller retries the call until it is answered
+	 * (a parent publishing a child that finished inline: docs/decisions.md "Rows of a
+	 * `step.invoke` child"). A delivery that fails arms the alarm as any does (`deliverOnce`, then `rearm`).
+	 * Saves the alarm write (a row) of every published child.
+	 */
+	withCallerAsBackstop<T>(write: () => T): T {
+		this.callerIsBackstop = true;
+		try {
+			return write();
+		} finally {
+			this.callerIsBackstop = false;
+		}
 	}
 
 	duringTransition(row: InstanceRow, now: number): void {

@@ -19,8 +19,11 @@ import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, WATCHDOG_MS, outboxBackoffMs } from
 const PUBLISH_WAIT_MS = 5_000;
 const PUBLISH_POLL_MS = 5;
 
-/** An inline child's header as its parent keeps it: the transplant's, and the parent's step that invoked it. */
-type StoredHeader = TransplantHeader & { parent: ParentRef };
+/**
+ * An inline child's header as its parent keeps it: the transplant's, the parent's step that invoked
+ * it, and the finished run's steps not kept in rows of their own (transplant.ts `transplantOf`).
+ */
+type StoredHeader = TransplantHeader & { parent: ParentRef; steps?: StepRow[] };
 
 /**
  * The children this instance runs inline (inline-child.ts) and keeps until each is published to
@@ -73,11 +76,15 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	}
 
 	/** A run of the child here, each step row it writes kept in this instance's storage as it is written. */
-	run(request: InlineRequest): InlineChildRun {
+	run(request: InlineRequest, beforeFirstKeep?: () => void): InlineChildRun {
 		// The run's first step row carries its request (transplant.ts `StoredInlineRequest`), in every write of it.
 		let first: string | undefined;
 		const stored: StoredInlineRequest = { type: request.type, payload: request.payload };
-		const run = new InlineChildRun(this.k.host, request, (row) => this.keepStep(request.id, row, (first ??= row.key) === row.key ? stored : undefined), () => {
+		const run = new InlineChildRun(this.k.host, request, (row) => {
+			// The invoke's start, written before the first row of its child: a row here is always found through its invoke.
+			if (first === undefined) beforeFirstKeep?.();
+			this.keepStep(request.id, row, (first ??= row.key) === row.key ? stored : undefined);
+		}, () => {
 			if (this.running.get(request.id) === run) this.running.delete(request.id);
 		});
 		this.running.set(request.id, run);
@@ -137,8 +144,8 @@ export class InlineChildren implements InstancePart, InlineChildHooks {
 	 * The run ended (inside the caller's transaction): its header is kept; a finished child's is
 	 * published from here, starting once the transaction is stored (`publishSoon`).
 	 */
-	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean): void {
-		const stored: StoredHeader = { ...header, parent };
+	keep(childId: string, parent: ParentRef, header: TransplantHeader, finished: boolean, unwritten?: readonly StepRow[]): void {
+		const stored: StoredHeader = { ...header, parent, ...(unwritten && unwritten.length > 0 ? { steps: [...unwritten] } : {}) };
 		// Published from memory right after (`publishSoon`); the alarm is the backstop should this isolate die first.
 		const publishAt = finished ? this.k.host.now() + OUTBOX_GRACE_MS : null;
 		this.k.host.store.writeInlineRow(childId, { key: '', body: JSON.stringify(stored), result: null, publishAt });
