@@ -1,4 +1,4 @@
-// `npm run trace:export [-- <out-dir>]`: runs one workflow with retries, a sleep, a child in its own
+// `npm run trace:export [-- [--slow <ms>] <out-dir>]`: runs one workflow with retries, a sleep, a child in its own
 // object and a rollback (scripts/trace-export/worker.ts) under `wrangler dev` with wrangler's local
 // trace collector on (X_LOCAL_OBSERVABILITY=true), reads back every span of the traces that name
 // the run, and writes them as OpenTelemetry:
