@@ -13,6 +13,7 @@ import type { StepFunctionWrapper } from '../../engine/steps/step-function-wrapp
 import type { StoreStart } from '../drizzle-instance-store';
 import type { InstanceStore } from '../../engine/storage/store';
 import { InstanceStreamFeed, refuse } from './instance-stream-feed';
+import { holdFor } from '../alarm-hold';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
 import { eraseArchive, readArchive, type ArchiveEnv } from '../r2-archive';
@@ -186,10 +187,16 @@ export class InstanceRole {
 		return this.host.storage.hasSchema ? this.instance().currentIndexEntry() : null;
 	}
 
-	alarm(): void {
+	/**
+	 * The alarm: the engine takes it, and the handler lasts until the work it started is done (the pass, its index
+	 * delivery, inline children's publishing), within `ALARM_HOLDS_WORK_MS`, so that the invocation's trace holds
+	 * all of it (alarm-hold.ts).
+	 */
+	async alarm(): Promise<void> {
 		this.alarmSlot.at = null;
 		if (!this.host.storage.hasSchema) return;
 		this.instance().alarm();
+		await holdFor(this.idle());
 	}
 
 	/** Resolves once the replay loop (and index delivery, unless `index: false`) is idle; at once for an engine never started. */
