@@ -1,4 +1,4 @@
-// `npm run trace:export [-- <out-dir>]`: runs one workflow with retries, a sleep, a child in its own
+// `npm run trace:export [-- [--slow <ms>] <out-dir>]`: runs one workflow with retries, a sleep, a child in its own
 // object and a rollback (scripts/trace-export/worker.ts) under `wrangler dev` with wrangler's local
 // trace collector on (X_LOCAL_OBSERVABILITY=true), reads back every span of the traces that name
 // the run, and writes them as OpenTelemetry:
@@ -14,7 +14,15 @@ import { join, resolve } from 'node:path';
 import { startDevServer } from '../bench/lib/dev-server.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-const out = resolve(process.argv[2] ?? join(root, 'trace-export-out'));
+const args = process.argv.slice(2);
+const slowAt = args.indexOf('--slow');
+// `--slow <ms>`: the create's first step and a step after the sleep each take that long (a slow fetch).
+const slowMs = slowAt >= 0 ? Number(args.splice(slowAt, 2)[1]) : 0;
+if (!Number.isInteger(slowMs) || slowMs < 0 || slowMs > 60_000) {
+	console.error('--slow takes a whole number of milliseconds, 0 to 60000');
+	process.exit(2);
+}
+const out = resolve(args[0] ?? join(root, 'trace-export-out'));
 
 /** The resource of each service (the transformer groups spans by resource object). */
 const resources = new Map();
@@ -34,14 +42,16 @@ try {
 		const res = await fetch(`${server.url}${path}`, { method, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
 		return { status: res.status, json: await res.json() };
 	};
-	const created = await call('POST', '/workflows', { type: 'traced-order', id, payload: { order: 'A-17' } });
+	const created = await call('POST', '/workflows', { type: 'traced-order', id, payload: { order: 'A-17', ...(slowMs ? { slowMs } : {}) } });
 	if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.json)}`);
 	// A 2 s sleep and two 1 s retries: about 5 s of real time, then the rollback.
-	const deadline = Date.now() + 60_000;
+	const deadline = Date.now() + 60_000 + 4 * slowMs;
+	// Polled through the index (the listing), not `GET /workflows/:id`: reading an instance runs a pass that is due
+	// (a retry whose alarm has not fired yet), which would move the run's last attempt from its alarm's trace into the poll's.
 	for (;;) {
-		const { json } = await call('GET', `/workflows/${id}`);
-		if (json.status === 'errored') break;
-		if (Date.now() > deadline) throw new Error(`the run did not end: ${JSON.stringify(json)}`);
+		const { json } = await call('GET', `/workflows?type=traced-order&status=errored&limit=10`);
+		if (json.items?.some((item) => item.id === id)) break;
+		if (Date.now() > deadline) throw new Error(`the run did not end: ${JSON.stringify((await call('GET', `/workflows/${id}`)).json)}`);
 		await new Promise((r) => setTimeout(r, 250));
 	}
 

@@ -1,5 +1,5 @@
 // `node scripts/trace-view.mjs --ui <jaeger-ui build dir> [--port 16686] [<trace.otlp.json> ...]`:
-// opens OTLP/JSON trace files (by default trace-export-out/trace.otlp.json, what `npm run
+// opens OTLP/JSON trace files (the files named, or else trace-export-out/trace.otlp.json, what `npm run
 // trace:export` writes) in Jaeger UI, the Jaeger project's own web UI, with no Jaeger backend.
 //
 // Jaeger UI is a static web app that reads Jaeger's query API; this serves the app's built files
@@ -13,20 +13,56 @@ import { createServer } from 'node:http';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { otlpToJaeger } from './trace-view/otlp-to-jaeger.mjs';
+import { NotOtlpError, otlpToJaeger } from './trace-view/otlp-to-jaeger.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-const { values, positionals } = parseArgs({
-	allowPositionals: true,
-	options: { ui: { type: 'string' }, port: { type: 'string', default: '16686' } },
-});
-if (!values.ui || !existsSync(join(values.ui, 'index.html'))) {
-	console.error('usage: node scripts/trace-view.mjs --ui <jaeger-ui build dir, the one with index.html> [--port 16686] [<trace.otlp.json> ...]');
+const USAGE = 'usage: node scripts/trace-view.mjs --ui <jaeger-ui build dir, the one with index.html> [--port 16686] [<trace.otlp.json> ...]\n' +
+	'  Serves Jaeger UI over the given OTLP/JSON files (trace-export-out/trace.otlp.json by default: what `npm run trace:export` writes); the files replace the default.';
+/** A usage or input error: said in one line (no stack), exit 2. */
+function refuse(message) {
+	console.error(`trace-view: ${message}`);
 	process.exit(2);
 }
+let values, positionals;
+try {
+	({ values, positionals } = parseArgs({ allowPositionals: true, options: { ui: { type: 'string' }, port: { type: 'string', default: '16686' }, help: { type: 'boolean', short: 'h' } } }));
+} catch (error) {
+	refuse(`${error.message}\n${USAGE}`);
+}
+if (values.help) {
+	console.log(USAGE);
+	process.exit(0);
+}
+if (!values.ui || !existsSync(join(values.ui, 'index.html'))) refuse(`${values.ui ? `no index.html in ${values.ui}` : '--ui is required'}\n${USAGE}`);
+const port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : NaN;
+if (!(port >= 1 && port <= 65535)) refuse(`--port takes a port number, 1 to 65535 (not ${JSON.stringify(values.port)})`);
 const ui = resolve(values.ui);
 const files = positionals.length > 0 ? positionals : [join(root, 'trace-export-out', 'trace.otlp.json')];
-const traces = otlpToJaeger(files.map((file) => JSON.parse(readFileSync(file, 'utf8'))));
+const traces = otlpToJaeger(files.map(readExport));
+if (traces.length === 0) console.error(`trace-view: warning: ${files.join(', ')} hold no span`);
+
+/** One OTLP/JSON file, or a one-line refusal naming the file and what is wrong with it. */
+function readExport(file) {
+	let text;
+	try {
+		text = readFileSync(file, 'utf8');
+	} catch (error) {
+		refuse(`cannot read ${file}: ${error.code ?? error.message}${positionals.length === 0 ? ' (run `npm run trace:export` first, or name the files)' : ''}`);
+	}
+	let request;
+	try {
+		request = JSON.parse(text);
+	} catch (error) {
+		refuse(`${file} is not JSON: ${error.message}`);
+	}
+	try {
+		otlpToJaeger(request);
+	} catch (error) {
+		if (error instanceof NotOtlpError) refuse(`${file} is not OTLP/JSON: ${error.message}`);
+		throw error;
+	}
+	return request;
+}
 
 /** The Jaeger query API's envelope. */
 const envelope = (data) => ({ data, total: Array.isArray(data) ? data.length : 0, limit: 0, offset: 0, errors: null });
@@ -76,6 +112,9 @@ function search(params) {
 		.slice(0, limit);
 }
 
+/** The largest upload `/api/transform` parses: an export of a run is ~200 KB; JSON.parse holds several times a body's size. */
+const UPLOAD_LIMIT_BYTES = 64 * 2 ** 20;
+
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf' };
 
 function api(url) {
@@ -103,9 +142,31 @@ const server = createServer((req, res) => {
 		res.end(body);
 	};
 	if (url.pathname === '/api/transform' && req.method === 'POST') {
+		// Jaeger UI posts from its own page: a page of another origin (any site the browser has open) may not
+		// make this process parse its body.
+		const origin = req.headers.origin;
+		if (origin !== undefined && origin !== `http://127.0.0.1:${port}` && origin !== `http://localhost:${port}`) {
+			return send(403, 'application/json', JSON.stringify({ data: null, errors: [{ code: 403, msg: `uploads are taken from this viewer's own page, not from ${origin}` }] }));
+		}
+		const tooLarge = () => {
+			res.setHeader('connection', 'close');
+			send(413, 'application/json', JSON.stringify({ data: null, errors: [{ code: 413, msg: `an upload is at most ${UPLOAD_LIMIT_BYTES / 2 ** 20} MiB` }] }));
+			req.destroy();
+		};
+		if (Number(req.headers['content-length']) > UPLOAD_LIMIT_BYTES) return tooLarge();
 		const chunks = [];
-		req.on('data', (chunk) => chunks.push(chunk));
+		let size = 0;
+		req.on('data', (chunk) => {
+			size += chunk.length;
+			if (size > UPLOAD_LIMIT_BYTES) {
+				chunks.length = 0;
+				if (!res.headersSent) tooLarge();
+				return;
+			}
+			chunks.push(chunk);
+		});
 		req.on('end', () => {
+			if (res.headersSent) return;
 			try {
 				send(200, 'application/json', JSON.stringify(envelope(otlpToJaeger(JSON.parse(Buffer.concat(chunks).toString('utf8'))))));
 			} catch (error) {
@@ -133,7 +194,11 @@ const server = createServer((req, res) => {
 	const path = inside ? file : join(ui, 'index.html');
 	send(200, TYPES[extname(path)] ?? 'application/octet-stream', readFileSync(path));
 });
-server.listen(Number(values.port), '127.0.0.1', () => {
+server.on('error', (error) => {
+	console.error(`trace-view: cannot listen on 127.0.0.1:${port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (pick another with --port)' : (error.code ?? error.message)}`);
+	process.exit(1);
+});
+server.listen(port, '127.0.0.1', () => {
 	const spans = traces.reduce((n, t) => n + t.spans.length, 0);
-	console.log(`Jaeger UI on http://127.0.0.1:${values.port}/search: ${traces.length} traces, ${spans} spans, services ${services().join(', ')}`);
+	console.log(`Jaeger UI on http://127.0.0.1:${port}/search: ${traces.length} traces, ${spans} spans, services ${services().join(', ')}`);
 });

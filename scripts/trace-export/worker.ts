@@ -16,12 +16,20 @@ export class ReceiptWorkflow extends Workflow<{ order: string }, string> {
 /** Attempts of `charge` so far, per instance: the first two fail (a retry each). */
 const attempts = new Map<string, number>();
 
-/** Reserve (with a rollback), sleep, invoke a receipt, charge (two retries), ship (fails for good): the reservation is rolled back. */
-export class TracedOrderWorkflow extends Workflow<{ order: string }, string> {
+/** A step's I/O of `ms` (a timer standing for a slow fetch). */
+const io = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reserve (with a rollback), sleep, invoke a receipt, charge (two retries), ship (fails for good): the reservation is
+ * rolled back. With `slowMs` (`npm run trace:export -- --slow <ms>`), `reserve` takes that long in the create's pass and
+ * a step `pack` as long in the alarm's after the sleep: passes that outlive a macrotask, whose spans must stay whole.
+ */
+export class TracedOrderWorkflow extends Workflow<{ order: string; slowMs?: number }, string> {
 	static override readonly type = 'traced-order';
-	async run(step: Step, { order }: { order: string }) {
-		await step.do('reserve', async () => `stock for ${order}`, { rollback: async () => void (await new Promise((resolve) => setTimeout(resolve, 5))) });
+	async run(step: Step, { order, slowMs = 0 }: { order: string; slowMs?: number }) {
+		await step.do('reserve', async () => (await io(slowMs), `stock for ${order}`), { rollback: async () => void (await io(5)) });
 		await step.sleep('cool-off', '2 seconds');
+		if (slowMs > 0) await step.do('pack', async () => (await io(slowMs), 'packed'));
 		await step.invoke('receipt', ReceiptWorkflow, { payload: { order } });
 		await step.do(
 			'charge',

@@ -15,8 +15,41 @@ const KINDS = { 1: 'internal', 2: 'server', 3: 'client', 4: 'producer', 5: 'cons
 const STATUS_ERROR = 2;
 const STATUS_OK = 1;
 
+/** What is wrong with an input that is not an OTLP/JSON request: the viewer answers it as a 400 or a usage error. */
+export class NotOtlpError extends Error {
+	code = 'NOT_OTLP';
+}
+
 /** OTLP/JSON writes 64-bit numbers as decimal strings (proto3 JSON): microseconds fit a Number. */
-const micros = (nanos) => Number(BigInt(nanos ?? 0) / 1000n);
+function micros(nanos, what = 'a time') {
+	if (nanos === undefined || nanos === null) return 0;
+	if ((typeof nanos !== 'string' || !/^\d{1,20}$/.test(nanos)) && !(Number.isSafeInteger(nanos) && nanos >= 0)) {
+		throw new NotOtlpError(`${what} is not a whole number of nanoseconds: ${JSON.stringify(nanos)?.slice(0, 40)}`);
+	}
+	return Number(BigInt(nanos) / 1000n);
+}
+
+/** Trace and span ids are hex (OTLP/JSON, either case); Jaeger and its URLs use lower case. */
+function hexId(id, what) {
+	if (id === undefined || id === null || id === '') return undefined;
+	if (typeof id !== 'string' || !/^[0-9a-fA-F]{1,32}$/.test(id)) throw new NotOtlpError(`${what} is not a hex id: ${JSON.stringify(id)?.slice(0, 40)}`);
+	return id.toLowerCase();
+}
+
+/** The `resourceSpans` of a request, or why it is not one. */
+function resourceSpansOf(request) {
+	if (!request || typeof request !== 'object' || Array.isArray(request)) throw new NotOtlpError('not an OTLP ExportTraceServiceRequest (a JSON object with resourceSpans)');
+	if (request.resourceSpans === undefined) return [];
+	if (!Array.isArray(request.resourceSpans)) throw new NotOtlpError('resourceSpans is not an array');
+	for (const rs of request.resourceSpans) {
+		if (!rs || typeof rs !== 'object' || (rs.scopeSpans !== undefined && !Array.isArray(rs.scopeSpans))) throw new NotOtlpError('a resourceSpans item has no scopeSpans array');
+		for (const ss of rs.scopeSpans ?? []) {
+			if (!ss || typeof ss !== 'object' || (ss.spans !== undefined && !Array.isArray(ss.spans))) throw new NotOtlpError('a scopeSpans item has no spans array');
+			for (const span of ss.spans ?? []) if (!span || typeof span !== 'object') throw new NotOtlpError('a span is not an object');
+		}
+	}
+	return request.resourceSpans;
+}
 
 /** An OTLP AnyValue as its plain JavaScript value (arrays and maps included). */
 function plain(value) {
@@ -61,14 +94,15 @@ function spanTags(span, scope) {
 
 function references(span) {
 	const refs = [];
-	if (span.parentSpanId) refs.push({ refType: 'CHILD_OF', traceID: span.traceId, spanID: span.parentSpanId });
-	for (const link of span.links ?? []) refs.push({ refType: 'FOLLOWS_FROM', traceID: link.traceId, spanID: link.spanId });
+	const parent = hexId(span.parentSpanId, 'a parentSpanId');
+	if (parent) refs.push({ refType: 'CHILD_OF', traceID: hexId(span.traceId, 'a traceId'), spanID: parent });
+	for (const link of span.links ?? []) refs.push({ refType: 'FOLLOWS_FROM', traceID: hexId(link.traceId, 'a link traceId'), spanID: hexId(link.spanId, 'a link spanId') });
 	return refs;
 }
 
 const logs = (span) =>
 	(span.events ?? []).map((event) => ({
-		timestamp: micros(event.timeUnixNano),
+		timestamp: micros(event.timeUnixNano, 'an event time'),
 		fields: [text('event', event.name), ...(event.attributes ?? []).map(tag)],
 	}));
 
@@ -79,7 +113,7 @@ const logs = (span) =>
  * @returns {{ traceID: string, spans: any[], processes: Record<string, { serviceName: string, tags: object[] }>, warnings: null }[]}
  */
 export function otlpToJaeger(request) {
-	const resourceSpans = (Array.isArray(request) ? request : [request]).flatMap((r) => r.resourceSpans ?? []);
+	const resourceSpans = (Array.isArray(request) ? request : [request]).flatMap(resourceSpansOf);
 	/** @type {Map<string, { traceID: string, spans: object[], processes: Record<string, object>, processIds: Map<string, string>, warnings: null }>} */
 	const traces = new Map();
 	for (const { resource = {}, scopeSpans = [] } of resourceSpans) {
@@ -92,8 +126,11 @@ export function otlpToJaeger(request) {
 		const processKey = JSON.stringify(process);
 		for (const { scope, spans = [] } of scopeSpans) {
 			for (const span of spans) {
-				let trace = traces.get(span.traceId);
-				if (!trace) traces.set(span.traceId, (trace = { traceID: span.traceId, spans: [], processes: {}, processIds: new Map(), warnings: null }));
+				const traceID = hexId(span.traceId, 'a traceId');
+				const spanID = hexId(span.spanId, 'a spanId');
+				if (!traceID || !spanID) throw new NotOtlpError('a span has no traceId or spanId');
+				let trace = traces.get(traceID);
+				if (!trace) traces.set(traceID, (trace = { traceID, spans: [], processes: {}, processIds: new Map(), warnings: null }));
 				// One process per distinct resource in a trace (equal ones are one, as Jaeger's query
 				// service deduplicates them), numbered p1, p2... in the order they come.
 				let processID = trace.processIds.get(processKey);
@@ -102,14 +139,14 @@ export function otlpToJaeger(request) {
 					trace.processIds.set(processKey, processID);
 					trace.processes[processID] = process;
 				}
-				const start = micros(span.startTimeUnixNano);
+				const start = micros(span.startTimeUnixNano, 'a startTimeUnixNano');
 				trace.spans.push({
-					traceID: span.traceId,
-					spanID: span.spanId,
+					traceID,
+					spanID,
 					operationName: span.name,
 					references: references(span),
 					startTime: start,
-					duration: micros(span.endTimeUnixNano) - start,
+					duration: micros(span.endTimeUnixNano, 'an endTimeUnixNano') - start,
 					tags: spanTags(span, scope),
 					logs: logs(span),
 					processID,

@@ -4,6 +4,8 @@ import type { WorkersSpan, WorkersTracing } from '../../src/runtime/workers-trac
 /** A span as the fake runtime keeps it: its name, parent, attributes, exceptions, status and whether it ended. */
 export class FakeSpan implements WorkersSpan {
 	readonly attributes: Record<string, unknown> = {};
+	/** The attributes it had when the code that started it first yielded: what it says if it is cut before its end. */
+	atStart: Record<string, unknown> | undefined;
 	readonly exceptions: { name: string; message: string; code?: string }[] = [];
 	status: string | undefined;
 	ended = false;
@@ -50,6 +52,7 @@ export class FakeTracing implements WorkersTracing {
 	}
 	startActiveSpan<T>(name: string, callback: (span: WorkersSpan) => T): T {
 		const span = this.startSpan(name);
+		queueMicrotask(() => (span.atStart ??= { ...span.attributes }));
 		return this.active.run(span, () => callback(span));
 	}
 	getActiveSpan(): FakeSpan {

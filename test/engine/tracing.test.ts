@@ -112,6 +112,21 @@ describe('spans of passes and step attempts (Workers tracing through the engine 
 		expect(rollbackPass.attributes).toMatchObject({ 'shardflow.rollback': true, 'shardflow.instance.status': 'rolling_back', 'shardflow.outcome': 'errored' });
 	});
 
+	it('names the instance, its type, the step, its kind and attempt on every attempt\'s span from its start, so a span cut before its end still says what it was', async () => {
+		undone = [];
+		const { tracing } = await traced(Trip);
+		const attempts = tracing.named('shardflow.step');
+		expect(attempts.map((s) => s.atStart)).toEqual([
+			{ 'shardflow.workflow.type': 'traced-trip', 'shardflow.instance.id': 'wf-1', 'shardflow.instance.generation': 0, 'shardflow.step.name': 'flight', 'shardflow.step.kind': 'do', 'shardflow.step.attempt': 1 },
+			{ 'shardflow.workflow.type': 'traced-trip', 'shardflow.instance.id': 'wf-1', 'shardflow.instance.generation': 0, 'shardflow.step.name': 'pay', 'shardflow.step.kind': 'do', 'shardflow.step.attempt': 1 },
+			{ 'shardflow.workflow.type': 'traced-trip', 'shardflow.instance.id': 'wf-1', 'shardflow.instance.generation': 0, 'shardflow.step.name': 'flight', 'shardflow.step.kind': 'rollback', 'shardflow.step.attempt': 1, 'shardflow.rollback': true },
+		]);
+		expect(tracing.named('shardflow.pass').map((p) => p.atStart)).toEqual([
+			{ 'shardflow.workflow.type': 'traced-trip', 'shardflow.instance.id': 'wf-1', 'shardflow.instance.generation': 0, 'shardflow.instance.status': 'created' },
+			{ 'shardflow.workflow.type': 'traced-trip', 'shardflow.instance.id': 'wf-1', 'shardflow.instance.generation': 0, 'shardflow.instance.status': 'rolling_back', 'shardflow.rollback': true },
+		]);
+	});
+
 	it('after a crash mid-step, the next pass\'s spans name the same instance and generation, and count the attempt again', async () => {
 		const tracing = new FakeTracing();
 		let calls = 0;

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib/dev-server.mjs';
-import { otlpToJaeger } from '../../scripts/trace-view/otlp-to-jaeger.mjs';
+import { NotOtlpError, otlpToJaeger } from '../../scripts/trace-view/otlp-to-jaeger.mjs';
+import { request as httpRequest } from 'node:http';
+import { spawnSync } from 'node:child_process';
 
 const root = resolve(import.meta.dirname, '../..');
 const TRACE = '83a9efd15c1c98a977e0711cc93ee28b';
@@ -104,6 +106,30 @@ describe('an OTLP export as Jaeger UI reads it', () => {
 	});
 });
 
+describe('an export that is not OTLP/JSON, or writes its ids in upper case', () => {
+	const upper = { resourceSpans: [{ resource, scopeSpans: [{ spans: [{ traceId: TRACE.toUpperCase(), spanId: 'E127AF99E3B3E074', name: 'a', startTimeUnixNano: '1', endTimeUnixNano: '2' }, { traceId: TRACE.toUpperCase(), spanId: '26F5EF9DBB885479', parentSpanId: 'E127AF99E3B3E074', name: 'b', startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] };
+
+	it('reads upper-case hex ids (valid OTLP/JSON) as the lower-case ids Jaeger lists and opens', () => {
+		const [trace] = otlpToJaeger(upper);
+		expect([trace!.traceID, trace!.spans.map((s: any) => s.spanID), trace!.spans[1].references[0]]).toEqual([TRACE, ['e127af99e3b3e074', '26f5ef9dbb885479'], { refType: 'CHILD_OF', traceID: TRACE, spanID: 'e127af99e3b3e074' }]);
+	});
+
+	it('refuses, naming what is wrong, what is not a request: null, resourceSpans not an array, a time or an id that is not one', () => {
+		const span = (fields: object) => ({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: TRACE, spanId: 'e127af99e3b3e074', name: 'a', ...fields }] }] }] });
+		for (const [input, message] of [
+			[null, /not an OTLP ExportTraceServiceRequest/],
+			[{ resourceSpans: 5 }, /resourceSpans is not an array/],
+			[{ resourceSpans: [{ scopeSpans: {} }] }, /no scopeSpans array/],
+			[span({ startTimeUnixNano: 'yesterday' }), /startTimeUnixNano is not a whole number of nanoseconds/],
+			[span({ traceId: 'not-hex' }), /traceId is not a hex id/],
+		] as const) {
+			expect(() => otlpToJaeger(input as never)).toThrow(NotOtlpError);
+			expect(() => otlpToJaeger(input as never)).toThrow(message);
+		}
+		expect(otlpToJaeger({})).toEqual([]);
+	});
+});
+
 describe('node scripts/trace-view.mjs', () => {
 	const dir = mkdtempSync(join(tmpdir(), 'shardflow-trace-view-'));
 	let viewer: ChildProcess;
@@ -169,5 +195,50 @@ describe('node scripts/trace-view.mjs', () => {
 			const res = await fetch(`${base}${path}`);
 			expect([path, res.status, await res.text()]).toEqual([path, 200, '<!doctype html><title>stand-in for Jaeger UI</title>']);
 		}
+	});
+	it('refuses an upload from a page of another origin (403), and one over 64 MiB before reading it (413)', async () => {
+		const foreign = await json('/api/transform', { method: 'POST', body: JSON.stringify(exported), headers: { origin: 'https://evil.example' } });
+		expect([foreign.status, foreign.body.errors[0].msg]).toEqual([403, "uploads are taken from this viewer's own page, not from https://evil.example"]);
+		const own = await json('/api/transform', { method: 'POST', body: JSON.stringify(exported), headers: { origin: base } });
+		expect(own.status).toBe(200);
+		const declared = await new Promise<{ status: number; body: string }>((done, failed) => {
+			const req = httpRequest(`${base}/api/transform`, { method: 'POST', headers: { 'content-length': String(3 * 2 ** 30) } }, (res) => {
+				let body = '';
+				res.on('data', (c) => (body += c));
+				res.on('end', () => done({ status: res.statusCode!, body }));
+			});
+			req.on('error', failed);
+			req.write('{');
+		});
+		expect([declared.status, JSON.parse(declared.body).errors[0].msg]).toEqual([413, 'an upload is at most 64 MiB']);
+		const notOtlp = await json('/api/transform', { method: 'POST', body: '{"resourceSpans":5}' });
+		expect([notOtlp.status, notOtlp.body.errors[0].msg]).toEqual([400, 'not OTLP/JSON: resourceSpans is not an array']);
+	});
+
+	it('answers a bad command line or file in one line naming it (exit 2, no stack), --help with the usage, a port in use with exit 1', async () => {
+		const file = (name: string, text: string) => (writeFileSync(join(dir, name), text), join(dir, name));
+		const run = (...args: string[]) => {
+			const r = spawnSync(process.execPath, [join(root, 'scripts/trace-view.mjs'), ...args], { encoding: 'utf8', timeout: 20_000 });
+			return { status: r.status, err: r.stderr.trim(), out: r.stdout };
+		};
+		const ui = join(dir, 'ui');
+		for (const [args, said] of [
+			[['--ui'], /^trace-view: Option '--ui <value>' argument missing/],
+			[[], /^trace-view: --ui is required/],
+			[['--ui', ui, '--port', 'abc'], /^trace-view: --port takes a port number, 1 to 65535 \(not "abc"\)$/],
+			[['--ui', ui, join(dir, 'missing.json')], /^trace-view: cannot read .*missing\.json: ENOENT$/],
+			[['--ui', ui, file('bad.json', '{"resourceSpans": [')], /^trace-view: .*bad\.json is not JSON: /],
+			[['--ui', ui, file('null.json', 'null')], /^trace-view: .*null\.json is not OTLP\/JSON: not an OTLP ExportTraceServiceRequest/],
+			[['--ui', ui, file('rs5.json', '{"resourceSpans":5}')], /^trace-view: .*rs5\.json is not OTLP\/JSON: resourceSpans is not an array$/],
+		] as const) {
+			const r = run(...args);
+			expect([args, r.status]).toEqual([args, 2]);
+			expect(r.err).toMatch(said);
+			expect(r.err).not.toMatch(/\n\s+at /);
+		}
+		const help = run('--help');
+		expect([help.status, help.out]).toEqual([0, expect.stringMatching(/^usage: node scripts\/trace-view\.mjs --ui/)]);
+		const taken = run('--ui', ui, '--port', new URL(base).port, join(dir, 'trace.otlp.json'));
+		expect([taken.status, taken.err]).toEqual([1, `trace-view: cannot listen on 127.0.0.1:${new URL(base).port}: the port is in use (pick another with --port)`]);
 	});
 });

@@ -417,3 +417,14 @@ export class SearchableWorkflow extends Workflow<{ customerId: string }, string>
 		return 'rounds-exhausted';
 	}
 }
+
+/** Sleeps an hour, then a step that awaits a timer of `ms`, then one more step: a pass an alarm wakes that outlasts a macrotask. */
+export class SlowAfterSleepWorkflow extends Workflow<{ ms: number }, string> {
+	static override readonly type = 'slow-after-sleep';
+	async run(step: Step, { ms }: { ms: number }) {
+		await step.sleep('nap', '1 hour');
+		await step.do('slow', () => new Promise<number>((resolve) => setTimeout(() => resolve(ms), ms)));
+		await step.do('after', () => 'done');
+		return 'done';
+	}
+}

@@ -13,6 +13,7 @@ import type { StepFunctionWrapper } from '../../engine/steps/step-function-wrapp
 import type { StoreStart } from '../drizzle-instance-store';
 import type { InstanceStore } from '../../engine/storage/store';
 import { InstanceStreamFeed, refuse } from './instance-stream-feed';
+import { holdFor } from '../alarm-hold';
 import { instanceHost, type AlarmSlot } from '../instance-host';
 import type { ObjectStorage } from '../object-storage';
 import { eraseArchive, readArchive, type ArchiveEnv } from '../r2-archive';
@@ -188,9 +189,12 @@ export class InstanceRole {
 	}
 
 	/**
-	 * `retryCount`: the runtime's count of this alarm's retries (its `AlarmInvocationInfo`; 0 on its first try). The first
-	 * try awaits the work it starts, its crash-only alarm writes held, where the host holds them (the compact layout's
-	 * format 2: InstanceEngine.alarmAwaitingPass); a retry guards its work with them as every alarm did before.
+	 * The alarm: the engine takes it, and the handler lasts until the work it started is done (the pass, its index
+	 * delivery, inline children's publishing), within `ALARM_HOLDS_WORK_MS`, so that the invocation's trace holds
+	 * all of it (alarm-hold.ts). `retryCount`: the runtime's count of this alarm's retries (its `AlarmInvocationInfo`;
+	 * 0 on its first try). The first try's first `WATCHDOG_MS` also hold the alarm writes that only make a crash retried,
+	 * where the host holds them (the compact layout's format 2: InstanceEngine.alarmAwaitingPass): the runtime runs an
+	 * alarm whose handler died again. A retry guards its work with them as every alarm did before.
 	 */
 	async alarm(retryCount = 0): Promise<void> {
 		this.alarmSlot.at = null;
@@ -198,6 +202,7 @@ export class InstanceRole {
 		const engine = this.instance();
 		if (retryCount === 0) await engine.alarmAwaitingPass();
 		else engine.alarm();
+		await holdFor(this.idle());
 	}
 
 	/** Resolves once the replay loop (and index delivery, unless `index: false`) is idle; at once for an engine never started. */

@@ -1,6 +1,8 @@
 import { ErrorCode, ValidationError } from '../../support/errors';
 import { historyError, historyRow, type HistoryRecord, type NewHistoryRow } from '../../history/history';
 import { historyRecordBytes } from '../../definition/instance-limits';
+import { identifiedTracer } from '../../support/identified-tracer';
+import { SPAN } from '../../support/tracer';
 import { CONTINUE_WAKEUP, DEFAULT_INVOCATION_BUDGET, InvocationMeter } from '../../steps/invocation-budget';
 import { fromStoredJson, toStoredJson, utf8Bytes } from '../../support/json';
 import { MAX_INSTANCE_ROW_BYTES } from '../../support/limits';
@@ -285,7 +287,7 @@ export class ReplayLoop extends PassScheduling implements InstancePart {
 			historyBytes: () => (this.k.row!.historyBytes ?? 0) + this.k.uncountedHistoryBytes,
 			log: (record: PassLogRecord) => host.log?.({ instanceId: start.id, type: start.type, generation, ...record }),
 			// Only a traced pass lends its attempts the tracer: an unsampled one stays so, and its attempts skip even the check.
-			...(host.tracer && this.passTraced ? { tracer: host.tracer } : {}),
+			...(host.tracer && this.passTraced ? { tracer: identifiedTracer(host.tracer, { [SPAN.type]: start.type, [SPAN.instanceId]: start.id, [SPAN.generation]: generation }) } : {}),
 		};
 	}
 
