@@ -127,8 +127,10 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
 		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
 		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
-		// Compact as a new project runs it (wrangler.jsonc: a finished inline child in one row too); the table layout as an upgraded deployment does.
-		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_INLINE_ONE_ROW: 'true' } : {}) } : env) as never);
+		// Compact as a new project runs it (wrangler.jsonc: a finished inline child in one row too, format 2 unless the
+		// bench's env says: src/runtime/compact-format.ts); the table layout as an upgraded deployment does.
+		const compactFormat = (env as { SHARDFLOW_COMPACT_FORMAT?: string }).SHARDFLOW_COMPACT_FORMAT ?? '2';
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_INLINE_ONE_ROW: 'true', SHARDFLOW_COMPACT_FORMAT: compactFormat } : {}) } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 
@@ -214,9 +216,9 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		return { statements: after.statements - before.statements, rowsRead: after.rowsRead - before.rowsRead, rowsWritten: after.rowsWritten - before.rowsWritten };
 	}
 
-	override async alarm() {
+	override async alarm(info?: AlarmInvocationInfo) {
 		const name = this.ctx.id.name ?? '';
-		return countsInvocations(name) ? asInvocation(name, 'alarm', () => super.alarm()) : super.alarm();
+		return countsInvocations(name) ? asInvocation(name, 'alarm', () => super.alarm(info)) : super.alarm(info);
 	}
 }
 
@@ -350,7 +352,7 @@ app.post('/streams/go/:id', async (c) => {
 app.post('/ours/create', async (c) => {
 	const { type = 'bench', params } = await c.req.json<{
 		type?: 'bench' | 'bench16' | 'hold' | 'fetch-hold' | 'big-history' | 'fetcher' | 'burst' | 'inline-parent';
-		params: BenchParams | { holdMs: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number } | { n: number; steps: number; awaitMs: number };
+		params: BenchParams | { holdMs: number; napMs?: number } | { url: string } | { results: number; bytes: number; sleepMs: number } | { n: number } | { n: number; steps: number; awaitMs: number };
 	}>();
 	const { id } = await instances.create(c.env, { type, id: newId(type === 'fetcher' ? 'lim' : 'o'), payload: params });
 	return c.json({ id });

@@ -134,9 +134,11 @@ export class IndexOnly16 extends Workflow<{}, void> {
 }
 
 /** One step that takes `holdMs` (longer than the watchdog interval): the hard-crash test kills the runtime mid-step. */
-export class HoldWorkflow extends Workflow<{ holdMs: number }, string> {
+export class HoldWorkflow extends Workflow<{ holdMs: number; napMs?: number }, string> {
 	static override readonly type = 'hold';
-	async run(step: Step, { holdMs }: { holdMs: number }) {
+	async run(step: Step, { holdMs, napMs }: { holdMs: number; napMs?: number }) {
+		// A nap first: the step then runs in a pass its alarm woke (test/tooling/hard-crash.test.ts).
+		if (napMs !== undefined) await step.sleep('nap', napMs);
 		const held = await step.do('hold', async () => {
 			await new Promise((resolve) => setTimeout(resolve, holdMs));
 			return `held ${holdMs} ms`;

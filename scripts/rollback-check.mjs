@@ -8,7 +8,7 @@
 //
 // `--layout compact`: the new build runs with SHARDFLOW_STORAGE_LAYOUT=compact, so set B's instances are
 // compact ones (docs/decisions.md "The compact instance layout"): what a rollback to a build that cannot
-// read them does to them.
+// read them does to them. `--format 2` (with `--layout compact`): they write the compact layout's format 2.
 //
 // The check's Worker (scripts/rollback-check/) is copied into the old checkout, so each build serves
 // the same workflows over its own src/. Set A is created on OLD (its objects at the old schema, then
@@ -34,8 +34,15 @@ if (layout !== undefined && layout !== 'compact' && layout !== 'table') {
 }
 // `--one-row`: the new build keeps a child that finished inside its parent in one row (SHARDFLOW_INLINE_ONE_ROW=true).
 const oneRow = process.argv.includes('--one-row');
+// `--format 2`: the new build's compact instances write format 2 (src/runtime/compact-format.ts).
+const format = process.argv.includes('--format') ? process.argv[process.argv.indexOf('--format') + 1] : undefined;
 /** The new build's settings (the old build ignores a setting it does not know). */
-const newVars = { SHARDFLOW_ENV: 'development', ...(layout ? { SHARDFLOW_STORAGE_LAYOUT: layout } : {}), ...(oneRow ? { SHARDFLOW_INLINE_ONE_ROW: 'true' } : {}) };
+const newVars = {
+	SHARDFLOW_ENV: 'development',
+	...(layout ? { SHARDFLOW_STORAGE_LAYOUT: layout } : {}),
+	...(oneRow ? { SHARDFLOW_INLINE_ONE_ROW: 'true' } : {}),
+	...(format ? { SHARDFLOW_COMPACT_FORMAT: format } : {}),
+};
 const persistTo = mkdtempSync(join(tmpdir(), 'shardflow-rollback-'));
 const config = ['scripts/rollback-check/wrangler.jsonc'];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -11,6 +11,8 @@ import { StepIndex } from './compact-step-index';
 import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
 import { recordsInRow } from './step-records';
+import { StepWakeups } from './compact-step-wakeups';
+import type { CompactFormat } from './compact-format';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -27,6 +29,8 @@ export interface CompactStart {
 	empty?: boolean;
 	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
 	historyAppended?: () => void;
+	/** What it writes (compact-format.ts); 1 when not given. Both are read whatever it says. */
+	format?: CompactFormat;
 }
 
 /**
@@ -60,12 +64,19 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	private pendingSteps = new Map<number, StoredStep>();
 	/** In a transaction: the seq of the step written last, which the records appended after it may ride with. */
 	private lastWritten: number | undefined;
+	/** The wake-ups, those its steps bear (format 2) and those under keys of their own (compact-step-wakeups.ts). */
+	private readonly allWakeups: StepWakeups;
 
 	constructor(
 		storage: DurableObjectStorage,
 		private readonly start: CompactStart = {},
 	) {
 		super(storage);
+		this.allWakeups = new StepWakeups(
+			{ index: () => this.stepIndex(), pending: (seq) => this.pendingSteps.get(seq), get: (seq) => this.stepGet(seq), store: (step) => this.storeStep(step) },
+			this.wakeups,
+			start.format === 2,
+		);
 		if (start.empty) {
 			this.record = undefined;
 			this.outbox.startEmpty();
@@ -185,6 +196,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	private storeStep(stored: StoredStep): void {
+		// A finished step waits for nothing: its wake-up goes with the write that finishes it (no row of its own).
+		if (stored.wk !== undefined && !UNFINISHED_STEP_STATUSES.includes(stored.status)) delete stored.wk;
 		this.stepIndex().set(stored.seq, stored);
 		if (this.depth > 0) {
 			this.pendingSteps.set(stored.seq, stored);
@@ -193,7 +206,10 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	private putStep(row: StepRow, rec: [number, number, number] | undefined, more?: CarriedRecord[]): void {
-		this.storeStep({ ...row, result: pack(row.result), ...(rec ? { rec } : {}), ...(more?.length ? { more } : {}) });
+		// The wake-up the step bears stays with it until deleted or the step finishes (compact-step-wakeups.ts).
+		const held = this.stepIndex().get(row.seq);
+		const wk = held?.key === row.key ? held.wk : undefined;
+		this.storeStep({ ...row, result: pack(row.result), ...(rec ? { rec } : {}), ...(more?.length ? { more } : {}), ...(wk !== undefined ? { wk } : {}) });
 	}
 
 	/** The records step `seq` carries, kept when it is written again (with their values if its result changes). */
@@ -302,7 +318,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const listed = 'last' in range ? this.kv.list<StoredStep>({ prefix: KV.step, reverse: true, limit: range.last }) : this.kv.list<StoredStep>({ prefix: KV.step, start: seqKey(KV.step, range.afterSeq + 1), limit: range.limit });
 		const metas: StepMeta[] = [];
 		for (const [, step] of listed) {
-			const { result, rec: _rec, more: _more, ...rest } = step;
+			const { result, rec: _rec, more: _more, wk: _wk, ...rest } = step;
 			const resultBytes = packedBytes(result);
 			metas.push({ ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) });
 		}
@@ -347,6 +363,32 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			if (row) rows.push(row);
 		}
 		return rows;
+	}
+
+	// ---- wake-ups: a step's in its key (format 2), the others under keys of their own ----
+
+	override setWakeup(key: string, at: number): void {
+		this.allWakeups.set(key, at);
+	}
+
+	override deleteWakeup(key: string): void {
+		this.allWakeups.delete(key);
+	}
+
+	override takeWakeup(key: string): boolean {
+		return this.allWakeups.take(key);
+	}
+
+	override deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
+		this.allWakeups.deleteDue(now, spare);
+	}
+
+	override deleteAllWakeups(): void {
+		this.allWakeups.deleteAll();
+	}
+
+	override earliestWakeup(): number | undefined {
+		return this.allWakeups.earliest();
 	}
 
 	// ---- history ----

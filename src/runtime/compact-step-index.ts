@@ -14,6 +14,8 @@ export interface IndexedStep {
 	last?: number;
 	/** How many records it carries (compact-history.ts `CarriedRecord`): their values are in its key only. */
 	carried?: number;
+	/** The wake-up it bears (compact-step-wakeups.ts). */
+	wk?: number;
 }
 
 /**
@@ -25,6 +27,8 @@ export class StepIndex {
 	private readonly steps = new Map<number, IndexedStep>();
 	private sorted: number[] | undefined = [];
 	private top = 0;
+	/** The seqs of the steps that bear a wake-up (few: the unfinished sleeps, retries and timeouts). */
+	private readonly withWakeup = new Set<number>();
 
 	static read(kv: SyncKvStorage): StepIndex {
 		const index = new StepIndex();
@@ -45,7 +49,7 @@ export class StepIndex {
 		return this.steps.get(seq);
 	}
 
-	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more'>): void {
+	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more' | 'wk'>): void {
 		if (!this.steps.has(seq)) {
 			// Steps come in ascending seqs: the sorted list grows at its end, and is sorted again only after one that did not.
 			if (this.sorted && seq > this.top) this.sorted.push(seq);
@@ -54,17 +58,25 @@ export class StepIndex {
 		const last = lastRecordSeq(step);
 		this.steps.set(seq, {
 			key: step.key, kind: step.kind, status: step.status, ...(step.rec ? { rec: step.rec } : {}), ...(last !== undefined ? { last } : {}),
-			...(step.more?.length ? { carried: step.more.length } : {}),
+			...(step.more?.length ? { carried: step.more.length } : {}), ...(step.wk !== undefined ? { wk: step.wk } : {}),
 		});
+		if (step.wk !== undefined) this.withWakeup.add(seq);
+		else this.withWakeup.delete(seq);
 		this.top = Math.max(this.top, seq);
 	}
 
 	delete(seq: number): void {
 		if (!this.steps.delete(seq)) return;
+		this.withWakeup.delete(seq);
 		this.sorted = undefined;
 		if (seq !== this.top) return;
 		this.top = 0;
 		for (const other of this.steps.keys()) if (other > this.top) this.top = other;
+	}
+
+	/** The steps that bear a wake-up. */
+	*bearing(): Iterable<[number, IndexedStep]> {
+		for (const seq of this.withWakeup) yield [seq, this.steps.get(seq)!];
 	}
 
 	/** Seqs in ascending order. */

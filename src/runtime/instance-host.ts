@@ -17,6 +17,7 @@ import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
+import { compactFormatOf } from './compact-format';
 import { CompactInstanceStore } from './compact-instance-store';
 import { CompactSlotStore } from './compact-slot-store';
 
@@ -59,9 +60,15 @@ export function instanceHost(
 	const storeStart: StoreStart = { ...start, outboxInRow: outboxInRowOf(env as { SHARDFLOW_OUTBOX_IN_ROW?: unknown }) };
 	// A compact instance (runtime/storage-layout.ts) keeps everything in key-value storage, its slot too.
 	const compact = start?.compact === true;
+	const format = compactFormatOf(env as { SHARDFLOW_COMPACT_FORMAT?: unknown });
+	let retriesHeld = false;
+	const holdAlarmRetries = () => {
+		retriesHeld = true;
+		return () => void (retriesHeld = false);
+	};
 	return {
 		store: compact
-			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, ...(historyAppended ? { historyAppended } : {}) })
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, ...(historyAppended ? { historyAppended } : {}) })
 			: historyAppended
 				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
 				: new DrizzleInstanceStore(db, ctx.storage, storeStart),
@@ -74,6 +81,8 @@ export function instanceHost(
 			void (at === undefined ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(at));
 		},
 		ensureAlarmBy: (at) => {
+			// Held while an alarm handler awaits its work (`holdAlarmRetries`): the runtime retries that alarm if it dies.
+			if (retriesHeld) return;
 			if (alarm.at !== null && alarm.at <= at) return;
 			alarm.at = at;
 			void ctx.storage.setAlarm(at);
@@ -89,6 +98,8 @@ export function instanceHost(
 		...(tracerOf(env) ? { tracer: tracerOf(env)! } : {}),
 		logStepCompletions: level === 'debug',
 		invocationBudget: deploymentBudget(env),
+		// The compact layout's format 2: a woken pass's `running` held in memory (runtime/compact-format.ts).
+		...(compact && format === 2 ? { holdsWokenRunning: true, holdAlarmRetries } : {}),
 		backlog: backlogPort(env),
 		failingPasses: failingPassesPort(env),
 		webhooks: {

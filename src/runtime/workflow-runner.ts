@@ -131,9 +131,9 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		}
 	}
 
-	override async alarm(): Promise<void> {
+	override async alarm(info?: AlarmInvocationInfo): Promise<void> {
 		workBegan();
-		if (this.role?.kind === 'instance') await this.role.alarm();
+		if (this.role?.kind === 'instance') await this.role.alarm(info?.retryCount ?? 0);
 		else if (this.role?.kind === 'schedule') await this.role.alarm();
 		else if (this.role?.kind === 'limiter') this.role.alarm();
 		else if (this.role?.kind === 'bulk') await this.role.alarm();

@@ -33,6 +33,11 @@ export interface ExploreCrashesOptions<W extends TestableWorkflow> {
 	 * Without it only the outcome is compared, and `reran` lists steps that ran again.
 	 */
 	effects?: (env: any) => unknown;
+	/**
+	 * Runs the instance as the compact layout's format 2 does (`SHARDFLOW_COMPACT_FORMAT=2`, a new project's setting): a
+	 * pass woken by an alarm or an event writes no `running` of its own. Off: as format 1 and the table layout run it.
+	 */
+	holdsWokenRunning?: boolean;
 }
 
 /** One crash point: just before or just after one durable write of the run. */
@@ -95,6 +100,7 @@ export async function exploreCrashes<W extends TestableWorkflow>(workflow: W, op
 		payload: options.payload,
 		events: (options.events ?? []) as readonly { event: string; payload: unknown }[],
 		env: options.env ?? (() => ({})),
+		...(options.holdsWokenRunning ? { holdsWokenRunning: true } : {}),
 	};
 	const baseline = await runExploration(script);
 	const effectsOf = (env: unknown) => (options.effects ? JSON.parse(JSON.stringify(options.effects(env) ?? null)) : undefined);

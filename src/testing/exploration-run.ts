@@ -21,6 +21,8 @@ export interface ExplorationScript {
 	events: readonly { event: string; payload: unknown }[];
 	/** A fresh `env` per run, so external fakes (a bank, a mailbox) start empty each time. */
 	env: () => unknown;
+	/** Woken passes hold `running` in memory (EngineHost.holdsWokenRunning: the compact layout's format 2). */
+	holdsWokenRunning?: boolean;
 }
 
 /** How a run ended. */
@@ -66,7 +68,7 @@ export async function runExploration(script: ExplorationScript, plan?: CrashPlan
 		return fn(attempt);
 	};
 	const boot = (gate: WriteGroupCounter | undefined) => {
-		host = new VirtualHost({ durable, registry: script.registry, env, clock, wrapStepFunction, ...(gate ? { gate } : {}) });
+		host = new VirtualHost({ durable, registry: script.registry, env, clock, wrapStepFunction, ...(gate ? { gate } : {}), ...(script.holdsWokenRunning ? { holdsWokenRunning: true } : {}) });
 		return new InstanceEngine(host);
 	};
 	let engine = boot(counter);

@@ -33,6 +33,8 @@ export interface VirtualHostOptions {
 	wrapStepFunction?: StepFunctionWrapper | undefined;
 	/** Decides which writes reach `durable.store` (crash exploration); all of them when absent. */
 	gate?: WriteGate;
+	/** A woken pass holds its `running` in memory (EngineHost.holdsWokenRunning: the compact layout's format 2). */
+	holdsWokenRunning?: boolean;
 }
 
 const never = new Promise<never>(() => {});
@@ -72,6 +74,7 @@ export class VirtualHost implements EngineHost {
 	invocationBudget?: InvocationBudget;
 	children?: ChildPort;
 	inlineChildren?: boolean;
+	holdsWokenRunning?: boolean;
 	inlineOneRow?: boolean;
 	archive?: ArchiveBucket;
 	slots?: SlotStore;
@@ -92,6 +95,7 @@ export class VirtualHost implements EngineHost {
 		this.clock = options.clock ?? new VirtualClock(DEFAULT_START_TIME);
 		this.registry = options.registry;
 		this.env = options.env ?? {};
+		if (options.holdsWokenRunning) this.holdsWokenRunning = true;
 		this.store = this.gated();
 		const wrap = options.wrapStepFunction;
 		// A dead isolate starts no step function: an attempt that would begin in it hangs, abandoned.

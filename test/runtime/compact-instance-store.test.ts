@@ -1,5 +1,5 @@
 import { runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { assert, describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../src/engine/storage/store';
 import { CompactInstanceStore } from '../../src/runtime/compact-instance-store';
 import { stub, uniqueId } from '../helpers';
@@ -9,6 +9,47 @@ describe('CompactInstanceStore', () => {
 	storeContract('compact', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage))));
 	// A store told that its object is new answers its first reads without a storage call.
 	storeContract('compact on a new object', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage, { empty: true }))));
+	// Format 2 (src/runtime/compact-format.ts): a step's wake-up in its key. The contract's wake-ups set apart from steps keep keys.
+	storeContract('compact, format 2', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage, { format: 2 }))));
+
+	it("format 2 keeps a wake-up set with its step in the step's key: one set with the earliest across restarts, a setting flipped back and failed transactions", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2 });
+			const step = { key: 'sleep:nap', name: 'nap', kind: 'sleep' as const, status: 'sleeping' as const, attempts: 0, result: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, startedAt: 10, finishedAt: null, wakeAt: 500, seq: 1, sensitive: false };
+			const retry = { ...step, key: 'do:call', name: 'call', kind: 'do' as const, status: 'retrying' as const, wakeAt: 300, seq: 2 };
+			const wakeKeys = () => [...state.storage.kv.list({ prefix: 'w:' })].map(([key]) => key);
+			store.transaction(() => {
+				store.writeStep(step);
+				store.setWakeup(step.key, 500);
+			});
+			store.transaction(() => {
+				store.writeStep(retry);
+				store.setWakeup(retry.key, 300);
+			});
+			// One set apart from its step (a continuation) keeps a key of its own.
+			store.setWakeup('continue', 400);
+			expect(wakeKeys()).toEqual(['w:continue']);
+			// A store over the same storage (a restart), of either format (the setting flipped back), finds them all.
+			for (const reader of [store, new CompactInstanceStore(state.storage, { format: 2 }), new CompactInstanceStore(state.storage)]) expect(reader.earliestWakeup()).toBe(300);
+			// The step rewritten unfinished (an attempt's start) keeps its wake-up; a failed transaction changes nothing.
+			store.writeStep({ ...retry, status: 'running' });
+			expect(() => store.transaction(() => (store.deleteWakeup(retry.key), store.writeStep({ ...retry, status: 'completed' }), assert.fail('refused')))).toThrow('refused');
+			expect(store.earliestWakeup()).toBe(300);
+			expect(new CompactInstanceStore(state.storage).earliestWakeup()).toBe(300);
+			// Finished, the step bears no wake-up: the write that finishes it clears it.
+			store.writeStep({ ...retry, status: 'completed', finishedAt: 310 });
+			expect(store.earliestWakeup()).toBe(400);
+			// Those due when a pass began go, but for the ones it set; the step keeps its row.
+			store.deleteWakeupsDue(600, new Set(['continue']));
+			expect(store.earliestWakeup()).toBe(400);
+			expect(new CompactInstanceStore(state.storage).earliestWakeup()).toBe(400);
+			expect(store.readStep(step.key)).toMatchObject({ status: 'sleeping', wakeAt: 500 });
+			expect(store.takeWakeup('continue')).toBe(true);
+			expect(store.earliestWakeup()).toBeUndefined();
+			expect(new CompactInstanceStore(state.storage).earliestWakeup()).toBeUndefined();
+			// A status page never shows the field.
+			expect(Object.keys(store.readStepMeta({ afterSeq: 0, limit: 10 })[0]!)).not.toContain('wk');
+		}));
 
 	it('keeps what an outer transaction wrote when a transaction inside it fails and the outer one goes on', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {

@@ -1,4 +1,4 @@
-import { abortAllDurableObjects, evictDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId, until } from '../helpers';
@@ -21,6 +21,38 @@ describe('crashes', () => {
 		expect(executions.get(`${id}:held`)).toBe(2);
 		expect(executions.get(`${id}:before`)).toBe(1);
 	});
+});
+
+describe('a crash of a pass woken by its event or its wake-up (the compact layout\'s format 2 holds its running in memory)', () => {
+	for (const by of ['event', 'nap'] as const) {
+		it(`resumes after the isolate dies mid-step, the ${by} taken and storage still ${by === 'event' ? 'waiting' : 'sleeping'}`, async () => {
+			const id = uniqueId('layout-compact-woken');
+			await instances.create(testEnv, { type: 'hang-when-woken', id, payload: { by } });
+			await settle(id);
+			if (by === 'event') await instances.sendEvent(testEnv, { id, event: 'go', payload: {} });
+			else {
+				advanceClock(60_000);
+				// The alarm's call is cut by the abort below: its rejection is expected.
+				fireAlarm(id).catch(() => {});
+			}
+			await until(async () => executions.get(`${id}:held`) === 1, 'the held step to start', 200);
+			await abortAllDurableObjects();
+			advanceClock(60_000);
+			if (by === 'event') {
+				// Nothing is due for a waiting instance: the alarm is the woken pass's watchdog, and a pass finds out.
+				await fireAlarm(id);
+			} else {
+				// The pass the nap's alarm woke set no watchdog: its alarm handler awaited it, and the runtime runs an alarm whose
+				// handler died again ("guaranteed at-least-once execution"; kill -9: test/tooling/hard-crash.test.ts). The test
+				// pool does not, so the retry is run here as the runtime would.
+				await runInDurableObject(stub(id), (runner) => (runner as unknown as { alarm(info: AlarmInvocationInfo): Promise<void> }).alarm({ retryCount: 1, isRetry: true, scheduledTime: Date.now() }));
+			}
+			await settle(id);
+			const status = await instances.status(testEnv, { id });
+			expect(status).toMatchObject({ status: 'completed', output: 'released' });
+			expect(executions.get(`${id}:held`)).toBe(2);
+		});
+	}
 });
 
 describe('durable retry waits', () => {

@@ -58,7 +58,7 @@ async function compactRun(type: string, payload: unknown, drive: (id: string) =>
 	await drive(id);
 	expect((await instances.status(testEnv, { id })).status).toBe('completed');
 	return runInDurableObject(stub(id), (runner, state) => ({
-		...(runner as unknown as { rowsWritten(): { rows: number; alarms: number } }).rowsWritten(),
+		...(runner as unknown as { rowsWritten(): { rows: number; alarms: number; byKey: Record<string, number> } }).rowsWritten(),
 		recordKeys: [...state.storage.kv.list({ prefix: 'h:' })].length,
 	}));
 }
@@ -74,16 +74,69 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 	});
 
 	it('a sleep: the step and its sleep.started, then the step and its sleep.finished, one put each', async () => {
-		const { rows, recordKeys } = await compactRun('test', { name: 'rows' }, async (id) => {
+		const { rows, alarms, recordKeys } = await compactRun('test', { name: 'rows' }, async (id) => {
 			advanceClock(1_000);
 			await fireAlarm(id);
 		});
 		expect(recordKeys).toBe(0);
-		// create 1 + greet 1 + nap sleeping (carrying sleep.started) 1 + its wake-up 1 + sleeping 1 (the first pass's
-		// `running` not written: kernel.ts `startRunning`); the alarm's pass: running 1 + nap completed (carrying
-		// sleep.finished) 1 + the wake-up deleted 1 + completed 1. Before: each sleep record was a put of the instance
-		// record of its own, 2 more, and the first pass's running 1 (12).
-		expect(rows).toBe(9);
+		// create 1 + greet 1 + nap sleeping (carrying sleep.started and its wake-up) 1 + sleeping 1 (the first pass's
+		// `running` not written: kernel.ts `startRunning`); the alarm's pass: nap completed (carrying sleep.finished, its
+		// wake-up gone with it) 1 + completed 1 (its `running` held too: the compact layout's format 2). Before: each sleep
+		// record was a put of the instance record of its own, 2 more, and the first pass's running 1 (12); the wake-up a
+		// key of its own, put and deleted, and the woken pass's running (9).
+		expect(rows).toBe(6);
+		// Set: the backstop at create and the wake-up; the pass the alarm woke arms no watchdog and its outcome's entry no
+		// retry alarm, since its alarm's handler awaits them and the runtime runs an alarm whose handler died again (format 2:
+		// InstanceEngine.alarmAwaitingPass). Deleted: the test pool's, running the alarm. Before: the watchdog too (4).
+		expect(alarms).toBe(3);
+	});
+});
+
+/** The keys a compact run's instance object holds under `prefix` at the end. */
+async function keysOf(id: string, prefix: string) {
+	return runInDurableObject(stub(id), (_, state) => [...state.storage.kv.list({ prefix })].length);
+}
+
+describe("a step's wake-up rides in the step's own key (the compact layout's format 2, wrangler.jsonc)", () => {
+	it('a sleep sets its wake-up with its step and clears it with its completion: no wake-up key, put or deleted', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'test', id, payload: { name: 'rows' } });
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+		expect(await keysOf(id, 'w:')).toBe(0);
+		// The alarm is the wake-up's: the step's key is the only place it is kept.
+		advanceClock(1_000);
+		await fireAlarm(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('completed');
+	});
+
+	it('a retried step keeps its retry time in its key: no wake-up key put or deleted', async () => {
+		const { rows, alarms, byKey } = await compactRun('slow-retry', {}, async (id) => {
+			expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+			advanceClock(10 * 60_000);
+			await fireAlarm(id);
+		});
+		// create 1 + call's start 1 + call retrying (carrying step.attempt_failed and its wake-up) 1 + sleeping 1; the
+		// alarm's pass: call's start 1 + call completed (its wake-up gone with it) 1 + completed 1. Before: the wake-up's
+		// put and its delete at the end of the pass it woke, and that pass's running (10).
+		expect({ rows, byKey }).toEqual({ rows: 7, byKey: { 'put i': 3, 'put s:': 4 } });
+		// The backstop and the retry's wake-up, and the test pool's delete; not the woken pass's watchdog (its alarm's handler
+		// awaits it). Before: 4.
+		expect(alarms).toBe(3);
+	});
+});
+
+describe('a pass woken by an alarm or an event holds its running in memory (the compact layout\'s format 2)', () => {
+	it('an event wait: the pass the event wakes writes no running of its own', async () => {
+		const { rows, byKey } = await compactRun('inbox', { expect: 1 }, async (id) => {
+			expect((await instances.status(testEnv, { id })).status).toBe('waiting');
+			await instances.sendEvent(testEnv, { id, event: 'msg', payload: { n: 7 } });
+			await settle(id);
+		});
+		// create 1 + msg-0 waiting (carrying wait.started) 1 + waiting 1; the event: buffered 1 + the record (carrying
+		// event.received) 1; its pass: msg-0 completed (carrying event.consumed) 1 + the event deleted 1 + completed 1.
+		// Before: that pass's running 1 (9).
+		expect({ rows, byKey }).toEqual({ rows: 8, byKey: { 'put i': 4, 'put s:': 2, 'put e:': 1, 'delete e:': 1 } });
 	});
 });
 

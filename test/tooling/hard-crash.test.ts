@@ -189,6 +189,48 @@ describe('a hard crash during a step longer than the watchdog interval', () => {
 	}, 180_000);
 });
 
+describe('a hard crash during a pass its alarm woke (the compact layout\'s format 2: no watchdog of its own on the alarm\'s first try)', () => {
+	it('resumes the instance after kill -9 mid-step of the woken pass: the runtime runs the alarm again', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-woken-'));
+		const vars = { SHARDFLOW_STORAGE_LAYOUT: 'compact', SHARDFLOW_COMPACT_FORMAT: '2' };
+		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+		try {
+			const holdMs = 20_000;
+			const res = await fetch(`${bench.url}/ours/create`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ type: 'hold', params: { holdMs, napMs: 1_000 } }),
+			});
+			const { id } = (await res.json()) as { id: string };
+			// The nap ends at 1 s; its alarm's pass holds the step. Killed in the pass's first second, before a delivery of its
+			// `running` would arm an alarm of its own: only the runtime's retry of the alarm brings it back.
+			const woken = await until('the woken pass to start the held step', async () => {
+				const body = (await (await fetch(`${bench.url}/ours/status/${id}`)).json()) as { status: string; steps: { name: string; status: string; startedAt: number }[] };
+				return body.steps.find((s) => s.name === 'hold')?.status === 'running' ? body : undefined;
+			}, 10_000, 20);
+			await bench.crash();
+			const killedAfterMs = Date.now() - woken.steps.find((s) => s.name === 'hold')!.startedAt;
+			expect(woken.status).not.toBe('completed');
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+			const url = bench.url;
+			const status = await until(
+				'the step interrupted by the crash runs again and the instance completes',
+				async () => {
+					const body = (await (await fetch(`${url}/ours/status/${id}`)).json()) as { status: string; output: string; steps: { name: string; attempts: number }[] };
+					return body.status === 'completed' ? body : undefined;
+				},
+				90_000,
+			);
+			expect(status.output).toBe(`held ${holdMs} ms`);
+			expect(status.steps.find((s) => s.name === 'hold')?.attempts).toBe(2);
+			console.log(`killed ${killedAfterMs} ms into the woken pass's step`);
+		} finally {
+			await bench.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});
+
 describe('a hard crash in the middle of deletions', () => {
 	it('loses nothing: after kill -9 during DELETE ?archive=true, every instance is live or archived, the index lists none of the deleted, and every id can be created again', async () => {
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-delete-'));

@@ -311,7 +311,7 @@ describe('npx shardflow init, from the tarball', () => {
 		expect(wrangler).toContain('{ "name": "WORKFLOW_RUNNER", "class_name": "WorkflowRunner" }');
 		expect(wrangler).toContain('"new_sqlite_classes": ["WorkflowRunner"]');
 		// A new project has no older build to roll back to: its instances take the compact layout.
-		expect(wrangler).toContain('"vars": { "SHARDFLOW_STORAGE_LAYOUT": "compact", "SHARDFLOW_INLINE_ONE_ROW": "true" }');
+		expect(wrangler).toContain('"vars": { "SHARDFLOW_STORAGE_LAYOUT": "compact", "SHARDFLOW_INLINE_ONE_ROW": "true", "SHARDFLOW_COMPACT_FORMAT": "2" }');
 		// The compatibility date this repository runs and tests with.
 		const date = /"compatibility_date": "([\d-]+)"/;
 		expect(date.exec(wrangler)?.[1]).toBe(date.exec(readFileSync(join(root, 'wrangler.jsonc'), 'utf8'))?.[1]);

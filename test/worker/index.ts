@@ -31,6 +31,7 @@ import {
 	HourlyWorkflow,
 	LimitedWorkflow,
 	HangOnceWorkflow,
+	HangWhenWokenWorkflow,
 	HistoryLimitedWorkflow,
 	InboxWorkflow,
 	MailboxWorkflow,
@@ -56,6 +57,7 @@ export const testRegistry = defineRegistry({
 	// Stream messages of 16 KB, many windows of a subscriber (test/runtime/stream-window.test.ts).
 	'big-stream': { workflow: BigStreamWorkflow },
 	'hang-once': { workflow: HangOnceWorkflow },
+	'hang-when-woken': { workflow: HangWhenWokenWorkflow },
 	chaos: { workflow: ChaosWorkflow, shards: 8 },
 	many: { workflow: ManyStepsWorkflow, shards: 16 },
 	'short-lived': { workflow: ShortLivedWorkflow, shards: 2, retention: { completed: '1 hour', errored: '2 hours', terminated: 'forever' } },
@@ -132,6 +134,7 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	/** Test hook: the rows this object wrote so far, SQL and key-value (bench/sql-meter.ts), and its alarm writes. */
 	rowsWritten(): { rows: number; alarms: number; byKey: Record<string, number> } {
 		if (!this.meters) throw new Error('only objects of "layout-" ids count their rows');
+		// byKey: the key-value rows by what was written ("put i", "delete w:": bench/sql-meter.ts), for a failing test's message.
 		return { rows: this.meters.sql.reading().rowsWritten, alarms: this.meters.alarms.reading().set + this.meters.alarms.reading().deleted, byKey: Object.fromEntries(this.meters.sql.kvWrites) };
 	}
 
@@ -141,10 +144,10 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 	}
 
 	/** Counts the alarm invocations of each object (a pass that spent its budget continues in one), and their subrequests. */
-	override async alarm() {
+	override async alarm(info?: AlarmInvocationInfo) {
 		const name = this.ctx.id.name ?? '';
 		alarmInvocations.set(name, (alarmInvocations.get(name) ?? 0) + 1);
-		return asInvocation(name, 'alarm', () => super.alarm());
+		return asInvocation(name, 'alarm', () => super.alarm(info));
 	}
 
 	// The role calls are defined on the prototype from src/operations/role-calls.ts; these wrap three of them with injectable faults.

@@ -17,6 +17,24 @@ export class HangOnceWorkflow extends Workflow<{}, string> {
 	}
 }
 
+/**
+ * Woken by its event (`go`) or by the end of its nap, then a step whose first execution never finishes: for a crash of
+ * a woken pass that holds its `running` in memory (the compact layout's format 2), after it took its event or wake-up.
+ */
+export class HangWhenWokenWorkflow extends Workflow<{ by: 'event' | 'nap' }, string> {
+	static override readonly type = 'hang-when-woken';
+	static override events = { go: z.object({}) };
+	static override defaults = { retries: { limit: 2, delay: '1s', backoff: 'constant' as const } };
+	async run(step: Step<typeof HangWhenWokenWorkflow.events>, { by }: { by: 'event' | 'nap' }) {
+		if (by === 'event') await step.waitForEvent('go');
+		else await step.sleep('nap', '1 minute');
+		return step.do('held', async () => {
+			if (countExecution(`${this.ctx.id}:held`) === 1) await new Promise(() => {});
+			return 'released';
+		});
+	}
+}
+
 const chaosEvents = { signal: z.object({ seq: z.number().int() }) };
 
 /**

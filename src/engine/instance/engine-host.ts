@@ -52,6 +52,20 @@ export interface EngineHost {
 	/** Reaches other instances for child workflows (see child-workflows.ts); absent: `step.invoke`/`step.start` are refused. */
 	children?: ChildPort;
 	/**
+	 * A pass woken from `sleeping` or `waiting` holds its `running` in memory as a created instance's first pass does
+	 * (kernel.ts `startRunning`), and an alarm that finds such an instance with nothing due runs a pass, since it may be
+	 * the watchdog of a woken pass cut short (pass-scheduling.ts `mayHideCutPass`). The compact layout's format 2
+	 * (runtime/compact-format.ts): a build before it would leave such an instance waiting for nothing after a crash.
+	 */
+	holdsWokenRunning?: boolean;
+	/**
+	 * Holds the alarm writes that only make a crash retried (`ensureAlarmBy`: a pass's watchdog, a staged index entry's
+	 * retry) until the returned release: they write nothing meanwhile. For an alarm handler that awaits the work its alarm
+	 * starts, on a runtime that runs an alarm again when its handler dies (InstanceEngine.alarmAwaitingPass). Absent: an
+	 * alarm starts its work in the background, guarded by those writes. The compact layout's format 2.
+	 */
+	holdAlarmRetries?(): () => void;
+	/**
 	 * Frees the instance's whole storage and its alarm (`deleteAll`): the last
 	 * step of a deletion. Afterwards this engine is gone; the id can be created
 	 * again, by a new engine.

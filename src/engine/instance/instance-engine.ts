@@ -1,4 +1,5 @@
 import { ErrorCode, InvalidStateError, NotFoundError, ValidationError } from '../support/errors';
+import { WATCHDOG_MS } from '../support/timing';
 import type { HistoryPage, HistoryQuery } from '../history/history';
 import { historyPage } from '../views/history-page';
 import { assertValidWorkflowId } from '../support/ids';
@@ -281,6 +282,29 @@ export class InstanceEngine {
 	/** The alarm (see InstanceKernel.alarm). */
 	alarm(): void {
 		this.k.alarm();
+	}
+
+	/**
+	 * The alarm on its first try, on a host whose runtime runs an alarm again when its handler dies ("guaranteed
+	 * at-least-once execution": the Durable Objects alarms page; kill -9 under local workerd: test/tooling/hard-crash.test.ts).
+	 * The handler awaits the work the alarm starts (a woken pass, its index delivery), at most `WATCHDOG_MS`, with the
+	 * alarm writes that only guard against a crash held (EngineHost.holdAlarmRetries): a crash meanwhile is retried by the
+	 * runtime, so the woken pass writes no watchdog and its outcome's entry no retry alarm (1 alarm write fewer per pass an
+	 * alarm wakes). Then the alarm is pointed where the parts are due, as a flight's end points it: the next wake-up, or,
+	 * while work is still in flight after the wait, its watchdog.
+	 */
+	async alarmAwaitingPass(): Promise<void> {
+		const release = this.host.holdAlarmRetries?.();
+		if (!release) return this.alarm();
+		try {
+			this.k.alarm();
+			const wait: { cancel?: () => void } = {};
+			await Promise.race([this.idle().catch(() => {}), new Promise<void>((resolve) => (wait.cancel = this.host.defer(resolve, WATCHDOG_MS) as (() => void) | undefined))]);
+			wait.cancel?.();
+		} finally {
+			release();
+			if (this.k.row) this.k.rearm();
+		}
 	}
 
 	/** Delivers the pending index update off the critical path; failures wait for the alarm. */

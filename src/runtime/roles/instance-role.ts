@@ -43,6 +43,7 @@ export class InstanceRole {
 	private engine: InstanceEngine | undefined;
 	private store: InstanceStore | undefined;
 	private readonly alarmSlot: AlarmSlot = { at: null };
+
 	/** Subscribers of this instance's stream (see instance-stream-feed.ts). */
 	readonly stream: InstanceStreamFeed;
 
@@ -190,12 +191,17 @@ export class InstanceRole {
 	/**
 	 * The alarm: the engine takes it, and the handler lasts until the work it started is done (the pass, its index
 	 * delivery, inline children's publishing), within `ALARM_HOLDS_WORK_MS`, so that the invocation's trace holds
-	 * all of it (alarm-hold.ts).
+	 * all of it (alarm-hold.ts). `retryCount`: the runtime's count of this alarm's retries (its `AlarmInvocationInfo`;
+	 * 0 on its first try). The first try's first `WATCHDOG_MS` also hold the alarm writes that only make a crash retried,
+	 * where the host holds them (the compact layout's format 2: InstanceEngine.alarmAwaitingPass): the runtime runs an
+	 * alarm whose handler died again. A retry guards its work with them as every alarm did before.
 	 */
-	async alarm(): Promise<void> {
+	async alarm(retryCount = 0): Promise<void> {
 		this.alarmSlot.at = null;
 		if (!this.host.storage.hasSchema) return;
-		this.instance().alarm();
+		const engine = this.instance();
+		if (retryCount === 0) await engine.alarmAwaitingPass();
+		else engine.alarm();
 		await holdFor(this.idle());
 	}
 

@@ -171,7 +171,7 @@ export abstract class PassScheduling {
 	 */
 	private backingOffCutPass(now: number): boolean {
 		const status = this.k.row!.status;
-		if (status !== 'running' && status !== 'created') return false;
+		if (status !== 'running' && status !== 'created' && !this.mayHideCutPass(now)) return false;
 		// A pass that spent its invocation's budget asked for this one (a continuation): not a cut pass. It takes the
 		// wake-up now, so if this pass is cut short the next alarm counts it.
 		if (this.k.host.store.takeWakeup(CONTINUE_WAKEUP)) return false;
@@ -211,7 +211,25 @@ export abstract class PassScheduling {
 		// A sleeping instance always has a wake-up; without one, a replay restores it.
 		if (wake === undefined && status === 'sleeping') return true;
 		// An event accepted just before a crash, whose pass never ran.
-		return this.k.host.store.eventBuffer().count > 0;
+		if (this.k.host.store.eventBuffer().count > 0) return true;
+		return this.mayHideCutPass(now);
+	}
+
+	/**
+	 * A `sleeping` or `waiting` instance whose alarm finds nothing due (no wake-up, no buffered event), on a host whose
+	 * woken passes hold `running` in memory (EngineHost.holdsWokenRunning): the alarm may be the watchdog of a woken
+	 * pass cut short after it took its wake-up or its event, which storage cannot tell from a wait. A pass finds out:
+	 * it replays and writes nothing if the run still waits, and resumes if it had gone on (counted as a cut pass, so a
+	 * crash loop backs off as it does for a stored `running`). An alarm of such an instance with nothing due is rare
+	 * otherwise (an index delivery's retry).
+	 */
+	private mayHideCutPass(now: number): boolean {
+		if (this.k.host.holdsWokenRunning !== true) return false;
+		const status = this.k.row?.status;
+		if (status !== 'sleeping' && status !== 'waiting') return false;
+		const wake = this.k.host.store.earliestWakeup();
+		if (wake !== undefined && wake <= now) return false;
+		return this.k.host.store.eventBuffer().count === 0;
 	}
 
 	/** Before a terminate is stored: the pass in flight writes the attempts it began and has not written yet, so the terminate cancels them. */

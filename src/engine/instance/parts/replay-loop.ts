@@ -119,7 +119,9 @@ export class ReplayLoop extends PassScheduling implements InstancePart {
 			if (row.status === 'running' && !newCode) return;
 			const running: InstanceRow = { ...row, status: 'running', lastCodeVersion: codeVersion };
 			// A first pass's `running` is written when someone could see it (kernel.ts `startRunning`).
-			if (row.status === 'created' && !newCode) return this.k.startRunning(running);
+			// So is a woken pass's, when the host holds it (EngineHost.holdsWokenRunning): storage keeps `sleeping` or `waiting`.
+			const held = row.status === 'created' || (this.k.host.holdsWokenRunning === true && (row.status === 'sleeping' || row.status === 'waiting'));
+			if (held && !newCode) return this.k.startRunning(running);
 			// The first write of a pass under another code version than the last one records the change.
 			this.k.transition(running, newCode ? { kind: 'workflow.code_changed', detail: { previous: row.lastCodeVersion ?? null, current: codeVersion } } : undefined);
 		};

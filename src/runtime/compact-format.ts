@@ -1,0 +1,26 @@
+import { printLog } from '../engine/support/engine-log';
+
+/**
+ * What a compact instance writes (docs/decisions.md "Wake-ups in their steps' keys"):
+ * - 1: as the compact layout shipped: every wake-up under a `w:` key of its own, and a pass woken from `sleeping` or
+ *   `waiting` writes `running` at its first write;
+ * - 2: a step's wake-up in the step's own key (compact-step-wakeups.ts) and a woken pass's `running` held in memory
+ *   as a first pass's is (kernel.ts `startRunning`): 2 rows fewer per sleep, 3 per retried step, 1 per woken pass.
+ * A build reads both whatever the setting; only a build before format 2 cannot run an instance format 2 left asleep
+ * (it finds no wake-up), so a deployment that may still roll back to one keeps 1. A new project (the starter) sets 2.
+ */
+export type CompactFormat = 1 | 2;
+
+/** `SHARDFLOW_COMPACT_FORMAT`: "1" or "2"; unset means 1. A malformed value is logged and 1 used. */
+export function compactFormatOf(env: { SHARDFLOW_COMPACT_FORMAT?: unknown }): CompactFormat {
+	const value = env.SHARDFLOW_COMPACT_FORMAT;
+	if (value === undefined || value === '' || value === '1' || value === 1) return 1;
+	if (value === '2' || value === 2) return 2;
+	printLog({
+		severity: 'error',
+		event: 'config.invalid',
+		setting: 'SHARDFLOW_COMPACT_FORMAT',
+		error: { name: 'ConfigurationError', message: `SHARDFLOW_COMPACT_FORMAT must be "1" or "2", got ${JSON.stringify(value)}; compact instances write format 1` },
+	});
+	return 1;
+}
