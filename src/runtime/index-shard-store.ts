@@ -6,9 +6,7 @@ import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index/index-query';
 import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/index/search-attributes';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
-import { resizeMetricsDelta, type IndexWriteOptions as WriteOptions, type PriorRow } from '../engine/index/resize-metrics';
-
-export type { WriteOptions };
+import { resizeMetricsDelta, type IndexWriteOptions, type PriorRow } from '../engine/index/resize-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 import { IndexMetricsRollup, type MarkedRow } from './index-metrics-rollup';
 
@@ -116,7 +114,7 @@ export class IndexShardStore {
 	 * with other attributes (or another incarnation) rewrites its attribute rows in
 	 * the same transaction; most deliveries (a status change) leave them alone.
 	 */
-	write(entries: IndexEntry[], options: WriteOptions = {}): void {
+	write(entries: IndexEntry[], options: IndexWriteOptions = {}): void {
 		// A copy that a rebalance moves here is no news: the metrics counted it where it landed first.
 		const count = !options.moved;
 		const one = (e: IndexEntry) => {
