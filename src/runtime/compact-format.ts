@@ -24,3 +24,13 @@ export function compactFormatOf(env: { SHARDFLOW_COMPACT_FORMAT?: unknown }): Co
 	});
 	return 1;
 }
+
+/** What the compact store knows of its object before reading it. */
+export interface CompactStart {
+	/** A new object: nothing is stored, so the first reads need no storage call. */
+	empty?: boolean;
+	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
+	historyAppended?: () => void;
+	/** What it writes (above); 1 when not given. Both are read whatever it says. */
+	format?: CompactFormat;
+}
