@@ -127,10 +127,10 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
 		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
 		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
-		// Compact as a new project runs it (wrangler.jsonc: a finished inline child in one row too, format 2 unless the
-		// bench's env says: src/runtime/compact-format.ts); the table layout as an upgraded deployment does.
-		const compactFormat = (env as { SHARDFLOW_COMPACT_FORMAT?: string }).SHARDFLOW_COMPACT_FORMAT ?? '2';
-		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_INLINE_ONE_ROW: 'true', SHARDFLOW_COMPACT_FORMAT: compactFormat } : {}) } : env) as never);
+		// Compact as a new project runs it (wrangler.jsonc's SHARDFLOW_STORAGE_FORMAT=4: format 2 and a finished inline
+		// child in one row, unless the bench's env sets an old switch: src/runtime/storage-format.ts); the table layout
+		// as an upgraded deployment does (its old switch wins over the level: the outbox as the bench's env says).
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_STORAGE_FORMAT: '4' } : {}) } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 

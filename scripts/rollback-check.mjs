@@ -4,8 +4,11 @@
 // end as if nothing had happened: completed, with the outputs their code gives, no compensation run,
 // no fallback taken, every event consumed.
 //
-//   node scripts/rollback-check.mjs --old <checkout of the previous build, npm ci done> [--layout compact]
+//   node scripts/rollback-check.mjs --old <checkout of the previous build, npm ci done> [--storage-format N]
 //
+// `--storage-format N`: the new build runs with SHARDFLOW_STORAGE_FORMAT=N (src/runtime/storage-format.ts):
+// 3 makes set B's instances compact ones, 4 writes compact format 2 and keeps a finished inline child in one row.
+// The older flags below set the old switches one by one (each wins over the level for its own part).
 // `--layout compact`: the new build runs with SHARDFLOW_STORAGE_LAYOUT=compact, so set B's instances are
 // compact ones (docs/decisions.md "The compact instance layout"): what a rollback to a build that cannot
 // read them does to them. `--format 2` (with `--layout compact`): they write the compact layout's format 2.
@@ -22,7 +25,7 @@ import { startDevServer } from '../bench/lib/dev-server.mjs';
 const root = resolve(import.meta.dirname, '..');
 const oldAt = process.argv.includes('--old') ? resolve(process.argv[process.argv.indexOf('--old') + 1]) : undefined;
 if (!oldAt || !existsSync(join(oldAt, 'node_modules'))) {
-	console.error('usage: node scripts/rollback-check.mjs --old <checkout of the previous build with node_modules>');
+	console.error('usage: node scripts/rollback-check.mjs --old <checkout of the previous build with node_modules> [--storage-format N | --layout compact [--one-row] [--format 2]]');
 	process.exit(2);
 }
 cpSync(join(root, 'scripts/rollback-check'), join(oldAt, 'scripts/rollback-check'), { recursive: true });
@@ -36,9 +39,15 @@ if (layout !== undefined && layout !== 'compact' && layout !== 'table') {
 const oneRow = process.argv.includes('--one-row');
 // `--format 2`: the new build's compact instances write format 2 (src/runtime/compact-format.ts).
 const format = process.argv.includes('--format') ? process.argv[process.argv.indexOf('--format') + 1] : undefined;
+const storageFormat = process.argv.includes('--storage-format') ? process.argv[process.argv.indexOf('--storage-format') + 1] : undefined;
+if (storageFormat !== undefined && !/^[1-4]$/.test(storageFormat)) {
+	console.error('--storage-format takes 1, 2, 3 or 4');
+	process.exit(2);
+}
 /** The new build's settings (the old build ignores a setting it does not know). */
 const newVars = {
 	SHARDFLOW_ENV: 'development',
+	...(storageFormat ? { SHARDFLOW_STORAGE_FORMAT: storageFormat } : {}),
 	...(layout ? { SHARDFLOW_STORAGE_LAYOUT: layout } : {}),
 	...(oneRow ? { SHARDFLOW_INLINE_ONE_ROW: 'true' } : {}),
 	...(format ? { SHARDFLOW_COMPACT_FORMAT: format } : {}),

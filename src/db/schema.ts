@@ -39,7 +39,7 @@ export const instance = sqliteTable('instance', {
 	attributes: text('attributes'),
 	/**
 	 * The index entry waiting for its delivery, when a status change writes it into this row
-	 * (`SHARDFLOW_OUTBOX_IN_ROW`): the outbox's JSON `{entry, attempts, nextAttemptAt,
+	 * (storage format 2 and up): the outbox's JSON `{entry, attempts, nextAttemptAt,
 	 * backloggedSince}`; null when nothing waits. Not part of `InstanceRow`: only the store
 	 * reads and writes it (docs/decisions.md "The outbox in the instance row").
 	 */

@@ -24,6 +24,6 @@ export async function holdFor(work: Promise<unknown>, ms: number = ALARM_HOLDS_W
 	try {
 		await Promise.race([work.then(() => undefined, () => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
 	} finally {
-		clearTimeout(timer);
+		if (timer !== undefined) clearTimeout(timer);
 	}
 }

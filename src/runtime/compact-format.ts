@@ -7,11 +7,12 @@ import { printLog } from '../engine/support/engine-log';
  * - 2: a step's wake-up in the step's own key (compact-step-wakeups.ts) and a woken pass's `running` held in memory
  *   as a first pass's is (kernel.ts `startRunning`): 2 rows fewer per sleep, 3 per retried step, 1 per woken pass.
  * A build reads both whatever the setting; only a build before format 2 cannot run an instance format 2 left asleep
- * (it finds no wake-up), so a deployment that may still roll back to one keeps 1. A new project (the starter) sets 2.
+ * (it finds no wake-up), so a deployment that may still roll back to one keeps 1: storage format 4 writes 2
+ * (runtime/storage-format.ts), which a new project (the starter) sets.
  */
 export type CompactFormat = 1 | 2;
 
-/** `SHARDFLOW_COMPACT_FORMAT`: "1" or "2"; unset means 1. A malformed value is logged and 1 used. */
+/** `SHARDFLOW_COMPACT_FORMAT` (an older switch; set, it wins over the storage format's level): "1" or "2". A malformed value is logged and 1 used. */
 export function compactFormatOf(env: { SHARDFLOW_COMPACT_FORMAT?: unknown }): CompactFormat {
 	const value = env.SHARDFLOW_COMPACT_FORMAT;
 	if (value === undefined || value === '' || value === '1' || value === 1) return 1;
@@ -23,4 +24,14 @@ export function compactFormatOf(env: { SHARDFLOW_COMPACT_FORMAT?: unknown }): Co
 		error: { name: 'ConfigurationError', message: `SHARDFLOW_COMPACT_FORMAT must be "1" or "2", got ${JSON.stringify(value)}; compact instances write format 1` },
 	});
 	return 1;
+}
+
+/** What the compact store knows of its object before reading it. */
+export interface CompactStart {
+	/** A new object: nothing is stored, so the first reads need no storage call. */
+	empty?: boolean;
+	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
+	historyAppended?: () => void;
+	/** What it writes (above); 1 when not given. Both are read whatever it says. */
+	format?: CompactFormat;
 }

@@ -109,3 +109,11 @@ export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], 
 	for (const record of inline) add(record);
 	return { bytes, lastSeq };
 }
+
+/** A stored step as the engine reads it. */
+export function toStepRow(step: StoredStep): StepRow {
+	return {
+		key: step.key, name: step.name, kind: step.kind, status: step.status, attempts: step.attempts, result: unpack(step.result), errorName: step.errorName, errorMessage: step.errorMessage,
+		errorStack: step.errorStack, errorCode: step.errorCode, startedAt: step.startedAt, finishedAt: step.finishedAt, wakeAt: step.wakeAt, seq: step.seq, sensitive: step.sensitive,
+	};
+}

@@ -6,13 +6,13 @@ import type { StepKind } from '../engine/support/step-kinds';
 import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
 import { KV, pack, packedBytes, seqKey, seqOf, unpack } from './compact-keys';
-import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
+import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
 import { StepIndex } from './compact-step-index';
 import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
 import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
-import type { CompactFormat } from './compact-format';
+import type { CompactStart } from './compact-format';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -22,16 +22,6 @@ type Known<T> = T | typeof UNREAD;
  * carries them again. Beyond, a record takes a key of its own, as it would have before.
  */
 const MAX_CARRIED_RECORDS = 32;
-
-/** What the compact store knows of its object before reading it. */
-export interface CompactStart {
-	/** A new object: nothing is stored, so the first reads need no storage call. */
-	empty?: boolean;
-	/** Told after every history write (the instance's stream, roles/instance-stream-feed.ts). */
-	historyAppended?: () => void;
-	/** What it writes (compact-format.ts); 1 when not given. Both are read whatever it says. */
-	format?: CompactFormat;
-}
 
 /**
  * `InstanceStore` over the object's synchronous key-value storage (`ctx.storage.kv`): the compact
@@ -504,12 +494,4 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	historyLastSeq(): number {
 		return this.lastHistorySeq ?? this.readLastSeq();
 	}
-
-}
-
-function toStepRow(step: StoredStep): StepRow {
-	return {
-		key: step.key, name: step.name, kind: step.kind, status: step.status, attempts: step.attempts, result: unpack(step.result), errorName: step.errorName, errorMessage: step.errorMessage,
-		errorStack: step.errorStack, errorCode: step.errorCode, startedAt: step.startedAt, finishedAt: step.finishedAt, wakeAt: step.wakeAt, seq: step.seq, sensitive: step.sensitive,
-	};
 }

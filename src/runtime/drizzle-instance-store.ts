@@ -24,7 +24,7 @@ export interface StoreStart {
 	tables?: TablePresence;
 	/**
 	 * A status change writes its index entry into the instance row instead of the outbox table
-	 * (`SHARDFLOW_OUTBOX_IN_ROW`): 1 row written per change, not 2. Off by default: a build
+	 * (storage format 2 and up, runtime/storage-format.ts): 1 row written per change, not 2. Off by default: a build
 	 * before drizzle/0019 reads only the outbox table, so only once no deploy can roll back to
 	 * one may it be on (docs/decisions.md "The outbox in the instance row"). Either way the
 	 * store reads, acknowledges and retries an entry from both places.

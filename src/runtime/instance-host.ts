@@ -17,9 +17,9 @@ import { encodeWebhookToken, webhookUrl } from '../engine/webhooks/webhook';
 import { DrizzleInstanceStore, type StoreStart } from './drizzle-instance-store';
 import { NotifyingInstanceStore } from './notifying-instance-store';
 import { DrizzleSlotStore } from './concurrency-slot-store';
-import { compactFormatOf } from './compact-format';
 import { CompactInstanceStore } from './compact-instance-store';
 import { CompactSlotStore } from './compact-slot-store';
+import { storageSettingsOf } from './storage-format';
 
 import type { LimiterPort } from '../engine/limiter/concurrency-slot';
 import { r2Archive, type ArchiveEnv } from './r2-archive';
@@ -57,10 +57,12 @@ export function instanceHost(
 ): EngineHost {
 	const level = parseLogLevel((env as { SHARDFLOW_LOG?: string }).SHARDFLOW_LOG);
 	const form = logFormOf(env);
-	const storeStart: StoreStart = { ...start, outboxInRow: outboxInRowOf(env as { SHARDFLOW_OUTBOX_IN_ROW?: unknown }) };
+	// SHARDFLOW_STORAGE_FORMAT and the old switches a deployment set (runtime/storage-format.ts).
+	const storage = storageSettingsOf(env as Parameters<typeof storageSettingsOf>[0]);
+	const storeStart: StoreStart = { ...start, outboxInRow: storage.outboxInRow };
 	// A compact instance (runtime/storage-layout.ts) keeps everything in key-value storage, its slot too.
 	const compact = start?.compact === true;
-	const format = compactFormatOf(env as { SHARDFLOW_COMPACT_FORMAT?: unknown });
+	const format = storage.compactFormat;
 	let retriesHeld = false;
 	const holdAlarmRetries = () => {
 		retriesHeld = true;
@@ -108,7 +110,7 @@ export function instanceHost(
 		...(env.ARCHIVE ? { archive: r2Archive(env.ARCHIVE) } : {}),
 		children: childPortOver(env),
 		inlineChildren: inlineChildrenOf(env as { SHARDFLOW_INLINE_CHILDREN?: unknown }),
-		inlineOneRow: inlineOneRowOf(env as { SHARDFLOW_INLINE_ONE_ROW?: unknown }),
+		inlineOneRow: storage.inlineOneRow,
 		destroy,
 		slots: compact ? new CompactSlotStore(ctx.storage.kv) : new DrizzleSlotStore(db, start?.tables),
 		limiter: limiterPort(env),
@@ -154,31 +156,6 @@ function deploymentBudget(env: unknown): InvocationBudget {
 		printLog({ severity: 'error', event: 'config.invalid', setting: 'SHARDFLOW_INVOCATION_STEPS/_MS', error: describeThrown(error), fallback: 'the default invocation budget' }, logFormOf(env));
 		return DEFAULT_INVOCATION_BUDGET;
 	}
-}
-
-/**
- * `SHARDFLOW_OUTBOX_IN_ROW=true`: a status change writes its index entry into the instance row
- * (1 row written) instead of the outbox table (2). Off unless set: a build before drizzle/0019
- * reads only the outbox table and would never deliver an entry pending in the row, so turn it
- * on only once no deploy can roll back to such a build (docs/decisions.md "The outbox in the
- * instance row"). Turning it off again is safe: this build reads both places.
- */
-export function outboxInRowOf(env: { SHARDFLOW_OUTBOX_IN_ROW?: unknown }): boolean {
-	const value = env.SHARDFLOW_OUTBOX_IN_ROW;
-	return value === 'true' || value === true;
-}
-
-/**
- * `SHARDFLOW_INLINE_ONE_ROW=true`: a child that finishes inside its parent's pass is kept there as
- * one row until published (its header carries its last steps) instead of a row per step and the
- * header: 2 rows written fewer per one-step child (docs/decisions.md "Rows of a `step.invoke`
- * child"). Off by default: a build before it reads such a row without its steps (it would publish the
- * child stepless, or not at all), so turn it on once no deploy can roll back before this build; on in
- * new projects (wrangler.jsonc, templates/), which have no older build to roll back to.
- */
-export function inlineOneRowOf(env: { SHARDFLOW_INLINE_ONE_ROW?: unknown }): boolean {
-	const value = env.SHARDFLOW_INLINE_ONE_ROW;
-	return value === 'true' || value === true;
 }
 
 /**

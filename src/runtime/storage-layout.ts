@@ -10,9 +10,10 @@ import { printLog } from '../engine/support/engine-log';
 export type StorageLayout = 'table' | 'compact';
 
 /**
- * `SHARDFLOW_STORAGE_LAYOUT`: "compact" or "table"; unset means "table". A build before this setting
- * cannot read a compact instance, so a deployment that may still roll back to one keeps "table"; a new
- * project (the starter, the examples) sets "compact". A malformed value is logged and "table" used.
+ * `SHARDFLOW_STORAGE_LAYOUT` (an older switch; set, it wins over the storage format's level,
+ * runtime/storage-format.ts): "compact" or "table". A build before the compact layout cannot read a
+ * compact instance, so a deployment that may still roll back to one keeps "table" (storage format 2 or
+ * lower); a new project (the starter) writes compact (format 4). A malformed value is logged and "table" used.
  */
 export function storageLayoutOf(env: { SHARDFLOW_STORAGE_LAYOUT?: unknown }): StorageLayout {
 	const value = env.SHARDFLOW_STORAGE_LAYOUT;

@@ -10,7 +10,7 @@ import { workBegan } from './isolate-activity';
 import { tracerOf } from './runtime-tracer';
 import { tracedCall } from './traced-call';
 import { eagerTablesOf, ObjectStorage } from './object-storage';
-import { storageLayoutOf } from './storage-layout';
+import { storageSettingsOf } from './storage-format';
 import { BacklogRole } from './roles/backlog-role';
 import { IndexLiveFeed } from './roles/index-live-feed';
 import { IndexShardRole } from './roles/index-shard-role';
@@ -96,7 +96,7 @@ export abstract class WorkflowRunnerBase extends DurableObject<ShardflowEnv> {
 		const kind = place.misplaced ? undefined : roleKindOf(ctx.id.name);
 		const storage = new ObjectStorage(ctx.storage, kind, {
 			eagerTables: eagerTablesOf(env as { SHARDFLOW_EAGER_TABLES?: unknown }),
-			compactInstances: storageLayoutOf(env as { SHARDFLOW_STORAGE_LAYOUT?: unknown }) === 'compact',
+			compactInstances: storageSettingsOf(env as Parameters<typeof storageSettingsOf>[0]).layout === 'compact',
 		});
 		const now = options.clock ?? Date.now;
 		const wrapStepFunction = options.wrapStepFunctions && ctx.id.name !== undefined ? options.wrapStepFunctions(ctx.id.name) : undefined;

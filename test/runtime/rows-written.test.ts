@@ -18,7 +18,7 @@ import { indexFaults } from '../worker/probes';
  * (bench/sql-meter.ts) from before the object's storage is first used. Ids "layout-compact-…" / "layout-table-…"
  * take that layout whatever the Worker's setting (test/worker/index.ts).
  */
-async function trivialRun(layout: 'compact' | 'table') {
+async function trivialRun(layout: 'compact' | 'table' | 'tablerow') {
 	const id = uniqueId(`layout-${layout}`);
 	await instances.create(testEnv, { type: 'many', id, payload: { steps: 10 } });
 	await settle(id);
@@ -46,6 +46,14 @@ describe('rows written by a run of ten trivial steps, per storage layout', () =>
 		expect(tables).toContain('__drizzle_migrations');
 		// Its `running` not written either: the instance's update and the outbox's, 2 rows fewer.
 		expect(rows).toBe(30);
+		expect(alarms).toBe(2);
+	});
+
+	it('table at storage format 2 and up: each written status change keeps its index entry in the instance row, no outbox row', async () => {
+		const { rows, alarms, tables } = await trivialRun('tablerow');
+		expect(tables).toContain('__drizzle_migrations');
+		// The same run as above, each of its 2 written transitions' entry in the row's own upsert: 2 rows fewer.
+		expect(rows).toBe(28);
 		expect(alarms).toBe(2);
 	});
 });

@@ -3,6 +3,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PaymentWorkflow } from '../../examples/demo/workflows/payment-workflow';
 import { KV } from '../../src/runtime/compact-keys';
+import { storageSettingsOf } from '../../src/runtime/storage-format';
 import { storageLayoutOf } from '../../src/runtime/storage-layout';
 import { api } from '../api/helpers';
 import { settle, stub, testEnv, uniqueId } from '../helpers';
@@ -42,11 +43,11 @@ describe('storage layouts (SHARDFLOW_STORAGE_LAYOUT)', () => {
 		expect(history.events.at(-1)!.kind).toBe('workflow.completed');
 	});
 
-	it('gives a new instance the layout the Worker names (wrangler.jsonc sets compact; SHARDFLOW_STORAGE_LAYOUT=table npx vitest, the table one)', async () => {
+	it('gives a new instance the layout the Worker names (wrangler.jsonc: storage format 4, compact; SHARDFLOW_STORAGE_LAYOUT=table npx vitest, the table one)', async () => {
 		const id = uniqueId('layout-default');
 		await PaymentWorkflow.create(testEnv, { id, payload: { amount: 1, currency: 'EUR' } });
 		await settle(id);
-		expect(await layoutOf(id)).toBe(storageLayoutOf(env as { SHARDFLOW_STORAGE_LAYOUT?: unknown }));
+		expect(await layoutOf(id)).toBe(storageSettingsOf(env as Parameters<typeof storageSettingsOf>[0]).layout);
 	});
 
 	it('reads the setting: compact, table, unset; anything else is the table layout', () => {

@@ -127,7 +127,11 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 		// layout whatever the Worker's setting, and counts its rows written as the bench does, from before its storage is used.
 		const layout = layoutSettings.get(ctx.id.name ?? '') ?? layoutOfTestId(ctx.id.name);
 		const meters = layout ? { sql: new SqlMeter(ctx.storage.sql, ctx.storage), alarms: new AlarmMeter(ctx.storage) } : undefined;
-		super(ctx, layout ? ({ ...env, SHARDFLOW_STORAGE_LAYOUT: layout } as ShardflowEnv) : env);
+		// A table instance as a deployment upgraded from a build before the compact layout keeps it: the outbox table
+		// (storage format 1's), unless the run's env names the switch; "layout-tablerow-…": as storage format 4 writes one
+		// a deployment keeps in tables (SHARDFLOW_STORAGE_LAYOUT=table beside the level), its entry in the instance row.
+		const outbox = layout === 'table' && !ctx.id.name?.startsWith('layout-tablerow-') ? { SHARDFLOW_OUTBOX_IN_ROW: (env as { SHARDFLOW_OUTBOX_IN_ROW?: string }).SHARDFLOW_OUTBOX_IN_ROW ?? 'false' } : {};
+		super(ctx, layout ? ({ ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...outbox } as unknown as ShardflowEnv) : env);
 		this.meters = meters;
 	}
 
@@ -215,6 +219,6 @@ function refuseWhen(prototype: object, name: 'indexWrite' | 'indexRemove' | 'lim
 /** The layout an id of the rows-written tests asks for ("layout-compact-…", "layout-table-…"), or undefined. */
 function layoutOfTestId(name: string | undefined): 'compact' | 'table' | undefined {
 	if (name?.startsWith('layout-compact-')) return 'compact';
-	if (name?.startsWith('layout-table-')) return 'table';
+	if (name?.startsWith('layout-table-') || name?.startsWith('layout-tablerow-')) return 'table';
 	return undefined;
 }
