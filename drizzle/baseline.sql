@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0021_index-metrics-marks leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0022_index-entry-generation leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796606372273
+-- up-to: 1796609402854
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -217,7 +217,7 @@ CREATE TABLE "index_entries" (
 	`code_version` text,
 	`parent_id` text,
 	`attributes` text
-, `pending_metrics` text) WITHOUT ROWID;
+, `pending_metrics` text, `generation` integer DEFAULT 0 NOT NULL) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
 --> statement-breakpoint

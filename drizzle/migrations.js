@@ -21,6 +21,7 @@ import m0018 from './0018_index-status-only.sql';
 import m0019 from './0019_outbox-in-instance-row.sql';
 import m0020 from './0020_index-entries-without-rowid.sql';
 import m0021 from './0021_index-metrics-marks.sql';
+import m0022 from './0022_index-entry-generation.sql';
 
   export default {
     journal,
@@ -46,7 +47,8 @@ m0017,
 m0018,
 m0019,
 m0020,
-m0021
+m0021,
+m0022
     }
   }
   

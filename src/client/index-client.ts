@@ -100,18 +100,25 @@ export interface ListPage {
  * Delivers one index entry to the shard that owns its id. While resizing, it
  * also tombstones the entry in its previous-layout shard, so a stale status
  * there cannot surface under a status filter. A removal (a deleted instance)
- * leaves deletion tombstones in both.
+ * leaves deletion tombstones in both. Before such a write it reads the
+ * previous-layout shard's row, which the run metrics count against when the
+ * home shard has none (engine/index/resize-metrics.ts): a redelivery of a run
+ * counted before the resize is not counted again where it lands.
  */
 export async function routeIndexEntry(env: ShardflowEnv, registry: Registry, entry: IndexEntry): Promise<void> {
 	const config = registry.get(entry.type);
 	const home = shardIndex(entry.id, config.shards);
+	const previous = config.previousShards === undefined ? undefined : shardIndex(entry.id, config.previousShards);
+	const moving = previous !== undefined && previous !== home;
 	const position = { id: entry.id, version: entry.version, createdAt: entry.createdAt };
-	await (entry.removed ? callRole(env, 'indexRemove', [entry.type, home], [position]) : callRole(env, 'indexWrite', [entry.type, home], [entry]));
-	if (config.previousShards !== undefined) {
-		const previous = shardIndex(entry.id, config.previousShards);
-		if (previous === home) return;
-		await callRole(env, entry.removed ? 'indexRemove' : 'indexTombstone', [entry.type, previous], [position]);
+	if (entry.removed) await callRole(env, 'indexRemove', [entry.type, home], [position]);
+	else {
+		// Read first, written after: the home write then counts against what the previous shard held, and a retry
+		// (the tombstone below failed) finds its own row at home, which it counts against instead.
+		const priors = moving ? await callRole(env, 'indexPriors', [entry.type, previous], [entry.id]) : undefined;
+		await callRole(env, 'indexWrite', [entry.type, home], [entry], ...(priors ? [{ previous: priors }] : []));
 	}
+	if (moving) await callRole(env, entry.removed ? 'indexRemove' : 'indexTombstone', [entry.type, previous], [position]);
 }
 
 /**

@@ -224,6 +224,11 @@ export const indexEntries = sqliteTable(
 		 * counting a run costs no row (drizzle/0021); not indexed: the rollup finds it by `updated_at`.
 		 */
 		pendingMetrics: text('pending_metrics'),
+		/**
+		 * The generation of the run the entry is of (grows on every restart; 0: the first, or a row written before
+		 * drizzle/0022): the run metrics count a finish once per generation. Written in the entry's own statement.
+		 */
+		generation: integer('generation').notNull().default(0),
 	},
 	// The table is `WITHOUT ROWID`, keyed by the id alone (drizzle/0020, hand-written: drizzle cannot
 	// say it): a TEXT primary key of a rowid table is a second b-tree, a row written per new entry.

@@ -8,11 +8,12 @@ import type { LimiterInfo } from '../engine/limiter/limiter';
 import { backlogName, bulkName, KEYS_OBJECT, limiterName, scheduleName, shardName, type RoleKind } from '../engine/object-names';
 import { ErrorCode, ValidationError } from '../engine/support/errors';
 import type { ShardMetrics } from '../engine/index/run-metrics';
+import type { IndexWriteOptions as WriteOptions, PriorRow } from '../engine/index/resize-metrics';
 import type { ScheduleInfo } from '../engine/schedule/schedule-engine';
 
 /** What a call reaches in an index shard (runtime/roles/index-shard-role.ts). */
 export interface IndexShardAccess {
-	write(entries: IndexEntry[], options?: { moved?: boolean }): Promise<void>;
+	write(entries: IndexEntry[], options?: WriteOptions): Promise<void>;
 	tombstone(items: EntryPosition[]): Promise<void>;
 	remove(items: EntryPosition[]): Promise<void>;
 	collectTombstones(request: { shards: number; limit: number }): TombstonesCollected;
@@ -21,6 +22,7 @@ export interface IndexShardAccess {
 	countsBy(request: AttributeCountRequest): AttributeCounts;
 	metrics(now: number): ShardMetrics;
 	versions(ids: string[]): Record<string, number>;
+	priors(ids: string[]): Record<string, PriorRow | null>;
 	scan(afterId: string, limit: number): IndexEntry[];
 }
 
@@ -150,8 +152,11 @@ function call<K extends CallRole, Args extends unknown[] = [], Output = unknown,
  */
 export const roleCalls = {
 	// ---- index shard (`__index:<type>:<n>`) ----
-	/** `moved`: copies a rebalance moves here, which the run metrics do not count again. */
-	indexWrite: call({ role: 'index', housekeeping: true, run: async (shard, entries: IndexEntry[], options?: { moved?: boolean }) => (await shard.write(entries, options), null) }),
+	/**
+	 * `moved`: copies a rebalance moves here, which the run metrics do not count again; `previous`: while resizing,
+	 * the previous layout's rows of the ids (`indexPriors`), which the run metrics count against when this shard has none.
+	 */
+	indexWrite: call({ role: 'index', housekeeping: true, run: async (shard, entries: IndexEntry[], options?: WriteOptions) => (await shard.write(entries, options), null) }),
 	/** Entries that moved to another shard (or whose instance is unknown): tombstones at their position. */
 	indexTombstone: call({ role: 'index', housekeeping: true, run: async (shard, items: EntryPosition[]) => (await shard.tombstone(items), null) }),
 	/** Entries of deleted instances: deletion tombstones, which only a later incarnation of the id replaces. */
@@ -163,6 +168,8 @@ export const roleCalls = {
 	/** Live entries per value of one attribute under a listing's filters (at most MAX_GROUPS values; `more` when cut). */
 	indexCountsBy: call({ role: 'index', run: (shard, request: AttributeCountRequest): AttributeCounts => shard.countsBy(request) }),
 	indexVersions: call({ role: 'index', run: (shard, ids: string[]): Record<string, number> => shard.versions(ids) }),
+	/** The live rows of `ids` as the run metrics compare against them (null: none): read from the previous layout's shard while resizing. */
+	indexPriors: call({ role: 'index', housekeeping: true, run: (shard, ids: string[]): Record<string, PriorRow | null> => shard.priors(ids) }),
 	indexScan: call({ role: 'index', run: (shard, request: { afterId: string; limit: number }): IndexEntry[] => shard.scan(request.afterId, request.limit) }),
 	/** Removes move tombstones of ids the shard does not own under `shards`, and deletion tombstones past their grace period. */
 	indexCollectTombstones: call({

@@ -6,7 +6,7 @@ import type { EntryPosition, IndexEntry } from '../engine/index/index-entry';
 import { attributeOrder, compareIn, type AttributeCountRequest, type AttributeCounts, type ListFilters, type ShardListQuery } from '../engine/index/index-query';
 import { attributesJson, toSqlValue, type CheckedCondition } from '../engine/index/search-attributes';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/statuses';
-import { metricsDelta } from '../engine/index/run-metrics';
+import { resizeMetricsDelta, type IndexWriteOptions, type PriorRow } from '../engine/index/resize-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 import { IndexMetricsRollup, type MarkedRow } from './index-metrics-rollup';
 
@@ -41,15 +41,16 @@ function newer(orEqual: SQL): SQL {
 
 const columns = {
 	id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion, parentId: t.parentId,
-	attributes: t.attributes,
+	attributes: t.attributes, generation: t.generation,
 };
 
 /** A row as selected: the attributes still JSON text. */
-type SelectedRow = Omit<IndexEntry, 'attributes'> & { attributes: string | null };
+type SelectedRow = Omit<IndexEntry, 'attributes' | 'generation'> & { attributes: string | null; generation: number };
 
-/** An entry as the shard answers it: its attributes parsed, absent when it has none. */
-function toEntry({ attributes, ...row }: SelectedRow): IndexEntry {
-	return attributes ? { ...row, attributes: JSON.parse(attributes) } : row;
+/** An entry as the shard answers it: its attributes parsed, absent when it has none; its generation absent when 0. */
+function toEntry({ attributes, generation, ...row }: SelectedRow): IndexEntry {
+	const entry: IndexEntry = generation ? { ...row, generation } : row;
+	return attributes ? { ...entry, attributes: JSON.parse(attributes) } : entry;
 }
 
 /** Distinct values one shard answers for a count grouped by an attribute (the rest is reported cut). */
@@ -80,14 +81,14 @@ export class IndexShardStore {
 			.insert(t)
 			.values({
 				id: p('id'), type: p('type'), status: p('status'), createdAt: p('createdAt'), updatedAt: p('updatedAt'), version: p('version'), codeVersion: p('codeVersion'), parentId: p('parentId'),
-				attributes: p('attributes'), pendingMetrics: p('pendingMetrics'),
+				attributes: p('attributes'), pendingMetrics: p('pendingMetrics'), generation: p('generation'),
 			} as never)
 			.onConflictDoUpdate({
 				target: t.id,
 				set: {
 					type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
 					updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
-					attributes: sql`excluded.attributes`, pendingMetrics: sql`excluded.pending_metrics`,
+					attributes: sql`excluded.attributes`, pendingMetrics: sql`excluded.pending_metrics`, generation: sql`excluded.generation`,
 				},
 				// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
 				// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
@@ -97,7 +98,7 @@ export class IndexShardStore {
 			.returning({ id: t.id })
 			.prepare();
 		this.current = db
-			.select({ status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, attributes: t.attributes, pendingMetrics: t.pendingMetrics })
+			.select({ status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, generation: t.generation, attributes: t.attributes, pendingMetrics: t.pendingMetrics })
 			.from(t)
 			.where(eq(t.id, p('id')))
 			.prepare();
@@ -113,18 +114,20 @@ export class IndexShardStore {
 	 * with other attributes (or another incarnation) rewrites its attribute rows in
 	 * the same transaction; most deliveries (a status change) leave them alone.
 	 */
-	write(entries: IndexEntry[], options: { moved?: boolean } = {}): void {
+	write(entries: IndexEntry[], options: IndexWriteOptions = {}): void {
 		// A copy that a rebalance moves here is no news: the metrics counted it where it landed first.
 		const count = !options.moved;
 		const one = (e: IndexEntry) => {
 			const attributes = e.attributes ? attributesJson(e.attributes) : null;
-			const prior = this.current.get({ id: e.id }) as (MarkedRow & { createdAt: number; version: number; attributes: string | null }) | undefined;
+			const prior = this.current.get({ id: e.id }) as (MarkedRow & PriorRow & { attributes: string | null }) | undefined;
 			// What the write counts rides on the entry's own statement (a mark the rollup adds up later), or, for a
-			// delivery the rollup has passed, goes into the minute rows at once.
-			const plan = this.rollup.plan(prior, count ? metricsDelta(prior ?? null, e) : {}, e.updatedAt);
+			// delivery the rollup has passed, goes into the minute rows at once. While resizing, against the previous
+			// layout's row when this shard has none (engine/index/resize-metrics.ts).
+			const delta = count ? resizeMetricsDelta(prior ?? null, options.previous?.[e.id], e) : {};
+			const plan = this.rollup.plan(prior, delta, e.updatedAt);
 			const won = this.upsert.get({
 				id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null,
-				attributes, pendingMetrics: plan.pending,
+				attributes, pendingMetrics: plan.pending, generation: e.generation ?? 0,
 			});
 			// Counted and indexed only if the shard kept it: a late, older delivery changed nothing.
 			if (!won) return;
@@ -267,6 +270,22 @@ export class IndexShardStore {
 		const rows = countsByQuery(this.db, request).all();
 		const groups = rows.slice(0, MAX_GROUPS).map((r) => ({ value: request.kind === 'boolean' ? r.value === 1 : r.value, count: r.n }));
 		return { groups, more: rows.length > MAX_GROUPS };
+	}
+
+	/**
+	 * The live rows among `ids` as the run metrics compare a write against them (status, incarnation, generation,
+	 * version; null: none, or a tombstone): what a resize's router reads from the previous layout's shard first.
+	 */
+	priors(ids: string[]): Record<string, PriorRow | null> {
+		const found: Record<string, PriorRow | null> = Object.fromEntries(ids.map((id) => [id, null]));
+		if (ids.length === 0) return found;
+		const rows = this.db
+			.select({ id: t.id, status: t.status, createdAt: t.createdAt, version: t.version, generation: t.generation })
+			.from(t)
+			.where(and(sql`${t.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, live()))
+			.all();
+		for (const { id, ...row } of rows) found[id] = row;
+		return found;
 	}
 
 	/** Versions of the live entries among `ids`: any number of them, bound as one JSON array (one parameter). */

@@ -83,6 +83,26 @@ describe('GET /types/:type/metrics', () => {
 		expect(after.backlog).toEqual({ pending: 0, oldestAgeMs: null });
 	});
 
+	it('counts a second finish for a run restarted after it finished, when the new run finishes at once (its restart and finish reach the shard as one delivery)', async () => {
+		const [ok, failing] = [uniqueId('met-again'), uniqueId('met-again-err')];
+		await api('POST', '/workflows', { type: 'purgeable', id: ok, payload: { n: 2 } });
+		await api('POST', '/workflows', { type: 'purgeable', id: failing, payload: { n: 2, fail: true } });
+		await Promise.all([settle(ok), settle(failing)]);
+		expect((await api('GET', `/workflows/${ok}`)).json.status).toBe('completed');
+		expect((await api('GET', `/workflows/${failing}`)).json.status).toBe('errored');
+		const before = await metrics('purgeable');
+		expect((await api('POST', `/workflows/${ok}/restart`, {})).status).toBe(200);
+		expect((await api('POST', `/workflows/${failing}/restart`, {})).status).toBe(200);
+		await Promise.all([settle(ok), settle(failing)]);
+		expect((await api('GET', `/workflows/${ok}`)).json.status).toBe('completed');
+		expect((await api('GET', `/workflows/${failing}`)).json.status).toBe('errored');
+		const after = await metrics('purgeable');
+		expect(after.hour.started - before.hour.started).toBe(0);
+		expect(after.hour.completed - before.hour.completed).toBe(1);
+		expect(after.hour.errored - before.hour.errored).toBe(1);
+		expect(after.hour.durationMs.runs - before.hour.durationMs.runs).toBe(2);
+	});
+
 	it('refuses an unknown type with 400 UNKNOWN_TYPE', async () => {
 		expect(await api('GET', '/types/nope/metrics')).toMatchObject({ status: 400, json: { error: { code: 'UNKNOWN_TYPE' } } });
 	});

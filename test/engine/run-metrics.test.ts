@@ -22,6 +22,15 @@ describe('what an accepted index entry counts', () => {
 		expect(metricsDelta(prior, { status: 'sleeping', createdAt: 0, updatedAt: 3 * MIN })).toEqual({});
 	});
 
+	it('counts the finish of a restarted run whose restart, start and finish reach the shard as one write (completed -> completed a generation later), and a redelivery of it as nothing', () => {
+		const prior = { status: 'completed', createdAt: 0, generation: 0 };
+		const again = { status: 'completed', createdAt: 0, updatedAt: 3 * MIN, generation: 1 } as const;
+		expect(metricsDelta(prior, again)).toEqual({ finished: { minute: 3, status: 'completed', durationMs: 3 * MIN } });
+		expect(metricsDelta({ status: 'errored', createdAt: 0 }, { ...again, status: 'errored' })).toEqual({ finished: { minute: 3, status: 'errored', durationMs: 3 * MIN } });
+		// The same finish delivered again (a retry, a backstop): counted once, by the write that brought it.
+		expect(metricsDelta({ status: 'completed', createdAt: 0, generation: 1 }, again)).toEqual({});
+	});
+
 	it('counts a new incarnation of a deleted id as a new run, and an entry moving back over its own move tombstone as nothing', () => {
 		expect(metricsDelta({ status: '__deleted', createdAt: 1 }, { status: 'running', createdAt: 2 * MIN, updatedAt: 2 * MIN })).toEqual({ startedMinute: 2 });
 		expect(metricsDelta({ status: '__moved', createdAt: 2 * MIN }, { status: 'completed', createdAt: 2 * MIN, updatedAt: 3 * MIN })).toEqual({});

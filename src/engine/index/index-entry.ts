@@ -14,6 +14,12 @@ export interface IndexEntry {
 	createdAt: number;
 	updatedAt: number;
 	version: number;
+	/**
+	 * The run of this incarnation the entry is of: grows on every restart (absent: 0, the first run). The run metrics
+	 * count a finish once per generation, so a restart whose new run finishes before its first delivery (the 20 ms
+	 * coalescing makes completed -> running -> completed one write, completed -> completed) still counts its finish.
+	 */
+	generation?: number;
 	/** The code version that created the instance (absent or null: none given). */
 	codeVersion?: string | null;
 	/** The instance that started this one as its child (absent or null: none). */
@@ -39,7 +45,7 @@ export interface EntryPosition {
  * The fields of an instance row (storage's `InstanceRow`) an entry is made of, named here
  * because index/ sits below storage/ (docs/architecture.md): the store's outbox holds entries.
  */
-export type IndexedRow = Pick<IndexEntry, 'id' | 'type' | 'status' | 'createdAt' | 'updatedAt' | 'version'> & {
+export type IndexedRow = Pick<IndexEntry, 'id' | 'type' | 'status' | 'createdAt' | 'updatedAt' | 'version' | 'generation'> & {
 	codeVersion?: string | null;
 	parentId?: string | null;
 	/** Sorted JSON of the search attributes (search-attributes.ts); null while none is set. */
@@ -50,6 +56,7 @@ export type IndexedRow = Pick<IndexEntry, 'id' | 'type' | 'status' | 'createdAt'
 export function toIndexEntry(row: IndexedRow): IndexEntry {
 	return {
 		id: row.id, type: row.type, status: row.status, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version,
+		...(row.generation ? { generation: row.generation } : {}),
 		...(row.codeVersion ? { codeVersion: row.codeVersion } : {}),
 		...(row.parentId ? { parentId: row.parentId } : {}),
 		...(row.attributes ? { attributes: parseAttributes(row.attributes) } : {}),

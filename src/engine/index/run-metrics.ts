@@ -35,6 +35,8 @@ const FINISHED: readonly string[] = ['completed', 'errored', 'terminated'];
 export interface PriorEntry {
 	status: string;
 	createdAt: number;
+	/** The run of the incarnation the row is of (absent: 0; a row written before drizzle/0022 has 0). */
+	generation?: number;
 }
 
 /** How long metrics are kept: a day, plus an hour so "the last day" is always whole. */
@@ -49,15 +51,22 @@ export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
  *   (a deleted id created again). The 20 ms coalescing of deliveries can make created,
  *   running and completed one write; that write starts and finishes the run.
  * - A run finishes when the entry reaches completed, errored or terminated from another
- *   status of the same incarnation (a restart that completes again is a second finish).
+ *   status, or from the same one of an earlier generation, of the same incarnation: a restart
+ *   that ends again is a second finish, even when its restart, start and finish reach the
+ *   shard as one write (completed -> completed, a generation apart: the 20 ms coalescing).
+ *   The same status of the same generation is the finish already counted (a redelivery).
  * - A move tombstone of the same incarnation says nothing of the status it hid: an entry
  *   that moves back counts nothing.
  */
-export function metricsDelta(prior: PriorEntry | null, next: { status: WorkflowStatus; createdAt: number; updatedAt: number }): MetricsDelta {
+export function metricsDelta(
+	prior: PriorEntry | null,
+	next: { status: WorkflowStatus; createdAt: number; updatedAt: number; generation?: number | undefined },
+): MetricsDelta {
 	const newRun = prior === null || prior.createdAt !== next.createdAt;
 	const delta: MetricsDelta = {};
 	if (newRun) delta.startedMinute = minuteOf(next.createdAt);
-	const changed = newRun || (!prior!.status.startsWith('__') && prior!.status !== next.status);
+	const sameState = prior !== null && prior.status === next.status && (prior.generation ?? 0) === (next.generation ?? 0);
+	const changed = newRun || (!prior!.status.startsWith('__') && !sameState);
 	if (changed && FINISHED.includes(next.status)) {
 		delta.finished = { minute: minuteOf(next.updatedAt), status: next.status as FinishedStatus, durationMs: Math.max(0, next.updatedAt - next.createdAt) };
 	}

@@ -5,6 +5,7 @@ import type { AttributeCountRequest, AttributeCounts, ShardListQuery } from '../
 import type { ObjectStorage } from '../object-storage';
 import { shardIndex } from '../../engine/index/shard';
 import { DELETED, DELETED_TOMBSTONE_GRACE_MS, IndexShardStore, MOVED } from '../index-shard-store';
+import type { IndexWriteOptions as WriteOptions, PriorRow } from '../../engine/index/resize-metrics';
 import type { IndexLiveFeed } from './index-live-feed';
 import type { ShardMetricsExport } from '../shard-metrics-export';
 import type { ShardRetention } from '../index-shard-retention';
@@ -38,7 +39,7 @@ export class IndexShardRole implements IndexShardAccess {
 		private readonly analytics?: ShardMetricsExport,
 	) {}
 
-	async write(entries: IndexEntry[], options: { moved?: boolean } = {}): Promise<void> {
+	async write(entries: IndexEntry[], options: WriteOptions = {}): Promise<void> {
 		const shard = await this.writable();
 		const changes = shard.metrics.changes;
 		shard.write(entries, options);
@@ -119,6 +120,10 @@ export class IndexShardRole implements IndexShardAccess {
 
 	versions(ids: string[]): Record<string, number> {
 		return this.read((shard) => shard.versions(ids), {});
+	}
+
+	priors(ids: string[]): Record<string, PriorRow | null> {
+		return this.read((shard) => shard.priors(ids), Object.fromEntries(ids.map((id) => [id, null])));
 	}
 
 	scan(afterId: string, limit: number): IndexEntry[] {

@@ -1,0 +1,1 @@
+ALTER TABLE `index_entries` ADD `generation` integer DEFAULT 0 NOT NULL;
