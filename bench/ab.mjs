@@ -5,7 +5,11 @@
 // server is busy at a time. What each change bought (issue #27's "A/B against the starting
 // commit") is the ratio in the last column.
 //
-//   npm run bench:ab -- --base <rev> [--reps 3] [--collector off|on] [--out FILE.md]
+//   npm run bench:ab -- --base <rev> [--reps 3] [--collector off|on] [--var KEY=VALUE ...] [--out FILE.md]
+//
+// `--var` sets a Worker variable on both sides (e.g. `--var SHARDFLOW_STORAGE_FORMAT=4 --var
+// SHARDFLOW_STORAGE_LAYOUT=compact`: the storage a new project runs, on a base that knows only the
+// older switch); without it both run the bench Worker's defaults (the table layout).
 //
 // The base is checked out with `git archive` under bench/.ab/<rev> (ignored by git), inside the
 // repository so that its imports resolve to this tree's node_modules: a base whose dependencies
@@ -20,20 +24,23 @@ import { inTurn } from './lib/turns.mjs';
 import { median, quantile, timed } from './lib/stats.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-/** @type {{ base?: string, reps: string, collector: string, out?: string }} */
+/** @type {{ base?: string, reps: string, collector: string, out?: string, var: string[] }} */
 let options;
 try {
 	options = /** @type {any} */ (
-		parseArgs({ options: { base: { type: 'string' }, reps: { type: 'string', default: '3' }, collector: { type: 'string', default: 'off' }, out: { type: 'string' } }, strict: true, allowPositionals: false }).values
+		parseArgs({ options: { base: { type: 'string' }, reps: { type: 'string', default: '3' }, collector: { type: 'string', default: 'off' }, out: { type: 'string' }, var: { type: 'string', multiple: true, default: [] } }, strict: true, allowPositionals: false }).values
 	);
 	if (!options.base) throw new Error('--base <rev> is required');
 	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
+	for (const v of options.var) if (!/^[A-Z][A-Z0-9_]*=.*$/.test(v)) throw new Error(`--var takes KEY=VALUE, not ${JSON.stringify(v)}`);
 	if (!/^[1-9]\d*$/.test(options.reps)) throw new Error(`--reps takes a positive whole number, not ${JSON.stringify(options.reps)}`);
 } catch (error) {
-	console.error(`npm run bench:ab: ${error instanceof Error ? error.message : error}\nusage: npm run bench:ab -- --base <rev> [--reps N] [--collector off|on] [--out FILE.md]`);
+	console.error(`npm run bench:ab: ${error instanceof Error ? error.message : error}\nusage: npm run bench:ab -- --base <rev> [--reps N] [--collector off|on] [--var KEY=VALUE ...] [--out FILE.md]`);
 	process.exit(2);
 }
 const reps = Number(options.reps);
+/** Worker variables both sides run with (`--var KEY=VALUE`). */
+const vars = Object.fromEntries(options.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
 process.env.X_LOCAL_OBSERVABILITY = options.collector === 'on' ? 'true' : 'false';
 
 const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
@@ -46,8 +53,8 @@ if (!existsSync(join(baseDir, 'package.json'))) {
 }
 
 const servers = {
-	head: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {} }),
-	base: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars: {}, cwd: baseDir }),
+	head: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars }),
+	base: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars, cwd: baseDir }),
 };
 const clients = Object.fromEntries(Object.entries(servers).map(([side, server]) => [side, jsonClient(server.url)]));
 /** @param {'head' | 'base'} side */
@@ -189,7 +196,7 @@ try {
 	const table = [
 		`# A/B: head against ${options.base} (${new Date().toISOString()})`,
 		'',
-		`head ${headRev}, base ${baseRev}; wrangler's local trace collector ${options.collector}; ${reps} repetitions, which side goes first alternating (bench/lib/turns.mjs); medians (min-max).`,
+		`head ${headRev}, base ${baseRev}; wrangler's local trace collector ${options.collector}; Worker variables on both sides: ${options.var.length ? options.var.join(', ') : 'none (the table layout)'}; ${reps} repetitions, which side goes first alternating (bench/lib/turns.mjs); medians (min-max).`,
 		'',
 		'| measurement | unit | head | base | head vs base (above 1: head better) |',
 		'|---|---|---|---|---|',
