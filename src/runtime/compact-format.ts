@@ -1,4 +1,4 @@
-import { printLog } from '../engine/support/engine-log';
+import { reportInvalidSetting } from './invalid-setting';
 
 /**
  * What a compact instance writes (docs/decisions.md "Wake-ups in their steps' keys"):
@@ -17,12 +17,7 @@ export function compactFormatOf(env: { SHARDFLOW_COMPACT_FORMAT?: unknown }): Co
 	const value = env.SHARDFLOW_COMPACT_FORMAT;
 	if (value === undefined || value === '' || value === '1' || value === 1) return 1;
 	if (value === '2' || value === 2) return 2;
-	printLog({
-		severity: 'error',
-		event: 'config.invalid',
-		setting: 'SHARDFLOW_COMPACT_FORMAT',
-		error: { name: 'ConfigurationError', message: `SHARDFLOW_COMPACT_FORMAT must be "1" or "2", got ${JSON.stringify(value)}; compact instances write format 1` },
-	});
+	reportInvalidSetting(env, 'SHARDFLOW_COMPACT_FORMAT', value, `SHARDFLOW_COMPACT_FORMAT must be "1" or "2", got ${JSON.stringify(value)}; compact instances write format 1`);
 	return 1;
 }
 

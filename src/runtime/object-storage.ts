@@ -1,4 +1,4 @@
-import { printLog } from '../engine/support/engine-log';
+import { reportInvalidSetting } from './invalid-setting';
 import { drizzle, type DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
 import baselineSql from '../../drizzle/baseline';
 import migrations from '../../drizzle/migrations';
@@ -150,6 +150,6 @@ export function eagerTablesOf(env: { SHARDFLOW_EAGER_TABLES?: unknown }): boolea
 	const value = env.SHARDFLOW_EAGER_TABLES;
 	if (value === undefined || value === '' || value === 'false' || value === false) return false;
 	if (value === 'true' || value === true) return true;
-	printLog({ severity: 'error', event: 'config.invalid', setting: 'SHARDFLOW_EAGER_TABLES', error: { name: 'ConfigurationError', message: `SHARDFLOW_EAGER_TABLES must be "true" or "false", got ${JSON.stringify(value)}; tables are created on their first write` } });
+	reportInvalidSetting(env, 'SHARDFLOW_EAGER_TABLES', value, `SHARDFLOW_EAGER_TABLES must be "true" or "false", got ${JSON.stringify(value)}; tables are created on their first write`);
 	return false;
 }

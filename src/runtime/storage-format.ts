@@ -1,4 +1,4 @@
-import { printLog } from '../engine/support/engine-log';
+import { reportInvalidSetting } from './invalid-setting';
 import { type CompactFormat, compactFormatOf } from './compact-format';
 import { type StorageLayout, storageLayoutOf } from './storage-layout';
 
@@ -59,12 +59,7 @@ export function storageFormatOf(env: { SHARDFLOW_STORAGE_FORMAT?: unknown }): St
 	if (value === undefined || value === '') return 1;
 	const level = typeof value === 'number' ? value : typeof value === 'string' && /^[1-4]$/.test(value.trim()) ? Number(value.trim()) : NaN;
 	if (level === 1 || level === 2 || level === 3 || level === 4) return level;
-	printLog({
-		severity: 'error',
-		event: 'config.invalid',
-		setting: 'SHARDFLOW_STORAGE_FORMAT',
-		error: { name: 'ConfigurationError', message: `SHARDFLOW_STORAGE_FORMAT must be "1", "2", "3" or "4", got ${JSON.stringify(value)}; storage format 1 used` },
-	});
+	reportInvalidSetting(env, 'SHARDFLOW_STORAGE_FORMAT', value, `SHARDFLOW_STORAGE_FORMAT must be "1", "2", "3" or "4", got ${JSON.stringify(value)}; storage format 1 used`);
 	return 1;
 }
 

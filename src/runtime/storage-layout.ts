@@ -1,4 +1,4 @@
-import { printLog } from '../engine/support/engine-log';
+import { reportInvalidSetting } from './invalid-setting';
 
 /**
  * How a new workflow instance keeps its storage (docs/decisions.md "The compact instance layout"):
@@ -19,11 +19,6 @@ export function storageLayoutOf(env: { SHARDFLOW_STORAGE_LAYOUT?: unknown }): St
 	const value = env.SHARDFLOW_STORAGE_LAYOUT;
 	if (value === undefined || value === '' || value === 'table') return 'table';
 	if (value === 'compact') return 'compact';
-	printLog({
-		severity: 'error',
-		event: 'config.invalid',
-		setting: 'SHARDFLOW_STORAGE_LAYOUT',
-		error: { name: 'ConfigurationError', message: `SHARDFLOW_STORAGE_LAYOUT must be "compact" or "table", got ${JSON.stringify(value)}; new instances use the table layout` },
-	});
+	reportInvalidSetting(env, 'SHARDFLOW_STORAGE_LAYOUT', value, `SHARDFLOW_STORAGE_LAYOUT must be "compact" or "table", got ${JSON.stringify(value)}; new instances use the table layout`);
 	return 'table';
 }

@@ -51,4 +51,18 @@ describe('one setting for the storage format (SHARDFLOW_STORAGE_FORMAT)', () => 
 		}
 	});
 
+	it('reports a malformed level once per isolate, as one JSON line under development, however often it is read', () => {
+		const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+		try {
+			const env = { SHARDFLOW_ENV: 'development', SHARDFLOW_STORAGE_FORMAT: 'five' };
+			// Every create reads the settings: a bad value must not become a line per create.
+			for (let i = 0; i < 5; i++) expect(storageSettingsOf(env)).toEqual(level1);
+			expect(errors).toHaveBeenCalledTimes(1);
+			const [line] = errors.mock.calls[0]!;
+			expect(typeof line).toBe('string');
+			expect(JSON.parse(line as string)).toMatchObject({ source: 'shardflow', event: 'config.invalid', setting: 'SHARDFLOW_STORAGE_FORMAT' });
+		} finally {
+			errors.mockRestore();
+		}
+	});
 });
