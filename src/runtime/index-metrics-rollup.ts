@@ -131,16 +131,21 @@ export class IndexMetricsRollup {
 	 * Call inside a transaction (the minute rows and the watermark move together).
 	 */
 	rollUpIfDue(): boolean {
-		const from = this.watermark();
-		if (from === null) return false;
+		if (!this.due()) return false;
+		const from = this.watermark()!;
 		const to = rollupBound(this.now());
-		if (to <= Math.max(from, this.quietTo)) return false;
 		const marks = this.marks(from, to);
 		this.quietTo = to;
 		if (marks.size === 0) return false;
 		this.metrics.add(marks, to);
 		this.rolledUpTo = to;
 		return true;
+	}
+
+	/** Whether a minute has closed past the watermark since the last rollup that found nothing: a check in memory once the watermark is read. */
+	due(): boolean {
+		const from = this.watermark();
+		return from !== null && rollupBound(this.now()) > Math.max(from, this.quietTo);
 	}
 
 	/** The counts of the marks not rolled up yet, per minute: what a read adds to the minute rows. */

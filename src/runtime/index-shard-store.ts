@@ -145,6 +145,8 @@ export class IndexShardStore {
 
 	/** Rolls the entries' metric marks up into the minute rows if a minute has closed since the last rollup (index-metrics-rollup.ts). */
 	rollUpMetrics(): boolean {
+		// Every delivery asks: most find no minute closed, and open no transaction to learn it.
+		if (!this.rollup.due()) return false;
 		return this.storage.transactionSync(() => this.rollup.rollUpIfDue());
 	}
 
