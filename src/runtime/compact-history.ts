@@ -15,8 +15,11 @@ import { KV, packedBytes, seqKey, seqOf, unpack, type Packed } from './compact-k
  * A step as its key holds it: the row, its result packed, the records it stands for ([seq, count, generation]) and
  * the records it carries (`more`: appended in the transaction that wrote the step, compact-instance-store.ts `carry`).
  */
-/** `wk`: the wake-up the step bears (the compact layout's format 2: compact-step-wakeups.ts). */
-export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[]; wk?: number };
+/**
+ * `wk`: the wake-up the step bears (the compact layout's format 2: compact-step-wakeups.ts). `prior`: a completed sleep
+ * before it whose completion rode in this step's put (storage format 5: compact-folded-steps.ts).
+ */
+export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[]; wk?: number; prior?: StoredStep };
 
 /** A history record as a key or the instance record holds it: value and detail packed. */
 export type StoredRecord = Omit<HistoryRow, 'value' | 'detail'> & { value: Packed; detail: Packed };

@@ -1,7 +1,7 @@
 import type { NewHistoryRow } from '../engine/history/history';
 import type { InstanceRow, OutboxRow } from '../engine/storage/store';
 import { pack, unpack, type Packed } from './compact-keys';
-import type { StoredRecord } from './compact-history';
+import type { StoredRecord, StoredStep } from './compact-history';
 
 /**
  * The instance record of the compact layout: one key (`i`) holding the instance row, the pending index
@@ -14,6 +14,8 @@ export interface InstanceRecord {
 	pending: OutboxRow | null;
 	/** History records folded into the record, in seq order (see `foldable`). */
 	recs: StoredRecord[];
+	/** Sleep steps folded into the record, in seq order (storage format 5: compact-folded-steps.ts); absent when none. */
+	st?: StoredStep[];
 }
 
 /** The instance row with its long texts packed (compact-keys.ts `pack`). */

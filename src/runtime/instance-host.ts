@@ -70,7 +70,7 @@ export function instanceHost(
 	};
 	return {
 		store: compact
-			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, ...(historyAppended ? { historyAppended } : {}) })
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, foldSleeps: storage.foldSleeps, ...(historyAppended ? { historyAppended } : {}) })
 			: historyAppended
 				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
 				: new DrizzleInstanceStore(db, ctx.storage, storeStart),

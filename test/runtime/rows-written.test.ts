@@ -11,6 +11,7 @@ import { IndexShardStore } from '../../src/runtime/index-shard-store';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
 import { indexFaults } from '../worker/probes';
+import { storageSettingsOf } from '../../src/runtime/storage-format';
 
 /**
  * Rows written by a run's instance object, as Cloudflare bills them (docs/cost.md "What counts as a row written"):
@@ -91,12 +92,55 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 		// `running` not written: kernel.ts `startRunning`); the alarm's pass: nap completed (carrying sleep.finished, its
 		// wake-up gone with it) 1 + completed 1 (its `running` held too: the compact layout's format 2). Before: each sleep
 		// record was a put of the instance record of its own, 2 more, and the first pass's running 1 (12); the wake-up a
-		// key of its own, put and deleted, and the woken pass's running (9).
-		expect(rows).toBe(6);
+		// key of its own, put and deleted, and the woken pass's running (9). Storage format 5 folds the nap's two puts
+		// into the status writes around them (below): 4.
+		expect(rows).toBe(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>[0]).foldSleeps ? 4 : 6);
 		// Set: the backstop at create and the wake-up; the pass the alarm woke arms no watchdog and its outcome's entry no
 		// retry alarm, since its alarm's handler awaits them and the runtime runs an alarm whose handler died again (format 2:
 		// InstanceEngine.alarmAwaitingPass). Deleted: the test pool's, running the alarm. Before: the watchdog too (4).
 		expect(alarms).toBe(3);
+	});
+});
+
+describe('a sleep folded into the writes around it (storage format 5, wrangler.jsonc)', () => {
+	it('a sleep then the outcome: the sleep rides in the sleeping status, its completion in the outcome', async () => {
+		const { rows, byKey, recordKeys } = await compactRun('test', { name: 'rows' }, async (id) => {
+			advanceClock(1_000);
+			await fireAlarm(id);
+		});
+		expect(recordKeys).toBe(0);
+		// create 1 + greet 1 + sleeping (carrying the nap, its sleep.started and its wake-up) 1; the alarm's pass: completed
+		// (carrying the nap's completion and its sleep.finished) 1. Format 4: the nap's own key put twice (6).
+		expect({ rows, byKey }).toEqual({ rows: 4, byKey: { 'put i': 3, 'put s:': 1 } });
+	});
+
+	it("a step, a sleep, a step: the sleep's completion rides in the next step's put", async () => {
+		const { rows, byKey, recordKeys } = await compactRun('step-nap-step', {}, async (id) => {
+			advanceClock(1_000);
+			await fireAlarm(id);
+		});
+		expect(recordKeys).toBe(0);
+		// create 1 + before 1 + sleeping (carrying the nap) 1; the alarm's pass: after (carrying the completed nap) 1 +
+		// completed 1. Format 4: 7.
+		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 3, 'put s:': 2 } });
+	});
+
+	it('status, steps and history show the sleep with its times, while it sleeps and once it is done', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'step-nap-step', id, payload: {} });
+		await settle(id);
+		const asleep = (await api('GET', `/workflows/${id}/steps`)).json.items as { name: string; status: string; startedAt: string | null; finishedAt: string | null }[];
+		expect(asleep.map((s) => [s.name, s.status, s.startedAt !== null, s.finishedAt !== null])).toEqual([['before', 'completed', true, true], ['nap', 'sleeping', true, false]]);
+		advanceClock(1_000);
+		await fireAlarm(id);
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'completed', output: 2 });
+		const steps = (await api('GET', `/workflows/${id}/steps`)).json.items as { name: string; status: string; startedAt: string | null; finishedAt: string | null }[];
+		expect(steps.map((s) => [s.name, s.status, s.startedAt !== null, s.finishedAt !== null])).toEqual([['before', 'completed', true, true], ['nap', 'completed', true, true], ['after', 'completed', true, true]]);
+		const { json } = await api('GET', `/workflows/${id}/history`);
+		const events = (json.events as { seq: number; kind: string; step?: string }[]).filter((e) => e.step !== undefined);
+		expect(events.map((e) => `${e.kind} ${e.step}`)).toEqual(['step.started before', 'step.completed before', 'sleep.started nap', 'sleep.finished nap', 'step.started after', 'step.completed after']);
+		const seqs = (json.events as { seq: number }[]).map((e) => e.seq);
+		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
 	});
 });
 

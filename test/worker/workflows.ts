@@ -418,6 +418,16 @@ export class SearchableWorkflow extends Workflow<{ customerId: string }, string>
 	}
 }
 
+/** A step, a sleep of a second, a step: the bench's sleep scenario (bench/workflows.ts `CostedSleepWorkflow`). */
+export class StepNapStepWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'step-nap-step';
+	async run(step: Step) {
+		const a = await step.do('before', async () => 1);
+		await step.sleep('nap', '1 second');
+		return a + (await step.do('after', async () => 1));
+	}
+}
+
 /** Sleeps an hour, then a step that awaits a timer of `ms`, then one more step: a pass an alarm wakes that outlasts a macrotask. */
 export class SlowAfterSleepWorkflow extends Workflow<{ ms: number }, string> {
 	static override readonly type = 'slow-after-sleep';

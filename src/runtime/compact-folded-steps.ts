@@ -1,0 +1,100 @@
+import type { StoredStep } from './compact-history';
+import type { InstanceRecord } from './compact-instance-record';
+import type { StepHome, StepIndex } from './compact-step-index';
+
+/**
+ * At most this many sleeps are kept in the instance record: every put of the record carries them again (a sleep's
+ * value is small: no result, its two records), so they stay a few KiB. A sleep beyond takes a key of its own.
+ */
+export const MAX_FOLDED_STEPS = 16;
+
+/**
+ * Storage format 5 (docs/decisions.md "Sleeps folded into the writes around them"): a sleep costs no row of its own.
+ * - Its `sleeping` write waits for the next put of the instance record (the pass's `sleeping` status, in the next
+ *   transaction) and rides in it (`st`): 1 row for the sleep and the status. A crash before that put loses both, as a
+ *   crash before the sleep's write did: the replay starts the sleep again.
+ * - Its completion (a sleep the record holds) waits for the pass's next write and rides in it: the record's put (the
+ *   outcome, the next wait) or the put of the next step, whose value then carries the completed sleep (`prior`). Until
+ *   then storage holds the sleep `sleeping` with its wake-up due, so a crash before it runs the woken pass again, which
+ *   completes the sleep again; nothing written after the completion is durable before it.
+ * A step kept in two places (moved, the stale copy not yet rewritten) is read from its own key first, then from the
+ * step that carries it, then from the record (compact-step-index.ts `read`).
+ */
+export interface Placement {
+	dirty: boolean;
+	/** The step whose put waits for the next write. */
+	deferred: StoredStep | undefined;
+}
+
+/**
+ * Where the steps a transaction wrote go, at its end: `pending` keeps those put under their own keys; the others
+ * move into the record (`record.st`, then `dirty`) or into the put of the step above them. `deferred` is the step an
+ * earlier transaction left waiting, which goes now.
+ */
+export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map<number, StoredStep>; record: InstanceRecord | undefined; dirty: boolean; deferred: StoredStep | undefined }): Placement {
+	const { index, pending, record } = args;
+	let dirty = args.dirty;
+	// Written again in this transaction: the later value is the one to put.
+	const earlier = args.deferred && !pending.has(args.deferred.seq) ? args.deferred : undefined;
+	const fold = (step: StoredStep) => {
+		record!.st = [...(record!.st ?? []).filter((held) => held.seq !== step.seq), step].sort((a, b) => a.seq - b.seq);
+		index.move(step.seq, 'i');
+	};
+	let candidate: StoredStep | undefined;
+	for (const [seq, step] of [...pending]) {
+		const home = index.get(seq)?.home;
+		if (args.fold && record && foldable(step, home, record) && (!candidate || seq > candidate.seq)) {
+			candidate = step;
+			continue;
+		}
+		// A step the record holds, written again (a wake-up cleared, a cancel): in the record's put.
+		if (home === 'i' && record) {
+			pending.delete(seq);
+			fold(step);
+			dirty = true;
+		}
+	}
+	if (candidate) pending.delete(candidate.seq);
+	const top = topPending(index, pending);
+	const embed = (step: StoredStep) => {
+		top!.prior = step;
+		index.set(top!.seq, top!);
+		index.move(step.seq, top!.seq);
+	};
+	let placedEarlier = false;
+	if (earlier) {
+		if (dirty) fold(earlier);
+		else if (earlier.status === 'completed' && top && top.seq > earlier.seq) {
+			embed(earlier);
+			placedEarlier = true;
+		} else pending.set(earlier.seq, earlier);
+	}
+	let deferred: StoredStep | undefined;
+	if (candidate) {
+		if (dirty) fold(candidate);
+		else if (candidate.status === 'completed' && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		else deferred = candidate;
+	}
+	return { dirty, deferred };
+}
+
+/** A sleep this format keeps out of a key of its own: one just set (never put), or one the record holds completed. */
+function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
+	if (step.kind !== 'sleep') return false;
+	if (step.status === 'sleeping') return home === 'new' && (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
+	return step.status === 'completed' && home === 'i';
+}
+
+/** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */
+function topPending(index: StepIndex, pending: Map<number, StoredStep>): StoredStep | undefined {
+	const top = pending.get(index.highest);
+	return top && !top.prior && index.get(top.seq)?.hosts === undefined ? top : undefined;
+}
+
+/** The record's sleeps, without the stale copies of those moved elsewhere (read only while the index is known). */
+export function prunedFolded(record: InstanceRecord, index: StepIndex | undefined): void {
+	if (!record.st || !index) return;
+	const kept = record.st.filter((step) => index.get(step.seq)?.home === 'i');
+	if (kept.length > 0) record.st = kept;
+	else delete record.st;
+}

@@ -1,0 +1,159 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import type { InstanceRow, StepRow } from '../../src/engine/storage/store';
+import { CompactInstanceStore } from '../../src/runtime/compact-instance-store';
+import { stub, uniqueId } from '../helpers';
+
+/**
+ * Storage format 5 (src/runtime/compact-folded-steps.ts): a sleep written with the `sleeping` status in one put, its
+ * completion in the woken pass's next write. What a store that kept nothing reads must be what the engine wrote, but a
+ * deferred completion, which a crash loses with everything after it.
+ */
+const row = (status: InstanceRow['status'], version: number): InstanceRow => ({
+	id: 'wf-1', type: 't', status, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+	createdAt: 1, updatedAt: version, version, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null, attributes: null,
+});
+const step = (seq: number, over: Partial<StepRow>): StepRow => ({
+	key: `do:s${seq}`, name: `s${seq}`, kind: 'do', status: 'completed', attempts: 1, result: '1', errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+	startedAt: 10, finishedAt: 11, wakeAt: null, seq, sensitive: false, ...over,
+});
+const nap = (seq: number, over: Partial<StepRow> = {}) => step(seq, { key: `sleep:nap${seq}`, name: `nap${seq}`, kind: 'sleep', status: 'sleeping', attempts: 0, result: null, startedAt: 20, finishedAt: null, wakeAt: 1_000, ...over });
+const rec = (kind: 'sleep.started' | 'sleep.finished' | 'step.started' | 'step.completed', name: string, at: number) => ({ generation: 0, at, kind, step: name, attempt: null, value: null, detail: null });
+
+/** What the instance's key-value storage took: puts and deletes by key prefix. */
+function counting(state: DurableObjectState) {
+	const writes: string[] = [];
+	const kv = state.storage.kv;
+	const put = kv.put.bind(kv);
+	const del = kv.delete.bind(kv);
+	Object.defineProperty(kv, 'put', { value: (key: string, value: unknown) => (writes.push(`put ${key.split(':')[0]}`), put(key, value)), configurable: true });
+	Object.defineProperty(kv, 'delete', { value: (key: string) => (writes.push(`delete ${key.split(':')[0]}`), del(key)), configurable: true });
+	return writes;
+}
+
+/** A woken pass's sleep: set with `sleeping`, then completed (a wake-up of its own cleared with it). */
+function sleepThenWake(store: CompactInstanceStore, seq: number) {
+	store.transaction(() => {
+		store.writeStep(nap(seq));
+		store.setWakeup(`sleep:nap${seq}`, 1_000);
+		store.appendHistory(rec('sleep.started', `nap${seq}`, 20));
+	});
+	store.transaction(() => store.writeInstance(row('sleeping', 2)));
+	store.transaction(() => {
+		store.deleteWakeup(`sleep:nap${seq}`);
+		store.writeStep(nap(seq, { status: 'completed', finishedAt: 1_000 }));
+		store.appendHistory(rec('sleep.finished', `nap${seq}`, 1_000));
+	});
+}
+
+const view = (store: CompactInstanceStore) => ({
+	steps: store.readSteps().map((s) => [s.seq, s.name, s.status, s.finishedAt]),
+	history: store.readHistory({ generation: 0, afterSeq: 0, limit: 100 }).map((r) => [r.seq, r.kind, r.step]),
+	earliest: store.earliestWakeup(),
+	status: store.readInstance()?.status,
+});
+
+describe('a compact instance with its sleeps folded into the writes around them (storage format 5)', () => {
+	it('writes a sleep with its sleeping status in one put, and its completion in the put of the step after it', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			const writes = counting(state);
+			sleepThenWake(store, 2);
+			// The sleep rode in the record's put; its completion waits for the next write.
+			expect(writes).toEqual(['put i']);
+			const asleep = new CompactInstanceStore(state.storage);
+			expect(view(asleep)).toMatchObject({ steps: [[1, 's1', 'completed', 11], [2, 'nap2', 'sleeping', null]], earliest: 1_000, status: 'sleeping' });
+			store.insertStep(step(3, {}), [rec('step.started', 's3', 1_001), rec('step.completed', 's3', 1_002)]);
+			expect(writes).toEqual(['put i', 'put s']);
+			// A store that kept nothing reads what this one does: the sleep completed, its records in order, nothing due.
+			const expected = {
+				steps: [[1, 's1', 'completed', 11], [2, 'nap2', 'completed', 1_000], [3, 's3', 'completed', 11]],
+				history: [[1, 'step.started', 's1'], [2, 'step.completed', 's1'], [3, 'sleep.started', 'nap2'], [4, 'sleep.finished', 'nap2'], [5, 'step.started', 's3'], [6, 'step.completed', 's3']],
+				earliest: undefined,
+				status: 'sleeping',
+			};
+			expect(view(store)).toEqual(expected);
+			expect(view(new CompactInstanceStore(state.storage))).toEqual(expected);
+			expect(new CompactInstanceStore(state.storage).readStepMeta({ last: 2 }).map((s) => [s.seq, s.status])).toEqual([[2, 'completed'], [3, 'completed']]);
+			// The outcome drops the record's stale copy of the sleep: the step after it carries it.
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			expect(view(new CompactInstanceStore(state.storage))).toEqual({ ...expected, status: 'completed' });
+		}));
+
+	it("keeps a sleep's completion in the record when the outcome is the woken pass's next write", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const writes = counting(state);
+			sleepThenWake(store, 1);
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			expect(writes).toEqual(['put i', 'put i']);
+			expect(view(new CompactInstanceStore(state.storage))).toEqual({
+				steps: [[1, 'nap1', 'completed', 1_000]], history: [[1, 'sleep.started', 'nap1'], [2, 'sleep.finished', 'nap1']], earliest: undefined, status: 'completed',
+			});
+		}));
+
+	it('loses a deferred completion in a crash as it loses what comes after it, and keeps it through a failed transaction', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			sleepThenWake(store, 1);
+			// A crash now: storage holds the sleep asleep and its wake-up due, so the alarm runs the pass that completes it.
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 'nap1', 'sleeping', null]], earliest: 1_000 });
+			// A transaction that fails is not the deferred sleep's: it still goes with the next write.
+			expect(() =>
+				store.transaction(() => {
+					store.insertStep(step(2, {}), []);
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect(view(store).steps).toEqual([[1, 'nap1', 'completed', 1_000]]);
+			store.appendHistory(rec('step.started', 'x', 1_001));
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 'nap1', 'completed', 1_000]], earliest: undefined, history: [[1, 'sleep.started', 'nap1'], [2, 'sleep.finished', 'nap1'], [3, 'step.started', 'x']] });
+		}));
+
+	it('restarts from a step, and deletes every step, wherever a sleep is kept', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			sleepThenWake(store, 1);
+			store.insertStep(step(2, {}), []);
+			sleepThenWake(store, 3);
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			// nap1 rides in s2's key, nap3 in the record.
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([[1, 'nap1', 'completed', 1_000], [2, 's2', 'completed', 11], [3, 'nap3', 'completed', 1_000]]);
+			// From s2: nap1 is kept (its carrier goes, so it takes a key of its own), s2 and nap3 go; their records stay in the history.
+			store.transaction(() => {
+				store.keepStepsBefore(2);
+				store.writeInstance(row('running', 4));
+			});
+			const history = view(store).history;
+			expect(history.map(([, kind, name]) => `${kind} ${name}`)).toEqual(['sleep.started nap1', 'sleep.finished nap1', 'sleep.started nap3', 'sleep.finished nap3']);
+			for (const reader of [store, new CompactInstanceStore(state.storage)]) expect(view(reader)).toEqual({ steps: [[1, 'nap1', 'completed', 1_000]], history, earliest: undefined, status: 'running' });
+			store.transaction(() => store.deleteSteps());
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([]);
+			expect(view(new CompactInstanceStore(state.storage)).history).toEqual(history);
+		}));
+
+	it('a format-4 store reads what format 5 wrote, and writes the sleeps it finds where they are', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			store.transaction(() => {
+				store.writeStep(nap(1));
+				store.setWakeup('sleep:nap1', 1_000);
+			});
+			store.transaction(() => store.writeInstance(row('sleeping', 2)));
+			// A restart under a build at format 4: it finds the sleep and its wake-up in the record, and completes it.
+			const older = new CompactInstanceStore(state.storage, { format: 2 });
+			expect(view(older)).toMatchObject({ steps: [[1, 'nap1', 'sleeping', null]], earliest: 1_000 });
+			older.transaction(() => {
+				older.deleteWakeup('sleep:nap1');
+				older.writeStep(nap(1, { status: 'completed', finishedAt: 1_000 }));
+			});
+			for (const reader of [older, new CompactInstanceStore(state.storage)]) expect(view(reader)).toMatchObject({ steps: [[1, 'nap1', 'completed', 1_000]], earliest: undefined });
+		}));
+});
