@@ -47,8 +47,9 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 			candidate = step;
 			continue;
 		}
-		// A step the record holds, written again (a wake-up cleared, a cancel): in the record's put.
-		if (home === 'i' && record) {
+		// A sleep the record holds, written again (a wake-up cleared, a cancel): in the record's put. Any other step the
+		// record holds (a retry's wait) goes back to its own key: its next attempt's result may be large.
+		if (home === 'i' && record && step.kind === 'sleep') {
 			pending.delete(seq);
 			fold(step);
 			dirty = true;
@@ -78,11 +79,27 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 	return { dirty, deferred };
 }
 
-/** A sleep this format keeps out of a key of its own: one just set (never put), or one the record holds completed. */
+/**
+ * A step this format keeps out of a key of its own: a sleep just set (never put), or one the record holds completed;
+ * a failed attempt waiting out its retry delay (a retry's sleep: its outcome and the `sleeping` status in one put),
+ * when small (its error's stack and message are rewritten by every later put of the record until its next attempt).
+ */
 function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
+	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
+	if (step.status === 'retrying') return room && home !== 'i' && step.result === null && smallStep(step);
 	if (step.kind !== 'sleep') return false;
-	if (step.status === 'sleeping') return home === 'new' && (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
+	if (step.status === 'sleeping') return home === 'new' && room;
 	return step.status === 'completed' && home === 'i';
+}
+
+/** At most this many characters of a retrying step's texts ride in the record. */
+const FOLDED_RETRY_CHARS = 4096;
+
+function smallStep(step: StoredStep): boolean {
+	let chars = 0;
+	for (const text of [step.errorMessage, step.errorStack, step.errorName, step.errorCode]) chars += typeof text === 'string' ? text.length : text === null ? 0 : Infinity;
+	for (const record of step.more ?? []) chars += (typeof record.value === 'string' ? record.value.length : record.value === null ? 0 : Infinity) + (typeof record.detail === 'string' ? record.detail.length : record.detail === null ? 0 : Infinity);
+	return chars <= FOLDED_RETRY_CHARS;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */

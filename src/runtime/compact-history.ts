@@ -17,9 +17,10 @@ import { KV, packedBytes, seqKey, seqOf, unpack, type Packed } from './compact-k
  */
 /**
  * `wk`: the wake-up the step bears (the compact layout's format 2: compact-step-wakeups.ts). `prior`: a completed sleep
- * before it whose completion rode in this step's put (storage format 5: compact-folded-steps.ts).
+ * before it whose completion rode in this step's put; `v`: how many times it was written, so that of two copies of a
+ * step the later is read (both storage format 5: compact-folded-steps.ts).
  */
-export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[]; wk?: number; prior?: StoredStep };
+export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[]; wk?: number; prior?: StoredStep; v?: number };
 
 /** A history record as a key or the instance record holds it: value and detail packed. */
 export type StoredRecord = Omit<HistoryRow, 'value' | 'detail'> & { value: Packed; detail: Packed };

@@ -231,6 +231,9 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		if (stored.wk !== undefined && !UNFINISHED_STEP_STATUSES.includes(stored.status)) delete stored.wk;
 		// Outside a transaction, in one of its own: where the step goes is decided at its end (compact-folded-steps.ts).
 		if (this.depth === 0) return this.transaction(() => this.storeStep(stored));
+		// Counted once a step may have two copies (format 5, or a step format 5 wrote): the later copy is read (compact-step-index.ts).
+		const before = this.stepIndex().get(stored.seq);
+		if (this.start.foldSleeps || before?.v !== undefined) stored.v = (before?.v ?? 0) + 1;
 		this.stepIndex().set(stored.seq, stored);
 		this.pendingSteps.set(stored.seq, stored);
 		this.lastWritten = stored.seq;

@@ -24,6 +24,8 @@ export interface IndexedStep {
 	home: StepHome;
 	/** The seq of the step whose value this one's key carries (`prior`), if any. */
 	hosts?: number;
+	/** How many times storage format 5 wrote it (`StoredStep.v`): of two copies, the higher is the later. */
+	v?: number;
 }
 
 export type StepHome = 'own' | 'i' | 'new' | number;
@@ -43,7 +45,8 @@ export class StepIndex {
 	/**
 	 * Every step as storage holds it, in one listing: those folded into the instance record (`folded`), those with keys
 	 * of their own, and those a later step's key carries. A step kept in two places was moved and the stale copy not yet
-	 * rewritten: its own key wins over a carried copy, which wins over the record's (compact-folded-steps.ts).
+	 * rewritten: the copy written last wins (the higher `v`); of two written as often (or before `v`), its own key, then a
+	 * carried copy, then the record's (compact-folded-steps.ts).
 	 */
 	static read(kv: SyncKvStorage, folded: readonly StoredStep[] | undefined, values?: Map<number, StoredStep>): StepIndex {
 		const index = new StepIndex();
@@ -51,12 +54,16 @@ export class StepIndex {
 			index.set(step.seq, step, 'i');
 			values?.set(step.seq, step);
 		}
+		const later = (step: StoredStep, than: IndexedStep | undefined) => !than || (step.v ?? 0) >= (than.v ?? 0);
 		for (const [key, step] of kv.list<StoredStep>({ prefix: KV.step })) {
 			const seq = seqOf(key, KV.step);
-			index.set(seq, step, 'own');
-			values?.set(seq, step);
+			if (later(step, index.get(seq))) {
+				index.set(seq, step, 'own');
+				values?.set(seq, step);
+			}
 			const prior = step.prior;
-			if (prior && index.get(prior.seq)?.home !== 'own') {
+			const held = prior && index.get(prior.seq);
+			if (prior && (!held || (held.home === 'own' ? (prior.v ?? 0) > (held.v ?? 0) : later(prior, held)))) {
 				index.set(prior.seq, prior, seq);
 				values?.set(prior.seq, prior);
 			}
@@ -78,7 +85,7 @@ export class StepIndex {
 	}
 
 	/** Sets a step's entry; `home` unless given stays where it was (`new` for a step not known before). */
-	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more' | 'wk' | 'prior'>, home?: StepHome): void {
+	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more' | 'wk' | 'prior' | 'v'>, home?: StepHome): void {
 		const before = this.steps.get(seq);
 		if (!before) {
 			// Steps come in ascending seqs: the sorted list grows at its end, and is sorted again only after one that did not.
@@ -89,7 +96,7 @@ export class StepIndex {
 		this.steps.set(seq, {
 			key: step.key, kind: step.kind, status: step.status, ...(step.rec ? { rec: step.rec } : {}), ...(last !== undefined ? { last } : {}),
 			...(step.more?.length ? { carried: step.more.length } : {}), ...(step.wk !== undefined ? { wk: step.wk } : {}),
-			home: home ?? before?.home ?? 'new', ...(step.prior ? { hosts: step.prior.seq } : {}),
+			home: home ?? before?.home ?? 'new', ...(step.prior ? { hosts: step.prior.seq } : {}), ...(step.v !== undefined ? { v: step.v } : {}),
 		});
 		if (step.wk !== undefined) this.withWakeup.add(seq);
 		else this.withWakeup.delete(seq);

@@ -115,6 +115,38 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 'nap1', 'completed', 1_000]], earliest: undefined, history: [[1, 'sleep.started', 'nap1'], [2, 'sleep.finished', 'nap1'], [3, 'step.started', 'x']] });
 		}));
 
+	it("writes a failed attempt's retry with the sleeping status in one put; the next attempt, in the step's own key, is read over it", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const running = step(1, { status: 'running', result: null, finishedAt: null });
+			store.insertStep(running, [rec('step.started', 's1', 10)]);
+			const writes = counting(state);
+			store.transaction(() => {
+				store.writeStep({ ...running, status: 'retrying', errorName: 'Error', errorMessage: 'upstream 503', wakeAt: 500 });
+				store.setWakeup('do:s1', 500);
+				store.appendHistory({ ...rec('step.started', 's1', 12), kind: 'step.attempt_failed', attempt: 1 });
+			});
+			store.transaction(() => store.writeInstance(row('sleeping', 2)));
+			expect(writes).toEqual(['put i']);
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'retrying', null]], earliest: 500, status: 'sleeping' });
+			// The next attempt: its start in the step's own key, read over the record's copy (written later: its `v` is higher).
+			store.writeStepWithRecord({ ...running, attempts: 2, startedAt: 500 }, { ...rec('step.started', 's1', 500), attempt: 2 });
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'running', null]], earliest: 500 });
+			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '"ok"', finishedAt: 501 }, { ...rec('step.completed', 's1', 501), attempt: 2 });
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			expect(writes).toEqual(['put i', 'put s', 'put s', 'put i']);
+			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			const expected = {
+				steps: [[1, 's1', 'completed', 501]],
+				history: [[1, 'step.started', 's1'], [2, 'step.attempt_failed', 's1'], [3, 'step.started', 's1'], [4, 'step.completed', 's1']],
+				earliest: undefined,
+				status: 'completed',
+			};
+			expect(view(store)).toEqual(expected);
+			expect(view(new CompactInstanceStore(state.storage))).toEqual(expected);
+		}));
+
 	it('restarts from a step, and deletes every step, wherever a sleep is kept', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });

@@ -125,6 +125,18 @@ describe('a sleep folded into the writes around it (storage format 5, wrangler.j
 		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 3, 'put s:': 2 } });
 	});
 
+	it("a retried step: the failed attempt's outcome rides in the sleeping status's put, the next attempt back in its own key", async () => {
+		const { rows, byKey } = await compactRun('slow-retry', {}, async (id) => {
+			const waiting = (await api('GET', `/workflows/${id}/steps`)).json.items as { name: string; status: string; attempts: number }[];
+			expect(waiting.map((s) => [s.name, s.status, s.attempts])).toEqual([['call', 'retrying', 1]]);
+			advanceClock(10 * 60_000);
+			await fireAlarm(id);
+		});
+		// create 1 + call's start 1 + sleeping (carrying call retrying, its step.attempt_failed and its wake-up) 1; the
+		// alarm's pass: call's start 1 + call completed 1 + completed 1. Format 4: 7.
+		expect({ rows, byKey }).toEqual({ rows: 6, byKey: { 'put i': 3, 'put s:': 3 } });
+	});
+
 	it('status, steps and history show the sleep with its times, while it sleeps and once it is done', async () => {
 		const id = uniqueId('layout-compact');
 		await instances.create(testEnv, { type: 'step-nap-step', id, payload: {} });
@@ -171,7 +183,9 @@ describe("a step's wake-up rides in the step's own key (the compact layout's for
 		// create 1 + call's start 1 + call retrying (carrying step.attempt_failed and its wake-up) 1 + sleeping 1; the
 		// alarm's pass: call's start 1 + call completed (its wake-up gone with it) 1 + completed 1. Before: the wake-up's
 		// put and its delete at the end of the pass it woke, and that pass's running (10).
-		expect({ rows, byKey }).toEqual({ rows: 7, byKey: { 'put i': 3, 'put s:': 4 } });
+		// Storage format 5: the call's retrying write rides in the sleeping status's put (below), 6.
+		const folded = storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>[0]).foldSleeps;
+		expect({ rows, byKey }).toEqual(folded ? { rows: 6, byKey: { 'put i': 3, 'put s:': 3 } } : { rows: 7, byKey: { 'put i': 3, 'put s:': 4 } });
 		// The backstop and the retry's wake-up, and the test pool's delete; not the woken pass's watchdog (its alarm's handler
 		// awaits it). Before: 4.
 		expect(alarms).toBe(3);
