@@ -9,6 +9,15 @@ import type { StepHome, StepIndex } from './compact-step-index';
 export const MAX_FOLDED_STEPS = 16;
 
 /**
+ * An event that arrives while the instance waits rides in the record until its pass consumes it (compact-parts.ts
+ * `mayHoldEvent`), if its payload is at most this many characters and the record holds fewer than `MAX_HELD_EVENTS`:
+ * an event the pass does not consume at once (another wait's) is carried again by every put of the record meanwhile,
+ * so at most 4 x 4 KiB. A larger one keeps its own key (its put and delete, 2 rows).
+ */
+export const MAX_HELD_EVENT_CHARS = 4096;
+export const MAX_HELD_EVENTS = 4;
+
+/**
  * Storage format 5 (docs/decisions.md "Sleeps folded into the writes around them"): a sleep costs no row of its own.
  * - Its `sleeping` write waits for the next put of the instance record (the pass's `sleeping` status, in the next
  *   transaction) and rides in it (`st`): 1 row for the sleep and the status. A crash before that put loses both, as a
@@ -47,9 +56,10 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 			candidate = step;
 			continue;
 		}
-		// A sleep the record holds, written again (a wake-up cleared, a cancel): in the record's put. Any other step the
-		// record holds (a retry's wait) goes back to its own key: its next attempt's result may be large.
-		if (home === 'i' && record && step.kind === 'sleep') {
+		// A sleep or a wait the record holds, written again (a wake-up cleared, a cancel, the wait's event): in the record's
+		// put, when small. Any other (a retry's wait, a wait's large event) goes back to its own key: the record's copy is
+		// older (`v`), dropped at its next put.
+		if (home === 'i' && record && (step.kind === 'sleep' || (step.kind === 'wait' && smallStep(step)))) {
 			pending.delete(seq);
 			fold(step);
 			dirty = true;
@@ -87,25 +97,44 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
 	if (step.status === 'retrying') return room && home !== 'i' && step.result === null && smallStep(step);
+	// A wait just set: with the `waiting` status.
+	if (step.kind === 'wait') return step.status === 'waiting' && home === 'new' && room && smallStep(step);
 	if (step.kind !== 'sleep') return false;
 	if (step.status === 'sleeping') return home === 'new' && room;
 	return step.status === 'completed' && home === 'i';
 }
 
-/** At most this many characters of a retrying step's texts ride in the record. */
-const FOLDED_RETRY_CHARS = 4096;
+/**
+ * At most this many characters of a step's texts (its result, its error, the records it carries) ride in the record:
+ * every put of the record until the step leaves it carries them again. A wait's result is its event's payload.
+ */
+export const FOLDED_STEP_CHARS = 4096;
 
 function smallStep(step: StoredStep): boolean {
 	let chars = 0;
-	for (const text of [step.errorMessage, step.errorStack, step.errorName, step.errorCode]) chars += typeof text === 'string' ? text.length : text === null ? 0 : Infinity;
+	for (const text of [step.result, step.errorMessage, step.errorStack, step.errorName, step.errorCode]) chars += typeof text === 'string' ? text.length : text === null ? 0 : Infinity;
 	for (const record of step.more ?? []) chars += (typeof record.value === 'string' ? record.value.length : record.value === null ? 0 : Infinity) + (typeof record.detail === 'string' ? record.detail.length : record.detail === null ? 0 : Infinity);
-	return chars <= FOLDED_RETRY_CHARS;
+	return chars <= FOLDED_STEP_CHARS;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */
 function topPending(index: StepIndex, pending: Map<number, StoredStep>): StoredStep | undefined {
 	const top = pending.get(index.highest);
 	return top && !top.prior && index.get(top.seq)?.hosts === undefined ? top : undefined;
+}
+
+/** A wait the record holds, still waiting for an event of this name (its `wait.started` record, carried with it, names it). */
+export function waitsFor(step: StoredStep, name: string): boolean {
+	if (step.kind !== 'wait' || step.status !== 'waiting') return false;
+	for (const record of step.more ?? []) {
+		if (record.kind !== 'wait.started' || typeof record.detail !== 'string') continue;
+		try {
+			if ((JSON.parse(record.detail) as { event?: unknown }).event === name) return true;
+		} catch {
+			// not a detail this build wrote: not this wait
+		}
+	}
+	return false;
 }
 
 /** The record's sleeps, without the stale copies of those moved elsewhere (read only while the index is known). */

@@ -13,7 +13,7 @@ import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceR
 import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
 import type { CompactStart } from './compact-format';
-import { placeSteps, prunedFolded } from './compact-folded-steps';
+import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -89,7 +89,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean; steps: Map<number, StoredStep>; lastWritten: number | undefined } | undefined =
 			this.depth > 0
 				? {
-						record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs], ...(record.st ? { st: [...record.st] } : {}) }, held: [...this.held], dirty: this.dirty,
+						record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs], ...(record.st ? { st: [...record.st] } : {}), ...(record.ev ? { ev: [...record.ev] } : {}) }, held: [...this.held], dirty: this.dirty,
 						steps: new Map([...this.pendingSteps].map(([seq, step]) => [seq, { ...step, ...(step.more ? { more: [...step.more] } : {}) }])), lastWritten: this.lastWritten,
 					}
 				: undefined;
@@ -159,6 +159,12 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		super.put(key, value);
 	}
 
+	protected mayHoldEvent(name: string, payload: string | null): boolean {
+		const record = this.readRecord();
+		if (!this.start.foldSleeps || this.depth === 0 || record?.row.status !== 'waiting' || (payload?.length ?? 4) > MAX_HELD_EVENT_CHARS || (record.ev?.length ?? 0) >= MAX_HELD_EVENTS) return false;
+		return (record.st ?? []).some((step) => waitsFor(step, name));
+	}
+
 	protected acknowledged(): void {
 		if (this.depth > 0) this.dirty = true;
 	}
@@ -177,7 +183,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	writeInstance(row: InstanceRow): void {
 		const before = this.readRecord();
-		const record: InstanceRecord = { row: packRow(row), pending: before?.pending ?? null, recs: before?.recs ?? [], ...(before?.st ? { st: before.st } : {}) };
+		const record: InstanceRecord = { row: packRow(row), pending: before?.pending ?? null, recs: before?.recs ?? [], ...(before?.st ? { st: before.st } : {}), ...(before?.ev ? { ev: before.ev } : {}) };
 		this.record = record;
 		// Records appended earlier in this transaction, before any record existed (a create's), join it.
 		for (const held of this.held.splice(0)) {

@@ -147,6 +147,47 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			expect(view(new CompactInstanceStore(state.storage))).toEqual(expected);
 		}));
 
+	it('keeps an event for the wait the instance is in in the record, from the put of its arrival to the put of its consumption', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const wait = step(1, { key: 'wait:go', name: 'go', kind: 'wait', status: 'waiting', attempts: 0, result: null, startedAt: 20, finishedAt: null });
+			store.transaction(() => {
+				store.writeStep(wait);
+				store.appendHistory({ ...rec('sleep.started', 'go', 20), kind: 'wait.started', detail: '{"event":"go","timeoutAt":null}' });
+			});
+			store.transaction(() => store.writeInstance(row('waiting', 2)));
+			const writes = counting(state);
+			const arrive = (name: string, payload: string) =>
+				store.transaction(() => {
+					store.appendEvent(name, payload, 30);
+					store.appendHistory({ generation: 0, at: 30, kind: 'event.received', step: null, attempt: null, value: payload, detail: `{"event":"${name}"}` });
+				});
+			// An event of another name (early) keeps its key; the wait's own rides in the record's put.
+			arrive('other', '1');
+			arrive('go', '{"n":7}');
+			expect(writes).toEqual(['put e', 'put i', 'put i']);
+			const fresh = new CompactInstanceStore(state.storage);
+			expect([fresh.oldestEvent('go')?.payload, fresh.eventBuffer(), fresh.eventCounts()]).toEqual(['{"n":7}', { count: 2, bytes: 8 }, { buffered: 2, dropped: 0 }]);
+			// Its consumption and the wait's completion: one put of the record.
+			store.transaction(() => {
+				const event = store.oldestEvent('go')!;
+				store.deleteEvent(event.seq);
+				store.writeStep({ ...wait, status: 'completed', result: event.payload, finishedAt: 31 });
+			});
+			expect(writes).toEqual(['put e', 'put i', 'put i', 'put i']);
+			for (const reader of [store, new CompactInstanceStore(state.storage)]) {
+				expect([reader.oldestEvent('go'), reader.oldestEvent('other')?.payload, reader.eventBuffer().count]).toEqual([undefined, '1', 1]);
+				expect(reader.readSteps().map((s) => [s.name, s.status, s.result])).toEqual([['go', 'completed', '{"n":7}']]);
+			}
+			// A pass that ends the run drops what is left, wherever it is kept.
+			store.transaction(() => {
+				arrive('go', '2');
+				store.dropEvents();
+			});
+			expect(new CompactInstanceStore(state.storage).eventCounts()).toEqual({ buffered: 0, dropped: 2 });
+		}));
+
 	it('restarts from a step, and deletes every step, wherever a sleep is kept', () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
 			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
