@@ -102,6 +102,8 @@ export function instanceHost(
 		invocationBudget: deploymentBudget(env),
 		// The compact layout's format 2: a woken pass's `running` held in memory (runtime/compact-format.ts).
 		...(compact && format === 2 ? { holdsWokenRunning: true, holdAlarmRetries } : {}),
+		// Storage format 5: an idle wait keeps its alarm (EngineHost.leavesIdleAlarm).
+		...(compact && storage.foldSleeps ? { leavesIdleAlarm: true } : {}),
 		backlog: backlogPort(env),
 		failingPasses: failingPassesPort(env),
 		webhooks: {

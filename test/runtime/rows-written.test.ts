@@ -148,6 +148,26 @@ describe('a sleep folded into the writes around it (storage format 5, wrangler.j
 		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 5 } });
 	});
 
+	it('a wait with nothing due keeps its alarm, which fires once and writes nothing; its event then needs no alarm write', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'inbox', id, payload: { expect: 2 } });
+		await settle(id);
+		// The backstop set at create is left (format 4 deleted it: 1 row, and the event's pass then set its watchdog, 1 more).
+		expect((await written(id)).alarms).toBe(1);
+		await instances.sendEvent(testEnv, { id, event: 'msg', payload: { n: 1 } });
+		await settle(id);
+		const before = await written(id);
+		expect(before.alarms).toBe(1);
+		// It fires waiting for the second event: no pass, no row, no alarm write (the one counted is the test pool's delete,
+		// which runs the alarm: the runtime's own firing writes nothing).
+		advanceClock(60_000);
+		await fireAlarm(id);
+		expect(await written(id)).toEqual({ ...before, alarms: before.alarms + 1 });
+		await instances.sendEvent(testEnv, { id, event: 'msg', payload: { n: 2 } });
+		await settle(id);
+		expect(await instances.status(testEnv, { id })).toMatchObject({ status: 'completed', output: [1, 2] });
+	});
+
 	it('an event for a later wait, or above 4 KiB, keeps its own key; every event is taken once, in order', async () => {
 		const id = uniqueId('layout-compact');
 		await instances.create(testEnv, { type: 'doorbell', id, payload: {} });
