@@ -59,7 +59,7 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 		// A sleep or a wait the record holds, written again (a wake-up cleared, a cancel, the wait's event): in the record's
 		// put, when small. Any other (a retry's wait, a wait's large event) goes back to its own key: the record's copy is
 		// older (`v`), dropped at its next put.
-		if (home === 'i' && record && (step.kind === 'sleep' || (step.kind === 'wait' && smallStep(step)))) {
+		if (home === 'i' && record && (step.kind === 'sleep' || (step.kind === 'wait' && fits(step, record)))) {
 			pending.delete(seq);
 			fold(step);
 			dirty = true;
@@ -96,25 +96,38 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
  */
 function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
-	if (step.status === 'retrying') return room && home !== 'i' && step.result === null && smallStep(step);
+	if (step.status === 'retrying') return room && home !== 'i' && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
-	if (step.kind === 'wait') return step.status === 'waiting' && home === 'new' && room && smallStep(step);
+	if (step.kind === 'wait') return step.status === 'waiting' && home === 'new' && room && fits(step, record);
 	if (step.kind !== 'sleep') return false;
 	if (step.status === 'sleeping') return home === 'new' && room;
 	return step.status === 'completed' && home === 'i';
 }
 
 /**
- * At most this many characters of a step's texts (its result, its error, the records it carries) ride in the record:
- * every put of the record until the step leaves it carries them again. A wait's result is its event's payload.
+ * At most this many characters of a step's texts (its result, its error, the records it carries) ride in the record,
+ * and at most `FOLDED_CHARS` of every step it holds together: every put of the record carries them again (a completed
+ * wait stays, its result the event's payload). Beyond, the step takes a key of its own.
  */
 export const FOLDED_STEP_CHARS = 4096;
+export const FOLDED_CHARS = 16 * 1024;
 
-function smallStep(step: StoredStep): boolean {
-	let chars = 0;
-	for (const text of [step.result, step.errorMessage, step.errorStack, step.errorName, step.errorCode]) chars += typeof text === 'string' ? text.length : text === null ? 0 : Infinity;
-	for (const record of step.more ?? []) chars += (typeof record.value === 'string' ? record.value.length : record.value === null ? 0 : Infinity) + (typeof record.detail === 'string' ? record.detail.length : record.detail === null ? 0 : Infinity);
-	return chars <= FOLDED_STEP_CHARS;
+const chars = (text: unknown) => (typeof text === 'string' ? text.length : text === null || text === undefined ? 0 : Infinity);
+
+function stepChars(step: StoredStep): number {
+	let sum = 0;
+	for (const text of [step.result, step.errorMessage, step.errorStack, step.errorName, step.errorCode]) sum += chars(text);
+	for (const record of step.more ?? []) sum += chars(record.value) + chars(record.detail);
+	return sum;
+}
+
+/** Small, and within what the record's other steps leave. */
+function fits(step: StoredStep, record: InstanceRecord): boolean {
+	const own = stepChars(step);
+	if (own > FOLDED_STEP_CHARS) return false;
+	let held = 0;
+	for (const other of record.st ?? []) if (other.seq !== step.seq) held += stepChars(other);
+	return held + own <= FOLDED_CHARS;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */
