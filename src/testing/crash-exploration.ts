@@ -34,7 +34,7 @@ export interface ExploreCrashesOptions<W extends TestableWorkflow> {
 	 */
 	effects?: (env: any) => unknown;
 	/**
-	 * Runs the instance as the compact layout's format 2 does (`SHARDFLOW_STORAGE_FORMAT=4`, a new project's setting): a
+	 * Runs the instance as the compact layout's format 2 does (`SHARDFLOW_STORAGE_FORMAT=4` and up, a new project's setting): a
 	 * pass woken by an alarm or an event writes no `running` of its own. Off: as format 1 and the table layout run it.
 	 */
 	holdsWokenRunning?: boolean;
