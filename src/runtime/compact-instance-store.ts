@@ -129,7 +129,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	/** The end of a transaction: each step it wrote once, the record once, and the held records the record did not take. */
 	private endTransaction(): void {
-		if (this.start.foldSleeps || this.deferred || this.readRecord()?.st) {
+		// Only when there is a step to place: a transaction of other writes builds no step index for it.
+		if (this.pendingSteps.size > 0 || this.deferred) {
 			const placed = placeSteps({ fold: this.start.foldSleeps === true, index: this.stepIndex(), pending: this.pendingSteps, record: this.readRecord(), dirty: this.dirty, deferred: this.deferred });
 			this.dirty = placed.dirty;
 			this.deferred = placed.deferred;
