@@ -96,7 +96,8 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
  */
 function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
-	if (step.status === 'retrying') return step.kind === 'do' && room && home !== 'i' && step.result === null && fits(step, record);
+	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
+	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
 	if (step.kind === 'wait') return step.status === 'waiting' && home === 'new' && room && fits(step, record);
 	if (step.kind !== 'sleep') return false;

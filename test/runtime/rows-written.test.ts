@@ -186,6 +186,19 @@ describe.runIf(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>
 		expect(kinds).toEqual(['event.received', 'event.received', 'event.consumed', 'event.consumed']);
 	});
 
+	it("a step retried twice: each failed attempt rides in its sleeping status's put, the one already in the record too", async () => {
+		const { rows, byKey } = await compactRun('twice-retry', {}, async (id) => {
+			for (let retry = 0; retry < 2; retry++) {
+				expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+				advanceClock(10 * 60_000);
+				await fireAlarm(id);
+			}
+		});
+		// create 1 + sleeping (carrying the first failed attempt) 1 + sleeping (carrying the second) 1 + call completed 1 +
+		// completed 1.
+		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 4, 'put s:': 1 } });
+	});
+
 	it('status, steps and history show the sleep with its times, while it sleeps and once it is done', async () => {
 		const id = uniqueId('layout-compact');
 		await instances.create(testEnv, { type: 'step-nap-step', id, payload: {} });
