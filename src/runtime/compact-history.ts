@@ -1,5 +1,6 @@
 import type { HistoryKind, HistoryMeta, HistoryRow } from '../engine/history/history';
-import type { StepRow } from '../engine/storage/store';
+import type { StepMeta, StepRow } from '../engine/storage/store';
+import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import { KV, packedBytes, seqKey, seqOf, unpack, type Packed } from './compact-keys';
 
 /**
@@ -112,6 +113,13 @@ export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], 
 	for (const step of steps) for (const record of stepRecords(step)) add(record);
 	for (const record of inline) add(record);
 	return { bytes, lastSeq };
+}
+
+/** A step's meta: its row without its result (its size, and the result itself when small). */
+export function toStepMeta(step: StoredStep): StepMeta {
+	const { result, rec: _rec, more: _more, wk: _wk, prior: _prior, v: _v, ...rest } = step;
+	const resultBytes = packedBytes(result);
+	return { ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) };
 }
 
 /** A stored step as the engine reads it. */

@@ -1,12 +1,12 @@
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/definition/instance-limits';
-import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { StepKind } from '../engine/support/step-kinds';
 import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
-import { KV, pack, packedBytes, seqKey, seqOf, unpack } from './compact-keys';
-import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
+import { KV, pack, seqKey, seqOf, unpack } from './compact-keys';
+import { findRecords, historyTail, toHistoryMeta, toHistoryRow, toStepMeta, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
+import { removeSteps } from './compact-step-removal';
 import { StepIndex } from './compact-step-index';
 import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
@@ -321,40 +321,19 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	/** Gives the records of the steps `which` picks keys of their own, then deletes the steps: the history keeps them. */
-	private removeSteps(which: (step: StoredStep) => boolean): void {
+	private removeStepsWhere(which: (step: StoredStep) => boolean): void {
 		if (this.deferred) this.pendingSteps.set(this.deferred.seq, this.deferred);
 		this.deferred = undefined;
 		this.flushSteps();
 		const values = new Map<number, StoredStep>();
 		const index = this.readIndex(values);
-		const removed = new Set<number>();
-		for (const [seq] of index.entries()) {
-			const step = values.get(seq)!;
-			if (!which(step)) continue;
-			removed.add(seq);
-			for (const record of stepRecords(step)) this.putRecordKey(record);
-			if (index.get(seq)!.home === 'own') this.kv.delete(seqKey(KV.step, seq));
-		}
-		// Every copy of a removed step goes (a stale one would be read again); a kept step its removed host carried takes a key.
-		for (const [seq, { home }] of index.entries()) {
-			const host = values.get(seq)!;
-			const prior = home === 'own' ? host.prior : undefined;
-			if (!prior || removed.has(seq) === removed.has(prior.seq)) continue;
-			if (removed.has(prior.seq)) {
-				const { prior: _prior, ...rest } = host;
-				this.put(seqKey(KV.step, seq), rest);
-			} else if (index.get(prior.seq)?.home === seq) this.put(seqKey(KV.step, prior.seq), prior);
-		}
-		const record = this.readRecord();
-		if (record?.st?.some((step) => removed.has(step.seq))) {
-			record.st = record.st.filter((step) => !removed.has(step.seq));
-			this.changed();
-		}
+		const put = (key: string, value: unknown) => this.put(key, value);
+		if (removeSteps({ kv: this.kv, index, values, record: this.readRecord(), which, putRecordKey: (record) => this.putRecordKey(record), put })) this.changed();
 		this.steps = undefined;
 	}
 
 	deleteSteps(): void {
-		this.removeSteps(() => true);
+		this.removeStepsWhere(() => true);
 		this.steps = new StepIndex();
 	}
 
@@ -369,7 +348,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	keepStepsBefore(seq: number): void {
-		this.removeSteps((step) => step.kind === 'rollback' || step.seq >= seq);
+		this.removeStepsWhere((step) => step.kind === 'rollback' || step.seq >= seq);
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
@@ -377,15 +356,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// By the index: a step's value may be kept in the record or in the step after it (compact-folded-steps.ts).
 		const seqs = this.stepIndex().seqs();
 		const picked = 'last' in range ? (range.last > 0 ? seqs.slice(-range.last) : []) : seqs.filter((seq) => seq > range.afterSeq).slice(0, range.limit);
-		const metas: StepMeta[] = [];
-		for (const seq of picked) {
-			const step = this.stepGet(seq);
-			if (!step) continue;
-			const { result, rec: _rec, more: _more, wk: _wk, prior: _prior, ...rest } = step;
-			const resultBytes = packedBytes(result);
-			metas.push({ ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) });
-		}
-		return metas;
+		return picked.map((seq) => this.stepGet(seq)).filter((step) => step !== undefined).map(toStepMeta);
 	}
 
 	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
