@@ -105,8 +105,8 @@ export function meterStorage(storage: DurableObjectStorage): void {
 }
 
 /**
- * Counts every call of a method of `proto`'s chain (an RPC, the alarm) on the objects `counts` accepts, as "rpc <method>",
- * by wrappers on `proto` itself (the class the runtime instantiates).
+ * Counts every call of a method of `proto`'s chain (an RPC, the alarm) on the objects `countsObject` accepts, as
+ * "rpc <method>", by wrappers on `proto` itself (the class the runtime instantiates, which finds them first).
  */
 export function meterCalls(proto: object, countsObject: (self: unknown) => boolean): void {
 	const names = new Set<string>();
