@@ -1,11 +1,11 @@
 /**
  * The bench Worker with the work of the throughput scenario's objects counted (`npm run bench:work`,
  * bench/work-ab.mjs): its instances ("o-..." ids, bench/worker.ts `/ours/run`) and the "bench" type's index
- * shards (work-meter.ts), read at GET /__work/reading. Everything else is bench/worker.ts as it is, so the
- * same entry serves this tree and, copied beside it, any older build's bench Worker.
+ * shards (work-meter.ts), and the whole isolate's timers, read at GET /__work/reading. Everything else is
+ * bench/worker.ts as it is, so the same entry serves this tree and, copied beside it, any older build's.
  */
 import app, { WorkflowRunner as BenchRunner } from './worker';
-import { meterCalls, meterStorage, workReading } from './work-meter';
+import { meterCalls, meterStorage, meterTimers, workReading } from './work-meter';
 
 export * from './worker';
 
@@ -23,6 +23,7 @@ export class WorkflowRunner extends BenchRunner {
 	}
 }
 meterCalls(WorkflowRunner.prototype, (self) => counted((self as { ctx: DurableObjectState }).ctx.id.name));
+meterTimers();
 
 export default {
 	fetch(...args: Parameters<typeof app.fetch>) {

@@ -122,6 +122,16 @@ export function meterCalls(proto: object, countsObject: (self: unknown) => boole
 	}
 }
 
+/**
+ * Counts every timer the isolate sets, as "timer setTimeout": the macrotask hops of the engine (an index update's
+ * coalescing, a pass started on the next macrotask) and of the bench's own polling, which waits a timer per poll.
+ * A microtask hop cannot be counted from here.
+ */
+export function meterTimers(): void {
+	const setTimeout = globalThis.setTimeout;
+	replace(globalThis, 'setTimeout', ((...args: Parameters<typeof setTimeout>) => (add('timer setTimeout', 1), setTimeout(...args))) as never);
+}
+
 function replace(target: object, name: string, value: (...args: never[]) => unknown): void {
 	Object.defineProperty(target, name, { value, configurable: true, writable: true });
 }

@@ -31,6 +31,7 @@ const SUMMARY = /** @type {const} */ ([
 	['alarm writes (setAlarm, deleteAlarm)', (r) => sum(r, 'storage.setAlarm', 0) + sum(r, 'storage.deleteAlarm', 0)],
 	['alarm handlers run', (r) => sum(r, 'rpc alarm', 0)],
 	['calls into the objects (RPC methods, the alarm included)', (r) => sum(r, 'rpc ', 0)],
+	["timers set (setTimeout; the whole isolate's, the bench's polling included)", (r) => sum(r, 'timer ', 0)],
 ]);
 
 /** @param {WorkReading} reading @param {string} prefix @param {0 | 1 | 2} column */

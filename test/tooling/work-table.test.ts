@@ -14,13 +14,15 @@ describe("npm run bench:work's tables", () => {
 	});
 
 	it('sums each kind per run and lists only the calls whose counts differ between the sides', () => {
-		const head: Reading = { 'sql INSERT INTO steps': [20, 0, 20], 'sql SELECT x': [2, 6, 0], 'kv.put s:': [4, 0, 4], 'storage.setAlarm': [4, 0, 4], 'rpc create': [2, 0, 0], 'rpc alarm': [0, 0, 0] };
+		const head: Reading = { 'sql INSERT INTO steps': [20, 0, 20], 'sql SELECT x': [2, 6, 0], 'kv.put s:': [4, 0, 4], 'storage.setAlarm': [4, 0, 4], 'rpc create': [2, 0, 0], 'rpc alarm': [0, 0, 0], 'timer setTimeout': [6, 0, 0] };
 		const base: Reading = { ...head, 'sql INSERT INTO metrics': [2, 2, 2] };
 		const table = workTables({ runs: 2, head: [head], base: [base] }).join('\n');
 		expect(table).toContain('| SQL statements | 11 | 12 | -1 |');
 		expect(table).toContain('| SQL rows written | 10 | 11 | -1 |');
 		expect(table).toContain('| key-value rows written | 2 | 2 | 0 |');
 		expect(table).toContain('| alarm writes (setAlarm, deleteAlarm) | 2 | 2 | 0 |');
+		expect(table).toContain('| calls into the objects (RPC methods, the alarm included) | 1 | 1 | 0 |');
+		expect(table).toMatch(/\| timers set [^|]+ \| 3 \| 3 \| 0 \|/);
 		expect(table).toContain('| `sql INSERT INTO metrics` | 0 / 0 / 0 | 1 / 1 / 1 |');
 		expect(table).not.toContain('`sql INSERT INTO steps`');
 	});
