@@ -208,7 +208,8 @@ export class IndexShardStore {
 		if (ids.length === 0) return;
 		this.storage.transactionSync(() => {
 			for (let i = 0; i < ids.length; i += 90) {
-				this.db.delete(t).where(and(inArray(t.id, ids.slice(i, i + 90)), eq(t.status, status))).run();
+				// `+status`: found by the primary key, id by id; on the status index SQLite read every tombstone of the status.
+				this.db.delete(t).where(and(inArray(t.id, ids.slice(i, i + 90)), sql`+${t.status} = ${status}`)).run();
 			}
 		});
 	}

@@ -20,8 +20,8 @@ interface CreatedPosition {
  * `(status, created_at, id)` in ascending order that stops where `created_at <= updated_at` says no
  * later row can answer (engine/index/updated-bounds.ts). What each reads, in rows (docs/decisions.md
  * "One listing index per shard"):
- * - `oldestUpdated`: the entries of the status created before the oldest `updated_at` among them,
- *   plus one chunk at most: a few rows when the oldest entry finished soon after it was created;
+ * - `oldestUpdated`: the entries of the status created by the oldest `updated_at` among them, plus
+ *   the rest of a chunk (8 rows first): a few rows when the oldest entry finished soon after it was created;
  * - `updatedBy`: the entries of the status created by the bound, until `limit` of them match;
  * - `deletedBefore`: deletion tombstones created before the bound, from where the last call stopped.
  */
@@ -35,24 +35,25 @@ export class UpdatedWalks {
 			.from(t)
 			.where(and(eq(t.status, p('status')), sql`(${t.createdAt}, ${t.id}) > (${p('createdAt')}, ${p('id')})`, lte(t.createdAt, p('createdAtMost'))))
 			.orderBy(asc(t.createdAt), asc(t.id))
-			.limit(CHUNK)
+			.limit(p('limit'))
 			.prepare();
 	}
 
 	/** One chunk of a status's rows after `from`, created at or before `createdAtMost`. */
-	private rows(status: string, from: CreatedPosition, createdAtMost: number): { id: string; createdAt: number; updatedAt: number }[] {
-		return this.chunk.all({ status, createdAt: from.createdAt, id: from.id, createdAtMost }) as { id: string; createdAt: number; updatedAt: number }[];
+	private rows(status: string, from: CreatedPosition, createdAtMost: number, limit = CHUNK): { id: string; createdAt: number; updatedAt: number }[] {
+		return this.chunk.all({ status, createdAt: from.createdAt, id: from.id, createdAtMost, limit }) as { id: string; createdAt: number; updatedAt: number }[];
 	}
 
 	/** The oldest `updated_at` of the entries in `status` (undefined: none). */
 	oldestUpdated(status: WorkflowStatus): number | undefined {
 		let oldest: number | undefined;
 		let from: CreatedPosition = { createdAt: Number.MIN_SAFE_INTEGER, id: '' };
-		for (;;) {
+		// Small first chunks: most often the oldest entry created is (nearly) the oldest updated, and bounds the rest.
+		for (let size = 8; ; size = Math.min(size * 2, CHUNK)) {
 			// Past the oldest updated_at seen, no row can be older: its created_at is already later.
-			const rows = this.rows(status, from, oldest ?? Number.MAX_SAFE_INTEGER);
+			const rows = this.rows(status, from, oldest ?? Number.MAX_SAFE_INTEGER, size);
 			for (const row of rows) if (oldest === undefined || row.updatedAt < oldest) oldest = row.updatedAt;
-			if (rows.length < CHUNK) return oldest;
+			if (rows.length < size) return oldest;
 			from = rows.at(-1)!;
 		}
 	}
