@@ -221,7 +221,7 @@ export const indexEntries = sqliteTable(
 		/**
 		 * Run metrics this entry's writes counted that the shard has not rolled up into its minute rows yet
 		 * (JSON, engine/index/pending-metrics.ts; null: none). Written in the entry's own statement, so
-		 * counting a run costs no row (drizzle/0021); not indexed: the rollup finds it by `updated_at`.
+		 * counting a run costs no row (drizzle/0021); not indexed: the rollup reads the entries the shard marked (runtime/index-marked-entries.ts).
 		 */
 		pendingMetrics: text('pending_metrics'),
 		/**
@@ -237,7 +237,7 @@ export const indexEntries = sqliteTable(
 	// walks one per status (`listPlan`), so no status-less index is kept (drizzle/0018). No index leads
 	// with updated_at (drizzle/0023 dropped `(status, updated_at, id)`: a row written per delivery, since
 	// every delivery moves updated_at): its queries are bounded by created_at instead, as
-	// `created_at <= updated_at` (index-shard-store.ts `updatedBounds`; docs/decisions.md "One listing index").
+	// `created_at <= updated_at` (engine/index/updated-bounds.ts; docs/decisions.md "One listing index per shard").
 	(t) => [
 		index('index_entries_status_created').on(t.status, t.createdAt, t.id),
 		// Partial: most instances have no parent, and an entry outside it writes no row of it (a

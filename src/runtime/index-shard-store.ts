@@ -321,7 +321,8 @@ export interface ListPart {
 }
 
 /**
- * How a listing is answered, so that every shape walks an index in its order and never sorts:
+ * How a listing is answered, so that every shape walks an index in its order and never sorts,
+ * but the `updatedAt` order, which no index serves (drizzle/0023) and sorts what its walk bounds:
  * - ordered by an attribute: that attribute's index (its condition, if any, bounds the walk;
  *   an `in` list is one walk per value);
  * - by createdAt with an equality (or `in`) on an attribute: that attribute's index, whose rows
@@ -341,9 +342,11 @@ export function listPlan(query: ShardListQuery): ListPart[] {
 		// A parent's children walk the partial parent index, and an id prefix a range of the primary
 		// key (both few rows, sorted): every live status at once.
 		if (!query.status?.length && (query.parent !== undefined || query.idPrefix !== undefined)) return [{}];
-		// Every live status is one walk per status: the entries keep only the `(status, <order>, id)`
-		// indexes (drizzle/0018 dropped the status-less ones, a row per new entry each). Each walk
-		// reads at most `limit` rows, so a page reads at most one `limit` per status, merged in code.
+		// Every live status is one walk per status: the entries keep only the `(status, created_at, id)`
+		// index (drizzle/0018 dropped the status-less ones, a row per new entry each; 0023 the updated_at
+		// one). In createdAt order each walk reads at most `limit` rows, so a page reads at most one
+		// `limit` per status, merged in code; in updatedAt order each reads the status's entries its
+		// created_at bound leaves (every one of them for a first page) and keeps the `limit` newest.
 		const statuses = query.status?.length ? [...new Set(query.status)] : WORKFLOW_STATUSES;
 		return statuses.map((status) => ({ status }));
 	}
@@ -413,10 +416,12 @@ function entryFilters(
 
 /**
  * The SQL of one part of a shard listing (see `listPlan`): keyset, filters, LIMIT.
- * Each time order has its own index, `(status, <order>, id)`, so SQLite walks it backwards for
- * one status and never sorts (a part without a status is a parent's children, through the
- * parent index, or an id prefix, through the primary key); an attribute drives through
- * `(name, value, created_at, entry_id)`.
+ * The default order walks `(status, created_at, id)` backwards for one status and never sorts (a
+ * part without a status is a parent's children, through the parent index, or an id prefix, through
+ * the primary key); an attribute drives through `(name, value, created_at, entry_id)`. The
+ * `updatedAt` order walks the same index, cut by the created_at bound its cursor and `updatedBefore`
+ * imply (engine/index/updated-bounds.ts), and SQLite keeps the `limit` newest in a sorter
+ * (docs/decisions.md "One listing index per shard": what a page reads).
  */
 export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart) {
 	const { driver } = part;
