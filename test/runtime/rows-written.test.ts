@@ -215,7 +215,7 @@ describe('rows written by one-step children run inside their parent (compact lay
 });
 
 describe("rows written by a run's index delivery (its index shard)", () => {
-	it('a finished trivial run: its entry and the 2 listing indexes, and no metrics row (the run is a mark on the entry, rolled up once a minute)', async () => {
+	it('a finished trivial run: its entry and its one listing index, and no metrics row (the run is a mark on the entry, rolled up once a minute)', async () => {
 		const id = uniqueId('layout-compact');
 		await instances.create(testEnv, { type: 'many', id, payload: { steps: 10 } });
 		await settle(id);
