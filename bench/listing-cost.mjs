@@ -41,6 +41,12 @@ try {
 	const scanMs = performance.now() - t0;
 	const noop = (await timed({ op: 'noop' })).ms;
 	rows.push(`| metrics read, first after the object starts (the rollup's scan for marks) | ${(scanMs - noop).toFixed(1)} (once) | ${scan.rowsRead.toLocaleString('en')} | ${scan.answer} |`);
+	const once = async (label, request) => {
+		const t1 = performance.now();
+		const r = await post('/capacity/read-cost', request);
+		rows.push(`| ${label} | ${(performance.now() - t1 - noop).toFixed(1)} (once) | ${r.rowsRead.toLocaleString('en')} | ${r.answer} |`);
+	};
+	await once("list updatedAt, status=completed, limit 50: the first of the object's life (one scan learns each status's longest age)", { op: 'list', query: { order: 'updatedAt', limit: 50, status: ['completed'] } });
 	const measure = async (label, request) => {
 		console.error(`measuring: ${label}`);
 		const r = await timed(request);
@@ -56,6 +62,11 @@ try {
 	await measure('stuck check: status=running, updatedBefore the oldest 10%, limit 1000', { op: 'list', query: { order: 'updatedAt', limit: 1000, status: ['running'], updatedBefore: BASE + entries / 10 } });
 	await measure('retention: oldest updated_at of completed', { op: 'oldestUpdated' });
 	await measure('retention: completed due by the oldest 1% (limit 100)', { op: 'updatedBy', query: { order: 'createdAt', limit: 100, updatedBefore: BASE + entries / 100 } });
+	// One run that stood a week: a page in updatedAt order can no longer stop early (docs/decisions.md "One listing index per shard").
+	await post('/capacity/read-cost', { op: 'writeLong' });
+	await measure('with one completed run that stood 7 days: list updatedAt, status=completed, limit 50, first page', { op: 'list', query: { order: 'updatedAt', limit: 50, status: ['completed'] } });
+	await measure('with it: list updatedAt, every live status, limit 50, first page', { op: 'list', query: { order: 'updatedAt', limit: 50 } });
+	await measure('with it: list updatedAt, status=completed, limit 50, a page in the middle', { op: 'list', query: { order: 'updatedAt', limit: 50, status: ['completed'], after: { at: BASE + entries / 2, id: 'LC-' } } });
 	console.log(`\n${entries.toLocaleString('en')} entries on one shard (${new Date().toISOString()}):\n`);
 	console.log(`| read | ms (median of 5, less a call reading nothing: ${noop.toFixed(1)} ms) | rows read | answer |\n|---|---|---|---|`);
 	for (const row of rows) console.log(row);

@@ -224,7 +224,7 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 	 * updatedAt order, the retention's walks, the metrics rollup's scan after the object starts; `noop` reads nothing, what
 	 * the caller's timing subtracts). The caller times the call: the clock inside an object does not move while it computes.
 	 */
-	async capacityReadCost({ op, query }: { op: 'noop' | 'list' | 'oldestUpdated' | 'updatedBy' | 'metrics'; query?: ShardListQuery & { status?: WorkflowStatus[] } }): Promise<{ rowsRead: number; answer: number }> {
+	async capacityReadCost({ op, query }: { op: 'noop' | 'list' | 'oldestUpdated' | 'updatedBy' | 'metrics' | 'writeLong'; query?: ShardListQuery & { status?: WorkflowStatus[] } }): Promise<{ rowsRead: number; answer: number }> {
 		await this.indexWrite([]);
 		const store = (this.role as unknown as { shard(): IndexShardStore }).shard();
 		const run = (): number => {
@@ -232,6 +232,8 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 			if (op === 'oldestUpdated') return store.oldestUpdated('completed') ?? -1;
 			if (op === 'updatedBy') return store.updatedBy('completed', query!.updatedBefore!, 100).length;
 			if (op === 'metrics') return store.metrics.read(Date.now()).day.completed;
+			// A run created a week ago that finished now: the longest age a page in updatedAt order must allow for.
+			if (op === 'writeLong') store.write([{ id: 'LC-long', type: 'cap-writes', status: 'completed', createdAt: Date.now() - 7 * 86_400_000, updatedAt: Date.now(), version: 3 }]);
 			return 0;
 		};
 		const before = this.sqlMeter!.reading().rowsRead;
@@ -756,7 +758,7 @@ app.post('/size/index', async (c) => {
 
 // ---- Capacity (bench/capacity.mjs, docs/capacity.md) ----
 type CapacityShard = { capacitySeed(r: { type: string; prefix: string; from: number; count: number; base?: number }): Promise<number>; capacityFinished(r: { from: string; to: string }): Promise<{ now: number; rows: [string, number, number][] }>; capacityWrites(r: { count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }): Promise<SqlMeterReading> };
-type CapacityReadShard = { capacityReadCost(r: { op: 'noop' | 'list' | 'oldestUpdated' | 'updatedBy' | 'metrics'; query?: ShardListQuery & { status?: WorkflowStatus[] } }): Promise<{ rowsRead: number; answer: number }> };
+type CapacityReadShard = { capacityReadCost(r: { op: 'noop' | 'list' | 'oldestUpdated' | 'updatedBy' | 'metrics' | 'writeLong'; query?: ShardListQuery & { status?: WorkflowStatus[] } }): Promise<{ rowsRead: number; answer: number }> };
 const capacityShard = (env: Env, type: string, n: number) => roleStub(env, 'index', type, n) as unknown as CapacityShard;
 // `n` creates at once of a one-step run, ids `<prefix><i>` (zero-padded to 6): the overloaded shard, the hot key.
 app.post('/capacity/create-many', async (c) => {

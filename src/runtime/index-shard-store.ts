@@ -12,6 +12,7 @@ import { IndexMetricsRollup, type MarkedRow } from './index-metrics-rollup';
 import { DELETED, MOVED, newer, prepareUpserts } from './index-entry-upsert';
 import { createdAtMost, storedUpdatedAt } from '../engine/index/updated-bounds';
 import { UpdatedWalks } from './index-updated-walks';
+import { EntryAges, newestUpdated, type CreatedBefore } from './index-updated-listing';
 
 const { indexEntries: t, indexAttributes: a } = schema;
 
@@ -45,10 +46,11 @@ export const MAX_GROUPS = 1000;
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
-	/** The upserts of a delivery, prepared once per shard object (index-entry-upsert.ts). */
+	/** The upserts of a delivery (index-entry-upsert.ts); the queries by `updated_at`, bounded by `created_at` (index-updated-walks.ts). */
 	private readonly upsert;
-	/** The queries by `updated_at`, bounded by `created_at` (index-updated-walks.ts). */
 	private readonly walks: UpdatedWalks;
+	/** How long the entries of each status have stood, which bounds a page in `updatedAt` order (index-updated-listing.ts). */
+	private readonly ages: EntryAges;
 	/** The row of one id as it stands (a point read by primary key), to tell what a write changed. */
 	private readonly current;
 	/** Run metrics per minute (engine/index/run-metrics.ts), rolled up from the marks the entries carry. */
@@ -70,6 +72,7 @@ export class IndexShardStore {
 		const p = sql.placeholder;
 		this.upsert = prepareUpserts(db);
 		this.walks = new UpdatedWalks(db);
+		this.ages = new EntryAges(db);
 		this.current = db
 			.select({ status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, generation: t.generation, attributes: t.attributes, pendingMetrics: t.pendingMetrics, parentId: t.parentId })
 			.from(t)
@@ -110,6 +113,7 @@ export class IndexShardStore {
 			// Counted and indexed only if the shard kept it: a late, older delivery changed nothing.
 			if (!won) return;
 			this.rollup.wrote(plan, e.id);
+			this.ages.wrote(e);
 			const unchanged = prior && prior.attributes === attributes && prior.createdAt === e.createdAt && prior.status !== MOVED && prior.status !== DELETED;
 			if (unchanged) return;
 			if (prior) this.deleteAttributes.run({ id: e.id });
@@ -191,10 +195,8 @@ export class IndexShardStore {
 	}
 
 	/**
-	 * Deletes deletion tombstones written before `before` (at most `limit`, oldest created first).
-	 * Tombstones without a write time (written before they carried one) are kept. With a `budget`
-	 * (rows read), the walk goes on from where this object's last budgeted call stopped and reads at
-	 * most about that many rows (a shard collects a few with every removal: index-updated-walks.ts).
+	 * Deletes deletion tombstones written before `before` (at most `limit`, oldest created first; those without a
+	 * write time are kept). With a `budget` of rows read, it goes on where the last budgeted call stopped (index-updated-walks.ts).
 	 */
 	collectDeleted(before: number, limit: number, budget?: number): { removed: number; more: boolean } {
 		const walked = this.walks.deletedBefore(before, limit, budget ?? Infinity, budget === undefined ? null : this.collectFrom);
@@ -221,9 +223,16 @@ export class IndexShardStore {
 	 */
 	list(query: ShardListQuery): IndexEntry[] {
 		const parts = listPlan(query);
-		const rows = parts.flatMap((part) => (listQuery(this.db, query, part).all() as SelectedRow[]).map(toEntry));
+		const rows = parts.flatMap((part) => this.partRows(query, part).map(toEntry));
 		if (parts.length > 1) rows.sort(compareIn(query.order));
 		return rows.slice(0, query.limit);
+	}
+
+	/** One part's rows: one query, or, for a status in `updatedAt` order, a bounded backward walk (index-updated-listing.ts). */
+	private partRows(query: ShardListQuery, part: ListPart): SelectedRow[] {
+		if (query.order !== 'updatedAt' || !part.status || part.driver) return listQuery(this.db, query, part).all() as SelectedRow[];
+		const walk = (before: CreatedBefore | undefined, size?: number) => listQuery(this.db, query, part, { before, size }).all() as SelectedRow[];
+		return newestUpdated(walk, query.limit, this.ages.of(part.status));
 	}
 
 	/** Live entries per status. */
@@ -381,6 +390,8 @@ function entryFilters(
 	driver: string | undefined,
 	order?: ShardListQuery['order'],
 	after?: ShardListQuery['after'],
+	/** False past a walk's first chunk: its `(created_at, id)` position is tighter, and SQLite must range on it alone. */
+	createdUpper = true,
 ): SQL[] {
 	const where: (SQL | undefined)[] = [];
 	if (status) where.push(eq(t.status, status));
@@ -389,10 +400,10 @@ function entryFilters(
 	if (filters.updatedAfter !== undefined) where.push(gt(t.updatedAt, filters.updatedAfter));
 	if (filters.updatedBefore !== undefined) where.push(lt(t.updatedAt, filters.updatedBefore));
 	// No index leads with updated_at: the bound it implies on created_at narrows the walk of `(status, created_at, id)`.
-	const createdBound = createdAtMost(filters, order, after);
+	const createdBound = createdUpper ? createdAtMost(filters, order, after) : undefined;
 	if (createdBound !== undefined) where.push(lte(t.createdAt, createdBound));
 	if (filters.createdAfter !== undefined) where.push(gt(t.createdAt, filters.createdAfter));
-	if (filters.createdBefore !== undefined) where.push(lt(t.createdAt, filters.createdBefore));
+	if (filters.createdBefore !== undefined && createdUpper) where.push(lt(t.createdAt, filters.createdBefore));
 	// No SQL index: the status/order index walks and this filters (code versions are few per type).
 	if (filters.codeVersion !== undefined) where.push(eq(t.codeVersion, filters.codeVersion));
 	// The (parent_id, created_at, id) index serves the default order; children of one parent are few.
@@ -423,12 +434,19 @@ function entryFilters(
  * imply (engine/index/updated-bounds.ts), and SQLite keeps the `limit` newest in a sorter
  * (docs/decisions.md "One listing index per shard": what a page reads).
  */
-export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart) {
+export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart, walk?: { before: CreatedBefore | undefined; size?: number }) {
 	const { driver } = part;
 	if (!driver) {
 		const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
-		const where = entryFilters(query, part.status, undefined, query.order, query.after);
+		const where = entryFilters(query, part.status, undefined, query.order, query.after, !walk?.before);
 		if (query.after) where.push(sql`(${key}, ${t.id}) < (${query.after.at}, ${query.after.id})`);
+		// A page in updatedAt order (index-updated-listing.ts): a chunk of the backward walk in index order (`size`),
+		// or the `limit` newest of what lies before the walk's position, sorted.
+		if (walk) {
+			if (walk.before) where.push(sql`(${t.createdAt}, ${t.id}) < (${walk.before.createdAt}, ${walk.before.id})`);
+			const rows = db.select(columns).from(t).where(and(...where));
+			return walk.size === undefined ? rows.orderBy(desc(key), desc(t.id)).limit(query.limit) : rows.orderBy(desc(t.createdAt), desc(t.id)).limit(walk.size);
+		}
 		return db
 			.select(columns)
 			.from(t)

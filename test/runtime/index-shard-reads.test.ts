@@ -4,7 +4,9 @@ import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import { describe, expect, it } from 'vitest';
 import migrations from '../../drizzle/migrations';
 import type { IndexEntry } from '../../src/engine/index/index-entry';
+import type { ShardListQuery } from '../../src/engine/index/index-query';
 import { DELETED, IndexShardStore } from '../../src/runtime/index-shard-store';
+import { newestUpdated } from '../../src/runtime/index-updated-listing';
 import { stub, uniqueId } from '../helpers';
 
 /**
@@ -107,6 +109,40 @@ describe('index shard reads without an index on updated_at', () => {
 			expect(restarted.metrics.read(clock.now).day).toEqual({ started: 301, completed: 301, errored: 0, terminated: 0 });
 		}));
 
+	it('a page in updatedAt order reads the entries created within the longest age of its status; one entry that stood a week makes it read them all, and it stays exact', () =>
+		runInDurableObject(stub(uniqueId('reads-updated-order')), async (_, state) => {
+			const clock = { now: at(M + 30, 0) };
+			const { open, traced, plans } = await shardOn(state, clock);
+			const store = open();
+			// 1,000 short runs a second apart, each finished a second after it started.
+			store.write(Array.from({ length: 1000 }, (_, i) => run(`short-${String(i).padStart(4, '0')}`, at(M, 0) + i * 1000)));
+			const query: ShardListQuery = { order: 'updatedAt', limit: 50, status: ['completed'] };
+			const newest = (ids: string[]) => ids.slice(0, 50);
+			const byUpdate = () =>
+				state.storage.sql
+					.exec<{ id: string }>(`SELECT id FROM index_entries WHERE status = 'completed' ORDER BY updated_at DESC, id DESC`)
+					.toArray()
+					.map((row) => row.id);
+			// The first page in this order of the object's life learns the ages (one scan), the next reads a page's worth.
+			store.list(query);
+			const page = traced(() => store.list(query));
+			expect(page.value.map((e) => e.id)).toEqual(newest(byUpdate()));
+			expect(plans(page.statements).join('\n')).not.toMatch(/SCAN index_entries|TEMP B-TREE/);
+			// A page and its margin, not the 1,000 entries.
+			expect(page.rowsRead).toBeLessThan(2 * (50 + 32) + 10);
+			// A page further on, after a cursor.
+			const after = { at: page.value.at(-1)!.updatedAt, id: page.value.at(-1)!.id };
+			const next = traced(() => store.list({ ...query, after }));
+			expect(next.value.map((e) => e.id)).toEqual(byUpdate().slice(50, 100));
+			expect(next.rowsRead).toBeLessThan(2 * (50 + 32) + 10);
+			// A run created a week before that finished after all of them: the newest update, found only by reading every entry.
+			store.write([run('long', at(M - 10_080, 0), at(M, 0) + 1_000_500)]);
+			const withLong = traced(() => store.list(query));
+			expect(withLong.value.map((e) => e.id)).toEqual(newest(byUpdate()));
+			expect(withLong.value[0]!.id).toBe('long');
+			expect(withLong.rowsRead).toBeGreaterThan(1000);
+		}));
+
 	it("the retention finds a status's oldest update and its due entries by walking only the entries created before them", () =>
 		runInDurableObject(stub(uniqueId('reads-retention')), async (_, state) => {
 			const clock = { now: at(M + 10, 0) };
@@ -148,4 +184,45 @@ describe('index shard reads without an index on updated_at', () => {
 			expect(store.collectDeleted(at(M - 10, 0), 1000)).toEqual({ removed: 200, more: false });
 			expect(state.storage.sql.exec(`SELECT count(*) AS n FROM index_entries WHERE status = '${DELETED}'`).one().n).toBe(600);
 		}));
+});
+
+describe('a page in updatedAt order from a backward walk by creation (newestUpdated)', () => {
+	/** `n` rows created 0-9 ms apart, each standing up to `longest` ms, walked as the shard's statements would. */
+	const rowsOf = (n: number, longest: number, seed: number) => {
+		let x = seed;
+		const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
+		let at = 1_000_000;
+		return Array.from({ length: n }, (_, i) => {
+			at += Math.floor(next() * 10);
+			return { id: `r-${i}`, createdAt: at, updatedAt: at + Math.floor(next() * longest) };
+		});
+	};
+	const byCreation = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }) => (a.createdAt !== b.createdAt ? b.createdAt - a.createdAt : a.id < b.id ? 1 : -1);
+	const byUpdate = (a: { updatedAt: number; id: string }, b: { updatedAt: number; id: string }) => (a.updatedAt !== b.updatedAt ? b.updatedAt - a.updatedAt : a.id < b.id ? 1 : -1);
+
+	it.for([
+		[200, 5, 1],
+		[200, 5_000, 2],
+		[6_000, 20, 3],
+		[6_000, 1_000_000, 4],
+		[9_000, 300, 5],
+	] as const)('gives the same page as a sort of every row (%i rows standing up to %i ms)', ([n, longest, seed]) => {
+		const rows = rowsOf(n, longest, seed);
+		const walked = [...rows].sort(byCreation);
+		const maxAge = Math.max(...rows.map((r) => r.updatedAt - r.createdAt));
+		for (const limit of [1, 7, 50, 1000]) {
+			let read = 0;
+			const walk = (before: { createdAt: number; id: string } | undefined, size?: number) => {
+				const rest = before ? walked.filter((r) => byCreation(r, before) > 0) : walked;
+				const answer = size === undefined ? [...rest].sort(byUpdate).slice(0, limit) : rest.slice(0, size);
+				read += size === undefined ? rest.length : answer.length;
+				return answer;
+			};
+			const page = newestUpdated(walk, limit, maxAge);
+			expect(page).toEqual([...rows].sort(byUpdate).slice(0, limit));
+			// Short ages: a page and a few chunks; never more than the rows there are.
+			if (longest <= 20 && limit <= 50) expect(read).toBeLessThan(limit + 400);
+			expect(read).toBeLessThanOrEqual(n);
+		}
+	});
 });
