@@ -232,7 +232,7 @@ export class IndexShardStore {
 	private partRows(query: ShardListQuery, part: ListPart): SelectedRow[] {
 		if (query.order !== 'updatedAt' || !part.status || part.driver) return listQuery(this.db, query, part).all() as SelectedRow[];
 		const walk = (before: CreatedBefore | undefined, size?: number) => listQuery(this.db, query, part, { before, size }).all() as SelectedRow[];
-		return newestUpdated(walk, query.limit, this.ages.of(part.status));
+		return newestUpdated(walk, query.limit, () => this.ages.of(part.status!));
 	}
 
 	/** Live entries per status. */

@@ -63,7 +63,7 @@ const MARGIN = 32;
 const MAX_WALK = 4 * MAX_CHUNK;
 
 /**
- * The `limit` newest rows by `(updated_at, id)` among what `walk` yields, walking one status's
+ * The `limit` newest rows by `(updated_at, id)` among what `walk` yields (`maxAge`: the status's longest age), walking one status's
  * entries backwards by `(created_at, id)` a chunk at a time: once `limit` rows are kept and the walk
  * is at `created_at = c`, no row further back can be newer than `c + maxAge`, so when that is below
  * the `limit`-th row's `updated_at` the page is complete. A page reads the entries created within
@@ -71,7 +71,7 @@ const MAX_WALK = 4 * MAX_CHUNK;
  * entry of the status when one entry stood as long as the shard is old (then, past `MAX_WALK` rows, one
  * sorted statement reads the rest).
  */
-export function newestUpdated<Row extends Walked>(walk: (before: CreatedBefore | undefined, size?: number) => Row[], limit: number, maxAge: number): Row[] {
+export function newestUpdated<Row extends Walked>(walk: (before: CreatedBefore | undefined, size?: number) => Row[], limit: number, maxAge: () => number): Row[] {
 	const order = compareIn('updatedAt');
 	let kept: Row[] = [];
 	let before: CreatedBefore | undefined;
@@ -85,6 +85,7 @@ export function newestUpdated<Row extends Walked>(walk: (before: CreatedBefore |
 		if (rest || rows.length < size) return kept;
 		const last = rows.at(-1)!;
 		before = { createdAt: last.createdAt, id: last.id };
-		if (kept.length === limit && last.createdAt + maxAge < kept.at(-1)!.updatedAt) return kept;
+		// Asked only here: a walk that ends in its first chunk (the stuck check's few running entries) needs no ages.
+		if (kept.length === limit && last.createdAt + maxAge() < kept.at(-1)!.updatedAt) return kept;
 	}
 }

@@ -143,6 +143,21 @@ describe('index shard reads without an index on updated_at', () => {
 			expect(withLong.rowsRead).toBeGreaterThan(1000);
 		}));
 
+	it('the stuck check (running, updated before a threshold, in updatedAt order) reads only the running entries created before it: no scan', () =>
+		runInDurableObject(stub(uniqueId('reads-stuck')), async (_, state) => {
+			const clock = { now: at(M + 120, 0) };
+			const { open, traced, plans } = await shardOn(state, clock);
+			open().write([
+				...Array.from({ length: 1000 }, (_, i) => run(`done-${i}`, at(M, 0) + i * 1000)),
+				...Array.from({ length: 5 }, (_, i) => run(`busy-${i}`, at(M, 0) + i * 60_000, at(M, 0) + i * 60_000 + 500, 'running')),
+			]);
+			// A shard object that just started: its first page in this order ends in its first chunk, so it learns no ages.
+			const stuck = traced(() => open().list({ order: 'updatedAt', status: ['running'], updatedBefore: at(M + 3, 0), limit: 1000 }));
+			expect(stuck.value.map((e) => e.id)).toEqual(['busy-2', 'busy-1', 'busy-0']);
+			expect(plans(stuck.statements).join('\n')).not.toMatch(/SCAN index_entries/);
+			expect(stuck.rowsRead).toBeLessThan(20);
+		}));
+
 	it("the retention finds a status's oldest update and its due entries by walking only the entries created before them", () =>
 		runInDurableObject(stub(uniqueId('reads-retention')), async (_, state) => {
 			const clock = { now: at(M + 10, 0) };
@@ -218,7 +233,7 @@ describe('a page in updatedAt order from a backward walk by creation (newestUpda
 				read += size === undefined ? rest.length : answer.length;
 				return answer;
 			};
-			const page = newestUpdated(walk, limit, maxAge);
+			const page = newestUpdated(walk, limit, () => maxAge);
 			expect(page).toEqual([...rows].sort(byUpdate).slice(0, limit));
 			// Short ages: a page and a few chunks; never more than the rows there are.
 			if (longest <= 20 && limit <= 50) expect(read).toBeLessThan(limit + 400);
