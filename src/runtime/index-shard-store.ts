@@ -330,8 +330,9 @@ export interface ListPart {
 }
 
 /**
- * How a listing is answered, so that every shape walks an index in its order and never sorts,
- * but the `updatedAt` order, which no index serves (drizzle/0023) and sorts what its walk bounds:
+ * How a listing is answered, so that every shape walks an index in its order and never sorts
+ * (the `updatedAt` order, which no index serves since drizzle/0023, walks `(status, created_at, id)`
+ * backwards until no entry further back can be newer: index-updated-listing.ts):
  * - ordered by an attribute: that attribute's index (its condition, if any, bounds the walk;
  *   an `in` list is one walk per value);
  * - by createdAt with an equality (or `in`) on an attribute: that attribute's index, whose rows
@@ -354,8 +355,8 @@ export function listPlan(query: ShardListQuery): ListPart[] {
 		// Every live status is one walk per status: the entries keep only the `(status, created_at, id)`
 		// index (drizzle/0018 dropped the status-less ones, a row per new entry each; 0023 the updated_at
 		// one). In createdAt order each walk reads at most `limit` rows, so a page reads at most one
-		// `limit` per status, merged in code; in updatedAt order each reads the status's entries its
-		// created_at bound leaves (every one of them for a first page) and keeps the `limit` newest.
+		// `limit` per status, merged in code; in updatedAt order each reads the entries created within
+		// the status's longest age of its page (index-updated-listing.ts) and keeps the `limit` newest.
 		const statuses = query.status?.length ? [...new Set(query.status)] : WORKFLOW_STATUSES;
 		return statuses.map((status) => ({ status }));
 	}
