@@ -431,9 +431,9 @@ function entryFilters(
  * The default order walks `(status, created_at, id)` backwards for one status and never sorts (a
  * part without a status is a parent's children, through the parent index, or an id prefix, through
  * the primary key); an attribute drives through `(name, value, created_at, entry_id)`. The
- * `updatedAt` order walks the same index, cut by the created_at bound its cursor and `updatedBefore`
- * imply (engine/index/updated-bounds.ts), and SQLite keeps the `limit` newest in a sorter
- * (docs/decisions.md "One listing index per shard": what a page reads).
+ * `updatedAt` order walks the same index from the created_at bound its cursor and `updatedBefore`
+ * imply (engine/index/updated-bounds.ts): `walk` asks for one chunk of it, or for the `limit` newest
+ * of the rest, sorted (index-updated-listing.ts; docs/decisions.md "One listing index per shard").
  */
 export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart, walk?: { before: CreatedBefore | undefined; size?: number }) {
 	const { driver } = part;
