@@ -44,8 +44,11 @@ export function workReading(): WorkReading {
 	return Object.fromEntries([...counts].map(([what, count]) => [what, [...count] as WorkCount]));
 }
 
-/** A statement's text, whitespace folded, as one key per prepared statement. */
-const statementKey = (query: string) => `sql ${query.replace(/\s+/g, ' ').trim().slice(0, 160)}`;
+/**
+ * A statement's text, whitespace folded, as one key per prepared statement; a long number written into it (a
+ * migration's timestamp) as `<n>`, so that two builds' same statement is one key.
+ */
+const statementKey = (query: string) => `sql ${query.replace(/\s+/g, ' ').replace(/\b\d{10,}\b/g, '<n>').trim().slice(0, 160)}`;
 /** A key's prefix up to its first ':' (the compact layout's parts: runtime/compact-keys.ts), or the key. */
 const keyPrefix = (key: string) => (key.includes(':') ? key.slice(0, key.indexOf(':') + 1) : key);
 
