@@ -24,21 +24,28 @@ import { inTurn } from './lib/turns.mjs';
 import { median, quantile, timed } from './lib/stats.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-/** @type {{ base?: string, reps: string, collector: string, out?: string, var: string[] }} */
+/** @type {{ base?: string, reps: string, collector: string, out?: string, var: string[], settle: string }} */
 let options;
 try {
 	options = /** @type {any} */ (
-		parseArgs({ options: { base: { type: 'string' }, reps: { type: 'string', default: '3' }, collector: { type: 'string', default: 'off' }, out: { type: 'string' }, var: { type: 'string', multiple: true, default: [] } }, strict: true, allowPositionals: false }).values
+		parseArgs({ options: { base: { type: 'string' }, reps: { type: 'string', default: '3' }, collector: { type: 'string', default: 'off' }, out: { type: 'string' }, var: { type: 'string', multiple: true, default: [] }, settle: { type: 'string', default: '0' } }, strict: true, allowPositionals: false }).values
 	);
 	if (!options.base) throw new Error('--base <rev> is required');
 	if (options.collector !== 'on' && options.collector !== 'off') throw new Error(`--collector takes "on" or "off", not ${JSON.stringify(options.collector)}`);
 	for (const v of options.var) if (!/^[A-Z][A-Z0-9_]*=.*$/.test(v)) throw new Error(`--var takes KEY=VALUE, not ${JSON.stringify(v)}`);
+	if (!/^\d+$/.test(options.settle) || Number(options.settle) > 120) throw new Error(`--settle takes whole seconds 0-120, not ${JSON.stringify(options.settle)}`);
 	if (!/^[1-9]\d*$/.test(options.reps)) throw new Error(`--reps takes a positive whole number, not ${JSON.stringify(options.reps)}`);
 } catch (error) {
-	console.error(`npm run bench:ab: ${error instanceof Error ? error.message : error}\nusage: npm run bench:ab -- --base <rev> [--reps N] [--collector off|on] [--var KEY=VALUE ...] [--out FILE.md]`);
+	console.error(`npm run bench:ab: ${error instanceof Error ? error.message : error}\nusage: npm run bench:ab -- --base <rev> [--reps N] [--collector off|on] [--var KEY=VALUE ...] [--settle SECONDS] [--out FILE.md]`);
 	process.exit(2);
 }
 const reps = Number(options.reps);
+/**
+ * Seconds to wait before each side's turn of a figure: a finished compact instance's backstop alarm fires
+ * 10 s after its run (docs/cost.md "What the cuts cost in time"), so without a pause one phase's
+ * leftover handlers land in the next one's window. 11 or more removes that noise.
+ */
+const settleMs = Number(options.settle) * 1000;
 /** Worker variables both sides run with (`--var KEY=VALUE`). */
 const vars = Object.fromEntries(options.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
 process.env.X_LOCAL_OBSERVABILITY = options.collector === 'on' ? 'true' : 'false';
@@ -67,7 +74,10 @@ const rows = [];
 async function measure(name, unit, better, fn) {
 	const row = { name, unit, better, head: /** @type {number[]} */ ([]), base: /** @type {number[]} */ ([]) };
 	for (let rep = 0; rep < reps; rep++) {
-		for (const side of inTurn(/** @type {const} */ (['head', 'base']), rep)) row[side].push(await fn(side));
+		for (const side of inTurn(/** @type {const} */ (['head', 'base']), rep)) {
+			if (settleMs > 0) await new Promise((done) => setTimeout(done, settleMs));
+			row[side].push(await fn(side));
+		}
 	}
 	rows.push(row);
 	console.error(`  ${name}: head ${median(row.head).toFixed(3)} base ${median(row.base).toFixed(3)}`);

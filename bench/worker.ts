@@ -3,6 +3,9 @@ import { Hono } from 'hono';
 import { IndexClient, routeIndexEntry } from '../src/client/index-client';
 import { instances, instanceStub } from '../src/client/instance-client';
 import type { IndexEntry } from '../src/engine/index/index-entry';
+import type { ShardListQuery } from '../src/engine/index/index-query';
+import type { WorkflowStatus } from '../src/engine/support/statuses';
+import type { IndexShardStore } from '../src/runtime/index-shard-store';
 import { defineRegistry } from '../src/engine/definition/registry';
 import { asInvocation, invocations } from '../test/harness/invocations';
 import { shardIndex } from '../src/engine/index/shard';
@@ -108,7 +111,7 @@ const countsInvocations = (name: string) => name.startsWith('lim-');
 /** Requests (RPC calls and alarms) that reached a metered object, as Cloudflare bills them; the bench's own hooks, status polls and the internal `call` router left out. */
 let meteredRequests = 0;
 const meteredByMethod = new Map<string, number>();
-const UNBILLED = new Set(['constructor', 'settle', 'sqlReading', 'historyRows', 'databaseSize', 'schemaObjects', 'subrequests', 'describe', 'steps', 'history', 'fetch', 'webSocketClose', 'call', 'capacitySeed', 'capacityFinished', 'capacityWrites']);
+const UNBILLED = new Set(['constructor', 'settle', 'sqlReading', 'historyRows', 'databaseSize', 'schemaObjects', 'subrequests', 'describe', 'steps', 'history', 'fetch', 'webSocketClose', 'call', 'capacitySeed', 'capacityFinished', 'capacityWrites', 'capacityReadCost']);
 
 manualChildren.create = (env, type, id, payload) => instances.create(env as Env, { type, id, payload });
 manualChildren.sendEvent = (env, id, event, payload) => instances.sendEvent(env as Env, { id, event, payload });
@@ -168,17 +171,17 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 
 	/**
 	 * Inserts entries `<prefix><from>` .. `<prefix><from + count - 1>` (numbers zero-padded to 8) straight into this
-	 * shard's table in one statement: statuses cycle completed x3, waiting, running, errored; createdAt 1.7e12 + n.
+	 * shard's table in one statement: statuses cycle completed x3, waiting, running, errored; createdAt `base` + n (1.7e12 by default).
 	 * No metrics, no attributes: the listing rows only read them. Far faster than a million deliveries.
 	 */
-	async capacitySeed({ type, prefix, from, count }: { type: string; prefix: string; from: number; count: number }): Promise<number> {
+	async capacitySeed({ type, prefix, from, count, base = 1_700_000_000_000 }: { type: string; prefix: string; from: number; count: number; base?: number }): Promise<number> {
 		await this.indexWrite([]); // the shard's tables
 		return this.ctx.storage.sql.exec(
 			`WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 			INSERT INTO index_entries (id, type, status, created_at, updated_at, version)
 			SELECT ? || substr('0000000' || i, -8, 8), ?, CASE i % 6 WHEN 3 THEN 'waiting' WHEN 4 THEN 'running' WHEN 5 THEN 'errored' ELSE 'completed' END,
-				1700000000000 + i, 1700000000000 + i, 1 FROM n`,
-			from, from + count - 1, prefix, type,
+				? + i, ? + i, 1 FROM n`,
+			from, from + count - 1, prefix, type, base, base,
 		).rowsWritten;
 	}
 
@@ -214,6 +217,28 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		}
 		const after = this.sqlMeter!.reading();
 		return { statements: after.statements - before.statements, rowsRead: after.rowsRead - before.rowsRead, rowsWritten: after.rowsWritten - before.rowsWritten };
+	}
+
+	/**
+	 * One read of this shard in process, and the rows it read, from this shard's meter (bench/listing-cost.mjs: a listing in
+	 * updatedAt order, the retention's walks, the metrics rollup's scan after the object starts; `noop` reads nothing, what
+	 * the caller's timing subtracts). The caller times the call: the clock inside an object does not move while it computes.
+	 */
+	async capacityReadCost({ op, query }: { op: 'noop' | 'list' | 'oldestUpdated' | 'updatedBy' | 'metrics' | 'writeLong'; query?: ShardListQuery & { status?: WorkflowStatus[] } }): Promise<{ rowsRead: number; answer: number }> {
+		await this.indexWrite([]);
+		const store = (this.role as unknown as { shard(): IndexShardStore }).shard();
+		const run = (): number => {
+			if (op === 'list') return store.list(query!).length;
+			if (op === 'oldestUpdated') return store.oldestUpdated('completed') ?? -1;
+			if (op === 'updatedBy') return store.updatedBy('completed', query!.updatedBefore!, 100).length;
+			if (op === 'metrics') return store.metrics.read(Date.now()).day.completed;
+			// A run created a week ago that finished now: the longest age a page in updatedAt order must allow for.
+			if (op === 'writeLong') store.write([{ id: 'LC-long', type: 'cap-writes', status: 'completed', createdAt: Date.now() - 7 * 86_400_000, updatedAt: Date.now(), version: 3 }]);
+			return 0;
+		};
+		const before = this.sqlMeter!.reading().rowsRead;
+		const answer = run();
+		return { rowsRead: this.sqlMeter!.reading().rowsRead - before, answer };
 	}
 
 	override async alarm(info?: AlarmInvocationInfo) {
@@ -734,7 +759,8 @@ app.post('/size/index', async (c) => {
 });
 
 // ---- Capacity (bench/capacity.mjs, docs/capacity.md) ----
-type CapacityShard = { capacitySeed(r: { type: string; prefix: string; from: number; count: number }): Promise<number>; capacityFinished(r: { from: string; to: string }): Promise<{ now: number; rows: [string, number, number][] }>; capacityWrites(r: { count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }): Promise<SqlMeterReading> };
+type CapacityShard = { capacitySeed(r: { type: string; prefix: string; from: number; count: number; base?: number }): Promise<number>; capacityFinished(r: { from: string; to: string }): Promise<{ now: number; rows: [string, number, number][] }>; capacityWrites(r: { count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }): Promise<SqlMeterReading> };
+type CapacityReadShard = { capacityReadCost(r: { op: 'noop' | 'list' | 'oldestUpdated' | 'updatedBy' | 'metrics' | 'writeLong'; query?: ShardListQuery & { status?: WorkflowStatus[] } }): Promise<{ rowsRead: number; answer: number }> };
 const capacityShard = (env: Env, type: string, n: number) => roleStub(env, 'index', type, n) as unknown as CapacityShard;
 // `n` creates at once of a one-step run, ids `<prefix><i>` (zero-padded to 6): the overloaded shard, the hot key.
 app.post('/capacity/create-many', async (c) => {
@@ -749,8 +775,8 @@ app.post('/capacity/finished', async (c) => {
 	return c.json(await capacityShard(c.env, type, 0).capacityFinished({ from, to }));
 });
 app.post('/capacity/seed', async (c) => {
-	const { type, shard, prefix, from, count } = await c.req.json<{ type: string; shard: number; prefix: string; from: number; count: number }>();
-	return c.json({ rowsWritten: await capacityShard(c.env, type, shard).capacitySeed({ type, prefix, from, count }) });
+	const { type, shard, prefix, from, count, base } = await c.req.json<{ type: string; shard: number; prefix: string; from: number; count: number; base?: number }>();
+	return c.json({ rowsWritten: await capacityShard(c.env, type, shard).capacitySeed({ type, prefix, from, count, ...(base !== undefined ? { base } : {}) }) });
 });
 app.post('/capacity/list', async (c) => {
 	const { type, status } = await c.req.json<{ type: string; status?: 'waiting' }>();
@@ -762,6 +788,10 @@ app.post('/capacity/shard-page', async (c) => {
 	const { type, after, status } = await c.req.json<{ type: string; after: { at: number; id: string }; status?: 'waiting' }>();
 	const rows = await unwrap(roleStub(c.env, 'index', type, 0).indexList({ order: 'createdAt', limit: 50, after, ...(status ? { status: [status] } : {}) }));
 	return c.json({ items: rows.length, first: rows[0]?.id ?? null });
+});
+app.post('/capacity/read-cost', async (c) => {
+	const request = await c.req.json<Parameters<CapacityReadShard['capacityReadCost']>[0]>();
+	return c.json(await (roleStub(c.env, 'index', 'cap-writes', 0) as unknown as CapacityReadShard).capacityReadCost(request));
 });
 app.post('/capacity/writes', async (c) => {
 	const request = await c.req.json<{ count: number; path: 'current' | 'uncounted' | 'plain'; tag: string }>();

@@ -1,6 +1,6 @@
--- The schema drizzle/0000..0022_index-entry-generation leave behind, as one script for new objects (scripts/schema-baseline.mjs).
+-- The schema drizzle/0000..0023_index-created-only leave behind, as one script for new objects (scripts/schema-baseline.mjs).
 -- Generated: do not edit. `npm run db:baseline` rewrites it; the line below says which migrations it stands for.
--- up-to: 1796609402854
+-- up-to: 1796615413575
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`name` text NOT NULL,
@@ -220,7 +220,5 @@ CREATE TABLE "index_entries" (
 , `pending_metrics` text, `generation` integer DEFAULT 0 NOT NULL) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `index_entries_status_created` ON `index_entries` (`status`,`created_at`,`id`);
---> statement-breakpoint
-CREATE INDEX `index_entries_status_updated` ON `index_entries` (`status`,`updated_at`,`id`);
 --> statement-breakpoint
 CREATE INDEX `index_entries_parent_created` ON `index_entries` (`parent_id`,`created_at`,`id`) WHERE "index_entries"."parent_id" IS NOT NULL;

@@ -22,6 +22,7 @@ import m0019 from './0019_outbox-in-instance-row.sql';
 import m0020 from './0020_index-entries-without-rowid.sql';
 import m0021 from './0021_index-metrics-marks.sql';
 import m0022 from './0022_index-entry-generation.sql';
+import m0023 from './0023_index-created-only.sql';
 
   export default {
     journal,
@@ -48,7 +49,8 @@ m0018,
 m0019,
 m0020,
 m0021,
-m0022
+m0022,
+m0023
     }
   }
   

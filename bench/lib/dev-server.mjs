@@ -23,9 +23,10 @@ export function freePort() {
 }
 
 /**
- * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string, port?: number }} [options]
+ * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string, port?: number, entry?: string }} [options]
  *   `cwd`: the project to serve (the repository by default); the repository's own wrangler serves it either way.
  *   `port`: serve on this port (say, the one a crashed server had, so its clients reconnect); a free one by default.
+ *   `entry`: the Worker's entry point instead of the configuration's `main` (bench/work-entry.ts), relative to `cwd`.
  * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string, peakMemory: { reset: () => void, mib: () => number } }>}
  */
 export async function startDevServer(options = {}) {
@@ -49,7 +50,7 @@ async function startOnce(options) {
 	// the same moment (test files run two at a time) both take 9229 and the second exits "Address already in use".
 	const inspectorPort = await freePort();
 	const registry = mkdtempSync(join(tmpdir(), 'shardflow-registry-'));
-	const args = ['dev', ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
+	const args = ['dev', ...(options.entry ? [options.entry] : []), ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
 	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);
 	// Run wrangler's script on this Node (the pinned one under npm scripts), not on whatever `node` is first on PATH.
 	const child = spawn(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {

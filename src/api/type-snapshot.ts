@@ -25,7 +25,8 @@ export async function typeSnapshots(env: ApiEnv, registry: Registry, at: number,
 
 async function snapshot(env: ApiEnv, registry: Registry, index: IndexClient, type: string, at: number, scheduled: boolean): Promise<TypeSnapshot> {
 	const { stuckAfter } = registry.get(type);
-	// Past the threshold since the last status change: the entries (status, updated_at) index answers, reading only those.
+	// Past the threshold since the last status change: the (status, created_at, id) index walks this status's entries
+	// created before the threshold (as created_at <= updated_at) and keeps those updated before it too.
 	const stuckCount = async (status: 'running' | 'waiting'): Promise<number | null> => {
 		const threshold = stuckAfter[status];
 		if (threshold === null) return null;

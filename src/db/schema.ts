@@ -221,7 +221,7 @@ export const indexEntries = sqliteTable(
 		/**
 		 * Run metrics this entry's writes counted that the shard has not rolled up into its minute rows yet
 		 * (JSON, engine/index/pending-metrics.ts; null: none). Written in the entry's own statement, so
-		 * counting a run costs no row (drizzle/0021); not indexed: the rollup finds it by `updated_at`.
+		 * counting a run costs no row (drizzle/0021); not indexed: the rollup reads the entries the shard marked (runtime/index-marked-entries.ts).
 		 */
 		pendingMetrics: text('pending_metrics'),
 		/**
@@ -232,13 +232,14 @@ export const indexEntries = sqliteTable(
 	},
 	// The table is `WITHOUT ROWID`, keyed by the id alone (drizzle/0020, hand-written: drizzle cannot
 	// say it): a TEXT primary key of a rowid table is a second b-tree, a row written per new entry.
-	// No query may use the rowid. One index per listing order (engine/index/index-query.ts): created_at is the default
-	// (immutable, so paging is stable), updated_at the explicit option. Each leads with the status:
-	// a listing of every live status walks one per status (`listPlan`), so no status-less index
-	// is kept (drizzle/0018: each cost a row per new entry, and `updated_at`'s one per delivery).
+	// No query may use the rowid. One listing index, `(status, created_at, id)`: created_at is the default
+	// order (immutable, so paging is stable). It leads with the status: a listing of every live status
+	// walks one per status (`listPlan`), so no status-less index is kept (drizzle/0018). No index leads
+	// with updated_at (drizzle/0023 dropped `(status, updated_at, id)`: a row written per delivery, since
+	// every delivery moves updated_at): its queries are bounded by created_at instead, as
+	// `created_at <= updated_at` (engine/index/updated-bounds.ts; docs/decisions.md "One listing index per shard").
 	(t) => [
 		index('index_entries_status_created').on(t.status, t.createdAt, t.id),
-		index('index_entries_status_updated').on(t.status, t.updatedAt, t.id),
 		// Partial: most instances have no parent, and an entry outside it writes no row of it (a
 		// row written is billed); `parent_id = ?` implies the condition, so the listing uses it.
 		index('index_entries_parent_created').on(t.parentId, t.createdAt, t.id).where(sql`${t.parentId} IS NOT NULL`),

@@ -1,12 +1,11 @@
-import { and, eq, gte, isNotNull, lt, sql } from 'drizzle-orm';
 import type { DrizzleSqliteDODatabase } from 'drizzle-orm/durable-sqlite';
-import * as schema from '../db/schema';
 import type { MetricsDelta } from '../engine/index/run-metrics';
 import { isEmptyDelta, mergePending, rollupBound, sumPending, uncountedPending, type MinuteSums, type PendingMetrics } from '../engine/index/pending-metrics';
 import { WORKFLOW_STATUSES } from '../engine/support/statuses';
 import type { IndexMetricsStore } from './index-metrics-store';
+import { MarkedEntries, type MarkRow } from './index-marked-entries';
 
-const { indexEntries: t } = schema;
+const LIVE: ReadonlySet<string> = new Set(WORKFLOW_STATUSES);
 
 /**
  * Where the shard's rollup stood when it wrote its first mark, in its key-value storage (this file owns the key):
@@ -36,8 +35,8 @@ export interface MarkPlan {
  * An index shard's run metrics, marked on the entries and rolled up once a minute (docs/decisions.md
  * "Run metrics rolled up once a minute per shard"). A delivery that starts or finishes a run stores
  * what it counted on the entry row it writes anyway (`pending_metrics`: no row of its own). The
- * rollup adds every mark of the entries written since the watermark (`updated_at >= watermark`, a
- * range of the `(status, updated_at, id)` listing index per status) into the minute rows, one row
+ * rollup adds every mark of the entries written since the watermark (`updated_at >= watermark`: the
+ * entries this object marked, read by id, index-marked-entries.ts) into the minute rows, one row
  * per minute, and moves the watermark, at most once per minute of the shard's clock: on a write, or
  * on the shard's alarm. Reads add the marks not rolled up yet on the fly, so they are never behind.
  *
@@ -61,20 +60,16 @@ export class IndexMetricsRollup {
 	 * or a mark lands below it. Every rollup still starts at the stored watermark.
 	 */
 	private quietTo = -Infinity;
-	private readonly marksSince;
+	/** The entries that may hold a mark not counted yet. */
+	private readonly entries: MarkedEntries;
 
 	constructor(
-		private readonly db: DrizzleSqliteDODatabase,
+		db: DrizzleSqliteDODatabase,
 		private readonly kv: Pick<SyncKvStorage, 'get' | 'put'>,
 		private readonly metrics: IndexMetricsStore,
 		private readonly now: () => number,
 	) {
-		const p = sql.placeholder;
-		this.marksSince = db
-			.select({ updatedAt: t.updatedAt, pendingMetrics: t.pendingMetrics })
-			.from(t)
-			.where(and(eq(t.status, p('status')), gte(t.updatedAt, p('from')), lt(t.updatedAt, p('to')), isNotNull(t.pendingMetrics)))
-			.prepare();
+		this.entries = new MarkedEntries(db);
 		metrics.unrolled = () => this.unrolled();
 	}
 
@@ -112,8 +107,9 @@ export class IndexMetricsRollup {
 		return { pending: JSON.stringify(mark), counted };
 	}
 
-	/** After the write won: counts what it adds at once. */
-	wrote(plan: MarkPlan): void {
+	/** After the write of entry `id` won: counts what it adds at once, and remembers a mark it stored. */
+	wrote(plan: MarkPlan, id: string): void {
+		if (plan.pending) this.entries.add(id);
 		if (plan.counted) this.metrics.changes++;
 		if (plan.direct) this.metrics.add(sumPending([plan.direct]));
 	}
@@ -134,10 +130,12 @@ export class IndexMetricsRollup {
 		if (!this.due()) return false;
 		const from = this.watermark()!;
 		const to = rollupBound(this.now());
-		const marks = this.marks(from, to);
+		const { sums, rows } = this.marks(from, to);
 		this.quietTo = to;
-		if (marks.size === 0) return false;
-		this.metrics.add(marks, to);
+		// Whatever this rollup passed is counted, or held nothing to count: only rows written at or after `to` stay.
+		this.entries.retain(rows, (row) => LIVE.has(row.status) && row.pendingMetrics !== null && row.updatedAt >= to);
+		if (sums.size === 0) return false;
+		this.metrics.add(sums, to);
 		this.rolledUpTo = to;
 		return true;
 	}
@@ -145,22 +143,22 @@ export class IndexMetricsRollup {
 	/** Whether a minute has closed past the watermark since the last rollup that found nothing: a check in memory once the watermark is read. */
 	due(): boolean {
 		const from = this.watermark();
-		return from !== null && rollupBound(this.now()) > Math.max(from, this.quietTo);
+		return from !== null && !this.entries.knownEmpty() && rollupBound(this.now()) > Math.max(from, this.quietTo);
 	}
 
 	/** The counts of the marks not rolled up yet, per minute: what a read adds to the minute rows. */
 	unrolled(): Map<number, MinuteSums> {
 		const from = this.watermark();
-		return from === null ? new Map() : this.marks(from, Number.MAX_SAFE_INTEGER);
+		return from === null ? new Map() : this.marks(from, Number.MAX_SAFE_INTEGER).sums;
 	}
 
-	/** The marks of the entries last written in [from, to), summed per minute (one index range per status). */
-	private marks(from: number, to: number): Map<number, MinuteSums> {
+	/** The marks of the live entries last written in [from, to), summed per minute: the marked entries read by id. */
+	private marks(from: number, to: number): { sums: Map<number, MinuteSums>; rows: MarkRow[] } {
 		const sums = new Map<number, MinuteSums>();
-		for (const status of WORKFLOW_STATUSES) {
-			const rows = this.marksSince.all({ status, from, to }) as { updatedAt: number; pendingMetrics: string | null }[];
-			sumPending(rows.map((row) => uncountedPending(row, from)).filter((mark) => mark !== undefined), sums);
-		}
-		return sums;
+		if (this.entries.knownEmpty()) return { sums, rows: [] };
+		const rows = this.entries.rows(from);
+		const inRange = rows.filter((row) => LIVE.has(row.status) && row.updatedAt >= from && row.updatedAt < to);
+		sumPending(inRange.map((row) => uncountedPending(row, from)).filter((mark) => mark !== undefined), sums);
+		return { sums, rows };
 	}
 }

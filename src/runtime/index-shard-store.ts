@@ -9,13 +9,14 @@ import { WORKFLOW_STATUSES, type WorkflowStatus } from '../engine/support/status
 import { resizeMetricsDelta, type IndexWriteOptions, type PriorRow } from '../engine/index/resize-metrics';
 import { IndexMetricsStore } from './index-metrics-store';
 import { IndexMetricsRollup, type MarkedRow } from './index-metrics-rollup';
+import { DELETED, MOVED, newer, prepareUpserts } from './index-entry-upsert';
+import { createdAtMost, storedUpdatedAt } from '../engine/index/updated-bounds';
+import { UpdatedWalks } from './index-updated-walks';
+import { EntryAges, newestUpdated, type CreatedBefore } from './index-updated-listing';
 
 const { indexEntries: t, indexAttributes: a } = schema;
 
-/** Status of a tombstone left behind when an entry moves to another shard. */
-export const MOVED = '__moved';
-/** Status of a tombstone left where a deleted instance's entry was. */
-export const DELETED = '__deleted';
+export { DELETED, MOVED };
 /** Rows that are entries, not tombstones. */
 const live = () => notInArray(t.status, [MOVED, DELETED]);
 /**
@@ -25,19 +26,6 @@ const live = () => notInArray(t.status, [MOVED, DELETED]);
 export const DELETED_TOMBSTONE_GRACE_MS = 7 * 86_400_000;
 /** Tombstones looked at per query while collecting them (each call loops over chunks up to its limit). */
 const COLLECT_CHUNK = 500;
-
-/**
- * Whether the incoming row (`excluded`) is newer than the stored one: a later
- * incarnation of the id (`created_at`), or the same one at a higher version
- * (`compareEntries`). Tombstones written before incarnations counted have
- * `created_at` 0 and compare by version alone.
- */
-function newer(orEqual: SQL): SQL {
-	return sql`CASE WHEN ${t.createdAt} = 0 OR excluded.created_at = 0
-		THEN excluded.version > ${t.version} OR (${orEqual} AND excluded.version >= ${t.version})
-		ELSE (excluded.created_at, excluded.version) > (${t.createdAt}, ${t.version})
-			OR (${orEqual} AND (excluded.created_at, excluded.version) >= (${t.createdAt}, ${t.version})) END`;
-}
 
 const columns = {
 	id: t.id, type: t.type, status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, codeVersion: t.codeVersion, parentId: t.parentId,
@@ -58,14 +46,19 @@ export const MAX_GROUPS = 1000;
 
 /** The SQL side of one index shard. Every read is answered from an index that fits it. */
 export class IndexShardStore {
-	/** The upsert of every delivery, prepared once per shard object. */
+	/** The upserts of a delivery (index-entry-upsert.ts); the queries by `updated_at`, bounded by `created_at` (index-updated-walks.ts). */
 	private readonly upsert;
+	private readonly walks: UpdatedWalks;
+	/** How long the entries of each status have stood, which bounds a page in `updatedAt` order (index-updated-listing.ts). */
+	private readonly ages: EntryAges;
 	/** The row of one id as it stands (a point read by primary key), to tell what a write changed. */
 	private readonly current;
 	/** Run metrics per minute (engine/index/run-metrics.ts), rolled up from the marks the entries carry. */
 	readonly metrics: IndexMetricsStore;
 	/** The marks of run metrics on the entries, and their rollup into `metrics` (index-metrics-rollup.ts). */
 	readonly rollup: IndexMetricsRollup;
+	/** Where the budgeted collection of deletion tombstones stopped (in memory: a new object starts over). */
+	private collectFrom: { createdAt: number; id: string } | null = null;
 
 	private readonly insertAttribute;
 	private readonly deleteAttributes;
@@ -77,28 +70,11 @@ export class IndexShardStore {
 		now: () => number = Date.now,
 	) {
 		const p = sql.placeholder;
-		this.upsert = db
-			.insert(t)
-			.values({
-				id: p('id'), type: p('type'), status: p('status'), createdAt: p('createdAt'), updatedAt: p('updatedAt'), version: p('version'), codeVersion: p('codeVersion'), parentId: p('parentId'),
-				attributes: p('attributes'), pendingMetrics: p('pendingMetrics'), generation: p('generation'),
-			} as never)
-			.onConflictDoUpdate({
-				target: t.id,
-				set: {
-					type: sql`excluded.type`, status: sql`excluded.status`, createdAt: sql`excluded.created_at`,
-					updatedAt: sql`excluded.updated_at`, version: sql`excluded.version`, codeVersion: sql`excluded.code_version`, parentId: sql`excluded.parent_id`,
-					attributes: sql`excluded.attributes`, pendingMetrics: sql`excluded.pending_metrics`, generation: sql`excluded.generation`,
-				},
-				// A move tombstone yields to its own version too: an entry can move back (4 -> 8 -> 4 shards).
-				// A deletion tombstone yields only to a later incarnation (its version is past the last entry's).
-				setWhere: newer(sql`${t.status} = ${MOVED}`),
-			})
-			// A row back says the write won (inserted or replaced the stored row); none, it was older.
-			.returning({ id: t.id })
-			.prepare();
+		this.upsert = prepareUpserts(db);
+		this.walks = new UpdatedWalks(db);
+		this.ages = new EntryAges(db);
 		this.current = db
-			.select({ status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, generation: t.generation, attributes: t.attributes, pendingMetrics: t.pendingMetrics })
+			.select({ status: t.status, createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version, generation: t.generation, attributes: t.attributes, pendingMetrics: t.pendingMetrics, parentId: t.parentId })
 			.from(t)
 			.where(eq(t.id, p('id')))
 			.prepare();
@@ -117,21 +93,27 @@ export class IndexShardStore {
 	write(entries: IndexEntry[], options: IndexWriteOptions = {}): void {
 		// A copy that a rebalance moves here is no news: the metrics counted it where it landed first.
 		const count = !options.moved;
-		const one = (e: IndexEntry) => {
+		const one = (delivered: IndexEntry) => {
+			// `created_at <= updated_at` on every row: what bounds the queries by updated_at (engine/index/updated-bounds.ts).
+			const updatedAt = storedUpdatedAt(delivered);
+			const e = updatedAt === delivered.updatedAt ? delivered : { ...delivered, updatedAt };
 			const attributes = e.attributes ? attributesJson(e.attributes) : null;
-			const prior = this.current.get({ id: e.id }) as (MarkedRow & PriorRow & { attributes: string | null }) | undefined;
+			const prior = this.current.get({ id: e.id }) as (MarkedRow & PriorRow & { attributes: string | null; parentId: string | null }) | undefined;
 			// What the write counts rides on the entry's own statement (a mark the rollup adds up later), or, for a
 			// delivery the rollup has passed, goes into the minute rows at once. While resizing, against the previous
 			// layout's row when this shard has none (engine/index/resize-metrics.ts).
 			const delta = count ? resizeMetricsDelta(prior ?? null, options.previous?.[e.id], e) : {};
 			const plan = this.rollup.plan(prior, delta, e.updatedAt);
-			const won = this.upsert.get({
+			// The same status, incarnation and parent: their index entries stay as they are (1 row written, not 2).
+			const sameKeys = prior !== undefined && prior.status === e.status && prior.createdAt === e.createdAt && prior.parentId === (e.parentId ?? null);
+			const won = (sameKeys ? this.upsert.sameKeys : this.upsert.full).get({
 				id: e.id, type: e.type, status: e.status, createdAt: e.createdAt, updatedAt: e.updatedAt, version: e.version, codeVersion: e.codeVersion ?? null, parentId: e.parentId ?? null,
 				attributes, pendingMetrics: plan.pending, generation: e.generation ?? 0,
 			});
 			// Counted and indexed only if the shard kept it: a late, older delivery changed nothing.
 			if (!won) return;
-			this.rollup.wrote(plan);
+			this.rollup.wrote(plan, e.id);
+			this.ages.wrote(e);
 			const unchanged = prior && prior.attributes === attributes && prior.createdAt === e.createdAt && prior.status !== MOVED && prior.status !== DELETED;
 			if (unchanged) return;
 			if (prior) this.deleteAttributes.run({ id: e.id });
@@ -213,21 +195,14 @@ export class IndexShardStore {
 	}
 
 	/**
-	 * Deletes deletion tombstones written before `before` (at most `limit`, oldest first).
-	 * Tombstones without a write time (written before they carried one) are kept.
+	 * Deletes deletion tombstones written before `before` (at most `limit`, oldest created first; those without a
+	 * write time are kept). With a `budget` of rows read, it goes on where the last budgeted call stopped (index-updated-walks.ts).
 	 */
-	collectDeleted(before: number, limit: number): { removed: number; more: boolean } {
-		const doomed = this.db
-			.select({ id: t.id })
-			.from(t)
-			.where(and(eq(t.status, DELETED), gt(t.updatedAt, 0), lt(t.updatedAt, before)))
-			.orderBy(asc(t.updatedAt), asc(t.id))
-			.limit(limit + 1)
-			.all()
-			.map((row) => row.id);
-		const now = doomed.slice(0, limit);
-		this.deleteRows(now, DELETED);
-		return { removed: now.length, more: doomed.length > limit };
+	collectDeleted(before: number, limit: number, budget?: number): { removed: number; more: boolean } {
+		const walked = this.walks.deletedBefore(before, limit, budget ?? Infinity, budget === undefined ? null : this.collectFrom);
+		if (budget !== undefined) this.collectFrom = walked.next;
+		this.deleteRows(walked.ids, DELETED);
+		return { removed: walked.ids.length, more: walked.ids.length === limit && walked.next !== null };
 	}
 
 	/** Deletes the rows of `ids` that still have `status`, in one transaction (bound parameters kept under 100 a statement). */
@@ -235,7 +210,8 @@ export class IndexShardStore {
 		if (ids.length === 0) return;
 		this.storage.transactionSync(() => {
 			for (let i = 0; i < ids.length; i += 90) {
-				this.db.delete(t).where(and(inArray(t.id, ids.slice(i, i + 90)), eq(t.status, status))).run();
+				// `+status`: found by the primary key, id by id; on the status index SQLite read every tombstone of the status.
+				this.db.delete(t).where(and(inArray(t.id, ids.slice(i, i + 90)), sql`+${t.status} = ${status}`)).run();
 			}
 		});
 	}
@@ -247,9 +223,16 @@ export class IndexShardStore {
 	 */
 	list(query: ShardListQuery): IndexEntry[] {
 		const parts = listPlan(query);
-		const rows = parts.flatMap((part) => (listQuery(this.db, query, part).all() as SelectedRow[]).map(toEntry));
+		const rows = parts.flatMap((part) => this.partRows(query, part).map(toEntry));
 		if (parts.length > 1) rows.sort(compareIn(query.order));
 		return rows.slice(0, query.limit);
+	}
+
+	/** One part's rows: one query, or, for a status in `updatedAt` order, a bounded backward walk (index-updated-listing.ts). */
+	private partRows(query: ShardListQuery, part: ListPart): SelectedRow[] {
+		if (query.order !== 'updatedAt' || !part.status || part.driver) return listQuery(this.db, query, part).all() as SelectedRow[];
+		const walk = (before: CreatedBefore | undefined, size?: number) => listQuery(this.db, query, part, { before, size }).all() as SelectedRow[];
+		return newestUpdated(walk, query.limit, () => this.ages.of(part.status!));
 	}
 
 	/** Live entries per status. */
@@ -315,25 +298,24 @@ export class IndexShardStore {
 	}
 
 	/**
-	 * The oldest `updated_at` of the entries in `status` (undefined: none): the first entry of the
-	 * `(status, updated_at, id)` index, one row read. The retention sweep arms its alarm from it.
+	 * The oldest `updated_at` of the entries in `status` (undefined: none): a walk of `(status, created_at, id)`
+	 * that stops at the first entry created after it (index-updated-walks.ts). The retention sweep arms its alarm from it.
 	 */
 	oldestUpdated(status: WorkflowStatus): number | undefined {
-		const row = this.db.select({ updatedAt: t.updatedAt }).from(t).where(eq(t.status, status)).orderBy(asc(t.updatedAt)).limit(1).get();
-		return row?.updatedAt;
+		return this.walks.oldestUpdated(status);
 	}
 
-	/** The entries in `status` last changed at or before `updatedAtMost`, oldest first: a walk of the same index. */
+	/** The entries in `status` last changed at or before `updatedAtMost`, oldest created first: a walk of the entries created by then. */
 	updatedBy(status: WorkflowStatus, updatedAtMost: number, limit: number): IndexEntry[] {
-		return (
-			this.db
-				.select(columns)
-				.from(t)
-				.where(and(eq(t.status, status), lte(t.updatedAt, updatedAtMost)))
-				.orderBy(asc(t.updatedAt), asc(t.id))
-				.limit(limit)
-				.all() as SelectedRow[]
-		).map(toEntry);
+		const ids = this.walks.updatedBy(status, updatedAtMost, limit);
+		if (ids.length === 0) return [];
+		const rows = this.db
+			.select(columns)
+			.from(t)
+			.where(sql`${t.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
+			.all() as SelectedRow[];
+		const order = new Map(ids.map((id, i) => [id, i]));
+		return rows.map(toEntry).sort((x, y) => order.get(x.id)! - order.get(y.id)!);
 	}
 }
 
@@ -348,7 +330,9 @@ export interface ListPart {
 }
 
 /**
- * How a listing is answered, so that every shape walks an index in its order and never sorts:
+ * How a listing is answered, so that every shape walks an index in its order and never sorts
+ * (the `updatedAt` order, which no index serves since drizzle/0023, walks `(status, created_at, id)`
+ * backwards until no entry further back can be newer: index-updated-listing.ts):
  * - ordered by an attribute: that attribute's index (its condition, if any, bounds the walk;
  *   an `in` list is one walk per value);
  * - by createdAt with an equality (or `in`) on an attribute: that attribute's index, whose rows
@@ -368,9 +352,11 @@ export function listPlan(query: ShardListQuery): ListPart[] {
 		// A parent's children walk the partial parent index, and an id prefix a range of the primary
 		// key (both few rows, sorted): every live status at once.
 		if (!query.status?.length && (query.parent !== undefined || query.idPrefix !== undefined)) return [{}];
-		// Every live status is one walk per status: the entries keep only the `(status, <order>, id)`
-		// indexes (drizzle/0018 dropped the status-less ones, a row per new entry each). Each walk
-		// reads at most `limit` rows, so a page reads at most one `limit` per status, merged in code.
+		// Every live status is one walk per status: the entries keep only the `(status, created_at, id)`
+		// index (drizzle/0018 dropped the status-less ones, a row per new entry each; 0023 the updated_at
+		// one). In createdAt order each walk reads at most `limit` rows, so a page reads at most one
+		// `limit` per status, merged in code; in updatedAt order each reads the entries created within
+		// the status's longest age of its page (index-updated-listing.ts) and keeps the `limit` newest.
 		const statuses = query.status?.length ? [...new Set(query.status)] : WORKFLOW_STATUSES;
 		return statuses.map((status) => ({ status }));
 	}
@@ -399,15 +385,26 @@ function conditionOn(value: SQL | AnySQLiteColumn, condition: CheckedCondition):
  * parent, id prefix, and each attribute condition but the driving one's, as a lookup of
  * `(entry_id, name)` in the attributes' primary key.
  */
-function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, status: WorkflowStatus | undefined, driver: string | undefined): SQL[] {
+function entryFilters(
+	filters: ListFilters & { status?: WorkflowStatus[] },
+	status: WorkflowStatus | undefined,
+	driver: string | undefined,
+	order?: ShardListQuery['order'],
+	after?: ShardListQuery['after'],
+	/** False past a walk's first chunk: its `(created_at, id)` position is tighter, and SQLite must range on it alone. */
+	createdUpper = true,
+): SQL[] {
 	const where: (SQL | undefined)[] = [];
 	if (status) where.push(eq(t.status, status));
 	else if (driver !== undefined && filters.status?.length) where.push(inArray(t.status, filters.status));
 	else where.push(live());
 	if (filters.updatedAfter !== undefined) where.push(gt(t.updatedAt, filters.updatedAfter));
 	if (filters.updatedBefore !== undefined) where.push(lt(t.updatedAt, filters.updatedBefore));
+	// No index leads with updated_at: the bound it implies on created_at narrows the walk of `(status, created_at, id)`.
+	const createdBound = createdUpper ? createdAtMost(filters, order, after) : undefined;
+	if (createdBound !== undefined) where.push(lte(t.createdAt, createdBound));
 	if (filters.createdAfter !== undefined) where.push(gt(t.createdAt, filters.createdAfter));
-	if (filters.createdBefore !== undefined) where.push(lt(t.createdAt, filters.createdBefore));
+	if (filters.createdBefore !== undefined && createdUpper) where.push(lt(t.createdAt, filters.createdBefore));
 	// No SQL index: the status/order index walks and this filters (code versions are few per type).
 	if (filters.codeVersion !== undefined) where.push(eq(t.codeVersion, filters.codeVersion));
 	// The (parent_id, created_at, id) index serves the default order; children of one parent are few.
@@ -431,17 +428,26 @@ function entryFilters(filters: ListFilters & { status?: WorkflowStatus[] }, stat
 
 /**
  * The SQL of one part of a shard listing (see `listPlan`): keyset, filters, LIMIT.
- * Each time order has its own index, `(status, <order>, id)`, so SQLite walks it backwards for
- * one status and never sorts (a part without a status is a parent's children, through the
- * parent index, or an id prefix, through the primary key); an attribute drives through
- * `(name, value, created_at, entry_id)`.
+ * The default order walks `(status, created_at, id)` backwards for one status and never sorts (a
+ * part without a status is a parent's children, through the parent index, or an id prefix, through
+ * the primary key); an attribute drives through `(name, value, created_at, entry_id)`. The
+ * `updatedAt` order walks the same index from the created_at bound its cursor and `updatedBefore`
+ * imply (engine/index/updated-bounds.ts): `walk` asks for one chunk of it, or for the `limit` newest
+ * of the rest, sorted (index-updated-listing.ts; docs/decisions.md "One listing index per shard").
  */
-export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart) {
+export function listQuery(db: DrizzleSqliteDODatabase, query: ShardListQuery, part: ListPart, walk?: { before: CreatedBefore | undefined; size?: number }) {
 	const { driver } = part;
 	if (!driver) {
 		const key = query.order === 'updatedAt' ? t.updatedAt : t.createdAt;
-		const where = entryFilters(query, part.status, undefined);
+		const where = entryFilters(query, part.status, undefined, query.order, query.after, !walk?.before);
 		if (query.after) where.push(sql`(${key}, ${t.id}) < (${query.after.at}, ${query.after.id})`);
+		// A page in updatedAt order (index-updated-listing.ts): a chunk of the backward walk in index order (`size`),
+		// or the `limit` newest of what lies before the walk's position, sorted.
+		if (walk) {
+			if (walk.before) where.push(sql`(${t.createdAt}, ${t.id}) < (${walk.before.createdAt}, ${walk.before.id})`);
+			const rows = db.select(columns).from(t).where(and(...where));
+			return walk.size === undefined ? rows.orderBy(desc(key), desc(t.id)).limit(query.limit) : rows.orderBy(desc(t.createdAt), desc(t.id)).limit(walk.size);
+		}
 		return db
 			.select(columns)
 			.from(t)

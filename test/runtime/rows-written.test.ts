@@ -340,7 +340,7 @@ describe('rows written by one-step children run inside their parent (compact lay
 });
 
 describe("rows written by a run's index delivery (its index shard)", () => {
-	it('a finished trivial run: its entry and the 2 listing indexes, and no metrics row (the run is a mark on the entry, rolled up once a minute)', async () => {
+	it('a finished trivial run: its entry and its one listing index, and no metrics row (the run is a mark on the entry, rolled up once a minute)', async () => {
 		const id = uniqueId('layout-compact');
 		await instances.create(testEnv, { type: 'many', id, payload: { steps: 10 } });
 		await settle(id);
@@ -369,7 +369,38 @@ describe("rows written by a run's index delivery (its index shard)", () => {
 			}
 			return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
 		});
-		// Before the marks: 4 (the minute's metrics row upserted by every delivery that starts or finishes a run).
-		expect(written).toBe(3);
+		// Before the marks: 4 (the minute's metrics row upserted by every delivery that starts or finishes a run);
+		// 3 before drizzle/0023 (the `(status, updated_at, id)` index too).
+		expect(written).toBe(2);
+	});
+
+	it('a run that sleeps: its first delivery writes the entry and its (status, created_at, id) index (2 rows), its status change the same 2, and a delivery that only moves updated_at 1', async () => {
+		const written = await runInDurableObject(stub(uniqueId('shard-rows')), async (_, state) => {
+			const db = drizzle(state.storage);
+			await migrate(db, migrations);
+			const at = 1_796_000_000_000;
+			const shard = new IndexShardStore(db, state.storage, () => at + 1_000);
+			// A shard's first mark writes its rollup watermark (a key-value row, once in the shard's life): not this run's.
+			shard.write([{ id: 'earlier', type: 'many', status: 'completed', createdAt: at - 10, updatedAt: at - 5, version: 3 }]);
+			const rows = (entry: IndexEntry) => {
+				const exec = state.storage.sql.exec.bind(state.storage.sql);
+				const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+				Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
+				try {
+					shard.write([entry]);
+				} finally {
+					Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+				}
+				return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+			};
+			const run = { id: 'sleeper', type: 'many', createdAt: at };
+			return {
+				sleeping: rows({ ...run, status: 'sleeping', updatedAt: at + 1, version: 2 }),
+				sleepingAgain: rows({ ...run, status: 'sleeping', updatedAt: at + 2, version: 3 }),
+				completed: rows({ ...run, status: 'completed', updatedAt: at + 3, version: 4 }),
+			};
+		});
+		// Before drizzle/0023: 3, 2 and 3 (the `(status, updated_at, id)` index moved by every delivery).
+		expect(written).toEqual({ sleeping: 2, sleepingAgain: 1, completed: 2 });
 	});
 });

@@ -4,8 +4,8 @@ import { durationBucket, type FinishedStatus, type MetricsDelta, type MinuteCoun
  * Run metrics not yet rolled up into the shard's minute rows, kept on the entry row the delivery
  * writes anyway (`index_entries.pending_metrics`), so counting a run costs no row of its own
  * (docs/decisions.md "Run metrics rolled up once a minute per shard"). The shard rolls the marks
- * up once a minute, finding them through the `(status, updated_at, id)` listing index: every entry
- * changed since the last rollup (the watermark) has `updated_at >= watermark`.
+ * up once a minute: every entry changed since the last rollup (the watermark) has `updated_at >= watermark`,
+ * and the shard keeps in memory which entries it marked (runtime/index-marked-entries.ts).
  *
  * A mark is counted by the rollup that passes its `u`, the `updated_at` of the write that merged it:
  * it counts while `u` is at or past the watermark. Its row's `updated_at` says which rollup finds it,
