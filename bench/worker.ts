@@ -130,10 +130,10 @@ export class WorkflowRunner extends createWorkflowRunner(registry) {
 		// In the eu group (SHARDFLOW_BENCH_GROUP=eu) the same names follow the group's part.
 		const local = ctx.id.name?.startsWith('eu.eu~') ? ctx.id.name.slice('eu.eu~'.length) : ctx.id.name;
 		const layout = local?.startsWith('q-c-') ? 'compact' : local?.startsWith('q-t-') ? 'table' : undefined;
-		// Compact as a new project runs it (wrangler.jsonc's SHARDFLOW_STORAGE_FORMAT=4: format 2 and a finished inline
-		// child in one row, unless the bench's env sets an old switch: src/runtime/storage-format.ts); the table layout
+		// Compact as a new project runs it (wrangler.jsonc's SHARDFLOW_STORAGE_FORMAT=5: format 2, a finished inline child
+		// in one row and sleeps folded, unless the bench's env sets an old switch: src/runtime/storage-format.ts); the table layout
 		// as an upgraded deployment does (its old switch wins over the level: the outbox as the bench's env says).
-		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_STORAGE_FORMAT: '4' } : {}) } : env) as never);
+		super(ctx, (layout ? { ...env, SHARDFLOW_STORAGE_LAYOUT: layout, ...(layout === 'compact' ? { SHARDFLOW_STORAGE_FORMAT: env.SHARDFLOW_STORAGE_FORMAT ?? '5' } : {}) } : env) as never);
 		this.sqlMeter = sqlMeter;
 	}
 
@@ -315,6 +315,8 @@ interface Env {
 	WORKFLOW_RUNNER: DurableObjectNamespace<WorkflowRunner>;
 	FLOOR: DurableObjectNamespace<FloorObject>;
 	CF_WORKFLOW: Workflow<BenchParams>;
+	/** The compact cost runs' storage format (`--var SHARDFLOW_STORAGE_FORMAT=4` for the one before sleeps were folded); 5 when unset. */
+	SHARDFLOW_STORAGE_FORMAT?: string;
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));

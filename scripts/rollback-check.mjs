@@ -7,7 +7,11 @@
 //   node scripts/rollback-check.mjs --old <checkout of the previous build, npm ci done> [--storage-format N]
 //
 // `--storage-format N`: the new build runs with SHARDFLOW_STORAGE_FORMAT=N (src/runtime/storage-format.ts):
-// 3 makes set B's instances compact ones, 4 writes compact format 2 and keeps a finished inline child in one row.
+// 3 makes set B's instances compact ones, 4 writes compact format 2 and keeps a finished inline child in one row,
+// 5 folds a compact instance's sleeps, retries and waits into the writes around them.
+// `--old-storage-format N`: the previous build runs with SHARDFLOW_STORAGE_FORMAT=N too (set A at that level).
+// `--forward`: no rollback (OLD -> NEW -> NEW): for a level the previous build cannot read, whether what the previous
+// build wrote keeps running on the new one (set B is woken on the new build instead).
 // The older flags below set the old switches one by one (each wins over the level for its own part).
 // `--layout compact`: the new build runs with SHARDFLOW_STORAGE_LAYOUT=compact, so set B's instances are
 // compact ones (docs/decisions.md "The compact instance layout"): what a rollback to a build that cannot
@@ -25,7 +29,7 @@ import { startDevServer } from '../bench/lib/dev-server.mjs';
 const root = resolve(import.meta.dirname, '..');
 const oldAt = process.argv.includes('--old') ? resolve(process.argv[process.argv.indexOf('--old') + 1]) : undefined;
 if (!oldAt || !existsSync(join(oldAt, 'node_modules'))) {
-	console.error('usage: node scripts/rollback-check.mjs --old <checkout of the previous build with node_modules> [--storage-format N | --layout compact [--one-row] [--format 2]]');
+	console.error('usage: node scripts/rollback-check.mjs --old <checkout of the previous build with node_modules> [--storage-format N [--old-storage-format N] [--forward] | --layout compact [--one-row] [--format 2]]');
 	process.exit(2);
 }
 cpSync(join(root, 'scripts/rollback-check'), join(oldAt, 'scripts/rollback-check'), { recursive: true });
@@ -40,10 +44,16 @@ const oneRow = process.argv.includes('--one-row');
 // `--format 2`: the new build's compact instances write format 2 (src/runtime/compact-format.ts).
 const format = process.argv.includes('--format') ? process.argv[process.argv.indexOf('--format') + 1] : undefined;
 const storageFormat = process.argv.includes('--storage-format') ? process.argv[process.argv.indexOf('--storage-format') + 1] : undefined;
-if (storageFormat !== undefined && !/^[1-4]$/.test(storageFormat)) {
-	console.error('--storage-format takes 1, 2, 3 or 4');
-	process.exit(2);
+const oldStorageFormat = process.argv.includes('--old-storage-format') ? process.argv[process.argv.indexOf('--old-storage-format') + 1] : undefined;
+for (const level of [storageFormat, oldStorageFormat]) {
+	if (level !== undefined && !/^[1-5]$/.test(level)) {
+		console.error('--storage-format and --old-storage-format take 1 to 5');
+		process.exit(2);
+	}
 }
+const forward = process.argv.includes('--forward');
+/** The previous build's settings (its own level, when asked). */
+const oldVars = { SHARDFLOW_ENV: 'development', ...(oldStorageFormat ? { SHARDFLOW_STORAGE_FORMAT: oldStorageFormat } : {}) };
 /** The new build's settings (the old build ignores a setting it does not know). */
 const newVars = {
 	SHARDFLOW_ENV: 'development',
@@ -64,7 +74,7 @@ const check = (ok, what) => {
 let server;
 async function serve(build) {
 	const t0 = Date.now();
-	server = await startDevServer({ configs: config, persistTo, cwd: build === 'old' ? oldAt : root, timeoutMs: 120_000, ...(build === 'new' ? { vars: newVars } : {}) });
+	server = await startDevServer({ configs: config, persistTo, cwd: build === 'old' ? oldAt : root, timeoutMs: 120_000, ...(build === 'new' ? { vars: newVars } : oldStorageFormat ? { vars: oldVars } : {}) });
 	console.log(`-- ${build} build up in ${Date.now() - t0} ms`);
 	return server.url;
 }
@@ -161,6 +171,7 @@ try {
 	await stop();
 
 	// OLD 2: the deploy rolled back with every instance mid-run: sleeps end, retries fall due, events come.
+	if (!forward) {
 	url = await serve('old');
 	const until = Math.max(wakeA, Date.now()) + 8_000;
 	for (const [set, ids] of [['A', a], ['B', b]]) {
@@ -182,9 +193,17 @@ try {
 	const oldLog = await stop();
 	const failedPasses = (oldLog.match(/pass\.failed/g) ?? []).length;
 	console.log(`   the rolled-back build logged ${failedPasses} failed passes (retried with backoff)`);
+	}
 
 	// NEW 2: rolled forward, every instance finishes as its code says.
 	url = await serve('new');
+	if (forward) {
+		// No rollback: the events come on the new build.
+		for (const [set, ids] of [['A', a], ['B', b]]) {
+			const res = await post(`${url}/workflows/${ids['rc-waiter']}/events/go`, { value: set });
+			check(res.status === 202, `${set}: the event was accepted on the new build (${res.status})`);
+		}
+	}
 	const all = [a, b];
 	const deadline = Date.now() + 120_000;
 	let final = {};

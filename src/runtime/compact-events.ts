@@ -4,6 +4,22 @@ import { KV, pack, packedBytes, seqKey, seqOf, unpack, type Packed } from './com
 const UNREAD = Symbol('unread');
 type StoredEvent = { name: string; payload: Packed; receivedAt: number };
 type StoredEventKey = { name: string; digest: string; at: number; n: number };
+/** An event the instance record holds (storage format 5): its seq with it, since it has no key. */
+export type HeldEvent = StoredEvent & { seq: number };
+
+/**
+ * The events the instance record holds (storage format 5, compact-parts.ts `mayHoldEvent`): an event that arrives while the
+ * instance waits rides in the put of the record that records its arrival, and leaves it with the put that records its
+ * consumption, instead of a key put and deleted.
+ */
+export interface RecordEvents {
+	held(): readonly HeldEvent[];
+	/** May this event ride in the record (its put at the transaction's end)? */
+	mayHold(name: string, payload: string | null): boolean;
+	hold(event: HeldEvent): void;
+	/** Takes the event out of the record if it holds it. */
+	release(seq: number): boolean;
+}
 
 /**
  * A compact instance's buffered events (`e:<seq>`), the count of those dropped (`d`) and the idempotency keys of
@@ -18,6 +34,7 @@ export class CompactEvents {
 	constructor(
 		private readonly kv: SyncKvStorage,
 		private readonly put: (key: string, value: unknown) => void,
+		private readonly record: RecordEvents,
 	) {}
 
 	/** A new object: none buffered, none dropped. */
@@ -35,29 +52,36 @@ export class CompactEvents {
 
 	appendEvent(name: string, payload: string | null, receivedAt: number): void {
 		if (this.lastEventSeq === UNREAD) {
-			this.lastEventSeq = 0;
-			for (const [key] of this.kv.list({ prefix: KV.event, reverse: true, limit: 1 })) this.lastEventSeq = seqOf(key, KV.event);
+			let last = 0;
+			for (const [key] of this.kv.list({ prefix: KV.event, reverse: true, limit: 1 })) last = seqOf(key, KV.event);
+			for (const event of this.record.held()) last = Math.max(last, event.seq);
+			this.lastEventSeq = last;
 		}
 		this.lastEventSeq++;
+		if (this.record.mayHold(name, payload)) return this.record.hold({ seq: this.lastEventSeq, name, payload: pack(payload), receivedAt });
 		this.put(seqKey(KV.event, this.lastEventSeq), { name, payload: pack(payload), receivedAt } satisfies StoredEvent);
 		this.noEvents = false;
 	}
 
-	private *bufferedEvents(): Iterable<[string, StoredEvent]> {
-		if (!this.noEvents) yield* this.kv.list<StoredEvent>({ prefix: KV.event });
+	/** Every buffered event in seq order: those under keys of their own, and those the record holds. */
+	private bufferedEvents(): [number, StoredEvent][] {
+		const keyed: [number, StoredEvent][] = this.noEvents ? [] : [...this.kv.list<StoredEvent>({ prefix: KV.event })].map(([key, event]) => [seqOf(key, KV.event), event]);
+		const held = this.record.held();
+		if (held.length === 0) return keyed;
+		return [...keyed, ...held.map((event): [number, StoredEvent] => [event.seq, event])].sort((a, b) => a[0] - b[0]);
 	}
 
 	oldestEvent(name: string): EventRow | undefined {
-		for (const [key, event] of this.bufferedEvents()) if (event.name === name) return { seq: seqOf(key, KV.event), name, payload: unpack(event.payload), receivedAt: event.receivedAt };
+		for (const [seq, event] of this.bufferedEvents()) if (event.name === name) return { seq, name, payload: unpack(event.payload), receivedAt: event.receivedAt };
 		return undefined;
 	}
 
 	deleteEvent(seq: number): void {
-		this.kv.delete(seqKey(KV.event, seq));
+		if (!this.record.release(seq)) this.kv.delete(seqKey(KV.event, seq));
 	}
 
 	deleteAllEvents(): void {
-		for (const [key] of [...this.bufferedEvents()]) this.kv.delete(key);
+		for (const [seq] of this.bufferedEvents()) this.deleteEvent(seq);
 		this.noEvents = true;
 	}
 
@@ -75,8 +99,8 @@ export class CompactEvents {
 
 	dropEvents(): number {
 		let n = 0;
-		for (const [key] of [...this.bufferedEvents()]) {
-			this.kv.delete(key);
+		for (const [seq] of this.bufferedEvents()) {
+			this.deleteEvent(seq);
 			n++;
 		}
 		this.noEvents = true;

@@ -29,4 +29,9 @@ export interface CompactStart {
 	historyAppended?: () => void;
 	/** What it writes (above); 1 when not given. Both are read whatever it says. */
 	format?: CompactFormat;
+	/**
+	 * Storage format 5: a sleep's writes folded into the writes around it (compact-folded-steps.ts). Read whatever it
+	 * says; only a build before it cannot read what it writes.
+	 */
+	foldSleeps?: boolean;
 }

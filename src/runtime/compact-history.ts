@@ -1,5 +1,6 @@
 import type { HistoryKind, HistoryMeta, HistoryRow } from '../engine/history/history';
-import type { StepRow } from '../engine/storage/store';
+import type { StepMeta, StepRow } from '../engine/storage/store';
+import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import { KV, packedBytes, seqKey, seqOf, unpack, type Packed } from './compact-keys';
 
 /**
@@ -15,8 +16,12 @@ import { KV, packedBytes, seqKey, seqOf, unpack, type Packed } from './compact-k
  * A step as its key holds it: the row, its result packed, the records it stands for ([seq, count, generation]) and
  * the records it carries (`more`: appended in the transaction that wrote the step, compact-instance-store.ts `carry`).
  */
-/** `wk`: the wake-up the step bears (the compact layout's format 2: compact-step-wakeups.ts). */
-export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[]; wk?: number };
+/**
+ * `wk`: the wake-up the step bears (the compact layout's format 2: compact-step-wakeups.ts). `prior`: a completed sleep
+ * before it whose completion rode in this step's put; `v`: how many times it was written, so that of two copies of a
+ * step the later is read (both storage format 5: compact-folded-steps.ts).
+ */
+export type StoredStep = Omit<StepRow, 'result'> & { result: Packed; rec?: [number, number, number]; more?: CarriedRecord[]; wk?: number; prior?: StoredStep; v?: number };
 
 /** A history record as a key or the instance record holds it: value and detail packed. */
 export type StoredRecord = Omit<HistoryRow, 'value' | 'detail'> & { value: Packed; detail: Packed };
@@ -108,6 +113,13 @@ export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], 
 	for (const step of steps) for (const record of stepRecords(step)) add(record);
 	for (const record of inline) add(record);
 	return { bytes, lastSeq };
+}
+
+/** A step's meta: its row without its result (its size, and the result itself when small). */
+export function toStepMeta(step: StoredStep): StepMeta {
+	const { result, rec: _rec, more: _more, wk: _wk, prior: _prior, v: _v, ...rest } = step;
+	const resultBytes = packedBytes(result);
+	return { ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) };
 }
 
 /** A stored step as the engine reads it. */

@@ -1,7 +1,8 @@
 import type { NewHistoryRow } from '../engine/history/history';
 import type { InstanceRow, OutboxRow } from '../engine/storage/store';
 import { pack, unpack, type Packed } from './compact-keys';
-import type { StoredRecord } from './compact-history';
+import type { StoredRecord, StoredStep } from './compact-history';
+import type { HeldEvent } from './compact-events';
 
 /**
  * The instance record of the compact layout: one key (`i`) holding the instance row, the pending index
@@ -14,6 +15,10 @@ export interface InstanceRecord {
 	pending: OutboxRow | null;
 	/** History records folded into the record, in seq order (see `foldable`). */
 	recs: StoredRecord[];
+	/** Sleep steps folded into the record, in seq order (storage format 5: compact-folded-steps.ts); absent when none. */
+	st?: StoredStep[];
+	/** Events that arrived while the instance waited, until consumed (storage format 5: compact-parts.ts); absent when none. */
+	ev?: HeldEvent[];
 }
 
 /** The instance row with its long texts packed (compact-keys.ts `pack`). */

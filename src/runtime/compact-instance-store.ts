@@ -1,18 +1,19 @@
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/definition/instance-limits';
-import { SMALL_RESULT_BYTES } from '../engine/support/limits';
 import type { StepKind } from '../engine/support/step-kinds';
 import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
-import { KV, pack, packedBytes, seqKey, seqOf, unpack } from './compact-keys';
-import { findRecords, historyTail, stepRecords, toHistoryMeta, toHistoryRow, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
+import { KV, pack, seqKey, seqOf, unpack } from './compact-keys';
+import { findRecords, historyTail, toHistoryMeta, toHistoryRow, toStepMeta, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
+import { removeSteps } from './compact-step-removal';
 import { StepIndex } from './compact-step-index';
 import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
 import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
 import type { CompactStart } from './compact-format';
+import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -56,6 +57,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	private lastWritten: number | undefined;
 	/** The wake-ups, those its steps bear (format 2) and those under keys of their own (compact-step-wakeups.ts). */
 	private readonly allWakeups: StepWakeups;
+	/** A sleep written by an earlier transaction whose put waits for the next write (storage format 5: compact-folded-steps.ts). */
+	private deferred: StoredStep | undefined;
 
 	constructor(
 		storage: DurableObjectStorage,
@@ -81,10 +84,12 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// Nested: what the outer transaction changed of the record and has not written yet is kept aside, so that a
 		// rollback of this one forgets only its own changes (the outer one's are written at its end, as usual).
 		const record = this.record;
+		// A deferred sleep is not this transaction's write: a rollback of it leaves the sleep deferred still.
+		const deferred = this.deferred;
 		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean; steps: Map<number, StoredStep>; lastWritten: number | undefined } | undefined =
 			this.depth > 0
 				? {
-						record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs] }, held: [...this.held], dirty: this.dirty,
+						record: record === UNREAD || record === undefined ? record : { ...record, recs: [...record.recs], ...(record.st ? { st: [...record.st] } : {}), ...(record.ev ? { ev: [...record.ev] } : {}) }, held: [...this.held], dirty: this.dirty,
 						steps: new Map([...this.pendingSteps].map(([seq, step]) => [seq, { ...step, ...(step.more ? { more: [...step.more] } : {}) }])), lastWritten: this.lastWritten,
 					}
 				: undefined;
@@ -117,12 +122,19 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			this.dirty = outer ? outer.dirty : false;
 			this.pendingSteps = outer ? outer.steps : new Map();
 			this.lastWritten = outer ? outer.lastWritten : undefined;
+			this.deferred = deferred;
 			throw error;
 		}
 	}
 
 	/** The end of a transaction: each step it wrote once, the record once, and the held records the record did not take. */
 	private endTransaction(): void {
+		// Only when there is a step to place: a transaction of other writes builds no step index for it.
+		if (this.pendingSteps.size > 0 || this.deferred) {
+			const placed = placeSteps({ fold: this.start.foldSleeps === true, index: this.stepIndex(), pending: this.pendingSteps, record: this.readRecord(), dirty: this.dirty, deferred: this.deferred });
+			this.dirty = placed.dirty;
+			this.deferred = placed.deferred;
+		}
 		this.flushSteps();
 		for (const record of this.held) this.putRecordKey(record);
 		this.held = [];
@@ -137,7 +149,21 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	protected changed(): void {
 		if (this.depth > 0) this.dirty = true;
+		// A deferred sleep rides in the record's put (compact-folded-steps.ts).
+		else if (this.deferred) this.transaction(() => void (this.dirty = true));
 		else this.putInstance();
+	}
+
+	/** A write outside a transaction goes after a deferred sleep's, never before it (compact-folded-steps.ts). */
+	protected override put(key: string, value: unknown): void {
+		if (this.depth === 0 && this.deferred) this.transaction(() => {});
+		super.put(key, value);
+	}
+
+	protected mayHoldEvent(name: string, payload: string | null): boolean {
+		const record = this.readRecord();
+		if (!this.start.foldSleeps || this.depth === 0 || record?.row.status !== 'waiting' || (payload?.length ?? 4) > MAX_HELD_EVENT_CHARS || (record.ev?.length ?? 0) >= MAX_HELD_EVENTS) return false;
+		return (record.st ?? []).some((step) => waitsFor(step, name));
 	}
 
 	protected acknowledged(): void {
@@ -146,7 +172,9 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	private putInstance(): void {
 		const record = this.readRecord();
-		if (record) this.put(KV.instance, record);
+		if (!record) return;
+		prunedFolded(record, this.steps);
+		this.put(KV.instance, record);
 	}
 
 	readInstance(): InstanceRow | undefined {
@@ -156,7 +184,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	writeInstance(row: InstanceRow): void {
 		const before = this.readRecord();
-		const record: InstanceRecord = { row: packRow(row), pending: before?.pending ?? null, recs: before?.recs ?? [] };
+		const record: InstanceRecord = { row: packRow(row), pending: before?.pending ?? null, recs: before?.recs ?? [], ...(before?.st ? { st: before.st } : {}), ...(before?.ev ? { ev: before.ev } : {}) };
 		this.record = record;
 		// Records appended earlier in this transaction, before any record existed (a create's), join it.
 		for (const held of this.held.splice(0)) {
@@ -169,37 +197,62 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	// ---- steps ----
 
 	private stepIndex(): StepIndex {
-		if (!this.steps) this.flushSteps();
-		return (this.steps ??= StepIndex.read(this.kv));
+		return (this.steps ??= this.readIndex());
 	}
 
-	/** A step's value as this transaction left it (written at its end) or as storage holds it. */
+	/** The index as storage holds it, with this isolate's writes not put yet (this transaction's, the deferred sleep) over it. */
+	private readIndex(values?: Map<number, StoredStep>): StepIndex {
+		const index = StepIndex.read(this.kv, this.readRecord()?.st, values);
+		for (const step of [...this.pendingSteps.values(), ...(this.deferred ? [this.deferred] : [])]) {
+			index.set(step.seq, step);
+			values?.set(step.seq, step);
+		}
+		return index;
+	}
+
+	/** A step's value as this isolate left it (this transaction's, put at its end; the deferred sleep) or as storage holds it. */
 	private stepGet(seq: number): StoredStep | undefined {
-		return this.pendingSteps.get(seq) ?? this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		const written = this.pendingSteps.get(seq) ?? (this.deferred?.seq === seq ? this.deferred : undefined);
+		if (written) return written;
+		const home = this.stepIndex().get(seq)?.home;
+		if (home === 'i') return this.readRecord()?.st?.find((step) => step.seq === seq);
+		if (typeof home === 'number') {
+			const prior = this.stepGet(home)?.prior;
+			return prior?.seq === seq ? prior : undefined;
+		}
+		return this.kv.get<StoredStep>(seqKey(KV.step, seq));
 	}
 
-	/** Puts the steps this transaction wrote so far: before a listing of the steps, and at its end. */
+	/** Puts the steps this transaction wrote under their own keys, at its end. */
 	private flushSteps(): void {
 		if (this.pendingSteps.size === 0) return;
-		for (const [seq, step] of this.pendingSteps) this.put(seqKey(KV.step, seq), step);
+		for (const [seq, step] of this.pendingSteps) {
+			this.put(seqKey(KV.step, seq), step);
+			this.steps?.move(seq, 'own');
+		}
 		this.pendingSteps = new Map();
 	}
 
 	private storeStep(stored: StoredStep): void {
 		// A finished step waits for nothing: its wake-up goes with the write that finishes it (no row of its own).
 		if (stored.wk !== undefined && !UNFINISHED_STEP_STATUSES.includes(stored.status)) delete stored.wk;
+		// Outside a transaction, in one of its own: where the step goes is decided at its end (compact-folded-steps.ts).
+		if (this.depth === 0) return this.transaction(() => this.storeStep(stored));
+		// Counted once a step may have two copies (format 5, or a step format 5 wrote): the later copy is read (compact-step-index.ts).
+		const before = this.stepIndex().get(stored.seq);
+		if (this.start.foldSleeps || before?.v !== undefined) stored.v = (before?.v ?? 0) + 1;
 		this.stepIndex().set(stored.seq, stored);
-		if (this.depth > 0) {
-			this.pendingSteps.set(stored.seq, stored);
-			this.lastWritten = stored.seq;
-		} else this.put(seqKey(KV.step, stored.seq), stored);
+		this.pendingSteps.set(stored.seq, stored);
+		this.lastWritten = stored.seq;
 	}
 
 	private putStep(row: StepRow, rec: [number, number, number] | undefined, more?: CarriedRecord[]): void {
 		// The wake-up the step bears stays with it until deleted or the step finishes (compact-step-wakeups.ts).
 		const held = this.stepIndex().get(row.seq);
 		const wk = held?.key === row.key ? held.wk : undefined;
-		this.storeStep({ ...row, result: pack(row.result), ...(rec ? { rec } : {}), ...(more?.length ? { more } : {}), ...(wk !== undefined ? { wk } : {}) });
+		// The completed sleep its key carries stays with it (compact-folded-steps.ts).
+		const prior = held?.hosts !== undefined ? this.stepGet(row.seq)?.prior : undefined;
+		this.storeStep({ ...row, result: pack(row.result), ...(rec ? { rec } : {}), ...(more?.length ? { more } : {}), ...(wk !== undefined ? { wk } : {}), ...(prior ? { prior } : {}) });
 	}
 
 	/** The records step `seq` carries, kept when it is written again (with their values if its result changes). */
@@ -229,15 +282,10 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	readSteps(): StepRow[] {
-		this.flushSteps();
-		const rows: StepRow[] = [];
-		const index = new StepIndex();
-		for (const [key, step] of this.kv.list<StoredStep>({ prefix: KV.step })) {
-			rows.push(toStepRow(step));
-			index.set(seqOf(key, KV.step), step);
-		}
-		this.steps = index;
-		return rows;
+		// One listing of every value, which builds the index again on the way.
+		const values = new Map<number, StoredStep>();
+		this.steps = this.readIndex(values);
+		return this.steps.seqs().map((seq) => toStepRow(values.get(seq)!));
 	}
 
 	writeStep(row: StepRow): void {
@@ -273,18 +321,19 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	/** Gives the records of the steps `which` picks keys of their own, then deletes the steps: the history keeps them. */
-	private removeSteps(which: (step: StoredStep) => boolean): void {
+	private removeStepsWhere(which: (step: StoredStep) => boolean): void {
+		if (this.deferred) this.pendingSteps.set(this.deferred.seq, this.deferred);
+		this.deferred = undefined;
 		this.flushSteps();
-		for (const [key, step] of [...this.kv.list<StoredStep>({ prefix: KV.step })]) {
-			if (!which(step)) continue;
-			for (const record of stepRecords(step)) this.putRecordKey(record);
-			this.kv.delete(key);
-		}
+		const values = new Map<number, StoredStep>();
+		const index = this.readIndex(values);
+		const put = (key: string, value: unknown) => this.put(key, value);
+		if (removeSteps({ kv: this.kv, index, values, record: this.readRecord(), which, putRecordKey: (record) => this.putRecordKey(record), put })) this.changed();
 		this.steps = undefined;
 	}
 
 	deleteSteps(): void {
-		this.removeSteps(() => true);
+		this.removeStepsWhere(() => true);
 		this.steps = new StepIndex();
 	}
 
@@ -299,20 +348,15 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	keepStepsBefore(seq: number): void {
-		this.removeSteps((step) => step.kind === 'rollback' || step.seq >= seq);
+		this.removeStepsWhere((step) => step.kind === 'rollback' || step.seq >= seq);
 	}
 
 	readStepMeta(range: StepRange): StepMeta[] {
 		// One step's value at a time: a status's window of 100 steps may hold results of up to 1 MiB each, of which it keeps sizes only.
-		this.flushSteps();
-		const listed = 'last' in range ? this.kv.list<StoredStep>({ prefix: KV.step, reverse: true, limit: range.last }) : this.kv.list<StoredStep>({ prefix: KV.step, start: seqKey(KV.step, range.afterSeq + 1), limit: range.limit });
-		const metas: StepMeta[] = [];
-		for (const [, step] of listed) {
-			const { result, rec: _rec, more: _more, wk: _wk, ...rest } = step;
-			const resultBytes = packedBytes(result);
-			metas.push({ ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) });
-		}
-		return 'last' in range ? metas.reverse() : metas;
+		// By the index: a step's value may be kept in the record or in the step after it (compact-folded-steps.ts).
+		const seqs = this.stepIndex().seqs();
+		const picked = 'last' in range ? (range.last > 0 ? seqs.slice(-range.last) : []) : seqs.filter((seq) => seq > range.afterSeq).slice(0, range.limit);
+		return picked.map((seq) => this.stepGet(seq)).filter((step) => step !== undefined).map(toStepMeta);
 	}
 
 	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {

@@ -26,7 +26,23 @@ export abstract class CompactParts implements Pick<InstanceStore, 'setWakeup'> {
 		this.kv = storage.kv;
 		const put = (key: string, value: unknown) => this.put(key, value);
 		this.wakeups = new CompactWakeups(this.kv, put);
-		this.events = new CompactEvents(this.kv, put);
+		this.events = new CompactEvents(this.kv, put, {
+			held: () => this.readRecord()?.ev ?? [],
+			mayHold: (name, payload) => this.mayHoldEvent(name, payload),
+			hold: (event) => {
+				const record = this.readRecord()!;
+				record.ev = [...(record.ev ?? []), event];
+				this.changed();
+			},
+			release: (seq) => {
+				const record = this.readRecord();
+				if (!record?.ev?.some((event) => event.seq === seq)) return false;
+				record.ev = record.ev.filter((event) => event.seq !== seq);
+				if (record.ev.length === 0) delete record.ev;
+				this.changed();
+				return true;
+			},
+		});
 		this.inline = new CompactInlineChildren(this.kv, put);
 		this.outbox = new CompactOutbox(this.kv, put, { read: () => this.readRecord(), changed: () => this.changed(), acknowledged: () => this.acknowledged() });
 	}
@@ -37,6 +53,12 @@ export abstract class CompactParts implements Pick<InstanceStore, 'setWakeup'> {
 	protected abstract changed(): void;
 	/** An acknowledgement changed the record: put at the transaction's end when in one, else with its next put. */
 	protected abstract acknowledged(): void;
+	/**
+	 * May an event that arrives now ride in the record's put (storage format 5)? Only in a transaction that puts the
+	 * record anyway (its `event.received` record), for the wait the instance is in (the pass it wakes consumes it at
+	 * once: an event that comes early keeps its key), and small: until consumed, every put of the record carries it.
+	 */
+	protected abstract mayHoldEvent(name: string, payload: string | null): boolean;
 
 	protected put(key: string, value: unknown): void {
 		checkValue(key, value);

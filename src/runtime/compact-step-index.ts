@@ -16,7 +16,19 @@ export interface IndexedStep {
 	carried?: number;
 	/** The wake-up it bears (compact-step-wakeups.ts). */
 	wk?: number;
+	/**
+	 * Where its value is kept (compact-folded-steps.ts): its own key (`own`), the instance record (`i`), inside the key of
+	 * the step of that seq (a completed sleep carried by the step after it), or nowhere yet (`new`: written in this
+	 * isolate, its put still to come).
+	 */
+	home: StepHome;
+	/** The seq of the step whose value this one's key carries (`prior`), if any. */
+	hosts?: number;
+	/** How many times storage format 5 wrote it (`StoredStep.v`): of two copies, the higher is the later. */
+	v?: number;
 }
+
+export type StepHome = 'own' | 'i' | 'new' | number;
 
 /**
  * The steps of a compact instance by seq, without their values (results up to 1 MiB each): read once with one listing
@@ -30,9 +42,32 @@ export class StepIndex {
 	/** The seqs of the steps that bear a wake-up (few: the unfinished sleeps, retries and timeouts). */
 	private readonly withWakeup = new Set<number>();
 
-	static read(kv: SyncKvStorage): StepIndex {
+	/**
+	 * Every step as storage holds it, in one listing: those folded into the instance record (`folded`), those with keys
+	 * of their own, and those a later step's key carries. A step kept in two places was moved and the stale copy not yet
+	 * rewritten: the copy written last wins (the higher `v`); of two written as often (or before `v`), its own key, then a
+	 * carried copy, then the record's (compact-folded-steps.ts).
+	 */
+	static read(kv: SyncKvStorage, folded: readonly StoredStep[] | undefined, values?: Map<number, StoredStep>): StepIndex {
 		const index = new StepIndex();
-		for (const [key, step] of kv.list<StoredStep>({ prefix: KV.step })) index.set(seqOf(key, KV.step), step);
+		for (const step of folded ?? []) {
+			index.set(step.seq, step, 'i');
+			values?.set(step.seq, step);
+		}
+		const later = (step: StoredStep, than: IndexedStep | undefined) => !than || (step.v ?? 0) >= (than.v ?? 0);
+		for (const [key, step] of kv.list<StoredStep>({ prefix: KV.step })) {
+			const seq = seqOf(key, KV.step);
+			if (later(step, index.get(seq))) {
+				index.set(seq, step, 'own');
+				values?.set(seq, step);
+			}
+			const prior = step.prior;
+			const held = prior && index.get(prior.seq);
+			if (prior && (!held || (held.home === 'own' ? (prior.v ?? 0) > (held.v ?? 0) : later(prior, held)))) {
+				index.set(prior.seq, prior, seq);
+				values?.set(prior.seq, prior);
+			}
+		}
 		return index;
 	}
 
@@ -49,8 +84,10 @@ export class StepIndex {
 		return this.steps.get(seq);
 	}
 
-	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more' | 'wk'>): void {
-		if (!this.steps.has(seq)) {
+	/** Sets a step's entry; `home` unless given stays where it was (`new` for a step not known before). */
+	set(seq: number, step: Pick<StoredStep, 'key' | 'kind' | 'status' | 'rec' | 'more' | 'wk' | 'prior' | 'v'>, home?: StepHome): void {
+		const before = this.steps.get(seq);
+		if (!before) {
 			// Steps come in ascending seqs: the sorted list grows at its end, and is sorted again only after one that did not.
 			if (this.sorted && seq > this.top) this.sorted.push(seq);
 			else this.sorted = undefined;
@@ -59,10 +96,22 @@ export class StepIndex {
 		this.steps.set(seq, {
 			key: step.key, kind: step.kind, status: step.status, ...(step.rec ? { rec: step.rec } : {}), ...(last !== undefined ? { last } : {}),
 			...(step.more?.length ? { carried: step.more.length } : {}), ...(step.wk !== undefined ? { wk: step.wk } : {}),
+			home: home ?? before?.home ?? 'new', ...(step.prior ? { hosts: step.prior.seq } : {}), ...(step.v !== undefined ? { v: step.v } : {}),
 		});
 		if (step.wk !== undefined) this.withWakeup.add(seq);
 		else this.withWakeup.delete(seq);
 		this.top = Math.max(this.top, seq);
+	}
+
+	/** Moves a step's value to `home` (its entry otherwise unchanged). */
+	move(seq: number, home: StepHome): void {
+		const entry = this.steps.get(seq);
+		if (entry) entry.home = home;
+	}
+
+	/** The steps whose value is in the instance record. */
+	foldedSeqs(): number[] {
+		return this.seqs().filter((seq) => this.steps.get(seq)!.home === 'i');
 	}
 
 	delete(seq: number): void {

@@ -70,7 +70,7 @@ export function instanceHost(
 	};
 	return {
 		store: compact
-			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, ...(historyAppended ? { historyAppended } : {}) })
+			? new CompactInstanceStore(ctx.storage, { empty: start?.empty === true, format, foldSleeps: storage.foldSleeps, ...(historyAppended ? { historyAppended } : {}) })
 			: historyAppended
 				? new NotifyingInstanceStore(db, ctx.storage, storeStart, historyAppended)
 				: new DrizzleInstanceStore(db, ctx.storage, storeStart),
@@ -102,6 +102,8 @@ export function instanceHost(
 		invocationBudget: deploymentBudget(env),
 		// The compact layout's format 2: a woken pass's `running` held in memory (runtime/compact-format.ts).
 		...(compact && format === 2 ? { holdsWokenRunning: true, holdAlarmRetries } : {}),
+		// Storage format 5: an idle wait keeps its alarm (EngineHost.leavesIdleAlarm).
+		...(compact && storage.foldSleeps ? { leavesIdleAlarm: true } : {}),
 		backlog: backlogPort(env),
 		failingPasses: failingPassesPort(env),
 		webhooks: {

@@ -34,10 +34,12 @@ export interface ExploreCrashesOptions<W extends TestableWorkflow> {
 	 */
 	effects?: (env: any) => unknown;
 	/**
-	 * Runs the instance as the compact layout's format 2 does (`SHARDFLOW_STORAGE_FORMAT=4`, a new project's setting): a
+	 * Runs the instance as the compact layout's format 2 does (`SHARDFLOW_STORAGE_FORMAT=4` and up, a new project's setting): a
 	 * pass woken by an alarm or an event writes no `running` of its own. Off: as format 1 and the table layout run it.
 	 */
 	holdsWokenRunning?: boolean;
+	/** With `holdsWokenRunning`: an idle wait keeps its alarm, which then writes nothing (`SHARDFLOW_STORAGE_FORMAT=5`). */
+	leavesIdleAlarm?: boolean;
 }
 
 /** One crash point: just before or just after one durable write of the run. */
@@ -101,6 +103,7 @@ export async function exploreCrashes<W extends TestableWorkflow>(workflow: W, op
 		events: (options.events ?? []) as readonly { event: string; payload: unknown }[],
 		env: options.env ?? (() => ({})),
 		...(options.holdsWokenRunning ? { holdsWokenRunning: true } : {}),
+		...(options.leavesIdleAlarm ? { leavesIdleAlarm: true } : {}),
 	};
 	const baseline = await runExploration(script);
 	const effectsOf = (env: unknown) => (options.effects ? JSON.parse(JSON.stringify(options.effects(env) ?? null)) : undefined);

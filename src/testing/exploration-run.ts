@@ -23,6 +23,8 @@ export interface ExplorationScript {
 	env: () => unknown;
 	/** Woken passes hold `running` in memory (EngineHost.holdsWokenRunning: the compact layout's format 2). */
 	holdsWokenRunning?: boolean;
+	/** An idle wait keeps its alarm (EngineHost.leavesIdleAlarm: storage format 5). */
+	leavesIdleAlarm?: boolean;
 }
 
 /** How a run ended. */
@@ -68,7 +70,7 @@ export async function runExploration(script: ExplorationScript, plan?: CrashPlan
 		return fn(attempt);
 	};
 	const boot = (gate: WriteGroupCounter | undefined) => {
-		host = new VirtualHost({ durable, registry: script.registry, env, clock, wrapStepFunction, ...(gate ? { gate } : {}), ...(script.holdsWokenRunning ? { holdsWokenRunning: true } : {}) });
+		host = new VirtualHost({ durable, registry: script.registry, env, clock, wrapStepFunction, ...(gate ? { gate } : {}), ...(script.holdsWokenRunning ? { holdsWokenRunning: true } : {}), ...(script.leavesIdleAlarm ? { leavesIdleAlarm: true } : {}) });
 		return new InstanceEngine(host);
 	};
 	let engine = boot(counter);

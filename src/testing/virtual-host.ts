@@ -35,6 +35,8 @@ export interface VirtualHostOptions {
 	gate?: WriteGate;
 	/** A woken pass holds its `running` in memory (EngineHost.holdsWokenRunning: the compact layout's format 2). */
 	holdsWokenRunning?: boolean;
+	/** An idle wait keeps its alarm (EngineHost.leavesIdleAlarm: storage format 5). */
+	leavesIdleAlarm?: boolean;
 }
 
 const never = new Promise<never>(() => {});
@@ -75,6 +77,7 @@ export class VirtualHost implements EngineHost {
 	children?: ChildPort;
 	inlineChildren?: boolean;
 	holdsWokenRunning?: boolean;
+	leavesIdleAlarm?: boolean;
 	inlineOneRow?: boolean;
 	archive?: ArchiveBucket;
 	slots?: SlotStore;
@@ -96,6 +99,7 @@ export class VirtualHost implements EngineHost {
 		this.registry = options.registry;
 		this.env = options.env ?? {};
 		if (options.holdsWokenRunning) this.holdsWokenRunning = true;
+		if (options.leavesIdleAlarm) this.leavesIdleAlarm = true;
 		this.store = this.gated();
 		const wrap = options.wrapStepFunction;
 		// A dead isolate starts no step function: an attempt that would begin in it hangs, abandoned.

@@ -78,6 +78,13 @@ describe('a woken pass holds its running in memory (compact format 2)', () => {
 		expect(runningWrites((await exploreCrashes(WaitThenWork, { payload: {}, events: [{ event: 'go', payload: { n: 40 } }] })).baseline.writes)).toBe(1);
 	});
 
+	it('an event wait that keeps its idle alarm (storage format 5): a crash before or after any write still ends the run as without one', async () => {
+		const kept = await exploreCrashes(WaitThenWork, { payload: {}, events: [{ event: 'go', payload: { n: 40 } }], holdsWokenRunning: true, leavesIdleAlarm: true });
+		expect(kept.baseline.outcome).toEqual({ status: 'completed', output: 42 });
+		expect(kept.divergent).toEqual([]);
+		expect(kept.runs.every((run) => run.outcome.status === 'completed')).toBe(true);
+	});
+
 	it('a step retried twice: neither woken pass writes running, and every crash point completes', async () => {
 		const held = await exploreCrashes(RetryReset, { payload: {}, holdsWokenRunning: true });
 		expect(held.baseline.outcome).toEqual({ status: 'completed', output: 'ok done' });

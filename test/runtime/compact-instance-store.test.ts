@@ -11,6 +11,8 @@ describe('CompactInstanceStore', () => {
 	storeContract('compact on a new object', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage, { empty: true }))));
 	// Format 2 (src/runtime/compact-format.ts): a step's wake-up in its key. The contract's wake-ups set apart from steps keep keys.
 	storeContract('compact, format 2', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage, { format: 2 }))));
+	// Storage format 5 (src/runtime/compact-folded-steps.ts): a sleep's writes folded into the writes around it.
+	storeContract('compact, sleeps folded (storage format 5)', (fn) => runInDurableObject(stub(uniqueId('store')), async (_, state) => fn(new CompactInstanceStore(state.storage, { format: 2, foldSleeps: true }))));
 
 	it("format 2 keeps a wake-up set with its step in the step's key: one set with the earliest across restarts, a setting flipped back and failed transactions", () =>
 		runInDurableObject(stub(uniqueId('store')), async (_, state) => {

@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { storageSettingsOf, type StorageSettings } from '../../src/runtime/storage-format';
 
-const level1: StorageSettings = { layout: 'table', outboxInRow: false, compactFormat: 1, inlineOneRow: false };
+const level1: StorageSettings = { layout: 'table', outboxInRow: false, compactFormat: 1, inlineOneRow: false, foldSleeps: false };
 const level2: StorageSettings = { ...level1, outboxInRow: true };
 const level3: StorageSettings = { ...level2, layout: 'compact' };
 const level4: StorageSettings = { ...level3, compactFormat: 2, inlineOneRow: true };
+const level5: StorageSettings = { ...level4, foldSleeps: true };
 
 describe('one setting for the storage format (SHARDFLOW_STORAGE_FORMAT)', () => {
 	it.each<[string, Record<string, unknown>, StorageSettings]>([
@@ -15,6 +16,11 @@ describe('one setting for the storage format (SHARDFLOW_STORAGE_FORMAT)', () => 
 		['level 3: the compact layout, format 1', { SHARDFLOW_STORAGE_FORMAT: '3' }, level3],
 		['level 4: compact format 2, an inline child in one row (a new project)', { SHARDFLOW_STORAGE_FORMAT: '4' }, level4],
 		['level 4 as a number', { SHARDFLOW_STORAGE_FORMAT: 4 }, level4],
+		['level 5: sleeps folded into the writes around them (a new project)', { SHARDFLOW_STORAGE_FORMAT: '5' }, level5],
+		// No old switch names the fold: each keeps its meaning for its own part at level 5.
+		['level 5 with the table layout kept', { SHARDFLOW_STORAGE_FORMAT: '5', SHARDFLOW_STORAGE_LAYOUT: 'table' }, { ...level5, layout: 'table' }],
+		// The fold is built on format 2 (a sleep's wake-up in its step, a woken pass's running held): format 1 kept holds it back.
+		['level 5 with format 1 kept', { SHARDFLOW_STORAGE_FORMAT: '5', SHARDFLOW_COMPACT_FORMAT: '1' }, { ...level5, compactFormat: 1, foldSleeps: false }],
 		// A deployment from a previous build keeps the switches its wrangler.jsonc sets: as before the level existed.
 		['the previous starter (three switches, no level)', { SHARDFLOW_STORAGE_LAYOUT: 'compact', SHARDFLOW_INLINE_ONE_ROW: 'true', SHARDFLOW_COMPACT_FORMAT: '2' }, { ...level4, outboxInRow: false }],
 		['the layout switch alone', { SHARDFLOW_STORAGE_LAYOUT: 'compact' }, { ...level1, layout: 'compact' }],
@@ -31,7 +37,7 @@ describe('one setting for the storage format (SHARDFLOW_STORAGE_FORMAT)', () => 
 		expect(storageSettingsOf(vars)).toEqual(settings);
 	});
 
-	it.each(['5', '0', 'compact', 'true', '4.0', ' '])('logs a malformed level (%j) as config.invalid and writes level 1', (value) => {
+	it.each(['6', '0', 'compact', 'true', '4.0', ' '])('logs a malformed level (%j) as config.invalid and writes level 1', (value) => {
 		const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
 		try {
 			expect(storageSettingsOf({ SHARDFLOW_STORAGE_FORMAT: value })).toEqual(level1);
@@ -44,7 +50,7 @@ describe('one setting for the storage format (SHARDFLOW_STORAGE_FORMAT)', () => 
 	it('a valid level logs nothing', () => {
 		const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
 		try {
-			for (const value of ['1', '2', '3', '4']) storageSettingsOf({ SHARDFLOW_STORAGE_FORMAT: value });
+			for (const value of ['1', '2', '3', '4', '5']) storageSettingsOf({ SHARDFLOW_STORAGE_FORMAT: value });
 			expect(errors).not.toHaveBeenCalled();
 		} finally {
 			errors.mockRestore();

@@ -311,7 +311,7 @@ describe('npx shardflow init, from the tarball', () => {
 		expect(wrangler).toContain('{ "name": "WORKFLOW_RUNNER", "class_name": "WorkflowRunner" }');
 		expect(wrangler).toContain('"new_sqlite_classes": ["WorkflowRunner"]');
 		// A new project has no older build to roll back to: it writes the newest storage format (compact layout).
-		expect(wrangler).toContain('"vars": { "SHARDFLOW_STORAGE_FORMAT": "4" }');
+		expect(wrangler).toContain('"vars": { "SHARDFLOW_STORAGE_FORMAT": "5" }');
 		// The compatibility date this repository runs and tests with.
 		const date = /"compatibility_date": "([\d-]+)"/;
 		expect(date.exec(wrangler)?.[1]).toBe(date.exec(readFileSync(join(root, 'wrangler.jsonc'), 'utf8'))?.[1]);

@@ -106,6 +106,21 @@ export class SlowRetryWorkflow extends Workflow<{}, string> {
 	}
 }
 
+/** Fails its first two attempts, each retry 10 minutes later: the bench's retry scenario in one step. */
+export class TwiceRetryWorkflow extends Workflow<{}, string> {
+	static override readonly type = 'twice-retry';
+	async run(step: Step) {
+		return step.do(
+			'call',
+			() => {
+				if (countExecution(`${this.ctx.id}:call`) <= 2) throw new Error('upstream 503');
+				return 'ok';
+			},
+			{ retries: { limit: 2, delay: '10 minutes', backoff: 'constant' } },
+		);
+	}
+}
+
 /**
  * Two steps in parallel: `slow` takes `slowMs`, `flaky` fails its first
  * attempt and retries after 100 ms. `combine` picks Promise.all, allSettled
@@ -415,6 +430,16 @@ export class SearchableWorkflow extends Workflow<{ customerId: string }, string>
 			if (next.done) return next.stage;
 		}
 		return 'rounds-exhausted';
+	}
+}
+
+/** A step, a sleep of a second, a step: the bench's sleep scenario (bench/workflows.ts `CostedSleepWorkflow`). */
+export class StepNapStepWorkflow extends Workflow<{}, number> {
+	static override readonly type = 'step-nap-step';
+	async run(step: Step) {
+		const a = await step.do('before', async () => 1);
+		await step.sleep('nap', '1 second');
+		return a + (await step.do('after', async () => 1));
 	}
 }
 

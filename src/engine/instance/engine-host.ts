@@ -59,6 +59,12 @@ export interface EngineHost {
 	 */
 	holdsWokenRunning?: boolean;
 	/**
+	 * A `waiting` instance with nothing due keeps whatever alarm is set instead of deleting it (a row written), and an
+	 * alarm that finds it so, with nothing recorded since its last status change, starts no pass: it fires once and
+	 * writes nothing (a request). Storage format 5 (docs/decisions.md "An idle wait keeps its alarm").
+	 */
+	leavesIdleAlarm?: boolean;
+	/**
 	 * Holds the alarm writes that only make a crash retried (`ensureAlarmBy`: a pass's watchdog, a staged index entry's
 	 * retry) until the returned release: they write nothing meanwhile. For an alarm handler that awaits the work its alarm
 	 * starts, on a runtime that runs an alarm again when its handler dies (InstanceEngine.alarmAwaitingPass). Absent: an

@@ -186,6 +186,8 @@ export class InstanceKernel implements PartKernel {
 		const at = next !== undefined && hold !== undefined ? Math.max(next, hold) : next;
 		// A finished instance its shard expires: whatever alarm is left fires once and finds nothing.
 		if (at === undefined && this.retention.leavesAlarm) return;
+		// So does a wait with nothing due, on a host that says so: its alarm finds nothing and writes nothing (EngineHost.leavesIdleAlarm).
+		if (at === undefined && this.host.leavesIdleAlarm === true && this.row?.status === 'waiting') return;
 		// A delivery or a pass in flight re-arms when it ends: until then an earlier alarm may stay
 		// (it would only look early: its handler re-arms), which saves moving it twice at the end of
 		// every short run, and moving the watchdog later when a delivery ends mid-pass (each

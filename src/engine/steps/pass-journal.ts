@@ -78,10 +78,15 @@ export class PassJournal {
 		this.rows.set(row.key, row);
 	}
 
-	/** A transaction of step writes; the pass is marked running before it opens. */
+	/**
+	 * A transaction of step writes; the pass is marked running first, and attempts begun and not yet written are written
+	 * in it: an attempt's start and its outcome are one transaction (the compact store puts the step once).
+	 */
 	transact(fn: () => void): void {
-		this.willWrite();
-		this.store.transaction(fn);
+		this.store.transaction(() => {
+			this.willWrite();
+			fn();
+		});
 	}
 
 	/**
@@ -119,6 +124,8 @@ export class PassJournal {
 			this.rows.set(row.key, row);
 			return;
 		}
+		// A retry's start not written yet (it settled at once): written with its outcome, in one transaction.
+		if (!start.written) return this.transact(() => this.writeWithRecord(row, record));
 		this.writeWithRecord(row, record);
 	}
 

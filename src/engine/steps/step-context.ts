@@ -86,7 +86,9 @@ export class StepContext extends StepOpening implements Step<any, any> {
 		// explicit transaction on the hot path (one costs more than the writes): writes with no
 		// await between them commit together in Durable Object storage (one implicit transaction).
 		// `at`: when this attempt began (a retry's row keeps its first attempt's startedAt).
-		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: now }, { first: !row, defer: !row && this.hooks.startsFirst !== true });
+		// A retry's attempt defers its start the same way: written with its outcome when it settles at once (a failure's
+		// with its `retrying`, which the compact store folds into the `sleeping` status's put at storage format 5).
+		const start = this.journal.beginAttempt(running, { kind: 'step.started', step: name, attempt, at: now }, { first: !row, defer: this.hooks.startsFirst !== true });
 		const writeStart = () => this.journal.writeStart(start);
 		// The attempt counts against the invocation's step budget from its start; that is final once it is still pending
 		// after its first microtask turns (it awaits I/O), else it is refunded once, when it settles.
@@ -119,9 +121,10 @@ export class StepContext extends StepOpening implements Step<any, any> {
 					budgetSettled = true;
 					this.hooks.attemptSettledAtOnce?.();
 				}
-				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome.
-				writeStart();
+				// An attempt that failed (or suspended) keeps the records it always had: started, then its outcome. A failure's
+				// start is written in the transaction of its outcome (PassJournal.transact), or before any other write meanwhile.
 				if (isSignal(error)) {
+					writeStart();
 					span?.set({ [SPAN.outcome]: 'interrupted' });
 					throw error;
 				}

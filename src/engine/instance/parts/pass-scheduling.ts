@@ -221,7 +221,9 @@ export abstract class PassScheduling {
 	 * pass cut short after it took its wake-up or its event, which storage cannot tell from a wait. A pass finds out:
 	 * it replays and writes nothing if the run still waits, and resumes if it had gone on (counted as a cut pass, so a
 	 * crash loop backs off as it does for a stored `running`). An alarm of such an instance with nothing due is rare
-	 * otherwise (an index delivery's retry).
+	 * otherwise (an index delivery's retry), but for a host that leaves an idle wait's alarm set
+	 * (EngineHost.leavesIdleAlarm): there a woken pass that took its wake-up or its event recorded it (`sleep.finished`,
+	 * `event.consumed`), so nothing recorded since the stored status change means no pass was cut: nothing to run.
 	 */
 	private mayHideCutPass(now: number): boolean {
 		if (this.k.host.holdsWokenRunning !== true) return false;
@@ -229,7 +231,8 @@ export abstract class PassScheduling {
 		if (status !== 'sleeping' && status !== 'waiting') return false;
 		const wake = this.k.host.store.earliestWakeup();
 		if (wake !== undefined && wake <= now) return false;
-		return this.k.host.store.eventBuffer().count === 0;
+		if (this.k.host.store.eventBuffer().count > 0) return false;
+		return this.k.host.leavesIdleAlarm !== true || this.k.host.store.historyLastSeq() !== this.k.row!.historySeq;
 	}
 
 	/** Before a terminate is stored: the pass in flight writes the attempts it began and has not written yet, so the terminate cancels them. */

@@ -1,0 +1,160 @@
+import type { StoredStep } from './compact-history';
+import type { InstanceRecord } from './compact-instance-record';
+import type { StepHome, StepIndex } from './compact-step-index';
+
+/**
+ * At most this many sleeps are kept in the instance record: every put of the record carries them again (a sleep's
+ * value is small: no result, its two records), so they stay a few KiB. A sleep beyond takes a key of its own.
+ */
+export const MAX_FOLDED_STEPS = 16;
+
+/**
+ * An event that arrives while the instance waits rides in the record until its pass consumes it (compact-parts.ts
+ * `mayHoldEvent`), if its payload is at most this many characters and the record holds fewer than `MAX_HELD_EVENTS`:
+ * an event the pass does not consume at once (another wait's) is carried again by every put of the record meanwhile,
+ * so at most 4 x 4 KiB. A larger one keeps its own key (its put and delete, 2 rows).
+ */
+export const MAX_HELD_EVENT_CHARS = 4096;
+export const MAX_HELD_EVENTS = 4;
+
+/**
+ * Storage format 5 (docs/decisions.md "Sleeps folded into the writes around them"): a sleep costs no row of its own.
+ * - Its `sleeping` write waits for the next put of the instance record (the pass's `sleeping` status, in the next
+ *   transaction) and rides in it (`st`): 1 row for the sleep and the status. A crash before that put loses both, as a
+ *   crash before the sleep's write did: the replay starts the sleep again.
+ * - Its completion (a sleep the record holds) waits for the pass's next write and rides in it: the record's put (the
+ *   outcome, the next wait) or the put of the next step, whose value then carries the completed sleep (`prior`). Until
+ *   then storage holds the sleep `sleeping` with its wake-up due, so a crash before it runs the woken pass again, which
+ *   completes the sleep again; nothing written after the completion is durable before it.
+ * A step kept in two places (moved, the stale copy not yet rewritten) is read from its own key first, then from the
+ * step that carries it, then from the record (compact-step-index.ts `read`).
+ */
+export interface Placement {
+	dirty: boolean;
+	/** The step whose put waits for the next write. */
+	deferred: StoredStep | undefined;
+}
+
+/**
+ * Where the steps a transaction wrote go, at its end: `pending` keeps those put under their own keys; the others
+ * move into the record (`record.st`, then `dirty`) or into the put of the step above them. `deferred` is the step an
+ * earlier transaction left waiting, which goes now.
+ */
+export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map<number, StoredStep>; record: InstanceRecord | undefined; dirty: boolean; deferred: StoredStep | undefined }): Placement {
+	const { index, pending, record } = args;
+	let dirty = args.dirty;
+	// Written again in this transaction: the later value is the one to put.
+	const earlier = args.deferred && !pending.has(args.deferred.seq) ? args.deferred : undefined;
+	const fold = (step: StoredStep) => {
+		record!.st = [...(record!.st ?? []).filter((held) => held.seq !== step.seq), step].sort((a, b) => a.seq - b.seq);
+		index.move(step.seq, 'i');
+	};
+	let candidate: StoredStep | undefined;
+	for (const [seq, step] of [...pending]) {
+		const home = index.get(seq)?.home;
+		if (args.fold && record && foldable(step, home, record) && (!candidate || seq > candidate.seq)) {
+			candidate = step;
+			continue;
+		}
+		// A sleep or a wait the record holds, written again (a wake-up cleared, a cancel, the wait's event): in the record's
+		// put, when small. Any other (a retry's wait, a wait's large event) goes back to its own key: the record's copy is
+		// older (`v`), dropped at its next put.
+		if (home === 'i' && record && (step.kind === 'sleep' || (step.kind === 'wait' && fits(step, record)))) {
+			pending.delete(seq);
+			fold(step);
+			dirty = true;
+		}
+	}
+	if (candidate) pending.delete(candidate.seq);
+	const top = topPending(index, pending);
+	const embed = (step: StoredStep) => {
+		top!.prior = step;
+		index.set(top!.seq, top!);
+		index.move(step.seq, top!.seq);
+	};
+	let placedEarlier = false;
+	if (earlier) {
+		if (dirty) fold(earlier);
+		else if (earlier.status === 'completed' && top && top.seq > earlier.seq) {
+			embed(earlier);
+			placedEarlier = true;
+		} else pending.set(earlier.seq, earlier);
+	}
+	let deferred: StoredStep | undefined;
+	if (candidate) {
+		if (dirty) fold(candidate);
+		else if (candidate.status === 'completed' && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		else deferred = candidate;
+	}
+	return { dirty, deferred };
+}
+
+/**
+ * A step this format keeps out of a key of its own: a sleep just set (never put), or one the record holds completed;
+ * a failed attempt waiting out its retry delay (a retry's sleep: its outcome and the `sleeping` status in one put),
+ * when small (its error's stack and message are rewritten by every later put of the record until its next attempt).
+ */
+function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
+	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
+	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
+	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
+	// A wait just set: with the `waiting` status.
+	if (step.kind === 'wait') return step.status === 'waiting' && home === 'new' && room && fits(step, record);
+	if (step.kind !== 'sleep') return false;
+	if (step.status === 'sleeping') return home === 'new' && room;
+	return step.status === 'completed' && home === 'i';
+}
+
+/**
+ * At most this many characters of a step's texts (its result, its error, the records it carries) ride in the record,
+ * and at most `FOLDED_CHARS` of every step it holds together: every put of the record carries them again (a completed
+ * wait stays, its result the event's payload). Beyond, the step takes a key of its own.
+ */
+export const FOLDED_STEP_CHARS = 4096;
+export const FOLDED_CHARS = 16 * 1024;
+
+const chars = (text: unknown) => (typeof text === 'string' ? text.length : text === null || text === undefined ? 0 : Infinity);
+
+function stepChars(step: StoredStep): number {
+	let sum = 0;
+	for (const text of [step.result, step.errorMessage, step.errorStack, step.errorName, step.errorCode]) sum += chars(text);
+	for (const record of step.more ?? []) sum += chars(record.value) + chars(record.detail);
+	return sum;
+}
+
+/** Small, and within what the record's other steps leave. */
+function fits(step: StoredStep, record: InstanceRecord): boolean {
+	const own = stepChars(step);
+	if (own > FOLDED_STEP_CHARS) return false;
+	let held = 0;
+	for (const other of record.st ?? []) if (other.seq !== step.seq) held += stepChars(other);
+	return held + own <= FOLDED_CHARS;
+}
+
+/** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */
+function topPending(index: StepIndex, pending: Map<number, StoredStep>): StoredStep | undefined {
+	const top = pending.get(index.highest);
+	return top && !top.prior && index.get(top.seq)?.hosts === undefined ? top : undefined;
+}
+
+/** A wait the record holds, still waiting for an event of this name (its `wait.started` record, carried with it, names it). */
+export function waitsFor(step: StoredStep, name: string): boolean {
+	if (step.kind !== 'wait' || step.status !== 'waiting') return false;
+	for (const record of step.more ?? []) {
+		if (record.kind !== 'wait.started' || typeof record.detail !== 'string') continue;
+		try {
+			if ((JSON.parse(record.detail) as { event?: unknown }).event === name) return true;
+		} catch {
+			// not a detail this build wrote: not this wait
+		}
+	}
+	return false;
+}
+
+/** The record's sleeps, without the stale copies of those moved elsewhere (read only while the index is known). */
+export function prunedFolded(record: InstanceRecord, index: StepIndex | undefined): void {
+	if (!record.st || !index) return;
+	const kept = record.st.filter((step) => index.get(step.seq)?.home === 'i');
+	if (kept.length > 0) record.st = kept;
+	else delete record.st;
+}

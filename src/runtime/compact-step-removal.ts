@@ -1,0 +1,44 @@
+import { stepRecords, type StoredRecord, type StoredStep } from './compact-history';
+import type { InstanceRecord } from './compact-instance-record';
+import { KV, seqKey } from './compact-keys';
+import type { StepIndex } from './compact-step-index';
+
+/**
+ * Removes the steps `which` picks (a restart, a restart-from: compact-instance-store.ts), wherever each is kept: its
+ * own key, the instance record, or the key of the step after it (compact-folded-steps.ts). Their records take keys of
+ * their own first (the history keeps them). Every copy of a removed step goes, a stale one too (it would be read
+ * again), and a kept step whose carrier goes takes a key of its own. Answers whether the record changed (its put is
+ * the caller's).
+ */
+export function removeSteps(args: {
+	kv: SyncKvStorage;
+	/** Every step and where it is kept, with `values` (the step as read from there), as storage holds them. */
+	index: StepIndex;
+	values: Map<number, StoredStep>;
+	record: InstanceRecord | undefined;
+	which: (step: StoredStep) => boolean;
+	putRecordKey: (record: StoredRecord) => void;
+	put: (key: string, value: unknown) => void;
+}): boolean {
+	const { kv, index, values, record } = args;
+	const removed = new Set<number>();
+	for (const [seq, { home }] of index.entries()) {
+		const step = values.get(seq)!;
+		if (!args.which(step)) continue;
+		removed.add(seq);
+		for (const stored of stepRecords(step)) args.putRecordKey(stored);
+		if (home === 'own') kv.delete(seqKey(KV.step, seq));
+	}
+	for (const [seq, { home }] of index.entries()) {
+		const host = values.get(seq)!;
+		const prior = home === 'own' ? host.prior : undefined;
+		if (!prior || removed.has(seq) === removed.has(prior.seq)) continue;
+		if (removed.has(prior.seq)) {
+			const { prior: _prior, ...rest } = host;
+			args.put(seqKey(KV.step, seq), rest);
+		} else if (index.get(prior.seq)?.home === seq) args.put(seqKey(KV.step, prior.seq), prior);
+	}
+	if (!record?.st?.some((step) => removed.has(step.seq))) return false;
+	record.st = record.st.filter((step) => !removed.has(step.seq));
+	return true;
+}

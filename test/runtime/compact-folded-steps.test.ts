@@ -1,0 +1,232 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import type { InstanceRow, StepRow } from '../../src/engine/storage/store';
+import { CompactInstanceStore } from '../../src/runtime/compact-instance-store';
+import { stub, uniqueId } from '../helpers';
+
+/**
+ * Storage format 5 (src/runtime/compact-folded-steps.ts): a sleep written with the `sleeping` status in one put, its
+ * completion in the woken pass's next write. What a store that kept nothing reads must be what the engine wrote, but a
+ * deferred completion, which a crash loses with everything after it.
+ */
+const row = (status: InstanceRow['status'], version: number): InstanceRow => ({
+	id: 'wf-1', type: 't', status, payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+	createdAt: 1, updatedAt: version, version, generation: 0, codeVersion: null, lastCodeVersion: null, rollback: null, historyBytes: 0, historySeq: 0, parentId: null, attributes: null,
+});
+const step = (seq: number, over: Partial<StepRow>): StepRow => ({
+	key: `do:s${seq}`, name: `s${seq}`, kind: 'do', status: 'completed', attempts: 1, result: '1', errorName: null, errorMessage: null, errorStack: null, errorCode: null,
+	startedAt: 10, finishedAt: 11, wakeAt: null, seq, sensitive: false, ...over,
+});
+const nap = (seq: number, over: Partial<StepRow> = {}) => step(seq, { key: `sleep:nap${seq}`, name: `nap${seq}`, kind: 'sleep', status: 'sleeping', attempts: 0, result: null, startedAt: 20, finishedAt: null, wakeAt: 1_000, ...over });
+const rec = (kind: 'sleep.started' | 'sleep.finished' | 'step.started' | 'step.completed', name: string, at: number) => ({ generation: 0, at, kind, step: name, attempt: null, value: null, detail: null });
+
+/** What the instance's key-value storage took: puts and deletes by key prefix. */
+function counting(state: DurableObjectState) {
+	const writes: string[] = [];
+	const kv = state.storage.kv;
+	const put = kv.put.bind(kv);
+	const del = kv.delete.bind(kv);
+	Object.defineProperty(kv, 'put', { value: (key: string, value: unknown) => (writes.push(`put ${key.split(':')[0]}`), put(key, value)), configurable: true });
+	Object.defineProperty(kv, 'delete', { value: (key: string) => (writes.push(`delete ${key.split(':')[0]}`), del(key)), configurable: true });
+	return writes;
+}
+
+/** A woken pass's sleep: set with `sleeping`, then completed (a wake-up of its own cleared with it). */
+function sleepThenWake(store: CompactInstanceStore, seq: number) {
+	store.transaction(() => {
+		store.writeStep(nap(seq));
+		store.setWakeup(`sleep:nap${seq}`, 1_000);
+		store.appendHistory(rec('sleep.started', `nap${seq}`, 20));
+	});
+	store.transaction(() => store.writeInstance(row('sleeping', 2)));
+	store.transaction(() => {
+		store.deleteWakeup(`sleep:nap${seq}`);
+		store.writeStep(nap(seq, { status: 'completed', finishedAt: 1_000 }));
+		store.appendHistory(rec('sleep.finished', `nap${seq}`, 1_000));
+	});
+}
+
+const view = (store: CompactInstanceStore) => ({
+	steps: store.readSteps().map((s) => [s.seq, s.name, s.status, s.finishedAt]),
+	history: store.readHistory({ generation: 0, afterSeq: 0, limit: 100 }).map((r) => [r.seq, r.kind, r.step]),
+	earliest: store.earliestWakeup(),
+	status: store.readInstance()?.status,
+});
+
+describe('a compact instance with its sleeps folded into the writes around them (storage format 5)', () => {
+	it('writes a sleep with its sleeping status in one put, and its completion in the put of the step after it', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			const writes = counting(state);
+			sleepThenWake(store, 2);
+			// The sleep rode in the record's put; its completion waits for the next write.
+			expect(writes).toEqual(['put i']);
+			const asleep = new CompactInstanceStore(state.storage);
+			expect(view(asleep)).toMatchObject({ steps: [[1, 's1', 'completed', 11], [2, 'nap2', 'sleeping', null]], earliest: 1_000, status: 'sleeping' });
+			store.insertStep(step(3, {}), [rec('step.started', 's3', 1_001), rec('step.completed', 's3', 1_002)]);
+			expect(writes).toEqual(['put i', 'put s']);
+			// A store that kept nothing reads what this one does: the sleep completed, its records in order, nothing due.
+			const expected = {
+				steps: [[1, 's1', 'completed', 11], [2, 'nap2', 'completed', 1_000], [3, 's3', 'completed', 11]],
+				history: [[1, 'step.started', 's1'], [2, 'step.completed', 's1'], [3, 'sleep.started', 'nap2'], [4, 'sleep.finished', 'nap2'], [5, 'step.started', 's3'], [6, 'step.completed', 's3']],
+				earliest: undefined,
+				status: 'sleeping',
+			};
+			expect(view(store)).toEqual(expected);
+			expect(view(new CompactInstanceStore(state.storage))).toEqual(expected);
+			expect(new CompactInstanceStore(state.storage).readStepMeta({ last: 2 }).map((s) => [s.seq, s.status])).toEqual([[2, 'completed'], [3, 'completed']]);
+			// The outcome drops the record's stale copy of the sleep: the step after it carries it.
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			expect(view(new CompactInstanceStore(state.storage))).toEqual({ ...expected, status: 'completed' });
+		}));
+
+	it("keeps a sleep's completion in the record when the outcome is the woken pass's next write", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const writes = counting(state);
+			sleepThenWake(store, 1);
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			expect(writes).toEqual(['put i', 'put i']);
+			expect(view(new CompactInstanceStore(state.storage))).toEqual({
+				steps: [[1, 'nap1', 'completed', 1_000]], history: [[1, 'sleep.started', 'nap1'], [2, 'sleep.finished', 'nap1']], earliest: undefined, status: 'completed',
+			});
+		}));
+
+	it('loses a deferred completion in a crash as it loses what comes after it, and keeps it through a failed transaction', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			sleepThenWake(store, 1);
+			// A crash now: storage holds the sleep asleep and its wake-up due, so the alarm runs the pass that completes it.
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 'nap1', 'sleeping', null]], earliest: 1_000 });
+			// A transaction that fails is not the deferred sleep's: it still goes with the next write.
+			expect(() =>
+				store.transaction(() => {
+					store.insertStep(step(2, {}), []);
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect(view(store).steps).toEqual([[1, 'nap1', 'completed', 1_000]]);
+			store.appendHistory(rec('step.started', 'x', 1_001));
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 'nap1', 'completed', 1_000]], earliest: undefined, history: [[1, 'sleep.started', 'nap1'], [2, 'sleep.finished', 'nap1'], [3, 'step.started', 'x']] });
+		}));
+
+	it("writes a failed attempt's retry with the sleeping status in one put; the next attempt, in the step's own key, is read over it", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const running = step(1, { status: 'running', result: null, finishedAt: null });
+			store.insertStep(running, [rec('step.started', 's1', 10)]);
+			const writes = counting(state);
+			store.transaction(() => {
+				store.writeStep({ ...running, status: 'retrying', errorName: 'Error', errorMessage: 'upstream 503', wakeAt: 500 });
+				store.setWakeup('do:s1', 500);
+				store.appendHistory({ ...rec('step.started', 's1', 12), kind: 'step.attempt_failed', attempt: 1 });
+			});
+			store.transaction(() => store.writeInstance(row('sleeping', 2)));
+			expect(writes).toEqual(['put i']);
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'retrying', null]], earliest: 500, status: 'sleeping' });
+			// The next attempt: its start in the step's own key, read over the record's copy (written later: its `v` is higher).
+			store.writeStepWithRecord({ ...running, attempts: 2, startedAt: 500 }, { ...rec('step.started', 's1', 500), attempt: 2 });
+			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'running', null]], earliest: 500 });
+			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '"ok"', finishedAt: 501 }, { ...rec('step.completed', 's1', 501), attempt: 2 });
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			expect(writes).toEqual(['put i', 'put s', 'put s', 'put i']);
+			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			const expected = {
+				steps: [[1, 's1', 'completed', 501]],
+				history: [[1, 'step.started', 's1'], [2, 'step.attempt_failed', 's1'], [3, 'step.started', 's1'], [4, 'step.completed', 's1']],
+				earliest: undefined,
+				status: 'completed',
+			};
+			expect(view(store)).toEqual(expected);
+			expect(view(new CompactInstanceStore(state.storage))).toEqual(expected);
+		}));
+
+	it('keeps an event for the wait the instance is in in the record, from the put of its arrival to the put of its consumption', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const wait = step(1, { key: 'wait:go', name: 'go', kind: 'wait', status: 'waiting', attempts: 0, result: null, startedAt: 20, finishedAt: null });
+			store.transaction(() => {
+				store.writeStep(wait);
+				store.appendHistory({ ...rec('sleep.started', 'go', 20), kind: 'wait.started', detail: '{"event":"go","timeoutAt":null}' });
+			});
+			store.transaction(() => store.writeInstance(row('waiting', 2)));
+			const writes = counting(state);
+			const arrive = (name: string, payload: string) =>
+				store.transaction(() => {
+					store.appendEvent(name, payload, 30);
+					store.appendHistory({ generation: 0, at: 30, kind: 'event.received', step: null, attempt: null, value: payload, detail: `{"event":"${name}"}` });
+				});
+			// An event of another name (early) keeps its key; the wait's own rides in the record's put.
+			arrive('other', '1');
+			arrive('go', '{"n":7}');
+			expect(writes).toEqual(['put e', 'put i', 'put i']);
+			const fresh = new CompactInstanceStore(state.storage);
+			expect([fresh.oldestEvent('go')?.payload, fresh.eventBuffer(), fresh.eventCounts()]).toEqual(['{"n":7}', { count: 2, bytes: 8 }, { buffered: 2, dropped: 0 }]);
+			// Its consumption and the wait's completion: one put of the record.
+			store.transaction(() => {
+				const event = store.oldestEvent('go')!;
+				store.deleteEvent(event.seq);
+				store.writeStep({ ...wait, status: 'completed', result: event.payload, finishedAt: 31 });
+			});
+			expect(writes).toEqual(['put e', 'put i', 'put i', 'put i']);
+			for (const reader of [store, new CompactInstanceStore(state.storage)]) {
+				expect([reader.oldestEvent('go'), reader.oldestEvent('other')?.payload, reader.eventBuffer().count]).toEqual([undefined, '1', 1]);
+				expect(reader.readSteps().map((s) => [s.name, s.status, s.result])).toEqual([['go', 'completed', '{"n":7}']]);
+			}
+			// A pass that ends the run drops what is left, wherever it is kept.
+			store.transaction(() => {
+				arrive('go', '2');
+				store.dropEvents();
+			});
+			expect(new CompactInstanceStore(state.storage).eventCounts()).toEqual({ buffered: 0, dropped: 2 });
+		}));
+
+	it('restarts from a step, and deletes every step, wherever a sleep is kept', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			sleepThenWake(store, 1);
+			store.insertStep(step(2, {}), []);
+			sleepThenWake(store, 3);
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			// nap1 rides in s2's key, nap3 in the record.
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([[1, 'nap1', 'completed', 1_000], [2, 's2', 'completed', 11], [3, 'nap3', 'completed', 1_000]]);
+			// From s2: nap1 is kept (its carrier goes, so it takes a key of its own), s2 and nap3 go; their records stay in the history.
+			store.transaction(() => {
+				store.keepStepsBefore(2);
+				store.writeInstance(row('running', 4));
+			});
+			const history = view(store).history;
+			expect(history.map(([, kind, name]) => `${kind} ${name}`)).toEqual(['sleep.started nap1', 'sleep.finished nap1', 'sleep.started nap3', 'sleep.finished nap3']);
+			for (const reader of [store, new CompactInstanceStore(state.storage)]) expect(view(reader)).toEqual({ steps: [[1, 'nap1', 'completed', 1_000]], history, earliest: undefined, status: 'running' });
+			store.transaction(() => store.deleteSteps());
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([]);
+			expect(view(new CompactInstanceStore(state.storage)).history).toEqual(history);
+		}));
+
+	it('a format-4 store reads what format 5 wrote, and writes the sleeps it finds where they are', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			store.transaction(() => {
+				store.writeStep(nap(1));
+				store.setWakeup('sleep:nap1', 1_000);
+			});
+			store.transaction(() => store.writeInstance(row('sleeping', 2)));
+			// A restart under a build at format 4: it finds the sleep and its wake-up in the record, and completes it.
+			const older = new CompactInstanceStore(state.storage, { format: 2 });
+			expect(view(older)).toMatchObject({ steps: [[1, 'nap1', 'sleeping', null]], earliest: 1_000 });
+			older.transaction(() => {
+				older.deleteWakeup('sleep:nap1');
+				older.writeStep(nap(1, { status: 'completed', finishedAt: 1_000 }));
+			});
+			for (const reader of [older, new CompactInstanceStore(state.storage)]) expect(view(reader)).toMatchObject({ steps: [[1, 'nap1', 'completed', 1_000]], earliest: undefined });
+		}));
+});
