@@ -129,3 +129,14 @@ export function toStepRow(step: StoredStep): StepRow {
 		errorStack: step.errorStack, errorCode: step.errorCode, startedAt: step.startedAt, finishedAt: step.finishedAt, wakeAt: step.wakeAt, seq: step.seq, sensitive: step.sensitive,
 	};
 }
+
+/** The attempt of generation `generation`'s last stream message, the newest of those folded into the instance record and those under keys of their own. */
+export function lastStreamMessageIn(kv: SyncKvStorage, inline: readonly StoredRecord[], generation: number): number {
+	const isMessage = (record: StoredRecord) => record.kind === 'stream.message' && record.generation === generation;
+	const folded = inline.filter(isMessage).at(-1);
+	for (const [, record] of kv.list<StoredRecord>({ prefix: KV.history, reverse: true })) {
+		if (folded && record.seq < folded.seq) break;
+		if (isMessage(record)) return record.attempt ?? 0;
+	}
+	return folded?.attempt ?? 0;
+}

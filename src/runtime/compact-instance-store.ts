@@ -5,13 +5,14 @@ import type { StepKind } from '../engine/support/step-kinds';
 import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
 import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
 import { KV, pack, seqKey, seqOf, unpack } from './compact-keys';
-import { findRecords, historyTail, toHistoryMeta, toHistoryRow, toStepMeta, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
+import { findRecords, historyTail, lastStreamMessageIn, toHistoryMeta, toHistoryRow, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
 import { removeSteps } from './compact-step-removal';
 import { StepIndex } from './compact-step-index';
 import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
 import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
+import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsLastRecordSeq, stepsOfKindIn, type StepSource } from './compact-step-queries';
 import type { CompactStart } from './compact-format';
 import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
 
@@ -351,78 +352,32 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		this.removeStepsWhere((step) => step.kind === 'rollback' || step.seq >= seq);
 	}
 
+	/** The step queries' view of this store (compact-step-queries.ts). */
+	private readonly stepSource: StepSource = { index: () => this.stepIndex(), get: (seq) => this.stepGet(seq) };
+
 	readStepMeta(range: StepRange): StepMeta[] {
-		// One step's value at a time: a status's window of 100 steps may hold results of up to 1 MiB each, of which it keeps sizes only.
-		// By the index: a step's value may be kept in the record or in the step after it (compact-folded-steps.ts).
-		const seqs = this.stepIndex().seqs();
-		const picked = 'last' in range ? (range.last > 0 ? seqs.slice(-range.last) : []) : seqs.filter((seq) => seq > range.afterSeq).slice(0, range.limit);
-		return picked.map((seq) => this.stepGet(seq)).filter((step) => step !== undefined).map(toStepMeta);
+		return stepMetaIn(this.stepSource, range);
 	}
 
 	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
-		const results = new Map<string, string | null>();
-		for (const ref of refs) {
-			const step = this.stepGet(ref.seq);
-			if (step && step.key === ref.key) results.set(ref.key, unpack(step.result));
-		}
-		return results;
+		return stepResultsIn(this.stepSource, refs);
 	}
 
 	countSteps(): StepCount[] {
-		const counts = new Map<string, StepCount>();
-		// From the index: a status counts its steps without reading their results.
-		for (const [, { kind, status }] of this.stepIndex().entries()) {
-			const count = counts.get(`${kind} ${status}`);
-			if (count) count.n++;
-			else counts.set(`${kind} ${status}`, { kind, status, n: 1 });
-		}
-		return [...counts.values()];
+		return stepCountsIn(this.stepSource);
 	}
 
 	readStep(key: string): StepRow | undefined {
 		const seq = this.stepIndex().seqOfKey(key);
-		return seq === undefined ? undefined : this.stepAt(seq);
-	}
-
-	private stepAt(seq: number): StepRow | undefined {
-		const step = this.stepGet(seq);
-		return step && toStepRow(step);
+		return seq === undefined ? undefined : stepRowAt(this.stepSource, seq);
 	}
 
 	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
-		const rows: StepRow[] = [];
-		for (const [seq, step] of this.stepIndex().entries()) {
-			if (step.kind !== kind || (status !== undefined && step.status !== status)) continue;
-			const row = this.stepAt(seq);
-			if (row) rows.push(row);
-		}
-		return rows;
+		return stepsOfKindIn(this.stepSource, kind, status);
 	}
 
-	// ---- wake-ups: a step's in its key (format 2), the others under keys of their own ----
-
-	override setWakeup(key: string, at: number): void {
-		this.allWakeups.set(key, at);
-	}
-
-	override deleteWakeup(key: string): void {
-		this.allWakeups.delete(key);
-	}
-
-	override takeWakeup(key: string): boolean {
-		return this.allWakeups.take(key);
-	}
-
-	override deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
-		this.allWakeups.deleteDue(now, spare);
-	}
-
-	override deleteAllWakeups(): void {
-		this.allWakeups.deleteAll();
-	}
-
-	override earliestWakeup(): number | undefined {
-		return this.allWakeups.earliest();
+	protected stepWakeups(): StepWakeups {
+		return this.allWakeups;
 	}
 
 	// ---- history ----
@@ -464,15 +419,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		return this.lastHistorySeq;
 	}
 
-	/** The last seq the steps' records take (0: none): the last step with records holds it, as they ascend. */
 	private stepsLastSeq(): number {
-		const index = this.stepIndex();
-		const seqs = index.seqs();
-		for (let i = seqs.length - 1; i >= 0; i--) {
-			const last = index.get(seqs[i]!)!.last;
-			if (last !== undefined) return last;
-		}
-		return 0;
+		return stepsLastRecordSeq(this.stepIndex());
 	}
 
 	/** The history's last seq, of every source, read from storage. */
@@ -511,13 +459,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	lastStreamMessageIndex(generation: number): number {
-		const isMessage = (record: StoredRecord) => record.kind === 'stream.message' && record.generation === generation;
-		const folded = this.inlineRecords().filter(isMessage).at(-1);
-		for (const [, record] of this.kv.list<StoredRecord>({ prefix: KV.history, reverse: true })) {
-			if (folded && record.seq < folded.seq) break;
-			if (isMessage(record)) return record.attempt ?? 0;
-		}
-		return folded?.attempt ?? 0;
+		return lastStreamMessageIn(this.kv, this.inlineRecords(), generation);
 	}
 
 	historySize(afterSeq: number): { bytes: number; lastSeq: number } {

@@ -5,6 +5,7 @@ import type { InstanceRecord } from './compact-instance-record';
 import { checkValue, KV } from './compact-keys';
 import { CompactOutbox } from './compact-outbox';
 import { CompactWakeups } from './compact-wakeups';
+import type { StepWakeups } from './compact-step-wakeups';
 
 /** The same key as the table layout's store: the cut passes were kept in key-value storage already. */
 const CUT_PASSES_KEY = 'shardflow:cut-passes';
@@ -67,28 +68,31 @@ export abstract class CompactParts implements Pick<InstanceStore, 'setWakeup'> {
 
 	// ---- wake-ups, events (compact-wakeups.ts, compact-events.ts) ----
 
+	/** The wake-ups: those its steps bear (format 2) and those under keys of their own (compact-step-wakeups.ts over `wakeups`). */
+	protected abstract stepWakeups(): StepWakeups;
+
 	setWakeup(key: string, at: number): void {
-		this.wakeups.setWakeup(key, at);
+		this.stepWakeups().set(key, at);
 	}
 
 	deleteWakeup(key: string): void {
-		this.wakeups.deleteWakeup(key);
+		this.stepWakeups().delete(key);
 	}
 
 	takeWakeup(key: string): boolean {
-		return this.wakeups.takeWakeup(key);
+		return this.stepWakeups().take(key);
 	}
 
 	deleteWakeupsDue(now: number, spare: ReadonlySet<string>): void {
-		this.wakeups.deleteWakeupsDue(now, spare);
+		this.stepWakeups().deleteDue(now, spare);
 	}
 
 	deleteAllWakeups(): void {
-		this.wakeups.deleteAllWakeups();
+		this.stepWakeups().deleteAll();
 	}
 
 	earliestWakeup(): number | undefined {
-		return this.wakeups.earliestWakeup();
+		return this.stepWakeups().earliest();
 	}
 
 	appendEvent(name: string, payload: string | null, receivedAt: number): void {
