@@ -52,7 +52,9 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 	let candidate: StoredStep | undefined;
 	for (const [seq, step] of [...pending]) {
 		const home = index.get(seq)?.home;
-		if (args.fold && record && foldable(step, home, record) && (!candidate || seq > candidate.seq)) {
+		// A step just completed above a held one carries it (`prior`, below) and is put now: one put for both.
+		const carries = earlier !== undefined && isTurnHeld(step) && seq > earlier.seq && embeddable(earlier);
+		if (args.fold && record && !carries && foldable(step, home, record, index.get(seq)?.hosts) && (!candidate || seq > candidate.seq)) {
 			candidate = step;
 			continue;
 		}
@@ -74,16 +76,18 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 	};
 	let placedEarlier = false;
 	if (earlier) {
-		if (dirty) fold(earlier);
-		else if (earlier.status === 'completed' && top && top.seq > earlier.seq) {
+		if (dirty && holdable(earlier, record!)) fold(earlier);
+		else if (embeddable(earlier) && top && top.seq > earlier.seq) {
 			embed(earlier);
 			placedEarlier = true;
 		} else pending.set(earlier.seq, earlier);
 	}
 	let deferred: StoredStep | undefined;
 	if (candidate) {
-		if (dirty) fold(candidate);
-		else if (candidate.status === 'completed' && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		if (dirty && holdable(candidate, record!)) fold(candidate);
+		else if (embeddable(candidate) && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		// This transaction writes the record anyway and cannot take it: its own key now, deferring further saves nothing.
+		else if (dirty) pending.set(candidate.seq, candidate);
 		else deferred = candidate;
 	}
 	return { dirty, deferred };
@@ -94,8 +98,12 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
  * a failed attempt waiting out its retry delay (a retry's sleep: its outcome and the `sleeping` status in one put),
  * when small (its error's stack and message are rewritten by every later put of the record until its next attempt).
  */
-function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
+function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord, hosts: number | undefined): boolean {
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
+	// A step just completed (a `do`'s, an invoke's): its put waits for the next write of the same turn (the record's put,
+	// the next step's) and rides in it (the store flushes it at the turn's end otherwise: compact-turn-flush.ts). Not one
+	// that carries a completed step already (`prior` is one level deep) nor one kept elsewhere than its own key.
+	if (isTurnHeld(step)) return (home === 'new' || home === 'own') && hosts === undefined;
 	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
 	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
@@ -129,6 +137,28 @@ function fits(step: StoredStep, record: InstanceRecord): boolean {
 	let held = 0;
 	for (const other of record.st ?? []) if (other.seq !== step.seq) held += stepChars(other);
 	return held + own <= FOLDED_CHARS;
+}
+
+/**
+ * A completed step whose put storage format 5 holds until the next write of the same turn (item 1 of "The last step
+ * rides in the outcome", docs/decisions.md): a `step.do`'s or a `step.invoke`'s completion.
+ */
+export function isTurnHeld(step: StoredStep): boolean {
+	return step.status === 'completed' && (step.kind === 'do' || step.kind === 'child');
+}
+
+/**
+ * A completed step the key of the step after it may carry: a sleep (small), or a step held for the turn whose texts are
+ * at most `FOLDED_STEP_CHARS` (a step's value holds at most one other's, so a key stays within its result's size and 4 KiB).
+ */
+function embeddable(step: StoredStep): boolean {
+	return step.status === 'completed' && (!isTurnHeld(step) || stepChars(step) <= FOLDED_STEP_CHARS);
+}
+
+/** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
+function holdable(step: StoredStep, record: InstanceRecord): boolean {
+	if (!isTurnHeld(step)) return true;
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record);
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */

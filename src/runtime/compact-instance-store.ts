@@ -14,7 +14,8 @@ import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
 import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsLastRecordSeq, stepsOfKindIn, type StepSource } from './compact-step-queries';
 import type { CompactStart } from './compact-format';
-import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
+import { isTurnHeld, MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
+import { TurnFlush } from './compact-turn-flush';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -60,6 +61,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	private readonly allWakeups: StepWakeups;
 	/** A sleep written by an earlier transaction whose put waits for the next write (storage format 5: compact-folded-steps.ts). */
 	private deferred: StoredStep | undefined;
+	/** A completed step held for the next write is put on its own before the turn ends (compact-turn-flush.ts). */
+	private readonly turnFlush = new TurnFlush(
+		() => this.deferred !== undefined && isTurnHeld(this.deferred),
+		() => this.transaction(() => {}),
+	);
 
 	constructor(
 		storage: DurableObjectStorage,
@@ -124,6 +130,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			this.pendingSteps = outer ? outer.steps : new Map();
 			this.lastWritten = outer ? outer.lastWritten : undefined;
 			this.deferred = deferred;
+			if (deferred && isTurnHeld(deferred)) this.turnFlush.arm();
 			throw error;
 		}
 	}
@@ -135,6 +142,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			const placed = placeSteps({ fold: this.start.foldSleeps === true, index: this.stepIndex(), pending: this.pendingSteps, record: this.readRecord(), dirty: this.dirty, deferred: this.deferred });
 			this.dirty = placed.dirty;
 			this.deferred = placed.deferred;
+			if (placed.deferred && isTurnHeld(placed.deferred)) this.turnFlush.arm();
 		}
 		this.flushSteps();
 		for (const record of this.held) this.putRecordKey(record);

@@ -46,6 +46,9 @@ function sleepThenWake(store: CompactInstanceStore, seq: number) {
 	});
 }
 
+/** The end of the turn: every microtask run, the event loop turned (a held step's put is done by then). */
+const turnEnd = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 const view = (store: CompactInstanceStore) => ({
 	steps: store.readSteps().map((s) => [s.seq, s.name, s.status, s.finishedAt]),
 	history: store.readHistory({ generation: 0, afterSeq: 0, limit: 100 }).map((r) => [r.seq, r.kind, r.step]),
@@ -59,6 +62,8 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
 			store.transaction(() => store.writeInstance(row('running', 1)));
 			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			// Held for the next write of its turn; put at the turn's end, nothing else writing.
+			await turnEnd();
 			const writes = counting(state);
 			sleepThenWake(store, 2);
 			// The sleep rode in the record's put; its completion waits for the next write.
@@ -135,8 +140,9 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'running', null]], earliest: 500 });
 			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '"ok"', finishedAt: 501 }, { ...rec('step.completed', 's1', 501), attempt: 2 });
 			store.transaction(() => store.writeInstance(row('completed', 3)));
-			expect(writes).toEqual(['put i', 'put s', 'put s', 'put i']);
-			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			// The completion (its start in the step's key) rides in the outcome's put, in the same turn (format 4: 'put s' too).
+			expect(writes).toEqual(['put i', 'put s', 'put i']);
+			expect(state.storage.kv.get<{ st?: { status: string }[] }>('i')?.st?.map((s) => s.status)).toEqual(['completed']);
 			const expected = {
 				steps: [[1, 's1', 'completed', 501]],
 				history: [[1, 'step.started', 's1'], [2, 'step.attempt_failed', 's1'], [3, 'step.started', 's1'], [4, 'step.completed', 's1']],
@@ -209,6 +215,63 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			store.transaction(() => store.deleteSteps());
 			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([]);
 			expect(view(new CompactInstanceStore(state.storage)).history).toEqual(history);
+		}));
+
+	it("holds a completed step for the next write of its turn: the outcome's put or the next step's takes it, else it is put before the turn ends", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const writes = counting(state);
+			// Nothing else writes in its turn: not put at once, put before the event loop turns (the same commit).
+			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			expect(writes).toEqual([]);
+			await turnEnd();
+			expect(writes).toEqual(['put s']);
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([[1, 's1', 'completed', 11]]);
+			// The next step, a few microtasks later (its code went on at once): it carries the held one, one put for both.
+			store.insertStep(step(2, {}), [rec('step.started', 's2', 12), rec('step.completed', 's2', 13)]);
+			await Promise.resolve();
+			store.insertStep(step(3, {}), [rec('step.started', 's3', 14), rec('step.completed', 's3', 15)]);
+			expect(writes).toEqual(['put s', 'put s']);
+			// The outcome in the same turn takes the last one: no key of its own.
+			store.insertStep(step(4, { result: '"last"' }), [rec('step.started', 's4', 16), rec('step.completed', 's4', 17)]);
+			await Promise.resolve();
+			store.transaction(() => store.writeInstance(row('completed', 2)));
+			await turnEnd();
+			expect(writes).toEqual(['put s', 'put s', 'put i']);
+			const expected = {
+				steps: [[1, 's1', 'completed', 11], [2, 's2', 'completed', 11], [3, 's3', 'completed', 11], [4, 's4', 'completed', 11]],
+				history: [1, 2, 3, 4].flatMap((n) => [[2 * n - 1, 'step.started', `s${n}`], [2 * n, 'step.completed', `s${n}`]]),
+				earliest: undefined,
+				status: 'completed',
+			};
+			expect(view(store)).toEqual(expected);
+			const fresh = new CompactInstanceStore(state.storage);
+			expect(view(fresh)).toEqual(expected);
+			expect(fresh.readStep('do:s4')?.result).toBe('"last"');
+			expect(fresh.readStep('do:s2')?.result).toBe('1');
+		}));
+
+	it('puts a held step on its own when it is too large to ride in the record or in the next step', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const writes = counting(state);
+			const big = JSON.stringify('x'.repeat(5_000));
+			store.insertStep(step(1, { result: big }), [rec('step.started', 's1', 10)]);
+			store.insertStep(step(2, {}), [rec('step.started', 's2', 12)]);
+			// s1 in a key of its own (s2 may not carry it: above 4 KiB), s2 held.
+			expect(writes).toEqual(['put s']);
+			store.insertStep(step(3, { result: big }), [rec('step.started', 's3', 14)]);
+			// s3 carries s2 (small), and is not held itself: it carries a step already.
+			expect(writes).toEqual(['put s', 'put s']);
+			store.insertStep(step(4, { result: big }), [rec('step.started', 's4', 16)]);
+			store.transaction(() => store.writeInstance(row('completed', 2)));
+			// s4 held, too large for the record: in a key of its own in the outcome's transaction.
+			expect(writes).toEqual(['put s', 'put s', 'put s', 'put i']);
+			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			const fresh = new CompactInstanceStore(state.storage);
+			expect(fresh.readSteps().map((s) => [s.seq, s.result === big])).toEqual([[1, true], [2, false], [3, true], [4, true]]);
 		}));
 
 	it('a format-4 store reads what format 5 wrote, and writes the sleeps it finds where they are', () =>
