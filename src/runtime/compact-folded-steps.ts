@@ -50,11 +50,18 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 		index.move(step.seq, 'i');
 	};
 	let candidate: StoredStep | undefined;
+	/** `earlier` is carried by a step of this transaction. */
+	let carried = false;
 	for (const [seq, step] of [...pending]) {
 		const home = index.get(seq)?.home;
-		// A step just completed above a held one carries it (`prior`, below) and is put now: one put for both.
-		const carries = earlier !== undefined && isTurnHeld(step) && seq > earlier.seq && embeddable(earlier);
-		if (args.fold && record && !carries && foldable(step, home, record, index.get(seq)?.hosts) && (!candidate || seq > candidate.seq)) {
+		// A step just completed above a held one carries it (`prior`), and may be held in turn (into the record only).
+		if (!carried && earlier && isTurnHeld(step) && seq > earlier.seq && embeddable(earlier) && !step.prior && index.get(seq)?.hosts === undefined) {
+			step.prior = earlier;
+			index.set(seq, step);
+			index.move(earlier.seq, seq);
+			carried = true;
+		}
+		if (args.fold && record && foldable(step, home, record) && (!candidate || seq > candidate.seq)) {
 			candidate = step;
 			continue;
 		}
@@ -74,8 +81,8 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 		index.set(top!.seq, top!);
 		index.move(step.seq, top!.seq);
 	};
-	let placedEarlier = false;
-	if (earlier) {
+	let placedEarlier = carried;
+	if (earlier && !carried) {
 		if (dirty && holdable(earlier, record!)) fold(earlier);
 		else if (embeddable(earlier) && top && top.seq > earlier.seq) {
 			embed(earlier);
@@ -98,12 +105,13 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
  * a failed attempt waiting out its retry delay (a retry's sleep: its outcome and the `sleeping` status in one put),
  * when small (its error's stack and message are rewritten by every later put of the record until its next attempt).
  */
-function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord, hosts: number | undefined): boolean {
+function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
 	// A step just completed (a `do`'s, an invoke's): its put waits for the next write of the same turn (the record's put,
 	// the next step's) and rides in it (the store flushes it at the turn's end otherwise: compact-turn-flush.ts). Not one
-	// that carries a completed step already (`prior` is one level deep) nor one kept elsewhere than its own key.
-	if (isTurnHeld(step)) return (home === 'new' || home === 'own') && hosts === undefined;
+	// kept elsewhere than its own key. One that carries a completed step may go into the record, never into another step
+	// (`prior` is one level deep: `embeddable`).
+	if (isTurnHeld(step)) return home === 'new' || home === 'own';
 	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
 	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
@@ -127,6 +135,8 @@ function stepChars(step: StoredStep): number {
 	let sum = 0;
 	for (const text of [step.result, step.errorMessage, step.errorStack, step.errorName, step.errorCode]) sum += chars(text);
 	for (const record of step.more ?? []) sum += chars(record.value) + chars(record.detail);
+	// The step it carries is written with it.
+	if (step.prior) sum += stepChars(step.prior);
 	return sum;
 }
 
@@ -152,7 +162,7 @@ export function isTurnHeld(step: StoredStep): boolean {
  * at most `FOLDED_STEP_CHARS` (a step's value holds at most one other's, so a key stays within its result's size and 4 KiB).
  */
 function embeddable(step: StoredStep): boolean {
-	return step.status === 'completed' && (!isTurnHeld(step) || stepChars(step) <= FOLDED_STEP_CHARS);
+	return step.status === 'completed' && !step.prior && (!isTurnHeld(step) || stepChars(step) <= FOLDED_STEP_CHARS);
 }
 
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */

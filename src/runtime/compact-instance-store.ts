@@ -215,6 +215,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		for (const step of [...this.pendingSteps.values(), ...(this.deferred ? [this.deferred] : [])]) {
 			index.set(step.seq, step);
 			values?.set(step.seq, step);
+			// A held step may carry the step before it, whose only copy is then in it (compact-folded-steps.ts).
+			if (step.prior && !this.pendingSteps.has(step.prior.seq)) {
+				index.set(step.prior.seq, step.prior, step.seq);
+				values?.set(step.prior.seq, step.prior);
+			}
 		}
 		return index;
 	}

@@ -71,6 +71,9 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			const asleep = new CompactInstanceStore(state.storage);
 			expect(view(asleep)).toMatchObject({ steps: [[1, 's1', 'completed', 11], [2, 'nap2', 'sleeping', null]], earliest: 1_000, status: 'sleeping' });
 			store.insertStep(step(3, {}), [rec('step.started', 's3', 1_001), rec('step.completed', 's3', 1_002)]);
+			// s3 carries the completed sleep and is held in turn: put at the turn's end, nothing else writing.
+			expect(writes).toEqual(['put i']);
+			await turnEnd();
 			expect(writes).toEqual(['put i', 'put s']);
 			// A store that kept nothing reads what this one does: the sleep completed, its records in order, nothing due.
 			const expected = {
@@ -228,28 +231,37 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			await turnEnd();
 			expect(writes).toEqual(['put s']);
 			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([[1, 's1', 'completed', 11]]);
-			// The next step, a few microtasks later (its code went on at once): it carries the held one, one put for both.
+			// The next step, a few microtasks later (its code went on at once): it carries the held one, and is held in turn.
 			store.insertStep(step(2, {}), [rec('step.started', 's2', 12), rec('step.completed', 's2', 13)]);
 			await Promise.resolve();
 			store.insertStep(step(3, {}), [rec('step.started', 's3', 14), rec('step.completed', 's3', 15)]);
+			expect(writes).toEqual(['put s']);
+			// The step after may not carry one that carries another: s3 (with s2) is put, s4 held.
+			store.insertStep(step(4, {}), [rec('step.started', 's4', 16), rec('step.completed', 's4', 17)]);
 			expect(writes).toEqual(['put s', 'put s']);
-			// The outcome in the same turn takes the last one: no key of its own.
-			store.insertStep(step(4, { result: '"last"' }), [rec('step.started', 's4', 16), rec('step.completed', 's4', 17)]);
+			// The outcome in the same turn takes the held one (with the one it carries): no key of its own.
+			store.insertStep(step(5, { result: '"last"' }), [rec('step.started', 's5', 18), rec('step.completed', 's5', 19)]);
 			await Promise.resolve();
 			store.transaction(() => store.writeInstance(row('completed', 2)));
 			await turnEnd();
 			expect(writes).toEqual(['put s', 'put s', 'put i']);
 			const expected = {
-				steps: [[1, 's1', 'completed', 11], [2, 's2', 'completed', 11], [3, 's3', 'completed', 11], [4, 's4', 'completed', 11]],
-				history: [1, 2, 3, 4].flatMap((n) => [[2 * n - 1, 'step.started', `s${n}`], [2 * n, 'step.completed', `s${n}`]]),
+				steps: [1, 2, 3, 4, 5].map((n) => [n, `s${n}`, 'completed', 11]),
+				history: [1, 2, 3, 4, 5].flatMap((n) => [[2 * n - 1, 'step.started', `s${n}`], [2 * n, 'step.completed', `s${n}`]]),
 				earliest: undefined,
 				status: 'completed',
 			};
 			expect(view(store)).toEqual(expected);
 			const fresh = new CompactInstanceStore(state.storage);
 			expect(view(fresh)).toEqual(expected);
-			expect(fresh.readStep('do:s4')?.result).toBe('"last"');
+			expect(fresh.readStep('do:s5')?.result).toBe('"last"');
+			expect(fresh.readStep('do:s4')?.result).toBe('1');
 			expect(fresh.readStep('do:s2')?.result).toBe('1');
+			// A restart from s5 keeps s4 (carried by it in the record): s4 takes its own key.
+			fresh.transaction(() => fresh.keepStepsBefore(5));
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([1, 2, 3, 4].map((n) => [n, `s${n}`, 'completed', 11]));
+			fresh.transaction(() => fresh.keepStepsBefore(4));
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([1, 2, 3].map((n) => [n, `s${n}`, 'completed', 11]));
 		}));
 
 	it('puts a held step on its own when it is too large to ride in the record or in the next step', () =>
@@ -263,9 +275,11 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			// s1 in a key of its own (s2 may not carry it: above 4 KiB), s2 held.
 			expect(writes).toEqual(['put s']);
 			store.insertStep(step(3, { result: big }), [rec('step.started', 's3', 14)]);
-			// s3 carries s2 (small), and is not held itself: it carries a step already.
-			expect(writes).toEqual(['put s', 'put s']);
+			// s3 carries s2 (small), and is held in turn.
+			expect(writes).toEqual(['put s']);
 			store.insertStep(step(4, { result: big }), [rec('step.started', 's4', 16)]);
+			// s4 may not carry s3 (it carries s2): s3 put, s4 held.
+			expect(writes).toEqual(['put s', 'put s']);
 			store.transaction(() => store.writeInstance(row('completed', 2)));
 			// s4 held, too large for the record: in a key of its own in the outcome's transaction.
 			expect(writes).toEqual(['put s', 'put s', 'put s', 'put i']);
