@@ -168,7 +168,22 @@ function embeddable(step: StoredStep): boolean {
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
 function holdable(step: StoredStep, record: InstanceRecord): boolean {
 	if (!isTurnHeld(step)) return true;
-	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record);
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && serializedChars(record) + serializedChars(step) <= RECORD_PAGE_CHARS;
+}
+
+/**
+ * A held step rides in the instance record only while the record stays about this small (its JSON text, above its
+ * stored size: measured, a record of 1,061 JSON characters stayed in its page, one of 1,241 did not): the key-value
+ * table keeps at most ~1,000 bytes of a value in its b-tree page (a `WITHOUT ROWID` table's local payload on a 4 KiB
+ * page), and a larger record takes an overflow page, 4 KiB kept for the instance's
+ * retention (a trivial run's record went 3 -> 4 pages, its instance 16 -> 20 KiB). Beyond, the step takes a key of its
+ * own in the record's transaction: a row ($1 per million) where the page would be ~$0.19 per million runs, but a page a
+ * run keeps for as long as it is kept, in every run of the type.
+ */
+export const RECORD_PAGE_CHARS = 1100;
+
+function serializedChars(value: unknown): number {
+	return JSON.stringify(value, (_, x: unknown) => (x instanceof Uint8Array ? x.length : x)).length;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */

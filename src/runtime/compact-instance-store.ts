@@ -16,6 +16,7 @@ import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsLastRecordSeq,
 import type { CompactStart } from './compact-format';
 import { isTurnHeld, MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
 import { TurnFlush } from './compact-turn-flush';
+import { leanStep } from './compact-step-values';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -255,6 +256,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// Counted once a step may have two copies (format 5, or a step format 5 wrote): the later copy is read (compact-step-index.ts).
 		const before = this.stepIndex().get(stored.seq);
 		if (this.start.foldSleeps || before?.v !== undefined) stored.v = (before?.v ?? 0) + 1;
+		if (this.start.foldSleeps) leanStep(stored);
 		this.stepIndex().set(stored.seq, stored);
 		this.pendingSteps.set(stored.seq, stored);
 		this.lastWritten = stored.seq;
