@@ -33,8 +33,8 @@ export default defineConfig({
 						// The test Worker binds an archive bucket (local R2); the product config does not need one.
 						// KV_RUNNER: the runner declared without SQLite storage, as a misconfigured deployment would (test/runtime/misconfiguration.test.ts).
 						miniflare: {
-							// The tests run as a new project does: wrangler.jsonc's SHARDFLOW_STORAGE_FORMAT=4 (runtime/storage-format.ts).
-							// SHARDFLOW_STORAGE_FORMAT=1 (2, 3) npx vitest ...: the same tests as a deployment at that level writes.
+							// The tests run as a new project does: wrangler.jsonc's SHARDFLOW_STORAGE_FORMAT=5 (runtime/storage-format.ts).
+							// SHARDFLOW_STORAGE_FORMAT=1 (2, 3, 4) npx vitest ...: the same tests as a deployment at that level writes.
 							bindings: { SHARDFLOW_ENV: 'development', SHARDFLOW_LOG: 'off', ...(process.env.SHARDFLOW_STORAGE_FORMAT ? { SHARDFLOW_STORAGE_FORMAT: process.env.SHARDFLOW_STORAGE_FORMAT } : {}),
 								// Each old switch still wins for its own part, as in a deployment that set it:
 								// SHARDFLOW_OUTBOX_IN_ROW=false npx vitest ...: the same tests with the outbox table (docs/decisions.md).

@@ -3,6 +3,7 @@ import { groupScoped } from '../client/group-scope';
 import { groupOfLayout } from '../client/index-group';
 import { groupOfId } from './group-of-id';
 import { html } from 'hono/html';
+import { trimTrailingSlash } from 'hono/trailing-slash';
 import type { ApiEnv } from '../api/env';
 import { LOGIN_BODY_BYTES, MAX_BODY_BYTES, limitBody } from '../api/body-limits';
 import { countFailedCredential, refuseIfBlocked } from '../api/failed-credentials';
@@ -114,6 +115,9 @@ export function createDashboard(registry: Registry, api: ApiFetch, options: Dash
 		if (made.has(c.req.raw)) return c.json({ error: { code: 'ROUTE_NOT_FOUND', message: 'the dashboard proxies the API only' } }, 404);
 		await next();
 	});
+
+	// ---- `/dashboard/` (a typed or bookmarked address) is the overview: a page not found with a trailing slash redirects to the path without it ----
+	app.use('*', trimTrailingSlash());
 
 	// ---- what may come in: no body past the API's own limit (a few KiB for the sign-in form), refused before it is read ----
 	const tooLarge = (c: DashboardContext, message: string) => (isPage(c) ? errorPage(c, 413, 'TOO_LARGE', message) : c.json({ error: { code: 'TOO_LARGE', message } }, 413));

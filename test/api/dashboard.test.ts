@@ -40,6 +40,16 @@ describe('dashboard pages', () => {
 		}
 	});
 
+	it('sends /dashboard/ and a page address with a trailing slash to the page without it', async () => {
+		for (const [path, to] of [['/dashboard/', '/dashboard'], ['/dashboard/instances/', '/dashboard/instances']]) {
+			const res = await page(dev, 'GET', path);
+			expect(res.status, path).toBe(301);
+			expect(new URL(res.headers.get('location')!, ORIGIN).pathname).toBe(to);
+		}
+		// A form's POST is never redirected (a redirect would turn it into a GET).
+		expect((await page(dev, 'POST', '/dashboard/')).status).not.toBe(301);
+	});
+
 	it("shows a group's own alerts on the overview of that group (/dashboard?group=eu)", async () => {
 		const failing = `eu.eu~${uniqueId('dash-failing')}`;
 		const at = testClock.now();

@@ -12,7 +12,8 @@ const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
 const alertsEl = /** @type {HTMLElement} */ (document.getElementById('alerts'));
 const REFRESH_MS = 5000;
 const fmt = (/** @type {number | string} */ n) => Number(n).toLocaleString('en');
-const ms = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined ? '—' : duration(v));
+/** A duration whose numbers keep their units ("3 min 14 s" may wrap between "3 min" and "14 s", never inside one). */
+const ms = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined ? '—' : duration(v).replace(/(\d) /g, '$1\u00a0'));
 
 /** @param {HTMLElement} el @param {any} m */
 function drawMetrics(el, m) {
