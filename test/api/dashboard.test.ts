@@ -41,7 +41,7 @@ describe('dashboard pages', () => {
 	});
 
 	it('sends /dashboard/ and a page address with a trailing slash to the page without it', async () => {
-		for (const [path, to] of [['/dashboard/', '/dashboard'], ['/dashboard/instances/', '/dashboard/instances']]) {
+		for (const [path, to] of [['/dashboard/', '/dashboard'], ['/dashboard/instances/', '/dashboard/instances']] as const) {
 			const res = await page(dev, 'GET', path);
 			expect(res.status, path).toBe(301);
 			expect(new URL(res.headers.get('location')!, ORIGIN).pathname).toBe(to);

@@ -43,8 +43,8 @@ class SharedName extends Workflow<{}, string> {
 /** A run that goes on past a step that failed for good (caught) and a wait that timed out (found from outside: both ended the kept steps). */
 class GoesOn extends Workflow<{}, string> {
 	static override readonly type = 'goes-on';
-	static override events = { late: {} };
-	async run(step: Step) {
+	static override events = { late: {} as {} };
+	async run(step: Step<typeof GoesOn.events>) {
 		const first = await step.do('first', () => (ran('first'), `f${runs.get('first')}`));
 		const lost = await step
 			.do('flaky', () => (ran('flaky'), Promise.reject(new Error('down'))), { retries: { limit: 0, delay: '1s' } })
