@@ -40,7 +40,35 @@ class SharedName extends Workflow<{}, string> {
 		return `${setup}/${between}/${checkpoint}`;
 	}
 }
-const registry = registryOf(Order, SharedName);
+/** A run that goes on past a step that failed for good (caught) and a wait that timed out (found from outside: both ended the kept steps). */
+class GoesOn extends Workflow<{}, string> {
+	static override readonly type = 'goes-on';
+	static override events = { late: {} as {} };
+	async run(step: Step<typeof GoesOn.events>) {
+		const first = await step.do('first', () => (ran('first'), `f${runs.get('first')}`));
+		const lost = await step
+			.do('flaky', () => (ran('flaky'), Promise.reject(new Error('down'))), { retries: { limit: 0, delay: '1s' } })
+			.then(() => 'ok', () => 'caught');
+		const answer = await step.waitForEvent('late', { timeout: '1s' }).then(() => 'came', () => 'timed-out');
+		const after = await step.do('after', () => (ran('after'), `a${runs.get('after')}`));
+		const last = await step.do('last', () => (ran('last'), `l${runs.get('last')}`));
+		return `${first}/${lost}/${answer}/${after}/${last}`;
+	}
+}
+/** Two steps side by side: `a` fails for good while `failCharge` is set and ends the run; `b`, recorded after it, completes. */
+class SideBySide extends Workflow<{}, string> {
+	static override readonly type = 'side-by-side';
+	async run(step: Step) {
+		const a = step.do('a', () => {
+			ran('a');
+			if (failCharge) throw new Error('a is down');
+			return `a${runs.get('a')}`;
+		}, { retries: { limit: 0, delay: '1s' } });
+		const b = step.do('b', async () => (ran('b'), `b${runs.get('b')}`));
+		return (await Promise.all([a, b])).join('/');
+	}
+}
+const registry = registryOf(Order, SharedName, GoesOn, SideBySide);
 
 async function finished(fail = false) {
 	runs.clear();
@@ -68,6 +96,31 @@ describe('restart from a step', () => {
 		await host.idle();
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'r1/c2/s1' });
 		expect(runs.get('reserve')).toBe(1);
+	});
+
+	it('keeps a step that failed for good and a wait that timed out before it, when the run went on past them: the steps after them are not run again', async () => {
+		runs.clear();
+		const { engine, host } = await startInstance(registry, 'goes-on', {});
+		await host.idle();
+		while (engine.status().status === 'waiting') await host.fireAlarm(engine);
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'f1/caught/timed-out/a1/l1' });
+		engine.restart({ from: 'last' });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'f1/caught/timed-out/a1/l2', generation: 1 });
+		expect(Object.fromEntries(runs)).toEqual({ first: 1, flaky: 1, after: 1, last: 2 });
+		expect(engine.history().events[0]).toMatchObject({ kind: 'workflow.restarted', from: 'last', keptSteps: 4 });
+	});
+
+	it('runs a failed step again on a restart of a run that errored, even one recorded before the step restarted from: its failure may be what ended the run', async () => {
+		runs.clear();
+		failCharge = true;
+		const { engine, host } = await startInstance(registry, 'side-by-side', {});
+		await host.idle();
+		expect(engine.status().status).toBe('errored');
+		failCharge = false;
+		engine.restart({ from: 'b' });
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'a2/b2' });
 	});
 
 	it('records the restart with its from and how many steps it kept, first in the new generation', async () => {

@@ -88,7 +88,7 @@ export function restart(k: InstanceKernel, options: RestartOptions = {}): Workfl
 	const key = k.slot.keyOf(row);
 	const status: WorkflowStatus = key === undefined ? 'created' : 'queued';
 	// Steps without their results: the kept ones stay where they are, so no result passes through memory.
-	const point = options.from === undefined ? undefined : restartPoint([...stepRowsWithSmallResults(k.host.store)], options.from);
+	const point = options.from === undefined ? undefined : restartPoint([...stepRowsWithSmallResults(k.host.store)], options.from, { errored: row.status === 'errored' });
 	k.host.store.transaction(() => {
 		if (point) k.host.store.keepStepsBefore(point.keptBefore);
 		else k.host.store.deleteSteps();

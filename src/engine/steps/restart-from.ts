@@ -31,7 +31,7 @@ export interface RestartPoint {
 	from: StepRow;
 	/** Its kind as `restart({from: {type}})` names it (the history's `fromType`). */
 	fromType: RestartFromType;
-	/** Completed steps recorded before it: the new generation replays their results. */
+	/** Settled steps recorded before it (completed; failed for good or timed out unless the run errored): the new generation replays their outcomes. */
 	kept: StepRow[];
 	/** The kept steps are exactly the steps other than rollbacks recorded before this seq (`InstanceStore.keepStepsBefore`). */
 	keptBefore: number;
@@ -40,13 +40,13 @@ export interface RestartPoint {
 /**
  * Picks the steps a restart from `name` keeps. Steps are ordered by `seq`, the
  * order they were first reached (the history's record order): those before the
- * named step that completed are kept, the named step and everything after it
- * (and any step before it that did not complete) run again. Which step a name
+ * named step that settled are kept, the named step and everything after it
+ * (and any step before it that did not settle) run again. Which step a name
  * means is `RestartFrom`'s rule. An unknown step is refused with `UNKNOWN_STEP`,
  * naming the recorded steps; a malformed `from` (one that cannot name a step: `''`, a
  * number, an unknown field) with `INVALID_OPTIONS`.
  */
-export function restartPoint(steps: readonly StepRow[], given: unknown): RestartPoint {
+export function restartPoint(steps: readonly StepRow[], given: unknown, previous: { errored: boolean } = { errored: false }): RestartPoint {
 	const { name, type, count } = checkRestartFrom(given);
 	const ordered = steps.filter((row) => row.kind !== 'patch' && row.kind !== 'rollback').sort((a, b) => a.seq - b.seq);
 	const named = ordered.filter((row) => row.name === name);
@@ -73,12 +73,16 @@ export function restartPoint(steps: readonly StepRow[], given: unknown): Restart
 	const undone = new Set(steps.filter((row) => row.kind === 'rollback' && row.status !== 'failed').map((row) => row.name));
 	// The kept steps are a prefix of the record (patch markers included: they were reached on that
 	// branch): a gap would leave recorded steps the new run reaches out of order, a divergence. The
-	// first step before the point that did not complete, or was undone, ends the prefix; it and
-	// everything after it run again.
+	// first step before the point that did not settle, or was undone, ends the prefix; it and
+	// everything after it run again. A step that failed for good or a wait that timed out settled too:
+	// the run went on past it (it caught the error), and replaying it answers the same error, so the
+	// steps after it are not run again. Except after a run that errored: one of those failures may be
+	// what ended it, and a restart of a failed run is there to try it again.
+	const settled = (row: StepRow) => row.status === 'completed' || (!previous.errored && (row.status === 'failed' || row.status === 'timed_out'));
 	const kept: StepRow[] = [];
 	let keptBefore = from.seq;
 	for (const row of steps.filter((r) => r.kind !== 'rollback' && r.seq < from.seq).sort((a, b) => a.seq - b.seq)) {
-		if (row.status !== 'completed' || (row.kind === 'do' && undone.has(row.name))) {
+		if (!settled(row) || (row.kind === 'do' && undone.has(row.name))) {
 			keptBefore = row.seq;
 			break;
 		}
