@@ -50,8 +50,17 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 		index.move(step.seq, 'i');
 	};
 	let candidate: StoredStep | undefined;
+	/** `earlier` is carried by a step of this transaction. */
+	let carried = false;
 	for (const [seq, step] of [...pending]) {
 		const home = index.get(seq)?.home;
+		// A step just completed above a held one carries it (`prior`), and may be held in turn (into the record only).
+		if (!carried && earlier && isTurnHeld(step) && seq > earlier.seq && embeddable(earlier) && !step.prior && index.get(seq)?.hosts === undefined) {
+			step.prior = earlier;
+			index.set(seq, step);
+			index.move(earlier.seq, seq);
+			carried = true;
+		}
 		if (args.fold && record && foldable(step, home, record) && (!candidate || seq > candidate.seq)) {
 			candidate = step;
 			continue;
@@ -72,18 +81,20 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 		index.set(top!.seq, top!);
 		index.move(step.seq, top!.seq);
 	};
-	let placedEarlier = false;
-	if (earlier) {
-		if (dirty) fold(earlier);
-		else if (earlier.status === 'completed' && top && top.seq > earlier.seq) {
+	let placedEarlier = carried;
+	if (earlier && !carried) {
+		if (dirty && holdable(earlier, record!)) fold(earlier);
+		else if (embeddable(earlier) && top && top.seq > earlier.seq) {
 			embed(earlier);
 			placedEarlier = true;
 		} else pending.set(earlier.seq, earlier);
 	}
 	let deferred: StoredStep | undefined;
 	if (candidate) {
-		if (dirty) fold(candidate);
-		else if (candidate.status === 'completed' && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		if (dirty && holdable(candidate, record!)) fold(candidate);
+		else if (embeddable(candidate) && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		// This transaction writes the record anyway and cannot take it: its own key now, deferring further saves nothing.
+		else if (dirty) pending.set(candidate.seq, candidate);
 		else deferred = candidate;
 	}
 	return { dirty, deferred };
@@ -96,6 +107,11 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
  */
 function foldable(step: StoredStep, home: StepHome | undefined, record: InstanceRecord): boolean {
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
+	// A step just completed (a `do`'s, an invoke's): its put waits for the next write of the same turn (the record's put,
+	// the next step's) and rides in it (the store flushes it at the turn's end otherwise: compact-turn-flush.ts). Not one
+	// kept elsewhere than its own key. One that carries a completed step may go into the record, never into another step
+	// (`prior` is one level deep: `embeddable`).
+	if (isTurnHeld(step)) return home === 'new' || home === 'own';
 	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
 	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
@@ -119,6 +135,8 @@ function stepChars(step: StoredStep): number {
 	let sum = 0;
 	for (const text of [step.result, step.errorMessage, step.errorStack, step.errorName, step.errorCode]) sum += chars(text);
 	for (const record of step.more ?? []) sum += chars(record.value) + chars(record.detail);
+	// The step it carries is written with it.
+	if (step.prior) sum += stepChars(step.prior);
 	return sum;
 }
 
@@ -129,6 +147,43 @@ function fits(step: StoredStep, record: InstanceRecord): boolean {
 	let held = 0;
 	for (const other of record.st ?? []) if (other.seq !== step.seq) held += stepChars(other);
 	return held + own <= FOLDED_CHARS;
+}
+
+/**
+ * A completed step whose put storage format 5 holds until the next write of the same turn (item 1 of "The last step
+ * rides in the outcome", docs/decisions.md): a `step.do`'s or a `step.invoke`'s completion.
+ */
+export function isTurnHeld(step: StoredStep): boolean {
+	return step.status === 'completed' && (step.kind === 'do' || step.kind === 'child');
+}
+
+/**
+ * A completed step the key of the step after it may carry: a sleep (small), or a step held for the turn whose texts are
+ * at most `FOLDED_STEP_CHARS` (a step's value holds at most one other's, so a key stays within its result's size and 4 KiB).
+ */
+function embeddable(step: StoredStep): boolean {
+	return step.status === 'completed' && !step.prior && (!isTurnHeld(step) || stepChars(step) <= FOLDED_STEP_CHARS);
+}
+
+/** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
+function holdable(step: StoredStep, record: InstanceRecord): boolean {
+	if (!isTurnHeld(step)) return true;
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && serializedChars(record) + serializedChars(step) <= RECORD_PAGE_CHARS;
+}
+
+/**
+ * A held step rides in the instance record only while the record stays about this small (its JSON text, above its
+ * stored size: measured, a record of 1,061 JSON characters stayed in its page, one of 1,241 did not): the key-value
+ * table keeps at most ~1,000 bytes of a value in its b-tree page (a `WITHOUT ROWID` table's local payload on a 4 KiB
+ * page), and a larger record takes an overflow page, 4 KiB kept for the instance's
+ * retention (a trivial run's record went 3 -> 4 pages, its instance 16 -> 20 KiB). Beyond, the step takes a key of its
+ * own in the record's transaction: a row ($1 per million) where the page would be ~$0.19 per million runs, but a page a
+ * run keeps for as long as it is kept, in every run of the type.
+ */
+export const RECORD_PAGE_CHARS = 1100;
+
+function serializedChars(value: unknown): number {
+	return JSON.stringify(value, (_, x: unknown) => (x instanceof Uint8Array ? x.length : x)).length;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */

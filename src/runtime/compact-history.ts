@@ -117,13 +117,22 @@ export function historyTail(kv: SyncKvStorage, inline: readonly StoredRecord[], 
 
 /** A step's meta: its row without its result (its size, and the result itself when small). */
 export function toStepMeta(step: StoredStep): StepMeta {
-	const { result, rec: _rec, more: _more, wk: _wk, prior: _prior, v: _v, ...rest } = step;
+	const { result, rec: _rec, more: _more, wk: _wk, prior: _prior, v: _v, ...rest } = withDefaults(step);
 	const resultBytes = packedBytes(result);
 	return { ...rest, resultBytes, ...(resultBytes <= SMALL_RESULT_BYTES ? { smallResult: unpack(result) } : {}) };
 }
 
+/**
+ * The fields storage format 5 leaves out of a stored step when they hold their usual value (compact-step-values.ts
+ * `leanStep`): every error field and the wake-up null, not sensitive. Read back as that value.
+ */
+function withDefaults(step: StoredStep): StoredStep {
+	return { ...step, errorName: step.errorName ?? null, errorMessage: step.errorMessage ?? null, errorStack: step.errorStack ?? null, errorCode: step.errorCode ?? null, wakeAt: step.wakeAt ?? null, sensitive: step.sensitive ?? false };
+}
+
 /** A stored step as the engine reads it. */
-export function toStepRow(step: StoredStep): StepRow {
+export function toStepRow(stored: StoredStep): StepRow {
+	const step = withDefaults(stored);
 	return {
 		key: step.key, name: step.name, kind: step.kind, status: step.status, attempts: step.attempts, result: unpack(step.result), errorName: step.errorName, errorMessage: step.errorMessage,
 		errorStack: step.errorStack, errorCode: step.errorCode, startedAt: step.startedAt, finishedAt: step.finishedAt, wakeAt: step.wakeAt, seq: step.seq, sensitive: step.sensitive,

@@ -14,7 +14,9 @@ import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
 import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsLastRecordSeq, stepsOfKindIn, type StepSource } from './compact-step-queries';
 import type { CompactStart } from './compact-format';
-import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
+import { isTurnHeld, MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
+import { TurnFlush } from './compact-turn-flush';
+import { leanStep } from './compact-step-values';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -60,6 +62,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	private readonly allWakeups: StepWakeups;
 	/** A sleep written by an earlier transaction whose put waits for the next write (storage format 5: compact-folded-steps.ts). */
 	private deferred: StoredStep | undefined;
+	/** A completed step held for the next write is put on its own before the turn ends (compact-turn-flush.ts). */
+	private readonly turnFlush = new TurnFlush(
+		() => this.deferred !== undefined && isTurnHeld(this.deferred),
+		() => this.transaction(() => {}),
+	);
 
 	constructor(
 		storage: DurableObjectStorage,
@@ -124,6 +131,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			this.pendingSteps = outer ? outer.steps : new Map();
 			this.lastWritten = outer ? outer.lastWritten : undefined;
 			this.deferred = deferred;
+			if (deferred && isTurnHeld(deferred)) this.turnFlush.arm();
 			throw error;
 		}
 	}
@@ -135,6 +143,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			const placed = placeSteps({ fold: this.start.foldSleeps === true, index: this.stepIndex(), pending: this.pendingSteps, record: this.readRecord(), dirty: this.dirty, deferred: this.deferred });
 			this.dirty = placed.dirty;
 			this.deferred = placed.deferred;
+			if (placed.deferred && isTurnHeld(placed.deferred)) this.turnFlush.arm();
 		}
 		this.flushSteps();
 		for (const record of this.held) this.putRecordKey(record);
@@ -207,6 +216,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		for (const step of [...this.pendingSteps.values(), ...(this.deferred ? [this.deferred] : [])]) {
 			index.set(step.seq, step);
 			values?.set(step.seq, step);
+			// A held step may carry the step before it, whose only copy is then in it (compact-folded-steps.ts).
+			if (step.prior && !this.pendingSteps.has(step.prior.seq)) {
+				index.set(step.prior.seq, step.prior, step.seq);
+				values?.set(step.prior.seq, step.prior);
+			}
 		}
 		return index;
 	}
@@ -242,6 +256,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// Counted once a step may have two copies (format 5, or a step format 5 wrote): the later copy is read (compact-step-index.ts).
 		const before = this.stepIndex().get(stored.seq);
 		if (this.start.foldSleeps || before?.v !== undefined) stored.v = (before?.v ?? 0) + 1;
+		if (this.start.foldSleeps) leanStep(stored);
 		this.stepIndex().set(stored.seq, stored);
 		this.pendingSteps.set(stored.seq, stored);
 		this.lastWritten = stored.seq;

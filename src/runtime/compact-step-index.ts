@@ -55,6 +55,14 @@ export class StepIndex {
 			values?.set(step.seq, step);
 		}
 		const later = (step: StoredStep, than: IndexedStep | undefined) => !than || (step.v ?? 0) >= (than.v ?? 0);
+		// A step the record holds may carry the step before it (a completed step held for its turn: compact-folded-steps.ts).
+		for (const step of folded ?? []) {
+			const prior = step.prior;
+			if (prior && later(prior, index.get(prior.seq))) {
+				index.set(prior.seq, prior, step.seq);
+				values?.set(prior.seq, prior);
+			}
+		}
 		for (const [key, step] of kv.list<StoredStep>({ prefix: KV.step })) {
 			const seq = seqOf(key, KV.step);
 			if (later(step, index.get(seq))) {

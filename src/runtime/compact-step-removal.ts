@@ -29,16 +29,22 @@ export function removeSteps(args: {
 		for (const stored of stepRecords(step)) args.putRecordKey(stored);
 		if (home === 'own') kv.delete(seqKey(KV.step, seq));
 	}
+	let changed = false;
 	for (const [seq, { home }] of index.entries()) {
 		const host = values.get(seq)!;
-		const prior = home === 'own' ? host.prior : undefined;
+		// A step in its own key or in the record may carry the one before it.
+		const prior = home === 'own' || home === 'i' ? host.prior : undefined;
 		if (!prior || removed.has(seq) === removed.has(prior.seq)) continue;
 		if (removed.has(prior.seq)) {
 			const { prior: _prior, ...rest } = host;
-			args.put(seqKey(KV.step, seq), rest);
+			if (home === 'own') args.put(seqKey(KV.step, seq), rest);
+			else if (record?.st) {
+				record.st = record.st.map((step) => (step.seq === seq ? rest : step));
+				changed = true;
+			}
 		} else if (index.get(prior.seq)?.home === seq) args.put(seqKey(KV.step, prior.seq), prior);
 	}
-	if (!record?.st?.some((step) => removed.has(step.seq))) return false;
+	if (!record?.st?.some((step) => removed.has(step.seq))) return changed;
 	record.st = record.st.filter((step) => !removed.has(step.seq));
 	return true;
 }

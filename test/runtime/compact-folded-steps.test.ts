@@ -46,6 +46,9 @@ function sleepThenWake(store: CompactInstanceStore, seq: number) {
 	});
 }
 
+/** The end of the turn: every microtask run, the event loop turned (a held step's put is done by then). */
+const turnEnd = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 const view = (store: CompactInstanceStore) => ({
 	steps: store.readSteps().map((s) => [s.seq, s.name, s.status, s.finishedAt]),
 	history: store.readHistory({ generation: 0, afterSeq: 0, limit: 100 }).map((r) => [r.seq, r.kind, r.step]),
@@ -59,6 +62,8 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
 			store.transaction(() => store.writeInstance(row('running', 1)));
 			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			// Held for the next write of its turn; put at the turn's end, nothing else writing.
+			await turnEnd();
 			const writes = counting(state);
 			sleepThenWake(store, 2);
 			// The sleep rode in the record's put; its completion waits for the next write.
@@ -66,6 +71,9 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			const asleep = new CompactInstanceStore(state.storage);
 			expect(view(asleep)).toMatchObject({ steps: [[1, 's1', 'completed', 11], [2, 'nap2', 'sleeping', null]], earliest: 1_000, status: 'sleeping' });
 			store.insertStep(step(3, {}), [rec('step.started', 's3', 1_001), rec('step.completed', 's3', 1_002)]);
+			// s3 carries the completed sleep and is held in turn: put at the turn's end, nothing else writing.
+			expect(writes).toEqual(['put i']);
+			await turnEnd();
 			expect(writes).toEqual(['put i', 'put s']);
 			// A store that kept nothing reads what this one does: the sleep completed, its records in order, nothing due.
 			const expected = {
@@ -135,6 +143,8 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'running', null]], earliest: 500 });
 			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '"ok"', finishedAt: 501 }, { ...rec('step.completed', 's1', 501), attempt: 2 });
 			store.transaction(() => store.writeInstance(row('completed', 3)));
+			// The completion, held for its turn, would make the record too large for its page with the failed attempt's records
+			// (compact-folded-steps.ts `RECORD_PAGE_CHARS`): its own key, in the outcome's transaction.
 			expect(writes).toEqual(['put i', 'put s', 'put s', 'put i']);
 			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
 			const expected = {
@@ -209,6 +219,74 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			store.transaction(() => store.deleteSteps());
 			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([]);
 			expect(view(new CompactInstanceStore(state.storage)).history).toEqual(history);
+		}));
+
+	it("holds a completed step for the next write of its turn: the outcome's put or the next step's takes it, else it is put before the turn ends", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const writes = counting(state);
+			// Nothing else writes in its turn: not put at once, put before the event loop turns (the same commit).
+			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			expect(writes).toEqual([]);
+			await turnEnd();
+			expect(writes).toEqual(['put s']);
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([[1, 's1', 'completed', 11]]);
+			// The next step, a few microtasks later (its code went on at once): it carries the held one, and is held in turn.
+			store.insertStep(step(2, {}), [rec('step.started', 's2', 12), rec('step.completed', 's2', 13)]);
+			await Promise.resolve();
+			store.insertStep(step(3, {}), [rec('step.started', 's3', 14), rec('step.completed', 's3', 15)]);
+			expect(writes).toEqual(['put s']);
+			// The step after may not carry one that carries another: s3 (with s2) is put, s4 held.
+			store.insertStep(step(4, {}), [rec('step.started', 's4', 16), rec('step.completed', 's4', 17)]);
+			expect(writes).toEqual(['put s', 'put s']);
+			// The outcome in the same turn takes the held one (with the one it carries): no key of its own.
+			store.insertStep(step(5, { result: '"last"' }), [rec('step.started', 's5', 18), rec('step.completed', 's5', 19)]);
+			await Promise.resolve();
+			store.transaction(() => store.writeInstance(row('completed', 2)));
+			await turnEnd();
+			expect(writes).toEqual(['put s', 'put s', 'put i']);
+			const expected = {
+				steps: [1, 2, 3, 4, 5].map((n) => [n, `s${n}`, 'completed', 11]),
+				history: [1, 2, 3, 4, 5].flatMap((n) => [[2 * n - 1, 'step.started', `s${n}`], [2 * n, 'step.completed', `s${n}`]]),
+				earliest: undefined,
+				status: 'completed',
+			};
+			expect(view(store)).toEqual(expected);
+			const fresh = new CompactInstanceStore(state.storage);
+			expect(view(fresh)).toEqual(expected);
+			expect(fresh.readStep('do:s5')?.result).toBe('"last"');
+			expect(fresh.readStep('do:s4')?.result).toBe('1');
+			expect(fresh.readStep('do:s2')?.result).toBe('1');
+			// A restart from s5 keeps s4 (carried by it in the record): s4 takes its own key.
+			fresh.transaction(() => fresh.keepStepsBefore(5));
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([1, 2, 3, 4].map((n) => [n, `s${n}`, 'completed', 11]));
+			fresh.transaction(() => fresh.keepStepsBefore(4));
+			expect(view(new CompactInstanceStore(state.storage)).steps).toEqual([1, 2, 3].map((n) => [n, `s${n}`, 'completed', 11]));
+		}));
+
+	it('puts a held step on its own when it is too large to ride in the record or in the next step', () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const writes = counting(state);
+			const big = JSON.stringify('x'.repeat(5_000));
+			store.insertStep(step(1, { result: big }), [rec('step.started', 's1', 10)]);
+			store.insertStep(step(2, {}), [rec('step.started', 's2', 12)]);
+			// s1 in a key of its own (s2 may not carry it: above 4 KiB), s2 held.
+			expect(writes).toEqual(['put s']);
+			store.insertStep(step(3, { result: big }), [rec('step.started', 's3', 14)]);
+			// s3 carries s2 (small), and is held in turn.
+			expect(writes).toEqual(['put s']);
+			store.insertStep(step(4, { result: big }), [rec('step.started', 's4', 16)]);
+			// s4 may not carry s3 (it carries s2): s3 put, s4 held.
+			expect(writes).toEqual(['put s', 'put s']);
+			store.transaction(() => store.writeInstance(row('completed', 2)));
+			// s4 held, too large for the record: in a key of its own in the outcome's transaction.
+			expect(writes).toEqual(['put s', 'put s', 'put s', 'put i']);
+			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toBeUndefined();
+			const fresh = new CompactInstanceStore(state.storage);
+			expect(fresh.readSteps().map((s) => [s.seq, s.result === big])).toEqual([[1, true], [2, false], [3, true], [4, true]]);
 		}));
 
 	it('a format-4 store reads what format 5 wrote, and writes the sleeps it finds where they are', () =>
