@@ -4,7 +4,7 @@ import { packRow, storedRecord, type InstanceRecord } from '../../src/runtime/co
 
 function record(): InstanceRecord {
 	const row = packRow({ id: 'a', type: 't', status: 'running', payload: null, output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, createdAt: 1, updatedAt: 2, version: 3, generation: 0 });
-	return { row, pending: null, recs: [storedRecord(1, { generation: 0, at: 1, kind: 'created', step: null, attempt: null, value: '{"x":1}', detail: null })] };
+	return { row, pending: null, recs: [storedRecord(1, { generation: 0, at: 1, kind: 'workflow.created', step: null, attempt: null, value: '{"x":1}', detail: null })] };
 }
 
 describe('the instance record as storage format 5 stores it (compact-lean-record.ts)', () => {
@@ -17,7 +17,7 @@ describe('the instance record as storage format 5 stores it (compact-lean-record
 		const lean = leanRecord(record());
 		expect(Object.keys(lean)).toEqual(['row', 'recs']);
 		expect(Object.values(lean.row)).not.toContain(null);
-		expect(lean.recs[0]).toEqual({ seq: 1, generation: 0, at: 1, kind: 'created', value: '{"x":1}' });
+		expect(lean.recs[0]).toEqual({ seq: 1, generation: 0, at: 1, kind: 'workflow.created', value: '{"x":1}' });
 		expect(JSON.stringify(lean).length).toBeLessThan(JSON.stringify(record()).length * 0.6);
 	});
 
