@@ -1,5 +1,6 @@
 import type { StoredStep } from './compact-history';
 import type { InstanceRecord } from './compact-instance-record';
+import { leanRecord } from './compact-lean-record';
 import type { StepHome, StepIndex } from './compact-step-index';
 
 /**
@@ -168,7 +169,13 @@ function embeddable(step: StoredStep): boolean {
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
 function holdable(step: StoredStep, record: InstanceRecord): boolean {
 	if (!isTurnHeld(step)) return true;
-	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && serializedChars(record) + serializedChars(step) <= RECORD_PAGE_CHARS;
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && serializedChars(withoutSuperseded(leanRecord(record), step)) + serializedChars(step) <= RECORD_PAGE_CHARS;
+}
+
+/** The record as it is put with the step: the step, and the one it carries, replace their copies the record holds (`prunedFolded`). */
+function withoutSuperseded(record: InstanceRecord, step: StoredStep): InstanceRecord {
+	const st = record.st?.filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
+	return { ...record, ...(st ? { st } : {}) };
 }
 
 /**

@@ -17,6 +17,7 @@ import type { CompactStart } from './compact-format';
 import { isTurnHeld, MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
 import { TurnFlush } from './compact-turn-flush';
 import { leanStep } from './compact-step-values';
+import { fullRecord, leanRecord } from './compact-lean-record';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -153,7 +154,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	protected readRecord(): InstanceRecord | undefined {
-		if (this.record === UNREAD) this.record = this.kv.get<InstanceRecord>(KV.instance);
+		if (this.record === UNREAD) this.record = fullRecord(this.kv.get<InstanceRecord>(KV.instance));
 		return this.record;
 	}
 
@@ -184,7 +185,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const record = this.readRecord();
 		if (!record) return;
 		prunedFolded(record, this.steps);
-		this.put(KV.instance, record);
+		this.put(KV.instance, this.start.foldSleeps ? leanRecord(record) : record);
 	}
 
 	readInstance(): InstanceRow | undefined {

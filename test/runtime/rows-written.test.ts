@@ -40,8 +40,8 @@ describe('rows written by a run of ten trivial steps, per storage layout', () =>
 		// create (the record: row, pending entry, created record) 1 + 10 steps + completed (with its record and entry) 1; the
 		// run ends before its index entry is delivered, so its `running` is never written (kernel.ts `startRunning`); the
 		// delivery's acknowledgement rides with the record's next put, of which a finished run has none. Storage format 5: a
-		// step completed in the same turn as the one before it carries it (below), 7.
-		expect(rows).toBe(format5 ? 7 : 12);
+		// step completed in the same turn as the one before it carries it, and the last pair rides in the outcome (below), 6.
+		expect(rows).toBe(format5 ? 6 : 12);
 		// The backstop only: the retention is the index shard's (one alarm per slot for many runs).
 		expect(alarms).toBe(1);
 	});
@@ -227,13 +227,13 @@ describe.runIf(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>
 });
 
 describe.runIf(format5)('the last step rides in the outcome (storage format 5, wrangler.jsonc)', () => {
-	it('10 trivial steps, all in one turn: each odd step carries the step before it, 7 rows; 9 steps: the last one rides in the outcome', async () => {
+	it('10 trivial steps, all in one turn: each odd step carries the step before it, and the last pair rides in the outcome, 6 rows; 9 steps: the last one rides in the outcome', async () => {
 		const { rows, byKey, recordKeys } = await compactRun('many', { steps: 10 });
 		expect(recordKeys).toBe(0);
-		// create 1 + s1 (carrying s0), s3 (s2), s5 (s4), s7 (s6), s9 (s8) 5 + completed 1: s9 with s8 would make the record
-		// too large for its page (compact-folded-steps.ts `RECORD_PAGE_CHARS`), so it takes its key in the outcome's
-		// transaction. Format 4: a put per step (12).
-		expect({ rows, byKey }).toEqual({ rows: 7, byKey: { 'put i': 2, 'put s:': 5 } });
+		// create 1 + s1 (carrying s0), s3 (s2), s5 (s4), s7 (s6) 4 + completed 1, s9 (carrying s8) riding in it: the record
+		// is stored lean (compact-lean-record.ts), so s9 with s8 keeps it within its page (compact-folded-steps.ts
+		// `RECORD_PAGE_CHARS`; it took a key of its own while the record stored its null fields). Format 4: a put per step (12).
+		expect({ rows, byKey }).toEqual({ rows: 6, byKey: { 'put i': 2, 'put s:': 4 } });
 		const nine = await compactRun('many', { steps: 9 });
 		// s1, s3, s5, s7 (each carrying the one before) 4; s8 alone, in the completed record.
 		expect({ rows: nine.rows, byKey: nine.byKey }).toEqual({ rows: 6, byKey: { 'put i': 2, 'put s:': 4 } });
@@ -356,8 +356,9 @@ describe('rows written by one-step children run inside their parent (compact lay
 	it("a published child's object sets no alarm: its parent waits for its index entry's delivery, and it is listed with its parent", async () => {
 		const { id, children } = await childrenRun(10);
 		// Its record and its step; no alarm (before: the backstop for its index entry, 1 a child). Storage format 5: its step
-		// would make its record too large for its page (compact-folded-steps.ts `RECORD_PAGE_CHARS`): 2 rows still.
-		expect(children.map((c) => [c.rows, c.alarms])).toEqual(Array.from({ length: 10 }, () => [2, 0]));
+		// rides in its completed record, stored lean (compact-lean-record.ts), within its page (compact-folded-steps.ts
+		// `RECORD_PAGE_CHARS`): 1 row (2 while the record stored its null fields and the entry's copy of the row's).
+		expect(children.map((c) => [c.rows, c.alarms])).toEqual(Array.from({ length: 10 }, () => [format5 ? 1 : 2, 0]));
 		const listed = await listedChildren(id);
 		expect(listed.map((c) => [c.id, c.status]).sort()).toEqual(Array.from({ length: 10 }, (_, i) => [`${id}::child-${i}`, 'completed']).sort());
 	});
