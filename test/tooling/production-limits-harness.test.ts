@@ -11,12 +11,16 @@ describe('the production-limits harness (Node, heap capped at 128 MB)', () => {
 		const { code, died, result } = await runReplayHarness({ heapMiB: 128, results: 1000, bytes: 100 * 1024 });
 		expect(code, died).toBe(0);
 		expect(result).toMatchObject({ written: 'sleeping', status: 'completed', output: 1000 * 100 * 1024 });
-		expect(result!.peakHeapMiB).toBeLessThan(100);
 		// The archive goes out in bounded parts: every record of ~100 MiB, no object over a chunk.
 		expect(result!.archive).toMatchObject({ deleted: true });
 		expect(result!.archive.bytes).toBeGreaterThan(100 * 1024 * 1024);
 		expect(result!.archive.largestObjectBytes).toBeLessThanOrEqual(4.5 * 1024 * 1024);
-		expect(result!.archive.peakHeapMiB).toBeLessThan(100);
+		// With room to spare: the same run fits in half the production heap. (The peak heap sampled under the
+		// 128 MB cap counts garbage V8 has not collected yet: 66 or 97-100 MiB for the archive from one run to
+		// the next, the same code, so it cannot say whether the live memory grew; running out of a smaller heap can.)
+		const half = await runReplayHarness({ heapMiB: 64, results: 1000, bytes: 100 * 1024 });
+		expect(half.code, half.died).toBe(0);
+		expect(half.result).toMatchObject({ status: 'completed', archive: { deleted: true } });
 	}, 240_000);
 
 	it('lists a page of 1000 over 256 shards of 1000 entries each taking under 16 MiB of heap (the code before: 256,000 rows, ~111 MiB)', async () => {
