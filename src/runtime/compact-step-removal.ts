@@ -22,12 +22,14 @@ export function removeSteps(args: {
 }): boolean {
 	const { kv, index, values, record } = args;
 	const removed = new Set<number>();
-	for (const [seq, { home }] of index.entries()) {
+	for (const [seq] of index.entries()) {
 		const step = values.get(seq)!;
 		if (!args.which(step)) continue;
 		removed.add(seq);
 		for (const stored of stepRecords(step)) args.putRecordKey(stored);
-		if (home === 'own') kv.delete(seqKey(KV.step, seq));
+		// Its own key whatever its home: a step whose completion rode in the next step's key (or the record)
+		// may have left its start there, a stale copy the index would read again once its carrier is gone.
+		kv.delete(seqKey(KV.step, seq));
 	}
 	let changed = false;
 	for (const [seq, { home }] of index.entries()) {

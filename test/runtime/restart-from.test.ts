@@ -35,6 +35,20 @@ describe('restart from a step (workerd)', () => {
 		expect(history[0]).toMatchObject({ kind: 'workflow.restarted', previousGeneration: 0, from: 'charge', keptSteps: 2 });
 	});
 
+	it('restarts from a middle step of a run whose steps await I/O: only it and the later steps run again (found from outside: the run ended diverged)', async () => {
+		const id = uniqueId('restart-io');
+		await api('POST', '/workflows', { type: 'steps-child', id, payload: { n: 6, ms: 1 } });
+		await settle(id);
+		expect((await api('GET', `/workflows/${id}`)).json).toMatchObject({ status: 'completed', output: 6 });
+		for (const from of ['s3', 's1']) {
+			expect(await api('POST', `/workflows/${id}/restart`, { from })).toMatchObject({ status: 200 });
+			await settle(id);
+			expect((await api('GET', `/workflows/${id}`)).json, `from ${from}`).toMatchObject({ status: 'completed', output: 6 });
+		}
+		// s0 ran once; s1 and s2 again only for the restart from s1; s3-s5 for both restarts.
+		expect([0, 1, 2, 3, 4, 5].map((i) => executions.get(`${id}:s${i}`))).toEqual([1, 2, 2, 3, 3, 3]);
+	});
+
 	it('the typed helper restarts from a step too', async () => {
 		const id = await completed();
 		expect(await RedeployedWorkflow.restart(testEnv, id, { from: 'settle' })).toBe('created');
