@@ -1,6 +1,7 @@
 import type { StoredStep } from './compact-history';
 import type { InstanceRecord } from './compact-instance-record';
-import { leanRecord } from './compact-lean-record';
+import { encodeInstance } from './compact-record-codec';
+import { storedBytes } from './compact-stored-size';
 import type { StepHome, StepIndex } from './compact-step-index';
 
 /**
@@ -169,28 +170,32 @@ function embeddable(step: StoredStep): boolean {
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
 function holdable(step: StoredStep, record: InstanceRecord): boolean {
 	if (!isTurnHeld(step)) return true;
-	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && serializedChars(withoutSuperseded(leanRecord(record), step)) + serializedChars(step) <= RECORD_PAGE_CHARS;
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && withinPage(withStep(record, step));
 }
 
 /** The record as it is put with the step: the step, and the one it carries, replace their copies the record holds (`prunedFolded`). */
-function withoutSuperseded(record: InstanceRecord, step: StoredStep): InstanceRecord {
-	const st = record.st?.filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
-	return { ...record, ...(st ? { st } : {}) };
+function withStep(record: InstanceRecord, step: StoredStep): InstanceRecord {
+	const st = (record.st ?? []).filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
+	return { ...record, st: [...st, step].sort((a, b) => a.seq - b.seq) };
 }
 
 /**
- * A held step rides in the instance record only while the record stays about this small (its JSON text, above its
- * stored size: measured, a record of 1,061 JSON characters stayed in its page, one of 1,241 did not): the key-value
- * table keeps at most ~1,000 bytes of a value in its b-tree page (a `WITHOUT ROWID` table's local payload on a 4 KiB
- * page), and a larger record takes an overflow page, 4 KiB kept for the instance's
- * retention (a trivial run's record went 3 -> 4 pages, its instance 16 -> 20 KiB). Beyond, the step takes a key of its
- * own in the record's transaction: a row ($1 per million) where the page would be ~$0.19 per million runs, but a page a
- * run keeps for as long as it is kept, in every run of the type.
+ * A held step rides in the instance record only while the record, as storage keeps it (its compact encoding,
+ * compact-record-codec.ts, in V8's serialization: compact-stored-size.ts), stays within this many bytes: the key-value
+ * table is a `WITHOUT ROWID` b-tree whose cell keeps at most 1,002 bytes of key and value on a 4 KiB page (SQLite's
+ * `maxLocal` for an index b-tree: (4096 - 12) * 64 / 255 - 23), the rest going to an overflow page, 4 KiB kept for the
+ * instance's retention (a trivial run's record once went 3 -> 4 pages, its instance 16 -> 20 KiB). Measured in workerd
+ * (test/runtime/compact-record-page.test.ts): a record of this many bytes keeps its page, one byte more takes an
+ * overflow page, whatever its shape (997 + the key's byte + SQLite's 4 bytes of cell header = 1,002). Beyond, the step takes a key of its own in the record's transaction: a row ($1 per million) where the
+ * page would be ~$0.19 per million runs, but a page a run keeps for as long as it is kept, in every run of the type.
+ * (Before the compact encoding the bound was 1,100 JSON characters of the object form, which has no fixed ratio to
+ * stored bytes.)
  */
-export const RECORD_PAGE_CHARS = 1100;
+export const RECORD_PAGE_BYTES = 997;
 
-function serializedChars(value: unknown): number {
-	return JSON.stringify(value, (_, x: unknown) => (x instanceof Uint8Array ? x.length : x)).length;
+/** The record, encoded, keeps its page (`RECORD_PAGE_BYTES`). */
+export function withinPage(record: InstanceRecord): boolean {
+	return storedBytes(encodeInstance(record)) <= RECORD_PAGE_BYTES;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */

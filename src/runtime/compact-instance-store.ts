@@ -17,7 +17,9 @@ import type { CompactStart } from './compact-format';
 import { isTurnHeld, MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
 import { TurnFlush } from './compact-turn-flush';
 import { leanStep } from './compact-step-values';
-import { fullRecord, leanRecord } from './compact-lean-record';
+import { fullRecord } from './compact-lean-record';
+import { encodeInstance, readInstanceValue } from './compact-record-codec';
+import { encodeStep, readStepValue } from './compact-step-codec';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -154,7 +156,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	protected readRecord(): InstanceRecord | undefined {
-		if (this.record === UNREAD) this.record = fullRecord(this.kv.get<InstanceRecord>(KV.instance));
+		if (this.record === UNREAD) this.record = fullRecord(readInstanceValue(this.kv.get(KV.instance)));
 		return this.record;
 	}
 
@@ -185,7 +187,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const record = this.readRecord();
 		if (!record) return;
 		prunedFolded(record, this.steps);
-		this.put(KV.instance, this.start.foldSleeps ? leanRecord(record) : record);
+		this.put(KV.instance, this.start.foldSleeps ? encodeInstance(record) : record);
 	}
 
 	readInstance(): InstanceRow | undefined {
@@ -236,17 +238,23 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			const prior = this.stepGet(home)?.prior;
 			return prior?.seq === seq ? prior : undefined;
 		}
-		return this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		const stored = this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		return stored && readStepValue(stored, 0);
 	}
 
 	/** Puts the steps this transaction wrote under their own keys, at its end. */
 	private flushSteps(): void {
 		if (this.pendingSteps.size === 0) return;
 		for (const [seq, step] of this.pendingSteps) {
-			this.put(seqKey(KV.step, seq), step);
+			this.putStepKey(seq, step);
 			this.steps?.move(seq, 'own');
 		}
 		this.pendingSteps = new Map();
+	}
+
+	/** A step under its own key: in the compact encoding at storage format 5 (compact-step-codec.ts), as before otherwise. */
+	private putStepKey(seq: number, step: StoredStep): void {
+		this.put(seqKey(KV.step, seq), this.start.foldSleeps ? encodeStep(step, 0) : step);
 	}
 
 	private storeStep(stored: StoredStep): void {
@@ -344,8 +352,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		this.flushSteps();
 		const values = new Map<number, StoredStep>();
 		const index = this.readIndex(values);
-		const put = (key: string, value: unknown) => this.put(key, value);
-		if (removeSteps({ kv: this.kv, index, values, record: this.readRecord(), which, putRecordKey: (record) => this.putRecordKey(record), put })) this.changed();
+		if (removeSteps({ kv: this.kv, index, values, record: this.readRecord(), which, putRecordKey: (record) => this.putRecordKey(record), putStep: (seq, step) => this.putStepKey(seq, step) })) this.changed();
 		this.steps = undefined;
 	}
 
