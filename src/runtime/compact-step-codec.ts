@@ -118,6 +118,8 @@ export interface EncodedStep {
 	a?: Num;
 	r?: Packed;
 	t?: Num;
+	/** `startedAt` itself, where it is too far from `base` for a small integer (in a key of its own, whose base is 0). */
+	T?: number;
 	f?: Num;
 	w?: Num;
 	W?: Num | true;
@@ -151,7 +153,12 @@ export function encodeStep(step: StoredStep, base: number): EncodedStep {
 	if (step.status !== 'completed') encoded.s = toCode(STEP_STATUSES, step.status);
 	if (step.attempts !== usualAttempts(step.kind)) encoded.a = int(step.attempts);
 	if (step.result !== null && step.result !== undefined) encoded.r = step.result;
-	if (step.startedAt !== null && step.startedAt !== undefined) encoded.t = int(step.startedAt - base);
+	if (step.startedAt !== null && step.startedAt !== undefined) {
+		// In a key of its own (base 0) its start is a time, stored as the double it is, under a name of its own (`int`).
+		const delta = int(step.startedAt - base);
+		if (typeof delta === 'number') encoded.t = delta;
+		else encoded.T = step.startedAt;
+	}
 	if (step.finishedAt !== null && step.finishedAt !== undefined) encoded.f = int(step.finishedAt - own);
 	const wakeAt = step.wakeAt ?? null;
 	if (wakeAt !== null) encoded.w = int(wakeAt - own);
@@ -175,7 +182,7 @@ export function encodeStep(step: StoredStep, base: number): EncodedStep {
  */
 export function decodeStep(encoded: EncodedStep, base: number): StoredStep {
 	const kind = encoded.k === undefined ? 'do' : fromCode(STEP_KINDS, encoded.k, 'step kind');
-	const startedAt = encoded.t === undefined ? null : num(encoded.t) + base;
+	const startedAt = encoded.T !== undefined ? encoded.T : encoded.t === undefined ? null : num(encoded.t) + base;
 	const own = startedAt ?? base;
 	const step: StoredStep = {
 		...(encoded.x ?? {}),
