@@ -1,9 +1,8 @@
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/definition/instance-limits';
-import type { StepKind } from '../engine/support/step-kinds';
-import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
-import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
+import { UNFINISHED_STEP_STATUSES } from '../engine/support/statuses';
+import type { HistoryRange, InstanceRow, InstanceStore, StepRow } from '../engine/storage/store';
 import { KV, pack, seqKey, seqOf, unpack } from './compact-keys';
 import { findRecords, historyTail, lastStreamMessageIn, toHistoryMeta, toHistoryRow, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
 import { removeSteps } from './compact-step-removal';
@@ -12,7 +11,7 @@ import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
 import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
-import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsLastRecordSeq, stepsOfKindIn, type StepSource } from './compact-step-queries';
+import { stepsLastRecordSeq, type StepSource } from './compact-step-queries';
 import type { CompactStart } from './compact-format';
 import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, spillTurnHeld, waitsFor } from './compact-folded-steps';
 import { HeldWrites } from './compact-held-writes';
@@ -389,29 +388,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		this.removeStepsWhere((step) => step.kind === 'rollback' || step.seq >= seq);
 	}
 
-	/** The step queries' view of this store (compact-step-queries.ts). */
-	private readonly stepSource: StepSource = { index: () => this.stepIndex(), get: (seq) => this.stepGet(seq) };
-
-	readStepMeta(range: StepRange): StepMeta[] {
-		return stepMetaIn(this.stepSource, range);
-	}
-
-	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
-		return stepResultsIn(this.stepSource, refs);
-	}
-
-	countSteps(): StepCount[] {
-		return stepCountsIn(this.stepSource);
-	}
-
-	readStep(key: string): StepRow | undefined {
-		const seq = this.stepIndex().seqOfKey(key);
-		return seq === undefined ? undefined : stepRowAt(this.stepSource, seq);
-	}
-
-	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
-		return stepsOfKindIn(this.stepSource, kind, status);
-	}
+	/** The step queries' view of this store (compact-step-queries.ts, through compact-parts.ts). */
+	protected readonly stepSource: StepSource = { index: () => this.stepIndex(), get: (seq) => this.stepGet(seq) };
 
 	protected stepWakeups(): StepWakeups {
 		return this.allWakeups;
