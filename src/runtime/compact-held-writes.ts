@@ -18,6 +18,8 @@ import { TurnFlush } from './compact-turn-flush';
 export class HeldWrites {
 	/** Steps whose put waits for the next write, in seq order. */
 	steps: StoredStep[] = [];
+	/** The version of the instance row storage holds (read or put last): a put that writes a newer one stages a status. */
+	storedVersion: number | undefined;
 	/** The record as its held put would write it, kept to restore it when a later transaction of the turn fails. */
 	private record: InstanceRecord | undefined;
 	private readonly flush: TurnFlush;
@@ -33,6 +35,14 @@ export class HeldWrites {
 
 	get recordHeld(): boolean {
 		return this.record !== undefined;
+	}
+
+	/**
+	 * The record's put may wait: it writes no newer row than storage holds, so it stages no index entry whose delivery
+	 * could go out before the put is issued (a status change is put at once, as always).
+	 */
+	mayHold(record: InstanceRecord): boolean {
+		return record.row.version === this.storedVersion;
 	}
 
 	holdRecord(record: InstanceRecord): void {

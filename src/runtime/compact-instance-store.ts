@@ -148,8 +148,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		this.flushSteps();
 		for (const record of this.held) this.putRecordKey(record);
 		this.held = [];
-		// A wait's consumption of the event the record held, and nothing else put: the record's put waits for the next write of the turn (compact-held-writes.ts).
-		if (this.dirty && consumed && !keys) this.holds.holdRecord(this.readRecord()!);
+		// A wait's consumption of the event the record held, no status staged, nothing else put: the put waits for its turn's next write (compact-held-writes.ts).
+		if (this.dirty && consumed && !keys && this.holds.mayHold(this.readRecord()!)) this.holds.holdRecord(this.readRecord()!);
 		else if (this.dirty || (recordHeld && keys)) {
 			this.holds.releaseRecord();
 			this.putInstance();
@@ -166,7 +166,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	}
 
 	protected readRecord(): InstanceRecord | undefined {
-		if (this.record === UNREAD) this.record = fullRecord(readInstanceValue(this.kv.get(KV.instance)));
+		if (this.record === UNREAD) this.holds.storedVersion = (this.record = fullRecord(readInstanceValue(this.kv.get(KV.instance))))?.row.version;
 		return this.record;
 	}
 
@@ -197,6 +197,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const record = this.readRecord();
 		if (!record) return;
 		prunedFolded(record, this.steps);
+		this.holds.storedVersion = record.row.version;
 		if (!this.start.foldSleeps) return this.put(KV.instance, record);
 		// A record grown past its page lets the steps held for their turn go to their own keys (compact-folded-steps.ts).
 		spillTurnHeld(record, this.steps, (step) => this.putStepKey(step.seq, step));
