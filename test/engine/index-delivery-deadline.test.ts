@@ -108,7 +108,8 @@ describe('a sleeping status whose wake-up comes before its delivery is due is no
 		expect(host.store.outbox).toBeUndefined();
 		// As many alarm writes as on main (6): the backstop, each retry's wake-up and the watchdog of the pass it wakes (this
 		// host's alarm handler awaits no pass), and the retention's expiry. None for the deadline: while the entry waits, the
-		// alarm comes by its wake-up, which the pass's end sets anyway (the deadline alone took 7: one more per retry).
+		// alarm comes by its wake-up, which the pass's end sets anyway (ensuring it by the deadline instead took 7: the deadline
+		// falls before a woken pass's watchdog).
 		expect(counted.alarmWrites).toBe(6);
 	});
 
