@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
 import type { IndexEntry } from '../../src/engine/index/index-entry';
+import { metricsDelta } from '../../src/engine/index/run-metrics';
 import { OUTBOX_GRACE_MS } from '../../src/engine/support/timing';
 import { VirtualHost } from '../../src/testing/virtual-host';
 import { Workflow } from '../../src/workflow';
@@ -199,6 +200,30 @@ describe('a sleeping status whose wake-up comes before its delivery is due is no
 		expect(next.delivered.length).toBeGreaterThan(0);
 		expect(next.delivered.at(-1)!.entry).toMatchObject({ status: 'sleeping', version: again.status().version });
 		expect(next.delivered.every((d) => d.at <= createdAt + OUTBOX_GRACE_MS)).toBe(true);
+	});
+
+	it('the run metrics count a run retried every second for 30 s once: one start, one finish with its whole duration', async () => {
+		const { host, delivered } = recordingHost({ holdsWokenRunning: true });
+		const engine = host.engine();
+		const createdAt = host.now();
+		await engine.create('wf-1', 'retries', { failures: 30, delayMs: 1_000 });
+		await host.idle();
+		await fireAlarmsUntil(host, engine, createdAt + 120_000);
+		expect(engine.status().status).toBe('completed');
+		// What a shard counts, delivery by delivery, against the row it holds (engine/index/run-metrics.ts).
+		let prior: { status: string; createdAt: number; generation?: number } | null = null;
+		let started = 0;
+		const finished: number[] = [];
+		for (const { entry } of delivered) {
+			const delta = metricsDelta(prior, entry);
+			if (delta.startedMinute !== undefined) started++;
+			if (delta.finished) finished.push(delta.finished.durationMs);
+			prior = entry;
+		}
+		expect(started).toBe(1);
+		expect(finished).toEqual([host.now() - createdAt]);
+		// Every 10 s or so, not every second (main: 32 deliveries).
+		expect(delivered.length).toBeLessThanOrEqual(5);
 	});
 
 	it('republish sends an entry left pending for its status to end', async () => {
