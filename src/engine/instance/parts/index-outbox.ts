@@ -65,9 +65,10 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 		const nextAttemptAt = deliveryDeadline(pending, now);
 		store.writeOutbox({ entry, attempts: pending?.attempts ?? 0, nextAttemptAt });
 		if (pending !== undefined && pending.attempts > 0) return { alarmBy: nextAttemptAt, sendNow: nextAttemptAt <= now };
-		// Left pending: the alarm comes by its wake-up, the pass that supersedes it (the end of that pass points the alarm
-		// at the deadline if nothing comes first). Its wake-up's own alarm, so no alarm write of its own: the deadline
-		// would be one, earlier than the watchdog of a woken pass (the table layout's passes: +1 alarm write per retry).
+		// Left pending: the alarm need only come by its wake-up (at or before the deadline), which the end of this pass sets
+		// anyway, so no alarm write of its own; the pass that wake-up starts supersedes the entry, and its end points the
+		// alarm at the deadline if nothing comes first. (Ensuring it by the deadline itself would write one per retry on
+		// the table layout, where the deadline falls before a woken pass's watchdog.)
 		const wakeAt = store.earliestWakeup();
 		if (endsBeforeDeadline(entry, wakeAt, nextAttemptAt, now)) return { alarmBy: wakeAt!, sendNow: false };
 		// Sent now: the alarm retries it if this isolate does not live to, as it always did (a deadline
