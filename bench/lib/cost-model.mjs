@@ -57,7 +57,8 @@ const GB = 1e9;
 export const SCENARIOS = [
 	{ key: 'trivial', label: '10 trivial steps', cfSteps: 10, cfCodeSteps: 10, cfInvocations: 1, sfnTransitions: 10, temporalActions: 11 },
 	{ key: 'fetch', label: '10 steps, each awaiting a 200 ms fetch', cfSteps: 10, cfCodeSteps: 10, cfInvocations: 1, sfnTransitions: 10, temporalActions: 11 },
-	// Measured with a 1 s sleep: rows and requests are those of any sleep; it is idle (an alarm, no pending I/O) while it sleeps.
+	// Measured with an 11 s sleep (bench/worker.ts COSTED_SLEEP_MS): rows and requests are those of any sleep past the index
+	// delivery's 10 s grace (a shorter one is not delivered alone); it is idle (an alarm, no pending I/O) while it sleeps.
 	{ key: 'sleep', label: '2 steps, a 7-day sleep between them', cfSteps: 3, cfCodeSteps: 2, cfInvocations: 1, sfnTransitions: 3, temporalActions: 4, sleepDays: 7 },
 	// Cloudflare Workflows has no step.invoke: the lower bound is a step per child in the parent and the child's one step (a
 	// hand-built round trip, a create step and a waitForEvent in the parent and a notify step in the child, is 40).

@@ -1,4 +1,4 @@
-import { runInDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { instances } from '../../src/client/instance-client';
 import { drizzle } from 'drizzle-orm/durable-sqlite';
@@ -10,7 +10,8 @@ import { shardName } from '../../src/engine/object-names';
 import { IndexShardStore } from '../../src/runtime/index-shard-store';
 import { api } from '../api/helpers';
 import { advanceClock, fireAlarm, resetClock, settle, stub, testEnv, uniqueId } from '../helpers';
-import { indexFaults } from '../worker/probes';
+import { indexDeliveries, indexFaults } from '../worker/probes';
+import { OUTBOX_GRACE_MS } from '../../src/engine/support/timing';
 import { storageSettingsOf } from '../../src/runtime/storage-format';
 
 /** Storage format 5 (wrangler.jsonc); `SHARDFLOW_STORAGE_FORMAT=4 npx vitest` runs the suite as level 4 writes. */
@@ -468,5 +469,116 @@ describe("rows written by a run's index delivery (its index shard)", () => {
 		});
 		// Before drizzle/0023: 3, 2 and 3 (the `(status, updated_at, id)` index moved by every delivery).
 		expect(written).toEqual({ sleeping: 2, sleepingAgain: 1, completed: 2 });
+	});
+});
+
+/** Rows each of `entries` writes when delivered in turn to a fresh index shard whose rows are counted (a borrowed object). */
+async function shardRowsOf(entries: IndexEntry[]): Promise<number[]> {
+	return runInDurableObject(stub(uniqueId('shard-rows')), async (_, state) => {
+		const db = drizzle(state.storage);
+		await migrate(db, migrations);
+		const shard = new IndexShardStore(db, state.storage, () => Math.max(...entries.map((e) => e.updatedAt)) + 1_000);
+		// A shard's first mark writes its rollup watermark (a key-value row, once in the shard's life): not this run's.
+		shard.write([{ ...entries[0]!, id: `${entries[0]!.id}-earlier` }]);
+		const written: number[] = [];
+		for (const entry of entries) {
+			const exec = state.storage.sql.exec.bind(state.storage.sql);
+			const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+			Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
+			try {
+				shard.write([entry]);
+			} finally {
+				Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+			}
+			written.push(cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0));
+		}
+		return written;
+	});
+}
+
+/** The statuses an instance delivered to its shard, in order (test/worker/index.ts records each entry a shard accepted). */
+function deliveredStatuses(id: string): string[] {
+	return (indexDeliveries.get(id) ?? []).map((entry) => entry.status);
+}
+
+describe('a sleeping status whose wake-up comes before its delivery is due is not delivered alone (its index shard)', () => {
+	afterEach(() => resetClock());
+
+	it("the bench's retry scenario (a step failing twice, retried 1 s apart): one delivery, a new entry at its completion, 2 index rows", async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'costed-retry', id, payload: { delayMs: 1_000 } });
+		await settle(id);
+		for (let retry = 0; retry < 2; retry++) {
+			expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+			advanceClock(1_000);
+			await fireAlarm(id);
+		}
+		expect((await instances.status(testEnv, { id })).status).toBe('completed');
+		// The instance's alarm writes are what they were (5): the backstop, the two wake-ups and the test pool's delete of each
+		// alarm it runs; no alarm write for the deadline (the wake-ups come first). Its own rows are unchanged too (7 at storage
+		// format 5, 9 at 4, as on main: measured, not asserted here, where only the index's are this test's subject).
+		const { alarms } = await runInDurableObject(stub(id), (runner) => (runner as unknown as { rowsWritten(): { alarms: number } }).rowsWritten());
+		expect(alarms).toBe(5);
+		// Before: sleeping (a new entry, 2 rows), sleeping again (1) and completed (a status change, 2): 5 index rows.
+		const delivered = indexDeliveries.get(id) ?? [];
+		expect(delivered.map((entry) => entry.status)).toEqual(['completed']);
+		expect(await shardRowsOf(delivered)).toEqual([2]);
+	});
+
+	it('the same on the table layout: no sleeping delivered, the completion is', async () => {
+		const id = uniqueId('layout-table');
+		await instances.create(testEnv, { type: 'costed-retry', id, payload: { delayMs: 1_000 } });
+		await settle(id);
+		for (let retry = 0; retry < 2; retry++) {
+			advanceClock(1_000);
+			await fireAlarm(id);
+		}
+		expect((await instances.status(testEnv, { id })).status).toBe('completed');
+		// A table instance's woken pass writes its running, delivered unless the pass ends within the 20 ms coalescing: the
+		// machine's speed decides whether it shows. Its sleeping statuses never do (main: 2 of them).
+		expect(deliveredStatuses(id).filter((status) => status !== 'running')).toEqual(['completed']);
+	});
+
+	it('a 7-day sleep is listed as sleeping at once, and its completion after it', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'costed-sleep', id, payload: { sleepMs: 7 * 86_400_000 } });
+		await settle(id);
+		expect(deliveredStatuses(id)).toEqual(['sleeping']);
+		const { json } = await api('GET', `/workflows?type=costed-sleep&status=sleeping&limit=1000`);
+		expect((json.items as { id: string }[]).map((item) => item.id)).toContain(id);
+		advanceClock(7 * 86_400_000);
+		await fireAlarm(id);
+		expect(deliveredStatuses(id)).toEqual(['sleeping', 'completed']);
+	});
+
+	it('a 1 s sleep is not delivered alone: the run is listed once, completed', async () => {
+		const id = uniqueId('layout-compact');
+		await instances.create(testEnv, { type: 'costed-sleep', id, payload: { sleepMs: 1_000 } });
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+		expect(deliveredStatuses(id)).toEqual([]);
+		advanceClock(1_000);
+		await fireAlarm(id);
+		expect(deliveredStatuses(id)).toEqual(['completed']);
+		const { json } = await api('GET', `/workflows?type=costed-sleep&status=completed&limit=1000`);
+		expect((json.items as { id: string }[]).map((item) => item.id)).toContain(id);
+	});
+
+	it('an object evicted while its sleeping status waits: the alarm due by the deadline wakes a new object, which delivers the newest entry', async () => {
+		const id = uniqueId('layout-compact');
+		// A retry 9 s after the first failure: its wake-up comes before the deadline (create + OUTBOX_GRACE_MS), so the status waits.
+		await instances.create(testEnv, { type: 'costed-retry', id, payload: { delayMs: 9_000 } });
+		await settle(id);
+		expect((await instances.status(testEnv, { id })).status).toBe('sleeping');
+		expect(deliveredStatuses(id)).toEqual([]);
+		await evictDurableObject(stub(id));
+		// The alarm, at the retry (before the deadline), fires in a new object: the retry's pass fails again and sleeps 9 s more,
+		// past the deadline: that status is delivered at once, superseding the one that waited.
+		advanceClock(9_000);
+		await fireAlarm(id);
+		const statuses = deliveredStatuses(id);
+		expect(statuses.length).toBeGreaterThan(0);
+		const status = await instances.status(testEnv, { id });
+		expect(indexDeliveries.get(id)!.at(-1)).toMatchObject({ status: status.status, version: status.version });
 	});
 });

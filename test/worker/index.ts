@@ -6,15 +6,16 @@ import { TestWorkflow } from '../../examples/demo/workflows/test-workflow';
 import { ProgressWorkflow } from '../../examples/demo/workflows/progress-workflow';
 import { testKitRunnerOptions } from '../../src/testing/workerd-runner';
 import { HangsOnceWorkflow, OrderWorkflow, SecretWorkflow, ZeroDurationsWorkflow } from '../testing/fixtures';
-import { alarmInvocations, childNotices, indexFaults, layoutSettings, limiterFaults } from './probes';
+import { alarmInvocations, childNotices, indexDeliveries, indexFaults, layoutSettings, limiterFaults } from './probes';
 import { asInvocation } from '../harness/invocations';
-import { BigStreamWorkflow, FetcherWorkflow } from '../../bench/workflows';
+import { BigStreamWorkflow, CostedRetryWorkflow, CostedSleepWorkflow, FetcherWorkflow } from '../../bench/workflows';
 import { CompensatingFetcherWorkflow, SagaWorkflow } from './saga-workflows';
 import { HookApprovalWorkflow } from './webhook-workflows';
 import { testClock } from './test-clock';
 import { CrossingParentWorkflow, HomeOnlyWorkflow, ResidentChildWorkflow, ResidentOrderWorkflow, ResidentParentWorkflow, RoutedOrderWorkflow } from './residency-workflows';
 import { AlarmMeter, SqlMeter } from '../../bench/sql-meter';
 import type { ShardflowEnv } from '../../src/client/instance-client';
+import type { IndexEntry } from '../../src/engine/index/index-entry';
 import {
 	BigResultsWorkflow,
 	ChildDoublerWorkflow,
@@ -44,6 +45,7 @@ import {
 	RedeployedWorkflow,
 	SlowRetryWorkflow,
 	TwiceRetryWorkflow,
+	RetriesEverySecondWorkflow,
 	SlowAfterSleepWorkflow,
 	StepNapStepWorkflow,
 	StepLimitedWorkflow,
@@ -67,6 +69,10 @@ export const testRegistry = defineRegistry({
 	inbox: { workflow: InboxWorkflow, stuckAfter: { running: 'never', waiting: '1 hour' } },
 	'slow-retry': { workflow: SlowRetryWorkflow },
 	'twice-retry': { workflow: TwiceRetryWorkflow },
+	'retries-every-second': { workflow: RetriesEverySecondWorkflow },
+	// The bench's retry and sleep scenarios (bench/workflows.ts): their index deliveries, counted in test/runtime/rows-written.test.ts.
+	'costed-retry': { workflow: CostedRetryWorkflow },
+	'costed-sleep': { workflow: CostedSleepWorkflow },
 	'slow-after-sleep': { workflow: SlowAfterSleepWorkflow },
 	'step-nap-step': { workflow: StepNapStepWorkflow },
 	parallel: { workflow: ParallelWorkflow },
@@ -160,6 +166,7 @@ export class WorkflowRunner extends createWorkflowRunner(testRegistry, testKitRu
 
 	// The role calls are defined on the prototype from src/operations/role-calls.ts; these wrap three of them with injectable faults.
 	static {
+		recordDeliveries(this.prototype);
 		refuseWhen(this.prototype, 'indexWrite', () => {
 			if (indexFaults.failWrites <= 0) return undefined;
 			indexFaults.failWrites--;
@@ -214,6 +221,20 @@ function refuseWhen(prototype: object, name: 'indexWrite' | 'indexRemove' | 'lim
 			const message = fault();
 			if (message !== undefined) return { ok: false as const, error: { code: 'INTERNAL', message } };
 			return base.apply(this, args);
+		},
+		writable: true,
+		configurable: true,
+	});
+}
+
+/** Wraps `indexWrite` of a runner's prototype: each entry a shard accepts is recorded under its id (`indexDeliveries`). */
+function recordDeliveries(prototype: object): void {
+	const base = Reflect.get(prototype, 'indexWrite') as (this: unknown, entries: IndexEntry[], ...rest: unknown[]) => Promise<{ ok: boolean }>;
+	Object.defineProperty(prototype, 'indexWrite', {
+		async value(this: unknown, entries: IndexEntry[], ...rest: unknown[]) {
+			const answer = await base.call(this, entries, ...rest);
+			if (answer?.ok !== false) for (const entry of entries) indexDeliveries.set(entry.id, [...(indexDeliveries.get(entry.id) ?? []), entry]);
+			return answer;
 		},
 		writable: true,
 		configurable: true,

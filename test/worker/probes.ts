@@ -1,3 +1,5 @@
+import type { IndexEntry } from '../../src/engine/index/index-entry';
+
 /**
  * Shared between the tests and the Durable Objects they drive (the Workers
  * vitest integration runs both in one isolate): counts of step executions.
@@ -9,6 +11,9 @@ export function countExecution(key: string): number {
 	executions.set(key, n);
 	return n;
 }
+
+/** The index entries each instance id delivered, in the order its shard accepted them (test/worker/index.ts `recordDeliveries`). */
+export const indexDeliveries = new Map<string, IndexEntry[]>();
 
 /** Index writes the test Worker's shards refuse before accepting again (failure injection). */
 export const indexFaults = { failWrites: 0, refused: 0 };

@@ -106,6 +106,17 @@ export class SlowRetryWorkflow extends Workflow<{}, string> {
 	}
 }
 
+/** Fails its first `failures` attempts, retried every second: a run whose status stays `sleeping`, changing every second. */
+export class RetriesEverySecondWorkflow extends Workflow<{ failures: number }, number> {
+	static override readonly type = 'retries-every-second';
+	async run(step: Step, { failures }: { failures: number }) {
+		return step.do('call', ({ attempt }) => {
+			if (attempt <= failures) throw new Error(`attempt ${attempt}: upstream 503`);
+			return attempt;
+		}, { retries: { limit: 1000, delay: '1s', backoff: 'constant' } });
+	}
+}
+
 /** Fails its first two attempts, each retry 10 minutes later: the bench's retry scenario in one step. */
 export class TwiceRetryWorkflow extends Workflow<{}, string> {
 	static override readonly type = 'twice-retry';

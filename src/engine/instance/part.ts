@@ -37,9 +37,9 @@ export interface OutboxAccess {
 	deliverNow(): Promise<void>;
 }
 
-/** An index entry written to the outbox: when it is next tried, and whether to send it now. */
+/** An index entry written to the outbox: when the alarm must come by for it, and whether to send it now. */
 export interface StagedEntry {
-	nextAttemptAt: number;
+	alarmBy: number;
 	sendNow: boolean;
 }
 

@@ -4,7 +4,11 @@
 export function outboxBackoffMs(attempts: number): number {
 	return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 300_000);
 }
-/** How long a fresh outbox row may wait for its in-memory delivery before the alarm retries it. */
+/**
+ * How long a fresh outbox row may wait for its in-memory delivery before the alarm retries it; also the deadline of the
+ * first change not yet delivered, which later changes keep (index/delivery-deadline.ts): the index shows every status
+ * within this long of it.
+ */
 export const OUTBOX_GRACE_MS = 10_000;
 /**
  * While a pass runs, the alarm stays armed this far ahead: if the isolate

@@ -1,5 +1,6 @@
 import { deliverTracked, noteFailedDelivery } from '../../index/index-backlog';
 import { toIndexEntry, type IndexEntry } from '../../index/index-entry';
+import { deliveryDeadline, endsBeforeDeadline } from '../../index/delivery-deadline';
 import type { InstanceRow } from '../../storage/store';
 import { SingleFlight } from '../../support/single-flight';
 import type { InstancePart, OutboxAccess, PartKernel, StagedEntry } from '../part';
@@ -13,12 +14,14 @@ import { INDEX_COALESCE_MS, OUTBOX_GRACE_MS, outboxBackoffMs } from '../../suppo
 export class IndexOutbox implements InstancePart, OutboxAccess {
 	private readonly delivery: SingleFlight;
 	/** What the transition being written staged for after it: when the entry is due, and whether to send it now. */
-	private staged: { nextAttemptAt: number; sendNow: boolean } | undefined;
+	private staged: StagedEntry | undefined;
 	/**
 	 * Set while a transition is written whose caller delivers its entry before it answers and retries
 	 * the call until it did (a published finished child: `withCallerAsBackstop`): no alarm is set for it.
 	 */
 	private callerIsBackstop = false;
+	/** Set by `deliverNow` for the flight it waits for: an entry left pending for its status's end is sent too. */
+	private sendHeld = false;
 
 	constructor(private readonly k: PartKernel) {
 		this.delivery = new SingleFlight({
@@ -27,7 +30,10 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 			// running, completed) reach the shard as one write of the newest.
 			before: () => new Promise<void>((resolve) => k.host.defer(resolve, INDEX_COALESCE_MS)),
 			round: () => this.deliverOnce(),
-			after: () => k.rearm(),
+			after: () => {
+				this.sendHeld = false;
+				k.rearm();
+			},
 		});
 	}
 
@@ -40,26 +46,39 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 		this.delivery.request();
 	}
 
-	/** Delivers the pending entry and resolves once nothing is in flight. */
+	/** Delivers the pending entry, even one left pending for its status's end, and resolves once nothing is in flight. */
 	async deliverNow(): Promise<void> {
+		this.sendHeld = true;
 		this.deliver();
 		while (this.delivery.inFlight) await this.delivery.inFlight;
 	}
 
-	/** The entry the outbox holds and its next attempt, written with the row by a transition or a deletion. */
+	/**
+	 * The entry the outbox holds and its deadline, written with the row by a transition or a deletion.
+	 * The deadline is the first unsent change's (index/delivery-deadline.ts): a newer entry keeps it, and
+	 * while the shard is failing it inherits the backoff instead of starting it again. A `sleeping`
+	 * status whose wake-up comes by then is left pending: the woken pass's next status supersedes it.
+	 */
 	stage(entry: IndexEntry, now: number): StagedEntry {
 		const store = this.k.host.store;
-		// While the shard is failing, a newer entry inherits the backoff instead of starting it again.
 		const pending = store.readOutbox();
-		const backingOff = pending !== undefined && pending.attempts > 0;
-		const nextAttemptAt = backingOff ? pending.nextAttemptAt : now + OUTBOX_GRACE_MS;
-		store.writeOutbox({ entry, attempts: backingOff ? pending.attempts : 0, nextAttemptAt });
-		return { nextAttemptAt, sendNow: !backingOff || nextAttemptAt <= now };
+		const nextAttemptAt = deliveryDeadline(pending, now);
+		store.writeOutbox({ entry, attempts: pending?.attempts ?? 0, nextAttemptAt });
+		if (pending !== undefined && pending.attempts > 0) return { alarmBy: nextAttemptAt, sendNow: nextAttemptAt <= now };
+		// Left pending: the alarm need only come by its wake-up (at or before the deadline), which the end of this pass sets
+		// anyway, so no alarm write of its own; the pass that wake-up starts supersedes the entry, and its end points the
+		// alarm at the deadline if nothing comes first. (Ensuring it by the deadline itself would write one per retry on
+		// the table layout, where the deadline falls before a woken pass's watchdog.)
+		const wakeAt = store.earliestWakeup();
+		if (endsBeforeDeadline(entry, wakeAt, nextAttemptAt, now)) return { alarmBy: wakeAt!, sendNow: false };
+		// Sent now: the alarm retries it if this isolate does not live to, as it always did (a deadline
+		// already past, an acknowledgement the compact layout did not store, must not fire it at once).
+		return { alarmBy: Math.max(nextAttemptAt, now + OUTBOX_GRACE_MS), sendNow: true };
 	}
 
-	/** After a write that staged an entry: the alarm covers its retry, and it is sent now unless the shard is backing off. */
-	afterStaged({ nextAttemptAt, sendNow }: StagedEntry): void {
-		if (!this.callerIsBackstop || !sendNow) this.k.host.ensureAlarmBy(nextAttemptAt);
+	/** After a write that staged an entry: the alarm covers its delivery, and it is sent now unless it waits (a backoff, its status's end). */
+	afterStaged({ alarmBy, sendNow }: StagedEntry): void {
+		if (!this.callerIsBackstop || !sendNow) this.k.host.ensureAlarmBy(alarmBy);
 		if (sendNow) this.deliver();
 	}
 
@@ -126,6 +145,8 @@ export class IndexOutbox implements InstancePart, OutboxAccess {
 		await this.k.beforeDelivery();
 		const pending = host.store.readOutbox();
 		if (!pending) return;
+		// Left pending for its status's end (`stage`): the woken pass's status supersedes it, or the alarm sends it at its deadline.
+		if (!this.sendHeld && endsBeforeDeadline(pending.entry, host.store.earliestWakeup(), pending.nextAttemptAt, host.now())) return;
 		try {
 			await deliverTracked(host, pending);
 			host.store.ackOutbox(pending.entry.version);
