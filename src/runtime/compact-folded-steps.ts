@@ -1,6 +1,7 @@
 import type { StoredStep } from './compact-history';
 import type { InstanceRecord } from './compact-instance-record';
-import { leanRecord } from './compact-lean-record';
+import { encodeInstance } from './compact-record-codec';
+import { storedBytes } from './compact-stored-size';
 import type { StepHome, StepIndex } from './compact-step-index';
 
 /**
@@ -32,20 +33,27 @@ export const MAX_HELD_EVENTS = 4;
  */
 export interface Placement {
 	dirty: boolean;
-	/** The step whose put waits for the next write. */
-	deferred: StoredStep | undefined;
+	/** The steps whose put waits for the next write. */
+	deferred: StoredStep[];
+	/** A wait the record holds completed in this transaction (it consumed its event): the record's put may wait for its turn's next write. */
+	consumed: boolean;
 }
 
 /**
  * Where the steps a transaction wrote go, at its end: `pending` keeps those put under their own keys; the others
- * move into the record (`record.st`, then `dirty`) or into the put of the step above them. `deferred` is the step an
- * earlier transaction left waiting, which goes now.
+ * move into the record (`record.st`, then `dirty`) or into the put of the step above them. `deferred` are the steps an
+ * earlier transaction left waiting, which go now (or wait on together: a step held for its turn and the sleep or wait
+ * set right after it, for the record's put of the `sleeping` or `waiting` status).
  */
-export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map<number, StoredStep>; record: InstanceRecord | undefined; dirty: boolean; deferred: StoredStep | undefined }): Placement {
+export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map<number, StoredStep>; record: InstanceRecord | undefined; dirty: boolean; deferred: readonly StoredStep[] }): Placement {
 	const { index, pending, record } = args;
 	let dirty = args.dirty;
+	let consumed = false;
 	// Written again in this transaction: the later value is the one to put.
-	const earlier = args.deferred && !pending.has(args.deferred.seq) ? args.deferred : undefined;
+	const waiting = args.deferred.filter((step) => !pending.has(step.seq));
+	// The step a step of this transaction may carry (of a pair, the one held for its turn); the others go to the record.
+	const earlier = waiting.length === 1 ? waiting[0] : waiting.find(isTurnHeld);
+	const others = waiting.filter((step) => step !== earlier);
 	const fold = (step: StoredStep) => {
 		record!.st = [...(record!.st ?? []).filter((held) => held.seq !== step.seq), step].sort((a, b) => a.seq - b.seq);
 		index.move(step.seq, 'i');
@@ -73,32 +81,40 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 			pending.delete(seq);
 			fold(step);
 			dirty = true;
+			if (step.kind === 'wait' && step.status === 'completed') consumed = true;
 		}
 	}
 	if (candidate) pending.delete(candidate.seq);
 	const top = topPending(index, pending);
-	const embed = (step: StoredStep) => {
-		top!.prior = step;
-		index.set(top!.seq, top!);
-		index.move(step.seq, top!.seq);
+	/** The top step carries one already (`prior` is one level deep). */
+	let topTaken = carried;
+	/** Into the record's put, or into the top step's: false when neither takes it. */
+	const place = (step: StoredStep): boolean => {
+		if (dirty && holdable(step, record!)) fold(step);
+		else if (!topTaken && embeddable(step) && top && top.seq > step.seq) {
+			top.prior = step;
+			index.set(top.seq, top);
+			index.move(step.seq, top.seq);
+			topTaken = true;
+		} else return false;
+		return true;
 	};
-	let placedEarlier = carried;
-	if (earlier && !carried) {
-		if (dirty && holdable(earlier, record!)) fold(earlier);
-		else if (embeddable(earlier) && top && top.seq > earlier.seq) {
-			embed(earlier);
-			placedEarlier = true;
-		} else pending.set(earlier.seq, earlier);
-	}
-	let deferred: StoredStep | undefined;
+	for (const step of others) if (!place(step)) pending.set(step.seq, step);
+	const unplaced = earlier && !carried && !place(earlier) ? earlier : undefined;
+	let deferred: StoredStep[] = [];
 	if (candidate) {
-		if (dirty && holdable(candidate, record!)) fold(candidate);
-		else if (embeddable(candidate) && top && top.seq > candidate.seq && !placedEarlier) embed(candidate);
+		if (place(candidate)) {
+			// in the record's put or the top step's
+		} else if (dirty) pending.set(candidate.seq, candidate);
 		// This transaction writes the record anyway and cannot take it: its own key now, deferring further saves nothing.
-		else if (dirty) pending.set(candidate.seq, candidate);
-		else deferred = candidate;
+		else deferred = [candidate];
 	}
-	return { dirty, deferred };
+	if (unplaced) {
+		// A completed step with the sleep or wait set right after it in its turn: both wait for the status's put.
+		if (isTurnHeld(unplaced) && deferred.length === 1 && !isTurnHeld(deferred[0]!)) deferred = [unplaced, deferred[0]!];
+		else pending.set(unplaced.seq, unplaced);
+	}
+	return { dirty, deferred, consumed };
 }
 
 /**
@@ -169,28 +185,32 @@ function embeddable(step: StoredStep): boolean {
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
 function holdable(step: StoredStep, record: InstanceRecord): boolean {
 	if (!isTurnHeld(step)) return true;
-	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && serializedChars(withoutSuperseded(leanRecord(record), step)) + serializedChars(step) <= RECORD_PAGE_CHARS;
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && withinPage(withStep(record, step));
 }
 
 /** The record as it is put with the step: the step, and the one it carries, replace their copies the record holds (`prunedFolded`). */
-function withoutSuperseded(record: InstanceRecord, step: StoredStep): InstanceRecord {
-	const st = record.st?.filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
-	return { ...record, ...(st ? { st } : {}) };
+function withStep(record: InstanceRecord, step: StoredStep): InstanceRecord {
+	const st = (record.st ?? []).filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
+	return { ...record, st: [...st, step].sort((a, b) => a.seq - b.seq) };
 }
 
 /**
- * A held step rides in the instance record only while the record stays about this small (its JSON text, above its
- * stored size: measured, a record of 1,061 JSON characters stayed in its page, one of 1,241 did not): the key-value
- * table keeps at most ~1,000 bytes of a value in its b-tree page (a `WITHOUT ROWID` table's local payload on a 4 KiB
- * page), and a larger record takes an overflow page, 4 KiB kept for the instance's
- * retention (a trivial run's record went 3 -> 4 pages, its instance 16 -> 20 KiB). Beyond, the step takes a key of its
- * own in the record's transaction: a row ($1 per million) where the page would be ~$0.19 per million runs, but a page a
- * run keeps for as long as it is kept, in every run of the type.
+ * A held step rides in the instance record only while the record, as storage keeps it (its compact encoding,
+ * compact-record-codec.ts, in V8's serialization: compact-stored-size.ts), stays within this many bytes: the key-value
+ * table is a `WITHOUT ROWID` b-tree whose cell keeps at most 1,002 bytes of key and value on a 4 KiB page (SQLite's
+ * `maxLocal` for an index b-tree: (4096 - 12) * 64 / 255 - 23), the rest going to an overflow page, 4 KiB kept for the
+ * instance's retention (a trivial run's record once went 3 -> 4 pages, its instance 16 -> 20 KiB). Measured in workerd
+ * (test/runtime/compact-record-page.test.ts): a record of this many bytes keeps its page, one byte more takes an
+ * overflow page, whatever its shape (997 + the key's byte + SQLite's 4 bytes of cell header = 1,002). Beyond, the step takes a key of its own in the record's transaction: a row ($1 per million) where the
+ * page would be ~$0.19 per million runs, but a page a run keeps for as long as it is kept, in every run of the type.
+ * (Before the compact encoding the bound was 1,100 JSON characters of the object form, which has no fixed ratio to
+ * stored bytes.)
  */
-export const RECORD_PAGE_CHARS = 1100;
+export const RECORD_PAGE_BYTES = 997;
 
-function serializedChars(value: unknown): number {
-	return JSON.stringify(value, (_, x: unknown) => (x instanceof Uint8Array ? x.length : x)).length;
+/** The record, encoded, keeps its page (`RECORD_PAGE_BYTES`). */
+export function withinPage(record: InstanceRecord): boolean {
+	return storedBytes(encodeInstance(record)) <= RECORD_PAGE_BYTES;
 }
 
 /** The step this transaction wrote that is above every other, if it carries no other step yet: it may carry one. */
@@ -211,6 +231,23 @@ export function waitsFor(step: StoredStep, name: string): boolean {
 		}
 	}
 	return false;
+}
+
+/**
+ * A record grown past its page since a step held for its turn rode in it (a later status, its records, a held event)
+ * gives such steps, from the last, keys of their own in its put's transaction until it keeps its page again: a row each,
+ * where the page would be an overflow page kept for the instance's retention (`RECORD_PAGE_BYTES`). A sleep or a wait
+ * stays: it rode in the record before any step did.
+ */
+export function spillTurnHeld(record: InstanceRecord, index: StepIndex | undefined, put: (step: StoredStep) => void): void {
+	while (record.st && !withinPage(record)) {
+		const last = record.st.findLast(isTurnHeld);
+		if (!last) return;
+		put(last);
+		index?.move(last.seq, 'own');
+		record.st = record.st.filter((step) => step !== last);
+		if (record.st.length === 0) delete record.st;
+	}
 }
 
 /** The record's sleeps, without the stale copies of those moved elsewhere (read only while the index is known). */

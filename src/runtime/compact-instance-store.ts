@@ -1,9 +1,8 @@
 import type { HistoryKind, HistoryMeta, HistoryRow, NewHistoryRow } from '../engine/history/history';
 import { takeWithinBytes } from '../engine/history/history';
 import { historyRecordBytes } from '../engine/definition/instance-limits';
-import type { StepKind } from '../engine/support/step-kinds';
-import { UNFINISHED_STEP_STATUSES, type StepStatus } from '../engine/support/statuses';
-import type { HistoryRange, InstanceRow, InstanceStore, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
+import { UNFINISHED_STEP_STATUSES } from '../engine/support/statuses';
+import type { HistoryRange, InstanceRow, InstanceStore, StepRow } from '../engine/storage/store';
 import { KV, pack, seqKey, seqOf, unpack } from './compact-keys';
 import { findRecords, historyTail, lastStreamMessageIn, toHistoryMeta, toHistoryRow, toStepRow, type CarriedRecord, type StoredRecord, type StoredStep } from './compact-history';
 import { removeSteps } from './compact-step-removal';
@@ -12,12 +11,14 @@ import { CompactParts } from './compact-parts';
 import { foldable, smallRecord, packRow, storedRecord, unpackRow, type InstanceRecord } from './compact-instance-record';
 import { recordsInRow } from './step-records';
 import { StepWakeups } from './compact-step-wakeups';
-import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsLastRecordSeq, stepsOfKindIn, type StepSource } from './compact-step-queries';
+import { stepsLastRecordSeq, type StepSource } from './compact-step-queries';
 import type { CompactStart } from './compact-format';
-import { isTurnHeld, MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, waitsFor } from './compact-folded-steps';
-import { TurnFlush } from './compact-turn-flush';
+import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, spillTurnHeld, waitsFor } from './compact-folded-steps';
+import { HeldWrites } from './compact-held-writes';
 import { leanStep } from './compact-step-values';
-import { fullRecord, leanRecord } from './compact-lean-record';
+import { fullRecord } from './compact-lean-record';
+import { encodeInstance, readInstanceValue } from './compact-record-codec';
+import { encodeStep, readStepValue } from './compact-step-codec';
 
 const UNREAD = Symbol('unread');
 type Known<T> = T | typeof UNREAD;
@@ -61,13 +62,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	private lastWritten: number | undefined;
 	/** The wake-ups, those its steps bear (format 2) and those under keys of their own (compact-step-wakeups.ts). */
 	private readonly allWakeups: StepWakeups;
-	/** A sleep written by an earlier transaction whose put waits for the next write (storage format 5: compact-folded-steps.ts). */
-	private deferred: StoredStep | undefined;
-	/** A completed step held for the next write is put on its own before the turn ends (compact-turn-flush.ts). */
-	private readonly turnFlush = new TurnFlush(
-		() => this.deferred !== undefined && isTurnHeld(this.deferred),
-		() => this.transaction(() => {}),
-	);
+	/** The steps, and the record's put, waiting for the next write (storage format 5: compact-held-writes.ts); put before the turn ends otherwise. */
+	private readonly holds = new HeldWrites(() => this.flushHeld());
 
 	constructor(
 		storage: DurableObjectStorage,
@@ -93,8 +89,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		// Nested: what the outer transaction changed of the record and has not written yet is kept aside, so that a
 		// rollback of this one forgets only its own changes (the outer one's are written at its end, as usual).
 		const record = this.record;
-		// A deferred sleep is not this transaction's write: a rollback of it leaves the sleep deferred still.
-		const deferred = this.deferred;
+		// A deferred sleep, a held record's put, are not this transaction's writes: a rollback of it leaves them held still.
+		const holds = this.holds.saved();
 		const outer: { record: Known<InstanceRecord | undefined>; held: StoredRecord[]; dirty: boolean; steps: Map<number, StoredStep>; lastWritten: number | undefined } | undefined =
 			this.depth > 0
 				? {
@@ -126,48 +122,64 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			this.wakeups.forget();
 			this.steps = undefined;
 			this.events.forget();
-			this.record = outer ? outer.record : UNREAD;
+			this.holds.restore(holds);
+			// The isolate keeps what the record's held put would write.
+			this.record = outer ? outer.record : (this.holds.restoredRecord() ?? UNREAD);
 			this.held = outer ? outer.held : [];
 			this.dirty = outer ? outer.dirty : false;
 			this.pendingSteps = outer ? outer.steps : new Map();
 			this.lastWritten = outer ? outer.lastWritten : undefined;
-			this.deferred = deferred;
-			if (deferred && isTurnHeld(deferred)) this.turnFlush.arm();
 			throw error;
 		}
 	}
 
 	/** The end of a transaction: each step it wrote once, the record once, and the held records the record did not take. */
 	private endTransaction(): void {
+		const recordHeld = this.holds.recordHeld;
+		let consumed = false;
 		// Only when there is a step to place: a transaction of other writes builds no step index for it.
-		if (this.pendingSteps.size > 0 || this.deferred) {
-			const placed = placeSteps({ fold: this.start.foldSleeps === true, index: this.stepIndex(), pending: this.pendingSteps, record: this.readRecord(), dirty: this.dirty, deferred: this.deferred });
+		if (this.pendingSteps.size > 0 || this.holds.steps.length > 0) {
+			const placed = placeSteps({ fold: this.start.foldSleeps === true, index: this.stepIndex(), pending: this.pendingSteps, record: this.readRecord(), dirty: this.dirty, deferred: this.holds.steps });
 			this.dirty = placed.dirty;
-			this.deferred = placed.deferred;
-			if (placed.deferred && isTurnHeld(placed.deferred)) this.turnFlush.arm();
+			this.holds.steps = placed.deferred;
+			consumed = placed.consumed;
 		}
+		const keys = this.pendingSteps.size > 0 || this.held.length > 0;
 		this.flushSteps();
 		for (const record of this.held) this.putRecordKey(record);
 		this.held = [];
-		if (this.dirty) this.putInstance();
+		// A wait's consumption of the event the record held, no status staged, nothing else put: the put waits for its turn's next write (compact-held-writes.ts).
+		if (this.dirty && consumed && !keys && this.holds.mayHold(this.readRecord()!)) this.holds.holdRecord(this.readRecord()!);
+		else if (this.dirty || (recordHeld && keys)) {
+			this.holds.releaseRecord();
+			this.putInstance();
+		}
+		this.holds.armIfTurn();
 		this.dirty = false;
 	}
 
+	/** Puts what waits for the next write: the held steps where `placeSteps` puts them, the held record (and what it takes of them). */
+	private flushHeld(): void {
+		this.transaction(() => {
+			if (this.holds.recordHeld) this.dirty = true;
+		});
+	}
+
 	protected readRecord(): InstanceRecord | undefined {
-		if (this.record === UNREAD) this.record = fullRecord(this.kv.get<InstanceRecord>(KV.instance));
+		if (this.record === UNREAD) this.holds.storedVersion = (this.record = fullRecord(readInstanceValue(this.kv.get(KV.instance))))?.row.version;
 		return this.record;
 	}
 
 	protected changed(): void {
 		if (this.depth > 0) this.dirty = true;
 		// A deferred sleep rides in the record's put (compact-folded-steps.ts).
-		else if (this.deferred) this.transaction(() => void (this.dirty = true));
+		else if (this.holds.any()) this.transaction(() => void (this.dirty = true));
 		else this.putInstance();
 	}
 
 	/** A write outside a transaction goes after a deferred sleep's, never before it (compact-folded-steps.ts). */
 	protected override put(key: string, value: unknown): void {
-		if (this.depth === 0 && this.deferred) this.transaction(() => {});
+		if (this.depth === 0 && this.holds.any()) this.flushHeld();
 		super.put(key, value);
 	}
 
@@ -185,7 +197,11 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		const record = this.readRecord();
 		if (!record) return;
 		prunedFolded(record, this.steps);
-		this.put(KV.instance, this.start.foldSleeps ? leanRecord(record) : record);
+		this.holds.storedVersion = record.row.version;
+		if (!this.start.foldSleeps) return this.put(KV.instance, record);
+		// A record grown past its page lets the steps held for their turn go to their own keys (compact-folded-steps.ts).
+		spillTurnHeld(record, this.steps, (step) => this.putStepKey(step.seq, step));
+		this.put(KV.instance, encodeInstance(record));
 	}
 
 	readInstance(): InstanceRow | undefined {
@@ -214,7 +230,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 	/** The index as storage holds it, with this isolate's writes not put yet (this transaction's, the deferred sleep) over it. */
 	private readIndex(values?: Map<number, StoredStep>): StepIndex {
 		const index = StepIndex.read(this.kv, this.readRecord()?.st, values);
-		for (const step of [...this.pendingSteps.values(), ...(this.deferred ? [this.deferred] : [])]) {
+		for (const step of [...this.pendingSteps.values(), ...this.holds.steps.filter((held) => !this.pendingSteps.has(held.seq))]) {
 			index.set(step.seq, step);
 			values?.set(step.seq, step);
 			// A held step may carry the step before it, whose only copy is then in it (compact-folded-steps.ts).
@@ -228,7 +244,7 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	/** A step's value as this isolate left it (this transaction's, put at its end; the deferred sleep) or as storage holds it. */
 	private stepGet(seq: number): StoredStep | undefined {
-		const written = this.pendingSteps.get(seq) ?? (this.deferred?.seq === seq ? this.deferred : undefined);
+		const written = this.pendingSteps.get(seq) ?? this.holds.find(seq);
 		if (written) return written;
 		const home = this.stepIndex().get(seq)?.home;
 		if (home === 'i') return this.readRecord()?.st?.find((step) => step.seq === seq);
@@ -236,17 +252,23 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 			const prior = this.stepGet(home)?.prior;
 			return prior?.seq === seq ? prior : undefined;
 		}
-		return this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		const stored = this.kv.get<StoredStep>(seqKey(KV.step, seq));
+		return stored && readStepValue(stored, 0);
 	}
 
 	/** Puts the steps this transaction wrote under their own keys, at its end. */
 	private flushSteps(): void {
 		if (this.pendingSteps.size === 0) return;
 		for (const [seq, step] of this.pendingSteps) {
-			this.put(seqKey(KV.step, seq), step);
+			this.putStepKey(seq, step);
 			this.steps?.move(seq, 'own');
 		}
 		this.pendingSteps = new Map();
+	}
+
+	/** A step under its own key: in the compact encoding at storage format 5 (compact-step-codec.ts), as before otherwise. */
+	private putStepKey(seq: number, step: StoredStep): void {
+		this.put(seqKey(KV.step, seq), this.start.foldSleeps ? encodeStep(step, 0) : step);
 	}
 
 	private storeStep(stored: StoredStep): void {
@@ -339,13 +361,12 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 
 	/** Gives the records of the steps `which` picks keys of their own, then deletes the steps: the history keeps them. */
 	private removeStepsWhere(which: (step: StoredStep) => boolean): void {
-		if (this.deferred) this.pendingSteps.set(this.deferred.seq, this.deferred);
-		this.deferred = undefined;
+		for (const held of this.holds.steps) if (!this.pendingSteps.has(held.seq)) this.pendingSteps.set(held.seq, held);
+		this.holds.steps = [];
 		this.flushSteps();
 		const values = new Map<number, StoredStep>();
 		const index = this.readIndex(values);
-		const put = (key: string, value: unknown) => this.put(key, value);
-		if (removeSteps({ kv: this.kv, index, values, record: this.readRecord(), which, putRecordKey: (record) => this.putRecordKey(record), put })) this.changed();
+		if (removeSteps({ kv: this.kv, index, values, record: this.readRecord(), which, putRecordKey: (record) => this.putRecordKey(record), putStep: (seq, step) => this.putStepKey(seq, step) })) this.changed();
 		this.steps = undefined;
 	}
 
@@ -368,29 +389,8 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		this.removeStepsWhere((step) => step.kind === 'rollback' || step.seq >= seq);
 	}
 
-	/** The step queries' view of this store (compact-step-queries.ts). */
-	private readonly stepSource: StepSource = { index: () => this.stepIndex(), get: (seq) => this.stepGet(seq) };
-
-	readStepMeta(range: StepRange): StepMeta[] {
-		return stepMetaIn(this.stepSource, range);
-	}
-
-	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
-		return stepResultsIn(this.stepSource, refs);
-	}
-
-	countSteps(): StepCount[] {
-		return stepCountsIn(this.stepSource);
-	}
-
-	readStep(key: string): StepRow | undefined {
-		const seq = this.stepIndex().seqOfKey(key);
-		return seq === undefined ? undefined : stepRowAt(this.stepSource, seq);
-	}
-
-	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
-		return stepsOfKindIn(this.stepSource, kind, status);
-	}
+	/** The step queries' view of this store (compact-step-queries.ts, through compact-parts.ts). */
+	protected readonly stepSource: StepSource = { index: () => this.stepIndex(), get: (seq) => this.stepGet(seq) };
 
 	protected stepWakeups(): StepWakeups {
 		return this.allWakeups;

@@ -13,11 +13,11 @@ const ENTRY_FROM_ROW = ['id', 'type', 'status', 'createdAt', 'updatedAt', 'versi
 const NULLABLE_REC = ['step', 'attempt', 'value', 'detail'] as const;
 
 /**
- * The instance record as storage format 5 stores it: without what holds its usual value (the row's null columns and
- * zero totals, a null pending entry, the pending entry's fields that repeat the row's, no folded records, a folded record's null fields), which `fullRecord` reads back
- * as that value. Every put of the record carries it again, and a step rides in the record's put only while the record
- * stays within its b-tree page (`RECORD_PAGE_CHARS`, compact-folded-steps.ts): the shorter the record, the more runs'
- * last steps ride (docs/decisions.md "A leaner instance record"). Returns a copy: the isolate keeps the full record.
+ * The instance record as storage format 5 stored it before its compact encoding (compact-record-codec.ts, which this
+ * build writes; docs/decisions.md "A leaner instance record"): the object form without what holds its usual value (the
+ * row's null columns and zero totals, a null pending entry, the pending entry's fields that repeat the row's, no folded
+ * records, a folded record's null fields), which `fullRecord` reads back as that value. This build still reads it (an
+ * instance an earlier build of main left asleep or waiting); the tests write it to check that. Returns a copy.
  */
 export function leanRecord(record: InstanceRecord): InstanceRecord {
 	const row: Record<string, unknown> = { ...record.row };

@@ -1,4 +1,7 @@
-import type { CutPasses, DeletionRow, EventKeyRow, EventRow, InlineRow, InstanceStore, OutboxRow } from '../engine/storage/store';
+import type { CutPasses, DeletionRow, EventKeyRow, EventRow, InlineRow, InstanceStore, OutboxRow, StepCount, StepMeta, StepRange, StepRef, StepRow } from '../engine/storage/store';
+import type { StepKind } from '../engine/support/step-kinds';
+import type { StepStatus } from '../engine/support/statuses';
+import { stepCountsIn, stepMetaIn, stepResultsIn, stepRowAt, stepsOfKindIn, type StepSource } from './compact-step-queries';
 import { CompactEvents } from './compact-events';
 import { CompactInlineChildren } from './compact-inline-children';
 import type { InstanceRecord } from './compact-instance-record';
@@ -12,7 +15,7 @@ const CUT_PASSES_KEY = 'shardflow:cut-passes';
 
 /**
  * The parts of a compact instance that keep to keys of their own (compact-instance-store.ts builds on it):
- * wake-ups, buffered events and event keys, inline children's rows, the pending index entry (in the instance
+ * wake-ups, buffered events and event keys, inline children's rows, the step queries, the pending index entry (in the instance
  * record, through the store), the cut passes and the deletion. Every put is checked against production's
  * limit of a key and value (compact-keys.ts `checkValue`).
  */
@@ -129,6 +132,31 @@ export abstract class CompactParts implements Pick<InstanceStore, 'setWakeup'> {
 
 	writeEventKey(row: EventKeyRow, at: number, keep: number): void {
 		this.events.writeEventKey(row, at, keep);
+	}
+
+	// ---- step queries (compact-step-queries.ts, over the store's index and values) ----
+
+	protected abstract readonly stepSource: StepSource;
+
+	readStepMeta(range: StepRange): StepMeta[] {
+		return stepMetaIn(this.stepSource, range);
+	}
+
+	readStepResults(refs: readonly StepRef[]): Map<string, string | null> {
+		return stepResultsIn(this.stepSource, refs);
+	}
+
+	countSteps(): StepCount[] {
+		return stepCountsIn(this.stepSource);
+	}
+
+	readStep(key: string): StepRow | undefined {
+		const seq = this.stepSource.index().seqOfKey(key);
+		return seq === undefined ? undefined : stepRowAt(this.stepSource, seq);
+	}
+
+	readStepsOfKind(kind: StepKind, status?: StepStatus): StepRow[] {
+		return stepsOfKindIn(this.stepSource, kind, status);
 	}
 
 	// ---- the outbox: in the instance record, or under `o` while there is none (compact-outbox.ts) ----

@@ -2,6 +2,7 @@ import type { StepKind } from '../engine/support/step-kinds';
 import type { StepStatus } from '../engine/support/statuses';
 import { KV, seqOf } from './compact-keys';
 import { lastRecordSeq, type StoredStep } from './compact-history';
+import { readStepValue, type EncodedStep } from './compact-step-codec';
 
 /** What the index knows of one step without its value: enough to count, find and page steps and their records. */
 export interface IndexedStep {
@@ -63,8 +64,9 @@ export class StepIndex {
 				values?.set(prior.seq, prior);
 			}
 		}
-		for (const [key, step] of kv.list<StoredStep>({ prefix: KV.step })) {
+		for (const [key, value] of kv.list<StoredStep | EncodedStep>({ prefix: KV.step })) {
 			const seq = seqOf(key, KV.step);
+			const step = readStepValue(value, 0);
 			if (later(step, index.get(seq))) {
 				index.set(seq, step, 'own');
 				values?.set(seq, step);

@@ -18,7 +18,8 @@ export function removeSteps(args: {
 	record: InstanceRecord | undefined;
 	which: (step: StoredStep) => boolean;
 	putRecordKey: (record: StoredRecord) => void;
-	put: (key: string, value: unknown) => void;
+	/** Puts a step under its own key, as the store encodes it. */
+	putStep: (seq: number, step: StoredStep) => void;
 }): boolean {
 	const { kv, index, values, record } = args;
 	const removed = new Set<number>();
@@ -39,12 +40,12 @@ export function removeSteps(args: {
 		if (!prior || removed.has(seq) === removed.has(prior.seq)) continue;
 		if (removed.has(prior.seq)) {
 			const { prior: _prior, ...rest } = host;
-			if (home === 'own') args.put(seqKey(KV.step, seq), rest);
+			if (home === 'own') args.putStep(seq, rest);
 			else if (record?.st) {
 				record.st = record.st.map((step) => (step.seq === seq ? rest : step));
 				changed = true;
 			}
-		} else if (index.get(prior.seq)?.home === seq) args.put(seqKey(KV.step, prior.seq), prior);
+		} else if (index.get(prior.seq)?.home === seq) args.putStep(prior.seq, prior);
 	}
 	if (!record?.st?.some((step) => removed.has(step.seq))) return changed;
 	record.st = record.st.filter((step) => !removed.has(step.seq));

@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { InstanceRow, StepRow } from '../../src/engine/storage/store';
 import { CompactInstanceStore } from '../../src/runtime/compact-instance-store';
+import { readInstanceValue } from '../../src/runtime/compact-record-codec';
 import { stub, uniqueId } from '../helpers';
 
 /**
@@ -143,10 +144,10 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			expect(view(new CompactInstanceStore(state.storage))).toMatchObject({ steps: [[1, 's1', 'running', null]], earliest: 500 });
 			store.writeStepWithRecord({ ...running, attempts: 2, status: 'completed', result: '"ok"', finishedAt: 501 }, { ...rec('step.completed', 's1', 501), attempt: 2 });
 			store.transaction(() => store.writeInstance(row('completed', 3)));
-			// The completion, held for its turn, rides in the outcome's put: the record, stored lean (compact-lean-record.ts),
-			// stays within its page with it (compact-folded-steps.ts `RECORD_PAGE_CHARS`; it took its own key before).
+			// The completion, held for its turn, rides in the outcome's put: the record, in the compact encoding
+			// (compact-record-codec.ts), stays within its page with it (compact-folded-steps.ts `RECORD_PAGE_BYTES`).
 			expect(writes).toEqual(['put i', 'put s', 'put i']);
-			expect(state.storage.kv.get<{ st?: unknown }>('i')?.st).toMatchObject([{ status: 'completed', finishedAt: 501 }]);
+			expect(readInstanceValue(state.storage.kv.get('i'))?.st).toMatchObject([{ status: 'completed', finishedAt: 501 }]);
 			const expected = {
 				steps: [[1, 's1', 'completed', 501]],
 				history: [[1, 'step.started', 's1'], [2, 'step.attempt_failed', 's1'], [3, 'step.started', 's1'], [4, 'step.completed', 's1']],
@@ -179,12 +180,15 @@ describe('a compact instance with its sleeps folded into the writes around them 
 			expect(writes).toEqual(['put e', 'put i', 'put i']);
 			const fresh = new CompactInstanceStore(state.storage);
 			expect([fresh.oldestEvent('go')?.payload, fresh.eventBuffer(), fresh.eventCounts()]).toEqual(['{"n":7}', { count: 2, bytes: 8 }, { buffered: 2, dropped: 0 }]);
-			// Its consumption and the wait's completion: one put of the record.
+			// Its consumption and the wait's completion: one put of the record, held for the next write of its turn (none
+			// here: put before the turn ends, compact-held-writes.ts).
 			store.transaction(() => {
 				const event = store.oldestEvent('go')!;
 				store.deleteEvent(event.seq);
 				store.writeStep({ ...wait, status: 'completed', result: event.payload, finishedAt: 31 });
 			});
+			expect(writes).toEqual(['put e', 'put i', 'put i']);
+			await turnEnd();
 			expect(writes).toEqual(['put e', 'put i', 'put i', 'put i']);
 			for (const reader of [store, new CompactInstanceStore(state.storage)]) {
 				expect([reader.oldestEvent('go'), reader.oldestEvent('other')?.payload, reader.eventBuffer().count]).toEqual([undefined, '1', 1]);
@@ -196,6 +200,65 @@ describe('a compact instance with its sleeps folded into the writes around them 
 				store.dropEvents();
 			});
 			expect(new CompactInstanceStore(state.storage).eventCounts()).toEqual({ buffered: 0, dropped: 2 });
+		}));
+
+	it("holds a wait's consumption of its event for the next write of its turn: the next step and the outcome ride in one put", () =>
+		runInDurableObject(stub(uniqueId('store')), async (_, state) => {
+			const store = new CompactInstanceStore(state.storage, { empty: true, format: 2, foldSleeps: true });
+			store.transaction(() => store.writeInstance(row('running', 1)));
+			const wait = step(2, { key: 'wait:go', name: 'go', kind: 'wait', status: 'waiting', attempts: 0, result: null, startedAt: 20, finishedAt: null });
+			// A step completed, then the wait set in the same turn: both ride in the waiting status's put.
+			const writes = counting(state);
+			store.insertStep(step(1, {}), [rec('step.started', 's1', 10), rec('step.completed', 's1', 11)]);
+			store.transaction(() => {
+				store.writeStep(wait);
+				store.appendHistory({ ...rec('sleep.started', 'go', 20), kind: 'wait.started', detail: '{"event":"go","timeoutAt":null}' });
+			});
+			store.transaction(() => store.writeInstance(row('waiting', 2)));
+			await turnEnd();
+			expect(writes).toEqual(['put i']);
+			store.transaction(() => {
+				store.appendEvent('go', '{"n":7}', 30);
+				store.appendHistory({ generation: 0, at: 30, kind: 'event.received', step: null, attempt: null, value: '{"n":7}', detail: '{"event":"go"}' });
+			});
+			expect(writes).toEqual(['put i', 'put i']);
+			const consume = () =>
+				store.transaction(() => {
+					const event = store.oldestEvent('go')!;
+					store.deleteEvent(event.seq);
+					store.writeStep({ ...wait, status: 'completed', result: event.payload, finishedAt: 31 });
+					store.appendHistory({ generation: 0, at: 31, kind: 'event.consumed', step: 'go', attempt: null, value: event.payload, detail: '{"event":"go"}' });
+				});
+			consume();
+			// Storage keeps the event and the waiting wait until the put that consumes it: a crash before it (the turn's commit)
+			// wakes the pass again, which consumes it again.
+			const before = new CompactInstanceStore(state.storage);
+			expect([before.oldestEvent('go')?.payload, before.readSteps().map((s) => [s.name, s.status])]).toEqual(['{"n":7}', [['s1', 'completed'], ['go', 'waiting']]]);
+			// A transaction that fails meanwhile is not the held put's: the isolate keeps the consumption, put with the next write.
+			expect(() =>
+				store.transaction(() => {
+					store.insertStep(step(3, {}), []);
+					throw new Error('refused');
+				}),
+			).toThrow('refused');
+			expect([store.oldestEvent('go'), store.readSteps().map((s) => [s.name, s.status])]).toEqual([undefined, [['s1', 'completed'], ['go', 'completed']]]);
+			store.insertStep(step(3, {}), [rec('step.started', 's3', 32), rec('step.completed', 's3', 33)]);
+			await Promise.resolve();
+			store.transaction(() => store.writeInstance(row('completed', 3)));
+			// The consumption, s3 and the outcome: one put.
+			expect(writes).toEqual(['put i', 'put i', 'put i']);
+			await turnEnd();
+			expect(writes).toEqual(['put i', 'put i', 'put i']);
+			const expected = {
+				steps: [[1, 's1', 'completed', 11], [2, 'go', 'completed', 31], [3, 's3', 'completed', 11]],
+				history: [[1, 'step.started', 's1'], [2, 'step.completed', 's1'], [3, 'wait.started', 'go'], [4, 'event.received', null], [5, 'event.consumed', 'go'], [6, 'step.started', 's3'], [7, 'step.completed', 's3']],
+				earliest: undefined,
+				status: 'completed',
+			};
+			expect(view(store)).toEqual(expected);
+			const fresh = new CompactInstanceStore(state.storage);
+			expect(view(fresh)).toEqual(expected);
+			expect([fresh.oldestEvent('go'), fresh.eventCounts(), fresh.readStep('wait:go')?.result]).toEqual([undefined, { buffered: 0, dropped: 0 }, '{"n":7}']);
 		}));
 
 	it('restarts from a step, and deletes every step, wherever a sleep is kept', () =>

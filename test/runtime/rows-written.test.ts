@@ -84,8 +84,9 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 		// create 1 + 10 steps x (start, completion carrying step.completed) 2 + completed 1 (the run ends within the second a
 		// delivery waits for it, so its `running` is never written: kernel.ts `beforeDelivery`). Before: each step.completed
 		// took a key of its own, 10 more, and the running 1 (33). Storage format 5: a step's completion rides in the next
-		// step's start when that step carries no other (every other step: s0 in s1's, s2 in s3's...): 5 rows fewer, 17.
-		expect(rows).toBe(format5 ? 17 : 22);
+		// step's start when that step carries no other (every other step: s0 in s1's, s2 in s3's...): 5 rows fewer, 17. In the
+		// compact encoding (compact-record-codec.ts) the last completion rides in the outcome's put too: 16.
+		expect(rows).toBe(format5 ? 16 : 22);
 	});
 
 	it('a sleep: the step and its sleep.started, then the step and its sleep.finished, one put each', async () => {
@@ -99,8 +100,8 @@ describe("a step's records ride in the step's own key (compact layout)", () => {
 		// wake-up gone with it) 1 + completed 1 (its `running` held too: the compact layout's format 2). Before: each sleep
 		// record was a put of the instance record of its own, 2 more, and the first pass's running 1 (12); the wake-up a
 		// key of its own, put and deleted, and the woken pass's running (9). Storage format 5 folds the nap's two puts
-		// into the status writes around them (below): 4.
-		expect(rows).toBe(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>[0]).foldSleeps ? 4 : 6);
+		// into the status writes around them (below): 4; and greet, completed in the turn the nap is set, rides with it: 3.
+		expect(rows).toBe(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>[0]).foldSleeps ? 3 : 6);
 		// Set: the backstop at create and the wake-up; the pass the alarm woke arms no watchdog and its outcome's entry no
 		// retry alarm, since its alarm's handler awaits them and the runtime runs an alarm whose handler died again (format 2:
 		// InstanceEngine.alarmAwaitingPass). Deleted: the test pool's, running the alarm. Before: the watchdog too (4).
@@ -116,9 +117,10 @@ describe.runIf(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>
 			await fireAlarm(id);
 		});
 		expect(recordKeys).toBe(0);
-		// create 1 + greet 1 + sleeping (carrying the nap, its sleep.started and its wake-up) 1; the alarm's pass: completed
-		// (carrying the nap's completion and its sleep.finished) 1. Format 4: the nap's own key put twice (6).
-		expect({ rows, byKey }).toEqual({ rows: 4, byKey: { 'put i': 3, 'put s:': 1 } });
+		// create 1 + sleeping (carrying greet, completed in the same turn, and the nap with its sleep.started and its wake-up) 1;
+		// the alarm's pass: completed (carrying the nap's completion and its sleep.finished) 1. Format 4: greet's own key and
+		// the nap's put twice (6); format 5 before the compact encoding: greet in its own key (4).
+		expect({ rows, byKey }).toEqual({ rows: 3, byKey: { 'put i': 3 } });
 	});
 
 	it("a step, a sleep, a step: the sleep's completion rides in the next step's put", async () => {
@@ -127,10 +129,11 @@ describe.runIf(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>
 			await fireAlarm(id);
 		});
 		expect(recordKeys).toBe(0);
-		// create 1 + before 1 + sleeping (carrying the nap) 1; the alarm's pass: after (carrying the completed nap) 1 +
-		// completed 1: after, held for its turn, would make the record too large for its page (compact-folded-steps.ts
-		// `RECORD_PAGE_CHARS`), so it takes its key in the outcome's transaction. Format 4: 7.
-		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 3, 'put s:': 2 } });
+		// create 1 + sleeping (carrying before, held for its turn, and the nap) 1; the alarm's pass: completed (carrying after,
+		// which carries the completed nap) 1: the record in the compact encoding (compact-record-codec.ts) keeps its page
+		// with them (compact-folded-steps.ts `RECORD_PAGE_BYTES`). Format 4: 7; format 5 before the compact encoding: 5
+		// (before and after in keys of their own: the record in the object form would have left its page).
+		expect({ rows, byKey }).toEqual({ rows: 3, byKey: { 'put i': 3 } });
 	});
 
 	it("a retried step: the failed attempt (its start and outcome) rides in the sleeping status's put, the next attempt in one put of its own key", async () => {
@@ -152,9 +155,10 @@ describe.runIf(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>
 			await settle(id);
 		});
 		// create 1 + waiting (carrying msg-0 and its wait.started) 1; the event: the record (carrying it and its
-		// event.received) 1; its pass: the record (msg-0 completed carrying event.consumed, the event gone) 1 + completed 1.
-		// Format 4: the wait's own key, the event's key put and deleted (8).
-		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 5 } });
+		// event.received) 1; its pass: completed, carrying msg-0 completed with event.consumed and the event gone: the
+		// consumption's put waits for the next write of its turn (compact-held-writes.ts) 1. Format 4: the wait's own key,
+		// the event's key put and deleted (8); format 5 before the held consumption: its own put (5).
+		expect({ rows, byKey }).toEqual({ rows: 4, byKey: { 'put i': 4 } });
 	});
 
 	it('a wait with nothing due keeps its alarm, which fires once and writes nothing; its event then needs no alarm write', async () => {
@@ -232,8 +236,8 @@ describe.runIf(format5)('the last step rides in the outcome (storage format 5, w
 		const { rows, byKey, recordKeys } = await compactRun('many', { steps: 10 });
 		expect(recordKeys).toBe(0);
 		// create 1 + s1 (carrying s0), s3 (s2), s5 (s4), s7 (s6) 4 + completed 1, s9 (carrying s8) riding in it: the record
-		// is stored lean (compact-lean-record.ts), so s9 with s8 keeps it within its page (compact-folded-steps.ts
-		// `RECORD_PAGE_CHARS`; it took a key of its own while the record stored its null fields). Format 4: a put per step (12).
+		// is stored lean (since then in the compact encoding, compact-record-codec.ts), so s9 with s8 keeps it within its page
+		// (compact-folded-steps.ts `RECORD_PAGE_BYTES`; it took a key of its own while the record stored its null fields). Format 4: a put per step (12).
 		expect({ rows, byKey }).toEqual({ rows: 6, byKey: { 'put i': 2, 'put s:': 4 } });
 		const nine = await compactRun('many', { steps: 9 });
 		// s1, s3, s5, s7 (each carrying the one before) 4; s8 alone, in the completed record.
@@ -324,9 +328,10 @@ describe('a pass woken by an alarm or an event holds its running in memory (the 
 		// create 1 + msg-0 waiting (carrying wait.started) 1 + waiting 1; the event: buffered 1 + the record (carrying
 		// event.received) 1; its pass: msg-0 completed (carrying event.consumed) 1 + the event deleted 1 + completed 1.
 		// Before: that pass's running 1 (9).
-		// Storage format 5 folds the wait into the waiting status's put and the event into the record's puts (below): 5.
+		// Storage format 5 folds the wait into the waiting status's put and the event into the record's puts, and its
+		// consumption into the outcome's put (below): 4.
 		const folded = storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>[0]).foldSleeps;
-		expect({ rows, byKey }).toEqual(folded ? { rows: 5, byKey: { 'put i': 5 } } : { rows: 8, byKey: { 'put i': 4, 'put s:': 2, 'put e:': 1, 'delete e:': 1 } });
+		expect({ rows, byKey }).toEqual(folded ? { rows: 4, byKey: { 'put i': 4 } } : { rows: 8, byKey: { 'put i': 4, 'put s:': 2, 'put e:': 1, 'delete e:': 1 } });
 	});
 });
 
@@ -357,8 +362,8 @@ describe('rows written by one-step children run inside their parent (compact lay
 	it("a published child's object sets no alarm: its parent waits for its index entry's delivery, and it is listed with its parent", async () => {
 		const { id, children } = await childrenRun(10);
 		// Its record and its step; no alarm (before: the backstop for its index entry, 1 a child). Storage format 5: its step
-		// rides in its completed record, stored lean (compact-lean-record.ts), within its page (compact-folded-steps.ts
-		// `RECORD_PAGE_CHARS`): 1 row (2 while the record stored its null fields and the entry's copy of the row's).
+		// rides in its completed record, stored lean (now in the compact encoding), within its page (compact-folded-steps.ts
+		// `RECORD_PAGE_BYTES`): 1 row (2 while the record stored its null fields and the entry's copy of the row's).
 		expect(children.map((c) => [c.rows, c.alarms])).toEqual(Array.from({ length: 10 }, () => [format5 ? 1 : 2, 0]));
 		const listed = await listedChildren(id);
 		expect(listed.map((c) => [c.id, c.status]).sort()).toEqual(Array.from({ length: 10 }, (_, i) => [`${id}::child-${i}`, 'completed']).sort());
@@ -369,15 +374,16 @@ describe('rows written by one-step children run inside their parent (compact lay
 		// Per child: its invoke's completion (s:) 1, the child's header carrying its step 1 and its delete once published 1;
 		// the parent's record at create and completion 2. Before: the child's step in a row of its own too, put and deleted,
 		// and the invoke's start (62 rows). Storage format 5: each odd invoke's step carries the one before it (all in the
-		// pass's turn), 27.
-		expect(parent.byKey).toEqual({ 'put i': 2, 'put s:': format5 ? 5 : 10, 'put n:': 10, 'delete n:': 10 });
-		expect(parent.rows).toBe(format5 ? 27 : 32);
+		// pass's turn), 27; in the compact encoding (compact-record-codec.ts) the last pair rides in the outcome's put, 26.
+		expect(parent.byKey).toEqual({ 'put i': 2, 'put s:': format5 ? 4 : 10, 'put n:': 10, 'delete n:': 10 });
+		expect(parent.rows).toBe(format5 ? 26 : 32);
 	});
 
 	it("an invoke whose child finished inside it before writing anything there writes its step once, with the child's start and outcome records", async () => {
 		const { id, parent } = await childrenRun(2);
-		// Storage format 5: the second carries the first (too large for the record's page together: its own key).
-		expect(parent.byKey['put s:']).toBe(format5 ? 1 : 2);
+		// Storage format 5: the second carries the first, and both ride in the outcome's put (in the compact encoding the
+		// record keeps its page with them; a key of their own before).
+		expect(parent.byKey['put s:']).toBe(format5 ? undefined : 2);
 		const { json } = await api('GET', `/workflows/${id}/history`);
 		const kinds = (json.events as { kind: string; step?: string }[]).filter((e) => e.step === 'child-0').map((e) => e.kind);
 		expect(kinds).toEqual(['child.started', 'child.completed']);
