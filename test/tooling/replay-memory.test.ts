@@ -33,7 +33,9 @@ describe('replay memory', () => {
 		const created = await fetch(`${server.url}/ours/create`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ type: 'big-history', params: { results: 900, bytes: 100 * 1024, sleepMs: 3000 } }),
+			// The sleep outlasts the index's delivery deadline (10 s, docs/operations.md "Consistency bound"):
+			// a sleep that ends before it is never listed as sleeping, and the first run's end is read from the index.
+			body: JSON.stringify({ type: 'big-history', params: { results: 900, bytes: 100 * 1024, sleepMs: 20_000 } }),
 		});
 		const { id } = (await created.json()) as { id: string };
 		await until('the first run to sleep', async () => ((await listedStatus(server!, id)) === 'sleeping' ? true : undefined), 60_000, 150);
