@@ -126,9 +126,10 @@ function foldable(step: StoredStep, home: StepHome | undefined, record: Instance
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
 	// A step just completed (a `do`'s, an invoke's): its put waits for the next write of the same turn (the record's put,
 	// the next step's) and rides in it (the store flushes it at the turn's end otherwise: compact-turn-flush.ts). Not one
-	// kept elsewhere than its own key. One that carries a completed step may go into the record, never into another step
-	// (`prior` is one level deep: `embeddable`).
-	if (isTurnHeld(step)) return home === 'new' || home === 'own';
+	// kept in another step's key. One the record holds is a retried step's last attempt, settled at once (its start
+	// written with it): the record's copy, `retrying`, is older (`v`) and dropped at the record's next put. One that
+	// carries a completed step may go into the record, never into another step (`prior` is one level deep: `embeddable`).
+	if (isTurnHeld(step)) return home === 'new' || home === 'own' || home === 'i';
 	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
 	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
