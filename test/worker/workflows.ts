@@ -133,6 +133,30 @@ export class TwiceRetryWorkflow extends Workflow<{}, string> {
 }
 
 /**
+ * The bench's retried step (bench/workflows.ts `CostedRetryWorkflow`: `before`, `flaky`, `after`), its attempts after the
+ * first `failures` awaiting a timer (I/O: an attempt that runs past its turn); with `hang`, the first of them never
+ * finishes in its first execution (an attempt that kills its isolate).
+ */
+export class RetryAwaitsWorkflow extends Workflow<{ failures: number; limit: number; hang?: boolean }, number> {
+	static override readonly type = 'retry-awaits';
+	async run(step: Step, { failures, limit, hang }: { failures: number; limit: number; hang?: boolean }) {
+		const a = await step.do('before', async () => 1);
+		const b = await step.do(
+			'flaky',
+			async ({ attempt }) => {
+				countExecution(`${this.ctx.id}:flaky`);
+				if (attempt <= failures) throw new Error(`attempt ${attempt} fails, as an outside API may`);
+				if (hang && countExecution(`${this.ctx.id}:flaky-awaits`) === 1) await new Promise(() => {});
+				await new Promise((resolve) => setTimeout(resolve, 1));
+				return attempt;
+			},
+			{ retries: { limit, delay: '1s', backoff: 'constant' } },
+		);
+		return a + b + (await step.do('after', async () => 1));
+	}
+}
+
+/**
  * Two steps in parallel: `slow` takes `slowMs`, `flaky` fails its first
  * attempt and retries after 100 ms. `combine` picks Promise.all, allSettled
  * or race; each attempt returns its own number, so a rerun would show.
