@@ -90,7 +90,7 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 	let topTaken = carried;
 	/** Into the record's put, or into the top step's: false when neither takes it. */
 	const place = (step: StoredStep): boolean => {
-		if (dirty && holdable(step, record!)) fold(step);
+		if (dirty && holdable(step, record!, index)) fold(step);
 		else if (!topTaken && embeddable(step) && top && top.seq > step.seq) {
 			top.prior = step;
 			index.set(top.seq, top);
@@ -184,14 +184,18 @@ function embeddable(step: StoredStep): boolean {
 }
 
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
-function holdable(step: StoredStep, record: InstanceRecord): boolean {
+function holdable(step: StoredStep, record: InstanceRecord, index: StepIndex): boolean {
 	if (!isTurnHeld(step)) return true;
-	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && withinPage(withStep(record, step));
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && withinPage(withStep(record, step, index));
 }
 
-/** The record as it is put with the step: the step, and the one it carries, replace their copies the record holds (`prunedFolded`). */
-function withStep(record: InstanceRecord, step: StoredStep): InstanceRecord {
-	const st = (record.st ?? []).filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
+/**
+ * The record as it is put with the step: the step, and the one it carries, replace their copies the record holds, and
+ * the copies of steps kept elsewhere since (a retried step's `retrying` copy once its success took a key) are dropped, as
+ * its put drops them (`prunedFolded`): measured with them, a step that fits was given a key of its own.
+ */
+function withStep(record: InstanceRecord, step: StoredStep, index: StepIndex): InstanceRecord {
+	const st = (record.st ?? []).filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq && (index.get(held.seq)?.home ?? 'i') === 'i');
 	return { ...record, st: [...st, step].sort((a, b) => a.seq - b.seq) };
 }
 

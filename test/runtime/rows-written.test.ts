@@ -212,6 +212,18 @@ describe.runIf(storageSettingsOf(testEnv as Parameters<typeof storageSettingsOf>
 		expect({ rows, byKey }).toEqual({ rows: 4, byKey: { 'put i': 4 } });
 	});
 
+	it('a retried step whose result is too large to ride takes its own key; the step after it still rides in the outcome', async () => {
+		const { rows, byKey } = await compactRun('retry-awaits', { failures: 1, limit: 2, bytes: 5_000, pad: 800 }, async (id) => {
+			advanceClock(1_000);
+			await fireAlarm(id);
+		});
+		// create 1 + sleeping (carrying flaky's failed attempt, its 800 more characters of message taking the record past its
+		// page) 1 + before, spilled to its own key 1; the alarm's pass: flaky completed, its 5,000 characters in its own key 1 +
+		// completed, carrying after 1. Before: after took a key of its own too (6), the record measured with flaky's large
+		// `retrying` copy, which its put drops (compact-folded-steps.ts `withStep`).
+		expect({ rows, byKey }).toEqual({ rows: 5, byKey: { 'put i': 3, 'put s:': 2 } });
+	});
+
 	it("the bench's retried step (a step, a step failing twice, retried 1 s apart, a step): 4 puts of the record, every attempt in the history", async () => {
 		const { rows, byKey, id } = await compactRun('costed-retry', { delayMs: 1_000 }, async (id) => {
 			for (let retry = 0; retry < 2; retry++) {
