@@ -558,8 +558,8 @@ describe('a sleeping status whose wake-up comes before its delivery is due is no
 		}
 		expect((await instances.status(testEnv, { id })).status).toBe('completed');
 		// The instance's alarm writes are what they were (5): the backstop, the two wake-ups and the test pool's delete of each
-		// alarm it runs; no alarm write for the deadline (the wake-ups come first). Its own rows are unchanged too (7 at storage
-		// format 5, 9 at 4, as on main: measured, not asserted here, where only the index's are this test's subject).
+		// alarm it runs; no alarm write for the deadline (the wake-ups come first). Its own rows are asserted above ("the bench's
+		// retried step": 4 at storage format 5, 9 at 4), where only the index's are this test's subject.
 		const { alarms } = await runInDurableObject(stub(id), (runner) => (runner as unknown as { rowsWritten(): { alarms: number } }).rowsWritten());
 		expect(alarms).toBe(5);
 		// Before: sleeping (a new entry, 2 rows), sleeping again (1) and completed (a status change, 2): 5 index rows.
