@@ -90,7 +90,7 @@ export function placeSteps(args: { fold: boolean; index: StepIndex; pending: Map
 	let topTaken = carried;
 	/** Into the record's put, or into the top step's: false when neither takes it. */
 	const place = (step: StoredStep): boolean => {
-		if (dirty && holdable(step, record!)) fold(step);
+		if (dirty && holdable(step, record!, index)) fold(step);
 		else if (!topTaken && embeddable(step) && top && top.seq > step.seq) {
 			top.prior = step;
 			index.set(top.seq, top);
@@ -126,9 +126,10 @@ function foldable(step: StoredStep, home: StepHome | undefined, record: Instance
 	const room = (record.st?.length ?? 0) < MAX_FOLDED_STEPS;
 	// A step just completed (a `do`'s, an invoke's): its put waits for the next write of the same turn (the record's put,
 	// the next step's) and rides in it (the store flushes it at the turn's end otherwise: compact-turn-flush.ts). Not one
-	// kept elsewhere than its own key. One that carries a completed step may go into the record, never into another step
-	// (`prior` is one level deep: `embeddable`).
-	if (isTurnHeld(step)) return home === 'new' || home === 'own';
+	// kept in another step's key. One the record holds is a retried step's last attempt, settled at once (its start
+	// written with it): the record's copy, `retrying`, is older (`v`) and dropped at the record's next put. One that
+	// carries a completed step may go into the record, never into another step (`prior` is one level deep: `embeddable`).
+	if (isTurnHeld(step)) return home === 'new' || home === 'own' || home === 'i';
 	// A failed attempt waiting out its delay, the record's copy of an earlier one too (the later `v` is read).
 	if (step.status === 'retrying') return step.kind === 'do' && (room || home === 'i') && step.result === null && fits(step, record);
 	// A wait just set: with the `waiting` status.
@@ -183,14 +184,18 @@ function embeddable(step: StoredStep): boolean {
 }
 
 /** The record may hold it: a sleep, a wait or a retry as `foldable` chose them; a step held for the turn only when small. */
-function holdable(step: StoredStep, record: InstanceRecord): boolean {
+function holdable(step: StoredStep, record: InstanceRecord, index: StepIndex): boolean {
 	if (!isTurnHeld(step)) return true;
-	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && withinPage(withStep(record, step));
+	return (record.st?.filter((held) => held.seq !== step.seq).length ?? 0) < MAX_FOLDED_STEPS && fits(step, record) && withinPage(withStep(record, step, index));
 }
 
-/** The record as it is put with the step: the step, and the one it carries, replace their copies the record holds (`prunedFolded`). */
-function withStep(record: InstanceRecord, step: StoredStep): InstanceRecord {
-	const st = (record.st ?? []).filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq);
+/**
+ * The record as it is put with the step: the step, and the one it carries, replace their copies the record holds, and
+ * the copies of steps kept elsewhere since (a retried step's `retrying` copy once its success took a key) are dropped, as
+ * its put drops them (`prunedFolded`): measured with them, a step that fits was given a key of its own.
+ */
+function withStep(record: InstanceRecord, step: StoredStep, index: StepIndex): InstanceRecord {
+	const st = (record.st ?? []).filter((held) => held.seq !== step.seq && held.seq !== step.prior?.seq && (index.get(held.seq)?.home ?? 'i') === 'i');
 	return { ...record, st: [...st, step].sort((a, b) => a.seq - b.seq) };
 }
 

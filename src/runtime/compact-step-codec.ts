@@ -1,5 +1,6 @@
 import type { CarriedRecord, StoredRecord, StoredStep } from './compact-history';
 import type { Packed } from './compact-keys';
+import { decodeErrorDetail, encodeErrorDetail, FrameChain, framesOf, stackOf, type EncodedError } from './compact-error-detail';
 
 /**
  * The compact encoding of a step's value and of a history record, as storage format 5 writes them under a step's key
@@ -64,10 +65,14 @@ export function fromCode<T extends string>(table: readonly T[], code: number | s
 	return value;
 }
 
-/** What a record's fields are read against: its times' base, and the step it is of unless it says otherwise. */
+/**
+ * What a record's fields are read against: its times' base, the step it is of unless it says otherwise, and the frames
+ * of the error before it in the same value (compact-error-detail.ts: records are encoded and decoded in order).
+ */
 interface RecordContext {
 	base: number;
 	step: string | null;
+	frames?: FrameChain;
 }
 
 /** A history record, encoded. `S` absent: the context's step; `g` absent: generation 0; `R`: its value is the step's result. */
@@ -80,6 +85,8 @@ export interface EncodedRecord {
 	a?: Num;
 	V?: Packed;
 	d?: Packed;
+	/** An error's detail (a failed attempt's), in the encoding of compact-error-detail.ts, where `d` would hold its text. */
+	E?: EncodedError;
 	R?: 1;
 }
 
@@ -89,7 +96,11 @@ export function encodeRecord(record: CarriedRecord, context: RecordContext): Enc
 	if (record.step !== context.step) encoded.S = record.step;
 	if (record.attempt !== null && record.attempt !== undefined) encoded.a = int(record.attempt);
 	if (record.value !== null && record.value !== undefined) encoded.V = record.value;
-	if (record.detail !== null && record.detail !== undefined) encoded.d = record.detail;
+	if (record.detail !== null && record.detail !== undefined) {
+		const error = typeof record.detail === 'string' ? encodeErrorDetail(record.detail, record.at, context.frames ?? new FrameChain()) : undefined;
+		if (error) encoded.E = error;
+		else encoded.d = record.detail;
+	}
 	if (record.res) encoded.R = 1;
 	return encoded;
 }
@@ -99,6 +110,7 @@ export function decodeRecord(encoded: EncodedRecord, context: RecordContext): Ca
 		seq: num(encoded.q), generation: num(encoded.g ?? 0), at: num(encoded.t) + context.base, kind: fromCode(RECORD_KINDS, encoded.k, 'record kind'),
 		step: encoded.S === undefined ? context.step : encoded.S, attempt: encoded.a === undefined ? null : num(encoded.a), value: encoded.V ?? null, detail: encoded.d ?? null,
 	};
+	if (encoded.E) record.detail = decodeErrorDetail(encoded.E, record.at, context.frames ?? new FrameChain());
 	if (encoded.R) record.res = 1;
 	return record;
 }
@@ -126,6 +138,8 @@ export interface EncodedStep {
 	en?: string;
 	em?: string;
 	es?: string;
+	/** The error's stack as its frames after its `errorName: errorMessage` line (compact-error-detail.ts `framesOf`). */
+	ef?: string;
 	ec?: string;
 	z?: 1;
 	c?: Num[];
@@ -165,11 +179,17 @@ export function encodeStep(step: StoredStep, base: number): EncodedStep {
 	if (step.wk !== undefined) encoded.W = step.wk === wakeAt ? true : int(step.wk - own);
 	if (step.errorName != null) encoded.en = step.errorName;
 	if (step.errorMessage != null) encoded.em = step.errorMessage;
-	if (step.errorStack != null) encoded.es = step.errorStack;
+	// A failed attempt's stack: its frames, which the records it carries (each attempt's failure) may name again.
+	const frames = new FrameChain();
+	if (step.errorStack != null) {
+		frames.frames = step.errorName != null && step.errorMessage != null ? framesOf(step.errorStack, step.errorName, step.errorMessage) : undefined;
+		if (frames.frames !== undefined) encoded.ef = frames.frames;
+		else encoded.es = step.errorStack;
+	}
 	if (step.errorCode != null) encoded.ec = step.errorCode;
 	if (step.sensitive) encoded.z = 1;
 	if (step.rec) encoded.c = (step.rec[2] === 0 ? step.rec.slice(0, 2) : step.rec).map(int);
-	if (step.more?.length) encoded.m = step.more.map((record) => encodeRecord(record, { base: own, step: step.name }));
+	if (step.more?.length) encoded.m = step.more.map((record) => encodeRecord(record, { base: own, step: step.name, frames }));
 	if (step.prior) encoded.p = encodeStep(step.prior, own);
 	if (step.v !== undefined) encoded.v = int(step.v);
 	for (const [field, value] of Object.entries(step)) if (!NAMED_STEP_FIELDS.has(field) && value !== undefined) (encoded.x ??= {})[field] = value;
@@ -194,10 +214,15 @@ export function decodeStep(encoded: EncodedStep, base: number): StoredStep {
 	if (encoded.en !== undefined) fields.errorName = encoded.en;
 	if (encoded.em !== undefined) fields.errorMessage = encoded.em;
 	if (encoded.es !== undefined) fields.errorStack = encoded.es;
+	const frames = new FrameChain();
+	if (encoded.ef !== undefined) {
+		frames.frames = encoded.ef;
+		fields.errorStack = stackOf(encoded.ef, encoded.en!, encoded.em!);
+	}
 	if (encoded.ec !== undefined) fields.errorCode = encoded.ec;
 	if (encoded.z) step.sensitive = true;
 	if (encoded.c) step.rec = [num(encoded.c[0]!), num(encoded.c[1]!), num(encoded.c[2] ?? 0)];
-	if (encoded.m) step.more = encoded.m.map((record) => decodeRecord(record, { base: own, step: encoded.n }));
+	if (encoded.m) step.more = encoded.m.map((record) => decodeRecord(record, { base: own, step: encoded.n, frames }));
 	if (encoded.W !== undefined) step.wk = encoded.W === true ? step.wakeAt! : num(encoded.W) + own;
 	if (encoded.p) step.prior = decodeStep(encoded.p, own);
 	if (encoded.v !== undefined) step.v = num(encoded.v);

@@ -64,6 +64,51 @@ describe('a step in the compact encoding', () => {
 	});
 });
 
+/** A failed attempt's detail as the engine writes it (history.ts: `JSON.stringify` of `{ error, retryAt }`). */
+const failure = (attempt: number, stack: string | undefined, extra: Record<string, unknown> = {}) =>
+	JSON.stringify({ error: { name: 'Error', message: `attempt ${attempt} fails`, ...extra, ...(stack !== undefined ? { stack } : {}) }, retryAt: T0 + 1000 * attempt + 10 });
+const FRAMES = '    at step.do.retries.limit (worker.js:100:28)\n    at attempt (worker.js:46:47)';
+const attemptFailed = (attempt: number, detail: string) => ({ seq: 10 + attempt, generation: 0, at: T0 + 1000 * attempt, kind: 'step.attempt_failed' as const, step: 'flaky', attempt, value: null, detail });
+
+describe("a retried step's failed attempts in the compact encoding (compact-error-detail.ts)", () => {
+	const twice = (stack: (attempt: number) => string | undefined, extra: Record<string, unknown> = {}) =>
+		step({ ...retrying, errorMessage: 'attempt 2 fails', errorStack: stack(2) ?? null, errorCode: null, more: [attemptFailed(1, failure(1, stack(1), extra)), attemptFailed(2, failure(2, stack(2), extra))] });
+	const cases: [string, StoredStep][] = [
+		['frames repeated by every attempt, as V8 writes a stack', twice((attempt) => `Error: attempt ${attempt} fails\n${FRAMES}`)],
+		['frames that differ between attempts', twice((attempt) => `Error: attempt ${attempt} fails\n    at call${attempt} (worker.js:1:1)`)],
+		['no stack', twice(() => undefined)],
+		['a stack that does not start with its name and message', twice(() => `at somewhere\n${FRAMES}`)],
+		['a code, and a stack of its head line only', twice((attempt) => `Error: attempt ${attempt} fails`, { code: 'E_UPSTREAM' })],
+		['completed: its failures kept in its records only', step({ ...retrying, status: 'completed', attempts: 3, result: '3', errorName: null, errorMessage: null, errorStack: null, errorCode: null, wakeAt: null, wk: undefined, more: [attemptFailed(1, failure(1, `Error: attempt 1 fails\n${FRAMES}`)), attemptFailed(2, failure(2, `Error: attempt 2 fails\n${FRAMES}`))] })],
+		['a detail of another shape (a field more, another order, a non-integer time), kept as it is', step({ ...retrying, more: [attemptFailed(1, '{"error":{"name":"Error","message":"x","cause":1},"retryAt":5}'), attemptFailed(2, '{"retryAt":5,"error":{"name":"Error","message":"x"}}'), attemptFailed(3, '{"error":{"name":"Error","message":"x"},"retryAt":1.5}'), attemptFailed(4, '{"error":{"name":1,"message":"x"}}')] })],
+	];
+	for (const [name, value] of cases) {
+		for (const base of [0, T0]) {
+			it(`reads back as written, its history details character for character: ${name} (base ${base})`, () => {
+				const read = decodeStep(stored(encodeStep(value, base)), base);
+				expect(read).toEqual(lean(value));
+				expect(read.more!.map((r) => r.detail)).toEqual(value.more!.map((r) => r.detail));
+			});
+		}
+	}
+
+	it('keeps a repeated stack once a step: frames once, no JSON names, a retry time as a delta', () => {
+		const value = cases[0]![1];
+		const encoded = encodeStep(value, T0);
+		expect(encoded.ef).toBe(FRAMES);
+		expect(encoded.es).toBeUndefined();
+		expect(encoded.m!.map((r) => r.E)).toEqual([{ m: 'attempt 1 fails', f: 1, w: 10 }, { m: 'attempt 2 fails', f: 1, w: 10 }]);
+		// As main stored it (the stack whole, each detail its JSON text): the frames two times more, and every detail's names.
+		const { ef: _frames, ...rest } = encoded;
+		const asText = { ...rest, es: value.errorStack!, m: encoded.m!.map(({ E: _error, ...r }, i) => ({ ...r, d: value.more![i]!.detail! })) };
+		expect(storedBytes(asText) - storedBytes(encoded)).toBeGreaterThan(2 * FRAMES.length + 2 * '{"error":{"name":"Error","message":"","stack":"},"retryAt":1796625426746}'.length);
+	});
+
+	it('refuses an error that names the frames before it where there are none, with a typed error', () => {
+		expect(() => decodeStep({ q: 1, n: 'x', m: [{ q: 2, k: 18, t: 0, E: { m: 'x', f: 1 } }] }, 0)).toThrow(CompactValueError);
+	});
+});
+
 function record(over: Partial<InstanceRecord> = {}): InstanceRecord {
 	const row = packRow({ id: 'layout-compact-mxcwe2ru-1', type: 'redeployed', status: 'waiting', payload: '{}', output: null, errorName: null, errorMessage: null, errorStack: null, errorCode: null, createdAt: T0, updatedAt: T0 + 4, version: 3, generation: 0, codeVersion: '2026-11-26.1', lastCodeVersion: '2026-11-26.1', historyBytes: 70, historySeq: 4 });
 	return {
@@ -108,7 +153,7 @@ describe('the instance record in the compact encoding', () => {
 
 describe('the stored size of a value (compact-stored-size.ts)', () => {
 	it("is V8's serialization size, byte for byte, for the values the store writes (Node uses the same serializer)", () => {
-		const values: unknown[] = [null, true, 0, -1, 63, 64, 2 ** 20, 2 ** 30 - 1, -(2 ** 30), 1.5, T0, 'abc', 'é'.repeat(3), 'x'.repeat(200), [1, 'a', [null]], { a: 1, b: { c: 'd' } }, { 0: 'i', 1: 'j' }, encodeInstance(record()), encodeStep(sleeping, T0), encodeStep(retrying, 0)];
+		const values: unknown[] = [null, true, 0, -1, 63, 64, 2 ** 20, 2 ** 30 - 1, -(2 ** 30), 1.5, T0, 'abc', 'é'.repeat(3), 'x'.repeat(200), [1, 'a', [null]], { a: 1, b: { c: 'd' } }, { 0: 'i', 1: 'j' }, encodeInstance(record()), encodeStep(sleeping, T0), encodeStep(retrying, 0), encodeStep(step({ ...retrying, errorStack: `Error: attempt 2 fails\n${FRAMES}`, more: [attemptFailed(1, failure(1, `Error: attempt 1 fails\n${FRAMES}`)), attemptFailed(2, failure(2, `Error: attempt 2 fails\n${FRAMES}`))] }), T0)];
 		for (const value of values) expect([value, storedBytes(value)]).toEqual([value, serialize(value).length]);
 	});
 

@@ -45,6 +45,7 @@ import {
 	RedeployedWorkflow,
 	SlowRetryWorkflow,
 	TwiceRetryWorkflow,
+	RetryAwaitsWorkflow,
 	RetriesEverySecondWorkflow,
 	SlowAfterSleepWorkflow,
 	StepNapStepWorkflow,
@@ -69,6 +70,7 @@ export const testRegistry = defineRegistry({
 	inbox: { workflow: InboxWorkflow, stuckAfter: { running: 'never', waiting: '1 hour' } },
 	'slow-retry': { workflow: SlowRetryWorkflow },
 	'twice-retry': { workflow: TwiceRetryWorkflow },
+	'retry-awaits': { workflow: RetryAwaitsWorkflow },
 	'retries-every-second': { workflow: RetriesEverySecondWorkflow },
 	// The bench's retry and sleep scenarios (bench/workflows.ts): their index deliveries, counted in test/runtime/rows-written.test.ts.
 	'costed-retry': { workflow: CostedRetryWorkflow },

@@ -133,6 +133,32 @@ export class TwiceRetryWorkflow extends Workflow<{}, string> {
 }
 
 /**
+ * The bench's retried step (bench/workflows.ts `CostedRetryWorkflow`: `before`, `flaky`, `after`), its attempts after the
+ * first `failures` awaiting a timer (I/O: an attempt that runs past its turn); with `hang`, the first of them never
+ * finishes in its first execution (an attempt that kills its isolate).
+ */
+export class RetryAwaitsWorkflow extends Workflow<{ failures: number; limit: number; hang?: boolean; bytes?: number; pad?: number }, number> {
+	static override readonly type = 'retry-awaits';
+	async run(step: Step, { failures, limit, hang, bytes, pad = 0 }: { failures: number; limit: number; hang?: boolean; bytes?: number; pad?: number }) {
+		const a = await step.do('before', async () => 1);
+		const b = await step.do(
+			'flaky',
+			async ({ attempt }) => {
+				countExecution(`${this.ctx.id}:flaky`);
+				// `pad`: a longer message, for an error that takes the record past its page.
+				if (attempt <= failures) throw new Error(`attempt ${attempt} fails, as an outside API may${'!'.repeat(pad)}`);
+				if (hang && countExecution(`${this.ctx.id}:flaky-awaits`) === 1) await new Promise(() => {});
+				if (bytes === undefined) await new Promise((resolve) => setTimeout(resolve, 1));
+				// With `bytes`, a result too large to ride in another step's value or the record (it settles at once).
+				return bytes === undefined ? attempt : 'x'.repeat(bytes);
+			},
+			{ retries: { limit, delay: '1s', backoff: 'constant' } },
+		);
+		return a + (typeof b === 'number' ? b : b.length) + (await step.do('after', async () => 1));
+	}
+}
+
+/**
  * Two steps in parallel: `slow` takes `slowMs`, `flaky` fails its first
  * attempt and retries after 100 ms. `combine` picks Promise.all, allSettled
  * or race; each attempt returns its own number, so a rerun would show.
