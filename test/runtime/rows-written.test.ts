@@ -469,15 +469,7 @@ describe("rows written by a run's index delivery (its index shard)", () => {
 			const shard = new IndexShardStore(db, state.storage, () => entry.updatedAt + 1_000);
 			// A shard's first mark writes its rollup watermark (a key-value row, once in the shard's life): not this run's.
 			shard.write([{ ...entry, id: `${id}-earlier` }]);
-			const exec = state.storage.sql.exec.bind(state.storage.sql);
-			const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-			Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
-			try {
-				shard.write([entry]);
-			} finally {
-				Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
-			}
-			return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+			return sqlRowsWrittenBy(state.storage, () => shard.write([entry]));
 		});
 		// Before the marks: 4 (the minute's metrics row upserted by every delivery that starts or finishes a run);
 		// 3 before drizzle/0023 (the `(status, updated_at, id)` index too).
@@ -492,17 +484,7 @@ describe("rows written by a run's index delivery (its index shard)", () => {
 			const shard = new IndexShardStore(db, state.storage, () => at + 1_000);
 			// A shard's first mark writes its rollup watermark (a key-value row, once in the shard's life): not this run's.
 			shard.write([{ id: 'earlier', type: 'many', status: 'completed', createdAt: at - 10, updatedAt: at - 5, version: 3 }]);
-			const rows = (entry: IndexEntry) => {
-				const exec = state.storage.sql.exec.bind(state.storage.sql);
-				const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-				Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
-				try {
-					shard.write([entry]);
-				} finally {
-					Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
-				}
-				return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
-			};
+			const rows = (entry: IndexEntry) => sqlRowsWrittenBy(state.storage, () => shard.write([entry]));
 			const run = { id: 'sleeper', type: 'many', createdAt: at };
 			return {
 				sleeping: rows({ ...run, status: 'sleeping', updatedAt: at + 1, version: 2 }),
@@ -524,19 +506,22 @@ async function shardRowsOf(entries: IndexEntry[]): Promise<number[]> {
 		// A shard's first mark writes its rollup watermark (a key-value row, once in the shard's life): not this run's.
 		shard.write([{ ...entries[0]!, id: `${entries[0]!.id}-earlier` }]);
 		const written: number[] = [];
-		for (const entry of entries) {
-			const exec = state.storage.sql.exec.bind(state.storage.sql);
-			const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-			Object.defineProperty(state.storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
-			try {
-				shard.write([entry]);
-			} finally {
-				Object.defineProperty(state.storage.sql, 'exec', { value: exec, configurable: true, writable: true });
-			}
-			written.push(cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0));
-		}
+		for (const entry of entries) written.push(sqlRowsWrittenBy(state.storage, () => shard.write([entry])));
 		return written;
 	});
+}
+
+/** SQL rows `write` writes, summed over the cursors of every statement it runs (each cursor's `rowsWritten`). */
+function sqlRowsWrittenBy(storage: DurableObjectStorage, write: () => void): number {
+	const exec = storage.sql.exec.bind(storage.sql);
+	const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+	Object.defineProperty(storage.sql, 'exec', { value: (q: string, ...b: SqlStorageValue[]) => (cursors.push(exec(q, ...b)), cursors.at(-1)!), configurable: true, writable: true });
+	try {
+		write();
+	} finally {
+		Object.defineProperty(storage.sql, 'exec', { value: exec, configurable: true, writable: true });
+	}
+	return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
 }
 
 /** The statuses an instance delivered to its shard, in order (test/worker/index.ts records each entry a shard accepted). */
