@@ -134,15 +134,18 @@ export class IndexOnly16 extends Workflow<{}, void> {
 }
 
 /** One step that takes `holdMs` (longer than the watchdog interval): the hard-crash test kills the runtime mid-step. */
-export class HoldWorkflow extends Workflow<{ holdMs: number; napMs?: number }, string> {
+export class HoldWorkflow extends Workflow<{ holdMs: number; napMs?: number; failFirst?: boolean }, string> {
 	static override readonly type = 'hold';
-	async run(step: Step, { holdMs, napMs }: { holdMs: number; napMs?: number }) {
+	async run(step: Step, { holdMs, napMs, failFirst }: { holdMs: number; napMs?: number; failFirst?: boolean }) {
 		// A nap first: the step then runs in a pass its alarm woke (test/tooling/hard-crash.test.ts).
 		if (napMs !== undefined) await step.sleep('nap', napMs);
-		const held = await step.do('hold', async () => {
+		// `failFirst`: the first attempt fails at once and the step is retried 0.5 s later, its later attempts held.
+		const hold = async (ctx: { attempt: number }) => {
+			if (failFirst && ctx.attempt === 1) throw new Error('the first attempt fails');
 			await new Promise((resolve) => setTimeout(resolve, holdMs));
 			return `held ${holdMs} ms`;
-		});
+		};
+		const held = failFirst ? await step.do('hold', hold, { retries: { limit: 5, delay: 500, backoff: 'constant' } }) : await step.do('hold', hold);
 		return step.do('after', () => held);
 	}
 }

@@ -231,6 +231,51 @@ describe('a hard crash during a pass its alarm woke (the compact layout\'s forma
 	}, 180_000);
 });
 
+describe('two hard crashes in a row during a retried step\'s attempts (storage format 5, a new project\'s)', () => {
+	it('finishes the run after kill -9 during attempt 2 and again during attempt 3: the next attempt starts when the cut-pass backoff ends', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-retry-'));
+		const vars = { SHARDFLOW_STORAGE_FORMAT: '5' };
+		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+		type Status = { status: string; output: string; steps: { name: string; status: string; attempts: number }[] };
+		const status = async (url: string, id: string) => (await (await fetch(`${url}/ours/status/${id}`)).json()) as Status;
+		const attemptRunning = (url: string, id: string, attempt: number) =>
+			until(`attempt ${attempt} of the held step to start`, async () => {
+				const hold = (await status(url, id)).steps.find((s) => s.name === 'hold');
+				return hold?.status === 'running' && hold.attempts === attempt ? true : undefined;
+			}, 20_000, 20);
+		try {
+			// Attempt 1 fails at once (a retry 0.5 s on, run by the alarm); every later attempt holds 5 s.
+			const holdMs = 5_000;
+			const res = await fetch(`${bench.url}/ours/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'hold', params: { holdMs, failFirst: true } }) });
+			const { id } = (await res.json()) as { id: string };
+			// Killed 1.5 s into each attempt: past RUNNING_SHOWN_WITHIN_MS (1 s), the woken pass's `running` is stored, so the
+			// restarted alarm counts a cut pass.
+			const settleRunning = () => new Promise((r) => setTimeout(r, 1_500));
+			await attemptRunning(bench.url, id, 2);
+			await settleRunning();
+			await bench.crash();
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+			// The runtime runs the alarm again: attempt 3 starts at once (one cut pass), and is killed too.
+			await attemptRunning(bench.url, id, 3);
+			await settleRunning();
+			await bench.crash();
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+			const url = bench.url;
+			// Two cut passes in a row: the next waits out the backoff (10 s), then holds 5 s. Before the fix the alarm was
+			// left at the retry's wake-up, already past, and the run stayed `running` for good.
+			const done = await until('the run completes after the backoff', async () => {
+				const body = await status(url, id);
+				return body.status === 'completed' ? body : undefined;
+			}, 60_000);
+			expect(done.output).toBe(`held ${holdMs} ms`);
+			expect(done.steps.find((s) => s.name === 'hold')?.attempts).toBe(4);
+		} finally {
+			await bench.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});
+
 describe('a hard crash in the middle of deletions', () => {
 	it('loses nothing: after kill -9 during DELETE ?archive=true, every instance is live or archived, the index lists none of the deleted, and every id can be created again', async () => {
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-delete-'));

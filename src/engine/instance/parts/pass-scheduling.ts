@@ -95,9 +95,18 @@ export abstract class PassScheduling {
 		return watchdog === undefined ? due : Math.min(due, watchdog);
 	}
 
-	/** After failed passes, nothing is due before the backoff ends (see `drivePass`). */
+	/**
+	 * After failed passes, nothing is due before the backoff ends (see `drivePass`); nor after passes cut short again and
+	 * again (`backingOffCutPass`): their alarm stays at the backoff's end. Without it, an alarm that found the backoff
+	 * running and was re-pointed where the parts are due (InstanceEngine.alarmAwaitingPass re-arms when its handler ends)
+	 * went to the cut attempt's retry wake-up, already past: an alarm that never came again under local workerd (a run left
+	 * `running` for good, found from outside: two kill -9 in a row during a retry's attempt awaiting I/O), or one firing
+	 * in a loop until the backoff ended.
+	 */
 	holdUntil(): number | undefined {
-		return this.passFailures > 0 ? this.passRetryAt : undefined;
+		const failed = this.passFailures > 0 ? this.passRetryAt : undefined;
+		const cut = this.cutPasses?.retryAt;
+		return failed === undefined ? cut : cut === undefined ? failed : Math.max(failed, cut);
 	}
 
 	/**

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import type { Step } from '../../src/engine/definition/types';
+import { Workflow } from '../../src/workflow';
+import { registryOf } from './start-instance';
+import { VirtualHost } from '../../src/testing/virtual-host';
+import { cutPassBackoffMs } from '../../src/engine/support/timing';
+import type { EngineHost } from '../../src/engine/instance/engine-host';
+
+/** Attempt 1 fails at once (a retry, its wake-up); every later attempt awaits what never comes while `hanging` (I/O cut by a crash). */
+let hanging = true;
+let attempts = 0;
+class SlowRetrier extends Workflow<{}, string> {
+	static override readonly type = 'slow-retrier';
+	async run(step: Step) {
+		return step.do(
+			'flaky',
+			() => {
+				attempts++;
+				if (attempts === 1) throw new Error('boom 1');
+				return hanging ? new Promise<string>(() => {}) : 'done';
+			},
+			{ retries: { limit: 6, delay: 500, backoff: 'constant' } },
+		);
+	}
+}
+
+const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('a retried step whose attempts await I/O, its isolate killed twice in a row, on a runtime that runs an alarm again when its handler dies', () => {
+	it('leaves its alarm at the cut-pass backoff, not at the retry wake-up already past, and runs the next attempt when the backoff ends', async () => {
+		[hanging, attempts] = [true, 0];
+		let host = new VirtualHost({ registry: registryOf(SlowRetrier) });
+		// The alarm handler awaits its pass, the watchdog's writes held meanwhile (InstanceEngine.alarmAwaitingPass).
+		const lend = (h: VirtualHost) => (((h as VirtualHost & Pick<EngineHost, 'holdAlarmRetries'>).holdAlarmRetries = () => () => {}), h);
+		lend(host);
+		let engine = host.engine();
+		await engine.create('wf-1', 'slow-retrier', {});
+		await host.idle();
+		expect(attempts).toBe(1);
+		const die = () => {
+			host.crash();
+			host = lend(host.nextIsolate());
+			engine = host.engine();
+		};
+		/** The alarm, as the runtime fires it on its first try (the handler's work not awaited when it hangs). */
+		const fire = async (at: number) => {
+			host.clock.moveTo(Math.max(host.now(), at));
+			host.alarmAt = undefined;
+			void engine.alarmAwaitingPass();
+			await turn();
+			await turn();
+		};
+		const retryAt = host.alarmAt!;
+		await fire(retryAt); // the retry's wake-up: attempt 2 starts and awaits
+		expect(attempts).toBe(2);
+		die(); // killed during attempt 2: the runtime runs the alarm again
+		await fire(host.now());
+		expect(attempts).toBe(3); // one cut: straight back to work
+		const cutAt = host.now();
+		die(); // killed again during attempt 3, within the backoff of one cut
+		await fire(host.now() + 1_000);
+		// Two cuts in a row: the next pass waits for the backoff, and the alarm is set for its end.
+		const backoffEnds = cutAt + cutPassBackoffMs(1);
+		expect(attempts).toBe(3);
+		expect(host.alarmAt).toBe(backoffEnds);
+		hanging = false;
+		await fire(host.alarmAt!);
+		await host.idle();
+		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
+		expect(attempts).toBe(4);
+	});
+});
