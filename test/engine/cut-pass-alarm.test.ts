@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/definition/types';
+import { NonRetryableError } from '../../src/engine/support/errors';
 import { Workflow } from '../../src/workflow';
 import { registryOf } from './start-instance';
 import { VirtualHost } from '../../src/testing/virtual-host';
@@ -26,10 +27,16 @@ class SlowRetrier extends Workflow<{}, string> {
 
 const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-describe('a retried step whose attempts await I/O, its isolate killed twice in a row, on a runtime that runs an alarm again when its handler dies', () => {
+const layouts = [
+	{ layout: 'a woken pass writes `running`', options: {} },
+	// Storage format 5: storage keeps `sleeping` while the woken attempt runs, and the retry's wake-up stays due until the pass ends.
+	{ layout: 'a woken pass holds `running` in memory (storage format 5)', options: { holdsWokenRunning: true, leavesIdleAlarm: true } },
+] as const;
+
+describe.each(layouts)('a retried step whose attempts await I/O, its isolate killed twice in a row, on a runtime that runs an alarm again when its handler dies: $layout', ({ options }) => {
 	it('leaves its alarm at the cut-pass backoff, not at the retry wake-up already past, and runs the next attempt when the backoff ends', async () => {
 		[hanging, attempts] = [true, 0];
-		let host = new VirtualHost({ registry: registryOf(SlowRetrier) });
+		let host = new VirtualHost({ registry: registryOf(SlowRetrier), ...options });
 		// The alarm handler awaits its pass, the watchdog's writes held meanwhile (InstanceEngine.alarmAwaitingPass).
 		const lend = (h: VirtualHost) => (((h as VirtualHost & Pick<EngineHost, 'holdAlarmRetries'>).holdAlarmRetries = () => () => {}), h);
 		lend(host);
@@ -68,5 +75,61 @@ describe('a retried step whose attempts await I/O, its isolate killed twice in a
 		await host.idle();
 		expect(engine.status()).toMatchObject({ status: 'completed', output: 'done' });
 		expect(attempts).toBe(4);
+	});
+});
+
+/** A charge whose refund awaits I/O that never comes while `refundHanging` (cut by a crash); the shipping then fails for good. */
+let refundHanging = true;
+let refunds = 0;
+class HangingRefund extends Workflow<{}, string> {
+	static override readonly type = 'hanging-refund';
+	async run(step: Step) {
+		const refund = async () => {
+			refunds++;
+			if (refundHanging) await new Promise<never>(() => {});
+		};
+		await step.do('charge', () => 'c1', { rollback: refund, rollbackRetries: { limit: 6, delay: 500, backoff: 'constant' } });
+		await step.do('ship', () => {
+			throw new NonRetryableError('out of stock');
+		});
+		return 'shipped';
+	}
+}
+
+describe('a rollback whose attempts await I/O, its isolate killed twice in a row', () => {
+	it('backs off after the second cut instead of starting the refund again at once, and finishes the rollback when the backoff ends', async () => {
+		[refundHanging, refunds] = [true, 0];
+		let host = new VirtualHost({ registry: registryOf(HangingRefund) });
+		let engine = host.engine();
+		await engine.create('wf-r', 'hanging-refund', {});
+		await turn();
+		await turn();
+		expect(refunds).toBe(1); // the shipping failed; the refund awaits
+		expect(engine.status()).toMatchObject({ status: 'rolling_back' });
+		const die = () => {
+			host.crash();
+			host = host.nextIsolate();
+			engine = host.engine();
+		};
+		const fire = async (at: number) => {
+			host.clock.moveTo(Math.max(host.now(), at));
+			host.alarmAt = undefined;
+			void engine.alarm();
+			await turn();
+			await turn();
+		};
+		die(); // killed during refund attempt 1: its watchdog alarm runs the rollback again
+		await fire(host.now());
+		expect(refunds).toBe(2); // one cut: straight back to work
+		const cutAt = host.now();
+		die(); // killed again during attempt 2
+		await fire(host.now() + 1_000);
+		expect(refunds).toBe(2); // two cuts in a row: the next attempt waits for the backoff
+		expect(host.alarmAt).toBe(cutAt + cutPassBackoffMs(1));
+		refundHanging = false;
+		await fire(host.alarmAt!);
+		await host.idle();
+		expect(refunds).toBe(3);
+		expect(engine.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed' } });
 	});
 });

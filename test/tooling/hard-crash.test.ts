@@ -232,7 +232,12 @@ describe('a hard crash during a pass its alarm woke (the compact layout\'s forma
 });
 
 describe('two hard crashes in a row during a retried step\'s attempts (storage format 5, a new project\'s)', () => {
-	it('finishes the run after kill -9 during attempt 2 and again during attempt 3: the next attempt starts when the cut-pass backoff ends', async () => {
+	// Killed 1.5 s into each attempt: past RUNNING_SHOWN_WITHIN_MS (1 s), the woken pass's `running` is stored. Killed
+	// 0.2 s in: storage still holds `sleeping` and the retry's wake-up, due; the attempt's start alone tells the cut.
+	it.each([
+		{ killAfterMs: 1_500, when: 'once the woken pass\'s `running` is stored' },
+		{ killAfterMs: 200, when: 'within the woken pass\'s first moments, its `running` held in memory' },
+	])('finishes the run after kill -9 during attempt 2 and again during attempt 3, $when: the next attempt starts when the cut-pass backoff ends', async ({ killAfterMs }) => {
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-retry-'));
 		const vars = { SHARDFLOW_STORAGE_FORMAT: '5' };
 		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
@@ -248,21 +253,23 @@ describe('two hard crashes in a row during a retried step\'s attempts (storage f
 			const holdMs = 5_000;
 			const res = await fetch(`${bench.url}/ours/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'hold', params: { holdMs, failFirst: true } }) });
 			const { id } = (await res.json()) as { id: string };
-			// Killed 1.5 s into each attempt: past RUNNING_SHOWN_WITHIN_MS (1 s), the woken pass's `running` is stored, so the
-			// restarted alarm counts a cut pass.
-			const settleRunning = () => new Promise((r) => setTimeout(r, 1_500));
+			const intoTheAttempt = () => new Promise((r) => setTimeout(r, killAfterMs));
 			await attemptRunning(bench.url, id, 2);
-			await settleRunning();
+			await intoTheAttempt();
 			await bench.crash();
 			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
 			// The runtime runs the alarm again: attempt 3 starts at once (one cut pass), and is killed too.
 			await attemptRunning(bench.url, id, 3);
-			await settleRunning();
+			const third = Date.now();
+			await intoTheAttempt();
 			await bench.crash();
 			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
 			const url = bench.url;
-			// Two cut passes in a row: the next waits out the backoff (10 s), then holds 5 s. Before the fix the alarm was
-			// left at the retry's wake-up, already past, and the run stayed `running` for good.
+			// Two cut passes in a row: the next attempt waits out the backoff (10 s from the first cut, which started attempt 3),
+			// then holds 5 s. Before the fixes the alarm was left at the retry's wake-up, already past (the run stayed
+			// `running` for good), or, killed early, attempt 4 started as soon as the runtime was back.
+			await attemptRunning(url, id, 4);
+			expect(Date.now() - third).toBeGreaterThanOrEqual(9_000);
 			const done = await until('the run completes after the backoff', async () => {
 				const body = await status(url, id);
 				return body.status === 'completed' ? body : undefined;

@@ -180,7 +180,7 @@ export abstract class PassScheduling {
 	 */
 	private backingOffCutPass(now: number): boolean {
 		const status = this.k.row!.status;
-		if (status !== 'running' && status !== 'created' && !this.mayHideCutPass(now)) return false;
+		if (status !== 'running' && status !== 'created' && !this.mayHideCutPass(now) && !this.cutAttemptAtRest()) return false;
 		// A pass that spent its invocation's budget asked for this one (a continuation): not a cut pass. It takes the
 		// wake-up now, so if this pass is cut short the next alarm counts it.
 		if (this.k.host.store.takeWakeup(CONTINUE_WAKEUP)) return false;
@@ -242,6 +242,25 @@ export abstract class PassScheduling {
 		if (wake !== undefined && wake <= now) return false;
 		if (this.k.host.store.eventBuffer().count > 0) return false;
 		return this.k.host.leavesIdleAlarm !== true || this.k.host.store.historyLastSeq() !== this.k.row!.historySeq;
+	}
+
+	/**
+	 * An instance at rest in a status that hides a cut pass, with a step attempt stored `running`: a pass was cut short
+	 * while the attempt awaited I/O. At rest no attempt is left `running` (a pass waits for every attempt it started
+	 * before it ends, StepOpening.settle; a terminate or restart leaves another status), so it is counted as a stored
+	 * `running` is. Two such statuses: `rolling_back` (a rollback's attempt writes its start and takes its retry's
+	 * wake-up, and the instance stays `rolling_back`), and, on a host whose woken passes hold `running` in memory,
+	 * `sleeping` or `waiting` with the pass killed before that `running` was written (kernel.ts `startRunning`: within
+	 * RUNNING_SHOWN_WITHIN_MS): the wake-up it took is still stored and due. Without this, the restart was ordinary work,
+	 * and a crash loop in such an attempt started it again at once instead of backing off (found from outside: kill -9
+	 * in a retried step's first half-second), bounded only by its retry limit. Reads the step index (in memory in the
+	 * compact layout, and the replay reads the same rows); no row is written unless a cut is counted.
+	 */
+	private cutAttemptAtRest(): boolean {
+		const status = this.k.row?.status;
+		const woken = this.k.host.holdsWokenRunning === true && (status === 'sleeping' || status === 'waiting');
+		if (!woken && status !== 'rolling_back') return false;
+		return cutAttempt(this.k.host.store) !== undefined;
 	}
 
 	/** Before a terminate is stored: the pass in flight writes the attempts it began and has not written yet, so the terminate cancels them. */
