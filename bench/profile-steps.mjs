@@ -57,7 +57,7 @@ if (!existsSync(join(baseDir, 'package.json'))) {
 
 /** One DevTools protocol session over the inspector's WebSocket. */
 async function devtools(inspectorPort) {
-	const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+	const targets = /** @type {{ webSocketDebuggerUrl?: string }[]} */ (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json());
 	const target = targets.find((t) => t.webSocketDebuggerUrl);
 	if (!target) throw new Error(`no debuggable target on inspector port ${inspectorPort}: ${JSON.stringify(targets)}`);
 	const socket = new WebSocket(target.webSocketDebuggerUrl);
@@ -128,7 +128,9 @@ try {
 	const stepsRun = { head: 0, base: 0 };
 	for (const side of /** @type {const} */ (['head', 'base'])) await jsonClient(servers[side].url).post('/ours/run', { params: { steps } });
 	for (let round = 0; round < rounds; round++) {
-		for (const side of /** @type {const} */ (round % 2 === 0 ? ['head', 'base'] : ['base', 'head'])) {
+		/** @type {('head' | 'base')[]} */
+		const order = round % 2 === 0 ? ['head', 'base'] : ['base', 'head'];
+		for (const side of order) {
 			const client = jsonClient(servers[side].url);
 			const session = await devtools(servers[side].inspectorPort);
 			await session.send('Profiler.enable');
