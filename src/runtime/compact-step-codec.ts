@@ -52,6 +52,18 @@ export function num(stored: number | string): number {
 	return typeof stored === 'string' ? Number(stored) : stored;
 }
 
+/**
+ * `items.map(fn)` as a packed array. V8's optimizing compiler builds `map`'s result holey, and its serializer (the
+ * key-value storage's) writes a holey array as a sparse one, each element with its index: a stored value would take more
+ * bytes than `storedBytes` counts, and other bytes once the encoder runs hot than cold. An array grown by `push` stays
+ * packed, written dense.
+ */
+export function packedMap<T, U>(items: readonly T[], fn: (item: T) => U): U[] {
+	const out: U[] = [];
+	for (const item of items) out.push(fn(item));
+	return out;
+}
+
 /** A value's place in `table`, or the value itself when the table does not hold it (read back as itself). */
 export function toCode(table: readonly string[], value: string): number | string {
 	const at = table.indexOf(value);
@@ -189,10 +201,10 @@ export function encodeStep(step: StoredStep, base: number): EncodedStep {
 	}
 	if (step.errorCode != null) encoded.ec = step.errorCode;
 	if (step.sensitive) encoded.z = 1;
-	if (step.rec) encoded.c = (step.rec[2] === 0 ? step.rec.slice(0, 2) : step.rec).map(int);
+	if (step.rec) encoded.c = packedMap(step.rec[2] === 0 ? step.rec.slice(0, 2) : step.rec, int);
 	if (step.more?.length) {
 		const context = { base: own, step: step.name, frames: frames ?? new FrameChain() };
-		encoded.m = step.more.map((record) => encodeRecord(record, context));
+		encoded.m = packedMap(step.more, (record) => encodeRecord(record, context));
 	}
 	if (step.prior) encoded.p = encodeStep(step.prior, own);
 	if (step.v !== undefined) encoded.v = int(step.v);
