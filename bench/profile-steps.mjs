@@ -5,6 +5,7 @@
 // that http://127.0.0.1:<inspector>/json names) while it runs `--runs` runs of `--steps` trivial steps, one after
 // another; the sides alternate `--rounds` times. Prints the self time of every function, summed over the rounds, per
 // step, both sides side by side, largest difference first: what a step costs more (or less) in one build than the other.
+// `--steps 0` profiles runs without steps (a create and its end, index delivery included) and prints µs per run instead.
 //
 //   npm run bench:profile -- --base <rev> [--steps 2000] [--runs 10] [--rounds 2] [--var KEY=VALUE ...] [--top 40] [--save DIR] [--out FILE.md]
 //
@@ -35,7 +36,8 @@ try {
 		}).values
 	);
 	if (!options.base) throw new Error('--base <rev> is required');
-	for (const name of /** @type {const} */ (['steps', 'runs', 'rounds', 'top'])) if (!/^[1-9]\d*$/.test(options[name])) throw new Error(`--${name} takes a positive whole number, not ${JSON.stringify(options[name])}`);
+	if (!/^\d+$/.test(options.steps)) throw new Error(`--steps takes a whole number, not ${JSON.stringify(options.steps)}`);
+	for (const name of /** @type {const} */ (['runs', 'rounds', 'top'])) if (!/^[1-9]\d*$/.test(options[name])) throw new Error(`--${name} takes a positive whole number, not ${JSON.stringify(options[name])}`);
 	for (const v of options.var) if (!/^[A-Z][A-Z0-9_]*=.*$/.test(v)) throw new Error(`--var takes KEY=VALUE, not ${JSON.stringify(v)}`);
 } catch (error) {
 	console.error(`npm run bench:profile: ${error instanceof Error ? error.message : error}\nusage: npm run bench:profile -- --base <rev> [--steps N] [--runs N] [--rounds N] [--var KEY=VALUE ...] [--top N] [--head-inspector PORT] [--base-inspector PORT] [--save DIR] [--out FILE.md]`);
@@ -145,7 +147,7 @@ try {
 			session.close();
 			if (options.save) writeFileSync(join(resolve(options.save), `${side}-${round + 1}.cpuprofile`), JSON.stringify(profile));
 			for (const [name, us] of selfTimes(profile)) totals[side].set(name, (totals[side].get(name) ?? 0) + us);
-			stepsRun[side] += runs * steps;
+			stepsRun[side] += steps > 0 ? runs * steps : runs;
 			console.error(`  round ${round + 1} ${side}: ${runs} runs of ${steps} steps profiled`);
 		}
 	}
@@ -161,14 +163,15 @@ try {
 	const sum = (side) => [...byName.values()].reduce((total, row) => total + row[side], 0);
 	const busy = (side) => sum(side) - (byName.get('(idle)')?.[side] ?? 0);
 	const fmt = (us) => us.toFixed(3);
+	const unit = steps > 0 ? 'step' : 'run';
 	const table = [
 		`# CPU profile of workerd: head against ${options.base} (${new Date().toISOString()})`,
 		'',
-		`head ${headRev}, base ${baseRev}; Worker variables on both sides: ${options.var.length ? options.var.join(', ') : 'none (the table layout)'}; ${rounds} rounds per side of ${runs} sequential runs of ${steps} trivial steps, sides alternating; sampled every 100 µs. Self time per step (µs): the profile's time in each function divided by the steps run (a run's fixed cost is spread over its steps).`,
+		`head ${headRev}, base ${baseRev}; Worker variables on both sides: ${options.var.length ? options.var.join(', ') : 'none (the table layout)'}; ${rounds} rounds per side of ${runs} sequential runs of ${steps} trivial steps, sides alternating; sampled every 100 µs. ${steps > 0 ? "Self time per step (µs): the profile's time in each function divided by the steps run (a run's fixed cost is spread over its steps)." : "Self time per run (µs): the profile's time in each function divided by the runs."}`,
 		'',
-		`Busy (all but idle): head ${fmt(busy('head'))}, base ${fmt(busy('base'))} µs per step.`,
+		`Busy (all but idle): head ${fmt(busy('head'))}, base ${fmt(busy('base'))} µs per ${unit}.`,
 		'',
-		'| function (file) | head µs/step | base µs/step | head - base |',
+		`| function (file) | head µs/${unit} | base µs/${unit} | head - base |`,
 		'|---|---|---|---|',
 		...[...byName]
 			.sort((a, b) => Math.abs(b[1].head - b[1].base) - Math.abs(a[1].head - a[1].base))
