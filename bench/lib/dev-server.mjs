@@ -23,11 +23,12 @@ export function freePort() {
 }
 
 /**
- * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string, port?: number, entry?: string }} [options]
+ * @param {{ configs?: string[], vars?: Record<string, string>, timeoutMs?: number, persistTo?: string, cwd?: string, port?: number, inspectorPort?: number, entry?: string }} [options]
  *   `cwd`: the project to serve (the repository by default); the repository's own wrangler serves it either way.
  *   `port`: serve on this port (say, the one a crashed server had, so its clients reconnect); a free one by default.
+ *   `inspectorPort`: the DevTools protocol's port (a CPU profile, bench/profile-steps.mjs); a free one by default.
  *   `entry`: the Worker's entry point instead of the configuration's `main` (bench/work-entry.ts), relative to `cwd`.
- * @returns {Promise<{ url: string, port: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string, peakMemory: { reset: () => void, mib: () => number } }>}
+ * @returns {Promise<{ url: string, port: number, inspectorPort: number, pid: number, persistTo: string, stop: () => Promise<void>, crash: () => Promise<void>, output: () => string, peakMemory: { reset: () => void, mib: () => number } }>}
  */
 export async function startDevServer(options = {}) {
 	// A port that was free a moment ago can be taken before wrangler binds it (another test file's server
@@ -48,7 +49,7 @@ async function startOnce(options) {
 	const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), 'shardflow-dev-'));
 	// The devtools port too: by default every wrangler dev probes from 9229 upward, and two started at
 	// the same moment (test files run two at a time) both take 9229 and the second exits "Address already in use".
-	const inspectorPort = await freePort();
+	const inspectorPort = options.inspectorPort ?? (await freePort());
 	const registry = mkdtempSync(join(tmpdir(), 'shardflow-registry-'));
 	const args = ['dev', ...(options.entry ? [options.entry] : []), ...configs.flatMap((c) => ['-c', c]), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort), '--persist-to', persistTo, '--show-interactive-dev-session=false'];
 	for (const [key, value] of Object.entries(options.vars ?? { SHARDFLOW_ENV: 'development' })) args.push('--var', `${key}:${value}`);
@@ -94,7 +95,7 @@ async function startOnce(options) {
 		if (/Ready on/.test(log)) {
 			try {
 				await fetch(`${url}/__health`);
-				return { url, port, pid: child.pid ?? 0, persistTo, stop, crash, output: () => log, peakMemory: peakMemory(child.pid ?? 0) };
+				return { url, port, inspectorPort, pid: child.pid ?? 0, persistTo, stop, crash, output: () => log, peakMemory: peakMemory(child.pid ?? 0) };
 			} catch {}
 		}
 		await new Promise((r) => setTimeout(r, 200));

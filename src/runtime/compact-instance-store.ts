@@ -15,7 +15,7 @@ import { stepsLastRecordSeq, type StepSource } from './compact-step-queries';
 import type { CompactStart } from './compact-format';
 import { MAX_HELD_EVENT_CHARS, MAX_HELD_EVENTS, placeSteps, prunedFolded, spillTurnHeld, waitsFor } from './compact-folded-steps';
 import { HeldWrites } from './compact-held-writes';
-import { leanStep } from './compact-step-values';
+import { leanCopy } from './compact-step-values';
 import { fullRecord } from './compact-lean-record';
 import { encodeInstance, readInstanceValue } from './compact-record-codec';
 import { encodeStep, readStepValue } from './compact-step-codec';
@@ -271,15 +271,16 @@ export class CompactInstanceStore extends CompactParts implements InstanceStore 
 		this.put(seqKey(KV.step, seq), this.start.foldSleeps ? encodeStep(step, 0) : step);
 	}
 
-	private storeStep(stored: StoredStep): void {
+	private storeStep(step: StoredStep): void {
+		// Outside a transaction, in one of its own: where the step goes is decided at its end (compact-folded-steps.ts).
+		if (this.depth === 0) return this.transaction(() => this.storeStep(step));
+		// Format 5 keeps the step lean (compact-step-values.ts), as a copy: its fields are read again at every put that carries it.
+		const stored = this.start.foldSleeps ? leanCopy(step) : step;
 		// A finished step waits for nothing: its wake-up goes with the write that finishes it (no row of its own).
 		if (stored.wk !== undefined && !UNFINISHED_STEP_STATUSES.includes(stored.status)) delete stored.wk;
-		// Outside a transaction, in one of its own: where the step goes is decided at its end (compact-folded-steps.ts).
-		if (this.depth === 0) return this.transaction(() => this.storeStep(stored));
 		// Counted once a step may have two copies (format 5, or a step format 5 wrote): the later copy is read (compact-step-index.ts).
 		const before = this.stepIndex().get(stored.seq);
 		if (this.start.foldSleeps || before?.v !== undefined) stored.v = (before?.v ?? 0) + 1;
-		if (this.start.foldSleeps) leanStep(stored);
 		this.stepIndex().set(stored.seq, stored);
 		this.pendingSteps.set(stored.seq, stored);
 		this.lastWritten = stored.seq;

@@ -93,6 +93,10 @@ function upperBytes(value: unknown, depth: number): number {
 	if (depth > 4) return 0;
 	let bytes = 8;
 	if (Array.isArray(value)) for (const item of value) bytes += upperBytes(item, depth + 1);
-	else for (const [field, item] of Object.entries(value)) bytes += field.length * 2 + upperBytes(item, depth + 1);
+	else {
+		// Every put's value is walked: `for...in` reads the same own fields as `Object.entries` (a stored value is a plain object) without an array per field.
+		const fields = value as Record<string, unknown>;
+		for (const field in fields) bytes += field.length * 2 + upperBytes(fields[field], depth + 1);
+	}
 	return bytes;
 }

@@ -52,6 +52,18 @@ export function num(stored: number | string): number {
 	return typeof stored === 'string' ? Number(stored) : stored;
 }
 
+/**
+ * `items.map(fn)` as a packed array. V8's optimizing compiler builds `map`'s result holey, and its serializer (the
+ * key-value storage's) writes a holey array as a sparse one, each element with its index: a stored value would take more
+ * bytes than `storedBytes` counts, and other bytes once the encoder runs hot than cold. An array grown by `push` stays
+ * packed, written dense.
+ */
+export function packedMap<T, U>(items: readonly T[], fn: (item: T) => U): U[] {
+	const out: U[] = [];
+	for (const item of items) out.push(fn(item));
+	return out;
+}
+
 /** A value's place in `table`, or the value itself when the table does not hold it (read back as itself). */
 export function toCode(table: readonly string[], value: string): number | string {
 	const at = table.indexOf(value);
@@ -162,7 +174,7 @@ const usualAttempts = (kind: string) => (kind === 'do' || kind === 'child' ? 1 :
 export function encodeStep(step: StoredStep, base: number): EncodedStep {
 	const own = step.startedAt ?? base;
 	const encoded: EncodedStep = { q: int(step.seq), n: step.name };
-	if (step.key !== `${step.kind}:${step.name}`) encoded.K = step.key;
+	if (!isUsualKey(step.key, step.kind, step.name)) encoded.K = step.key;
 	if (step.kind !== 'do') encoded.k = toCode(STEP_KINDS, step.kind);
 	if (step.status !== 'completed') encoded.s = toCode(STEP_STATUSES, step.status);
 	if (step.attempts !== usualAttempts(step.kind)) encoded.a = int(step.attempts);
@@ -180,20 +192,35 @@ export function encodeStep(step: StoredStep, base: number): EncodedStep {
 	if (step.errorName != null) encoded.en = step.errorName;
 	if (step.errorMessage != null) encoded.em = step.errorMessage;
 	// A failed attempt's stack: its frames, which the records it carries (each attempt's failure) may name again.
-	const frames = new FrameChain();
+	let frames: FrameChain | undefined;
 	if (step.errorStack != null) {
+		frames = new FrameChain();
 		frames.frames = step.errorName != null && step.errorMessage != null ? framesOf(step.errorStack, step.errorName, step.errorMessage) : undefined;
 		if (frames.frames !== undefined) encoded.ef = frames.frames;
 		else encoded.es = step.errorStack;
 	}
 	if (step.errorCode != null) encoded.ec = step.errorCode;
 	if (step.sensitive) encoded.z = 1;
-	if (step.rec) encoded.c = (step.rec[2] === 0 ? step.rec.slice(0, 2) : step.rec).map(int);
-	if (step.more?.length) encoded.m = step.more.map((record) => encodeRecord(record, { base: own, step: step.name, frames }));
+	if (step.rec) encoded.c = packedMap(step.rec[2] === 0 ? step.rec.slice(0, 2) : step.rec, int);
+	if (step.more?.length) {
+		const context = { base: own, step: step.name, frames: frames ?? new FrameChain() };
+		encoded.m = packedMap(step.more, (record) => encodeRecord(record, context));
+	}
 	if (step.prior) encoded.p = encodeStep(step.prior, own);
 	if (step.v !== undefined) encoded.v = int(step.v);
-	for (const [field, value] of Object.entries(step)) if (!NAMED_STEP_FIELDS.has(field) && value !== undefined) (encoded.x ??= {})[field] = value;
+	// In the order of the step's own fields, as `Object.entries` gives them (a step is a plain object: nothing inherited).
+	const fields = step as unknown as Record<string, unknown>;
+	for (const field in fields) {
+		if (NAMED_STEP_FIELDS.has(field)) continue;
+		const value = fields[field];
+		if (value !== undefined) (encoded.x ??= {})[field] = value;
+	}
 	return encoded;
+}
+
+/** `key` is `kind:name`, tested without building that text (a step's encoding runs at every put that carries it). */
+function isUsualKey(key: string, kind: string, name: string): boolean {
+	return key.length === kind.length + 1 + name.length && key.charCodeAt(kind.length) === 58 && key.startsWith(kind) && key.endsWith(name);
 }
 
 /**
