@@ -45,9 +45,11 @@ function isolates(first: VirtualHost, awaitingPass: boolean) {
 		async fire(at: number) {
 			life.host.clock.moveTo(Math.max(life.host.now(), at));
 			life.host.alarmAt = undefined;
-			void (awaitingPass ? life.engine.alarmAwaitingPass() : life.engine.alarm());
+			const handler = awaitingPass ? life.engine.alarmAwaitingPass() : life.engine.alarm();
 			await turn();
 			await turn();
+			// A handler that starts no pass ends here, and re-arms as it ends.
+			await Promise.race([handler, turn()]);
 		},
 	};
 }
@@ -126,5 +128,63 @@ describe('a rollback whose attempts await I/O, its isolate killed twice in a row
 		await life.host.idle();
 		expect(refunds).toBe(3);
 		expect(life.engine.status()).toMatchObject({ status: 'errored', rollback: { state: 'completed' } });
+	});
+});
+
+/** A nap (or a wait for `go`), then a call that awaits I/O that never comes while `callHanging` (cut by a crash). */
+let callHanging = true;
+let calls = 0;
+class NapThenCall extends Workflow<{ wait?: boolean }, string> {
+	static override readonly type = 'nap-then-call';
+	static override events = { go: {} as { ok: boolean } };
+	async run(step: Step<{ go: { ok: boolean } }>, { wait }: { wait?: boolean }) {
+		// 20 s: past the index delivery's deadline, so the `sleeping` entry is delivered and nothing of it stays due.
+		if (wait) await step.waitForEvent('go');
+		else await step.sleep('nap', 20_000);
+		return step.do('call', () => (calls++, callHanging ? new Promise<string>(() => {}) : 'answered'), { retries: { limit: 6, delay: 500, backoff: 'constant' } });
+	}
+}
+
+describe.each([
+	{ layout: 'storage format 5', options: { holdsWokenRunning: true, leavesIdleAlarm: true } },
+	{ layout: 'storage format 4 (an idle wait leaves no alarm)', options: { holdsWokenRunning: true } },
+] as const)('the step after a sleep or an event, killed again and again in its first moments, its woken pass\'s `running` held in memory: $layout', ({ options }) => {
+	it.each([{ after: 'a sleep', wait: false }, { after: 'an event', wait: true }])('keeps an alarm at each cut-pass backoff\'s end although nothing else is due ($after), and runs the call when the last one ends', async ({ wait }) => {
+		[callHanging, calls] = [true, 0];
+		const { life, die, fire } = isolates(new VirtualHost({ registry: registryOf(NapThenCall), ...options }), true);
+		await life.engine.create('wf-n', 'nap-then-call', { wait });
+		await life.host.idle();
+		if (wait) {
+			// Waiting past the delivery deadline (its entry delivered), then the event: the call starts and awaits.
+			await fire(life.host.now() + 20_000);
+			await life.engine.sendEvent('go', { ok: true });
+			await turn();
+			await turn();
+		} else await fire(life.host.alarmAt!); // the nap ends: the call starts and awaits
+		expect(calls).toBe(1);
+		die(); // killed in the call's first moments: storage still holds `sleeping` or `waiting`
+		await fire(life.host.now());
+		expect(calls).toBe(2); // one cut: straight back to work
+		let backoffEnds = life.host.now() + cutPassBackoffMs(1);
+		for (const [cut, nextCall] of [[2, 3], [3, 4]] as const) {
+			die();
+			await fire(life.host.now() + 1_000);
+			expect(calls).toBe(nextCall - 1);
+			// Nothing else is due (the nap's wake-up or the event was taken, the entry delivered): the backoff's end keeps the
+			// alarm (a pass the event started has stored `running`, whose watchdog may come a little later).
+			expect(life.host.alarmAt).toBeGreaterThanOrEqual(backoffEnds);
+			expect(life.host.alarmAt).toBeLessThanOrEqual(backoffEnds + 1_000);
+			await fire(life.host.alarmAt!); // the backoff ends: the call starts again
+			expect(calls).toBe(nextCall);
+			backoffEnds = life.host.now() + cutPassBackoffMs(cut);
+		}
+		callHanging = false;
+		die();
+		await fire(life.host.now() + 1_000);
+		expect(life.host.alarmAt).toBeGreaterThanOrEqual(backoffEnds);
+		await fire(life.host.alarmAt!);
+		await life.host.idle();
+		expect(life.engine.status()).toMatchObject({ status: 'completed', output: 'answered' });
+		expect(calls).toBe(5);
 	});
 });

@@ -283,6 +283,51 @@ describe('two hard crashes in a row during a retried step\'s attempts (storage f
 	}, 180_000);
 });
 
+describe('two hard crashes in a row in the first moments of the step after a sleep (storage format 5, a new project\'s)', () => {
+	it('keeps the run\'s alarm through the cut-pass backoff although nothing else is due, and finishes the run', async () => {
+		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-nap-'));
+		const vars = { SHARDFLOW_STORAGE_FORMAT: '5' };
+		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+		type Status = { status: string; output: string; steps: { name: string; status: string; attempts: number }[] };
+		const status = async (url: string, id: string) => (await (await fetch(`${url}/ours/status/${id}`)).json()) as Status;
+		const attemptRunning = (url: string, id: string, attempt: number) =>
+			until(`attempt ${attempt} of the held step to start`, async () => {
+				const hold = (await status(url, id)).steps.find((s) => s.name === 'hold');
+				return hold?.status === 'running' && hold.attempts === attempt ? true : undefined;
+			}, 30_000, 20);
+		try {
+			// A 12 s nap (past the index delivery's deadline: its `sleeping` entry is delivered, nothing of it stays due),
+			// then a step holding 5 s, killed 0.2 s into each attempt: storage still holds `sleeping`, its wake-up taken.
+			const holdMs = 5_000;
+			const res = await fetch(`${bench.url}/ours/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'hold', params: { holdMs, napMs: 12_000 } }) });
+			const { id } = (await res.json()) as { id: string };
+			const intoTheAttempt = () => new Promise((r) => setTimeout(r, 200));
+			await attemptRunning(bench.url, id, 1);
+			await intoTheAttempt();
+			await bench.crash();
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+			await attemptRunning(bench.url, id, 2); // one cut: straight back to work
+			const second = Date.now();
+			await intoTheAttempt();
+			await bench.crash();
+			bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
+			const url = bench.url;
+			// Two cuts in a row: the alarm the backoff set is all that is left to run the step again. Before the fix the
+			// alarm handler's re-arm deleted it (nothing else due) and the run stayed `sleeping` for good.
+			await attemptRunning(url, id, 3);
+			expect(Date.now() - second).toBeGreaterThanOrEqual(9_000);
+			const done = await until('the run completes after the backoff', async () => {
+				const body = await status(url, id);
+				return body.status === 'completed' ? body : undefined;
+			}, 60_000);
+			expect(done.output).toBe(`held ${holdMs} ms`);
+		} finally {
+			await bench.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	}, 180_000);
+});
+
 describe('a hard crash in the middle of deletions', () => {
 	it('loses nothing: after kill -9 during DELETE ?archive=true, every instance is live or archived, the index lists none of the deleted, and every id can be created again', async () => {
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-delete-'));

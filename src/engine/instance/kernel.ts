@@ -183,7 +183,11 @@ export class InstanceKernel implements PartKernel {
 			const until = part.holdUntil?.();
 			if (until !== undefined && (hold === undefined || until > hold)) hold = until;
 		}
-		const at = next !== undefined && hold !== undefined ? Math.max(next, hold) : next;
+		// A hold still ahead is itself due (a pass is owed when it ends: a failed pass's retry, or the pass after passes cut
+		// short again and again), even when nothing else is: a cut pass backing off after its sleep's wake-up or its event
+		// was taken, with its entry delivered, had its alarm deleted here and stayed `sleeping` or `waiting` for good (found
+		// from outside). A hold already past is not (its alarm would find nothing and re-arm at once, in a loop).
+		const at = hold !== undefined && (next !== undefined || hold > now) ? Math.max(next ?? hold, hold) : next;
 		// A finished instance its shard expires: whatever alarm is left fires once and finds nothing.
 		if (at === undefined && this.retention.leavesAlarm) return;
 		// So does a wait with nothing due, on a host that says so: its alarm finds nothing and writes nothing (EngineHost.leavesIdleAlarm).
