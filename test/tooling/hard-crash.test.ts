@@ -231,6 +231,16 @@ describe('a hard crash during a pass its alarm woke (the compact layout\'s forma
 	}, 180_000);
 });
 
+/** The bench's `hold` run as its status shows it (bench/workflows.ts HoldWorkflow), read from the bench Worker at `url`. */
+type HeldStatus = { status: string; output: string; steps: { name: string; status: string; attempts: number }[] };
+const status = async (url: string, id: string) => (await (await fetch(`${url}/ours/status/${id}`)).json()) as HeldStatus;
+/** Resolves once attempt `attempt` of the `hold` step is running (its start stored), polled every 20 ms. */
+const attemptRunning = (url: string, id: string, attempt: number) =>
+	until(`attempt ${attempt} of the held step to start`, async () => {
+		const hold = (await status(url, id)).steps.find((s) => s.name === 'hold');
+		return hold?.status === 'running' && hold.attempts === attempt ? true : undefined;
+	}, 30_000, 20);
+
 describe('two hard crashes in a row during a retried step\'s attempts (storage format 5, a new project\'s)', () => {
 	// Killed 1.5 s into each attempt: past RUNNING_SHOWN_WITHIN_MS (1 s), the woken pass's `running` is stored. Killed
 	// 0.2 s in: storage still holds `sleeping` and the retry's wake-up, due; the attempt's start alone tells the cut.
@@ -241,13 +251,6 @@ describe('two hard crashes in a row during a retried step\'s attempts (storage f
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-retry-'));
 		const vars = { SHARDFLOW_STORAGE_FORMAT: '5' };
 		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
-		type Status = { status: string; output: string; steps: { name: string; status: string; attempts: number }[] };
-		const status = async (url: string, id: string) => (await (await fetch(`${url}/ours/status/${id}`)).json()) as Status;
-		const attemptRunning = (url: string, id: string, attempt: number) =>
-			until(`attempt ${attempt} of the held step to start`, async () => {
-				const hold = (await status(url, id)).steps.find((s) => s.name === 'hold');
-				return hold?.status === 'running' && hold.attempts === attempt ? true : undefined;
-			}, 20_000, 20);
 		try {
 			// Attempt 1 fails at once (a retry 0.5 s on, run by the alarm); every later attempt holds 5 s.
 			const holdMs = 5_000;
@@ -288,13 +291,6 @@ describe('two hard crashes in a row in the first moments of the step after a sle
 		const dir = mkdtempSync(join(tmpdir(), 'shardflow-crash-nap-'));
 		const vars = { SHARDFLOW_STORAGE_FORMAT: '5' };
 		let bench = await startDevServer({ configs: ['bench/wrangler.jsonc'], persistTo: dir, vars });
-		type Status = { status: string; output: string; steps: { name: string; status: string; attempts: number }[] };
-		const status = async (url: string, id: string) => (await (await fetch(`${url}/ours/status/${id}`)).json()) as Status;
-		const attemptRunning = (url: string, id: string, attempt: number) =>
-			until(`attempt ${attempt} of the held step to start`, async () => {
-				const hold = (await status(url, id)).steps.find((s) => s.name === 'hold');
-				return hold?.status === 'running' && hold.attempts === attempt ? true : undefined;
-			}, 30_000, 20);
 		try {
 			// A 12 s nap (past the index delivery's deadline: its `sleeping` entry is delivered, nothing of it stays due),
 			// then a step holding 5 s, killed 0.2 s into each attempt: storage still holds `sleeping`, its wake-up taken.
