@@ -18,9 +18,9 @@
 // by git), inside the repository so that their imports resolve to this tree's node_modules: a base whose dependencies
 // differ from this tree's is not comparable this way (it fails at bundling, loudly).
 import { jsonClient } from './lib/json-client.mjs';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { baseSide, headCopy } from './lib/sides.mjs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
 import { inTurn } from './lib/turns.mjs';
@@ -58,26 +58,11 @@ const settleMs = Number(options.settle) * 1000;
 const vars = Object.fromEntries(options.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
 process.env.X_LOCAL_OBSERVABILITY = options.collector === 'on' ? 'true' : 'false';
 
-const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-const baseRev = git('rev-parse', '--verify', `${options.base}^{commit}`);
-const headRev = git('rev-parse', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? ' (with uncommitted changes)' : '');
-const baseDir = join(root, 'bench/.ab', baseRev.slice(0, 12));
-if (!existsSync(join(baseDir, 'package.json'))) {
-	mkdirSync(baseDir, { recursive: true });
-	execFileSync('sh', ['-c', `git archive ${baseRev} | tar -x -C "${baseDir}"`], { cwd: root });
-}
-
-// The head is served from a copy as well, beside the base's: this tree's files as they are now (tracked ones, with their
-// uncommitted changes, and new ones git does not ignore). Served from the repository itself, an A/A of one build gave
-// the head 0.80x on create p50 and 0.77x on p95 (bench/results/ab-create-aa-format5.md): the two sides must differ in
-// nothing but the code.
-const headDir = join(root, 'bench/.ab', 'head');
-rmSync(headDir, { recursive: true, force: true });
-mkdirSync(headDir, { recursive: true });
-execFileSync('sh', ['-c', `git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -x -C "${headDir}"`], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+const { baseRev, headRev, baseDir, remove: removeBase } = baseSide(root, options.base);
+const head = headCopy(root, 'head');
 
 const servers = {
-	head: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars, cwd: headDir }),
+	head: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars, cwd: head.dir }),
 	base: await startDevServer({ configs: ['bench/wrangler.jsonc'], vars, cwd: baseDir }),
 };
 const clients = Object.fromEntries(Object.entries(servers).map(([side, server]) => [side, jsonClient(server.url)]));
@@ -252,5 +237,6 @@ try {
 	if (options.out) writeFileSync(resolve(options.out), table);
 } finally {
 	await Promise.all([servers.head.stop(), servers.base.stop()]);
-	rmSync(baseDir, { recursive: true, force: true });
+	removeBase();
+	head.remove();
 }

@@ -11,8 +11,8 @@
 //
 // `--save DIR` keeps each profile (DIR/head-1.cpuprofile, ...: Chrome DevTools' Performance panel opens them).
 import { jsonClient } from './lib/json-client.mjs';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { baseSide } from './lib/sides.mjs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startDevServer } from './lib/dev-server.mjs';
@@ -47,15 +47,8 @@ const [steps, runs, rounds, top] = [Number(options.steps), Number(options.runs),
 const vars = Object.fromEntries(options.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
 process.env.X_LOCAL_OBSERVABILITY = 'false';
 
-const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-const baseRev = git('rev-parse', '--verify', `${options.base}^{commit}`);
-const headRev = git('rev-parse', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? ' (with uncommitted changes)' : '');
 // Its own directory (not bench:ab's bench/.ab/<rev>, which that script removes when it ends).
-const baseDir = join(root, 'bench/.ab', `profile-${baseRev.slice(0, 12)}`);
-if (!existsSync(join(baseDir, 'package.json'))) {
-	mkdirSync(baseDir, { recursive: true });
-	execFileSync('sh', ['-c', `git archive ${baseRev} | tar -x -C "${baseDir}"`], { cwd: root });
-}
+const { baseRev, headRev, baseDir, remove: removeBase } = baseSide(root, options.base, 'profile-');
 
 /** One DevTools protocol session over the inspector's WebSocket. */
 async function devtools(inspectorPort) {
@@ -183,5 +176,5 @@ try {
 	if (options.out) writeFileSync(resolve(options.out), table);
 } finally {
 	await Promise.all([servers.head.stop(), servers.base.stop()]);
-	rmSync(baseDir, { recursive: true, force: true });
+	removeBase();
 }

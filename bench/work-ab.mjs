@@ -14,7 +14,8 @@
 // work-entry.ts and work-meter.ts beside its bench/worker.ts: the same meter counts both builds.
 import { jsonClient } from './lib/json-client.mjs';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { baseSide } from './lib/sides.mjs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
@@ -46,14 +47,7 @@ try {
 // wrangler's local trace collector off on both sides: a span per storage statement is work of its own.
 process.env.X_LOCAL_OBSERVABILITY = 'false';
 
-const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-const baseRev = git('rev-parse', '--verify', `${options.base}^{commit}`);
-const headRev = git('rev-parse', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? ' (with uncommitted changes)' : '');
-const baseDir = join(root, 'bench/.ab', `work-${baseRev.slice(0, 12)}`);
-if (!existsSync(join(baseDir, 'package.json'))) {
-	mkdirSync(baseDir, { recursive: true });
-	execFileSync('sh', ['-c', `git archive ${baseRev} | tar -x -C "${baseDir}"`], { cwd: root });
-}
+const { baseRev, headRev, baseDir, remove: removeBase } = baseSide(root, options.base, 'work-');
 for (const file of ['work-entry.ts', 'work-meter.ts']) copyFileSync(join(root, 'bench', file), join(baseDir, 'bench', file));
 
 const entry = 'bench/work-entry.ts';
@@ -127,5 +121,5 @@ try {
 	if (options.out) writeFileSync(resolve(options.out), table);
 } finally {
 	await Promise.all([servers.head.stop(), servers.base.stop()]);
-	rmSync(baseDir, { recursive: true, force: true });
+	removeBase();
 }
