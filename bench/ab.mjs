@@ -18,8 +18,7 @@
 // by git), inside the repository so that their imports resolve to this tree's node_modules: a base whose dependencies
 // differ from this tree's is not comparable this way (it fails at bundling, loudly).
 import { jsonClient } from './lib/json-client.mjs';
-import { writeFileSync } from 'node:fs';
-import { baseSide, headCopy } from './lib/sides.mjs';
+import { baseSide, headCopy, reportTable, stopSides } from './lib/sides.mjs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
@@ -233,10 +232,7 @@ try {
 		}),
 		'',
 	].join('\n');
-	console.log(table);
-	if (options.out) writeFileSync(resolve(options.out), table);
+	reportTable(table, options.out);
 } finally {
-	await Promise.all([servers.head.stop(), servers.base.stop()]);
-	removeBase();
-	head.remove();
+	await stopSides(servers, removeBase, head.remove);
 }

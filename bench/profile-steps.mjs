@@ -12,7 +12,7 @@
 // `--save DIR` keeps each profile (DIR/head-1.cpuprofile, ...: Chrome DevTools' Performance panel opens them).
 import { jsonClient } from './lib/json-client.mjs';
 import { writeFileSync } from 'node:fs';
-import { baseSide } from './lib/sides.mjs';
+import { baseSide, reportTable, stopSides } from './lib/sides.mjs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startDevServer } from './lib/dev-server.mjs';
@@ -172,9 +172,7 @@ try {
 			.map(([name, row]) => `| \`${name}\` | ${fmt(row.head)} | ${fmt(row.base)} | ${row.head - row.base >= 0 ? '+' : ''}${fmt(row.head - row.base)} |`),
 		'',
 	].join('\n');
-	console.log(table);
-	if (options.out) writeFileSync(resolve(options.out), table);
+	reportTable(table, options.out);
 } finally {
-	await Promise.all([servers.head.stop(), servers.base.stop()]);
-	removeBase();
+	await stopSides(servers, removeBase);
 }

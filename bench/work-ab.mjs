@@ -14,8 +14,8 @@
 // work-entry.ts and work-meter.ts beside its bench/worker.ts: the same meter counts both builds.
 import { jsonClient } from './lib/json-client.mjs';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { baseSide } from './lib/sides.mjs';
+import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { baseSide, reportTable, stopSides } from './lib/sides.mjs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from './lib/dev-server.mjs';
@@ -117,9 +117,7 @@ try {
 		}),
 		'',
 	].join('\n');
-	console.log(table);
-	if (options.out) writeFileSync(resolve(options.out), table);
+	reportTable(table, options.out);
 } finally {
-	await Promise.all([servers.head.stop(), servers.base.stop()]);
-	removeBase();
+	await stopSides(servers, removeBase);
 }

@@ -2,8 +2,8 @@
 // `git archive`, and the head, this tree as it is now; both under bench/.ab/ (ignored by git), inside the repository so
 // that their imports resolve to this tree's node_modules.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 /**
  * The base (`rev`, checked out under bench/.ab/<prefix><rev>) and the head's name (HEAD, and whether the tree has
@@ -38,4 +38,24 @@ export function headCopy(root, name) {
 	mkdirSync(dir, { recursive: true });
 	execFileSync('sh', ['-c', `git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -x -C "${dir}"`], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 	return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Prints an A/B script's table and writes it to `out` when given.
+ * @param {string} table
+ * @param {string | undefined} out
+ */
+export function reportTable(table, out) {
+	console.log(table);
+	if (out) writeFileSync(resolve(out), table);
+}
+
+/**
+ * Stops both sides' servers, then removes what the script checked out or copied.
+ * @param {{ head: { stop(): Promise<unknown> }, base: { stop(): Promise<unknown> } }} servers
+ * @param {...(() => void)} removals
+ */
+export async function stopSides(servers, ...removals) {
+	await Promise.all([servers.head.stop(), servers.base.stop()]);
+	for (const remove of removals) remove();
 }
